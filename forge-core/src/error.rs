@@ -1,0 +1,202 @@
+//! The one error type of WGSL Forge. Every failure a user can cause, or that the GPU can
+//! report, becomes a variant here with a message that names the kernel and the argument.
+
+use thiserror::Error;
+
+/// Every error the runtime, the oracle, the certifier and the tuner return.
+#[non_exhaustive]
+#[derive(Debug, Error)]
+pub enum ForgeError {
+    /// No adapter could be found or none matched `FORGE_ADAPTER`.
+    #[error("no GPU adapter found{detail}; install a Vulkan driver (on Debian: `apt-get install mesa-vulkan-drivers`, which provides lavapipe)")]
+    NoAdapter {
+        /// Extra context, for example the `FORGE_ADAPTER` filter and the adapters seen.
+        detail: String,
+    },
+
+    /// A slice argument's length differs from what its LEN expression evaluates to.
+    #[error("kernel `{kernel}`: argument `{arg}` has {actual} elements, but its length `{expr}` evaluates to {expected}")]
+    LengthMismatch {
+        /// Kernel name.
+        kernel: &'static str,
+        /// Argument name.
+        arg: &'static str,
+        /// The LEN expression, as written in the kernel.
+        expr: &'static str,
+        /// What the expression evaluates to for this call.
+        expected: u64,
+        /// The slice's actual length.
+        actual: usize,
+    },
+
+    /// A LEN or `threads` expression overflowed or divided by zero.
+    #[error("kernel `{kernel}`: the expression `{expr}` for `{what}` cannot be evaluated: {reason}")]
+    BadExpression {
+        /// Kernel name.
+        kernel: &'static str,
+        /// What was being evaluated (an argument name, or `threads`).
+        what: &'static str,
+        /// The expression as written.
+        expr: &'static str,
+        /// Why it failed (overflow, division by zero).
+        reason: &'static str,
+    },
+
+    /// The call asks for no work at all, or a binding would be empty.
+    #[error("kernel `{kernel}`: zero-sized work: {what}; every dimension must be at least 1")]
+    EmptyWork {
+        /// Kernel name.
+        kernel: &'static str,
+        /// What is empty.
+        what: String,
+    },
+
+    /// A binding is larger than the adapter's per-binding limit.
+    #[error("kernel `{kernel}`: argument `{arg}` needs {bytes} bytes, over the adapter's `{limit_name}` limit of {limit} bytes")]
+    BindingTooLarge {
+        /// Kernel name.
+        kernel: &'static str,
+        /// Argument name.
+        arg: &'static str,
+        /// Bytes the binding needs.
+        bytes: u64,
+        /// The wgpu limit's name, e.g. `max_storage_buffer_binding_size`.
+        limit_name: &'static str,
+        /// The limit's value.
+        limit: u64,
+    },
+
+    /// An allocation would exceed the runtime's memory budget (`capacity_bytes`).
+    #[error("{what} needs {requested} bytes, but the runtime's capacity is {capacity} bytes ({in_use} in use); raise `capacity_bytes` in `ForgeRuntime::new`")]
+    CapacityExceeded {
+        /// What was being allocated.
+        what: String,
+        /// Bytes requested.
+        requested: u64,
+        /// The runtime's capacity.
+        capacity: u64,
+        /// Bytes already held by live buffers.
+        in_use: u64,
+    },
+
+    /// A dispatch needs more workgroups than the adapter can launch, even folded into y and z.
+    #[error("kernel `{kernel}`: {groups} workgroups exceed the adapter's limit of {limit} per dimension folded over x, y and z")]
+    TooManyWorkgroups {
+        /// Kernel name.
+        kernel: &'static str,
+        /// Workgroups needed.
+        groups: u64,
+        /// Per-dimension limit.
+        limit: u32,
+    },
+
+    /// The oracle found an out-of-bounds index: a bug in the kernel.
+    #[error("kernel `{kernel}`: invocation {invocation} indexed `{binding}` at {index}, out of bounds for length {len}")]
+    OutOfBounds {
+        /// Kernel name.
+        kernel: &'static str,
+        /// The global invocation index.
+        invocation: u64,
+        /// The binding or local array.
+        binding: &'static str,
+        /// The offending index (signed, so negative i32 indices are shown as they are).
+        index: i64,
+        /// The length of what was indexed.
+        len: usize,
+    },
+
+    /// The oracle found control flow that must be workgroup-uniform but was not.
+    #[error("kernel `{kernel}`: workgroup {workgroup}: {what} diverged between invocations, but it encloses a barrier and must be workgroup-uniform")]
+    NonUniform {
+        /// Kernel name.
+        kernel: &'static str,
+        /// The linear workgroup index.
+        workgroup: u64,
+        /// The construct that diverged.
+        what: &'static str,
+    },
+
+    /// A schedule is invalid for the kernel or the adapter.
+    #[error("kernel `{kernel}`: schedule {schedule} is not usable: {reason}")]
+    BadSchedule {
+        /// Kernel name.
+        kernel: &'static str,
+        /// The schedule, formatted.
+        schedule: String,
+        /// Why.
+        reason: String,
+    },
+
+    /// An argument is invalid for a reason other than its length.
+    #[error("{kernel}: {message}")]
+    InvalidArgument {
+        /// Kernel or method name.
+        kernel: &'static str,
+        /// What is wrong and how to fix it.
+        message: String,
+    },
+
+    /// The generated shader failed to compile on this adapter.
+    #[error("kernel `{kernel}`: shader failed to compile for {backend}: {message}")]
+    ShaderCompile {
+        /// Kernel name.
+        kernel: &'static str,
+        /// The emission backend (`wgsl`, `spirv`).
+        backend: String,
+        /// The compiler's message.
+        message: String,
+    },
+
+    /// An unknown backend name was given.
+    #[error("unknown backend `{name}`; valid backends are: {valid}")]
+    UnknownBackend {
+        /// The name given.
+        name: String,
+        /// The valid names, comma separated.
+        valid: &'static str,
+    },
+
+    /// The device was lost; the runtime must be recreated.
+    #[error("the GPU device was lost: {0}; create a new `ForgeRuntime`")]
+    DeviceLost(String),
+
+    /// wgpu reported a validation or out-of-memory error.
+    #[error("GPU error during {context}: {message}")]
+    Gpu {
+        /// What the runtime was doing.
+        context: &'static str,
+        /// wgpu's message.
+        message: String,
+    },
+
+    /// A file could not be read or written.
+    #[error("{context}: {source}")]
+    Io {
+        /// What was being read or written, with the path.
+        context: String,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// Certification found a mismatch.
+    #[error("kernel `{kernel}` failed certification: {message}")]
+    CertificationFailed {
+        /// Kernel name.
+        kernel: &'static str,
+        /// Which check failed, with the case and the worst element.
+        message: String,
+    },
+
+    /// A kernel name that no registry knows.
+    #[error("unknown kernel `{name}`; known kernels are: {known}")]
+    UnknownKernel {
+        /// The name given.
+        name: String,
+        /// The known names, comma separated.
+        known: String,
+    },
+}
+
+/// `Result` with [`ForgeError`].
+pub type Result<T, E = ForgeError> = std::result::Result<T, E>;

@@ -1,0 +1,295 @@
+//! The description of a kernel that the macro generates, and the type-erased interface
+//! (`Kernel`) that the certifier, the tuner and the CLI use to drive any kernel generically.
+
+use crate::error::{ForgeError, Result};
+use crate::schedule::{Schedule, TuneSpace};
+use crate::ForgeRuntime;
+use serde::{Deserialize, Serialize};
+
+/// A scalar element type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ScalarType {
+    /// `f32`
+    F32,
+    /// `u32`
+    U32,
+    /// `i32`
+    I32,
+    /// `f16`, where the adapter has it.
+    F16,
+    /// `bool`: locals only, never in a binding.
+    Bool,
+}
+
+impl ScalarType {
+    /// The WGSL spelling.
+    pub fn wgsl(&self) -> &'static str {
+        match self {
+            ScalarType::F32 => "f32",
+            ScalarType::U32 => "u32",
+            ScalarType::I32 => "i32",
+            ScalarType::F16 => "f16",
+            ScalarType::Bool => "bool",
+        }
+    }
+
+    /// Size in bytes of one scalar in a storage buffer.
+    pub fn size(&self) -> usize {
+        match self {
+            ScalarType::F16 => 2,
+            _ => 4,
+        }
+    }
+}
+
+/// The element type of a binding: a scalar or a vector of 2 or 4 scalars, possibly atomic.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ElemType {
+    /// The scalar.
+    pub scalar: ScalarType,
+    /// 1 for a scalar, 2 or 4 for a vector (vec3 is not allowed in bindings: its stride is 16).
+    pub width: u8,
+    /// `Atomic<u32>` / `Atomic<i32>`; the host sees plain integers.
+    pub atomic: bool,
+}
+
+impl ElemType {
+    /// A plain scalar element.
+    pub const fn scalar(scalar: ScalarType) -> Self {
+        ElemType { scalar, width: 1, atomic: false }
+    }
+
+    /// Bytes per element.
+    pub fn size(&self) -> usize {
+        self.scalar.size() * self.width as usize
+    }
+
+    /// The WGSL spelling of the element type.
+    pub fn wgsl(&self) -> String {
+        let s = self.scalar.wgsl();
+        match (self.atomic, self.width) {
+            (true, _) => format!("atomic<{s}>"),
+            (false, 1) => s.to_string(),
+            (false, w) => format!("vec{w}<{s}>"),
+        }
+    }
+}
+
+/// How a kernel accesses a binding.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Access {
+    /// `&[T; LEN]`: read-only storage, uploaded.
+    Read,
+    /// `&mut [T; LEN]`: read_write storage, uploaded and written back.
+    ReadWrite,
+    /// `#[out] &mut [T; LEN]`: read_write storage, allocated zeroed and returned.
+    Out,
+}
+
+impl Access {
+    /// Whether the kernel may write the binding.
+    pub fn writable(&self) -> bool {
+        !matches!(self, Access::Read)
+    }
+}
+
+/// One storage binding of a kernel, as `LAYOUT` lists it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Binding {
+    /// Binding number in group 0.
+    pub binding: u32,
+    /// Parameter name.
+    pub name: &'static str,
+    /// Element type.
+    pub elem: ElemType,
+    /// Access mode.
+    pub access: Access,
+    /// The LEN expression, as text.
+    pub len: &'static str,
+}
+
+/// One scalar parameter of a kernel: a field of its `Params` uniform.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ScalarParam {
+    /// Parameter name.
+    pub name: &'static str,
+    /// `u32`, `i32` or `f32`.
+    pub ty: ScalarType,
+}
+
+/// A scalar argument value, type-erased.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub enum ScalarValue {
+    /// A `u32`.
+    U32(u32),
+    /// An `i32`.
+    I32(i32),
+    /// An `f32`.
+    F32(f32),
+}
+
+impl ScalarValue {
+    /// The value as `u32` bits, as it sits in the `Params` uniform.
+    pub fn bits(&self) -> u32 {
+        match *self {
+            ScalarValue::U32(v) => v,
+            ScalarValue::I32(v) => v as u32,
+            ScalarValue::F32(v) => v.to_bits(),
+        }
+    }
+}
+
+impl std::fmt::Display for ScalarValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ScalarValue::U32(v) => write!(f, "{v}"),
+            ScalarValue::I32(v) => write!(f, "{v}"),
+            ScalarValue::F32(v) => write!(f, "{v}"),
+        }
+    }
+}
+
+/// The contents of one binding on the host, type-erased as 32-bit words.
+/// `len` counts elements (an f16 element is half a word; a vec4 element is four words).
+#[derive(Clone, Debug, PartialEq)]
+pub struct HostBuffer {
+    /// Element type.
+    pub elem: ElemType,
+    /// Number of elements.
+    pub len: usize,
+    /// The raw contents, little-endian, padded to a whole word.
+    pub words: Vec<u32>,
+}
+
+impl HostBuffer {
+    /// Wraps typed host data.
+    pub fn from_slice<T: bytemuck::Pod>(elem: ElemType, data: &[T]) -> Self {
+        let bytes: &[u8] = bytemuck::cast_slice(data);
+        let mut words = vec![0u32; bytes.len().div_ceil(4)];
+        bytemuck::cast_slice_mut::<u32, u8>(&mut words)[..bytes.len()].copy_from_slice(bytes);
+        HostBuffer { elem, len: bytes.len() / elem.size().max(1), words }
+    }
+
+    /// The contents as bytes, exactly `len * elem.size()` long.
+    pub fn bytes(&self) -> &[u8] {
+        &bytemuck::cast_slice(&self.words)[..self.len * self.elem.size()]
+    }
+
+    /// Every scalar component as `f64`, for comparisons (f16 is widened exactly).
+    pub fn to_f64(&self) -> Vec<f64> {
+        match self.elem.scalar {
+            ScalarType::F32 => self.words.iter().map(|w| f32::from_bits(*w) as f64).collect(),
+            ScalarType::U32 => self.words.iter().map(|w| *w as f64).collect(),
+            ScalarType::I32 => self.words.iter().map(|w| *w as i32 as f64).collect(),
+            ScalarType::F16 => {
+                let n = self.len * self.elem.width as usize;
+                bytemuck::cast_slice::<u32, u16>(&self.words)[..n].iter().map(|h| f16_bits_to_f64(*h)).collect()
+            }
+            ScalarType::Bool => self.words.iter().map(|w| (*w != 0) as u8 as f64).collect(),
+        }
+    }
+}
+
+/// Widens IEEE half-precision bits to f64 exactly.
+pub fn f16_bits_to_f64(h: u16) -> f64 {
+    let sign = if h & 0x8000 != 0 { -1.0 } else { 1.0 };
+    let exp = ((h >> 10) & 0x1f) as i32;
+    let frac = (h & 0x3ff) as f64;
+    match exp {
+        0 => sign * frac * 2f64.powi(-24),
+        31 if frac == 0.0 => sign * f64::INFINITY,
+        31 => f64::NAN,
+        e => sign * (1.0 + frac / 1024.0) * 2f64.powi(e - 15),
+    }
+}
+
+/// Type-erased arguments of one call: the scalars in declaration order, and one entry per
+/// binding in declaration order (`None` for `#[out]` bindings, which the callee allocates).
+#[derive(Clone, Debug, PartialEq)]
+pub struct DynArgs {
+    /// Scalar values, in the order of [`Kernel::scalars`].
+    pub scalars: Vec<ScalarValue>,
+    /// Binding contents, in the order of [`Kernel::layout`].
+    pub buffers: Vec<Option<HostBuffer>>,
+}
+
+/// How closely the GPU must match the oracle, and the oracle the reference.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Tolerance {
+    /// Allowed absolute error.
+    pub abs: f64,
+    /// Allowed error relative to the larger magnitude.
+    pub rel: f64,
+}
+
+impl Tolerance {
+    /// Exact equality: integer kernels.
+    pub const EXACT: Tolerance = Tolerance { abs: 0.0, rel: 0.0 };
+    /// Float reassociation and fma over short sums.
+    pub const FLOAT: Tolerance = Tolerance { abs: 1e-5, rel: 1e-4 };
+
+    /// Whether `a` and `b` agree. NaN never agrees with anything, itself included.
+    pub fn accepts(&self, a: f64, b: f64) -> bool {
+        if a.is_nan() || b.is_nan() {
+            return false;
+        }
+        if a == b {
+            return true;
+        }
+        let diff = (a - b).abs();
+        diff <= self.abs || diff <= self.rel * a.abs().max(b.abs())
+    }
+}
+
+/// The type-erased interface to a kernel that `#[forge_kernel]` generates (as `<name>::Kernel`).
+/// The certifier, the tuner and the CLI drive kernels through it.
+pub trait Kernel: Sync {
+    /// The kernel's name.
+    fn name(&self) -> &'static str;
+    /// The WGSL source for a schedule.
+    fn wgsl(&self, schedule: &Schedule) -> String;
+    /// The storage bindings, in binding order.
+    fn layout(&self) -> &'static [Binding];
+    /// The scalar parameters, in declaration order (the fields of `Params`).
+    fn scalars(&self) -> &'static [ScalarParam];
+    /// The declared schedule.
+    fn default_schedule(&self) -> Schedule;
+    /// The declared tuning space.
+    fn tune_space(&self) -> TuneSpace;
+    /// Scalar values of the certification cases, each in the order of [`Kernel::scalars`].
+    fn cert_cases(&self) -> Vec<Vec<ScalarValue>>;
+    /// The tolerance policy.
+    fn tolerance(&self) -> Tolerance {
+        Tolerance::FLOAT
+    }
+    /// The length of every binding for these scalars.
+    fn binding_lens(&self, scalars: &[ScalarValue]) -> Result<Vec<u64>>;
+    /// The number of logical invocations for these scalars.
+    fn threads(&self, scalars: &[ScalarValue]) -> Result<u64>;
+    /// Runs on the GPU. Returns the final contents of every writable binding, in layout order.
+    fn run_dyn(&self, rt: &mut ForgeRuntime, schedule: &Schedule, args: &DynArgs) -> Result<Vec<HostBuffer>>;
+    /// Runs the CPU oracle. Returns the same as [`Kernel::run_dyn`].
+    fn cpu_dyn(&self, schedule: &Schedule, args: &DynArgs) -> Result<Vec<HostBuffer>>;
+    /// Runs the independent reference, where the kernel names one.
+    fn reference_dyn(&self, _args: &DynArgs) -> Option<Result<Vec<HostBuffer>>> {
+        None
+    }
+}
+
+impl std::fmt::Debug for dyn Kernel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Kernel({})", self.name())
+    }
+}
+
+/// Checks the number of scalars given to a dyn entry point.
+pub fn check_scalar_count(kernel: &'static str, expected: usize, got: usize) -> Result<()> {
+    if expected == got {
+        Ok(())
+    } else {
+        Err(ForgeError::InvalidArgument {
+            kernel,
+            message: format!("expected {expected} scalar arguments, got {got}"),
+        })
+    }
+}

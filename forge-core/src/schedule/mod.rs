@@ -1,0 +1,76 @@
+//! Schedules: the tunable launch parameters of a kernel (workgroup size, items per
+//! invocation, vector width) and the space a kernel declares with `tune(...)`.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// One point in a kernel's tuning space. The generated WGSL sees these as the `u32`
+/// constants `WG`, `ITEMS` and `VEC`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Schedule {
+    /// Workgroup size in x (`WG`).
+    pub workgroup: u32,
+    /// Logical items handled by each invocation (`ITEMS`).
+    pub items: u32,
+    /// Vector width (`VEC`).
+    pub vector: u32,
+}
+
+impl Schedule {
+    /// A schedule with the given workgroup size, one item and vector width one.
+    pub const fn with_workgroup(workgroup: u32) -> Self {
+        Schedule { workgroup, items: 1, vector: 1 }
+    }
+
+    /// Invocations per workgroup times items per invocation: the logical threads one
+    /// workgroup covers.
+    pub fn threads_per_group(&self) -> u64 {
+        self.workgroup as u64 * self.items as u64
+    }
+
+    /// Workgroups needed to cover `threads` logical invocations.
+    pub fn groups_for(&self, threads: u64) -> u64 {
+        threads.div_ceil(self.threads_per_group().max(1))
+    }
+
+    /// The WGSL constant declarations that fix this schedule in a kernel's source.
+    pub fn wgsl_header(&self) -> String {
+        format!(
+            "const WG: u32 = {}u;\nconst ITEMS: u32 = {}u;\nconst VEC: u32 = {}u;\n",
+            self.workgroup, self.items, self.vector
+        )
+    }
+}
+
+impl fmt::Display for Schedule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "wg={} items={} vec={}", self.workgroup, self.items, self.vector)
+    }
+}
+
+/// The tuning space a kernel declares with `tune(workgroup = [..], items = [..], vector = [..])`.
+/// A kernel without `tune` has a space of one point: its declared schedule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TuneSpace {
+    /// Candidate workgroup sizes.
+    pub workgroup: &'static [u32],
+    /// Candidate items per invocation.
+    pub items: &'static [u32],
+    /// Candidate vector widths.
+    pub vector: &'static [u32],
+}
+
+impl TuneSpace {
+    /// Every schedule in the space, in declaration order.
+    pub fn candidates(&self) -> Vec<Schedule> {
+        let mut out = Vec::new();
+        for &workgroup in self.workgroup {
+            for &items in self.items {
+                for &vector in self.vector {
+                    out.push(Schedule { workgroup, items, vector });
+                }
+            }
+        }
+        out
+    }
+}

@@ -1,0 +1,3 @@
+//! STUB
+/// Hardware profile. STUB
+pub struct HardwareProfile;

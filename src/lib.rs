@@ -1,0 +1,2 @@
+//! WGSL Forge facade.
+pub use forge_core::*;
