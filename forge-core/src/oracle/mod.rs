@@ -1,1 +1,416 @@
-//! Oracle support
+//! Support for the CPU oracles that `#[forge_kernel]` generates: WGSL's arithmetic
+//! semantics where they differ from Rust's, checked indexing that reports the kernel, the
+//! invocation, the binding, the index and the length, evaluation of LEN and `threads`
+//! expressions, and conversions between typed slices and type-erased buffers.
+//!
+//! Generated code calls these; they are public so that it can, not as a user API.
+
+use crate::error::{ForgeError, Result};
+use crate::kernel::{DynArgs, ElemType, HostBuffer, ScalarValue};
+
+/// The per-dimension workgroup limit every adapter has (`max_compute_workgroups_per_dimension`).
+pub const GROUPS_PER_DIMENSION: u32 = 65535;
+
+/// Checks an index: the oracle reports out-of-bounds accesses instead of clamping them.
+#[inline(always)]
+pub fn ix(kernel: &'static str, invocation: u32, binding: &'static str, index: i64, len: usize) -> Result<usize> {
+    if index >= 0 && (index as u64) < len as u64 {
+        Ok(index as usize)
+    } else {
+        Err(ForgeError::OutOfBounds { kernel, invocation: invocation as u64, binding, index, len })
+    }
+}
+
+/// WGSL `u32` division: `x / 0` is `x`.
+#[inline(always)]
+pub fn div_u32(a: u32, b: u32) -> u32 {
+    if b == 0 {
+        a
+    } else {
+        a / b
+    }
+}
+
+/// WGSL `u32` remainder: `x % 0` is `0`.
+#[inline(always)]
+pub fn rem_u32(a: u32, b: u32) -> u32 {
+    if b == 0 {
+        0
+    } else {
+        a % b
+    }
+}
+
+/// WGSL `i32` division: `x / 0` is `x`, and `MIN / -1` is `MIN`.
+#[inline(always)]
+pub fn div_i32(a: i32, b: i32) -> i32 {
+    if b == 0 || (a == i32::MIN && b == -1) {
+        a
+    } else {
+        a / b
+    }
+}
+
+/// WGSL `i32` remainder: `x % 0` is `0`, and `MIN % -1` is `0`.
+#[inline(always)]
+pub fn rem_i32(a: i32, b: i32) -> i32 {
+    if b == 0 || (a == i32::MIN && b == -1) {
+        0
+    } else {
+        a % b
+    }
+}
+
+/// WGSL's `i32(f32)`: truncation, clamped to the f32 values that fit (`2^31 - 128` at
+/// the top), with NaN as 0.
+#[inline(always)]
+pub fn f32_to_i32(x: f32) -> i32 {
+    if x.is_nan() {
+        0
+    } else {
+        x.clamp(-2147483648.0, 2147483520.0) as i32
+    }
+}
+
+/// WGSL's `u32(f32)`: truncation, clamped to `[0, 2^32 - 256]`, with NaN as 0.
+#[inline(always)]
+pub fn f32_to_u32(x: f32) -> u32 {
+    if x.is_nan() {
+        0
+    } else {
+        x.clamp(0.0, 4294967040.0) as u32
+    }
+}
+
+/// Rust's `f32::clamp` without its panic on `lo > hi`: the same formula the WGSL uses.
+#[inline(always)]
+pub fn clamp_f32(x: f32, lo: f32, hi: f32) -> f32 {
+    let y = if x > hi { hi } else { x };
+    if x < lo {
+        lo
+    } else {
+        y
+    }
+}
+
+/// Rust-meaning integer clamp without the panic on `lo > hi`: `min(max(x, lo), hi)`.
+#[inline(always)]
+pub fn clamp_ord<T: Ord>(x: T, lo: T, hi: T) -> T {
+    x.max(lo).min(hi)
+}
+
+/// The workgroup grid for `groups` workgroups: x up to the limit, then folded into y and z.
+pub fn fold_groups(kernel: &'static str, groups: u64) -> Result<[u32; 3]> {
+    let limit = GROUPS_PER_DIMENSION as u64;
+    if groups <= limit {
+        return Ok([groups as u32, 1, 1]);
+    }
+    let y = groups.div_ceil(limit);
+    if y <= limit {
+        return Ok([groups.div_ceil(y) as u32, y as u32, 1]);
+    }
+    let z = groups.div_ceil(limit * limit);
+    if z > limit {
+        return Err(ForgeError::TooManyWorkgroups { kernel, groups, limit: GROUPS_PER_DIMENSION });
+    }
+    let per_z = groups.div_ceil(z);
+    let y = per_z.div_ceil(limit);
+    Ok([per_z.div_ceil(y) as u32, y as u32, z as u32])
+}
+
+/// LEN arithmetic in i128: lengths are checked for overflow, division by zero and
+/// negative results before anything is allocated.
+pub mod len {
+    /// A failed step.
+    pub type R = Result<i128, &'static str>;
+
+    /// `a + b`
+    pub fn add(a: R, b: R) -> R {
+        a?.checked_add(b?).ok_or("overflow")
+    }
+    /// `a - b`
+    pub fn sub(a: R, b: R) -> R {
+        a?.checked_sub(b?).ok_or("overflow")
+    }
+    /// `a * b`
+    pub fn mul(a: R, b: R) -> R {
+        a?.checked_mul(b?).ok_or("overflow")
+    }
+    /// `a / b`
+    pub fn div(a: R, b: R) -> R {
+        let (a, b) = (a?, b?);
+        if b == 0 {
+            Err("division by zero")
+        } else {
+            Ok(a / b)
+        }
+    }
+    /// `a % b`
+    pub fn rem(a: R, b: R) -> R {
+        let (a, b) = (a?, b?);
+        if b == 0 {
+            Err("division by zero")
+        } else {
+            Ok(a % b)
+        }
+    }
+    /// `a.div_ceil(b)`
+    pub fn div_ceil(a: R, b: R) -> R {
+        let (a, b) = (a?, b?);
+        if b == 0 {
+            Err("division by zero")
+        } else if a < 0 || b < 0 {
+            Err("div_ceil of a negative value")
+        } else {
+            Ok(a / b + (a % b != 0) as i128)
+        }
+    }
+    /// `a.min(b)`
+    pub fn min(a: R, b: R) -> R {
+        Ok(a?.min(b?))
+    }
+    /// `a.max(b)`
+    pub fn max(a: R, b: R) -> R {
+        Ok(a?.max(b?))
+    }
+    /// A literal or parameter.
+    pub fn val(v: i128) -> R {
+        Ok(v)
+    }
+}
+
+/// `threads` arithmetic: the WGSL evaluates it in `u32`, so every step must fit in `u32`
+/// for the host and the GPU to agree.
+pub mod threads {
+    /// A failed step.
+    pub type R = Result<u32, &'static str>;
+    const OVER: &str = "a step overflows u32, the type the GPU evaluates it in";
+
+    /// `a + b`
+    pub fn add(a: R, b: R) -> R {
+        a?.checked_add(b?).ok_or(OVER)
+    }
+    /// `a - b`
+    pub fn sub(a: R, b: R) -> R {
+        a?.checked_sub(b?).ok_or("a step is negative")
+    }
+    /// `a * b`
+    pub fn mul(a: R, b: R) -> R {
+        a?.checked_mul(b?).ok_or(OVER)
+    }
+    /// `a / b`
+    pub fn div(a: R, b: R) -> R {
+        a?.checked_div(b?).ok_or("division by zero")
+    }
+    /// `a % b`
+    pub fn rem(a: R, b: R) -> R {
+        a?.checked_rem(b?).ok_or("division by zero")
+    }
+    /// `a.div_ceil(b)`
+    pub fn div_ceil(a: R, b: R) -> R {
+        let (a, b) = (a?, b?);
+        if b == 0 {
+            Err("division by zero")
+        } else {
+            Ok(a / b + (a % b != 0) as u32)
+        }
+    }
+    /// `a.min(b)`
+    pub fn min(a: R, b: R) -> R {
+        Ok(a?.min(b?))
+    }
+    /// `a.max(b)`
+    pub fn max(a: R, b: R) -> R {
+        Ok(a?.max(b?))
+    }
+    /// A literal or a parameter (an `i32` parameter is taken as its `u32` bits, as in WGSL).
+    pub fn val(v: u64) -> R {
+        u32::try_from(v).map_err(|_| OVER)
+    }
+}
+
+/// Turns a LEN result into a length, naming the kernel, argument and expression on failure.
+pub fn finish_len(kernel: &'static str, what: &'static str, expr: &'static str, v: len::R) -> Result<usize> {
+    let v = v.map_err(|reason| ForgeError::BadExpression { kernel, what, expr, reason })?;
+    if v < 0 {
+        return Err(ForgeError::BadExpression { kernel, what, expr, reason: "the length is negative" });
+    }
+    usize::try_from(v).map_err(|_| ForgeError::BadExpression { kernel, what, expr, reason: "the length does not fit in memory" })
+}
+
+/// Turns a `threads` result into a count; zero threads is zero-sized work.
+pub fn finish_threads(kernel: &'static str, expr: &'static str, v: threads::R) -> Result<u32> {
+    let v = v.map_err(|reason| ForgeError::BadExpression { kernel, what: "threads", expr, reason })?;
+    if v == 0 {
+        return Err(ForgeError::EmptyWork { kernel, what: format!("`threads = {expr}` is 0") });
+    }
+    Ok(v)
+}
+
+/// Checks a slice argument's length against its LEN.
+pub fn check_len(kernel: &'static str, arg: &'static str, expr: &'static str, expected: usize, actual: usize) -> Result<()> {
+    if expected == 0 {
+        return Err(ForgeError::EmptyWork { kernel, what: format!("`{arg}` has length `{expr}` = 0") });
+    }
+    if expected != actual {
+        return Err(ForgeError::LengthMismatch { kernel, arg, expr, expected: expected as u64, actual });
+    }
+    Ok(())
+}
+
+/// Checks an output's length (it is allocated, so only emptiness matters).
+pub fn check_out_len(kernel: &'static str, arg: &'static str, expr: &'static str, expected: usize) -> Result<()> {
+    if expected == 0 {
+        return Err(ForgeError::EmptyWork { kernel, what: format!("`{arg}` has length `{expr}` = 0") });
+    }
+    Ok(())
+}
+
+/// A zeroed output of `len` elements.
+pub fn zeroed<T: bytemuck::Zeroable + Clone>(len: usize) -> Vec<T> {
+    vec![T::zeroed(); len]
+}
+
+/// A type-erased buffer back to a typed vector.
+pub fn into_vec<T: bytemuck::Pod>(kernel: &'static str, arg: &'static str, buf: Option<HostBuffer>) -> Result<Vec<T>> {
+    let buf = buf.ok_or_else(|| ForgeError::InvalidArgument {
+        kernel,
+        message: format!("the runtime returned no data for output `{arg}`"),
+    })?;
+    let bytes = buf.bytes();
+    if bytes.len() % std::mem::size_of::<T>() != 0 {
+        return Err(ForgeError::InvalidArgument {
+            kernel,
+            message: format!("output `{arg}` has {} bytes, not a whole number of elements", bytes.len()),
+        });
+    }
+    Ok(bytemuck::pod_collect_to_vec(bytes))
+}
+
+/// A binding's contents in dyn arguments, as a typed slice.
+pub fn buf<'a, T: bytemuck::Pod>(kernel: &'static str, args: &'a DynArgs, i: usize, arg: &'static str) -> Result<&'a [T]> {
+    let b = args.buffers.get(i).and_then(|b| b.as_ref()).ok_or_else(|| ForgeError::InvalidArgument {
+        kernel,
+        message: format!("no data given for binding `{arg}`"),
+    })?;
+    let all: &[T] = bytemuck::try_cast_slice(&b.words).map_err(|e| ForgeError::InvalidArgument {
+        kernel,
+        message: format!("binding `{arg}` cannot be viewed as its element type: {e}"),
+    })?;
+    let n = b.len * b.elem.width as usize;
+    all.get(..n).ok_or_else(|| ForgeError::InvalidArgument { kernel, message: format!("binding `{arg}` is shorter than its length") })
+}
+
+/// Wraps a typed result as a type-erased buffer.
+pub fn host<T: bytemuck::Pod>(elem: ElemType, data: &[T]) -> HostBuffer {
+    HostBuffer::from_slice(elem, data)
+}
+
+/// A `u32` scalar from dyn arguments.
+pub fn scalar_u32(kernel: &'static str, v: &[ScalarValue], i: usize, name: &'static str) -> Result<u32> {
+    match v.get(i) {
+        Some(ScalarValue::U32(x)) => Ok(*x),
+        other => Err(scalar_error(kernel, name, "u32", other)),
+    }
+}
+
+/// An `i32` scalar from dyn arguments.
+pub fn scalar_i32(kernel: &'static str, v: &[ScalarValue], i: usize, name: &'static str) -> Result<i32> {
+    match v.get(i) {
+        Some(ScalarValue::I32(x)) => Ok(*x),
+        other => Err(scalar_error(kernel, name, "i32", other)),
+    }
+}
+
+/// An `f32` scalar from dyn arguments.
+pub fn scalar_f32(kernel: &'static str, v: &[ScalarValue], i: usize, name: &'static str) -> Result<f32> {
+    match v.get(i) {
+        Some(ScalarValue::F32(x)) => Ok(*x),
+        other => Err(scalar_error(kernel, name, "f32", other)),
+    }
+}
+
+fn scalar_error(kernel: &'static str, name: &str, ty: &str, got: Option<&ScalarValue>) -> ForgeError {
+    ForgeError::InvalidArgument {
+        kernel,
+        message: match got {
+            Some(v) => format!("scalar `{name}` must be `{ty}`, got {v:?}"),
+            None => format!("scalar `{name}` is missing"),
+        },
+    }
+}
+
+/// Checks that a condition enclosing a barrier agrees across the workgroup's invocations.
+#[inline]
+pub fn agree(kernel: &'static str, workgroup: u64, what: &'static str, seen: &mut Option<bool>, c: bool) -> Result<()> {
+    match *seen {
+        None => {
+            *seen = Some(c);
+            Ok(())
+        }
+        Some(p) if p == c => Ok(()),
+        Some(_) => Err(ForgeError::NonUniform { kernel, workgroup, what }),
+    }
+}
+
+/// Like [`agree`], for loop bounds and other values.
+#[inline]
+pub fn agree_value<T: PartialEq + Copy>(
+    kernel: &'static str,
+    workgroup: u64,
+    what: &'static str,
+    seen: &mut Option<T>,
+    v: T,
+) -> Result<()> {
+    match *seen {
+        None => {
+            *seen = Some(v);
+            Ok(())
+        }
+        Some(p) if p == v => Ok(()),
+        Some(_) => Err(ForgeError::NonUniform { kernel, workgroup, what }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integer_division_follows_wgsl() {
+        assert_eq!(div_u32(7, 0), 7);
+        assert_eq!(rem_u32(7, 0), 0);
+        assert_eq!(div_i32(i32::MIN, -1), i32::MIN);
+        assert_eq!(rem_i32(i32::MIN, -1), 0);
+        assert_eq!(div_i32(-7, 2), -3);
+        assert_eq!(rem_i32(-7, 2), -1);
+    }
+
+    #[test]
+    fn float_to_int_clamps_like_wgsl() {
+        assert_eq!(f32_to_i32(3.0e9), 2147483520);
+        assert_eq!(f32_to_i32(-3.0e9), i32::MIN);
+        assert_eq!(f32_to_u32(-1.0), 0);
+        assert_eq!(f32_to_u32(f32::NAN), 0);
+        assert_eq!(f32_to_u32(5.9), 5);
+    }
+
+    #[test]
+    fn folding_covers_every_group_with_little_overshoot() {
+        for groups in [1u64, 65535, 65536, 70000, 65535 * 65535, 65535 * 65535 + 1, 5_000_000_000] {
+            let [x, y, z] = fold_groups("t", groups).unwrap();
+            let launched = x as u64 * y as u64 * z as u64;
+            assert!(launched >= groups, "{groups}: {launched}");
+            assert!(x <= 65535 && y <= 65535 && z <= 65535);
+            assert!(launched - groups < (y as u64) * (z as u64) + x as u64, "{groups}: overshoot {}", launched - groups);
+        }
+    }
+
+    #[test]
+    fn index_errors_name_everything() {
+        let e = ix("k", 5, "buf", 10, 10).unwrap_err().to_string();
+        assert!(e.contains("`k`") && e.contains("invocation 5") && e.contains("`buf`") && e.contains("10"), "{e}");
+        assert!(ix("k", 0, "b", -1, 10).is_err());
+        assert_eq!(ix("k", 0, "b", 9, 10).unwrap(), 9);
+    }
+}

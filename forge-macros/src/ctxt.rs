@@ -1,0 +1,35 @@
+//! Error collection: every stage records its errors here instead of returning early, so the
+//! user sees all their mistakes at once (serde_derive's `Ctxt` works the same way).
+
+use proc_macro2::{Span, TokenStream};
+use std::cell::RefCell;
+
+#[derive(Default)]
+pub struct Ctxt {
+    errors: RefCell<Vec<syn::Error>>,
+}
+
+impl Ctxt {
+    pub fn new() -> Self {
+        Ctxt::default()
+    }
+
+    /// Records an error at `span`. Messages are lower case, name the construct in
+    /// backticks and end with a hint when there is one.
+    pub fn error(&self, span: Span, msg: impl std::fmt::Display) {
+        self.errors.borrow_mut().push(syn::Error::new(span, msg));
+    }
+
+    pub fn syn_error(&self, err: syn::Error) {
+        self.errors.borrow_mut().push(err);
+    }
+
+    pub fn has_errors(&self) -> bool {
+        !self.errors.borrow().is_empty()
+    }
+
+    /// All errors as `compile_error!` invocations.
+    pub fn to_compile_errors(&self) -> TokenStream {
+        self.errors.borrow().iter().map(syn::Error::to_compile_error).collect()
+    }
+}

@@ -1,0 +1,687 @@
+//! Stage 4b, emit the CPU oracle: the kernel body as Rust that runs every invocation with
+//! WGSL's semantics (wrapping integers, WGSL division, checked indexing).
+//!
+//! Invocations of a workgroup run one after another between barriers. Statements that
+//! contain a barrier are executed in "uniform mode", once per workgroup, since `check`
+//! proved their control flow is the same for every invocation; the barrier-free runs
+//! between them ("regions") loop over the invocations. Locals declared at the uniform level
+//! live across regions, so they are kept per invocation (`Vec<T>` indexed by lane); every
+//! other local is a plain Rust local. A kernel without barriers is one region: each
+//! invocation runs to completion in turn, as fast as straight Rust.
+
+use crate::model::*;
+use crate::paths::Paths;
+use proc_macro2::{Ident, Literal, TokenStream};
+use quote::{format_ident, quote};
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Storage {
+    Plain,
+    /// One value per invocation of the workgroup.
+    Lane,
+}
+
+pub struct Oracle<'k> {
+    k: &'k Kernel<'k>,
+    p: &'k Paths,
+    storage: Vec<Storage>,
+    /// Loops emitted in uniform mode, innermost last.
+    uniform_loops: Vec<usize>,
+}
+
+pub fn rust_scalar(s: Scalar) -> TokenStream {
+    match s {
+        Scalar::F32 => quote!(f32),
+        Scalar::U32 => quote!(u32),
+        Scalar::I32 => quote!(i32),
+        Scalar::F16 => quote!(u16),
+        Scalar::Bool => quote!(bool),
+    }
+}
+
+fn loop_label(id: usize) -> syn::Lifetime {
+    syn::Lifetime::new(&format!("'__fg_l{id}"), proc_macro2::Span::call_site())
+}
+
+pub fn local_ident(l: &Local) -> Ident {
+    format_ident!("{}", l.unique)
+}
+
+impl<'k> Oracle<'k> {
+    pub fn new(k: &'k Kernel<'k>, p: &'k Paths) -> Self {
+        let mut o = Oracle { k, p, storage: vec![Storage::Plain; k.locals.len()], uniform_loops: Vec::new() };
+        if k.body.iter().any(contains_barrier) {
+            o.classify(&k.body);
+        }
+        o
+    }
+
+    /// Marks locals declared directly in uniform-mode blocks as per-invocation.
+    fn classify(&mut self, b: &Block) {
+        for s in b {
+            match s {
+                Stmt::Let { local, .. } if !self.k.locals[*local].shared => self.storage[*local] = Storage::Lane,
+                s if contains_barrier(s) => match s {
+                    Stmt::If { then, els, .. } => {
+                        self.classify(then);
+                        if let Some(e) = els {
+                            self.classify(e);
+                        }
+                    }
+                    Stmt::For { body, .. } | Stmt::While { body, .. } | Stmt::Loop { body, .. } => self.classify(body),
+                    _ => {}
+                },
+                _ => {}
+            }
+        }
+    }
+
+    fn ty(&self, t: &Ty) -> TokenStream {
+        match t {
+            Ty::Scalar(s) => rust_scalar(*s),
+            Ty::Array(e, ConstLen::Lit(n)) => {
+                let e = self.ty(e);
+                let n = Literal::usize_unsuffixed(*n as usize);
+                quote!([#e; #n])
+            }
+            Ty::Array(e, ConstLen::Sched { .. }) => {
+                let e = self.ty(e);
+                quote!(::std::vec::Vec<#e>)
+            }
+        }
+    }
+
+    fn zero(&self, t: &Ty) -> TokenStream {
+        match t {
+            Ty::Scalar(Scalar::F32) => quote!(0.0f32),
+            Ty::Scalar(Scalar::U32) => quote!(0u32),
+            Ty::Scalar(Scalar::I32) => quote!(0i32),
+            Ty::Scalar(Scalar::F16) => quote!(0u16),
+            Ty::Scalar(Scalar::Bool) => quote!(false),
+            Ty::Array(e, len) => self.repeat(&self.zero(e), len),
+        }
+    }
+
+    fn repeat(&self, v: &TokenStream, len: &ConstLen) -> TokenStream {
+        match len {
+            ConstLen::Lit(n) => {
+                let n = Literal::usize_unsuffixed(*n as usize);
+                quote!([#v; #n])
+            }
+            ConstLen::Sched { rust, .. } => {
+                let r: TokenStream = rust.parse().unwrap_or_default();
+                quote!(::std::vec![#v; #r])
+            }
+        }
+    }
+
+    /// The whole oracle function.
+    pub fn function(&mut self) -> TokenStream {
+        let k = self.k;
+        let err = self.p.error();
+        let oracle = self.p.oracle();
+        let schedule = self.p.schedule();
+        let params = self.params();
+        let scalar_names: Vec<Ident> = k.scalars.iter().map(|s| format_ident!("{}", s.name)).collect();
+        let mut setup = TokenStream::new();
+        let mut refill = TokenStream::new();
+        for l in k.locals.iter().filter(|l| l.shared) {
+            let id = local_ident(l);
+            let t = self.ty(&l.ty);
+            let z = self.zero(&l.ty);
+            setup.extend(quote!(let mut #id: #t = #z;));
+            let Ty::Array(e, _) = &l.ty else { continue };
+            let ez = self.zero(e);
+            refill.extend(quote!(#id.fill(#ez);));
+        }
+        for (i, l) in k.locals.iter().enumerate() {
+            if self.storage[i] == Storage::Lane {
+                let id = local_ident(l);
+                let t = self.ty(&l.ty);
+                let z = self.zero(&l.ty);
+                setup.extend(quote!(let mut #id: ::std::vec::Vec<#t> = ::std::vec![#z; __fg_wg as usize];));
+            }
+        }
+        let body = self.uniform_block(&k.body);
+        quote! {
+            #[allow(unused_mut, unused_variables, unused_assignments, unused_labels, unused_parens, unreachable_code, non_snake_case, clippy::all)]
+            fn __oracle(__fg_sched: &#schedule, #(#params),*) -> ::core::result::Result<(), #err> {
+                let __fg_wg: u32 = __fg_sched.workgroup;
+                let __fg_items: u32 = __fg_sched.items;
+                let __fg_vec: u32 = __fg_sched.vector;
+                let __fg_threads: u32 = __threads(#(#scalar_names),*)?;
+                let __fg_groups: u64 = __fg_sched.groups_for(__fg_threads as u64);
+                let __fg_dims: [u32; 3] = #oracle::fold_groups(NAME, __fg_groups)?;
+                #setup
+                let mut __fg_alive: ::std::vec::Vec<bool> = ::std::vec![true; __fg_wg as usize];
+                '__fg_wgs: for __fg_w in 0..__fg_groups {
+                    let __fg_wid: [u32; 3] = [
+                        (__fg_w % __fg_dims[0] as u64) as u32,
+                        ((__fg_w / __fg_dims[0] as u64) % __fg_dims[1] as u64) as u32,
+                        (__fg_w / (__fg_dims[0] as u64 * __fg_dims[1] as u64)) as u32,
+                    ];
+                    #refill
+                    __fg_alive.fill(true);
+                    #body
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// The oracle's parameters: slices for bindings, values for scalars, in binding then
+    /// scalar order.
+    fn params(&self) -> Vec<TokenStream> {
+        let mut out = Vec::new();
+        for b in &self.k.bindings {
+            let id = format_ident!("{}", b.name);
+            let t = rust_scalar(b.elem);
+            out.push(match b.access {
+                Access::Read => quote!(#id: &[#t]),
+                _ => quote!(#id: &mut [#t]),
+            });
+        }
+        for s in &self.k.scalars {
+            let id = format_ident!("{}", s.name);
+            let t = rust_scalar(s.ty);
+            out.push(quote!(#id: #t));
+        }
+        out
+    }
+
+    // ---- uniform mode ------------------------------------------------------------
+
+    fn uniform_block(&mut self, b: &Block) -> TokenStream {
+        // `uniform_block` needs `&mut self` only for the loop stack.
+        let mut out = TokenStream::new();
+        let mut region: Vec<&Stmt> = Vec::new();
+        for s in b {
+            if contains_barrier(s) {
+                out.extend(self.region(&region));
+                region.clear();
+                out.extend(self.uniform_stmt(s));
+            } else if !matches!(s, Stmt::Let { local, .. } if self.k.locals[*local].shared) {
+                region.push(s);
+            }
+        }
+        out.extend(self.region(&region));
+        out
+    }
+
+    /// Evaluates an expression for every live invocation and checks they agree.
+    fn uniform_value(&self, e: &Expr, what: &str) -> TokenStream {
+        let oracle = self.p.oracle();
+        let v = self.expr(e);
+        let t = self.ty(&e.ty);
+        let what = format!("{what} that encloses a barrier");
+        quote! {{
+            let mut __fg_seen: ::core::option::Option<#t> = None;
+            for __fg_lane in 0..__fg_wg {
+                if !__fg_alive[__fg_lane as usize] { continue; }
+                let __fg_gi: u32 = (__fg_w as u32).wrapping_mul(__fg_wg).wrapping_add(__fg_lane);
+                let __fg_v: #t = #v;
+                #oracle::agree_value(NAME, __fg_w, #what, &mut __fg_seen, __fg_v)?;
+            }
+            match __fg_seen { Some(v) => v, None => continue '__fg_wgs }
+        }}
+    }
+
+    fn uniform_stmt(&mut self, s: &Stmt) -> TokenStream {
+        match s {
+            Stmt::If { cond, then, els, .. } => {
+                let c = self.uniform_value(cond, "an `if` condition");
+                let t = self.uniform_block(then);
+                let e = els.as_ref().map(|e| self.uniform_block(e)).unwrap_or_default();
+                quote!(if #c { #t } else { #e })
+            }
+            Stmt::For { var, start, end, inclusive, body, id, .. } => {
+                let (s0, e0) = (self.uniform_value(start, "a loop bound"), self.uniform_value(end, "a loop bound"));
+                let v = local_ident(&self.k.locals[*var]);
+                let label = loop_label(*id);
+                self.uniform_loops.push(*id);
+                let b = self.uniform_block(body);
+                self.uniform_loops.pop();
+                let range = if *inclusive { quote!((#s0)..=(#e0)) } else { quote!((#s0)..(#e0)) };
+                quote!(#label: for #v in #range { #b })
+            }
+            Stmt::While { cond, body, id, .. } => {
+                let label = loop_label(*id);
+                self.uniform_loops.push(*id);
+                let c = self.uniform_value(cond, "a `while` condition");
+                let b = self.uniform_block(body);
+                self.uniform_loops.pop();
+                quote!(#label: loop { if !#c { break; } #b })
+            }
+            Stmt::Loop { body, id, .. } => {
+                let label = loop_label(*id);
+                self.uniform_loops.push(*id);
+                let b = self.uniform_block(body);
+                self.uniform_loops.pop();
+                quote!(#label: loop { #b })
+            }
+            // Invocations already run one after another between regions: a barrier is the
+            // boundary between two regions and needs no code of its own.
+            Stmt::Barrier { .. } => TokenStream::new(),
+            _ => TokenStream::new(),
+        }
+    }
+
+    /// A barrier-free run of statements, executed by each live invocation in turn.
+    fn region(&self, stmts: &[&Stmt]) -> TokenStream {
+        if stmts.is_empty() {
+            return TokenStream::new();
+        }
+        let oracle = self.p.oracle();
+        let body: TokenStream = stmts.iter().map(|s| self.stmt(s)).collect();
+        // Exits of enclosing uniform loops, which every invocation must take together.
+        let mut exits = TokenStream::new();
+        for &l in &self.uniform_loops {
+            let label = loop_label(l);
+            let (b, c) = (Literal::u32_unsuffixed(2 + 2 * l as u32), Literal::u32_unsuffixed(3 + 2 * l as u32));
+            exits.extend(quote!(Some(#b) => break #label, Some(#c) => continue #label,));
+        }
+        quote! {{
+            let mut __fg_flow: ::core::option::Option<u32> = None;
+            for __fg_lane in 0..__fg_wg {
+                if !__fg_alive[__fg_lane as usize] { continue; }
+                let __fg_gi: u32 = (__fg_w as u32).wrapping_mul(__fg_wg).wrapping_add(__fg_lane);
+                let __fg_code: u32 = '__fg_r: { #body 0u32 };
+                if __fg_code == 1 {
+                    __fg_alive[__fg_lane as usize] = false;
+                } else {
+                    #oracle::agree_value(NAME, __fg_w, "a `break` or `continue` of a loop that encloses a barrier", &mut __fg_flow, __fg_code)?;
+                }
+            }
+            if !__fg_alive.iter().any(|a| *a) { continue '__fg_wgs; }
+            match __fg_flow { #exits _ => {} }
+        }}
+    }
+
+    // ---- lane mode ---------------------------------------------------------------
+
+    fn block(&self, b: &Block) -> TokenStream {
+        b.iter().map(|s| self.stmt(s)).collect()
+    }
+
+    fn stmt(&self, s: &Stmt) -> TokenStream {
+        match s {
+            Stmt::Let { local, init, .. } => {
+                let l = &self.k.locals[*local];
+                if l.shared {
+                    return TokenStream::new();
+                }
+                let id = local_ident(l);
+                let v = match init {
+                    None => self.zero(&l.ty),
+                    Some(e) => match &e.kind {
+                        ExprKind::ArrayRepeat(v) => {
+                            let Ty::Array(_, len) = &l.ty else { return TokenStream::new() };
+                            self.repeat(&self.expr(v), len)
+                        }
+                        ExprKind::ArrayList(items) => {
+                            let items: Vec<_> = items.iter().map(|i| self.expr(i)).collect();
+                            quote!([#(#items),*])
+                        }
+                        _ => self.expr(e),
+                    },
+                };
+                let t = self.ty(&l.ty);
+                match self.storage[*local] {
+                    Storage::Plain => quote!(let mut #id: #t = #v;),
+                    Storage::Lane => quote!(#id[__fg_lane as usize] = #v;),
+                }
+            }
+            Stmt::Assign { place, op, value, .. } => self.assign(place, *op, value),
+            Stmt::If { cond, then, els, .. } => {
+                let c = self.expr(cond);
+                let t = self.block(then);
+                match els {
+                    None => quote!(if #c { #t }),
+                    Some(e) => {
+                        let e = self.block(e);
+                        quote!(if #c { #t } else { #e })
+                    }
+                }
+            }
+            Stmt::For { var, start, end, inclusive, body, id, .. } => {
+                let v = local_ident(&self.k.locals[*var]);
+                let (s0, e0) = (self.expr(start), self.expr(end));
+                let label = loop_label(*id);
+                let b = self.block(body);
+                if *inclusive {
+                    quote!(#label: for #v in (#s0)..=(#e0) { #b })
+                } else {
+                    quote!(#label: for #v in (#s0)..(#e0) { #b })
+                }
+            }
+            Stmt::While { cond, body, id, .. } => {
+                let c = self.expr(cond);
+                let label = loop_label(*id);
+                let b = self.block(body);
+                quote!(#label: while #c { #b })
+            }
+            Stmt::Loop { body, id, .. } => {
+                let label = loop_label(*id);
+                let b = self.block(body);
+                quote!(#label: loop { #b })
+            }
+            Stmt::Break { target, .. } => {
+                if self.uniform_loops.contains(target) {
+                    let code = Literal::u32_suffixed(2 + 2 * *target as u32);
+                    quote!(break '__fg_r #code;)
+                } else {
+                    let label = loop_label(*target);
+                    quote!(break #label;)
+                }
+            }
+            Stmt::Continue { target, .. } => {
+                if self.uniform_loops.contains(target) {
+                    let code = Literal::u32_suffixed(3 + 2 * *target as u32);
+                    quote!(break '__fg_r #code;)
+                } else {
+                    let label = loop_label(*target);
+                    quote!(continue #label;)
+                }
+            }
+            Stmt::Return { .. } => quote!(break '__fg_r 1u32;),
+            Stmt::Barrier { .. } => TokenStream::new(),
+        }
+    }
+
+    /// The storage of a local as an lvalue.
+    fn local_place(&self, id: LocalId) -> TokenStream {
+        let name = local_ident(&self.k.locals[id]);
+        match self.storage[id] {
+            Storage::Plain => quote!(#name),
+            Storage::Lane => quote!(#name[__fg_lane as usize]),
+        }
+    }
+
+    fn checked_index(&self, what: &str, idx: &Expr, len: TokenStream) -> TokenStream {
+        let oracle = self.p.oracle();
+        let i = self.expr(idx);
+        quote!(#oracle::ix(NAME, __fg_gi, #what, (#i) as i64, #len)?)
+    }
+
+    fn assign(&self, place: &Place, op: Option<BinOp>, value: &Expr) -> TokenStream {
+        let v = self.expr(value);
+        let combine = |current: TokenStream, ty: &Ty| match op {
+            None => quote!(__fg_v),
+            Some(op) => self.binop(op, ty, &value.ty, current, quote!(__fg_v)),
+        };
+        match place {
+            Place::Local(id) => {
+                let target = self.local_place(*id);
+                let c = combine(target.clone(), &self.k.locals[*id].ty);
+                quote!({ let __fg_v = #v; #target = #c; })
+            }
+            Place::LocalIndex(id, idxs) => {
+                let l = &self.k.locals[*id];
+                let mut target = self.local_place(*id);
+                let mut steps = TokenStream::new();
+                let mut ty = &l.ty;
+                for (n, i) in idxs.iter().enumerate() {
+                    let var = format_ident!("__fg_i{}", n);
+                    let chk = self.checked_index(&l.name, i, quote!(#target.len()));
+                    steps.extend(quote!(let #var: usize = #chk;));
+                    target = quote!(#target[#var]);
+                    if let Ty::Array(e, _) = ty {
+                        ty = e;
+                    }
+                }
+                let c = combine(target.clone(), ty);
+                quote!({ let __fg_v = #v; #steps #target = #c; })
+            }
+            Place::Binding(b, i) => {
+                let binding = &self.k.bindings[*b];
+                let name = format_ident!("{}", binding.name);
+                let chk = self.checked_index(&binding.name, i, quote!(#name.len()));
+                let ty = Ty::Scalar(binding.elem);
+                let c = combine(quote!(#name[__fg_i]), &ty);
+                quote!({ let __fg_v = #v; let __fg_i: usize = #chk; #name[__fg_i] = #c; })
+            }
+        }
+    }
+
+    /// A binary operation with WGSL semantics on Rust values.
+    fn binop(&self, op: BinOp, lt: &Ty, rt: &Ty, a: TokenStream, b: TokenStream) -> TokenStream {
+        let oracle = self.p.oracle();
+        let s = lt.scalar().unwrap_or(Scalar::F32);
+        if s.is_int() {
+            return match (op, s) {
+                (BinOp::Add, _) => quote!((#a).wrapping_add(#b)),
+                (BinOp::Sub, _) => quote!((#a).wrapping_sub(#b)),
+                (BinOp::Mul, _) => quote!((#a).wrapping_mul(#b)),
+                (BinOp::Div, Scalar::U32) => quote!(#oracle::div_u32(#a, #b)),
+                (BinOp::Div, _) => quote!(#oracle::div_i32(#a, #b)),
+                (BinOp::Rem, Scalar::U32) => quote!(#oracle::rem_u32(#a, #b)),
+                (BinOp::Rem, _) => quote!(#oracle::rem_i32(#a, #b)),
+                (BinOp::Shl, _) => {
+                    let amt = self.shift_amount(rt, b);
+                    quote!((#a).wrapping_shl(#amt))
+                }
+                (BinOp::Shr, _) => {
+                    let amt = self.shift_amount(rt, b);
+                    quote!((#a).wrapping_shr(#amt))
+                }
+                _ => self.plain_binop(op, a, b),
+            };
+        }
+        self.plain_binop(op, a, b)
+    }
+
+    fn shift_amount(&self, rt: &Ty, b: TokenStream) -> TokenStream {
+        match rt {
+            Ty::Scalar(Scalar::U32) => b,
+            _ => quote!(((#b) as u32)),
+        }
+    }
+
+    fn plain_binop(&self, op: BinOp, a: TokenStream, b: TokenStream) -> TokenStream {
+        match op {
+            BinOp::Add => quote!((#a + #b)),
+            BinOp::Sub => quote!((#a - #b)),
+            BinOp::Mul => quote!((#a * #b)),
+            BinOp::Div => quote!((#a / #b)),
+            BinOp::Rem => quote!((#a % #b)),
+            BinOp::BitAnd => quote!((#a & #b)),
+            BinOp::BitOr => quote!((#a | #b)),
+            BinOp::BitXor => quote!((#a ^ #b)),
+            BinOp::Shl => quote!((#a << #b)),
+            BinOp::Shr => quote!((#a >> #b)),
+            BinOp::Eq => quote!((#a == #b)),
+            BinOp::Ne => quote!((#a != #b)),
+            BinOp::Lt => quote!((#a < #b)),
+            BinOp::Le => quote!((#a <= #b)),
+            BinOp::Gt => quote!((#a > #b)),
+            BinOp::Ge => quote!((#a >= #b)),
+            BinOp::And => quote!((#a && #b)),
+            BinOp::Or => quote!((#a || #b)),
+        }
+    }
+
+    fn expr(&self, e: &Expr) -> TokenStream {
+        let oracle = self.p.oracle();
+        match &e.kind {
+            ExprKind::IntLit(v) => match e.ty {
+                Ty::Scalar(Scalar::U32) => {
+                    let l = Literal::u32_suffixed(*v as u32);
+                    quote!(#l)
+                }
+                _ if *v == i32::MIN as i64 => quote!(i32::MIN),
+                _ => {
+                    let l = Literal::i32_suffixed(*v as i32);
+                    quote!((#l))
+                }
+            },
+            ExprKind::FloatLit(v) => {
+                let f = *v as f32;
+                if f.is_nan() {
+                    quote!(f32::NAN)
+                } else if f == f32::INFINITY {
+                    quote!(f32::INFINITY)
+                } else if f == f32::NEG_INFINITY {
+                    quote!(f32::NEG_INFINITY)
+                } else {
+                    let l = Literal::f32_suffixed(f);
+                    quote!((#l))
+                }
+            }
+            ExprKind::BoolLit(b) => quote!(#b),
+            ExprKind::Local(id) => {
+                let place = self.local_place(*id);
+                if matches!(self.k.locals[*id].ty, Ty::Array(..)) {
+                    quote!(#place.clone())
+                } else {
+                    place
+                }
+            }
+            ExprKind::Scalar(i) => {
+                let id = format_ident!("{}", self.k.scalars[*i].name);
+                quote!(#id)
+            }
+            ExprKind::Sched(SchedConst::Wg) => quote!(__fg_wg),
+            ExprKind::Sched(SchedConst::Items) => quote!(__fg_items),
+            ExprKind::Sched(SchedConst::Vec) => quote!(__fg_vec),
+            ExprKind::Builtin(Builtin::GlobalIndex) => quote!(__fg_gi),
+            ExprKind::Builtin(Builtin::LocalIndex) => quote!(__fg_lane),
+            ExprKind::Builtin(Builtin::WorkgroupIndex) => quote!((__fg_w as u32)),
+            ExprKind::Builtin(_) => quote!(0u32),
+            ExprKind::BuiltinComponent(b, c) => {
+                let c = *c as usize;
+                match (b, c) {
+                    (Builtin::GlobalId, 0) => quote!(__fg_wid[0].wrapping_mul(__fg_wg).wrapping_add(__fg_lane)),
+                    (Builtin::GlobalId, _) => quote!(__fg_wid[#c]),
+                    (Builtin::LocalId, 0) => quote!(__fg_lane),
+                    (Builtin::LocalId, _) => quote!(0u32),
+                    (Builtin::WorkgroupId, _) => quote!(__fg_wid[#c]),
+                    (Builtin::NumWorkgroups, _) => quote!(__fg_dims[#c]),
+                    _ => quote!(0u32),
+                }
+            }
+            ExprKind::LoadBinding(b, i) => {
+                let binding = &self.k.bindings[*b];
+                let name = format_ident!("{}", binding.name);
+                let chk = self.checked_index(&binding.name, i, quote!(#name.len()));
+                quote!({ let __fg_i: usize = #chk; #name[__fg_i] })
+            }
+            ExprKind::LoadArray(base, i) => {
+                let (place, name) = self.array_place(base);
+                let chk = self.checked_index(&name, i, quote!(#place.len()));
+                quote!({ let __fg_i: usize = #chk; #place[__fg_i] })
+            }
+            ExprKind::Unary(UnOp::Neg, a) => {
+                let a2 = self.expr(a);
+                if a.ty == Ty::I32 {
+                    quote!((#a2).wrapping_neg())
+                } else {
+                    quote!((-#a2))
+                }
+            }
+            ExprKind::Unary(UnOp::Not, a) => {
+                let a = self.expr(a);
+                quote!((!#a))
+            }
+            ExprKind::Binary(op, a, b) => {
+                let (sa, sb) = (self.expr(a), self.expr(b));
+                self.binop(*op, &a.ty, &b.ty, sa, sb)
+            }
+            ExprKind::Cast(a) => {
+                let inner = self.expr(a);
+                let (Some(from), Some(to)) = (a.ty.scalar(), e.ty.scalar()) else { return inner };
+                match (from, to) {
+                    _ if from == to => inner,
+                    (Scalar::F32, Scalar::I32) => quote!(#oracle::f32_to_i32(#inner)),
+                    (Scalar::F32, Scalar::U32) => quote!(#oracle::f32_to_u32(#inner)),
+                    (Scalar::Bool, Scalar::F32) => quote!(((#inner) as u32 as f32)),
+                    _ => {
+                        let t = rust_scalar(to);
+                        quote!(((#inner) as #t))
+                    }
+                }
+            }
+            ExprKind::Math(f, args) => self.math(*f, args),
+            ExprKind::ArrayRepeat(v) => {
+                let v = self.expr(v);
+                match &e.ty {
+                    Ty::Array(_, len) => self.repeat(&v, len),
+                    _ => v,
+                }
+            }
+            ExprKind::ArrayList(items) => {
+                let items: Vec<_> = items.iter().map(|i| self.expr(i)).collect();
+                quote!([#(#items),*])
+            }
+        }
+    }
+
+    /// An array expression as a place to index, and its name for error messages.
+    fn array_place(&self, base: &Expr) -> (TokenStream, String) {
+        match &base.kind {
+            ExprKind::Local(id) => (self.local_place(*id), self.k.locals[*id].name.clone()),
+            ExprKind::LoadArray(inner, i) => {
+                let (place, name) = self.array_place(inner);
+                let chk = self.checked_index(&name, i, quote!(#place.len()));
+                (quote!(#place[#chk]), name)
+            }
+            _ => (self.expr(base), "array".into()),
+        }
+    }
+
+    fn math(&self, f: MathFn, args: &[Expr]) -> TokenStream {
+        let oracle = self.p.oracle();
+        let a: Vec<TokenStream> = args.iter().map(|x| self.expr(x)).collect();
+        let s = args[0].ty.scalar().unwrap_or(Scalar::F32);
+        let x = &a[0];
+        let method = |m: &str| {
+            let m = format_ident!("{}", m);
+            let rest = &a[1..];
+            quote!((#x).#m(#(#rest),*))
+        };
+        match f {
+            MathFn::Abs if s == Scalar::I32 => quote!((#x).wrapping_abs()),
+            MathFn::Abs => method("abs"),
+            MathFn::Min => method("min"),
+            MathFn::Max => method("max"),
+            MathFn::Clamp if s.is_float() => {
+                let (lo, hi) = (&a[1], &a[2]);
+                quote!(#oracle::clamp_f32(#x, #lo, #hi))
+            }
+            MathFn::Clamp => {
+                let (lo, hi) = (&a[1], &a[2]);
+                quote!(#oracle::clamp_ord(#x, #lo, #hi))
+            }
+            MathFn::Sqrt => method("sqrt"),
+            MathFn::Exp => method("exp"),
+            MathFn::Exp2 => method("exp2"),
+            MathFn::Ln => method("ln"),
+            MathFn::Log2 => method("log2"),
+            MathFn::Sin => method("sin"),
+            MathFn::Cos => method("cos"),
+            MathFn::Tan => method("tan"),
+            MathFn::Tanh => method("tanh"),
+            MathFn::Floor => method("floor"),
+            MathFn::Ceil => method("ceil"),
+            MathFn::Round => method("round"),
+            MathFn::RoundTiesEven => method("round_ties_even"),
+            MathFn::Trunc => method("trunc"),
+            MathFn::Fract => method("fract"),
+            MathFn::MulAdd => method("mul_add"),
+            MathFn::Powf => method("powf"),
+            MathFn::Powi => method("powi"),
+            MathFn::Signum => method("signum"),
+            MathFn::Recip => method("recip"),
+            MathFn::ToBits => method("to_bits"),
+            MathFn::FromBits => quote!(f32::from_bits(#x)),
+            MathFn::CountOnes => method("count_ones"),
+            MathFn::LeadingZeros => method("leading_zeros"),
+            MathFn::TrailingZeros => method("trailing_zeros"),
+            MathFn::ReverseBits => method("reverse_bits"),
+            MathFn::IsNan => method("is_nan"),
+            MathFn::IsFinite => method("is_finite"),
+            MathFn::WrappingAdd => method("wrapping_add"),
+            MathFn::WrappingSub => method("wrapping_sub"),
+            MathFn::WrappingMul => method("wrapping_mul"),
+        }
+    }
+}

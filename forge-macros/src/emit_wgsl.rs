@@ -1,0 +1,502 @@
+//! Stage 4a, emit WGSL: the checked model becomes WGSL source. The source is split in two:
+//! directives, which must come first, and the body after the schedule's constants
+//! (`const WG/ITEMS/VEC`), which the runtime inserts between them for each schedule.
+//!
+//! Every construct keeps its Rust meaning: where WGSL's builtin differs (`round`, float
+//! `min`/`max` with NaN, `fract`, `powf` of a negative base), a small helper function is
+//! emitted instead.
+
+use crate::lower::wgsl_name;
+use crate::model::*;
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+pub struct Wgsl {
+    /// `enable ...;` lines.
+    pub directives: String,
+    /// Everything after the schedule constants.
+    pub body: String,
+}
+
+struct Emitter<'k> {
+    k: &'k Kernel<'k>,
+    out: String,
+    indent: usize,
+    helpers: BTreeMap<&'static str, &'static str>,
+    tmp: usize,
+}
+
+pub fn emit(k: &Kernel<'_>) -> Wgsl {
+    let mut e = Emitter { k, out: String::new(), indent: 1, helpers: BTreeMap::new(), tmp: 0 };
+    e.block_contents(&k.body);
+    let body_code = std::mem::take(&mut e.out);
+
+    let mut s = String::new();
+    if !k.scalars.is_empty() {
+        s.push_str("\nstruct Params {\n");
+        for p in &k.scalars {
+            let _ = writeln!(s, "    {}: {},", wgsl_name(&p.name), p.ty.wgsl());
+        }
+        s.push_str("}\n");
+    }
+    s.push('\n');
+    for (i, b) in k.bindings.iter().enumerate() {
+        let access = if b.access == Access::Read { "read" } else { "read_write" };
+        let elem = if b.atomic { format!("atomic<{}>", b.elem.wgsl()) } else { b.elem.wgsl().to_string() };
+        let _ = writeln!(s, "@group(0) @binding({i}) var<storage, {access}> {}: array<{elem}>;", wgsl_name(&b.name));
+    }
+    if !k.scalars.is_empty() {
+        let _ = writeln!(s, "@group(0) @binding({}) var<uniform> fg_params: Params;", k.bindings.len());
+    }
+    for l in k.locals.iter().filter(|l| l.shared) {
+        let _ = writeln!(s, "var<workgroup> {}: {};", l.unique, ty(&l.ty));
+    }
+    for h in e.helpers.values() {
+        s.push('\n');
+        s.push_str(h);
+    }
+    s.push_str(
+        "\n@compute @workgroup_size(WG)\nfn main(\n    @builtin(workgroup_id) fg_wid: vec3<u32>,\n    @builtin(num_workgroups) fg_nwg: vec3<u32>,\n    @builtin(local_invocation_index) fg_lidx: u32,\n    @builtin(local_invocation_id) fg_lid: vec3<u32>,\n    @builtin(global_invocation_id) fg_gid: vec3<u32>,\n) {\n",
+    );
+    for p in &k.scalars {
+        let n = wgsl_name(&p.name);
+        let _ = writeln!(s, "    let {n} = fg_params.{n};");
+    }
+    s.push_str("    // Workgroups are folded into y and z past 65535; this is the linear index.\n");
+    s.push_str("    let fg_wg_index = fg_wid.x + fg_wid.y * fg_nwg.x + fg_wid.z * fg_nwg.x * fg_nwg.y;\n");
+    let threads = k.threads_len().map(|t| len_wgsl(t, k)).unwrap_or_else(|| "1u".into());
+    let _ = writeln!(s, "    let fg_threads: u32 = {threads};");
+    s.push_str("    let fg_per_group = WG * ITEMS;\n");
+    s.push_str("    // Folding may launch a few workgroups more than needed: they leave at once.\n");
+    s.push_str("    if fg_wg_index >= fg_threads / fg_per_group + select(0u, 1u, fg_threads % fg_per_group != 0u) {\n        return;\n    }\n");
+    s.push_str("    let fg_global_index = fg_wg_index * WG + fg_lidx;\n");
+    s.push_str(&body_code);
+    s.push_str("}\n");
+    let directives = if uses_f16(k) { "enable f16;\n".to_string() } else { String::new() };
+    Wgsl { directives, body: s }
+}
+
+fn uses_f16(k: &Kernel<'_>) -> bool {
+    k.bindings.iter().any(|b| b.elem == Scalar::F16) || k.locals.iter().any(|l| matches!(l.ty, Ty::Scalar(Scalar::F16)))
+}
+
+pub fn ty(t: &Ty) -> String {
+    match t {
+        Ty::Scalar(s) => s.wgsl().to_string(),
+        Ty::Array(e, ConstLen::Lit(n)) => format!("array<{}, {n}>", ty(e)),
+        Ty::Array(e, ConstLen::Sched { wgsl, .. }) => format!("array<{}, {wgsl}>", ty(e)),
+    }
+}
+
+/// A LEN expression in u32 WGSL arithmetic. The host checks that no step overflows.
+pub fn len_wgsl(e: &LenExpr, kernel: &Kernel<'_>) -> String {
+    let names: Vec<String> = kernel.scalars.iter().map(|s| wgsl_name(&s.name)).collect();
+    let mut s = String::new();
+    go(e, &names, &mut s);
+    return s;
+
+    fn go(e: &LenExpr, names: &[String], k: &mut String) {
+        match e {
+            LenExpr::Lit(v, _) => {
+                let _ = write!(k, "{v}u");
+            }
+            LenExpr::Param(i, _) => {
+                let _ = write!(k, "u32({})", names[*i]);
+            }
+            LenExpr::Binary(op, a, b) => {
+                let sym = match op {
+                    LenOp::Add => "+",
+                    LenOp::Sub => "-",
+                    LenOp::Mul => "*",
+                    LenOp::Div => "/",
+                    LenOp::Rem => "%",
+                };
+                k.push('(');
+                go(a, names, k);
+                let _ = write!(k, " {sym} ");
+                go(b, names, k);
+                k.push(')');
+            }
+            LenExpr::Method(m, a, b) => {
+                let (mut sa, mut sb) = (String::new(), String::new());
+                go(a, names, &mut sa);
+                go(b, names, &mut sb);
+                let _ = match m {
+                    LenMethod::Min => write!(k, "min({sa}, {sb})"),
+                    LenMethod::Max => write!(k, "max({sa}, {sb})"),
+                    LenMethod::DivCeil => write!(k, "({sa} / {sb} + select(0u, 1u, {sa} % {sb} != 0u))"),
+                };
+            }
+        }
+    }
+}
+
+impl Emitter<'_> {
+    fn line(&mut self, text: &str) {
+        for _ in 0..self.indent {
+            self.out.push_str("    ");
+        }
+        self.out.push_str(text);
+        self.out.push('\n');
+    }
+
+    fn block_contents(&mut self, b: &Block) {
+        for s in b {
+            self.stmt(s);
+        }
+    }
+
+    fn nested(&mut self, header: &str, b: &Block) {
+        self.line(&format!("{header} {{"));
+        self.indent += 1;
+        self.block_contents(b);
+        self.indent -= 1;
+    }
+
+    fn stmt(&mut self, s: &Stmt) {
+        match s {
+            Stmt::Let { local, init, .. } => {
+                let l = &self.k.locals[*local];
+                if l.shared {
+                    return;
+                }
+                let t = ty(&l.ty);
+                let kw = if l.mutable || init.is_none() { "var" } else { "let" };
+                match init {
+                    None => self.line(&format!("var {}: {t};", l.unique)),
+                    Some(e) => match &e.kind {
+                        ExprKind::ArrayRepeat(v) => self.array_repeat(kw, &l.unique, &l.ty, v),
+                        ExprKind::ArrayList(items) => {
+                            let items: Vec<String> = items.iter().map(|i| self.expr(i)).collect();
+                            self.line(&format!("{kw} {}: {t} = {t}({});", l.unique, items.join(", ")));
+                        }
+                        _ => {
+                            let v = self.expr(e);
+                            self.line(&format!("{kw} {}: {t} = {v};", l.unique));
+                        }
+                    },
+                }
+            }
+            Stmt::Assign { place, op, value, .. } => {
+                let target = match place {
+                    Place::Local(id) => self.k.locals[*id].unique.clone(),
+                    Place::LocalIndex(id, idx) => {
+                        let mut t = self.k.locals[*id].unique.clone();
+                        for i in idx {
+                            let i = self.expr(i);
+                            let _ = write!(t, "[{i}]");
+                        }
+                        t
+                    }
+                    Place::Binding(b, i) => {
+                        let i = self.expr(i);
+                        format!("{}[{i}]", wgsl_name(&self.k.bindings[*b].name))
+                    }
+                };
+                let v = self.expr(value);
+                match op {
+                    None => self.line(&format!("{target} = {v};")),
+                    Some(op) if op.is_shift() => {
+                        let amount = self.shift_amount(value, v);
+                        self.line(&format!("{target} {}= {amount};", op.wgsl()))
+                    }
+                    Some(BinOp::BitXor) if value.ty == Ty::BOOL => self.line(&format!("{target} = {target} != {v};")),
+                    Some(op) => self.line(&format!("{target} {}= {v};", op.wgsl())),
+                }
+            }
+            Stmt::If { cond, then, els, .. } => {
+                let c = self.expr(cond);
+                self.nested(&format!("if {c}"), then);
+                match els {
+                    None => self.line("}"),
+                    Some(e) => {
+                        self.line("} else {");
+                        self.indent += 1;
+                        self.block_contents(e);
+                        self.indent -= 1;
+                        self.line("}");
+                    }
+                }
+            }
+            Stmt::For { var, start, end, inclusive, body, .. } => {
+                let v = self.k.locals[*var].unique.clone();
+                let t = ty(&self.k.locals[*var].ty);
+                let (s0, e0) = (self.expr(start), self.expr(end));
+                let n = self.fresh();
+                // Rust evaluates the range once; so does this.
+                self.line("{");
+                self.indent += 1;
+                self.line(&format!("let fg_end{n}: {t} = {e0};"));
+                if !inclusive {
+                    self.nested(&format!("for (var {v}: {t} = {s0}; {v} < fg_end{n}; {v} = {v} + 1)"), body);
+                    self.line("}");
+                } else {
+                    // `a..=MAX` must stop after MAX without overflowing: step before the body.
+                    self.line(&format!("var fg_next{n}: {t} = {s0};"));
+                    self.line(&format!("var fg_more{n}: bool = fg_next{n} <= fg_end{n};"));
+                    self.line("loop {");
+                    self.indent += 1;
+                    self.line(&format!("if !fg_more{n} {{ break; }}"));
+                    self.line(&format!("let {v}: {t} = fg_next{n};"));
+                    self.line(&format!("fg_more{n} = {v} < fg_end{n};"));
+                    self.line(&format!("fg_next{n} = {v} + 1;"));
+                    self.block_contents(body);
+                    self.indent -= 1;
+                    self.line("}");
+                }
+                self.indent -= 1;
+                self.line("}");
+            }
+            Stmt::While { cond, body, .. } => {
+                let c = self.expr(cond);
+                self.nested(&format!("while {c}"), body);
+                self.line("}");
+            }
+            Stmt::Loop { body, .. } => {
+                self.nested("loop", body);
+                self.line("}");
+            }
+            Stmt::Break { .. } => self.line("break;"),
+            Stmt::Continue { .. } => self.line("continue;"),
+            Stmt::Return { .. } => self.line("return;"),
+            Stmt::Barrier { kind: Barrier::Workgroup, .. } => self.line("workgroupBarrier();"),
+            Stmt::Barrier { kind: Barrier::Storage, .. } => self.line("storageBarrier();"),
+        }
+    }
+
+    fn fresh(&mut self) -> usize {
+        self.tmp += 1;
+        self.tmp
+    }
+
+    /// WGSL has no `[x; N]`: zero values use the zero constructor, short arrays are spelled
+    /// out, and the rest are filled by a loop.
+    fn array_repeat(&mut self, kw: &str, name: &str, t: &Ty, v: &Expr) {
+        let ts = ty(t);
+        let zero = match v.kind {
+            ExprKind::IntLit(x) => x == 0,
+            ExprKind::FloatLit(x) => x == 0.0 && x.is_sign_positive(),
+            ExprKind::BoolLit(b) => !b,
+            _ => false,
+        };
+        if zero {
+            return self.line(&format!("{kw} {name}: {ts} = {ts}();"));
+        }
+        let n = self.fresh();
+        let val = self.expr(v);
+        self.line(&format!("let fg_fill{n} = {val};"));
+        match t {
+            Ty::Array(_, ConstLen::Lit(len)) if *len <= 16 => {
+                let items = vec![format!("fg_fill{n}"); *len as usize].join(", ");
+                self.line(&format!("{kw} {name}: {ts} = {ts}({items});"));
+            }
+            Ty::Array(_, len) => {
+                let len = match len {
+                    ConstLen::Lit(l) => format!("{l}u"),
+                    ConstLen::Sched { wgsl, .. } => wgsl.clone(),
+                };
+                self.line(&format!("var {name}: {ts};"));
+                self.line(&format!("for (var fg_i{n}: u32 = 0u; fg_i{n} < {len}; fg_i{n} = fg_i{n} + 1u) {{ {name}[fg_i{n}] = fg_fill{n}; }}"));
+            }
+            Ty::Scalar(_) => self.line(&format!("{kw} {name}: {ts} = fg_fill{n};")),
+        }
+    }
+
+    fn helper(&mut self, name: &'static str, src: &'static str) -> &'static str {
+        self.helpers.insert(name, src);
+        name
+    }
+
+    /// Rust shifts by `amount mod bits` (`wrapping_shl`); WGSL needs a `u32` amount.
+    fn shift_amount(&mut self, amount: &Expr, text: String) -> String {
+        match amount.ty {
+            Ty::Scalar(Scalar::U32) => format!("({text} & 31u)"),
+            _ => format!("(u32({text}) & 31u)"),
+        }
+    }
+
+    fn expr(&mut self, e: &Expr) -> String {
+        match &e.kind {
+            ExprKind::IntLit(v) => match e.ty {
+                Ty::Scalar(Scalar::U32) => format!("{v}u"),
+                _ if *v == i32::MIN as i64 => "(-2147483647i - 1i)".into(),
+                _ if *v < 0 => format!("({v}i)"),
+                _ => format!("{v}i"),
+            },
+            ExprKind::FloatLit(v) => float_lit(*v, e.ty.scalar().unwrap_or(Scalar::F32)),
+            ExprKind::BoolLit(b) => b.to_string(),
+            ExprKind::Local(id) => self.k.locals[*id].unique.clone(),
+            ExprKind::Scalar(i) => wgsl_name(&self.k.scalars[*i].name),
+            ExprKind::Sched(SchedConst::Wg) => "WG".into(),
+            ExprKind::Sched(SchedConst::Items) => "ITEMS".into(),
+            ExprKind::Sched(SchedConst::Vec) => "VEC".into(),
+            ExprKind::Builtin(b) => builtin(*b).into(),
+            ExprKind::BuiltinComponent(b, c) => format!("{}.{}", builtin(*b), ["x", "y", "z"][*c as usize]),
+            ExprKind::LoadBinding(b, i) => {
+                let i = self.expr(i);
+                format!("{}[{i}]", wgsl_name(&self.k.bindings[*b].name))
+            }
+            ExprKind::LoadArray(a, i) => {
+                let (a, i) = (self.expr(a), self.expr(i));
+                format!("{a}[{i}]")
+            }
+            ExprKind::Unary(UnOp::Neg, a) => format!("(-{})", self.expr(a)),
+            ExprKind::Unary(UnOp::Not, a) => {
+                let op = if a.ty == Ty::BOOL { "!" } else { "~" };
+                format!("({op}{})", self.expr(a))
+            }
+            ExprKind::Binary(op, a, b) => {
+                let (sa, sb) = (self.expr(a), self.expr(b));
+                match op {
+                    BinOp::Shl | BinOp::Shr => {
+                        let amount = self.shift_amount(b, sb);
+                        format!("({sa} {} {amount})", op.wgsl())
+                    }
+                    BinOp::BitXor if a.ty == Ty::BOOL => format!("({sa} != {sb})"),
+                    _ => format!("({sa} {} {sb})", op.wgsl()),
+                }
+            }
+            ExprKind::Cast(a) => {
+                let inner = self.expr(a);
+                if a.ty == e.ty {
+                    inner
+                } else {
+                    format!("{}({inner})", ty(&e.ty))
+                }
+            }
+            ExprKind::Math(f, args) => self.math(*f, args),
+            ExprKind::ArrayRepeat(_) | ExprKind::ArrayList(_) => {
+                // `check::array_values_only_in_let` keeps these at `let`s, handled there.
+                String::from("/* array value */")
+            }
+        }
+    }
+
+    fn math(&mut self, f: MathFn, args: &[Expr]) -> String {
+        let a: Vec<String> = args.iter().map(|x| self.expr(x)).collect();
+        let t0 = args[0].ty.scalar().unwrap_or(Scalar::F32);
+        let float = t0.is_float();
+        let call = |name: &str| format!("{name}({})", a.join(", "));
+        match f {
+            MathFn::Abs => call("abs"),
+            MathFn::Min if float => {
+                let h = self.helper("fg_min_f32", HELPER_MIN_F32);
+                format!("{h}({}, {})", a[0], a[1])
+            }
+            MathFn::Max if float => {
+                let h = self.helper("fg_max_f32", HELPER_MAX_F32);
+                format!("{h}({}, {})", a[0], a[1])
+            }
+            MathFn::Min => call("min"),
+            MathFn::Max => call("max"),
+            MathFn::Clamp if float => {
+                let h = self.helper("fg_clamp_f32", HELPER_CLAMP_F32);
+                format!("{h}({}, {}, {})", a[0], a[1], a[2])
+            }
+            MathFn::Clamp => format!("min(max({}, {}), {})", a[0], a[1], a[2]),
+            MathFn::Sqrt => call("sqrt"),
+            MathFn::Exp => call("exp"),
+            MathFn::Exp2 => call("exp2"),
+            MathFn::Ln => call("log"),
+            MathFn::Log2 => call("log2"),
+            MathFn::Sin => call("sin"),
+            MathFn::Cos => call("cos"),
+            MathFn::Tan => call("tan"),
+            MathFn::Tanh => call("tanh"),
+            MathFn::Floor => call("floor"),
+            MathFn::Ceil => call("ceil"),
+            MathFn::Trunc => call("trunc"),
+            MathFn::RoundTiesEven => call("round"),
+            MathFn::Round => {
+                let h = self.helper("fg_round_f32", HELPER_ROUND_F32);
+                format!("{h}({})", a[0])
+            }
+            MathFn::Fract => format!("({0} - trunc({0}))", a[0]),
+            MathFn::MulAdd => call("fma"),
+            MathFn::Powf => {
+                self.helper("fg_isnan_f32", HELPER_ISNAN_F32);
+                let h = self.helper("fg_powf", HELPER_POWF);
+                format!("{h}({}, {})", a[0], a[1])
+            }
+            MathFn::Powi => {
+                self.helper("fg_isnan_f32", HELPER_ISNAN_F32);
+                let h = self.helper("fg_powf", HELPER_POWF);
+                format!("{h}({}, f32({}))", a[0], a[1])
+            }
+            MathFn::Signum if float => {
+                self.helper("fg_isnan_f32", HELPER_ISNAN_F32);
+                let h = self.helper("fg_signum_f32", HELPER_SIGNUM_F32);
+                format!("{h}({})", a[0])
+            }
+            MathFn::Signum => call("sign"),
+            MathFn::Recip => format!("(1.0f / {})", a[0]),
+            MathFn::ToBits => format!("bitcast<u32>({})", a[0]),
+            MathFn::FromBits => format!("bitcast<f32>({})", a[0]),
+            MathFn::CountOnes => format!("u32(countOneBits({}))", a[0]),
+            MathFn::LeadingZeros => format!("u32(countLeadingZeros({}))", a[0]),
+            MathFn::TrailingZeros => format!("u32(countTrailingZeros({}))", a[0]),
+            MathFn::ReverseBits => call("reverseBits"),
+            MathFn::IsNan => {
+                let h = self.helper("fg_isnan_f32", HELPER_ISNAN_F32);
+                format!("{h}({})", a[0])
+            }
+            MathFn::IsFinite => format!("((bitcast<u32>({}) & 0x7f800000u) != 0x7f800000u)", a[0]),
+            MathFn::WrappingAdd => format!("({} + {})", a[0], a[1]),
+            MathFn::WrappingSub => format!("({} - {})", a[0], a[1]),
+            MathFn::WrappingMul => format!("({} * {})", a[0], a[1]),
+        }
+    }
+}
+
+fn builtin(b: Builtin) -> &'static str {
+    match b {
+        Builtin::GlobalIndex => "fg_global_index",
+        Builtin::LocalIndex => "fg_lidx",
+        Builtin::WorkgroupIndex => "fg_wg_index",
+        Builtin::GlobalId => "fg_gid",
+        Builtin::LocalId => "fg_lid",
+        Builtin::WorkgroupId => "fg_wid",
+        Builtin::NumWorkgroups => "fg_nwg",
+    }
+}
+
+/// A float literal that reads back as exactly the same `f32`.
+pub fn float_lit(v: f64, s: Scalar) -> String {
+    let f = v as f32;
+    if f.is_nan() {
+        return "bitcast<f32>(0x7fc00000u)".into();
+    }
+    if f.is_infinite() {
+        return if f > 0.0 { "bitcast<f32>(0x7f800000u)".into() } else { "bitcast<f32>(0xff800000u)".into() };
+    }
+    let suffix = if s == Scalar::F16 { "h" } else { "f" };
+    let mut text = format!("{f:?}");
+    if !text.contains('.') && !text.contains('e') {
+        text.push_str(".0");
+    }
+    if f < 0.0 || (f == 0.0 && f.is_sign_negative()) {
+        format!("({text}{suffix})")
+    } else {
+        format!("{text}{suffix}")
+    }
+}
+
+// NaN tests go through the bits: drivers may fold `x != x` to false.
+const HELPER_ISNAN_F32: &str = "fn fg_isnan_f32(x: f32) -> bool {\n    return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u;\n}\n";
+
+// Rust's `f32::min`/`max` ignore a NaN operand; WGSL leaves that undefined.
+const HELPER_MIN_F32: &str = "fn fg_min_f32(a: f32, b: f32) -> f32 {\n    let a_nan = (bitcast<u32>(a) & 0x7fffffffu) > 0x7f800000u;\n    let b_nan = (bitcast<u32>(b) & 0x7fffffffu) > 0x7f800000u;\n    return select(select(min(a, b), a, b_nan), b, a_nan);\n}\n";
+const HELPER_MAX_F32: &str = "fn fg_max_f32(a: f32, b: f32) -> f32 {\n    let a_nan = (bitcast<u32>(a) & 0x7fffffffu) > 0x7f800000u;\n    let b_nan = (bitcast<u32>(b) & 0x7fffffffu) > 0x7f800000u;\n    return select(select(max(a, b), a, b_nan), b, a_nan);\n}\n";
+
+// Rust's clamp passes NaN through and never reorders its bounds.
+const HELPER_CLAMP_F32: &str =
+    "fn fg_clamp_f32(x: f32, lo: f32, hi: f32) -> f32 {\n    return select(select(x, hi, x > hi), lo, x < lo);\n}\n";
+
+// Rust rounds half away from zero; WGSL's `round` rounds half to even. `x - trunc(x)` is exact.
+const HELPER_ROUND_F32: &str = "fn fg_round_f32(x: f32) -> f32 {\n    let t = trunc(x);\n    return select(t, t + sign(x), abs(x - t) >= 0.5f);\n}\n";
+
+// Rust's signum: +0.0 gives 1.0, -0.0 gives -1.0, NaN stays NaN.
+const HELPER_SIGNUM_F32: &str = "fn fg_signum_f32(x: f32) -> f32 {\n    let s = select(1.0f, -1.0f, (bitcast<u32>(x) & 0x80000000u) != 0u);\n    return select(s, x, fg_isnan_f32(x));\n}\n";
+
+// Rust's powf: defined for a negative base with an integral exponent, 1 for x^0 and 1^y.
+const HELPER_POWF: &str = "fn fg_powf(x: f32, y: f32) -> f32 {\n    if y == 0.0f || x == 1.0f {\n        return 1.0f;\n    }\n    if fg_isnan_f32(x) || fg_isnan_f32(y) {\n        return bitcast<f32>(0x7fc00000u);\n    }\n    let ax = abs(x);\n    var r: f32;\n    if ax == 0.0f {\n        r = select(0.0f, bitcast<f32>(0x7f800000u), y < 0.0f);\n    } else {\n        r = pow(ax, y);\n    }\n    if x < 0.0f {\n        if trunc(y) != y {\n            return bitcast<f32>(0x7fc00000u);\n        }\n        // Every float of magnitude 2^24 or more is an even integer.\n        if abs(y) < 16777216.0f && (i32(y) & 1i) != 0i {\n            r = -r;\n        }\n    }\n    return r;\n}\n";

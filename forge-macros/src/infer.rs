@@ -1,0 +1,204 @@
+//! Type inference for the kernel body, in the manner of Rust's for the subset we accept:
+//! every expression and local gets a variable; operators unify their operands; unsuffixed
+//! literals are "some integer" or "some float" until context decides, then default to
+//! `i32` and `f32` as Rust's do.
+
+use crate::model::{ConstLen, Scalar, Ty};
+
+/// The set of scalars a variable may still become, as bits.
+pub type Set = u8;
+pub const S_F32: Set = 1;
+pub const S_U32: Set = 2;
+pub const S_I32: Set = 4;
+pub const S_F16: Set = 8;
+pub const S_BOOL: Set = 16;
+pub const S_INT: Set = S_U32 | S_I32;
+pub const S_FLOAT: Set = S_F32 | S_F16;
+pub const S_NUM: Set = S_INT | S_FLOAT;
+pub const S_ANY: Set = S_NUM | S_BOOL;
+
+pub fn bit(s: Scalar) -> Set {
+    match s {
+        Scalar::F32 => S_F32,
+        Scalar::U32 => S_U32,
+        Scalar::I32 => S_I32,
+        Scalar::F16 => S_F16,
+        Scalar::Bool => S_BOOL,
+    }
+}
+
+pub fn describe_set(set: Set) -> String {
+    match set {
+        S_INT => "an integer".into(),
+        S_FLOAT => "a float".into(),
+        S_NUM => "a number".into(),
+        _ => {
+            let mut names = Vec::new();
+            for (b, n) in [(S_F32, "`f32`"), (S_U32, "`u32`"), (S_I32, "`i32`"), (S_F16, "`f16`"), (S_BOOL, "`bool`")] {
+                if set & b != 0 {
+                    names.push(n);
+                }
+            }
+            names.join(" or ")
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+enum Info {
+    /// Nothing known yet (a `let` without initializer): may become an array too.
+    Unknown,
+    /// One of these scalars.
+    Set(Set),
+    /// An array of the element variable.
+    Array(usize, ConstLen),
+}
+
+pub struct Infer {
+    parent: Vec<usize>,
+    info: Vec<Info>,
+}
+
+impl Infer {
+    pub fn new() -> Self {
+        Infer { parent: Vec::new(), info: Vec::new() }
+    }
+
+    pub fn fresh(&mut self) -> usize {
+        self.parent.push(self.parent.len());
+        self.info.push(Info::Unknown);
+        self.parent.len() - 1
+    }
+
+    pub fn of_set(&mut self, set: Set) -> usize {
+        let v = self.fresh();
+        self.info[v] = Info::Set(set);
+        v
+    }
+
+    pub fn of_scalar(&mut self, s: Scalar) -> usize {
+        self.of_set(bit(s))
+    }
+
+    pub fn of_array(&mut self, elem: usize, len: ConstLen) -> usize {
+        let v = self.fresh();
+        self.info[v] = Info::Array(elem, len);
+        v
+    }
+
+    pub fn of_ty(&mut self, ty: &Ty) -> usize {
+        match ty {
+            Ty::Scalar(s) => self.of_scalar(*s),
+            Ty::Array(e, len) => {
+                let ev = self.of_ty(e);
+                self.of_array(ev, len.clone())
+            }
+        }
+    }
+
+    fn find(&mut self, v: usize) -> usize {
+        let mut r = v;
+        while self.parent[r] != r {
+            r = self.parent[r];
+        }
+        let mut c = v;
+        while self.parent[c] != r {
+            let n = self.parent[c];
+            self.parent[c] = r;
+            c = n;
+        }
+        r
+    }
+
+    /// The element variable of an array variable, if it is known to be an array.
+    pub fn array_elem(&mut self, v: usize) -> Option<usize> {
+        let r = self.find(v);
+        match &self.info[r] {
+            Info::Array(e, _) => Some(*e),
+            _ => None,
+        }
+    }
+
+    pub fn is_array(&mut self, v: usize) -> bool {
+        self.array_elem(v).is_some()
+    }
+
+    /// The scalar a variable is already fixed to, if any.
+    pub fn known_scalar(&mut self, v: usize) -> Option<Scalar> {
+        let r = self.find(v);
+        match self.info[r] {
+            Info::Set(s) if s.count_ones() == 1 => Some(match s {
+                S_F32 => Scalar::F32,
+                S_U32 => Scalar::U32,
+                S_I32 => Scalar::I32,
+                S_F16 => Scalar::F16,
+                _ => Scalar::Bool,
+            }),
+            _ => None,
+        }
+    }
+
+    /// Restricts a variable to a set of scalars. Returns a message on conflict.
+    pub fn constrain(&mut self, v: usize, set: Set) -> Result<(), String> {
+        let r = self.find(v);
+        match self.info[r].clone() {
+            Info::Unknown => {
+                self.info[r] = Info::Set(set);
+                Ok(())
+            }
+            Info::Set(s) => {
+                if s & set == 0 {
+                    Err(format!("expected {}, found {}", describe_set(set), describe_set(s)))
+                } else {
+                    self.info[r] = Info::Set(s & set);
+                    Ok(())
+                }
+            }
+            Info::Array(..) => Err(format!("expected {}, found an array", describe_set(set))),
+        }
+    }
+
+    /// Makes two variables the same type. Returns a message on conflict.
+    pub fn unify(&mut self, a: usize, b: usize) -> Result<(), String> {
+        let (ra, rb) = (self.find(a), self.find(b));
+        if ra == rb {
+            return Ok(());
+        }
+        let merged = match (self.info[ra].clone(), self.info[rb].clone()) {
+            (Info::Unknown, x) | (x, Info::Unknown) => x,
+            (Info::Set(x), Info::Set(y)) => {
+                if x & y == 0 {
+                    return Err(format!("mismatched types: expected {}, found {}", describe_set(x), describe_set(y)));
+                }
+                Info::Set(x & y)
+            }
+            (Info::Array(ea, la), Info::Array(eb, lb)) => {
+                if la != lb {
+                    return Err("mismatched array lengths".into());
+                }
+                self.unify(ea, eb)?;
+                Info::Array(ea, la)
+            }
+            (Info::Array(..), Info::Set(s)) => return Err(format!("expected an array, found {}", describe_set(s))),
+            (Info::Set(s), Info::Array(..)) => return Err(format!("expected {}, found an array", describe_set(s))),
+        };
+        self.parent[rb] = ra;
+        self.info[ra] = merged;
+        Ok(())
+    }
+
+    /// The solved type: unsettled integers default to `i32`, floats to `f32`, as in Rust.
+    pub fn resolve(&mut self, v: usize) -> Option<Ty> {
+        let r = self.find(v);
+        match self.info[r].clone() {
+            Info::Unknown => None,
+            Info::Set(s) => {
+                let pick = [(S_I32, Scalar::I32), (S_F32, Scalar::F32), (S_U32, Scalar::U32), (S_F16, Scalar::F16), (S_BOOL, Scalar::Bool)]
+                    .into_iter()
+                    .find(|(b, _)| s & b != 0)?;
+                Some(Ty::Scalar(pick.1))
+            }
+            Info::Array(e, len) => Some(Ty::Array(Box::new(self.resolve(e)?), len)),
+        }
+    }
+}

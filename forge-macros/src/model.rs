@@ -1,0 +1,531 @@
+//! The kernel model: what `parse` understood of the user's function, in a form the checks
+//! and emitters can walk. Every node keeps a span into the user's tokens (and the
+//! parameters keep their original `syn` nodes) so that any later error points at them.
+
+use proc_macro2::Span;
+
+/// A scalar type of the kernel language.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Scalar {
+    F32,
+    U32,
+    I32,
+    F16,
+    Bool,
+}
+
+impl Scalar {
+    pub fn wgsl(self) -> &'static str {
+        match self {
+            Scalar::F32 => "f32",
+            Scalar::U32 => "u32",
+            Scalar::I32 => "i32",
+            Scalar::F16 => "f16",
+            Scalar::Bool => "bool",
+        }
+    }
+
+    pub fn rust(self) -> &'static str {
+        match self {
+            Scalar::F16 => "u16",
+            s => s.wgsl(),
+        }
+    }
+
+    /// The `forge_core::ScalarType` variant name.
+    pub fn core_variant(self) -> &'static str {
+        match self {
+            Scalar::F32 => "F32",
+            Scalar::U32 => "U32",
+            Scalar::I32 => "I32",
+            Scalar::F16 => "F16",
+            Scalar::Bool => "Bool",
+        }
+    }
+
+    pub fn is_int(self) -> bool {
+        matches!(self, Scalar::U32 | Scalar::I32)
+    }
+
+    pub fn is_float(self) -> bool {
+        matches!(self, Scalar::F32 | Scalar::F16)
+    }
+
+    pub fn size(self) -> u32 {
+        match self {
+            Scalar::F16 => 2,
+            _ => 4,
+        }
+    }
+}
+
+/// A compile-time length: a literal, or an expression over `WG`, `ITEMS` and `VEC`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ConstLen {
+    Lit(u32),
+    /// Text of the expression in WGSL form (`WG * 2u`), and in Rust form over the
+    /// oracle's schedule locals.
+    Sched { wgsl: String, rust: String },
+}
+
+/// A type of the kernel language.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Ty {
+    Scalar(Scalar),
+    /// A fixed-size array: a local or workgroup array.
+    Array(Box<Ty>, ConstLen),
+}
+
+impl Ty {
+    pub const F32: Ty = Ty::Scalar(Scalar::F32);
+    pub const U32: Ty = Ty::Scalar(Scalar::U32);
+    pub const I32: Ty = Ty::Scalar(Scalar::I32);
+    pub const BOOL: Ty = Ty::Scalar(Scalar::Bool);
+
+    pub fn scalar(&self) -> Option<Scalar> {
+        match self {
+            Ty::Scalar(s) => Some(*s),
+            _ => None,
+        }
+    }
+
+    pub fn describe(&self) -> String {
+        match self {
+            Ty::Scalar(s) => s.wgsl().to_string(),
+            Ty::Array(e, ConstLen::Lit(n)) => format!("[{}; {n}]", e.describe()),
+            Ty::Array(e, ConstLen::Sched { wgsl, .. }) => format!("[{}; {wgsl}]", e.describe()),
+        }
+    }
+}
+
+/// How a kernel accesses a binding.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    Read,
+    ReadWrite,
+    Out,
+}
+
+/// A LEN expression, over scalar parameters and integer literals.
+#[derive(Clone, Debug)]
+pub enum LenExpr {
+    Lit(u64, Span),
+    Param(usize, Span),
+    Binary(LenOp, Box<LenExpr>, Box<LenExpr>),
+    Method(LenMethod, Box<LenExpr>, Box<LenExpr>),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LenOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LenMethod {
+    DivCeil,
+    Min,
+    Max,
+}
+
+/// A storage binding: `name: &[T; LEN]`, `name: &mut [T; LEN]` or `#[out] name: &mut [T; LEN]`.
+pub struct BindingParam<'a> {
+    pub original: &'a syn::PatType,
+    pub name: String,
+    pub span: Span,
+    pub elem: Scalar,
+    pub atomic: bool,
+    pub elem_span: Span,
+    pub access: Access,
+    pub len: LenExpr,
+    pub len_text: String,
+    pub len_span: Span,
+}
+
+/// A scalar parameter: a field of `Params`.
+pub struct ScalarParam<'a> {
+    pub original: &'a syn::PatType,
+    pub name: String,
+    pub ty: Scalar,
+    pub span: Span,
+}
+
+/// A parameter in declaration order.
+#[derive(Clone, Copy, Debug)]
+pub enum ParamRef {
+    Binding(usize),
+    Scalar(usize),
+}
+
+/// Index of a local variable in [`Kernel::locals`].
+pub type LocalId = usize;
+
+/// A local variable. Each `let` introduces a new one, so shadowing is explicit.
+pub struct Local {
+    pub name: String,
+    pub ty: Ty,
+    pub mutable: bool,
+    /// `#[shared]`: workgroup memory.
+    pub shared: bool,
+    pub span: Span,
+    /// Unique name in the generated code (WGSL forbids redeclaration in one scope).
+    pub unique: String,
+    /// Assigned after declaration (used to warn about needless `mut` and to check writes).
+    pub assigned: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Builtin {
+    GlobalIndex,
+    LocalIndex,
+    WorkgroupIndex,
+    GlobalId,
+    LocalId,
+    WorkgroupId,
+    NumWorkgroups,
+}
+
+impl Builtin {
+    /// Whether the value is the same for every invocation of a workgroup.
+    pub fn uniform(self) -> bool {
+        matches!(self, Builtin::WorkgroupIndex | Builtin::WorkgroupId | Builtin::NumWorkgroups)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SchedConst {
+    Wg,
+    Items,
+    Vec,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+    BitAnd,
+    BitOr,
+    BitXor,
+    Shl,
+    Shr,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    And,
+    Or,
+}
+
+impl BinOp {
+    pub fn is_comparison(self) -> bool {
+        matches!(self, BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge)
+    }
+
+    pub fn is_logical(self) -> bool {
+        matches!(self, BinOp::And | BinOp::Or)
+    }
+
+    pub fn is_shift(self) -> bool {
+        matches!(self, BinOp::Shl | BinOp::Shr)
+    }
+
+    pub fn wgsl(self) -> &'static str {
+        match self {
+            BinOp::Add => "+",
+            BinOp::Sub => "-",
+            BinOp::Mul => "*",
+            BinOp::Div => "/",
+            BinOp::Rem => "%",
+            BinOp::BitAnd => "&",
+            BinOp::BitOr => "|",
+            BinOp::BitXor => "^",
+            BinOp::Shl => "<<",
+            BinOp::Shr => ">>",
+            BinOp::Eq => "==",
+            BinOp::Ne => "!=",
+            BinOp::Lt => "<",
+            BinOp::Le => "<=",
+            BinOp::Gt => ">",
+            BinOp::Ge => ">=",
+            BinOp::And => "&&",
+            BinOp::Or => "||",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UnOp {
+    Neg,
+    Not,
+}
+
+/// Built-in math and bit functions, reached as methods (`x.sqrt()`) or associated
+/// functions (`f32::from_bits(u)`). Each keeps its Rust meaning on both sides.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MathFn {
+    Abs,
+    Min,
+    Max,
+    Clamp,
+    Sqrt,
+    Exp,
+    Exp2,
+    Ln,
+    Log2,
+    Sin,
+    Cos,
+    Tan,
+    Tanh,
+    Floor,
+    Ceil,
+    Round,
+    RoundTiesEven,
+    Trunc,
+    Fract,
+    MulAdd,
+    Powf,
+    Powi,
+    Signum,
+    Recip,
+    ToBits,
+    FromBits,
+    CountOnes,
+    LeadingZeros,
+    TrailingZeros,
+    ReverseBits,
+    IsNan,
+    IsFinite,
+    WrappingAdd,
+    WrappingSub,
+    WrappingMul,
+}
+
+/// A typed expression.
+#[derive(Clone, Debug)]
+pub struct Expr {
+    pub kind: ExprKind,
+    pub ty: Ty,
+    pub span: Span,
+    /// The inference variable `parse` gave this expression; `ty` is its solution.
+    pub tv: usize,
+}
+
+#[derive(Clone, Debug)]
+pub enum ExprKind {
+    /// Integer literal (two's complement bits for i32) or float literal.
+    IntLit(i64),
+    FloatLit(f64),
+    BoolLit(bool),
+    Local(LocalId),
+    Scalar(usize),
+    Sched(SchedConst),
+    Builtin(Builtin),
+    /// Component of a `*_id()` builtin: `global_id().x`.
+    BuiltinComponent(Builtin, u8),
+    /// Read of a storage binding element.
+    LoadBinding(usize, Box<Expr>),
+    /// Read of a local or workgroup array element.
+    LoadArray(Box<Expr>, Box<Expr>),
+    Unary(UnOp, Box<Expr>),
+    Binary(BinOp, Box<Expr>, Box<Expr>),
+    Cast(Box<Expr>),
+    Math(MathFn, Vec<Expr>),
+    /// `[x; N]`
+    ArrayRepeat(Box<Expr>),
+    /// `[a, b, c]`
+    ArrayList(Vec<Expr>),
+}
+
+/// Something that can be assigned to.
+#[derive(Clone, Debug)]
+pub enum Place {
+    Local(LocalId),
+    /// `a[i]` or `a[i][j]` on a local or workgroup array: the local and the index chain.
+    LocalIndex(LocalId, Vec<Expr>),
+    Binding(usize, Expr),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Barrier {
+    Workgroup,
+    Storage,
+}
+
+/// A statement. Loops carry an id so that `break`/`continue` name their target.
+#[derive(Clone, Debug)]
+pub enum Stmt {
+    Let { local: LocalId, init: Option<Expr>, span: Span },
+    Assign { place: Place, op: Option<BinOp>, value: Expr, span: Span },
+    If { cond: Expr, then: Block, els: Option<Block>, span: Span },
+    For { var: LocalId, start: Expr, end: Expr, inclusive: bool, body: Block, id: usize, span: Span },
+    While { cond: Expr, body: Block, id: usize, span: Span },
+    Loop { body: Block, id: usize, span: Span },
+    Break { target: usize, span: Span },
+    Continue { target: usize, span: Span },
+    Return { span: Span },
+    Barrier { kind: Barrier, span: Span },
+}
+
+pub type Block = Vec<Stmt>;
+
+/// Parsed `#[forge_kernel(...)]` options.
+pub struct Options {
+    pub workgroup: u32,
+    pub workgroup_span: Span,
+    pub threads: Option<(LenExpr, String, Span)>,
+    /// The `threads` option as written, until `parse::resolve_threads` resolves it.
+    pub threads_syn: Option<syn::Expr>,
+    pub tune_workgroup: Vec<u32>,
+    pub tune_items: Vec<u32>,
+    pub tune_vector: Vec<u32>,
+    pub tune_span: Option<Span>,
+    pub reference: Option<syn::Path>,
+    pub krate: syn::Path,
+    pub cases: Vec<Vec<(syn::Ident, syn::Expr)>>,
+    pub tolerance: Option<(f64, f64)>,
+    pub ext: bool,
+}
+
+/// The whole kernel.
+pub struct Kernel<'a> {
+    pub func: &'a syn::ItemFn,
+    pub name: String,
+    pub options: Options,
+    pub bindings: Vec<BindingParam<'a>>,
+    pub scalars: Vec<ScalarParam<'a>>,
+    pub params: Vec<ParamRef>,
+    pub locals: Vec<Local>,
+    pub body: Block,
+    /// Number of loops (ids are 0..loops).
+    pub loops: usize,
+}
+
+impl Kernel<'_> {
+    /// The LEN expression of `threads`, defaulting to the first `#[out]` binding's length,
+    /// then to the first binding's.
+    pub fn threads_len(&self) -> Option<&LenExpr> {
+        if let Some((e, _, _)) = &self.options.threads {
+            return Some(e);
+        }
+        let b = self.bindings.iter().find(|b| b.access == Access::Out).or(self.bindings.first())?;
+        Some(&b.len)
+    }
+
+    pub fn threads_text(&self) -> String {
+        if let Some((_, t, _)) = &self.options.threads {
+            return t.clone();
+        }
+        let b = self.bindings.iter().find(|b| b.access == Access::Out).or(self.bindings.first());
+        b.map(|b| b.len_text.clone()).unwrap_or_else(|| "1".into())
+    }
+
+    /// The tuning space, or the declared schedule alone.
+    pub fn tune_workgroups(&self) -> Vec<u32> {
+        if self.options.tune_workgroup.is_empty() {
+            vec![self.options.workgroup]
+        } else {
+            self.options.tune_workgroup.clone()
+        }
+    }
+
+    pub fn tune_items(&self) -> Vec<u32> {
+        if self.options.tune_items.is_empty() {
+            vec![1]
+        } else {
+            self.options.tune_items.clone()
+        }
+    }
+
+    pub fn tune_vectors(&self) -> Vec<u32> {
+        if self.options.tune_vector.is_empty() {
+            vec![1]
+        } else {
+            self.options.tune_vector.clone()
+        }
+    }
+
+    /// The default schedule: the declared workgroup, and the first items and vector values.
+    pub fn default_schedule(&self) -> (u32, u32, u32) {
+        (self.options.workgroup, self.tune_items()[0], self.tune_vectors()[0])
+    }
+}
+
+/// Walks every statement of a block, depth first.
+pub fn walk_stmts<'b>(block: &'b Block, f: &mut dyn FnMut(&'b Stmt)) {
+    for s in block {
+        f(s);
+        match s {
+            Stmt::If { then, els, .. } => {
+                walk_stmts(then, f);
+                if let Some(e) = els {
+                    walk_stmts(e, f);
+                }
+            }
+            Stmt::For { body, .. } | Stmt::While { body, .. } | Stmt::Loop { body, .. } => walk_stmts(body, f),
+            _ => {}
+        }
+    }
+}
+
+/// Whether a statement is or contains a barrier.
+pub fn contains_barrier(s: &Stmt) -> bool {
+    let mut found = false;
+    walk_stmts(&vec![s.clone()], &mut |s| {
+        if matches!(s, Stmt::Barrier { .. }) {
+            found = true;
+        }
+    });
+    found
+}
+
+/// Calls `f` on every expression of a statement (not of nested statements).
+pub fn stmt_exprs<'b>(s: &'b Stmt, f: &mut dyn FnMut(&'b Expr)) {
+    match s {
+        Stmt::Let { init, .. } => {
+            if let Some(e) = init {
+                f(e)
+            }
+        }
+        Stmt::Assign { place, value, .. } => {
+            match place {
+                Place::Local(_) => {}
+                Place::LocalIndex(_, idx) => idx.iter().for_each(&mut *f),
+                Place::Binding(_, i) => f(i),
+            }
+            f(value)
+        }
+        Stmt::If { cond, .. } | Stmt::While { cond, .. } => f(cond),
+        Stmt::For { start, end, .. } => {
+            f(start);
+            f(end)
+        }
+        _ => {}
+    }
+}
+
+/// Calls `f` on an expression and every sub-expression.
+pub fn walk_expr<'b>(e: &'b Expr, f: &mut dyn FnMut(&'b Expr)) {
+    f(e);
+    match &e.kind {
+        ExprKind::LoadBinding(_, i) => walk_expr(i, f),
+        ExprKind::LoadArray(a, i) => {
+            walk_expr(a, f);
+            walk_expr(i, f)
+        }
+        ExprKind::Unary(_, a) | ExprKind::Cast(a) | ExprKind::ArrayRepeat(a) => walk_expr(a, f),
+        ExprKind::Binary(_, a, b) => {
+            walk_expr(a, f);
+            walk_expr(b, f)
+        }
+        ExprKind::Math(_, args) | ExprKind::ArrayList(args) => args.iter().for_each(|a| walk_expr(a, f)),
+        _ => {}
+    }
+}
