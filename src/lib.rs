@@ -1,2 +1,56 @@
-//! WGSL Forge facade.
-pub use forge_core::*;
+//! # WGSL Forge
+//!
+//! Write a GPU compute kernel once, as an annotated Rust-like function. `#[forge_kernel]`
+//! generates, at compile time, the WGSL (validated by naga), a `Pod` params struct, the
+//! binding layout, a typed runtime method and a CPU oracle that runs the same kernel with
+//! WGSL semantics:
+//!
+//! ```
+//! use wgsl_forge::prelude::*;
+//!
+//! /// y = A·x for a row-major m×n matrix A.
+//! #[forge_kernel(workgroup = 64, threads = m)]
+//! pub fn my_gemv(a: &[f32; m * n], x: &[f32; n], #[out] y: &mut [f32; m], m: u32, n: u32) {
+//!     let row = global_index();
+//!     if row < m {
+//!         let mut acc = 0.0f32;
+//!         for j in 0..n {
+//!             acc += a[row * n + j] * x[j];
+//!         }
+//!         y[row] = acc;
+//!     }
+//! }
+//!
+//! # fn main() -> Result<(), ForgeError> {
+//! let a = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0];
+//! let x = [1.0, 1.0, 1.0];
+//! let mut rt = ForgeRuntime::new(1 << 28, None)?;
+//! let gpu = rt.my_gemv(&a, &x, 2, 3)?;          // the typed method, on the GPU
+//! let cpu = my_gemv::cpu(&a, &x, 2, 3)?;        // the oracle, on the CPU
+//! assert_eq!(gpu, vec![6.0, 15.0]);
+//! assert_eq!(cpu, gpu);
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! See the README for the kernel language, the runtime, certification and tuning.
+
+pub use forge_core::{
+    Access, Backend, Binding, DynArgs, ElemType, Element, ForgeError, ForgeRuntime, GpuTensor, HardwareProfile,
+    HostArg, HostBuffer, Kernel, RuntimeBuilder, RuntimeStats, ScalarParam, ScalarType, ScalarValue, Schedule,
+    Tolerance, TuneSpace,
+};
+pub use forge_core::{context, dispatch, error, kernel, schedule, tensor, topology};
+pub use forge_kernels as kernels;
+pub use forge_macros::forge_kernel;
+
+/// Everything a kernel author and a kernel user need: the macro, the runtime, the error,
+/// and the built-in kernels' methods.
+pub mod prelude {
+    pub use forge_core::{ForgeError, ForgeRuntime, GpuTensor, Kernel, Schedule};
+    pub use forge_kernels::prelude::*;
+    pub use forge_macros::forge_kernel;
+}
+
+#[doc(hidden)]
+pub use forge_core::__private;

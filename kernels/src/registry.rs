@@ -1,0 +1,8 @@
+//! Every built-in kernel, for the certifier, the tuner and the CLI.
+
+use forge_core::Kernel;
+
+/// The built-in kernels, by name.
+pub fn builtin() -> Vec<&'static dyn Kernel> {
+    vec![&crate::gemv::gemv::Kernel, &crate::axpy::axpy::Kernel]
+}
