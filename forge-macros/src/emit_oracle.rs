@@ -679,6 +679,10 @@ impl<'k> Oracle<'k> {
             MathFn::ReverseBits => method("reverse_bits"),
             MathFn::IsNan => method("is_nan"),
             MathFn::IsFinite => method("is_finite"),
+            MathFn::DivCeil => {
+                let y = &a[1];
+                quote!(#oracle::div_ceil_u32(#x, #y))
+            }
             MathFn::WrappingAdd => method("wrapping_add"),
             MathFn::WrappingSub => method("wrapping_sub"),
             MathFn::WrappingMul => method("wrapping_mul"),

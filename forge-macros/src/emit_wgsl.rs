@@ -441,6 +441,8 @@ impl Emitter<'_> {
                 format!("{h}({})", a[0])
             }
             MathFn::IsFinite => format!("((bitcast<u32>({}) & 0x7f800000u) != 0x7f800000u)", a[0]),
+            // WGSL division semantics make `x.div_ceil(0)` equal `x`, as `x / 0` is `x`.
+            MathFn::DivCeil => format!("({0} / {1} + select(0u, 1u, {0} % {1} != 0u))", a[0], a[1]),
             MathFn::WrappingAdd => format!("({} + {})", a[0], a[1]),
             MathFn::WrappingSub => format!("({} - {})", a[0], a[1]),
             MathFn::WrappingMul => format!("({} * {})", a[0], a[1]),

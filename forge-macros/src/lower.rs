@@ -950,6 +950,7 @@ impl<'k, 'a> Lowerer<'k, 'a> {
             "reverse_bits" => (MathFn::ReverseBits, 1, S_INT, None),
             "is_nan" => (MathFn::IsNan, 1, S_FLOAT, Some(Scalar::Bool)),
             "is_finite" => (MathFn::IsFinite, 1, S_FLOAT, Some(Scalar::Bool)),
+            "div_ceil" => (MathFn::DivCeil, 2, infer::S_U32, None),
             "wrapping_add" => (MathFn::WrappingAdd, 2, S_INT, None),
             "wrapping_sub" => (MathFn::WrappingSub, 2, S_INT, None),
             "wrapping_mul" => (MathFn::WrappingMul, 2, S_INT, None),
@@ -966,7 +967,7 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                 return self.err(
                     m.method.span(),
                     format!(
-                        "unsupported method `{name}`; kernels support abs, min, max, clamp, sqrt, exp, exp2, ln, log2, sin, cos, tan, tanh, floor, ceil, round, round_ties_even, trunc, fract, mul_add, powf, powi, signum, recip, to_bits, count_ones, leading_zeros, trailing_zeros, reverse_bits, is_nan, is_finite and wrapping_add/sub/mul"
+                        "unsupported method `{name}`; kernels support abs, min, max, clamp, sqrt, exp, exp2, ln, log2, sin, cos, tan, tanh, floor, ceil, round, round_ties_even, trunc, fract, mul_add, powf, powi, signum, recip, to_bits, count_ones, leading_zeros, trailing_zeros, reverse_bits, is_nan, is_finite, div_ceil and wrapping_add/sub/mul"
                     ),
                 )
             }

@@ -303,6 +303,7 @@ pub enum MathFn {
     ReverseBits,
     IsNan,
     IsFinite,
+    DivCeil,
     WrappingAdd,
     WrappingSub,
     WrappingMul,

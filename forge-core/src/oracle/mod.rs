@@ -61,6 +61,12 @@ pub fn rem_i32(a: i32, b: i32) -> i32 {
     }
 }
 
+/// `x.div_ceil(y)` with WGSL division: `x.div_ceil(0)` is `x`.
+#[inline(always)]
+pub fn div_ceil_u32(a: u32, b: u32) -> u32 {
+    div_u32(a, b) + (rem_u32(a, b) != 0) as u32
+}
+
 /// WGSL's `i32(f32)`: truncation, clamped to the f32 values that fit (`2^31 - 128` at
 /// the top), with NaN as 0.
 #[inline(always)]
