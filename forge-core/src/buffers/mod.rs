@@ -1,1 +1,359 @@
-//! STUB
+//! Buffers: the memory budget (`capacity_bytes`) and the pool of wgpu buffers that calls
+//! reuse.
+//!
+//! This module owns two things:
+//! - [`MemoryBudget`] counts the bytes of every live device buffer the runtime made: pooled
+//!   buffers, idle or leased, and the buffers behind [`crate::GpuTensor`]s. Each buffer
+//!   holds a [`Reservation`] that gives its bytes back when it is dropped, so the count never
+//!   drifts, whatever path a call leaves by.
+//! - [`BufferPool`] keeps buffers between calls, keyed by (size class, usage). A size class
+//!   rounds a request up by at most a quarter, so a repeated call of the same shape reuses
+//!   the same buffers. When an allocation would go past the budget, idle buffers are freed
+//!   first; only what is still short is an error.
+//!
+//! Readback staging buffers (`MAP_READ`) live in host memory and are pooled but not
+//! counted against the budget.
+
+use crate::error::{ForgeError, Result};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// wgpu's required alignment for copy sizes and offsets.
+pub const COPY_ALIGN: u64 = wgpu::COPY_BUFFER_ALIGNMENT;
+
+/// The alignment the runtime uses between regions of one staging buffer.
+pub const STAGING_ALIGN: u64 = 256;
+
+/// Rounds `bytes` up to a multiple of `align` (a power of two). Saturates instead of
+/// overflowing, so absurd sizes fail the limit checks rather than wrap.
+pub fn align_up(bytes: u64, align: u64) -> u64 {
+    debug_assert!(align.is_power_of_two());
+    match bytes.checked_add(align - 1) {
+        Some(v) => v & !(align - 1),
+        None => !(align - 1),
+    }
+}
+
+/// The size class a request of `bytes` is served from: at least 256 bytes, then the next
+/// of 1, 1.25, 1.5 or 1.75 times a power of two. A class is never more than 25% over the
+/// request, which keeps pooling cheap against the memory budget.
+pub fn size_class(bytes: u64) -> u64 {
+    let bytes = align_up(bytes.max(1), COPY_ALIGN);
+    if bytes <= 256 {
+        return 256;
+    }
+    let pow = 63 - bytes.leading_zeros() as u64; // floor(log2(bytes)), at least 8 here
+    let step = 1u64 << (pow - 2); // a quarter of the power of two
+    align_up(bytes, step)
+}
+
+/// Bytes held by live device buffers, against the runtime's capacity.
+#[derive(Clone, Debug)]
+pub struct MemoryBudget {
+    capacity: u64,
+    in_use: Arc<AtomicU64>,
+}
+
+impl MemoryBudget {
+    /// A budget of `capacity` bytes, none in use.
+    pub fn new(capacity: u64) -> Self {
+        MemoryBudget {
+            capacity,
+            in_use: Arc::new(AtomicU64::new(0)),
+        }
+    }
+
+    /// The capacity in bytes.
+    pub fn capacity(&self) -> u64 {
+        self.capacity
+    }
+
+    /// Bytes currently reserved.
+    pub fn in_use(&self) -> u64 {
+        self.in_use.load(Ordering::Acquire)
+    }
+
+    /// Reserves `bytes`, or says why not. `what` names the allocation in the error.
+    pub fn reserve(&self, bytes: u64, what: impl FnOnce() -> String) -> Result<Reservation> {
+        let mut current = self.in_use.load(Ordering::Acquire);
+        loop {
+            let next = match current.checked_add(bytes) {
+                Some(n) if n <= self.capacity => n,
+                _ => {
+                    return Err(ForgeError::CapacityExceeded {
+                        what: what(),
+                        requested: bytes,
+                        capacity: self.capacity,
+                        in_use: current,
+                    })
+                }
+            };
+            match self.in_use.compare_exchange_weak(
+                current,
+                next,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => {
+                    return Ok(Reservation {
+                        bytes,
+                        in_use: Arc::clone(&self.in_use),
+                    })
+                }
+                Err(actual) => current = actual,
+            }
+        }
+    }
+}
+
+/// Bytes held against a [`MemoryBudget`]; given back when dropped.
+#[derive(Debug)]
+pub struct Reservation {
+    bytes: u64,
+    in_use: Arc<AtomicU64>,
+}
+
+impl Reservation {
+    /// The reserved bytes.
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+}
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        self.in_use.fetch_sub(self.bytes, Ordering::AcqRel);
+    }
+}
+
+/// A buffer taken from the pool. Give it back with [`BufferPool::release`]; dropping it
+/// instead frees the buffer (and its reservation), which is always safe.
+#[derive(Debug)]
+pub struct Lease {
+    buffer: wgpu::Buffer,
+    usage: wgpu::BufferUsages,
+    _reservation: Option<Reservation>,
+}
+
+impl Lease {
+    /// The wgpu buffer. Its size is the size class, which may exceed what was asked for.
+    pub fn buffer(&self) -> &wgpu::Buffer {
+        &self.buffer
+    }
+
+    /// The buffer's full size.
+    pub fn size(&self) -> u64 {
+        self.buffer.size()
+    }
+}
+
+/// Whether buffers of this usage count against the memory budget.
+fn counts(usage: wgpu::BufferUsages) -> bool {
+    !usage.contains(wgpu::BufferUsages::MAP_READ)
+}
+
+/// Idle buffers kept per (size, usage) key; more are freed on release.
+const MAX_IDLE_PER_KEY: usize = 8;
+
+/// A pool of wgpu buffers keyed by (size class, usage).
+#[derive(Debug)]
+pub struct BufferPool {
+    budget: MemoryBudget,
+    idle: HashMap<(u64, wgpu::BufferUsages), Vec<Lease>>,
+    idle_bytes: u64,
+    created: u64,
+    reused: u64,
+}
+
+impl BufferPool {
+    /// An empty pool that allocates against `budget`.
+    pub fn new(budget: MemoryBudget) -> Self {
+        BufferPool {
+            budget,
+            idle: HashMap::new(),
+            idle_bytes: 0,
+            created: 0,
+            reused: 0,
+        }
+    }
+
+    /// The budget the pool allocates against.
+    pub fn budget(&self) -> &MemoryBudget {
+        &self.budget
+    }
+
+    /// Buffers created so far (pool misses).
+    pub fn created(&self) -> u64 {
+        self.created
+    }
+
+    /// Buffers served from the pool so far.
+    pub fn reused(&self) -> u64 {
+        self.reused
+    }
+
+    /// Bytes held by idle pooled buffers that count against the budget.
+    pub fn idle_bytes(&self) -> u64 {
+        self.idle_bytes
+    }
+
+    /// A buffer of at least `bytes` bytes with `usage`. Contents are unspecified: callers
+    /// overwrite or clear what they bind. `what` names the allocation in errors.
+    pub fn acquire(
+        &mut self,
+        device: &wgpu::Device,
+        bytes: u64,
+        usage: wgpu::BufferUsages,
+        max_buffer_size: u64,
+        what: &dyn Fn() -> String,
+    ) -> Result<Lease> {
+        let exact = align_up(bytes.max(1), COPY_ALIGN);
+        let class = size_class(exact).min(max_buffer_size.max(exact));
+        for size in [class, exact] {
+            if let Some(lease) = self.idle.get_mut(&(size, usage)).and_then(Vec::pop) {
+                if counts(usage) {
+                    self.idle_bytes -= size;
+                }
+                self.reused += 1;
+                return Ok(lease);
+            }
+        }
+        // A class buffer if the budget allows; failing that an exact one, so rounding
+        // never turns a fitting request into an error.
+        let reservation = if counts(usage) {
+            match self.reserve_evicting(class, what) {
+                Ok(r) => Some((class, r)),
+                Err(_) if exact < class => Some((exact, self.reserve_evicting(exact, what)?)),
+                Err(e) => return Err(e),
+            }
+        } else {
+            None
+        };
+        let size = reservation.as_ref().map_or(class, |(s, _)| *s);
+        let buffer = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("forge pooled buffer"),
+            size,
+            usage,
+            mapped_at_creation: false,
+        });
+        self.created += 1;
+        Ok(Lease {
+            buffer,
+            usage,
+            _reservation: reservation.map(|(_, r)| r),
+        })
+    }
+
+    /// Returns a buffer to the pool for later calls.
+    pub fn release(&mut self, lease: Lease) {
+        let key = (lease.size(), lease.usage);
+        let list = self.idle.entry(key).or_default();
+        if list.len() >= MAX_IDLE_PER_KEY {
+            return; // dropped: freed, reservation returned
+        }
+        if counts(lease.usage) {
+            self.idle_bytes += lease.size();
+        }
+        list.push(lease);
+    }
+
+    /// Frees every idle buffer.
+    pub fn clear(&mut self) {
+        self.idle.clear();
+        self.idle_bytes = 0;
+    }
+
+    /// Reserves `bytes`, freeing idle buffers while that would help.
+    pub fn reserve_evicting(
+        &mut self,
+        bytes: u64,
+        what: &dyn Fn() -> String,
+    ) -> Result<Reservation> {
+        loop {
+            match self.budget.reserve(bytes, what) {
+                Ok(r) => return Ok(r),
+                Err(e) => {
+                    if !self.evict_one() {
+                        return Err(e);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Frees the largest idle counted buffer. Returns false when there is none.
+    fn evict_one(&mut self) -> bool {
+        let key = self
+            .idle
+            .iter()
+            .filter(|((_, usage), list)| counts(*usage) && !list.is_empty())
+            .map(|(key, _)| *key)
+            .max_by_key(|(size, _)| *size);
+        let Some(key) = key else { return false };
+        if let Some(lease) = self.idle.get_mut(&key).and_then(Vec::pop) {
+            self.idle_bytes -= lease.size();
+            drop(lease);
+        }
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn size_classes_are_close_and_monotonic() {
+        assert_eq!(size_class(0), 256);
+        assert_eq!(size_class(1), 256);
+        assert_eq!(size_class(256), 256);
+        assert_eq!(size_class(257), 320);
+        assert_eq!(size_class(1024), 1024);
+        assert_eq!(size_class(1025), 1280);
+        assert_eq!(size_class(4_000_012), 4_194_304);
+        let mut last = 0;
+        for bytes in (1..200_000u64).step_by(97) {
+            let c = size_class(bytes);
+            assert!(c >= bytes && c % 4 == 0, "{bytes} -> {c}");
+            assert!(
+                c <= 256 || c * 4 <= bytes * 5 + 16,
+                "{bytes} -> {c} is over 25%"
+            );
+            assert!(c >= last);
+            last = c;
+        }
+    }
+
+    #[test]
+    fn align_up_saturates() {
+        assert_eq!(align_up(5, 4), 8);
+        assert_eq!(align_up(8, 4), 8);
+        assert_eq!(align_up(u64::MAX, 4), !3);
+    }
+
+    #[test]
+    fn budget_reserves_and_releases() {
+        let budget = MemoryBudget::new(100);
+        let a = budget.reserve(60, || "a".into()).expect("fits");
+        assert_eq!(budget.in_use(), 60);
+        let err = budget.reserve(50, || "b".into()).expect_err("over");
+        match err {
+            ForgeError::CapacityExceeded {
+                what,
+                requested,
+                capacity,
+                in_use,
+            } => {
+                assert_eq!(
+                    (what.as_str(), requested, capacity, in_use),
+                    ("b", 50, 100, 60)
+                );
+            }
+            other => panic!("unexpected {other}"),
+        }
+        drop(a);
+        assert_eq!(budget.in_use(), 0);
+        assert!(budget.reserve(u64::MAX, || "huge".into()).is_err());
+    }
+}

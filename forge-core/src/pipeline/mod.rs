@@ -1,1 +1,296 @@
-//! STUB
+//! The pipeline cache: compiles each (kernel, schedule, emission backend) once.
+//!
+//! This module owns [`PipelineCache`] and the compile step behind it:
+//! - the bind group layout is built explicitly from [`Kernel::layout`] (read-only storage
+//!   for `Access::Read`, read_write otherwise) plus, when the call has parameters, the
+//!   `Params` uniform at the next binding number. wgpu's automatic layout is not used, so a
+//!   binding the shader happens not to touch still matches the host's binding list;
+//! - WGSL is handed to wgpu as source; SPIR-V is produced by naga (WGSL in, validate,
+//!   SPIR-V out) and handed to wgpu through its passthrough API, on Vulkan only;
+//! - creation runs inside error scopes, so a shader the driver rejects is a
+//!   [`ForgeError::ShaderCompile`], never a panic.
+
+use crate::context::{error_scope, error_text, Backend};
+use crate::error::{ForgeError, Result};
+use crate::kernel::{Access, Kernel};
+use crate::schedule::Schedule;
+use crate::ForgeRuntime;
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// The entry point every generated kernel uses.
+pub const ENTRY_POINT: &str = "main";
+
+/// What a compiled pipeline is cached by.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct PipelineKey {
+    /// The kernel's name. Names are unique among kernels.
+    pub kernel: &'static str,
+    /// The schedule the source was generated for.
+    pub schedule: Schedule,
+    /// The shader form.
+    pub backend: Backend,
+    /// Whether the layout ends with the `Params` uniform.
+    pub params: bool,
+}
+
+/// A compiled compute pipeline and the bind group layout it was created with.
+#[derive(Debug)]
+pub struct CompiledPipeline {
+    /// The pipeline.
+    pub pipeline: wgpu::ComputePipeline,
+    /// Group 0's layout: the storage bindings, then the uniform if any.
+    pub layout: wgpu::BindGroupLayout,
+}
+
+/// Compiled pipelines, created once per [`PipelineKey`].
+#[derive(Debug, Default)]
+pub struct PipelineCache {
+    map: HashMap<PipelineKey, Arc<CompiledPipeline>>,
+    compiled: u64,
+}
+
+impl PipelineCache {
+    /// Pipelines created so far.
+    pub fn compiled(&self) -> u64 {
+        self.compiled
+    }
+
+    /// Number of cached pipelines.
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    /// Whether nothing is cached.
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+
+    /// The cached pipeline for a key.
+    pub fn get(&self, key: &PipelineKey) -> Option<Arc<CompiledPipeline>> {
+        self.map.get(key).cloned()
+    }
+}
+
+/// naga's validation capabilities for what the device has enabled.
+fn naga_capabilities(features: wgpu::Features) -> naga::valid::Capabilities {
+    use naga::valid::Capabilities as Caps;
+    let mut caps = Caps::default();
+    caps.set(
+        Caps::SHADER_FLOAT16,
+        features.contains(wgpu::Features::SHADER_F16),
+    );
+    caps.set(Caps::SUBGROUP, features.contains(wgpu::Features::SUBGROUP));
+    caps.set(
+        Caps::SUBGROUP_BARRIER,
+        features.contains(wgpu::Features::SUBGROUP_BARRIER),
+    );
+    caps.set(
+        Caps::SHADER_INT64,
+        features.contains(wgpu::Features::SHADER_INT64),
+    );
+    caps
+}
+
+/// Translates WGSL to SPIR-V words with naga: parse, validate against the device's
+/// features, write. Bounds checks match what wgpu applies to WGSL on Vulkan (`Restrict`),
+/// so both forms of a kernel compute the same thing.
+pub fn wgsl_to_spirv(
+    source: &str,
+    features: wgpu::Features,
+) -> std::result::Result<Vec<u32>, String> {
+    use naga::back::spv;
+    let module = naga::front::wgsl::parse_str(source).map_err(|e| e.emit_to_string(source))?;
+    let mut validator = naga::valid::Validator::new(
+        naga::valid::ValidationFlags::all(),
+        naga_capabilities(features),
+    );
+    let info = validator
+        .validate(&module)
+        .map_err(|e| e.emit_to_string(source))?;
+    let policy = naga::proc::BoundsCheckPolicy::Restrict;
+    let options = spv::Options {
+        // 1.3 carries the subgroup operations; every Vulkan 1.1 driver takes it.
+        lang_version: if features.contains(wgpu::Features::SUBGROUP) {
+            (1, 3)
+        } else {
+            (1, 0)
+        },
+        flags: spv::WriterFlags::empty(),
+        fake_missing_bindings: true,
+        bounds_check_policies: naga::proc::BoundsCheckPolicies {
+            index: policy,
+            buffer: policy,
+            image_load: policy,
+            binding_array: naga::proc::BoundsCheckPolicy::Unchecked,
+        },
+        ..spv::Options::default()
+    };
+    let pipeline_options = spv::PipelineOptions {
+        shader_stage: naga::ShaderStage::Compute,
+        entry_point: ENTRY_POINT.to_string(),
+    };
+    spv::write_vec(&module, &info, &options, Some(&pipeline_options)).map_err(|e| e.to_string())
+}
+
+impl ForgeRuntime {
+    /// The compiled pipeline for `kernel` at `schedule` with the runtime's emission backend,
+    /// compiling it on first use. `params` says whether the layout ends with the uniform.
+    pub fn pipeline(
+        &mut self,
+        kernel: &dyn Kernel,
+        schedule: &Schedule,
+        params: bool,
+    ) -> Result<Arc<CompiledPipeline>> {
+        let key = PipelineKey {
+            kernel: kernel.name(),
+            schedule: *schedule,
+            backend: self.emission,
+            params,
+        };
+        if let Some(hit) = self.pipelines.get(&key) {
+            return Ok(hit);
+        }
+        self.check_lost()?;
+        let compiled = Arc::new(self.compile(kernel, schedule, params)?);
+        self.pipelines.map.insert(key, Arc::clone(&compiled));
+        self.pipelines.compiled += 1;
+        Ok(compiled)
+    }
+
+    fn compile(
+        &self,
+        kernel: &dyn Kernel,
+        schedule: &Schedule,
+        params: bool,
+    ) -> Result<CompiledPipeline> {
+        let name = kernel.name();
+        let backend = self.emission;
+        let compile_error = |message: String| ForgeError::ShaderCompile {
+            kernel: name,
+            backend: backend.to_string(),
+            message,
+        };
+        let source = kernel.wgsl(schedule);
+
+        let mut entries: Vec<wgpu::BindGroupLayoutEntry> = kernel
+            .layout()
+            .iter()
+            .map(|b| wgpu::BindGroupLayoutEntry {
+                binding: b.binding,
+                visibility: wgpu::ShaderStages::COMPUTE,
+                ty: wgpu::BindingType::Buffer {
+                    ty: wgpu::BufferBindingType::Storage {
+                        read_only: b.access == Access::Read,
+                    },
+                    has_dynamic_offset: false,
+                    min_binding_size: None,
+                },
+                count: None,
+            })
+            .collect();
+        if params {
+            entries.push(wgpu::BindGroupLayoutEntry {
+                binding: kernel.layout().len() as u32,
+                visibility: wgpu::ShaderStages::COMPUTE,
+                ty: wgpu::BindingType::Buffer {
+                    ty: wgpu::BufferBindingType::Uniform,
+                    has_dynamic_offset: false,
+                    min_binding_size: None,
+                },
+                count: None,
+            });
+        }
+
+        // SPIR-V is translated before touching the device: a naga error is clearer than the
+        // driver's, and passthrough bypasses wgpu's own validation.
+        let spirv = match backend {
+            Backend::Wgsl => None,
+            Backend::Spirv => {
+                if !self.features.contains(wgpu::Features::PASSTHROUGH_SHADERS)
+                    || self.info.backend != wgpu::Backend::Vulkan
+                {
+                    return Err(compile_error(format!(
+                        "SPIR-V runs through wgpu's passthrough, which needs a Vulkan adapter with \
+                         PASSTHROUGH_SHADERS; `{}` ({:?}) does not offer it; use the `wgsl` backend",
+                        self.info.name, self.info.backend
+                    )));
+                }
+                Some(wgsl_to_spirv(&source, self.features).map_err(&compile_error)?)
+            }
+        };
+
+        let device = &self.device;
+        let ((layout, module), err) = error_scope(device, || {
+            let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+                label: Some(name),
+                entries: &entries,
+            });
+            let module = match &spirv {
+                None => device.create_shader_module(wgpu::ShaderModuleDescriptor {
+                    label: Some(name),
+                    source: wgpu::ShaderSource::Wgsl(Cow::Borrowed(&source)),
+                }),
+                Some(words) => {
+                    let desc = wgpu::ShaderModuleDescriptorPassthrough {
+                        label: Some(name),
+                        entry_points: Cow::Owned(vec![wgpu::PassthroughShaderEntryPoint {
+                            name: Cow::Borrowed(ENTRY_POINT),
+                            workgroup_size: (schedule.workgroup, 1, 1),
+                        }]),
+                        spirv: Some(Cow::Borrowed(words.as_slice())),
+                        ..Default::default()
+                    };
+                    // SAFETY: the words are naga's output for a module naga validated, with
+                    // bounds checks on; the layout below matches its bindings.
+                    unsafe { device.create_shader_module_passthrough(desc) }
+                }
+            };
+            (layout, module)
+        });
+        if let Some(e) = err {
+            return Err(self.explain(compile_error(error_text(&e))));
+        }
+
+        let (pipeline, err) = error_scope(device, || {
+            let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+                label: Some(name),
+                bind_group_layouts: &[Some(&layout)],
+                immediate_size: 0,
+            });
+            device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: Some(name),
+                layout: Some(&pipeline_layout),
+                module: &module,
+                entry_point: Some(ENTRY_POINT),
+                compilation_options: wgpu::PipelineCompilationOptions::default(),
+                cache: None,
+            })
+        });
+        if let Some(e) = err {
+            return Err(self.explain(compile_error(error_text(&e))));
+        }
+        self.check_lost()?;
+        tracing::debug!(kernel = name, %schedule, %backend, "compiled pipeline");
+        Ok(CompiledPipeline { pipeline, layout })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spirv_translation_succeeds_and_reports_errors() {
+        let ok = "@group(0) @binding(0) var<storage, read_write> y: array<f32>;\n\
+                  @compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3<u32>) {\n\
+                  if g.x < arrayLength(&y) { y[g.x] = 1.0; } }";
+        let words = wgsl_to_spirv(ok, wgpu::Features::empty()).expect("valid WGSL translates");
+        assert_eq!(words.first(), Some(&0x0723_0203), "SPIR-V magic number");
+
+        let bad = "fn main() { let x: u32 = 1.5; }";
+        let err = wgsl_to_spirv(bad, wgpu::Features::empty()).expect_err("invalid WGSL");
+        assert!(!err.is_empty());
+    }
+}
