@@ -383,3 +383,45 @@ fn generated_items_describe_the_kernel() {
     let s = Schedule { workgroup: 128, items: 1, vector: 1 };
     assert!(block_sum::wgsl(&s).contains("const WG: u32 = 128u;"));
 }
+
+// ---- atomics: workgroup and storage ----------------------------------------------------------
+
+/// A histogram: per-workgroup counts in atomic workgroup memory, merged into an atomic binding.
+#[forge_kernel(workgroup = 64, threads = n)]
+pub fn histogram(x: &[u32; n], bins: &mut [Atomic<u32>; 16], #[out] maxes: &mut [Atomic<i32>; 1], n: u32) {
+    #[shared]
+    let mut local = [0u32; 16];
+    let i = global_index();
+    if i < n {
+        local[x[i] % 16].fetch_add(1);
+        maxes[0].fetch_max(x[i] as i32 - 500);
+    }
+    workgroup_barrier();
+    let lid = local_index();
+    if lid < 16 {
+        let c = local[lid].load();
+        bins[lid].fetch_add(c);
+    }
+}
+
+#[test]
+fn atomics_in_workgroup_memory_and_bindings() {
+    let mut rng = ChaCha8Rng::seed_from_u64(5);
+    let n = 64 * 20 + 3;
+    let x: Vec<u32> = (0..n).map(|_| rng.gen_range(0..1000)).collect();
+    let mut reference = vec![5u32; 16];
+    for v in &x {
+        reference[(*v % 16) as usize] += 1;
+    }
+    let ref_max = x.iter().map(|v| *v as i32 - 500).max().unwrap();
+    let mut rt = rt();
+    let mut gpu = vec![5u32; 16];
+    let gmax = rt.histogram(&x, &mut gpu, n as u32).unwrap();
+    let mut cpu = vec![5u32; 16];
+    let cmax = histogram::cpu(&x, &mut cpu, n as u32).unwrap();
+    assert_eq!(cpu, reference);
+    assert_eq!(gpu, reference);
+    // Outputs start zeroed, so the max includes 0.
+    assert_eq!(cmax, vec![ref_max.max(0)]);
+    assert_eq!(gmax, cmax);
+}

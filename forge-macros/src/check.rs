@@ -25,13 +25,20 @@ pub fn check(cx: &Ctxt, k: &Kernel<'_>) {
     cases_name_scalars(cx, k);
     no_f16_yet(cx, k);
     array_values_only_in_let(cx, k);
+    atomic_store_is_a_statement(cx, k);
+    atomic_arrays_only_atomically(cx, k);
     uniformity::barriers_uniform(cx, k);
 }
 
 fn assigned_bindings(k: &Kernel<'_>) -> Vec<(usize, Span)> {
     let mut out = Vec::new();
     walk_stmts(&k.body, &mut |s| {
-        if let Stmt::Assign { place: Place::Binding(b, _), span, .. } = s {
+        if let Stmt::Assign {
+            place: Place::Binding(b, _),
+            span,
+            ..
+        } = s
+        {
             out.push((*b, *span));
         }
     });
@@ -98,14 +105,24 @@ fn workgroup_size(cx: &Ctxt, k: &Kernel<'_>) {
         );
     }
     let span = k.options.tune_span.unwrap_or(k.options.workgroup_span);
-    let lists = [("workgroup", &k.options.tune_workgroup), ("items", &k.options.tune_items), ("vector", &k.options.tune_vector)];
+    let lists = [
+        ("workgroup", &k.options.tune_workgroup),
+        ("items", &k.options.tune_items),
+        ("vector", &k.options.tune_vector),
+    ];
     for (name, list) in lists {
         if list.contains(&0) {
-            cx.error(span, format!("`tune({name} = ..)` contains 0; every value must be at least 1"));
+            cx.error(
+                span,
+                format!("`tune({name} = ..)` contains 0; every value must be at least 1"),
+            );
         }
     }
     if k.options.tune_workgroup.iter().any(|w| *w > 1024) {
-        cx.error(span, "`tune(workgroup = ..)` has a value over 1024, which no adapter supports");
+        cx.error(
+            span,
+            "`tune(workgroup = ..)` has a value over 1024, which no adapter supports",
+        );
     }
 }
 
@@ -223,7 +240,12 @@ fn workgroup_memory_limit(cx: &Ctxt, k: &Kernel<'_>) {
 /// ignored, so it is rejected.
 fn workgroup_memory_zeroed(cx: &Ctxt, k: &Kernel<'_>) {
     walk_stmts(&k.body, &mut |s| {
-        if let Stmt::Let { local, init: Some(e), .. } = s {
+        if let Stmt::Let {
+            local,
+            init: Some(e),
+            ..
+        } = s
+        {
             if !k.locals[*local].shared {
                 return;
             }
@@ -268,13 +290,25 @@ fn cases_name_scalars(cx: &Ctxt, k: &Kernel<'_>) {
     for case in &k.options.cases {
         for (id, _) in case {
             if !k.scalars.iter().any(|s| *id == s.name) {
-                cx.error(id.span(), format!("`case` names `{id}`, which is not a scalar parameter of this kernel"));
+                cx.error(
+                    id.span(),
+                    format!("`case` names `{id}`, which is not a scalar parameter of this kernel"),
+                );
             }
         }
         for s in &k.scalars {
             if !case.iter().any(|(id, _)| *id == s.name) {
-                let span = case.first().map(|(id, _)| id.span()).unwrap_or(k.func.sig.ident.span());
-                cx.error(span, format!("this `case` does not give `{}`; every scalar parameter needs a value", s.name));
+                let span = case
+                    .first()
+                    .map(|(id, _)| id.span())
+                    .unwrap_or(k.func.sig.ident.span());
+                cx.error(
+                    span,
+                    format!(
+                        "this `case` does not give `{}`; every scalar parameter needs a value",
+                        s.name
+                    ),
+                );
             }
         }
     }
@@ -284,7 +318,10 @@ fn cases_name_scalars(cx: &Ctxt, k: &Kernel<'_>) {
 fn no_f16_yet(cx: &Ctxt, k: &Kernel<'_>) {
     for b in &k.bindings {
         if b.elem == Scalar::F16 {
-            cx.error(b.elem_span, "`f16` bindings are not supported yet; use `f32`");
+            cx.error(
+                b.elem_span,
+                "`f16` bindings are not supported yet; use `f32`",
+            );
         }
     }
     for l in &k.locals {
@@ -301,14 +338,75 @@ fn array_values_only_in_let(cx: &Ctxt, k: &Kernel<'_>) {
         let mut first = true;
         walk_expr(e, &mut |x| {
             let top = std::mem::take(&mut first);
-            if matches!(x.kind, ExprKind::ArrayRepeat(_) | ExprKind::ArrayList(_)) && !(top && top_ok) {
-                cx.error(x.span, "array values can only initialise a `let`; declare the array first");
+            if matches!(x.kind, ExprKind::ArrayRepeat(_) | ExprKind::ArrayList(_))
+                && !(top && top_ok)
+            {
+                cx.error(
+                    x.span,
+                    "array values can only initialise a `let`; declare the array first",
+                );
             }
         });
     };
     walk_stmts(&k.body, &mut |s| match s {
         Stmt::Let { init: Some(e), .. } => check_expr(e, true),
         _ => stmt_exprs(s, &mut |e| check_expr(e, false)),
+    });
+}
+
+/// `x[i].store(v)` gives no value, so it must stand alone as a statement.
+fn atomic_store_is_a_statement(cx: &Ctxt, k: &Kernel<'_>) {
+    walk_stmts(&k.body, &mut |s| {
+        let top = match s {
+            Stmt::Eval { expr, .. } => Some(expr as *const Expr),
+            _ => None,
+        };
+        stmt_exprs(s, &mut |e| {
+            walk_expr(e, &mut |x| {
+                if let ExprKind::Atomic {
+                    op: AtomicOp::Store,
+                    ..
+                } = x.kind
+                {
+                    if top != Some(x as *const Expr) {
+                        cx.error(
+                            x.span,
+                            "`store` gives no value; write it as a statement: `a[i].store(v);`",
+                        );
+                    }
+                }
+            })
+        });
+    });
+}
+
+/// A workgroup array used atomically is made of atomics: every access must be atomic.
+fn atomic_arrays_only_atomically(cx: &Ctxt, k: &Kernel<'_>) {
+    let plain = |id: LocalId, span: Span| {
+        let l = &k.locals[id];
+        if l.atomic {
+            cx.error(
+                span,
+                format!("`{}` is used atomically elsewhere, so every access must be atomic; read it with `{}[i].load()` and write it with `{}[i].store(v)`", l.name, l.name, l.name),
+            );
+        }
+    };
+    walk_stmts(&k.body, &mut |s| {
+        if let Stmt::Assign {
+            place: Place::LocalIndex(id, _) | Place::Local(id),
+            span,
+            ..
+        } = s
+        {
+            plain(*id, *span);
+        }
+        stmt_exprs(s, &mut |e| {
+            walk_expr(e, &mut |x| {
+                if let ExprKind::Local(id) = x.kind {
+                    plain(id, x.span);
+                }
+            })
+        });
     });
 }
 
@@ -336,7 +434,7 @@ pub mod uniformity {
     pub fn expr_uniform(e: &Expr, nonuniform: &[bool]) -> bool {
         let mut ok = true;
         walk_expr(e, &mut |x| match &x.kind {
-            ExprKind::LoadBinding(..) => ok = false,
+            ExprKind::LoadBinding(..) | ExprKind::Atomic { .. } => ok = false,
             ExprKind::Local(id) if nonuniform[*id] => ok = false,
             ExprKind::Builtin(b) | ExprKind::BuiltinComponent(b, _) if !b.uniform() => ok = false,
             _ => {}
@@ -376,7 +474,10 @@ pub mod uniformity {
             let ctrl = ctrl.or(self.returned_divergently);
             match s {
                 Stmt::Let { local, init, .. } => {
-                    if ctrl.is_some() || init.as_ref().is_some_and(|e| !self.uni(e)) || self.k.locals[*local].shared {
+                    if ctrl.is_some()
+                        || init.as_ref().is_some_and(|e| !self.uni(e))
+                        || self.k.locals[*local].shared
+                    {
                         self.mark(*local);
                     }
                 }
@@ -392,24 +493,43 @@ pub mod uniformity {
                         }
                     }
                 }
-                Stmt::If { cond, then, els, .. } => {
+                Stmt::If {
+                    cond, then, els, ..
+                } => {
                     let inner = ctrl.or((!self.uni(cond)).then_some(cond.span));
                     self.block(then, inner);
                     if let Some(e) = els {
                         self.block(e, inner);
                     }
                 }
-                Stmt::For { var, start, end, body, id, span, .. } => {
+                Stmt::For {
+                    var,
+                    start,
+                    end,
+                    body,
+                    id,
+                    span,
+                    ..
+                } => {
                     let bounds = self.uni(start) && self.uni(end);
                     if ctrl.is_some() || !bounds {
                         self.mark(*var);
                     }
-                    let inner = ctrl.or((!bounds).then_some(start.span)).or(self.loop_divergent[*id].then_some(*span));
+                    let inner = ctrl
+                        .or((!bounds).then_some(start.span))
+                        .or(self.loop_divergent[*id].then_some(*span));
                     self.block(body, inner);
                 }
-                Stmt::While { cond, body, id, span } => {
+                Stmt::While {
+                    cond,
+                    body,
+                    id,
+                    span,
+                } => {
                     // The condition is evaluated after the body too: iterate for its locals.
-                    let inner = ctrl.or((!self.uni(cond)).then_some(cond.span)).or(self.loop_divergent[*id].then_some(*span));
+                    let inner = ctrl
+                        .or((!self.uni(cond)).then_some(cond.span))
+                        .or(self.loop_divergent[*id].then_some(*span));
                     self.block(body, inner);
                     let inner = inner.or((!self.uni(cond)).then_some(cond.span));
                     self.block(body, inner);
@@ -430,6 +550,7 @@ pub mod uniformity {
                         self.returned_divergently = Some(*span);
                     }
                 }
+                Stmt::Eval { .. } => {}
                 Stmt::Barrier { kind, span } => {
                     if let (Some(errors), Some(why)) = (&mut self.errors, ctrl) {
                         let name = match kind {
@@ -463,7 +584,9 @@ pub mod uniformity {
             st.returned_divergently = None;
             st.block(&k.body, None);
         }
-        Analysis { nonuniform: st.nonuniform }
+        Analysis {
+            nonuniform: st.nonuniform,
+        }
     }
 
     /// A barrier in non-uniform control flow.

@@ -30,6 +30,10 @@ impl Ctxt {
 
     /// All errors as `compile_error!` invocations.
     pub fn to_compile_errors(&self) -> TokenStream {
-        self.errors.borrow().iter().map(syn::Error::to_compile_error).collect()
+        self.errors
+            .borrow()
+            .iter()
+            .map(syn::Error::to_compile_error)
+            .collect()
     }
 }

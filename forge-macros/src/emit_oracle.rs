@@ -49,7 +49,12 @@ pub fn local_ident(l: &Local) -> Ident {
 
 impl<'k> Oracle<'k> {
     pub fn new(k: &'k Kernel<'k>, p: &'k Paths) -> Self {
-        let mut o = Oracle { k, p, storage: vec![Storage::Plain; k.locals.len()], uniform_loops: Vec::new() };
+        let mut o = Oracle {
+            k,
+            p,
+            storage: vec![Storage::Plain; k.locals.len()],
+            uniform_loops: Vec::new(),
+        };
         if k.body.iter().any(contains_barrier) {
             o.classify(&k.body);
         }
@@ -60,7 +65,9 @@ impl<'k> Oracle<'k> {
     fn classify(&mut self, b: &Block) {
         for s in b {
             match s {
-                Stmt::Let { local, .. } if !self.k.locals[*local].shared => self.storage[*local] = Storage::Lane,
+                Stmt::Let { local, .. } if !self.k.locals[*local].shared => {
+                    self.storage[*local] = Storage::Lane
+                }
                 s if contains_barrier(s) => match s {
                     Stmt::If { then, els, .. } => {
                         self.classify(then);
@@ -68,7 +75,9 @@ impl<'k> Oracle<'k> {
                             self.classify(e);
                         }
                     }
-                    Stmt::For { body, .. } | Stmt::While { body, .. } | Stmt::Loop { body, .. } => self.classify(body),
+                    Stmt::For { body, .. } | Stmt::While { body, .. } | Stmt::Loop { body, .. } => {
+                        self.classify(body)
+                    }
                     _ => {}
                 },
                 _ => {}
@@ -122,7 +131,11 @@ impl<'k> Oracle<'k> {
         let oracle = self.p.oracle();
         let schedule = self.p.schedule();
         let params = self.params();
-        let scalar_names: Vec<Ident> = k.scalars.iter().map(|s| format_ident!("{}", s.name)).collect();
+        let scalar_names: Vec<Ident> = k
+            .scalars
+            .iter()
+            .map(|s| format_ident!("{}", s.name))
+            .collect();
         let mut setup = TokenStream::new();
         let mut refill = TokenStream::new();
         for l in k.locals.iter().filter(|l| l.shared) {
@@ -139,7 +152,9 @@ impl<'k> Oracle<'k> {
                 let id = local_ident(l);
                 let t = self.ty(&l.ty);
                 let z = self.zero(&l.ty);
-                setup.extend(quote!(let mut #id: ::std::vec::Vec<#t> = ::std::vec![#z; __fg_wg as usize];));
+                setup.extend(
+                    quote!(let mut #id: ::std::vec::Vec<#t> = ::std::vec![#z; __fg_wg as usize];),
+                );
             }
         }
         let body = self.uniform_block(&k.body);
@@ -228,20 +243,40 @@ impl<'k> Oracle<'k> {
 
     fn uniform_stmt(&mut self, s: &Stmt) -> TokenStream {
         match s {
-            Stmt::If { cond, then, els, .. } => {
+            Stmt::If {
+                cond, then, els, ..
+            } => {
                 let c = self.uniform_value(cond, "an `if` condition");
                 let t = self.uniform_block(then);
-                let e = els.as_ref().map(|e| self.uniform_block(e)).unwrap_or_default();
+                let e = els
+                    .as_ref()
+                    .map(|e| self.uniform_block(e))
+                    .unwrap_or_default();
                 quote!(if #c { #t } else { #e })
             }
-            Stmt::For { var, start, end, inclusive, body, id, .. } => {
-                let (s0, e0) = (self.uniform_value(start, "a loop bound"), self.uniform_value(end, "a loop bound"));
+            Stmt::For {
+                var,
+                start,
+                end,
+                inclusive,
+                body,
+                id,
+                ..
+            } => {
+                let (s0, e0) = (
+                    self.uniform_value(start, "a loop bound"),
+                    self.uniform_value(end, "a loop bound"),
+                );
                 let v = local_ident(&self.k.locals[*var]);
                 let label = loop_label(*id);
                 self.uniform_loops.push(*id);
                 let b = self.uniform_block(body);
                 self.uniform_loops.pop();
-                let range = if *inclusive { quote!((#s0)..=(#e0)) } else { quote!((#s0)..(#e0)) };
+                let range = if *inclusive {
+                    quote!((#s0)..=(#e0))
+                } else {
+                    quote!((#s0)..(#e0))
+                };
                 quote!(#label: for #v in #range { #b })
             }
             Stmt::While { cond, body, id, .. } => {
@@ -277,7 +312,10 @@ impl<'k> Oracle<'k> {
         let mut exits = TokenStream::new();
         for &l in &self.uniform_loops {
             let label = loop_label(l);
-            let (b, c) = (Literal::u32_unsuffixed(2 + 2 * l as u32), Literal::u32_unsuffixed(3 + 2 * l as u32));
+            let (b, c) = (
+                Literal::u32_unsuffixed(2 + 2 * l as u32),
+                Literal::u32_unsuffixed(3 + 2 * l as u32),
+            );
             exits.extend(quote!(Some(#b) => break #label, Some(#c) => continue #label,));
         }
         quote! {{
@@ -315,7 +353,9 @@ impl<'k> Oracle<'k> {
                     None => self.zero(&l.ty),
                     Some(e) => match &e.kind {
                         ExprKind::ArrayRepeat(v) => {
-                            let Ty::Array(_, len) = &l.ty else { return TokenStream::new() };
+                            let Ty::Array(_, len) = &l.ty else {
+                                return TokenStream::new();
+                            };
                             self.repeat(&self.expr(v), len)
                         }
                         ExprKind::ArrayList(items) => {
@@ -331,8 +371,12 @@ impl<'k> Oracle<'k> {
                     Storage::Lane => quote!(#id[__fg_lane as usize] = #v;),
                 }
             }
-            Stmt::Assign { place, op, value, .. } => self.assign(place, *op, value),
-            Stmt::If { cond, then, els, .. } => {
+            Stmt::Assign {
+                place, op, value, ..
+            } => self.assign(place, *op, value),
+            Stmt::If {
+                cond, then, els, ..
+            } => {
                 let c = self.expr(cond);
                 let t = self.block(then);
                 match els {
@@ -343,7 +387,15 @@ impl<'k> Oracle<'k> {
                     }
                 }
             }
-            Stmt::For { var, start, end, inclusive, body, id, .. } => {
+            Stmt::For {
+                var,
+                start,
+                end,
+                inclusive,
+                body,
+                id,
+                ..
+            } => {
                 let v = local_ident(&self.k.locals[*var]);
                 let (s0, e0) = (self.expr(start), self.expr(end));
                 let label = loop_label(*id);
@@ -385,6 +437,10 @@ impl<'k> Oracle<'k> {
             }
             Stmt::Return { .. } => quote!(break '__fg_r 1u32;),
             Stmt::Barrier { .. } => TokenStream::new(),
+            Stmt::Eval { expr, .. } => {
+                let e = self.expr(expr);
+                quote!(let _ = #e;)
+            }
         }
     }
 
@@ -550,7 +606,9 @@ impl<'k> Oracle<'k> {
             ExprKind::BuiltinComponent(b, c) => {
                 let c = *c as usize;
                 match (b, c) {
-                    (Builtin::GlobalId, 0) => quote!(__fg_wid[0].wrapping_mul(__fg_wg).wrapping_add(__fg_lane)),
+                    (Builtin::GlobalId, 0) => {
+                        quote!(__fg_wid[0].wrapping_mul(__fg_wg).wrapping_add(__fg_lane))
+                    }
                     (Builtin::GlobalId, _) => quote!(__fg_wid[#c]),
                     (Builtin::LocalId, 0) => quote!(__fg_lane),
                     (Builtin::LocalId, _) => quote!(0u32),
@@ -588,7 +646,9 @@ impl<'k> Oracle<'k> {
             }
             ExprKind::Cast(a) => {
                 let inner = self.expr(a);
-                let (Some(from), Some(to)) = (a.ty.scalar(), e.ty.scalar()) else { return inner };
+                let (Some(from), Some(to)) = (a.ty.scalar(), e.ty.scalar()) else {
+                    return inner;
+                };
                 match (from, to) {
                     _ if from == to => inner,
                     (Scalar::F32, Scalar::I32) => quote!(#oracle::f32_to_i32(#inner)),
@@ -612,7 +672,58 @@ impl<'k> Oracle<'k> {
                 let items: Vec<_> = items.iter().map(|i| self.expr(i)).collect();
                 quote!([#(#items),*])
             }
+            ExprKind::Atomic {
+                op,
+                target,
+                index,
+                args,
+            } => self.atomic(*op, *target, index, args),
         }
+    }
+
+    /// Invocations run one at a time, so an atomic is a plain read-modify-write.
+    fn atomic(
+        &self,
+        op: AtomicOp,
+        target: AtomicTarget,
+        index: &Expr,
+        args: &[Expr],
+    ) -> TokenStream {
+        let (place, name) = match target {
+            AtomicTarget::Binding(b) => {
+                let n = &self.k.bindings[b].name;
+                (format_ident!("{}", n), n.clone())
+            }
+            AtomicTarget::Shared(l) => (
+                local_ident(&self.k.locals[l]),
+                self.k.locals[l].name.clone(),
+            ),
+        };
+        let chk = self.checked_index(&name, index, quote!(#place.len()));
+        let arg = args.first().map(|a| self.expr(a)).unwrap_or(quote!(()));
+        let new = match op {
+            AtomicOp::Add => quote!(__fg_old.wrapping_add(__fg_a)),
+            AtomicOp::Sub => quote!(__fg_old.wrapping_sub(__fg_a)),
+            AtomicOp::Max => quote!(__fg_old.max(__fg_a)),
+            AtomicOp::Min => quote!(__fg_old.min(__fg_a)),
+            AtomicOp::And => quote!((__fg_old & __fg_a)),
+            AtomicOp::Or => quote!((__fg_old | __fg_a)),
+            AtomicOp::Xor => quote!((__fg_old ^ __fg_a)),
+            AtomicOp::Swap | AtomicOp::Store => quote!(__fg_a),
+            AtomicOp::Load => quote!(__fg_old),
+        };
+        let result = if op == AtomicOp::Store {
+            quote!(())
+        } else {
+            quote!(__fg_old)
+        };
+        quote!({
+            let __fg_a = #arg;
+            let __fg_i: usize = #chk;
+            let __fg_old = #place[__fg_i];
+            #place[__fg_i] = #new;
+            #result
+        })
     }
 
     /// An array expression as a place to index, and its name for error messages.

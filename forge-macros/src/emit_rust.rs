@@ -17,7 +17,7 @@ pub fn schedule_header(wg: u32, items: u32, vec: u32) -> String {
 fn len_rust(e: &LenExpr, k: &Kernel<'_>, module: &TokenStream, threads: bool) -> TokenStream {
     let go = |x: &LenExpr| len_rust(x, k, module, threads);
     match e {
-        LenExpr::Lit(v, _) => {
+        LenExpr::Lit(v) => {
             if threads {
                 let v = Literal::u64_suffixed(*v);
                 quote!(#module::val(#v))
@@ -26,7 +26,7 @@ fn len_rust(e: &LenExpr, k: &Kernel<'_>, module: &TokenStream, threads: bool) ->
                 quote!(#module::val(#v))
             }
         }
-        LenExpr::Param(i, _) => {
+        LenExpr::Param(i) => {
             let id = format_ident!("{}", k.scalars[*i].name);
             if threads {
                 quote!(#module::val(#id as u32 as u64))
@@ -64,13 +64,16 @@ fn len_rust(e: &LenExpr, k: &Kernel<'_>, module: &TokenStream, threads: bool) ->
 }
 
 fn camel(name: &str) -> String {
-    name.split('_').filter(|p| !p.is_empty()).map(|p| {
-        let mut c = p.chars();
-        match c.next() {
-            Some(f) => f.to_uppercase().collect::<String>() + c.as_str(),
-            None => String::new(),
-        }
-    }).collect()
+    name.split('_')
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            let mut c = p.chars();
+            match c.next() {
+                Some(f) => f.to_uppercase().collect::<String>() + c.as_str(),
+                None => String::new(),
+            }
+        })
+        .collect()
 }
 
 fn elem_tokens(p: &Paths, s: Scalar, atomic: bool) -> TokenStream {
@@ -98,16 +101,34 @@ pub fn emit(k: &Kernel<'_>, wgsl: &Wgsl) -> TokenStream {
     let vis = &k.func.vis;
     let fn_name = &k.func.sig.ident;
     let name_str = &k.name;
-    let docs: Vec<&syn::Attribute> = k.func.attrs.iter().filter(|a| a.path().is_ident("doc")).collect();
+    let docs: Vec<&syn::Attribute> = k
+        .func
+        .attrs
+        .iter()
+        .filter(|a| a.path().is_ident("doc"))
+        .collect();
     let (wg, items, vec) = k.default_schedule();
-    let full_wgsl = format!("{}{}{}", wgsl.directives, schedule_header(wg, items, vec), wgsl.body);
+    let full_wgsl = format!(
+        "{}{}{}",
+        wgsl.directives,
+        schedule_header(wg, items, vec),
+        wgsl.body
+    );
     let directives = &wgsl.directives;
     let body = &wgsl.body;
 
     // ---- parameters, in the several orders the items need ----
-    let scalar_ids: Vec<Ident> = k.scalars.iter().map(|s| format_ident!("{}", s.name)).collect();
+    let scalar_ids: Vec<Ident> = k
+        .scalars
+        .iter()
+        .map(|s| format_ident!("{}", s.name))
+        .collect();
     let scalar_tys: Vec<TokenStream> = k.scalars.iter().map(|s| rust_scalar(s.ty)).collect();
-    let binding_ids: Vec<Ident> = k.bindings.iter().map(|b| format_ident!("{}", b.name)).collect();
+    let binding_ids: Vec<Ident> = k
+        .bindings
+        .iter()
+        .map(|b| format_ident!("{}", b.name))
+        .collect();
     let elem_tys: Vec<TokenStream> = k.bindings.iter().map(|b| rust_scalar(b.elem)).collect();
     let nb = k.bindings.len();
 
@@ -143,7 +164,9 @@ pub fn emit(k: &Kernel<'_>, wgsl: &Wgsl) -> TokenStream {
         }
     }
 
-    let outs: Vec<usize> = (0..nb).filter(|i| k.bindings[*i].access == Access::Out).collect();
+    let outs: Vec<usize> = (0..nb)
+        .filter(|i| k.bindings[*i].access == Access::Out)
+        .collect();
     let out_ids: Vec<&Ident> = outs.iter().map(|i| &binding_ids[*i]).collect();
     let out_tys: Vec<&TokenStream> = outs.iter().map(|i| &elem_tys[*i]).collect();
     let out_ty = match out_tys.len() {
@@ -209,7 +232,10 @@ pub fn emit(k: &Kernel<'_>, wgsl: &Wgsl) -> TokenStream {
         .collect();
     let threads_module = quote!(#oracle_mod::threads);
     let threads_text = k.threads_text();
-    let threads_expr = k.threads_len().map(|t| len_rust(t, k, &threads_module, true)).unwrap_or(quote!(Ok(1u32)));
+    let threads_expr = k
+        .threads_len()
+        .map(|t| len_rust(t, k, &threads_module, true))
+        .unwrap_or(quote!(Ok(1u32)));
 
     // Length checks of the slices a call passes.
     let mut checks = Vec::new();
@@ -244,10 +270,18 @@ pub fn emit(k: &Kernel<'_>, wgsl: &Wgsl) -> TokenStream {
             }
         })
         .collect();
-    let checks_no_out: Vec<&TokenStream> =
-        checks.iter().zip(&k.bindings).filter(|(_, b)| b.access != Access::Out).map(|(c, _)| c).collect();
-    let checks_out: Vec<&TokenStream> =
-        checks.iter().zip(&k.bindings).filter(|(_, b)| b.access == Access::Out).map(|(c, _)| c).collect();
+    let checks_no_out: Vec<&TokenStream> = checks
+        .iter()
+        .zip(&k.bindings)
+        .filter(|(_, b)| b.access != Access::Out)
+        .map(|(c, _)| c)
+        .collect();
+    let checks_out: Vec<&TokenStream> = checks
+        .iter()
+        .zip(&k.bindings)
+        .filter(|(_, b)| b.access == Access::Out)
+        .map(|(c, _)| c)
+        .collect();
 
     // ---- host arguments for the GPU launch ----
     let host_args: Vec<TokenStream> = k
@@ -259,7 +293,9 @@ pub fn emit(k: &Kernel<'_>, wgsl: &Wgsl) -> TokenStream {
             match b.access {
                 Access::Read => quote!(#host_arg::In(#bytemuck::cast_slice(#id))),
                 Access::ReadWrite => quote!(#host_arg::InOut(#bytemuck::cast_slice_mut(#id))),
-                Access::Out => quote!(#host_arg::Out((__fg_lens[#i] * ::core::mem::size_of::<#t>()) as u64)),
+                Access::Out => {
+                    quote!(#host_arg::Out((__fg_lens[#i] * ::core::mem::size_of::<#t>()) as u64))
+                }
             }
         })
         .collect();
@@ -307,7 +343,9 @@ pub fn emit(k: &Kernel<'_>, wgsl: &Wgsl) -> TokenStream {
         let (id, t, n) = (&binding_ids[i], &elem_tys[i], &b.name);
         let elem = elem_tokens(&p, b.elem, b.atomic);
         match b.access {
-            Access::Read => dyn_setup.push(quote!(let #id: &[#t] = #oracle_mod::buf(NAME, __fg_args, #i, #n)?;)),
+            Access::Read => {
+                dyn_setup.push(quote!(let #id: &[#t] = #oracle_mod::buf(NAME, __fg_args, #i, #n)?;))
+            }
             Access::ReadWrite => {
                 dyn_setup.push(quote!(let mut #id: ::std::vec::Vec<#t> = #oracle_mod::buf::<#t>(NAME, __fg_args, #i, #n)?.to_vec();));
                 dyn_results.push(quote!(#oracle_mod::host(#elem, &#id)));
@@ -391,7 +429,11 @@ pub fn emit(k: &Kernel<'_>, wgsl: &Wgsl) -> TokenStream {
                     .scalars
                     .iter()
                     .map(|s| {
-                        let e = case.iter().find(|(id, _)| *id == s.name).map(|(_, e)| quote!(#e)).unwrap_or(quote!(0));
+                        let e = case
+                            .iter()
+                            .find(|(id, _)| *id == s.name)
+                            .map(|(_, e)| quote!(#e))
+                            .unwrap_or(quote!(0));
                         match s.ty {
                             Scalar::U32 => quote!(#scalar_value::U32((#e) as u32)),
                             Scalar::I32 => quote!(#scalar_value::I32((#e) as i32)),
@@ -404,8 +446,14 @@ pub fn emit(k: &Kernel<'_>, wgsl: &Wgsl) -> TokenStream {
             .collect()
     };
     let tolerance_fn = match k.options.tolerance {
-        Some((abs, rel)) => quote!(fn tolerance(&self) -> #tolerance { #tolerance { abs: #abs, rel: #rel } }),
-        None if k.bindings.iter().all(|b| b.elem.is_int() || b.access == Access::Read) => {
+        Some((abs, rel)) => {
+            quote!(fn tolerance(&self) -> #tolerance { #tolerance { abs: #abs, rel: #rel } })
+        }
+        None if k
+            .bindings
+            .iter()
+            .all(|b| b.elem.is_int() || b.access == Access::Read) =>
+        {
             quote!(fn tolerance(&self) -> #tolerance { #tolerance::EXACT })
         }
         None => quote!(),

@@ -27,7 +27,13 @@ struct Emitter<'k> {
 }
 
 pub fn emit(k: &Kernel<'_>) -> Wgsl {
-    let mut e = Emitter { k, out: String::new(), indent: 1, helpers: BTreeMap::new(), tmp: 0 };
+    let mut e = Emitter {
+        k,
+        out: String::new(),
+        indent: 1,
+        helpers: BTreeMap::new(),
+        tmp: 0,
+    };
     e.block_contents(&k.body);
     let body_code = std::mem::take(&mut e.out);
 
@@ -41,15 +47,38 @@ pub fn emit(k: &Kernel<'_>) -> Wgsl {
     }
     s.push('\n');
     for (i, b) in k.bindings.iter().enumerate() {
-        let access = if b.access == Access::Read { "read" } else { "read_write" };
-        let elem = if b.atomic { format!("atomic<{}>", b.elem.wgsl()) } else { b.elem.wgsl().to_string() };
-        let _ = writeln!(s, "@group(0) @binding({i}) var<storage, {access}> {}: array<{elem}>;", wgsl_name(&b.name));
+        let access = if b.access == Access::Read {
+            "read"
+        } else {
+            "read_write"
+        };
+        let elem = if b.atomic {
+            format!("atomic<{}>", b.elem.wgsl())
+        } else {
+            b.elem.wgsl().to_string()
+        };
+        let _ = writeln!(
+            s,
+            "@group(0) @binding({i}) var<storage, {access}> {}: array<{elem}>;",
+            wgsl_name(&b.name)
+        );
     }
     if !k.scalars.is_empty() {
-        let _ = writeln!(s, "@group(0) @binding({}) var<uniform> fg_params: Params;", k.bindings.len());
+        let _ = writeln!(
+            s,
+            "@group(0) @binding({}) var<uniform> fg_params: Params;",
+            k.bindings.len()
+        );
     }
     for l in k.locals.iter().filter(|l| l.shared) {
-        let _ = writeln!(s, "var<workgroup> {}: {};", l.unique, ty(&l.ty));
+        let t = match (&l.ty, l.atomic) {
+            (Ty::Array(e, ConstLen::Lit(n)), true) => format!("array<atomic<{}>, {n}>", ty(e)),
+            (Ty::Array(e, ConstLen::Sched { wgsl, .. }), true) => {
+                format!("array<atomic<{}>, {wgsl}>", ty(e))
+            }
+            (t, _) => ty(t),
+        };
+        let _ = writeln!(s, "var<workgroup> {}: {t};", l.unique);
     }
     for h in e.helpers.values() {
         s.push('\n');
@@ -63,21 +92,38 @@ pub fn emit(k: &Kernel<'_>) -> Wgsl {
         let _ = writeln!(s, "    let {n} = fg_params.{n};");
     }
     s.push_str("    // Workgroups are folded into y and z past 65535; this is the linear index.\n");
-    s.push_str("    let fg_wg_index = fg_wid.x + fg_wid.y * fg_nwg.x + fg_wid.z * fg_nwg.x * fg_nwg.y;\n");
-    let threads = k.threads_len().map(|t| len_wgsl(t, k)).unwrap_or_else(|| "1u".into());
+    s.push_str(
+        "    let fg_wg_index = fg_wid.x + fg_wid.y * fg_nwg.x + fg_wid.z * fg_nwg.x * fg_nwg.y;\n",
+    );
+    let threads = k
+        .threads_len()
+        .map(|t| len_wgsl(t, k))
+        .unwrap_or_else(|| "1u".into());
     let _ = writeln!(s, "    let fg_threads: u32 = {threads};");
     s.push_str("    let fg_per_group = WG * ITEMS;\n");
-    s.push_str("    // Folding may launch a few workgroups more than needed: they leave at once.\n");
+    s.push_str(
+        "    // Folding may launch a few workgroups more than needed: they leave at once.\n",
+    );
     s.push_str("    if fg_wg_index >= fg_threads / fg_per_group + select(0u, 1u, fg_threads % fg_per_group != 0u) {\n        return;\n    }\n");
     s.push_str("    let fg_global_index = fg_wg_index * WG + fg_lidx;\n");
     s.push_str(&body_code);
     s.push_str("}\n");
-    let directives = if uses_f16(k) { "enable f16;\n".to_string() } else { String::new() };
-    Wgsl { directives, body: s }
+    let directives = if uses_f16(k) {
+        "enable f16;\n".to_string()
+    } else {
+        String::new()
+    };
+    Wgsl {
+        directives,
+        body: s,
+    }
 }
 
 fn uses_f16(k: &Kernel<'_>) -> bool {
-    k.bindings.iter().any(|b| b.elem == Scalar::F16) || k.locals.iter().any(|l| matches!(l.ty, Ty::Scalar(Scalar::F16)))
+    k.bindings.iter().any(|b| b.elem == Scalar::F16)
+        || k.locals
+            .iter()
+            .any(|l| matches!(l.ty, Ty::Scalar(Scalar::F16)))
 }
 
 pub fn ty(t: &Ty) -> String {
@@ -97,10 +143,10 @@ pub fn len_wgsl(e: &LenExpr, kernel: &Kernel<'_>) -> String {
 
     fn go(e: &LenExpr, names: &[String], k: &mut String) {
         match e {
-            LenExpr::Lit(v, _) => {
+            LenExpr::Lit(v) => {
                 let _ = write!(k, "{v}u");
             }
-            LenExpr::Param(i, _) => {
+            LenExpr::Param(i) => {
                 let _ = write!(k, "u32({})", names[*i]);
             }
             LenExpr::Binary(op, a, b) => {
@@ -124,7 +170,9 @@ pub fn len_wgsl(e: &LenExpr, kernel: &Kernel<'_>) -> String {
                 let _ = match m {
                     LenMethod::Min => write!(k, "min({sa}, {sb})"),
                     LenMethod::Max => write!(k, "max({sa}, {sb})"),
-                    LenMethod::DivCeil => write!(k, "({sa} / {sb} + select(0u, 1u, {sa} % {sb} != 0u))"),
+                    LenMethod::DivCeil => {
+                        write!(k, "({sa} / {sb} + select(0u, 1u, {sa} % {sb} != 0u))")
+                    }
                 };
             }
         }
@@ -161,14 +209,22 @@ impl Emitter<'_> {
                     return;
                 }
                 let t = ty(&l.ty);
-                let kw = if l.mutable || init.is_none() { "var" } else { "let" };
+                let kw = if l.mutable || init.is_none() {
+                    "var"
+                } else {
+                    "let"
+                };
                 match init {
                     None => self.line(&format!("var {}: {t};", l.unique)),
                     Some(e) => match &e.kind {
                         ExprKind::ArrayRepeat(v) => self.array_repeat(kw, &l.unique, &l.ty, v),
                         ExprKind::ArrayList(items) => {
                             let items: Vec<String> = items.iter().map(|i| self.expr(i)).collect();
-                            self.line(&format!("{kw} {}: {t} = {t}({});", l.unique, items.join(", ")));
+                            self.line(&format!(
+                                "{kw} {}: {t} = {t}({});",
+                                l.unique,
+                                items.join(", ")
+                            ));
                         }
                         _ => {
                             let v = self.expr(e);
@@ -177,7 +233,9 @@ impl Emitter<'_> {
                     },
                 }
             }
-            Stmt::Assign { place, op, value, .. } => {
+            Stmt::Assign {
+                place, op, value, ..
+            } => {
                 let target = match place {
                     Place::Local(id) => self.k.locals[*id].unique.clone(),
                     Place::LocalIndex(id, idx) => {
@@ -200,11 +258,15 @@ impl Emitter<'_> {
                         let amount = self.shift_amount(value, v);
                         self.line(&format!("{target} {}= {amount};", op.wgsl()))
                     }
-                    Some(BinOp::BitXor) if value.ty == Ty::BOOL => self.line(&format!("{target} = {target} != {v};")),
+                    Some(BinOp::BitXor) if value.ty == Ty::BOOL => {
+                        self.line(&format!("{target} = {target} != {v};"))
+                    }
                     Some(op) => self.line(&format!("{target} {}= {v};", op.wgsl())),
                 }
             }
-            Stmt::If { cond, then, els, .. } => {
+            Stmt::If {
+                cond, then, els, ..
+            } => {
                 let c = self.expr(cond);
                 self.nested(&format!("if {c}"), then);
                 match els {
@@ -218,7 +280,14 @@ impl Emitter<'_> {
                     }
                 }
             }
-            Stmt::For { var, start, end, inclusive, body, .. } => {
+            Stmt::For {
+                var,
+                start,
+                end,
+                inclusive,
+                body,
+                ..
+            } => {
                 let v = self.k.locals[*var].unique.clone();
                 let t = ty(&self.k.locals[*var].ty);
                 let (s0, e0) = (self.expr(start), self.expr(end));
@@ -228,7 +297,10 @@ impl Emitter<'_> {
                 self.indent += 1;
                 self.line(&format!("let fg_end{n}: {t} = {e0};"));
                 if !inclusive {
-                    self.nested(&format!("for (var {v}: {t} = {s0}; {v} < fg_end{n}; {v} = {v} + 1)"), body);
+                    self.nested(
+                        &format!("for (var {v}: {t} = {s0}; {v} < fg_end{n}; {v} = {v} + 1)"),
+                        body,
+                    );
                     self.line("}");
                 } else {
                     // `a..=MAX` must stop after MAX without overflowing: step before the body.
@@ -259,8 +331,24 @@ impl Emitter<'_> {
             Stmt::Break { .. } => self.line("break;"),
             Stmt::Continue { .. } => self.line("continue;"),
             Stmt::Return { .. } => self.line("return;"),
-            Stmt::Barrier { kind: Barrier::Workgroup, .. } => self.line("workgroupBarrier();"),
-            Stmt::Barrier { kind: Barrier::Storage, .. } => self.line("storageBarrier();"),
+            Stmt::Eval { expr, .. } => {
+                let e = self.expr(expr);
+                match expr.kind {
+                    ExprKind::Atomic {
+                        op: AtomicOp::Store,
+                        ..
+                    } => self.line(&format!("{e};")),
+                    _ => self.line(&format!("_ = {e};")),
+                }
+            }
+            Stmt::Barrier {
+                kind: Barrier::Workgroup,
+                ..
+            } => self.line("workgroupBarrier();"),
+            Stmt::Barrier {
+                kind: Barrier::Storage,
+                ..
+            } => self.line("storageBarrier();"),
         }
     }
 
@@ -331,7 +419,9 @@ impl Emitter<'_> {
             ExprKind::Sched(SchedConst::Items) => "ITEMS".into(),
             ExprKind::Sched(SchedConst::Vec) => "VEC".into(),
             ExprKind::Builtin(b) => builtin(*b).into(),
-            ExprKind::BuiltinComponent(b, c) => format!("{}.{}", builtin(*b), ["x", "y", "z"][*c as usize]),
+            ExprKind::BuiltinComponent(b, c) => {
+                format!("{}.{}", builtin(*b), ["x", "y", "z"][*c as usize])
+            }
             ExprKind::LoadBinding(b, i) => {
                 let i = self.expr(i);
                 format!("{}[{i}]", wgsl_name(&self.k.bindings[*b].name))
@@ -365,6 +455,25 @@ impl Emitter<'_> {
                 }
             }
             ExprKind::Math(f, args) => self.math(*f, args),
+            ExprKind::Atomic {
+                op,
+                target,
+                index,
+                args,
+            } => {
+                let name = match target {
+                    AtomicTarget::Binding(b) => wgsl_name(&self.k.bindings[*b].name),
+                    AtomicTarget::Shared(l) => self.k.locals[*l].unique.clone(),
+                };
+                let i = self.expr(index);
+                let mut call = format!("{}(&{name}[{i}]", op.wgsl());
+                for a in args {
+                    let a = self.expr(a);
+                    let _ = write!(call, ", {a}");
+                }
+                call.push(')');
+                call
+            }
             ExprKind::ArrayRepeat(_) | ExprKind::ArrayList(_) => {
                 // `check::array_values_only_in_let` keeps these at `let`s, handled there.
                 String::from("/* array value */")
@@ -469,7 +578,11 @@ pub fn float_lit(v: f64, s: Scalar) -> String {
         return "bitcast<f32>(0x7fc00000u)".into();
     }
     if f.is_infinite() {
-        return if f > 0.0 { "bitcast<f32>(0x7f800000u)".into() } else { "bitcast<f32>(0xff800000u)".into() };
+        return if f > 0.0 {
+            "bitcast<f32>(0x7f800000u)".into()
+        } else {
+            "bitcast<f32>(0xff800000u)".into()
+        };
     }
     let suffix = if s == Scalar::F16 { "h" } else { "f" };
     let mut text = format!("{f:?}");

@@ -34,7 +34,13 @@ pub fn describe_set(set: Set) -> String {
         S_NUM => "a number".into(),
         _ => {
             let mut names = Vec::new();
-            for (b, n) in [(S_F32, "`f32`"), (S_U32, "`u32`"), (S_I32, "`i32`"), (S_F16, "`f16`"), (S_BOOL, "`bool`")] {
+            for (b, n) in [
+                (S_F32, "`f32`"),
+                (S_U32, "`u32`"),
+                (S_I32, "`i32`"),
+                (S_F16, "`f16`"),
+                (S_BOOL, "`bool`"),
+            ] {
                 if set & b != 0 {
                     names.push(n);
                 }
@@ -61,7 +67,10 @@ pub struct Infer {
 
 impl Infer {
     pub fn new() -> Self {
-        Infer { parent: Vec::new(), info: Vec::new() }
+        Infer {
+            parent: Vec::new(),
+            info: Vec::new(),
+        }
     }
 
     pub fn fresh(&mut self) -> usize {
@@ -84,16 +93,6 @@ impl Infer {
         let v = self.fresh();
         self.info[v] = Info::Array(elem, len);
         v
-    }
-
-    pub fn of_ty(&mut self, ty: &Ty) -> usize {
-        match ty {
-            Ty::Scalar(s) => self.of_scalar(*s),
-            Ty::Array(e, len) => {
-                let ev = self.of_ty(e);
-                self.of_array(ev, len.clone())
-            }
-        }
     }
 
     fn find(&mut self, v: usize) -> usize {
@@ -123,21 +122,6 @@ impl Infer {
         self.array_elem(v).is_some()
     }
 
-    /// The scalar a variable is already fixed to, if any.
-    pub fn known_scalar(&mut self, v: usize) -> Option<Scalar> {
-        let r = self.find(v);
-        match self.info[r] {
-            Info::Set(s) if s.count_ones() == 1 => Some(match s {
-                S_F32 => Scalar::F32,
-                S_U32 => Scalar::U32,
-                S_I32 => Scalar::I32,
-                S_F16 => Scalar::F16,
-                _ => Scalar::Bool,
-            }),
-            _ => None,
-        }
-    }
-
     /// Restricts a variable to a set of scalars. Returns a message on conflict.
     pub fn constrain(&mut self, v: usize, set: Set) -> Result<(), String> {
         let r = self.find(v);
@@ -148,7 +132,11 @@ impl Infer {
             }
             Info::Set(s) => {
                 if s & set == 0 {
-                    Err(format!("expected {}, found {}", describe_set(set), describe_set(s)))
+                    Err(format!(
+                        "expected {}, found {}",
+                        describe_set(set),
+                        describe_set(s)
+                    ))
                 } else {
                     self.info[r] = Info::Set(s & set);
                     Ok(())
@@ -168,7 +156,11 @@ impl Infer {
             (Info::Unknown, x) | (x, Info::Unknown) => x,
             (Info::Set(x), Info::Set(y)) => {
                 if x & y == 0 {
-                    return Err(format!("mismatched types: expected {}, found {}", describe_set(x), describe_set(y)));
+                    return Err(format!(
+                        "mismatched types: expected {}, found {}",
+                        describe_set(x),
+                        describe_set(y)
+                    ));
                 }
                 Info::Set(x & y)
             }
@@ -179,8 +171,12 @@ impl Infer {
                 self.unify(ea, eb)?;
                 Info::Array(ea, la)
             }
-            (Info::Array(..), Info::Set(s)) => return Err(format!("expected an array, found {}", describe_set(s))),
-            (Info::Set(s), Info::Array(..)) => return Err(format!("expected {}, found an array", describe_set(s))),
+            (Info::Array(..), Info::Set(s)) => {
+                return Err(format!("expected an array, found {}", describe_set(s)))
+            }
+            (Info::Set(s), Info::Array(..)) => {
+                return Err(format!("expected {}, found an array", describe_set(s)))
+            }
         };
         self.parent[rb] = ra;
         self.info[ra] = merged;
@@ -193,9 +189,15 @@ impl Infer {
         match self.info[r].clone() {
             Info::Unknown => None,
             Info::Set(s) => {
-                let pick = [(S_I32, Scalar::I32), (S_F32, Scalar::F32), (S_U32, Scalar::U32), (S_F16, Scalar::F16), (S_BOOL, Scalar::Bool)]
-                    .into_iter()
-                    .find(|(b, _)| s & b != 0)?;
+                let pick = [
+                    (S_I32, Scalar::I32),
+                    (S_F32, Scalar::F32),
+                    (S_U32, Scalar::U32),
+                    (S_F16, Scalar::F16),
+                    (S_BOOL, Scalar::Bool),
+                ]
+                .into_iter()
+                .find(|(b, _)| s & b != 0)?;
                 Some(Ty::Scalar(pick.1))
             }
             Info::Array(e, len) => Some(Ty::Array(Box::new(self.resolve(e)?), len)),

@@ -28,11 +28,17 @@ pub fn forge_kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
     expand(attr.into(), item.into()).into()
 }
 
-fn expand(attr: proc_macro2::TokenStream, item: proc_macro2::TokenStream) -> proc_macro2::TokenStream {
+fn expand(
+    attr: proc_macro2::TokenStream,
+    item: proc_macro2::TokenStream,
+) -> proc_macro2::TokenStream {
     let func: syn::ItemFn = match syn::parse2(item.clone()) {
         Ok(f) => f,
         Err(e) => {
-            let msg = syn::Error::new(e.span(), format!("`#[forge_kernel]` applies to a function: {e}"));
+            let msg = syn::Error::new(
+                e.span(),
+                format!("`#[forge_kernel]` applies to a function: {e}"),
+            );
             return msg.to_compile_error();
         }
     };
@@ -63,7 +69,12 @@ fn expand(attr: proc_macro2::TokenStream, item: proc_macro2::TokenStream) -> pro
     }
     let wgsl = emit_wgsl::emit(&kernel);
     let (wg, items, vec) = kernel.default_schedule();
-    let full = format!("{}{}{}", wgsl.directives, emit_rust::schedule_header(wg, items, vec), wgsl.body);
+    let full = format!(
+        "{}{}{}",
+        wgsl.directives,
+        emit_rust::schedule_header(wg, items, vec),
+        wgsl.body
+    );
     if let Err(report) = validate::validate(&full) {
         cx.error(
             func.sig.ident.span(),

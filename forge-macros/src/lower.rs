@@ -27,30 +27,255 @@ pub struct Lowerer<'k, 'a> {
 /// Identifiers that WGSL reserves or predeclares: a user name equal to one of these is
 /// renamed in the generated WGSL, so that `let max = ..` cannot shadow the `max` builtin.
 const WGSL_TAKEN: &[&str] = &[
-    "alias", "break", "case", "const", "const_assert", "continue", "continuing", "default", "diagnostic", "discard", "else",
-    "enable", "false", "fn", "for", "if", "let", "loop", "override", "requires", "return", "struct", "switch", "true",
-    "var", "while", "NULL", "Self", "abstract", "active", "alignas", "alignof", "as", "asm", "asm_fragment", "async",
-    "attribute", "auto", "await", "become", "binding_array", "cast", "catch", "class", "co_await", "co_return",
-    "co_yield", "coherent", "column_major", "common", "compile", "compile_fragment", "concept", "const_cast",
-    "consteval", "constexpr", "constinit", "crate", "debugger", "decltype", "delete", "demote", "demote_to_helper", "do",
-    "dynamic_cast", "enum", "explicit", "export", "extends", "extern", "external", "fallthrough", "filter", "final",
-    "finally", "friend", "from", "fxgroup", "get", "goto", "groupshared", "highp", "impl", "implements", "import",
-    "inline", "instanceof", "interface", "layout", "lowp", "macro", "macro_rules", "match", "mediump", "meta", "mod",
-    "module", "move", "mut", "namespace", "new", "nil", "noexcept", "noinline", "nointerpolation", "noperspective",
-    "null", "nullptr", "of", "operator", "package", "packoffset", "partition", "pass", "patch", "pixelfragment",
-    "precise", "precision", "premerge", "priv", "protected", "pub", "public", "readonly", "ref", "regardless",
-    "register", "reinterpret_cast", "require", "resource", "restrict", "self", "set", "shared", "sizeof", "smooth",
-    "snorm", "static", "static_assert", "static_cast", "std", "subroutine", "super", "target", "template", "this",
-    "thread_local", "throw", "trait", "try", "type", "typedef", "typeid", "typename", "typeof", "union", "unless",
-    "unorm", "unsafe", "unsized", "use", "using", "varying", "virtual", "volatile", "wgsl", "where", "with",
-    "writeonly", "yield", "main", "abs", "acos", "all", "any", "array", "asin", "atan", "atan2", "atomic", "bitcast",
-    "ceil", "clamp", "cos", "cosh", "countOneBits", "cross", "degrees", "determinant", "distance", "dot", "exp",
-    "exp2", "floor", "fma", "fract", "frexp", "ldexp", "length", "log", "log2", "max", "min", "mix", "modf",
-    "normalize", "pow", "ptr", "radians", "reflect", "refract", "reverseBits", "round", "select", "sign", "sin",
-    "sinh", "smoothstep", "sqrt", "step", "tan", "tanh", "transpose", "trunc", "vec2", "vec3", "vec4", "mat2x2",
-    "mat3x3", "mat4x4", "f32", "f16", "u32", "i32", "bool", "sampler", "texture_2d", "arrayLength",
-    "workgroupBarrier", "storageBarrier", "firstLeadingBit", "firstTrailingBit", "countLeadingZeros",
-    "countTrailingZeros", "extractBits", "insertBits", "WG", "ITEMS", "VEC",
+    "alias",
+    "break",
+    "case",
+    "const",
+    "const_assert",
+    "continue",
+    "continuing",
+    "default",
+    "diagnostic",
+    "discard",
+    "else",
+    "enable",
+    "false",
+    "fn",
+    "for",
+    "if",
+    "let",
+    "loop",
+    "override",
+    "requires",
+    "return",
+    "struct",
+    "switch",
+    "true",
+    "var",
+    "while",
+    "NULL",
+    "Self",
+    "abstract",
+    "active",
+    "alignas",
+    "alignof",
+    "as",
+    "asm",
+    "asm_fragment",
+    "async",
+    "attribute",
+    "auto",
+    "await",
+    "become",
+    "binding_array",
+    "cast",
+    "catch",
+    "class",
+    "co_await",
+    "co_return",
+    "co_yield",
+    "coherent",
+    "column_major",
+    "common",
+    "compile",
+    "compile_fragment",
+    "concept",
+    "const_cast",
+    "consteval",
+    "constexpr",
+    "constinit",
+    "crate",
+    "debugger",
+    "decltype",
+    "delete",
+    "demote",
+    "demote_to_helper",
+    "do",
+    "dynamic_cast",
+    "enum",
+    "explicit",
+    "export",
+    "extends",
+    "extern",
+    "external",
+    "fallthrough",
+    "filter",
+    "final",
+    "finally",
+    "friend",
+    "from",
+    "fxgroup",
+    "get",
+    "goto",
+    "groupshared",
+    "highp",
+    "impl",
+    "implements",
+    "import",
+    "inline",
+    "instanceof",
+    "interface",
+    "layout",
+    "lowp",
+    "macro",
+    "macro_rules",
+    "match",
+    "mediump",
+    "meta",
+    "mod",
+    "module",
+    "move",
+    "mut",
+    "namespace",
+    "new",
+    "nil",
+    "noexcept",
+    "noinline",
+    "nointerpolation",
+    "noperspective",
+    "null",
+    "nullptr",
+    "of",
+    "operator",
+    "package",
+    "packoffset",
+    "partition",
+    "pass",
+    "patch",
+    "pixelfragment",
+    "precise",
+    "precision",
+    "premerge",
+    "priv",
+    "protected",
+    "pub",
+    "public",
+    "readonly",
+    "ref",
+    "regardless",
+    "register",
+    "reinterpret_cast",
+    "require",
+    "resource",
+    "restrict",
+    "self",
+    "set",
+    "shared",
+    "sizeof",
+    "smooth",
+    "snorm",
+    "static",
+    "static_assert",
+    "static_cast",
+    "std",
+    "subroutine",
+    "super",
+    "target",
+    "template",
+    "this",
+    "thread_local",
+    "throw",
+    "trait",
+    "try",
+    "type",
+    "typedef",
+    "typeid",
+    "typename",
+    "typeof",
+    "union",
+    "unless",
+    "unorm",
+    "unsafe",
+    "unsized",
+    "use",
+    "using",
+    "varying",
+    "virtual",
+    "volatile",
+    "wgsl",
+    "where",
+    "with",
+    "writeonly",
+    "yield",
+    "main",
+    "abs",
+    "acos",
+    "all",
+    "any",
+    "array",
+    "asin",
+    "atan",
+    "atan2",
+    "atomic",
+    "bitcast",
+    "ceil",
+    "clamp",
+    "cos",
+    "cosh",
+    "countOneBits",
+    "cross",
+    "degrees",
+    "determinant",
+    "distance",
+    "dot",
+    "exp",
+    "exp2",
+    "floor",
+    "fma",
+    "fract",
+    "frexp",
+    "ldexp",
+    "length",
+    "log",
+    "log2",
+    "max",
+    "min",
+    "mix",
+    "modf",
+    "normalize",
+    "pow",
+    "ptr",
+    "radians",
+    "reflect",
+    "refract",
+    "reverseBits",
+    "round",
+    "select",
+    "sign",
+    "sin",
+    "sinh",
+    "smoothstep",
+    "sqrt",
+    "step",
+    "tan",
+    "tanh",
+    "transpose",
+    "trunc",
+    "vec2",
+    "vec3",
+    "vec4",
+    "mat2x2",
+    "mat3x3",
+    "mat4x4",
+    "f32",
+    "f16",
+    "u32",
+    "i32",
+    "bool",
+    "sampler",
+    "texture_2d",
+    "arrayLength",
+    "workgroupBarrier",
+    "storageBarrier",
+    "firstLeadingBit",
+    "firstTrailingBit",
+    "countLeadingZeros",
+    "countTrailingZeros",
+    "extractBits",
+    "insertBits",
+    "WG",
+    "ITEMS",
+    "VEC",
 ];
 
 /// The name a user identifier gets in generated WGSL: itself, unless WGSL reserves it or
@@ -66,9 +291,17 @@ pub fn wgsl_name(name: &str) -> String {
 type R<T> = Result<T, ()>;
 
 impl<'k, 'a> Lowerer<'k, 'a> {
-    pub fn new(cx: &'k Ctxt, bindings: &'k [BindingParam<'a>], scalars: &'k [ScalarParam<'a>]) -> Self {
+    pub fn new(
+        cx: &'k Ctxt,
+        bindings: &'k [BindingParam<'a>],
+        scalars: &'k [ScalarParam<'a>],
+    ) -> Self {
         let mut used_names = HashMap::new();
-        for n in bindings.iter().map(|b| &b.name).chain(scalars.iter().map(|s| &s.name)) {
+        for n in bindings
+            .iter()
+            .map(|b| &b.name)
+            .chain(scalars.iter().map(|s| &s.name))
+        {
             used_names.insert(wgsl_name(n), 1);
         }
         Lowerer {
@@ -92,7 +325,8 @@ impl<'k, 'a> Lowerer<'k, 'a> {
 
     fn unify_at(&mut self, span: Span, a: usize, b: usize) {
         if let Err(m) = self.inf.unify(a, b) {
-            self.cx.error(span, format!("{m}; convert with `as`, e.g. `x as u32`"));
+            self.cx
+                .error(span, format!("{m}; convert with `as`, e.g. `x as u32`"));
         }
     }
 
@@ -103,16 +337,41 @@ impl<'k, 'a> Lowerer<'k, 'a> {
     }
 
     fn expr_of(&mut self, kind: ExprKind, tv: usize, span: Span) -> Expr {
-        Expr { kind, ty: Ty::BOOL, span, tv }
+        Expr {
+            kind,
+            ty: Ty::BOOL,
+            span,
+            tv,
+        }
     }
 
-    fn declare(&mut self, name: &str, mutable: bool, shared: bool, span: Span, tv: usize) -> LocalId {
+    fn declare(
+        &mut self,
+        name: &str,
+        mutable: bool,
+        shared: bool,
+        span: Span,
+        tv: usize,
+    ) -> LocalId {
         let base = wgsl_name(name);
         let n = self.used_names.entry(base.clone()).or_insert(0);
-        let unique = if *n == 0 { base.clone() } else { format!("{base}_{n}") };
+        let unique = if *n == 0 {
+            base.clone()
+        } else {
+            format!("{base}_{n}")
+        };
         *n += 1;
         let id = self.locals.len();
-        self.locals.push(Local { name: name.to_string(), ty: Ty::BOOL, mutable, shared, span, unique, assigned: false });
+        self.locals.push(Local {
+            name: name.to_string(),
+            ty: Ty::BOOL,
+            mutable,
+            shared,
+            span,
+            unique,
+            assigned: false,
+            atomic: false,
+        });
         self.local_tv.push(tv);
         if let Some(scope) = self.scopes.last_mut() {
             scope.insert(name.to_string(), id);
@@ -156,7 +415,10 @@ impl<'k, 'a> Lowerer<'k, 'a> {
         let shared = l.attrs.iter().any(|a| a.path().is_ident("shared"));
         for a in &l.attrs {
             if !a.path().is_ident("shared") {
-                self.cx.error(a.span(), "unknown attribute on `let`; only `#[shared]` (workgroup memory) is allowed");
+                self.cx.error(
+                    a.span(),
+                    "unknown attribute on `let`; only `#[shared]` (workgroup memory) is allowed",
+                );
             }
         }
         let (pat, ann) = match &l.pat {
@@ -164,10 +426,17 @@ impl<'k, 'a> Lowerer<'k, 'a> {
             p => (p, None),
         };
         let (name, mutable, span) = match pat {
-            syn::Pat::Ident(pi) if pi.subpat.is_none() && pi.by_ref.is_none() => {
-                (pi.ident.to_string(), pi.mutability.is_some(), pi.ident.span())
+            syn::Pat::Ident(pi) if pi.subpat.is_none() && pi.by_ref.is_none() => (
+                pi.ident.to_string(),
+                pi.mutability.is_some(),
+                pi.ident.span(),
+            ),
+            other => {
+                return self.err(
+                    other.span(),
+                    "only simple `let name` and `let mut name` bindings are supported",
+                )
             }
-            other => return self.err(other.span(), "only simple `let name` and `let mut name` bindings are supported"),
         };
         if name == "_" {
             return self.err(span, "`let _` is not supported; bind the value to a name");
@@ -186,10 +455,16 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                 self.cx.error(span, "workgroup memory must be mutable; write `#[shared] let mut name = [0.0f32; LEN];`");
             }
             let Some(init) = &l.init else {
-                return self.err(span, "workgroup memory needs an initializer such as `[0.0f32; 256]`");
+                return self.err(
+                    span,
+                    "workgroup memory needs an initializer such as `[0.0f32; 256]`",
+                );
             };
             if !matches!(&*init.expr, syn::Expr::Repeat(_)) {
-                return self.err(init.expr.span(), "workgroup memory is declared as `[value; LEN]`, e.g. `[0.0f32; WG]`");
+                return self.err(
+                    init.expr.span(),
+                    "workgroup memory is declared as `[value; LEN]`, e.g. `[0.0f32; WG]`",
+                );
             }
             if !self.loop_stack.is_empty() || self.scopes.len() > 2 {
                 self.cx.error(span, "declare workgroup memory at the top of the kernel body, outside loops and branches");
@@ -201,7 +476,10 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                 let tv = ann_tv.unwrap_or_else(|| self.inf.fresh());
                 let id = self.declare(&name, mutable, shared, span, tv);
                 self.locals[id].assigned = true;
-                out.push(Stmt::Let { local: id, init: None, span });
+                out.push(Stmt::Let {
+                    local: id,
+                    init: None,
+                });
                 return self.if_into(ei, id, out);
             }
         }
@@ -226,7 +504,7 @@ impl<'k, 'a> Lowerer<'k, 'a> {
             }
         }
         let id = self.declare(&name, mutable, shared, span, tv);
-        out.push(Stmt::Let { local: id, init, span });
+        out.push(Stmt::Let { local: id, init });
         Ok(())
     }
 
@@ -239,20 +517,38 @@ impl<'k, 'a> Lowerer<'k, 'a> {
             let len = self.const_len(&a.len)?;
             return Ok(self.inf.of_array(e, len));
         }
-        self.err(t.span(), format!("unsupported type `{}`; use `f32`, `u32`, `i32`, `bool` or `[T; N]`", quote::quote!(#t)))
+        self.err(
+            t.span(),
+            format!(
+                "unsupported type `{}`; use `f32`, `u32`, `i32`, `bool` or `[T; N]`",
+                quote::quote!(#t)
+            ),
+        )
     }
 
     /// Array lengths: an integer literal, or an expression over `WG`, `ITEMS`, `VEC`.
     fn const_len(&mut self, e: &syn::Expr) -> R<ConstLen> {
-        fn go(e: &syn::Expr, w: &mut String, r: &mut String, lit_only: &mut bool) -> Result<(), Span> {
+        fn go(
+            e: &syn::Expr,
+            w: &mut String,
+            r: &mut String,
+            lit_only: &mut bool,
+        ) -> Result<(), Span> {
             match e {
-                syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) => {
+                syn::Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Int(i),
+                    ..
+                }) => {
                     let v: u32 = i.base10_parse().map_err(|_| i.span())?;
                     w.push_str(&format!("{v}u"));
                     r.push_str(&format!("{v}usize"));
                 }
                 syn::Expr::Path(p) => {
-                    let n = p.path.get_ident().map(|i| i.to_string()).unwrap_or_default();
+                    let n = p
+                        .path
+                        .get_ident()
+                        .map(|i| i.to_string())
+                        .unwrap_or_default();
                     let rust = match n.as_str() {
                         "WG" => "__fg_wg",
                         "ITEMS" => "__fg_items",
@@ -314,7 +610,9 @@ impl<'k, 'a> Lowerer<'k, 'a> {
             syn::Expr::Assign(a) => {
                 if let syn::Expr::If(ei) = &*a.right {
                     if let syn::Expr::Path(p) = &*a.left {
-                        if let Some(id) = p.path.get_ident().and_then(|i| self.lookup(&i.to_string())) {
+                        if let Some(id) =
+                            p.path.get_ident().and_then(|i| self.lookup(&i.to_string()))
+                        {
                             self.mark_assigned(id, a.left.span());
                             return self.if_into(ei, id, out);
                         }
@@ -323,7 +621,12 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                 let value = self.expr(&a.right)?;
                 let (place, ptv) = self.place(&a.left)?;
                 self.unify_at(value.span, ptv, value.tv);
-                out.push(Stmt::Assign { place, op: None, value, span });
+                out.push(Stmt::Assign {
+                    place,
+                    op: None,
+                    value,
+                    span,
+                });
             }
             syn::Expr::Binary(b) if compound_op(&b.op).is_some() => {
                 let op = compound_op(&b.op).unwrap_or(BinOp::Add);
@@ -331,16 +634,33 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                 let (place, ptv) = self.place(&b.left)?;
                 if op.is_shift() {
                     self.constrain_at(b.left.span(), ptv, infer::S_INT, "shifts need integers");
-                    self.constrain_at(value.span, value.tv, infer::S_INT, "shift amounts are integers");
+                    self.constrain_at(
+                        value.span,
+                        value.tv,
+                        infer::S_INT,
+                        "shift amounts are integers",
+                    );
                 } else {
                     self.unify_at(value.span, ptv, value.tv);
                     let set = match op {
-                        BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor => infer::S_INT | infer::S_BOOL,
+                        BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor => {
+                            infer::S_INT | infer::S_BOOL
+                        }
                         _ => infer::S_NUM,
                     };
-                    self.constrain_at(span, ptv, set, &format!("`{}=` is not defined for this type", op.wgsl()));
+                    self.constrain_at(
+                        span,
+                        ptv,
+                        set,
+                        &format!("`{}=` is not defined for this type", op.wgsl()),
+                    );
                 }
-                out.push(Stmt::Assign { place, op: Some(op), value, span });
+                out.push(Stmt::Assign {
+                    place,
+                    op: Some(op),
+                    value,
+                    span,
+                });
             }
             syn::Expr::If(ei) => {
                 let s = self.if_stmt(ei)?;
@@ -365,30 +685,59 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                 let start = self.expr(start)?;
                 let end = self.expr(end)?;
                 self.unify_at(end.span, start.tv, end.tv);
-                self.constrain_at(start.span, start.tv, infer::S_INT, "loop ranges are integer ranges");
+                self.constrain_at(
+                    start.span,
+                    start.tv,
+                    infer::S_INT,
+                    "loop ranges are integer ranges",
+                );
                 let inclusive = matches!(r.limits, syn::RangeLimits::Closed(_));
                 let id = self.loops;
                 self.loops += 1;
                 self.scopes.push(HashMap::new());
-                let var = self.declare(&pi.ident.to_string(), false, false, pi.ident.span(), start.tv);
+                let var = self.declare(
+                    &pi.ident.to_string(),
+                    false,
+                    false,
+                    pi.ident.span(),
+                    start.tv,
+                );
                 self.loop_stack.push(id);
                 let body = self.block(&f.body);
                 self.loop_stack.pop();
                 self.scopes.pop();
-                out.push(Stmt::For { var, start, end, inclusive, body, id, span });
+                out.push(Stmt::For {
+                    var,
+                    start,
+                    end,
+                    inclusive,
+                    body,
+                    id,
+                    span,
+                });
             }
             syn::Expr::While(w) => {
                 if let Some(l) = &w.label {
                     return self.err(l.span(), "loop labels are not supported in kernels");
                 }
                 let cond = self.expr(&w.cond)?;
-                self.constrain_at(cond.span, cond.tv, infer::S_BOOL, "a `while` condition must be `bool`");
+                self.constrain_at(
+                    cond.span,
+                    cond.tv,
+                    infer::S_BOOL,
+                    "a `while` condition must be `bool`",
+                );
                 let id = self.loops;
                 self.loops += 1;
                 self.loop_stack.push(id);
                 let body = self.block(&w.body);
                 self.loop_stack.pop();
-                out.push(Stmt::While { cond, body, id, span });
+                out.push(Stmt::While {
+                    cond,
+                    body,
+                    id,
+                    span,
+                });
             }
             syn::Expr::Loop(l) => {
                 if let Some(lb) = &l.label {
@@ -403,7 +752,10 @@ impl<'k, 'a> Lowerer<'k, 'a> {
             }
             syn::Expr::Break(b) => {
                 if b.label.is_some() || b.expr.is_some() {
-                    return self.err(span, "`break` with a label or a value is not supported in kernels");
+                    return self.err(
+                        span,
+                        "`break` with a label or a value is not supported in kernels",
+                    );
                 }
                 let Some(&target) = self.loop_stack.last() else {
                     return self.err(span, "`break` outside of a loop");
@@ -421,16 +773,23 @@ impl<'k, 'a> Lowerer<'k, 'a> {
             }
             syn::Expr::Return(r) => {
                 if let Some(e) = &r.expr {
-                    return self.err(e.span(), "a kernel returns nothing; write results through `#[out]` bindings");
+                    return self.err(
+                        e.span(),
+                        "a kernel returns nothing; write results through `#[out]` bindings",
+                    );
                 }
                 out.push(Stmt::Return { span });
             }
-            syn::Expr::Call(c) if path_name(&c.func).as_deref() == Some("workgroup_barrier") => {
-                out.push(Stmt::Barrier { kind: Barrier::Workgroup, span })
-            }
-            syn::Expr::Call(c) if path_name(&c.func).as_deref() == Some("storage_barrier") => {
-                out.push(Stmt::Barrier { kind: Barrier::Storage, span })
-            }
+            syn::Expr::Call(c) if path_name(&c.func).as_deref() == Some("workgroup_barrier") => out
+                .push(Stmt::Barrier {
+                    kind: Barrier::Workgroup,
+                    span,
+                }),
+            syn::Expr::Call(c) if path_name(&c.func).as_deref() == Some("storage_barrier") => out
+                .push(Stmt::Barrier {
+                    kind: Barrier::Storage,
+                    span,
+                }),
             syn::Expr::Block(b) => {
                 if b.label.is_some() {
                     return self.err(span, "labelled blocks are not supported in kernels");
@@ -439,14 +798,25 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                 // A bare block only scopes names: splice it as an always-taken `if`.
                 let t = self.inf.of_scalar(Scalar::Bool);
                 let cond = self.expr_of(ExprKind::BoolLit(true), t, span);
-                out.push(Stmt::If { cond, then: inner, els: None, span });
+                out.push(Stmt::If {
+                    cond,
+                    then: inner,
+                    els: None,
+                });
             }
             syn::Expr::Paren(p) => return self.expr_stmt(&p.expr, out),
+            syn::Expr::MethodCall(m) if AtomicOp::from_method(&m.method.to_string()).is_some() => {
+                let expr = self.method(m)?;
+                out.push(Stmt::Eval { expr });
+            }
             other => {
                 // An expression statement without effect: lower it for its errors, then
                 // reject it, since WGSL has no expression statements.
                 let e = self.expr(other)?;
-                return self.err(e.span, "this expression has no effect; assign its value or remove it");
+                return self.err(
+                    e.span,
+                    "this expression has no effect; assign its value or remove it",
+                );
             }
         }
         Ok(())
@@ -454,7 +824,12 @@ impl<'k, 'a> Lowerer<'k, 'a> {
 
     fn if_stmt(&mut self, ei: &syn::ExprIf) -> R<Stmt> {
         let cond = self.expr(&ei.cond)?;
-        self.constrain_at(cond.span, cond.tv, infer::S_BOOL, "an `if` condition must be `bool`");
+        self.constrain_at(
+            cond.span,
+            cond.tv,
+            infer::S_BOOL,
+            "an `if` condition must be `bool`",
+        );
         let then = self.block(&ei.then_branch);
         let els = match &ei.else_branch {
             None => None,
@@ -464,14 +839,19 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                 other => return self.err(other.span(), "expected a block after `else`"),
             }),
         };
-        Ok(Stmt::If { cond, then, els, span: ei.span() })
+        Ok(Stmt::If { cond, then, els })
     }
 
     /// Lowers `target = if c { ..; a } else { ..; b }` into an `if` that assigns `target`
     /// in each branch.
     fn if_into(&mut self, ei: &syn::ExprIf, target: LocalId, out: &mut Block) -> R<()> {
         let cond = self.expr(&ei.cond)?;
-        self.constrain_at(cond.span, cond.tv, infer::S_BOOL, "an `if` condition must be `bool`");
+        self.constrain_at(
+            cond.span,
+            cond.tv,
+            infer::S_BOOL,
+            "an `if` condition must be `bool`",
+        );
         let then = self.block_into(&ei.then_branch, target)?;
         let els = match &ei.else_branch {
             None => return self.err(ei.span(), "an `if` used as a value needs an `else` branch"),
@@ -485,7 +865,11 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                 other => return self.err(other.span(), "expected a block after `else`"),
             },
         };
-        out.push(Stmt::If { cond, then, els: Some(els), span: ei.span() });
+        out.push(Stmt::If {
+            cond,
+            then,
+            els: Some(els),
+        });
         Ok(())
     }
 
@@ -504,7 +888,12 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                         let value = self.expr(e)?;
                         let tv = self.local_tv[target];
                         self.unify_at(value.span, tv, value.tv);
-                        out.push(Stmt::Assign { place: Place::Local(target), op: None, value, span: e.span() });
+                        out.push(Stmt::Assign {
+                            place: Place::Local(target),
+                            op: None,
+                            value,
+                            span: e.span(),
+                        });
                         Ok(())
                     })();
                 }
@@ -512,7 +901,10 @@ impl<'k, 'a> Lowerer<'k, 'a> {
             }
         }
         if !matches!(b.stmts.last(), Some(syn::Stmt::Expr(_, None))) {
-            self.cx.error(b.span(), "this branch must end with the value it gives, without a `;`");
+            self.cx.error(
+                b.span(),
+                "this branch must end with the value it gives, without a `;`",
+            );
         }
         self.scopes.pop();
         result.map(|_| out)
@@ -769,11 +1161,18 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                     }
                 };
                 let tv = match i.suffix() {
-                    "" => self.inf.of_set(if negate { infer::S_I32 } else { infer::S_INT }),
+                    "" => self
+                        .inf
+                        .of_set(if negate { infer::S_I32 } else { infer::S_INT }),
                     "u32" => self.inf.of_scalar(Scalar::U32),
                     "i32" => self.inf.of_scalar(Scalar::I32),
                     "f32" => self.inf.of_scalar(Scalar::F32),
-                    s => return self.err(span, format!("unsupported literal suffix `{s}`; kernels use `u32`, `i32` and `f32`")),
+                    s => return self.err(
+                        span,
+                        format!(
+                            "unsupported literal suffix `{s}`; kernels use `u32`, `i32` and `f32`"
+                        ),
+                    ),
                 };
                 if i.suffix() == "f32" {
                     let v = if negate { -(raw as f64) } else { raw as f64 };
@@ -796,12 +1195,18 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                         return Err(());
                     }
                 };
-                let tv = match f.suffix() {
-                    "" => self.inf.of_set(infer::S_FLOAT),
-                    "f32" => self.inf.of_scalar(Scalar::F32),
-                    "f16" => self.inf.of_scalar(Scalar::F16),
-                    s => return self.err(span, format!("unsupported literal suffix `{s}`; kernels use `f32` (and `f16`)")),
-                };
+                let tv =
+                    match f.suffix() {
+                        "" => self.inf.of_set(infer::S_FLOAT),
+                        "f32" => self.inf.of_scalar(Scalar::F32),
+                        "f16" => self.inf.of_scalar(Scalar::F16),
+                        s => return self.err(
+                            span,
+                            format!(
+                                "unsupported literal suffix `{s}`; kernels use `f32` (and `f16`)"
+                            ),
+                        ),
+                    };
                 Ok(self.expr_of(ExprKind::FloatLit(if negate { -v } else { v }), tv, span))
             }
             syn::Lit::Bool(b) => {
@@ -811,13 +1216,21 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                 let tv = self.inf.of_scalar(Scalar::Bool);
                 Ok(self.expr_of(ExprKind::BoolLit(b.value), tv, span))
             }
-            _ => self.err(span, "unsupported literal; kernels use integer, float and `bool` literals"),
+            _ => self.err(
+                span,
+                "unsupported literal; kernels use integer, float and `bool` literals",
+            ),
         }
     }
 
     fn path(&mut self, p: &syn::ExprPath) -> R<Expr> {
         let span = p.span();
-        let segs: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
+        let segs: Vec<String> = p
+            .path
+            .segments
+            .iter()
+            .map(|s| s.ident.to_string())
+            .collect();
         if segs.len() == 2 {
             let s = match segs[0].as_str() {
                 "f32" => Scalar::F32,
@@ -865,7 +1278,10 @@ impl<'k, 'a> Lowerer<'k, 'a> {
             return Ok(self.expr_of(ExprKind::Sched(c), tv, span));
         }
         if self.bindings.iter().any(|b| &b.name == name) {
-            return self.err(span, format!("binding `{name}` can only be indexed, as in `{name}[i]`"));
+            return self.err(
+                span,
+                format!("binding `{name}` can only be indexed, as in `{name}[i]`"),
+            );
         }
         self.err(span, format!("cannot find value `{name}` in this kernel"))
     }
@@ -873,7 +1289,10 @@ impl<'k, 'a> Lowerer<'k, 'a> {
     fn call(&mut self, c: &syn::ExprCall) -> R<Expr> {
         let span = c.span();
         let Some(name) = path_name(&c.func) else {
-            return self.err(c.func.span(), "only builtins and `f32::from_bits` can be called in kernels");
+            return self.err(
+                c.func.span(),
+                "only builtins and `f32::from_bits` can be called in kernels",
+            );
         };
         let scalar_builtin = match name.as_str() {
             "global_index" => Some(Builtin::GlobalIndex),
@@ -889,7 +1308,10 @@ impl<'k, 'a> Lowerer<'k, 'a> {
             return Ok(self.expr_of(ExprKind::Builtin(b), tv, span));
         }
         if vec_builtin(&name).is_some() {
-            return self.err(span, format!("`{name}()` is a vector; use a component such as `{name}().x`"));
+            return self.err(
+                span,
+                format!("`{name}()` is a vector; use a component such as `{name}().x`"),
+            );
         }
         if name == "f32::from_bits" {
             if c.args.len() != 1 {
@@ -901,7 +1323,10 @@ impl<'k, 'a> Lowerer<'k, 'a> {
             return Ok(self.expr_of(ExprKind::Math(MathFn::FromBits, vec![a]), tv, span));
         }
         if name == "workgroup_barrier" || name == "storage_barrier" {
-            return self.err(span, format!("`{name}()` is a statement; write `{name}();` on its own"));
+            return self.err(
+                span,
+                format!("`{name}()` is a statement; write `{name}();` on its own"),
+            );
         }
         self.err(
             c.func.span(),
@@ -909,10 +1334,88 @@ impl<'k, 'a> Lowerer<'k, 'a> {
         )
     }
 
+    /// `target[i].fetch_add(v)` and friends, on an atomic binding or a workgroup array.
+    fn atomic(&mut self, m: &syn::ExprMethodCall, op: AtomicOp) -> R<Expr> {
+        let span = m.span();
+        let name = m.method.to_string();
+        let syn::Expr::Index(ix) = &*m.receiver else {
+            return self.err(m.receiver.span(), format!("`{name}` is an atomic method; call it on an element, as in `bins[i].{name}(..)`"));
+        };
+        let base =
+            match &*ix.expr {
+                syn::Expr::Path(p) => path_name_p(&p.path).unwrap_or_default(),
+                other => return self.err(
+                    other.span(),
+                    "atomic methods work on elements of an atomic binding or a `#[shared]` array",
+                ),
+            };
+        let (target, elem_tv) = if let Some(id) = self.lookup(&base) {
+            if !self.locals[id].shared {
+                return self.err(ix.expr.span(), format!("`{base}` is a local; atomic methods work on an `Atomic<u32>` binding or a `#[shared]` array"));
+            }
+            self.locals[id].atomic = true;
+            let tv = self.local_tv[id];
+            let Some(elem) = self.inf.array_elem(tv) else {
+                return self.err(ix.expr.span(), "expected an array");
+            };
+            self.constrain_at(
+                ix.expr.span(),
+                elem,
+                infer::S_INT,
+                "atomic workgroup arrays hold `u32` or `i32`",
+            );
+            (AtomicTarget::Shared(id), elem)
+        } else if let Some(b) = self.bindings.iter().position(|b| b.name == base) {
+            if !self.bindings[b].atomic {
+                let t = self.bindings[b].elem.wgsl();
+                return self.err(
+                    ix.expr.span(),
+                    format!("`{base}` is not atomic; declare it as `&mut [Atomic<{t}>; {}]` to use `{name}`", self.bindings[b].len_text),
+                );
+            }
+            let tv = self.inf.of_scalar(self.bindings[b].elem);
+            (AtomicTarget::Binding(b), tv)
+        } else {
+            return self.err(
+                ix.expr.span(),
+                format!("cannot find value `{base}` in this kernel"),
+            );
+        };
+        if m.args.len() != op.arity() {
+            return self.err(
+                span,
+                format!(
+                    "`{name}` takes {} argument(s) and no memory ordering",
+                    op.arity()
+                ),
+            );
+        }
+        let index = self.index_expr(&ix.index)?;
+        let mut args = Vec::new();
+        for a in &m.args {
+            let e = self.expr(a)?;
+            self.unify_at(e.span, elem_tv, e.tv);
+            args.push(e);
+        }
+        Ok(self.expr_of(
+            ExprKind::Atomic {
+                op,
+                target,
+                index: Box::new(index),
+                args,
+            },
+            elem_tv,
+            span,
+        ))
+    }
+
     fn method(&mut self, m: &syn::ExprMethodCall) -> R<Expr> {
         use infer::{S_F32, S_FLOAT, S_I32, S_INT, S_NUM};
         let span = m.span();
         let name = m.method.to_string();
+        if let Some(op) = AtomicOp::from_method(&name) {
+            return self.atomic(m, op);
+        }
         let recv = self.expr(&m.receiver)?;
         let mut args = vec![recv];
         for a in &m.args {
@@ -981,7 +1484,12 @@ impl<'k, 'a> Lowerer<'k, 'a> {
             self.unify_at(s, t0, t);
         }
         let s0 = args[0].span;
-        self.constrain_at(s0, t0, set, &format!("`{name}` is not defined for this type"));
+        self.constrain_at(
+            s0,
+            t0,
+            set,
+            &format!("`{name}` is not defined for this type"),
+        );
         let tv = match result {
             Some(s) => self.inf.of_scalar(s),
             None => t0,
@@ -999,7 +1507,10 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                 Some(t) => self.locals[i].ty = t,
                 None => {
                     let n = &self.locals[i].name;
-                    self.cx.error(self.locals[i].span, format!("type annotations needed for `{n}`; write `let {n}: f32`"));
+                    self.cx.error(
+                        self.locals[i].span,
+                        format!("type annotations needed for `{n}`; write `let {n}: f32`"),
+                    );
                 }
             }
         }
@@ -1012,20 +1523,26 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                 Stmt::Let { init: Some(e), .. } => self.finish_expr(e),
                 Stmt::Assign { place, value, .. } => {
                     match place {
-                        Place::LocalIndex(_, idx) => idx.iter_mut().for_each(|e| self.finish_expr(e)),
+                        Place::LocalIndex(_, idx) => {
+                            idx.iter_mut().for_each(|e| self.finish_expr(e))
+                        }
                         Place::Binding(_, e) => self.finish_expr(e),
                         Place::Local(_) => {}
                     }
                     self.finish_expr(value)
                 }
-                Stmt::If { cond, then, els, .. } => {
+                Stmt::If {
+                    cond, then, els, ..
+                } => {
                     self.finish_expr(cond);
                     self.finish_block(then);
                     if let Some(e) = els {
                         self.finish_block(e)
                     }
                 }
-                Stmt::For { start, end, body, .. } => {
+                Stmt::For {
+                    start, end, body, ..
+                } => {
                     self.finish_expr(start);
                     self.finish_expr(end);
                     self.finish_block(body)
@@ -1035,6 +1552,7 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                     self.finish_block(body)
                 }
                 Stmt::Loop { body, .. } => self.finish_block(body),
+                Stmt::Eval { expr, .. } => self.finish_expr(expr),
                 _ => {}
             }
         }
@@ -1051,12 +1569,20 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                 self.finish_expr(a);
                 self.finish_expr(i)
             }
-            ExprKind::Unary(_, a) | ExprKind::Cast(a) | ExprKind::ArrayRepeat(a) => self.finish_expr(a),
+            ExprKind::Unary(_, a) | ExprKind::Cast(a) | ExprKind::ArrayRepeat(a) => {
+                self.finish_expr(a)
+            }
             ExprKind::Binary(_, a, b) => {
                 self.finish_expr(a);
                 self.finish_expr(b)
             }
-            ExprKind::Math(_, args) | ExprKind::ArrayList(args) => args.iter_mut().for_each(|a| self.finish_expr(a)),
+            ExprKind::Math(_, args) | ExprKind::ArrayList(args) => {
+                args.iter_mut().for_each(|a| self.finish_expr(a))
+            }
+            ExprKind::Atomic { index, args, .. } => {
+                self.finish_expr(index);
+                args.iter_mut().for_each(|a| self.finish_expr(a))
+            }
             _ => {}
         }
         // Literals must fit the type they settled on.
@@ -1067,7 +1593,8 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                 _ => true,
             };
             if !ok {
-                self.cx.error(e.span, format!("literal out of range for `{}`", s.wgsl()));
+                self.cx
+                    .error(e.span, format!("literal out of range for `{}`", s.wgsl()));
             }
         }
         if let (ExprKind::IntLit(v), Ty::Scalar(s)) = (&e.kind, &e.ty) {
@@ -1080,7 +1607,10 @@ impl<'k, 'a> Lowerer<'k, 'a> {
 
 fn eval_lit_len(e: &syn::Expr) -> Option<u32> {
     match e {
-        syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) => i.base10_parse().ok(),
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(i),
+            ..
+        }) => i.base10_parse().ok(),
         syn::Expr::Paren(p) => eval_lit_len(&p.expr),
         syn::Expr::Binary(b) => {
             let (l, r) = (eval_lit_len(&b.left)?, eval_lit_len(&b.right)?);
@@ -1147,7 +1677,13 @@ fn vec_builtin(name: &str) -> Option<Builtin> {
 }
 
 fn path_name_p(p: &syn::Path) -> Option<String> {
-    Some(p.segments.iter().map(|s| s.ident.to_string()).collect::<Vec<_>>().join("::"))
+    Some(
+        p.segments
+            .iter()
+            .map(|s| s.ident.to_string())
+            .collect::<Vec<_>>()
+            .join("::"),
+    )
 }
 
 fn path_name(e: &syn::Expr) -> Option<String> {

@@ -25,13 +25,6 @@ impl Scalar {
         }
     }
 
-    pub fn rust(self) -> &'static str {
-        match self {
-            Scalar::F16 => "u16",
-            s => s.wgsl(),
-        }
-    }
-
     /// The `forge_core::ScalarType` variant name.
     pub fn core_variant(self) -> &'static str {
         match self {
@@ -65,7 +58,10 @@ pub enum ConstLen {
     Lit(u32),
     /// Text of the expression in WGSL form (`WG * 2u`), and in Rust form over the
     /// oracle's schedule locals.
-    Sched { wgsl: String, rust: String },
+    Sched {
+        wgsl: String,
+        rust: String,
+    },
 }
 
 /// A type of the kernel language.
@@ -77,8 +73,6 @@ pub enum Ty {
 }
 
 impl Ty {
-    pub const F32: Ty = Ty::Scalar(Scalar::F32);
-    pub const U32: Ty = Ty::Scalar(Scalar::U32);
     pub const I32: Ty = Ty::Scalar(Scalar::I32);
     pub const BOOL: Ty = Ty::Scalar(Scalar::Bool);
 
@@ -86,14 +80,6 @@ impl Ty {
         match self {
             Ty::Scalar(s) => Some(*s),
             _ => None,
-        }
-    }
-
-    pub fn describe(&self) -> String {
-        match self {
-            Ty::Scalar(s) => s.wgsl().to_string(),
-            Ty::Array(e, ConstLen::Lit(n)) => format!("[{}; {n}]", e.describe()),
-            Ty::Array(e, ConstLen::Sched { wgsl, .. }) => format!("[{}; {wgsl}]", e.describe()),
         }
     }
 }
@@ -109,8 +95,8 @@ pub enum Access {
 /// A LEN expression, over scalar parameters and integer literals.
 #[derive(Clone, Debug)]
 pub enum LenExpr {
-    Lit(u64, Span),
-    Param(usize, Span),
+    Lit(u64),
+    Param(usize),
     Binary(LenOp, Box<LenExpr>, Box<LenExpr>),
     Method(LenMethod, Box<LenExpr>, Box<LenExpr>),
 }
@@ -142,7 +128,6 @@ pub struct BindingParam<'a> {
     pub access: Access,
     pub len: LenExpr,
     pub len_text: String,
-    pub len_span: Span,
 }
 
 /// A scalar parameter: a field of `Params`.
@@ -150,7 +135,6 @@ pub struct ScalarParam<'a> {
     pub original: &'a syn::PatType,
     pub name: String,
     pub ty: Scalar,
-    pub span: Span,
 }
 
 /// A parameter in declaration order.
@@ -175,6 +159,8 @@ pub struct Local {
     pub unique: String,
     /// Assigned after declaration (used to warn about needless `mut` and to check writes).
     pub assigned: bool,
+    /// A workgroup array that atomic methods are called on: its elements are atomics.
+    pub atomic: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -191,7 +177,10 @@ pub enum Builtin {
 impl Builtin {
     /// Whether the value is the same for every invocation of a workgroup.
     pub fn uniform(self) -> bool {
-        matches!(self, Builtin::WorkgroupIndex | Builtin::WorkgroupId | Builtin::NumWorkgroups)
+        matches!(
+            self,
+            Builtin::WorkgroupIndex | Builtin::WorkgroupId | Builtin::NumWorkgroups
+        )
     }
 }
 
@@ -226,7 +215,10 @@ pub enum BinOp {
 
 impl BinOp {
     pub fn is_comparison(self) -> bool {
-        matches!(self, BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge)
+        matches!(
+            self,
+            BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge
+        )
     }
 
     pub fn is_logical(self) -> bool {
@@ -343,6 +335,78 @@ pub enum ExprKind {
     ArrayRepeat(Box<Expr>),
     /// `[a, b, c]`
     ArrayList(Vec<Expr>),
+    /// `target[i].fetch_add(v)` and the other atomic methods; the value is the old one
+    /// (`load` gives the current one, `store` gives nothing and is a statement).
+    Atomic {
+        op: AtomicOp,
+        target: AtomicTarget,
+        index: Box<Expr>,
+        args: Vec<Expr>,
+    },
+}
+
+/// What an atomic method works on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AtomicTarget {
+    /// An `Atomic<u32>`/`Atomic<i32>` binding.
+    Binding(usize),
+    /// A workgroup array used atomically.
+    Shared(LocalId),
+}
+
+/// The atomic methods, named after `std::sync::atomic` without the ordering argument.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AtomicOp {
+    Add,
+    Sub,
+    Max,
+    Min,
+    And,
+    Or,
+    Xor,
+    Swap,
+    Load,
+    Store,
+}
+
+impl AtomicOp {
+    pub fn from_method(name: &str) -> Option<AtomicOp> {
+        Some(match name {
+            "fetch_add" => AtomicOp::Add,
+            "fetch_sub" => AtomicOp::Sub,
+            "fetch_max" => AtomicOp::Max,
+            "fetch_min" => AtomicOp::Min,
+            "fetch_and" => AtomicOp::And,
+            "fetch_or" => AtomicOp::Or,
+            "fetch_xor" => AtomicOp::Xor,
+            "swap" => AtomicOp::Swap,
+            "load" => AtomicOp::Load,
+            "store" => AtomicOp::Store,
+            _ => return None,
+        })
+    }
+
+    pub fn arity(self) -> usize {
+        match self {
+            AtomicOp::Load => 0,
+            _ => 1,
+        }
+    }
+
+    pub fn wgsl(self) -> &'static str {
+        match self {
+            AtomicOp::Add => "atomicAdd",
+            AtomicOp::Sub => "atomicSub",
+            AtomicOp::Max => "atomicMax",
+            AtomicOp::Min => "atomicMin",
+            AtomicOp::And => "atomicAnd",
+            AtomicOp::Or => "atomicOr",
+            AtomicOp::Xor => "atomicXor",
+            AtomicOp::Swap => "atomicExchange",
+            AtomicOp::Load => "atomicLoad",
+            AtomicOp::Store => "atomicStore",
+        }
+    }
 }
 
 /// Something that can be assigned to.
@@ -363,16 +427,60 @@ pub enum Barrier {
 /// A statement. Loops carry an id so that `break`/`continue` name their target.
 #[derive(Clone, Debug)]
 pub enum Stmt {
-    Let { local: LocalId, init: Option<Expr>, span: Span },
-    Assign { place: Place, op: Option<BinOp>, value: Expr, span: Span },
-    If { cond: Expr, then: Block, els: Option<Block>, span: Span },
-    For { var: LocalId, start: Expr, end: Expr, inclusive: bool, body: Block, id: usize, span: Span },
-    While { cond: Expr, body: Block, id: usize, span: Span },
-    Loop { body: Block, id: usize, span: Span },
-    Break { target: usize, span: Span },
-    Continue { target: usize, span: Span },
-    Return { span: Span },
-    Barrier { kind: Barrier, span: Span },
+    Let {
+        local: LocalId,
+        init: Option<Expr>,
+    },
+    Assign {
+        place: Place,
+        op: Option<BinOp>,
+        value: Expr,
+        span: Span,
+    },
+    If {
+        cond: Expr,
+        then: Block,
+        els: Option<Block>,
+    },
+    For {
+        var: LocalId,
+        start: Expr,
+        end: Expr,
+        inclusive: bool,
+        body: Block,
+        id: usize,
+        span: Span,
+    },
+    While {
+        cond: Expr,
+        body: Block,
+        id: usize,
+        span: Span,
+    },
+    Loop {
+        body: Block,
+        id: usize,
+        span: Span,
+    },
+    Break {
+        target: usize,
+        span: Span,
+    },
+    Continue {
+        target: usize,
+        span: Span,
+    },
+    Return {
+        span: Span,
+    },
+    Barrier {
+        kind: Barrier,
+        span: Span,
+    },
+    /// An atomic method called for its effect; its value is dropped.
+    Eval {
+        expr: Expr,
+    },
 }
 
 pub type Block = Vec<Stmt>;
@@ -416,7 +524,11 @@ impl Kernel<'_> {
         if let Some((e, _, _)) = &self.options.threads {
             return Some(e);
         }
-        let b = self.bindings.iter().find(|b| b.access == Access::Out).or(self.bindings.first())?;
+        let b = self
+            .bindings
+            .iter()
+            .find(|b| b.access == Access::Out)
+            .or(self.bindings.first())?;
         Some(&b.len)
     }
 
@@ -424,7 +536,11 @@ impl Kernel<'_> {
         if let Some((_, t, _)) = &self.options.threads {
             return t.clone();
         }
-        let b = self.bindings.iter().find(|b| b.access == Access::Out).or(self.bindings.first());
+        let b = self
+            .bindings
+            .iter()
+            .find(|b| b.access == Access::Out)
+            .or(self.bindings.first());
         b.map(|b| b.len_text.clone()).unwrap_or_else(|| "1".into())
     }
 
@@ -455,7 +571,11 @@ impl Kernel<'_> {
 
     /// The default schedule: the declared workgroup, and the first items and vector values.
     pub fn default_schedule(&self) -> (u32, u32, u32) {
-        (self.options.workgroup, self.tune_items()[0], self.tune_vectors()[0])
+        (
+            self.options.workgroup,
+            self.tune_items()[0],
+            self.tune_vectors()[0],
+        )
     }
 }
 
@@ -470,7 +590,9 @@ pub fn walk_stmts<'b>(block: &'b Block, f: &mut dyn FnMut(&'b Stmt)) {
                     walk_stmts(e, f);
                 }
             }
-            Stmt::For { body, .. } | Stmt::While { body, .. } | Stmt::Loop { body, .. } => walk_stmts(body, f),
+            Stmt::For { body, .. } | Stmt::While { body, .. } | Stmt::Loop { body, .. } => {
+                walk_stmts(body, f)
+            }
             _ => {}
         }
     }
@@ -504,6 +626,7 @@ pub fn stmt_exprs<'b>(s: &'b Stmt, f: &mut dyn FnMut(&'b Expr)) {
             f(value)
         }
         Stmt::If { cond, .. } | Stmt::While { cond, .. } => f(cond),
+        Stmt::Eval { expr, .. } => f(expr),
         Stmt::For { start, end, .. } => {
             f(start);
             f(end)
@@ -526,7 +649,13 @@ pub fn walk_expr<'b>(e: &'b Expr, f: &mut dyn FnMut(&'b Expr)) {
             walk_expr(a, f);
             walk_expr(b, f)
         }
-        ExprKind::Math(_, args) | ExprKind::ArrayList(args) => args.iter().for_each(|a| walk_expr(a, f)),
+        ExprKind::Math(_, args) | ExprKind::ArrayList(args) => {
+            args.iter().for_each(|a| walk_expr(a, f))
+        }
+        ExprKind::Atomic { index, args, .. } => {
+            walk_expr(index, f);
+            args.iter().for_each(|a| walk_expr(a, f))
+        }
         _ => {}
     }
 }

@@ -2,7 +2,9 @@
 //! lowered by `lower`, which needs the parameters that this stage finds.
 
 use crate::ctxt::Ctxt;
-use crate::model::{Access, BindingParam, LenExpr, LenMethod, LenOp, Options, ParamRef, Scalar, ScalarParam};
+use crate::model::{
+    Access, BindingParam, LenExpr, LenMethod, LenOp, Options, ParamRef, Scalar, ScalarParam,
+};
 use proc_macro2::{Span, TokenStream};
 use syn::spanned::Spanned;
 
@@ -26,7 +28,11 @@ pub fn options(cx: &Ctxt, attr: TokenStream) -> Options {
     };
     let mut threads_expr: Option<syn::Expr> = None;
     let parser = syn::meta::parser(|meta| {
-        let key = meta.path.get_ident().map(|i| i.to_string()).unwrap_or_default();
+        let key = meta
+            .path
+            .get_ident()
+            .map(|i| i.to_string())
+            .unwrap_or_default();
         match key.as_str() {
             "workgroup" => {
                 let lit: syn::LitInt = meta.value()?.parse()?;
@@ -115,7 +121,10 @@ pub fn options(cx: &Ctxt, attr: TokenStream) -> Options {
 pub fn len_text(e: &syn::Expr) -> String {
     let s = quote::quote!(#e).to_string();
     // `quote` spaces every token; tighten method calls and parentheses for readability.
-    s.replace(" . ", ".").replace(" (", "(").replace("( ", "(").replace(" )", ")")
+    s.replace(" . ", ".")
+        .replace(" (", "(")
+        .replace("( ", "(")
+        .replace(" )", ")")
 }
 
 /// Resolves the `threads` option against the scalar parameters.
@@ -126,15 +135,24 @@ pub fn resolve_threads(cx: &Ctxt, scalars: &[ScalarParam<'_>], o: &mut Options) 
 }
 
 /// Parses the signature into bindings and scalars, in declaration order.
-pub fn params<'a>(cx: &Ctxt, func: &'a syn::ItemFn) -> (Vec<BindingParam<'a>>, Vec<ScalarParam<'a>>, Vec<ParamRef>) {
+pub fn params<'a>(
+    cx: &Ctxt,
+    func: &'a syn::ItemFn,
+) -> (Vec<BindingParam<'a>>, Vec<ScalarParam<'a>>, Vec<ParamRef>) {
     let mut bindings = Vec::new();
     let mut scalars: Vec<ScalarParam<'a>> = Vec::new();
     let mut order = Vec::new();
     if let Some(g) = func.sig.generics.params.first() {
-        cx.error(g.span(), "generic kernels are not supported; write one kernel per element type");
+        cx.error(
+            g.span(),
+            "generic kernels are not supported; write one kernel per element type",
+        );
     }
     if let syn::ReturnType::Type(_, ty) = &func.sig.output {
-        cx.error(ty.span(), "a kernel returns nothing; write results through `#[out]` bindings");
+        cx.error(
+            ty.span(),
+            "a kernel returns nothing; write results through `#[out]` bindings",
+        );
     }
     if let Some(a) = &func.sig.asyncness {
         cx.error(a.span(), "a kernel cannot be `async`");
@@ -150,7 +168,9 @@ pub fn params<'a>(cx: &Ctxt, func: &'a syn::ItemFn) -> (Vec<BindingParam<'a>>, V
             }
         };
         let name = match &*pt.pat {
-            syn::Pat::Ident(pi) if pi.subpat.is_none() && pi.by_ref.is_none() => pi.ident.to_string(),
+            syn::Pat::Ident(pi) if pi.subpat.is_none() && pi.by_ref.is_none() => {
+                pi.ident.to_string()
+            }
             other => {
                 cx.error(other.span(), "kernel parameters must be plain identifiers");
                 continue;
@@ -159,19 +179,25 @@ pub fn params<'a>(cx: &Ctxt, func: &'a syn::ItemFn) -> (Vec<BindingParam<'a>>, V
         let is_out = pt.attrs.iter().any(|a| a.path().is_ident("out"));
         for a in &pt.attrs {
             if !a.path().is_ident("out") {
-                cx.error(a.span(), "unknown parameter attribute; only `#[out]` is allowed on kernel parameters");
+                cx.error(
+                    a.span(),
+                    "unknown parameter attribute; only `#[out]` is allowed on kernel parameters",
+                );
             }
         }
         match &*pt.ty {
             syn::Type::Reference(_) => pending.push((pt, name, is_out)),
             ty => {
                 if is_out {
-                    cx.error(pt.span(), "`#[out]` needs a slice binding such as `&mut [f32; n]`");
+                    cx.error(
+                        pt.span(),
+                        "`#[out]` needs a slice binding such as `&mut [f32; n]`",
+                    );
                 }
                 match scalar_type(ty) {
                     Some(s @ (Scalar::U32 | Scalar::I32 | Scalar::F32)) => {
                         order.push(ParamRef::Scalar(scalars.len()));
-                        scalars.push(ScalarParam { original: pt, name, ty: s, span: pt.span() });
+                        scalars.push(ScalarParam { original: pt, name, ty: s });
                     }
                     _ => cx.error(
                         ty.span(),
@@ -185,13 +211,18 @@ pub fn params<'a>(cx: &Ctxt, func: &'a syn::ItemFn) -> (Vec<BindingParam<'a>>, V
         }
     }
     for (pt, name, is_out) in pending {
-        let syn::Type::Reference(r) = &*pt.ty else { continue };
+        let syn::Type::Reference(r) = &*pt.ty else {
+            continue;
+        };
         let access = match (r.mutability.is_some(), is_out) {
             (false, false) => Access::Read,
             (true, false) => Access::ReadWrite,
             (true, true) => Access::Out,
             (false, true) => {
-                cx.error(pt.ty.span(), "an `#[out]` binding must be `&mut`; write `&mut [T; LEN]`");
+                cx.error(
+                    pt.ty.span(),
+                    "an `#[out]` binding must be `&mut`; write `&mut [T; LEN]`",
+                );
                 Access::Out
             }
         };
@@ -217,7 +248,10 @@ pub fn params<'a>(cx: &Ctxt, func: &'a syn::ItemFn) -> (Vec<BindingParam<'a>>, V
             }
         };
         if atomic && access == Access::Read {
-            cx.error(arr.elem.span(), "atomic bindings must be writable; use `&mut [Atomic<u32>; n]`");
+            cx.error(
+                arr.elem.span(),
+                "atomic bindings must be writable; use `&mut [Atomic<u32>; n]`",
+            );
         }
         let len = len_expr(cx, &arr.len, &scalars);
         order.push(ParamRef::Binding(bindings.len()));
@@ -231,7 +265,6 @@ pub fn params<'a>(cx: &Ctxt, func: &'a syn::ItemFn) -> (Vec<BindingParam<'a>>, V
             access,
             len,
             len_text: len_text(&arr.len),
-            len_span: arr.len.span(),
         });
     }
     // Keep declaration order for the typed method's arguments.
@@ -274,8 +307,12 @@ fn elem_type(ty: &syn::Type) -> Option<(Scalar, bool)> {
     if seg.ident != "Atomic" {
         return None;
     }
-    let syn::PathArguments::AngleBracketed(args) = &seg.arguments else { return None };
-    let Some(syn::GenericArgument::Type(inner)) = args.args.first() else { return None };
+    let syn::PathArguments::AngleBracketed(args) = &seg.arguments else {
+        return None;
+    };
+    let Some(syn::GenericArgument::Type(inner)) = args.args.first() else {
+        return None;
+    };
     match scalar_type(inner)? {
         s @ (Scalar::U32 | Scalar::I32) => Some((s, true)),
         _ => None,
@@ -286,21 +323,31 @@ fn elem_type(ty: &syn::Type) -> Option<(Scalar, bool)> {
 /// `.div_ceil(x)`, `.min(x)`, `.max(x)`.
 pub fn len_expr(cx: &Ctxt, e: &syn::Expr, scalars: &[ScalarParam<'_>]) -> LenExpr {
     match e {
-        syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) => match i.base10_parse::<u64>() {
-            Ok(v) => LenExpr::Lit(v, i.span()),
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(i),
+            ..
+        }) => match i.base10_parse::<u64>() {
+            Ok(v) => LenExpr::Lit(v),
             Err(err) => {
                 cx.syn_error(err);
-                LenExpr::Lit(1, i.span())
+                LenExpr::Lit(1)
             }
         },
         syn::Expr::Path(p) => {
-            let name = p.path.get_ident().map(|i| i.to_string()).unwrap_or_default();
+            let name = p
+                .path
+                .get_ident()
+                .map(|i| i.to_string())
+                .unwrap_or_default();
             match scalars.iter().position(|s| s.name == name) {
                 Some(i) if scalars[i].ty == Scalar::F32 => {
-                    cx.error(p.span(), format!("length expressions use integer parameters, but `{name}` is `f32`"));
-                    LenExpr::Lit(1, p.span())
+                    cx.error(
+                        p.span(),
+                        format!("length expressions use integer parameters, but `{name}` is `f32`"),
+                    );
+                    LenExpr::Lit(1)
                 }
-                Some(i) => LenExpr::Param(i, p.span()),
+                Some(i) => LenExpr::Param(i),
                 None => {
                     let known: Vec<_> = scalars.iter().map(|s| format!("`{}`", s.name)).collect();
                     let hint = if known.is_empty() {
@@ -308,8 +355,14 @@ pub fn len_expr(cx: &Ctxt, e: &syn::Expr, scalars: &[ScalarParam<'_>]) -> LenExp
                     } else {
                         format!("the kernel's scalar parameters are {}", known.join(", "))
                     };
-                    cx.error(p.span(), format!("unknown parameter `{}` in a length expression; {hint}", len_text(e)));
-                    LenExpr::Lit(1, p.span())
+                    cx.error(
+                        p.span(),
+                        format!(
+                            "unknown parameter `{}` in a length expression; {hint}",
+                            len_text(e)
+                        ),
+                    );
+                    LenExpr::Lit(1)
                 }
             }
         }
@@ -327,7 +380,11 @@ pub fn len_expr(cx: &Ctxt, e: &syn::Expr, scalars: &[ScalarParam<'_>]) -> LenExp
                     LenOp::Add
                 }
             };
-            LenExpr::Binary(op, Box::new(len_expr(cx, &b.left, scalars)), Box::new(len_expr(cx, &b.right, scalars)))
+            LenExpr::Binary(
+                op,
+                Box::new(len_expr(cx, &b.left, scalars)),
+                Box::new(len_expr(cx, &b.right, scalars)),
+            )
         }
         syn::Expr::MethodCall(m) if m.args.len() == 1 => {
             let method = match m.method.to_string().as_str() {
@@ -339,14 +396,18 @@ pub fn len_expr(cx: &Ctxt, e: &syn::Expr, scalars: &[ScalarParam<'_>]) -> LenExp
                     LenMethod::Min
                 }
             };
-            LenExpr::Method(method, Box::new(len_expr(cx, &m.receiver, scalars)), Box::new(len_expr(cx, &m.args[0], scalars)))
+            LenExpr::Method(
+                method,
+                Box::new(len_expr(cx, &m.receiver, scalars)),
+                Box::new(len_expr(cx, &m.args[0], scalars)),
+            )
         }
         other => {
             cx.error(
                 other.span(),
                 "unsupported length expression; use scalar parameters, integer literals, `+ - * / %`, `.div_ceil(x)`, `.min(x)` and `.max(x)`",
             );
-            LenExpr::Lit(1, other.span())
+            LenExpr::Lit(1)
         }
     }
 }

@@ -11,7 +11,9 @@ pub struct Paths {
 
 impl Paths {
     pub fn new(krate: &syn::Path) -> Self {
-        Paths { krate: krate.clone() }
+        Paths {
+            krate: krate.clone(),
+        }
     }
 
     fn p(&self, item: TokenStream) -> TokenStream {
