@@ -40,7 +40,7 @@ pub use forge_core::{
     HostArg, HostBuffer, Kernel, RuntimeBuilder, RuntimeStats, ScalarParam, ScalarType, ScalarValue, Schedule,
     Tolerance, TuneSpace,
 };
-pub use forge_core::{context, dispatch, error, kernel, schedule, tensor, topology};
+pub use forge_core::{certify, context, dispatch, error, kernel, schedule, tensor, topology};
 pub use forge_kernels as kernels;
 pub use forge_macros::forge_kernel;
 

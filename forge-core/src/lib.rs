@@ -11,6 +11,7 @@
 #![warn(missing_docs)]
 
 pub mod buffers;
+pub mod certify;
 pub mod context;
 pub mod dispatch;
 pub mod error;

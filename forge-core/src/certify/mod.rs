@@ -1,0 +1,1226 @@
+//! Certification: checks a kernel's GPU results against its CPU oracle, the oracle against
+//! the kernel's independent reference, and that the GPU writes every output element.
+//!
+//! This module owns the test vectors ([`Distribution`], [`CertOptions`]), the comparison of
+//! results ([`compare`]) and the report ([`CertReport`]). It drives any kernel through the
+//! type-erased [`Kernel`] interface, so the CLI, the tests and the tuner certify every
+//! kernel the same way.
+//!
+//! For each of [`Kernel::cert_cases`]:
+//! 1. The case is skipped, and the report says so, when a binding would be empty, when
+//!    `threads` is 0 or cannot be evaluated, or when its bindings would take more than
+//!    [`CertOptions::max_case_bytes`] (software drivers such as lavapipe are slow and
+//!    memory-bound).
+//! 2. Every non-`#[out]` binding gets fresh data from a ChaCha8 generator seeded from the
+//!    seed, the kernel's name, the case's index and the binding's name, drawn from the
+//!    binding's [`Distribution`].
+//! 3. Three checks, each over every element of every writable binding:
+//!    - **GPU against the oracle** ([`Kernel::run_dyn`] against [`Kernel::cpu_dyn`]), within
+//!      [`Kernel::tolerance`].
+//!    - **The oracle against the reference** ([`Kernel::reference_dyn`]), where the kernel
+//!      names one, within the same tolerance.
+//!    - **Every output element is written.** A second GPU run starts every non-atomic
+//!      `#[out]` binding filled with a NaN poison pattern instead of zeros. An element that
+//!      still holds the pattern was never written; every other element must still match
+//!      the oracle, so a kernel whose result depends on its outputs' initial contents fails
+//!      too. Atomic `#[out]` bindings are accumulators that the contract zero-fills, so they
+//!      start zeroed in this run as well.
+//!
+//! NaN never passes a comparison, not even against NaN ([`Tolerance::accepts`]).
+
+use crate::dispatch::HostArg;
+use crate::error::{ForgeError, Result};
+use crate::kernel::{
+    Access, Binding, DynArgs, ElemType, HostBuffer, Kernel, ScalarParam, ScalarType, ScalarValue,
+    Tolerance,
+};
+use crate::schedule::{Schedule, TuneSpace};
+use crate::ForgeRuntime;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Mutex, OnceLock};
+
+/// The seed `forge certify` uses unless `--seed` says otherwise.
+pub const DEFAULT_SEED: u64 = 0x5EED_F0D6E;
+
+/// The default limit on one case's binding bytes: 64 MiB.
+pub const DEFAULT_MAX_CASE_BYTES: u64 = 64 << 20;
+
+/// The poison word that non-atomic `#[out]` bindings start with in the poisoned run: a
+/// quiet f32 NaN with a recognisable payload. Integer outputs see the same bits.
+pub const POISON_WORD: u32 = 0x7FF0_BAAD;
+
+/// The f16 poison: a quiet f16 NaN with a payload.
+pub const POISON_HALF: u16 = 0x7E5A;
+
+/// How the values of one binding's test vector are drawn.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub enum Distribution {
+    /// Depends on the element type: floats uniform in `[-1, 1)`; `u32` and `i32` uniform in
+    /// `[0, 1000)`, small and non-negative, so integer data that a kernel uses as indices or
+    /// counts stays meaningful.
+    #[default]
+    Default,
+    /// Uniform in `[lo, hi)`. Integers draw whole numbers in that range, clamped to the type.
+    Uniform {
+        /// Inclusive lower bound.
+        lo: f64,
+        /// Exclusive upper bound; `hi <= lo` always gives `lo`.
+        hi: f64,
+    },
+    /// Uniformly random bit patterns: every `u32`/`i32` value is possible. Floats get random
+    /// bits too, redrawn while they are NaN or infinite.
+    Bits,
+    /// Every element is this value (converted to the element type).
+    Constant(f64),
+}
+
+/// What [`certify`] checks and with which data.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CertOptions {
+    /// The seed every test vector derives from.
+    pub seed: u64,
+    /// Cases whose bindings take more bytes than this are skipped.
+    pub max_case_bytes: u64,
+    /// Whether to run the poisoned-output check.
+    pub poison: bool,
+    /// Per-binding distributions; bindings not listed use [`Distribution::Default`].
+    pub overrides: Vec<Override>,
+}
+
+/// A distribution for one binding of one kernel, replacing the default.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Override {
+    /// The kernel's name.
+    pub kernel: String,
+    /// The binding's name.
+    pub binding: String,
+    /// Its distribution.
+    pub dist: Distribution,
+}
+
+impl Default for CertOptions {
+    fn default() -> Self {
+        CertOptions::new(DEFAULT_SEED)
+    }
+}
+
+impl CertOptions {
+    /// Options with this seed and the defaults: 64 MiB per case, poisoning on,
+    /// [`Distribution::Default`] everywhere.
+    pub fn new(seed: u64) -> Self {
+        CertOptions {
+            seed,
+            max_case_bytes: DEFAULT_MAX_CASE_BYTES,
+            poison: true,
+            overrides: Vec::new(),
+        }
+    }
+
+    /// Draws `binding` of `kernel` from `dist` instead of the default.
+    ///
+    /// ```
+    /// use forge_core::certify::{CertOptions, Distribution};
+    /// let opts = CertOptions::new(7).with_distribution("gather", "idx", Distribution::Uniform { lo: 0.0, hi: 16.0 });
+    /// assert_eq!(opts.distribution("gather", "idx"), Distribution::Uniform { lo: 0.0, hi: 16.0 });
+    /// assert_eq!(opts.distribution("gather", "x"), Distribution::Default);
+    /// ```
+    pub fn with_distribution(mut self, kernel: &str, binding: &str, dist: Distribution) -> Self {
+        self.overrides
+            .retain(|o| !(o.kernel == kernel && o.binding == binding));
+        self.overrides.push(Override {
+            kernel: kernel.to_string(),
+            binding: binding.to_string(),
+            dist,
+        });
+        self
+    }
+
+    /// The distribution `binding` of `kernel` is drawn from.
+    pub fn distribution(&self, kernel: &str, binding: &str) -> Distribution {
+        self.overrides
+            .iter()
+            .find(|o| o.kernel == kernel && o.binding == binding)
+            .map(|o| o.dist)
+            .unwrap_or_default()
+    }
+}
+
+/// The outcome of certifying a kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Verdict {
+    /// Every case that ran passed every check, and at least one case ran.
+    Pass,
+    /// A check failed, a run returned an error, or no case could run.
+    Fail,
+}
+
+impl fmt::Display for Verdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Verdict::Pass => "PASS",
+            Verdict::Fail => "FAIL",
+        })
+    }
+}
+
+/// What [`certify`] found for one kernel and schedule.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CertReport {
+    /// The kernel's name.
+    pub kernel: String,
+    /// The schedule certified.
+    pub schedule: Schedule,
+    /// Cases that ran (skipped cases are not counted).
+    pub cases: usize,
+    /// The largest absolute error over every finite comparison.
+    pub max_abs_err: f64,
+    /// The largest error relative to the larger magnitude, over every finite comparison.
+    pub max_rel_err: f64,
+    /// Pass or fail.
+    pub verdict: Verdict,
+    /// One line per failed check: the kernel, the case, the check, the binding and element.
+    pub failures: Vec<String>,
+    /// One line per skipped case, with the reason.
+    #[serde(default)]
+    pub skipped: Vec<String>,
+    /// The seed the test vectors came from.
+    #[serde(default)]
+    pub seed: u64,
+    /// The adapter the GPU checks ran on.
+    #[serde(default)]
+    pub adapter: String,
+    /// The emission backend (`wgsl`, `spirv`).
+    #[serde(default)]
+    pub backend: String,
+}
+
+impl CertReport {
+    /// Whether the verdict is [`Verdict::Pass`].
+    pub fn passed(&self) -> bool {
+        self.verdict == Verdict::Pass
+    }
+
+    fn record(&mut self, cmp: &Comparison) {
+        self.max_abs_err = self.max_abs_err.max(cmp.max_abs);
+        self.max_rel_err = self.max_rel_err.max(cmp.max_rel);
+    }
+}
+
+/// One element that failed a comparison.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Mismatch {
+    /// Element index in the binding.
+    pub index: usize,
+    /// Component within a vector element (0 for scalars).
+    pub lane: usize,
+    /// The value under test.
+    pub got: f64,
+    /// The value it should match.
+    pub want: f64,
+}
+
+impl Mismatch {
+    fn abs_err(&self) -> f64 {
+        (self.got - self.want).abs()
+    }
+}
+
+/// The result of comparing two buffers element by element.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Comparison {
+    /// Components compared.
+    pub compared: usize,
+    /// Components outside the tolerance (NaN included).
+    pub mismatches: usize,
+    /// The first mismatch, by index.
+    pub first: Option<Mismatch>,
+    /// The mismatch with the largest absolute error (a NaN one if there is any).
+    pub worst: Option<Mismatch>,
+    /// The largest absolute error over pairs where both values are finite.
+    pub max_abs: f64,
+    /// The largest relative error over pairs where both values are finite.
+    pub max_rel: f64,
+    /// `Some((got, want))` when the buffers have different lengths, in elements.
+    pub len_mismatch: Option<(usize, usize)>,
+}
+
+impl Comparison {
+    /// Whether every component matched and the lengths agree.
+    pub fn ok(&self) -> bool {
+        self.mismatches == 0 && self.len_mismatch.is_none()
+    }
+}
+
+/// Compares `got` with `want` component by component under `tol`. NaN never matches.
+///
+/// ```
+/// use forge_core::certify::compare;
+/// use forge_core::kernel::{ElemType, HostBuffer, ScalarType, Tolerance};
+/// let f32s = ElemType::scalar(ScalarType::F32);
+/// let got = HostBuffer::from_slice(f32s, &[1.0f32, 2.0, f32::NAN]);
+/// let want = HostBuffer::from_slice(f32s, &[1.0f32, 2.000001, 3.0]);
+/// let c = compare(&got, &want, Tolerance::FLOAT);
+/// assert_eq!(c.mismatches, 1);
+/// assert_eq!(c.first.unwrap().index, 2);
+/// ```
+pub fn compare(got: &HostBuffer, want: &HostBuffer, tol: Tolerance) -> Comparison {
+    let mut c = Comparison::default();
+    if got.len != want.len || got.elem.width != want.elem.width {
+        c.len_mismatch = Some((got.len, want.len));
+    }
+    let width = want.elem.width.max(1) as usize;
+    let (g, w) = (components(got), components(want));
+    for (j, (&a, &b)) in g.iter().zip(&w).enumerate() {
+        c.compared += 1;
+        if a.is_finite() && b.is_finite() {
+            let abs = (a - b).abs();
+            let mag = a.abs().max(b.abs());
+            c.max_abs = c.max_abs.max(abs);
+            if mag > 0.0 {
+                c.max_rel = c.max_rel.max(abs / mag);
+            }
+        }
+        if !tol.accepts(a, b) {
+            let m = Mismatch {
+                index: j / width,
+                lane: j % width,
+                got: a,
+                want: b,
+            };
+            c.mismatches += 1;
+            c.first.get_or_insert(m);
+            let worse = match &c.worst {
+                None => true,
+                Some(w) => {
+                    !w.abs_err().is_nan() && (m.abs_err().is_nan() || m.abs_err() > w.abs_err())
+                }
+            };
+            if worse {
+                c.worst = Some(m);
+            }
+        }
+    }
+    c
+}
+
+/// The components of a buffer as f64, exactly `len * width` of them.
+fn components(buf: &HostBuffer) -> Vec<f64> {
+    let mut v = buf.to_f64();
+    v.truncate(buf.len * buf.elem.width.max(1) as usize);
+    v
+}
+
+/// The raw bits of each component, exactly `len * width` of them.
+fn component_bits(buf: &HostBuffer) -> Vec<u32> {
+    let n = buf.len * buf.elem.width.max(1) as usize;
+    match buf.elem.scalar {
+        ScalarType::F16 => bytemuck::cast_slice::<u32, u16>(&buf.words)
+            .iter()
+            .take(n)
+            .map(|h| *h as u32)
+            .collect(),
+        _ => buf.words.iter().take(n).copied().collect(),
+    }
+}
+
+/// Indices `(element, lane)` of the components of `buf` that still hold the poison pattern.
+pub fn poisoned(buf: &HostBuffer) -> Vec<(usize, usize)> {
+    let poison = match buf.elem.scalar {
+        ScalarType::F16 => POISON_HALF as u32,
+        _ => POISON_WORD,
+    };
+    let width = buf.elem.width.max(1) as usize;
+    component_bits(buf)
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| **b == poison)
+        .map(|(j, _)| (j / width, j % width))
+        .collect()
+}
+
+/// A buffer of `len` elements of `elem` filled with the poison pattern.
+pub fn poison_buffer(elem: ElemType, len: usize) -> HostBuffer {
+    let bytes = len * elem.size();
+    let word = match elem.scalar {
+        ScalarType::F16 => (POISON_HALF as u32) | ((POISON_HALF as u32) << 16),
+        _ => POISON_WORD,
+    };
+    HostBuffer {
+        elem,
+        len,
+        words: vec![word; bytes.div_ceil(4)],
+    }
+}
+
+/// The generator for one binding of one case: independent of every other binding, so adding
+/// a binding or a case never changes the data of another.
+pub fn case_rng(seed: u64, kernel: &str, case: usize, binding: &str) -> ChaCha8Rng {
+    let mut h = Sha256::new();
+    h.update(b"wgsl-forge cert v1\0");
+    h.update(seed.to_le_bytes());
+    h.update(kernel.as_bytes());
+    h.update([0]);
+    h.update((case as u64).to_le_bytes());
+    h.update(binding.as_bytes());
+    ChaCha8Rng::from_seed(h.finalize().into())
+}
+
+/// Draws `len` elements of `elem` from `dist`.
+pub fn generate(
+    rng: &mut ChaCha8Rng,
+    elem: ElemType,
+    len: usize,
+    dist: Distribution,
+) -> HostBuffer {
+    let n = len * elem.width.max(1) as usize;
+    let words: Vec<u32> = match elem.scalar {
+        ScalarType::F32 => (0..n).map(|_| draw_f32(rng, dist).to_bits()).collect(),
+        ScalarType::F16 => {
+            let halves: Vec<u16> = (0..n)
+                .map(|_| f32_to_f16_bits(draw_f16_value(rng, dist)))
+                .collect();
+            let mut words = vec![0u32; n.div_ceil(2)];
+            bytemuck::cast_slice_mut::<u32, u16>(&mut words)[..n].copy_from_slice(&halves);
+            words
+        }
+        ScalarType::U32 | ScalarType::Bool => (0..n)
+            .map(|_| draw_int(rng, dist, 0, u32::MAX as i64) as u32)
+            .collect(),
+        ScalarType::I32 => (0..n)
+            .map(|_| draw_int(rng, dist, i32::MIN as i64, i32::MAX as i64) as i32 as u32)
+            .collect(),
+    };
+    HostBuffer { elem, len, words }
+}
+
+fn draw_f32(rng: &mut ChaCha8Rng, dist: Distribution) -> f32 {
+    match dist {
+        Distribution::Default => rng.gen_range(-1.0f32..1.0),
+        Distribution::Uniform { lo, hi } if hi > lo => {
+            let v = rng.gen_range(lo..hi) as f32;
+            // Rounding to f32 can land on `hi`; keep the bound exclusive.
+            if (v as f64) >= hi {
+                lo as f32
+            } else {
+                v
+            }
+        }
+        Distribution::Uniform { lo, .. } => lo as f32,
+        Distribution::Bits => loop {
+            let v = f32::from_bits(rng.gen());
+            if v.is_finite() {
+                break v;
+            }
+        },
+        Distribution::Constant(c) => c as f32,
+    }
+}
+
+/// Default f16 values are multiples of 2^-10 in `[-1, 1)`, exactly representable.
+fn draw_f16_value(rng: &mut ChaCha8Rng, dist: Distribution) -> f32 {
+    match dist {
+        Distribution::Default => rng.gen_range(-1024i32..1024) as f32 / 1024.0,
+        Distribution::Bits => loop {
+            let h: u16 = rng.gen();
+            if (h >> 10) & 0x1f != 0x1f {
+                break crate::kernel::f16_bits_to_f64(h) as f32;
+            }
+        },
+        other => draw_f32(rng, other),
+    }
+}
+
+fn draw_int(rng: &mut ChaCha8Rng, dist: Distribution, min: i64, max: i64) -> i64 {
+    match dist {
+        Distribution::Default => rng.gen_range(0..1000),
+        Distribution::Uniform { lo, hi } => {
+            let lo = (lo.ceil() as i64).clamp(min, max);
+            let hi = (hi.ceil() as i64).clamp(min, max.saturating_add(1));
+            if hi > lo {
+                rng.gen_range(lo..hi)
+            } else {
+                lo
+            }
+        }
+        Distribution::Bits => rng.gen::<u32>() as i64,
+        Distribution::Constant(c) => (c as i64).clamp(min, max),
+    }
+}
+
+/// f32 to IEEE half bits, rounding to nearest even; overflow goes to infinity.
+pub fn f32_to_f16_bits(x: f32) -> u16 {
+    let bits = x.to_bits();
+    let sign = ((bits >> 16) & 0x8000) as u16;
+    let exp = ((bits >> 23) & 0xff) as i32;
+    let man = bits & 0x7f_ffff;
+    if exp == 0xff {
+        return sign | 0x7c00 | if man != 0 { 0x200 } else { 0 };
+    }
+    let e = exp - 127 + 15;
+    if e >= 0x1f {
+        return sign | 0x7c00;
+    }
+    if e <= 0 {
+        // Subnormal (or zero): shift the implicit bit in and round.
+        if e < -10 {
+            return sign;
+        }
+        let m = man | 0x80_0000;
+        let shift = (14 - e) as u32;
+        let half = 1u32 << (shift - 1);
+        let rest = m & ((1 << shift) - 1);
+        let mut h = m >> shift;
+        if rest > half || (rest == half && h & 1 == 1) {
+            h += 1;
+        }
+        return sign | h as u16;
+    }
+    let mut h = ((e as u32) << 10) | (man >> 13);
+    let rest = man & 0x1fff;
+    if rest > 0x1000 || (rest == 0x1000 && h & 1 == 1) {
+        h += 1; // A carry into the exponent is the correct rounding, up to infinity.
+    }
+    sign | h as u16
+}
+
+/// A kernel seen with its `#[out]` bindings as read_write inputs, so that
+/// [`ForgeRuntime::launch_host`] uploads the poisoned contents instead of zeroing them. The
+/// shader, its bind group layout (read_write storage either way) and so its cached pipeline
+/// are the same as the kernel's.
+struct PoisonView<'a> {
+    inner: &'a dyn Kernel,
+    layout: &'static [Binding],
+}
+
+impl<'a> PoisonView<'a> {
+    fn new(inner: &'a dyn Kernel) -> Self {
+        // `Kernel::layout` is `'static`: each kernel's rewritten layout is built once and
+        // kept for the life of the process.
+        static LAYOUTS: OnceLock<Mutex<HashMap<usize, &'static [Binding]>>> = OnceLock::new();
+        let original = inner.layout();
+        let key = original.as_ptr() as usize;
+        let make = || -> &'static [Binding] {
+            let rewritten: Vec<Binding> = original
+                .iter()
+                .map(|b| Binding {
+                    access: if b.access == Access::Out {
+                        Access::ReadWrite
+                    } else {
+                        b.access
+                    },
+                    ..*b
+                })
+                .collect();
+            Box::leak(rewritten.into_boxed_slice())
+        };
+        let layout = match LAYOUTS.get_or_init(Default::default).lock() {
+            Ok(mut map) => *map.entry(key).or_insert_with(make),
+            Err(_) => make(),
+        };
+        PoisonView { inner, layout }
+    }
+}
+
+impl Kernel for PoisonView<'_> {
+    fn name(&self) -> &'static str {
+        self.inner.name()
+    }
+    fn wgsl(&self, schedule: &Schedule) -> String {
+        self.inner.wgsl(schedule)
+    }
+    fn layout(&self) -> &'static [Binding] {
+        self.layout
+    }
+    fn scalars(&self) -> &'static [ScalarParam] {
+        self.inner.scalars()
+    }
+    fn default_schedule(&self) -> Schedule {
+        self.inner.default_schedule()
+    }
+    fn tune_space(&self) -> TuneSpace {
+        self.inner.tune_space()
+    }
+    fn cert_cases(&self) -> Vec<Vec<ScalarValue>> {
+        self.inner.cert_cases()
+    }
+    fn tolerance(&self) -> Tolerance {
+        self.inner.tolerance()
+    }
+    fn binding_lens(&self, scalars: &[ScalarValue]) -> Result<Vec<u64>> {
+        self.inner.binding_lens(scalars)
+    }
+    fn threads(&self, scalars: &[ScalarValue]) -> Result<u64> {
+        self.inner.threads(scalars)
+    }
+    fn run_dyn(
+        &self,
+        rt: &mut ForgeRuntime,
+        schedule: &Schedule,
+        args: &DynArgs,
+    ) -> Result<Vec<HostBuffer>> {
+        self.inner.run_dyn(rt, schedule, args)
+    }
+    fn cpu_dyn(&self, schedule: &Schedule, args: &DynArgs) -> Result<Vec<HostBuffer>> {
+        self.inner.cpu_dyn(schedule, args)
+    }
+}
+
+/// Runs `kernel` on the GPU with every non-atomic `#[out]` binding starting as poison.
+/// Returns the final contents of every writable binding, in layout order.
+fn run_poisoned(
+    rt: &mut ForgeRuntime,
+    kernel: &dyn Kernel,
+    schedule: &Schedule,
+    args: &DynArgs,
+    lens: &[u64],
+    threads: u64,
+) -> Result<Vec<HostBuffer>> {
+    let layout = kernel.layout();
+    let mut data: Vec<Vec<u8>> = Vec::with_capacity(layout.len());
+    for ((b, buf), &len) in layout.iter().zip(&args.buffers).zip(lens) {
+        let host = match (b.access, buf) {
+            (Access::Out, _) if b.elem.atomic => HostBuffer {
+                elem: b.elem,
+                len: len as usize,
+                words: vec![0; (len as usize * b.elem.size()).div_ceil(4)],
+            },
+            (Access::Out, _) => poison_buffer(b.elem, len as usize),
+            (_, Some(buf)) => buf.clone(),
+            (_, None) => {
+                return Err(ForgeError::InvalidArgument {
+                    kernel: kernel.name(),
+                    message: format!("the certifier has no data for argument `{}`", b.name),
+                })
+            }
+        };
+        data.push(host.bytes().to_vec());
+    }
+    let params: Vec<u8> = args
+        .scalars
+        .iter()
+        .flat_map(|s| s.bits().to_le_bytes())
+        .collect();
+    let view = PoisonView::new(kernel);
+    let mut host_args: Vec<HostArg<'_>> = layout
+        .iter()
+        .zip(data.iter_mut())
+        .map(|(b, d)| match b.access {
+            Access::Read => HostArg::In(d.as_slice()),
+            _ => HostArg::InOut(d.as_mut_slice()),
+        })
+        .collect();
+    rt.launch_host(&view, schedule, &params, threads, &mut host_args)?;
+    drop(host_args);
+    Ok(layout
+        .iter()
+        .zip(&data)
+        .filter(|(b, _)| b.access.writable())
+        .map(|(b, d)| HostBuffer::from_slice::<u8>(b.elem, d))
+        .collect())
+}
+
+/// `name=value, ...` for a case's scalars.
+fn describe_case(kernel: &dyn Kernel, scalars: &[ScalarValue]) -> String {
+    kernel
+        .scalars()
+        .iter()
+        .zip(scalars)
+        .map(|(p, v)| format!("{}={v}", p.name))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn element(binding: &str, elem: ElemType, m: &Mismatch) -> String {
+    if elem.width > 1 {
+        format!("`{binding}[{}][{}]`", m.index, m.lane)
+    } else {
+        format!("`{binding}[{}]`", m.index)
+    }
+}
+
+/// One failure line for a comparison that did not pass, or `None` when it passed.
+fn explain(
+    prefix: &str,
+    check: &str,
+    (got_name, want_name): (&str, &str),
+    binding: &Binding,
+    cmp: &Comparison,
+    tol: Tolerance,
+) -> Option<String> {
+    if cmp.ok() {
+        return None;
+    }
+    if let Some((got, want)) = cmp.len_mismatch {
+        return Some(format!(
+            "{prefix}: {check}: `{}` has {got} elements from the {got_name} but {want} from the {want_name}",
+            binding.name
+        ));
+    }
+    let worst = cmp.worst.or(cmp.first)?;
+    let first = cmp.first.unwrap_or(worst);
+    let mut line = format!(
+        "{prefix}: {check}: {} of {} elements of `{}` differ beyond the tolerance (abs {:e}, rel {:e}); worst {}: {} {}, {} {} (abs err {:e})",
+        cmp.mismatches,
+        cmp.compared,
+        binding.name,
+        tol.abs,
+        tol.rel,
+        element(binding.name, binding.elem, &worst),
+        got_name,
+        worst.got,
+        want_name,
+        worst.want,
+        worst.abs_err(),
+    );
+    if first != worst {
+        line += &format!("; first {}", element(binding.name, binding.elem, &first));
+    }
+    Some(line)
+}
+
+/// Certifies `kernel` at `schedule` on `rt`'s adapter: see the module docs for the checks.
+///
+/// A check that fails, or a case whose run returns an error (an out-of-bounds index in the
+/// oracle, a shader the driver rejects), is a line in [`CertReport::failures`]. Only a lost
+/// device is returned as an error, since nothing after it could run.
+pub fn certify(
+    rt: &mut ForgeRuntime,
+    kernel: &dyn Kernel,
+    schedule: &Schedule,
+    opts: &CertOptions,
+) -> Result<CertReport> {
+    let name = kernel.name();
+    let tol = kernel.tolerance();
+    let layout = kernel.layout();
+    let mut report = CertReport {
+        kernel: name.to_string(),
+        schedule: *schedule,
+        cases: 0,
+        max_abs_err: 0.0,
+        max_rel_err: 0.0,
+        verdict: Verdict::Pass,
+        failures: Vec::new(),
+        skipped: Vec::new(),
+        seed: opts.seed,
+        adapter: rt.adapter_info().name.clone(),
+        backend: rt.emission().to_string(),
+    };
+    let writable: Vec<&Binding> = layout.iter().filter(|b| b.access.writable()).collect();
+    let poison_needed = opts.poison
+        && layout
+            .iter()
+            .any(|b| b.access == Access::Out && !b.elem.atomic);
+
+    let cases = kernel.cert_cases();
+    for (ci, scalars) in cases.iter().enumerate() {
+        let prefix = format!(
+            "kernel `{name}` case {ci} ({}) [{schedule}]",
+            describe_case(kernel, scalars)
+        );
+        tracing::debug!(case = %prefix, "certifying");
+
+        // 1. Sizes, and whether the case is worth running here.
+        let (lens, threads) = match (kernel.binding_lens(scalars), kernel.threads(scalars)) {
+            (Ok(l), Ok(t)) => (l, t),
+            (Err(e), _) | (_, Err(e)) => {
+                report.skipped.push(format!("{prefix}: {e}"));
+                continue;
+            }
+        };
+        if let Some((b, _)) = layout.iter().zip(&lens).find(|(_, l)| **l == 0) {
+            report
+                .skipped
+                .push(format!("{prefix}: `{}` would be empty", b.name));
+            continue;
+        }
+        let bytes: u64 = layout
+            .iter()
+            .zip(&lens)
+            .map(|(b, l)| l.saturating_mul(b.elem.size() as u64))
+            .sum();
+        if bytes > opts.max_case_bytes {
+            report.skipped.push(format!(
+                "{prefix}: its bindings take {bytes} bytes, over the certifier's limit of {} bytes",
+                opts.max_case_bytes
+            ));
+            continue;
+        }
+
+        // 2. Test vectors.
+        let buffers = layout
+            .iter()
+            .zip(&lens)
+            .map(|(b, &len)| match b.access {
+                Access::Out => None,
+                _ => {
+                    let mut rng = case_rng(opts.seed, name, ci, b.name);
+                    Some(generate(
+                        &mut rng,
+                        b.elem,
+                        len as usize,
+                        opts.distribution(name, b.name),
+                    ))
+                }
+            })
+            .collect();
+        let args = DynArgs {
+            scalars: scalars.clone(),
+            buffers,
+        };
+        report.cases += 1;
+
+        // 3. The oracle first: without it nothing can be checked.
+        let oracle = match kernel.cpu_dyn(schedule, &args) {
+            Ok(o) => o,
+            Err(e) => {
+                report
+                    .failures
+                    .push(format!("{prefix}: the CPU oracle failed: {e}"));
+                continue;
+            }
+        };
+
+        // GPU against the oracle.
+        match kernel.run_dyn(rt, schedule, &args) {
+            Ok(gpu) => {
+                for ((b, g), o) in writable.iter().zip(&gpu).zip(&oracle) {
+                    let cmp = compare(g, o, tol);
+                    report.record(&cmp);
+                    report.failures.extend(explain(
+                        &prefix,
+                        "GPU vs oracle",
+                        ("GPU", "oracle"),
+                        b,
+                        &cmp,
+                        tol,
+                    ));
+                }
+            }
+            Err(e @ ForgeError::DeviceLost(_)) => return Err(e),
+            Err(e) => report
+                .failures
+                .push(format!("{prefix}: the GPU run failed: {e}")),
+        }
+
+        // The oracle against the reference.
+        match kernel.reference_dyn(&args) {
+            None => {}
+            Some(Ok(reference)) => {
+                for ((b, o), r) in writable.iter().zip(&oracle).zip(&reference) {
+                    let cmp = compare(o, r, tol);
+                    report.record(&cmp);
+                    report.failures.extend(explain(
+                        &prefix,
+                        "oracle vs reference",
+                        ("oracle", "reference"),
+                        b,
+                        &cmp,
+                        tol,
+                    ));
+                }
+            }
+            Some(Err(e)) => report
+                .failures
+                .push(format!("{prefix}: the reference failed: {e}")),
+        }
+
+        // Every output element written.
+        if poison_needed {
+            match run_poisoned(rt, kernel, schedule, &args, &lens, threads) {
+                Ok(gpu) => {
+                    for ((b, g), o) in writable.iter().zip(&gpu).zip(&oracle) {
+                        if b.access == Access::Out && !b.elem.atomic {
+                            let left = poisoned(g);
+                            if let Some(&(index, lane)) = left.first() {
+                                let at = element(
+                                    b.name,
+                                    b.elem,
+                                    &Mismatch {
+                                        index,
+                                        lane,
+                                        got: 0.0,
+                                        want: 0.0,
+                                    },
+                                );
+                                report.failures.push(format!(
+                                    "{prefix}: output element {at} was never written: it still holds the poison \
+                                     pattern after the GPU run ({} of {} elements of `{}` unwritten)",
+                                    left.len(),
+                                    g.len * b.elem.width as usize,
+                                    b.name
+                                ));
+                                continue;
+                            }
+                        }
+                        let cmp = compare(g, o, tol);
+                        report.record(&cmp);
+                        report.failures.extend(explain(
+                            &prefix,
+                            "GPU with poisoned outputs vs oracle (does the kernel read an output before writing it?)",
+                            ("GPU", "oracle"),
+                            b,
+                            &cmp,
+                            tol,
+                        ));
+                    }
+                }
+                Err(e @ ForgeError::DeviceLost(_)) => return Err(e),
+                Err(e) => report
+                    .failures
+                    .push(format!("{prefix}: the poisoned GPU run failed: {e}")),
+            }
+        }
+    }
+
+    if report.cases == 0 {
+        report.failures.push(format!(
+            "kernel `{name}`: none of its {} certification cases could run here; declare a smaller `case(...)`",
+            cases.len()
+        ));
+    }
+    if !report.failures.is_empty() {
+        report.verdict = Verdict::Fail;
+    }
+    Ok(report)
+}
+
+/// Certifies `kernel` with the schedule the runtime would run it with.
+pub fn certify_default(
+    rt: &mut ForgeRuntime,
+    kernel: &dyn Kernel,
+    opts: &CertOptions,
+) -> Result<CertReport> {
+    let schedule = rt.schedule_for(kernel);
+    certify(rt, kernel, &schedule, opts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const F32: ElemType = ElemType::scalar(ScalarType::F32);
+    const U32: ElemType = ElemType::scalar(ScalarType::U32);
+
+    #[test]
+    fn compare_accepts_within_tolerance_and_tracks_errors() {
+        let got = HostBuffer::from_slice(F32, &[1.0f32, 2.0, -3.0]);
+        let want = HostBuffer::from_slice(F32, &[1.0f32, 2.00001, -3.0]);
+        let c = compare(&got, &want, Tolerance::FLOAT);
+        assert!(c.ok(), "{c:?}");
+        assert_eq!(c.compared, 3);
+        assert!(c.max_abs > 9e-6 && c.max_abs < 1.1e-5, "{}", c.max_abs);
+        assert!(c.max_rel > 0.0);
+    }
+
+    #[test]
+    fn compare_reports_first_and_worst() {
+        let got = HostBuffer::from_slice(F32, &[1.1f32, 2.0, 3.0, 9.0]);
+        let want = HostBuffer::from_slice(F32, &[1.0f32, 2.0, 3.0, 4.0]);
+        let c = compare(&got, &want, Tolerance::FLOAT);
+        assert_eq!(c.mismatches, 2);
+        assert_eq!(c.first.unwrap().index, 0);
+        assert_eq!(c.worst.unwrap().index, 3);
+        assert_eq!(c.max_abs, 5.0);
+    }
+
+    #[test]
+    fn nan_never_passes_and_is_the_worst() {
+        let got = HostBuffer::from_slice(F32, &[f32::NAN, 5.0, 1.0]);
+        let want = HostBuffer::from_slice(F32, &[f32::NAN, 1.0, 1.0]);
+        let c = compare(
+            &got,
+            &want,
+            Tolerance {
+                abs: f64::INFINITY,
+                rel: 1.0,
+            },
+        );
+        assert_eq!(
+            c.mismatches, 1,
+            "NaN against NaN fails; 5 against 1 passes an infinite tolerance"
+        );
+        assert_eq!(c.worst.unwrap().index, 0);
+        // Non-finite pairs do not pollute the error statistics.
+        assert_eq!(c.max_abs, 4.0);
+    }
+
+    #[test]
+    fn exact_tolerance_for_integers() {
+        let got = HostBuffer::from_slice(U32, &[1u32, 2, u32::MAX]);
+        let want = HostBuffer::from_slice(U32, &[1u32, 2, u32::MAX - 1]);
+        let c = compare(&got, &want, Tolerance::EXACT);
+        assert_eq!(c.mismatches, 1);
+        assert_eq!(c.first.unwrap().index, 2);
+    }
+
+    #[test]
+    fn vector_elements_name_their_lane() {
+        let vec4 = ElemType {
+            scalar: ScalarType::F32,
+            width: 4,
+            atomic: false,
+        };
+        let got = HostBuffer::from_slice(vec4, &[[0.0f32, 1.0, 2.0, 3.0], [4.0, 5.0, 6.5, 7.0]]);
+        let want = HostBuffer::from_slice(vec4, &[[0.0f32, 1.0, 2.0, 3.0], [4.0, 5.0, 6.0, 7.0]]);
+        let c = compare(&got, &want, Tolerance::EXACT);
+        let m = c.first.unwrap();
+        assert_eq!((m.index, m.lane), (1, 2));
+        let b = Binding {
+            binding: 0,
+            name: "y",
+            elem: vec4,
+            access: Access::Out,
+            len: "n",
+        };
+        let line = explain(
+            "k",
+            "GPU vs oracle",
+            ("GPU", "oracle"),
+            &b,
+            &c,
+            Tolerance::EXACT,
+        )
+        .unwrap();
+        assert!(line.contains("`y[1][2]`"), "{line}");
+    }
+
+    #[test]
+    fn length_mismatch_fails() {
+        let got = HostBuffer::from_slice(F32, &[1.0f32, 2.0]);
+        let want = HostBuffer::from_slice(F32, &[1.0f32, 2.0, 3.0]);
+        let c = compare(&got, &want, Tolerance::FLOAT);
+        assert!(!c.ok());
+        assert_eq!(c.len_mismatch, Some((2, 3)));
+    }
+
+    #[test]
+    fn explanation_names_binding_and_element() {
+        let got = HostBuffer::from_slice(F32, &[1.0f32, 2.0, 3.0]);
+        let want = HostBuffer::from_slice(F32, &[1.0f32, 2.5, 3.0]);
+        let c = compare(&got, &want, Tolerance::FLOAT);
+        let b = Binding {
+            binding: 2,
+            name: "y",
+            elem: F32,
+            access: Access::Out,
+            len: "m",
+        };
+        let line = explain(
+            "kernel `gemv` case 1 (m=3)",
+            "GPU vs oracle",
+            ("GPU", "oracle"),
+            &b,
+            &c,
+            Tolerance::FLOAT,
+        )
+        .unwrap();
+        assert!(line.contains("kernel `gemv`"), "{line}");
+        assert!(line.contains("`y[1]`"), "{line}");
+        assert!(line.contains("GPU 2, oracle 2.5"), "{line}");
+        assert!(explain(
+            "p",
+            "c",
+            ("a", "b"),
+            &b,
+            &compare(&got, &got, Tolerance::FLOAT),
+            Tolerance::FLOAT
+        )
+        .is_none());
+    }
+
+    #[test]
+    fn poison_is_detected_in_every_element_type() {
+        for elem in [
+            F32,
+            U32,
+            ElemType::scalar(ScalarType::I32),
+            ElemType::scalar(ScalarType::F16),
+            ElemType {
+                scalar: ScalarType::F32,
+                width: 2,
+                atomic: false,
+            },
+        ] {
+            let mut buf = poison_buffer(elem, 5);
+            assert_eq!(poisoned(&buf).len(), 5 * elem.width as usize, "{elem:?}");
+            // Overwrite component 0 with a real value: only the rest remain poisoned.
+            match elem.scalar {
+                ScalarType::F16 => bytemuck::cast_slice_mut::<u32, u16>(&mut buf.words)[0] = 0x3c00,
+                _ => buf.words[0] = 0,
+            }
+            let left = poisoned(&buf);
+            assert_eq!(left.len(), 5 * elem.width as usize - 1);
+            assert_ne!(left[0], (0, 0));
+        }
+        // The poison is a NaN, so a comparison would reject it as well.
+        assert!(f32::from_bits(POISON_WORD).is_nan());
+        assert!(crate::kernel::f16_bits_to_f64(POISON_HALF).is_nan());
+    }
+
+    #[test]
+    fn vectors_are_deterministic_and_independent_per_binding() {
+        let a1 = generate(
+            &mut case_rng(1, "k", 0, "a"),
+            F32,
+            100,
+            Distribution::Default,
+        );
+        let a2 = generate(
+            &mut case_rng(1, "k", 0, "a"),
+            F32,
+            100,
+            Distribution::Default,
+        );
+        let b = generate(
+            &mut case_rng(1, "k", 0, "b"),
+            F32,
+            100,
+            Distribution::Default,
+        );
+        let a_case1 = generate(
+            &mut case_rng(1, "k", 1, "a"),
+            F32,
+            100,
+            Distribution::Default,
+        );
+        let a_seed2 = generate(
+            &mut case_rng(2, "k", 0, "a"),
+            F32,
+            100,
+            Distribution::Default,
+        );
+        assert_eq!(a1, a2);
+        assert_ne!(a1, b);
+        assert_ne!(a1, a_case1);
+        assert_ne!(a1, a_seed2);
+        // A longer vector from the same generator starts with the same values.
+        let long = generate(
+            &mut case_rng(1, "k", 0, "a"),
+            F32,
+            200,
+            Distribution::Default,
+        );
+        assert_eq!(long.words[..100], a1.words[..]);
+    }
+
+    #[test]
+    fn default_distributions_by_type() {
+        let mut rng = case_rng(3, "k", 0, "x");
+        let f = generate(&mut rng, F32, 10_000, Distribution::Default).to_f64();
+        assert!(f.iter().all(|v| (-1.0..1.0).contains(v)));
+        assert!(
+            f.iter().any(|v| *v < -0.9) && f.iter().any(|v| *v > 0.9),
+            "covers the range"
+        );
+        let u = generate(&mut rng, U32, 10_000, Distribution::Default).to_f64();
+        assert!(u
+            .iter()
+            .all(|v| (0.0..1000.0).contains(v) && v.fract() == 0.0));
+        assert!(u.iter().any(|v| *v > 990.0));
+        let i = generate(
+            &mut rng,
+            ElemType::scalar(ScalarType::I32),
+            1000,
+            Distribution::Default,
+        )
+        .to_f64();
+        assert!(i.iter().all(|v| (0.0..1000.0).contains(v)));
+        let h = generate(
+            &mut rng,
+            ElemType::scalar(ScalarType::F16),
+            1001,
+            Distribution::Default,
+        );
+        assert_eq!(h.words.len(), 501);
+        assert!(h.to_f64().iter().all(|v| (-1.0..1.0).contains(v)));
+    }
+
+    #[test]
+    fn other_distributions() {
+        let mut rng = case_rng(3, "k", 0, "x");
+        let i32s = ElemType::scalar(ScalarType::I32);
+        let v = generate(
+            &mut rng,
+            i32s,
+            1000,
+            Distribution::Uniform { lo: -5.0, hi: 5.0 },
+        )
+        .to_f64();
+        assert!(v.iter().all(|x| (-5.0..5.0).contains(x)));
+        assert!(v.iter().any(|x| *x < 0.0));
+        let v = generate(
+            &mut rng,
+            F32,
+            1000,
+            Distribution::Uniform { lo: 10.0, hi: 20.0 },
+        )
+        .to_f64();
+        assert!(v.iter().all(|x| (10.0..20.0).contains(x)));
+        let v = generate(&mut rng, U32, 10, Distribution::Constant(7.0)).to_f64();
+        assert!(v.iter().all(|x| *x == 7.0));
+        let v = generate(&mut rng, U32, 1000, Distribution::Bits).to_f64();
+        assert!(v.iter().any(|x| *x > 1e9), "full range");
+        let v = generate(&mut rng, F32, 1000, Distribution::Bits).to_f64();
+        assert!(v.iter().all(|x| x.is_finite()));
+    }
+
+    #[test]
+    fn f16_conversion_rounds_to_nearest_even() {
+        for (x, h) in [
+            (0.0f32, 0x0000u16),
+            (-0.0, 0x8000),
+            (1.0, 0x3c00),
+            (-2.0, 0xc000),
+            (0.5, 0x3800),
+            (65504.0, 0x7bff),
+            (65520.0, 0x7c00),
+            (f32::INFINITY, 0x7c00),
+            (2f32.powi(-24), 0x0001),
+            (2f32.powi(-14), 0x0400),
+            (1.0 + 2f32.powi(-11), 0x3c00),
+            (1.0 + 3.0 * 2f32.powi(-11), 0x3c02),
+        ] {
+            assert_eq!(f32_to_f16_bits(x), h, "{x}");
+        }
+        assert!(crate::kernel::f16_bits_to_f64(f32_to_f16_bits(f32::NAN)).is_nan());
+        for k in -1024..1024 {
+            let x = k as f32 / 1024.0;
+            assert_eq!(crate::kernel::f16_bits_to_f64(f32_to_f16_bits(x)), x as f64);
+        }
+    }
+
+    #[test]
+    fn overrides_pick_the_binding() {
+        let o = CertOptions::new(1)
+            .with_distribution("k", "a", Distribution::Bits)
+            .with_distribution("k", "a", Distribution::Constant(1.0));
+        assert_eq!(o.distribution("k", "a"), Distribution::Constant(1.0));
+        assert_eq!(o.distribution("j", "a"), Distribution::Default);
+    }
+
+    #[test]
+    fn report_serializes() {
+        let r = CertReport {
+            kernel: "gemv".into(),
+            schedule: Schedule::with_workgroup(64),
+            cases: 4,
+            max_abs_err: 1e-6,
+            max_rel_err: 2e-6,
+            verdict: Verdict::Pass,
+            failures: vec![],
+            skipped: vec![],
+            seed: 1,
+            adapter: "llvmpipe".into(),
+            backend: "wgsl".into(),
+        };
+        let json = serde_json::to_string(&r).unwrap();
+        assert!(json.contains("\"verdict\":\"Pass\""), "{json}");
+        let back: CertReport = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, r);
+    }
+}
