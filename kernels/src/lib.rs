@@ -4,11 +4,18 @@
 //! `crate = ::forge_core`; user crates need no such option.
 
 pub mod axpy;
+mod dims;
+pub mod gemm;
 pub mod gemv;
+pub mod p64_project;
 pub mod registry;
+pub mod ternary_gemv;
 
-/// The built-in kernels' runtime methods.
+/// The built-in kernels' runtime methods, and the types and helpers their arguments need.
 pub mod prelude {
     pub use crate::axpy::AxpyExt;
+    pub use crate::gemm::GemmExt;
     pub use crate::gemv::GemvExt;
+    pub use crate::p64_project::{P64GpuWords64, P64ProjectExt};
+    pub use crate::ternary_gemv::{pack_ternary, TernaryGemvExt};
 }

@@ -4,5 +4,11 @@ use forge_core::Kernel;
 
 /// The built-in kernels, by name.
 pub fn builtin() -> Vec<&'static dyn Kernel> {
-    vec![&crate::gemv::gemv::Kernel, &crate::axpy::axpy::Kernel]
+    vec![
+        &crate::gemv::gemv::Kernel,
+        &crate::axpy::axpy::Kernel,
+        &crate::gemm::gemm::Kernel,
+        &crate::ternary_gemv::ternary_gemv::Kernel,
+        &crate::p64_project::p64_project::Kernel,
+    ]
 }

@@ -1,0 +1,198 @@
+//! Projection of 64-byte records: `out[r] = Σ_w weights[w] · f32(word[r][w])`.
+//!
+//! # Records
+//! A record is 64 bytes: 16 little-endian `u32` words, built from eight `u64` fields by
+//! [`P64GpuWords64::from_u64_fields`], each field split into its low word then its high
+//! word. [`P64ProjectExt::p64_project`] takes the records as bytes, `record_count · 64` of
+//! them, as the seed did; [`P64GpuWords64::slice_as_bytes`] views typed records as bytes
+//! without a copy, and [`P64ProjectExt::p64_project_records`] takes them directly.
+//!
+//! # Schedule
+//! Memory-bound: one invocation per record reads its 16 words. Each invocation takes `ITEMS`
+//! records, `WG` apart, so that a workgroup reads one contiguous span. Every record is
+//! summed over `w = 0, 1, …, 15` in order with `mul_add`, whatever the schedule.
+
+use crate::dims::dim;
+use forge_core::{ForgeError, ForgeRuntime};
+use forge_macros::forge_kernel;
+
+/// `out[r] = Σ_w weights[w] · f32(records[16·r + w])`, one invocation per record.
+#[forge_kernel(crate = ::forge_core, workgroup = 256, threads = record_count, ext = false,
+    tune(workgroup = [256, 128, 64], items = [1, 2, 4]),
+    reference = p64_project_reference, tolerance(abs = 1e-3, rel = 1e-4),
+    case(record_count = 1), case(record_count = 7), case(record_count = 257), case(record_count = 1031))]
+pub fn p64_project(
+    records: &[u32; record_count * 16],
+    weights: &[f32; 16],
+    #[out] out: &mut [f32; record_count],
+    record_count: u32,
+) {
+    let base = workgroup_index() * WG * ITEMS + local_index();
+    for i in 0..ITEMS {
+        let r = base + i * WG;
+        if r < record_count {
+            let mut acc = 0.0f32;
+            for w in 0..16u32 {
+                acc = weights[w].mul_add(records[r * 16 + w] as f32, acc);
+            }
+            out[r] = acc;
+        }
+    }
+}
+
+/// The independent reference: each word converted to `f32` as the contract says, then
+/// weighted and summed in f64.
+pub fn p64_project_reference(
+    records: &[u32],
+    weights: &[f32],
+    record_count: u32,
+) -> Result<Vec<f32>, ForgeError> {
+    Ok(records
+        .chunks_exact(16)
+        .take(record_count as usize)
+        .map(|rec| {
+            rec.iter()
+                .zip(weights)
+                .map(|(&word, &w)| w as f64 * (word as f32) as f64)
+                .sum::<f64>() as f32
+        })
+        .collect())
+}
+
+/// One 64-byte record: 16 `u32` words, laid out as the GPU reads them.
+///
+/// ```
+/// use wgsl_forge::prelude::*;
+/// let rec = P64GpuWords64::from_u64_fields([0x0000_0002_0000_0001, 3, 0, 0, 0, 0, 0, 0]);
+/// assert_eq!(rec.words[..4], [1, 2, 3, 0]);
+/// assert_eq!(rec.as_bytes().len(), 64);
+/// ```
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct P64GpuWords64 {
+    /// The record's words: word `2i` is the low half of field `i`, word `2i + 1` its high half.
+    pub words: [u32; 16],
+}
+
+impl P64GpuWords64 {
+    /// Builds a record from eight `u64` fields, each split into two words, low word first.
+    pub fn from_u64_fields(fields: [u64; 8]) -> Self {
+        let mut words = [0u32; 16];
+        for (i, f) in fields.iter().enumerate() {
+            words[2 * i] = *f as u32;
+            words[2 * i + 1] = (*f >> 32) as u32;
+        }
+        P64GpuWords64 { words }
+    }
+
+    /// The record's 64 bytes, each word little-endian on the little-endian hosts wgpu runs on.
+    pub fn as_bytes(&self) -> &[u8] {
+        bytemuck::bytes_of(self)
+    }
+
+    /// Records as the bytes [`P64ProjectExt::p64_project`] takes, without a copy.
+    pub fn slice_as_bytes(records: &[P64GpuWords64]) -> &[u8] {
+        bytemuck::cast_slice(records)
+    }
+}
+
+/// `rt.p64_project(bytes, &weights, record_count)`, the seed's signature, and a typed form.
+pub trait P64ProjectExt {
+    /// `out[r] = Σ_w weights[w] · f32(word[r][w])` over `record_count` records of 16 words.
+    ///
+    /// `bytes` holds exactly `record_count · 64` bytes: records as
+    /// [`P64GpuWords64::slice_as_bytes`] gives them, each word little-endian. It needs no
+    /// alignment (unaligned bytes are copied once). `weights` has 16 elements.
+    ///
+    /// Errors: `bytes` or `weights` of the wrong length ([`ForgeError::LengthMismatch`]),
+    /// no records ([`ForgeError::EmptyWork`]), more words than `u32` indexes
+    /// ([`ForgeError::InvalidArgument`]).
+    ///
+    /// ```
+    /// use wgsl_forge::prelude::*;
+    /// let mut rt = ForgeRuntime::new(1 << 26, None)?;
+    /// let rec = P64GpuWords64::from_u64_fields([1, 0, 0, 0, 0, 0, 0, 0]);
+    /// assert_eq!(rt.p64_project(rec.as_bytes(), &[1.0; 16], 1)?, vec![1.0]);
+    /// // Field 1 = 2^32 + 5 splits into words 5 and 1.
+    /// let rec = P64GpuWords64::from_u64_fields([0, (1 << 32) + 5, 0, 0, 0, 0, 0, 0]);
+    /// let w: Vec<f32> = (0..16).map(|i| i as f32).collect();
+    /// assert_eq!(rt.p64_project(rec.as_bytes(), &w, 1)?, vec![2.0 * 5.0 + 3.0 * 1.0]);
+    /// assert!(rt.p64_project(&[0u8; 63], &w, 1).is_err());
+    /// # Ok::<(), ForgeError>(())
+    /// ```
+    fn p64_project(
+        &mut self,
+        bytes: &[u8],
+        weights: &[f32],
+        record_count: usize,
+    ) -> Result<Vec<f32>, ForgeError>;
+
+    /// [`P64ProjectExt::p64_project`] over typed records: one output per record.
+    ///
+    /// ```
+    /// use wgsl_forge::prelude::*;
+    /// let mut rt = ForgeRuntime::new(1 << 26, None)?;
+    /// let recs = [P64GpuWords64::from_u64_fields([1, 2, 3, 4, 5, 6, 7, 8]); 3];
+    /// assert_eq!(rt.p64_project_records(&recs, &[1.0; 16])?, vec![36.0; 3]);
+    /// # Ok::<(), ForgeError>(())
+    /// ```
+    fn p64_project_records(
+        &mut self,
+        records: &[P64GpuWords64],
+        weights: &[f32],
+    ) -> Result<Vec<f32>, ForgeError>;
+}
+
+impl P64ProjectExt for ForgeRuntime {
+    fn p64_project(
+        &mut self,
+        bytes: &[u8],
+        weights: &[f32],
+        record_count: usize,
+    ) -> Result<Vec<f32>, ForgeError> {
+        let count = dim(p64_project::NAME, "record_count", record_count)?;
+        let expected = record_count as u128 * 64;
+        if bytes.len() as u128 != expected {
+            return Err(ForgeError::LengthMismatch {
+                kernel: p64_project::NAME,
+                arg: "bytes",
+                expr: "record_count * 64",
+                expected: expected as u64,
+                actual: bytes.len(),
+            });
+        }
+        words_fit(record_count)?;
+        match bytemuck::try_cast_slice::<u8, u32>(bytes) {
+            Ok(words) => p64_project::run(self, words, weights, count),
+            Err(_) => p64_project::run(
+                self,
+                &bytemuck::pod_collect_to_vec::<u8, u32>(bytes),
+                weights,
+                count,
+            ),
+        }
+    }
+
+    fn p64_project_records(
+        &mut self,
+        records: &[P64GpuWords64],
+        weights: &[f32],
+    ) -> Result<Vec<f32>, ForgeError> {
+        let count = dim(p64_project::NAME, "record_count", records.len())?;
+        words_fit(records.len())?;
+        p64_project::run(self, bytemuck::cast_slice(records), weights, count)
+    }
+}
+
+/// The kernel indexes words as `16·r + w` in `u32`.
+fn words_fit(record_count: usize) -> Result<(), ForgeError> {
+    if record_count as u128 * 16 > u32::MAX as u128 + 1 {
+        return Err(ForgeError::InvalidArgument {
+            kernel: p64_project::NAME,
+            message: format!(
+                "{record_count} records hold more than 2^32 words, past the kernel's u32 indexing"
+            ),
+        });
+    }
+    Ok(())
+}
