@@ -272,6 +272,53 @@ fn tensors_count_against_capacity_until_dropped() {
 }
 
 #[test]
+fn idle_pooled_buffers_make_room_for_new_allocations() {
+    let mut rt = runtime(MB);
+    let a = random_f32(100_000, 12);
+    run_affine(&mut rt, &Affine.default_schedule(), &a, 1.0).expect("runs");
+    let idle = rt.stats().bytes_in_use;
+    assert!(idle >= 800_000, "the call's buffers stay pooled: {idle}");
+    // Only fits once the idle buffers are freed.
+    let t = rt
+        .upload(&random_f32(150_000, 13))
+        .expect("idle buffers are evicted");
+    let in_use = rt.stats().bytes_in_use;
+    assert!((600_000..=MB).contains(&in_use), "{in_use}");
+    drop(t);
+}
+
+#[test]
+fn a_host_launch_carries_pending_tensor_launches_in_its_submission() {
+    let mut rt = runtime(16 * MB);
+    let n = 4_097usize;
+    let a = random_f32(n, 14);
+    let schedule = Affine.default_schedule();
+    let src = rt.upload(&a).expect("upload");
+    let dst = rt.zeros::<f32>(n).expect("zeros");
+    rt.launch_tensors(
+        &Affine,
+        &schedule,
+        &affine_params(n as u32, 4.0),
+        n as u64,
+        &[src.raw(), dst.raw()],
+    )
+    .expect("launch");
+    let s0 = rt.stats();
+    let y = run_affine(&mut rt, &schedule, &a, -4.0).expect("host launch");
+    assert_eq!(y, affine_cpu(&a, -4.0));
+    let s1 = rt.stats();
+    assert_eq!(
+        (s1.submissions - s0.submissions, s1.readbacks - s0.readbacks),
+        (1, 1)
+    );
+    assert!(
+        !rt.has_pending(),
+        "the pending launch went with the host launch"
+    );
+    assert_eq!(rt.download(&dst).expect("download"), affine_cpu(&a, 4.0));
+}
+
+#[test]
 fn spirv_emission_matches_wgsl() {
     let mut wgsl = runtime(64 * MB);
     let mut spirv = match ForgeRuntime::builder()

@@ -14,6 +14,7 @@
 //! Readback staging buffers (`MAP_READ`) live in host memory and are pooled but not
 //! counted against the budget.
 
+use crate::context::{error_scope, error_text};
 use crate::error::{ForgeError, Result};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -162,6 +163,7 @@ pub struct BufferPool {
     budget: MemoryBudget,
     idle: HashMap<(u64, wgpu::BufferUsages), Vec<Lease>>,
     idle_bytes: u64,
+    idle_staging_bytes: u64,
     created: u64,
     reused: u64,
 }
@@ -173,6 +175,7 @@ impl BufferPool {
             budget,
             idle: HashMap::new(),
             idle_bytes: 0,
+            idle_staging_bytes: 0,
             created: 0,
             reused: 0,
         }
@@ -214,6 +217,8 @@ impl BufferPool {
             if let Some(lease) = self.idle.get_mut(&(size, usage)).and_then(Vec::pop) {
                 if counts(usage) {
                     self.idle_bytes -= size;
+                } else {
+                    self.idle_staging_bytes -= size;
                 }
                 self.reused += 1;
                 return Ok(lease);
@@ -231,12 +236,20 @@ impl BufferPool {
             None
         };
         let size = reservation.as_ref().map_or(class, |(s, _)| *s);
-        let buffer = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("forge pooled buffer"),
-            size,
-            usage,
-            mapped_at_creation: false,
+        let (buffer, err) = error_scope(device, || {
+            device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("forge pooled buffer"),
+                size,
+                usage,
+                mapped_at_creation: false,
+            })
         });
+        if let Some(e) = err {
+            return Err(ForgeError::Gpu {
+                context: "allocating a buffer",
+                message: format!("{}: {}", what(), error_text(&e)),
+            });
+        }
         self.created += 1;
         Ok(Lease {
             buffer,
@@ -247,13 +260,21 @@ impl BufferPool {
 
     /// Returns a buffer to the pool for later calls.
     pub fn release(&mut self, lease: Lease) {
-        let key = (lease.size(), lease.usage);
-        let list = self.idle.entry(key).or_default();
+        let size = lease.size();
+        let counted = counts(lease.usage);
+        // Staging buffers are outside the budget; still, never keep more of them idle than
+        // the budget's worth.
+        if !counted && self.idle_staging_bytes.saturating_add(size) > self.budget.capacity() {
+            return;
+        }
+        let list = self.idle.entry((size, lease.usage)).or_default();
         if list.len() >= MAX_IDLE_PER_KEY {
             return; // dropped: freed, reservation returned
         }
-        if counts(lease.usage) {
-            self.idle_bytes += lease.size();
+        if counted {
+            self.idle_bytes += size;
+        } else {
+            self.idle_staging_bytes += size;
         }
         list.push(lease);
     }
@@ -262,6 +283,7 @@ impl BufferPool {
     pub fn clear(&mut self) {
         self.idle.clear();
         self.idle_bytes = 0;
+        self.idle_staging_bytes = 0;
     }
 
     /// Reserves `bytes`, freeing idle buffers while that would help.

@@ -98,7 +98,7 @@ pub struct RuntimeStats {
     pub submissions: u64,
     /// Buffer readbacks (maps for reading).
     pub readbacks: u64,
-    /// Buffers created (pool misses).
+    /// Buffers created: pool misses and tensors.
     pub buffers_created: u64,
     /// Buffers reused from the pool.
     pub buffers_reused: u64,
@@ -131,6 +131,12 @@ impl RuntimeBuilder {
     pub fn adapter(mut self, name: impl Into<String>) -> Self {
         self.adapter = Some(name.into());
         self
+    }
+
+    /// Picks an adapter of one wgpu backend, e.g. `wgpu::Backend::Vulkan`. Shorthand for
+    /// [`RuntimeBuilder::wgpu_backends`] with that one backend.
+    pub fn backend(self, backend: wgpu::Backend) -> Self {
+        self.wgpu_backends(wgpu::Backends::from(backend))
     }
 
     /// Restricts the wgpu backends searched for adapters (Vulkan, Metal, DX12, GL). The
