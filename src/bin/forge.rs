@@ -1,1 +1,380 @@
-fn main() {}
+//! `forge`: the WGSL Forge command line.
+//!
+//! - `forge info` describes every adapter wgpu sees and the one the runtime picks.
+//! - `forge list` lists the registered kernels with their bindings and tuning space.
+//! - `forge certify [KERNEL...]` certifies kernels on the chosen adapter.
+//!
+//! `RUST_LOG` sets the log level (default `warn`); logs go to stderr. Errors print as
+//! `error: ...`; the exit status is 0 on success, 1 on an error or a failed certification,
+//! and 2 on bad usage (an unknown kernel name included).
+
+use clap::{Args, Parser, Subcommand};
+use std::process::ExitCode;
+use wgsl_forge::certify::{certify, CertOptions, CertReport, DEFAULT_SEED};
+use wgsl_forge::context::Backend;
+use wgsl_forge::{Access, ForgeError, ForgeRuntime, Kernel, Schedule};
+
+/// Write GPU compute kernels once, as annotated Rust; run and certify them anywhere.
+#[derive(Parser, Debug)]
+#[command(name = "forge", version, about, long_about = None)]
+struct Cli {
+    #[command(flatten)]
+    runtime: RuntimeArgs,
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// How to pick the adapter. Each flag overrides its environment variable.
+#[derive(Args, Debug)]
+struct RuntimeArgs {
+    /// Use the adapter whose name contains this text, ignoring case [env: FORGE_ADAPTER].
+    #[arg(long, global = true)]
+    adapter: Option<String>,
+    /// The shader form handed to wgpu: `wgsl` or `spirv` [env: FORGE_BACKEND].
+    #[arg(long, global = true)]
+    backend: Option<String>,
+    /// The runtime's memory budget, in MiB.
+    #[arg(long, global = true, default_value_t = 1024)]
+    capacity_mib: u64,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Print every adapter, the chosen one, its limits, features, subgroup sizes and topology hash.
+    Info {
+        /// Print every wgpu limit, not only those kernels run into.
+        #[arg(long)]
+        all_limits: bool,
+        /// Print the chosen adapter's hardware profile as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// List the registered kernels: bindings, scalar parameters, schedule and tuning space.
+    List,
+    /// Certify kernels: GPU against the CPU oracle, the oracle against the reference, and
+    /// every output element written. Exits 1 if any kernel fails.
+    Certify {
+        /// Kernels to certify; all registered kernels when none is named.
+        kernels: Vec<String>,
+        /// The seed the test vectors derive from.
+        #[arg(long, default_value_t = DEFAULT_SEED)]
+        seed: u64,
+        /// Certify every schedule of each kernel's tuning space, not only the one it runs with.
+        #[arg(long)]
+        all_schedules: bool,
+        /// Print the reports as JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    match run(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e}");
+            let mut source = std::error::Error::source(&e);
+            while let Some(s) = source {
+                eprintln!("  caused by: {s}");
+                source = s.source();
+            }
+            match e {
+                ForgeError::UnknownKernel { .. } => ExitCode::from(2),
+                _ => ExitCode::from(1),
+            }
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<ExitCode, ForgeError> {
+    match cli.command {
+        Command::Info { all_limits, json } => info(&cli.runtime, all_limits, json),
+        Command::List => {
+            list();
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Certify {
+            kernels,
+            seed,
+            all_schedules,
+            json,
+        } => {
+            // Resolve names before touching the GPU: a typo should not wait for an adapter.
+            let selected = select(&kernels)?;
+            let mut rt = runtime(&cli.runtime)?;
+            certify_all(&mut rt, &selected, seed, all_schedules, json)
+        }
+    }
+}
+
+fn runtime(args: &RuntimeArgs) -> Result<ForgeRuntime, ForgeError> {
+    let mut builder = ForgeRuntime::builder().capacity(args.capacity_mib.saturating_mul(1 << 20));
+    if let Some(name) = &args.adapter {
+        builder = builder.adapter(name.clone());
+    }
+    if let Some(name) = &args.backend {
+        builder = builder.emission(Backend::parse(name)?);
+    }
+    builder.build()
+}
+
+/// The registered kernels named on the command line, in the order given, or all of them.
+fn select(names: &[String]) -> Result<Vec<&'static dyn Kernel>, ForgeError> {
+    let all = wgsl_forge::kernels::registry::builtin();
+    if names.is_empty() {
+        return Ok(all);
+    }
+    names
+        .iter()
+        .map(|name| {
+            all.iter()
+                .copied()
+                .find(|k| k.name() == name)
+                .ok_or_else(|| ForgeError::UnknownKernel {
+                    name: name.clone(),
+                    known: all.iter().map(|k| k.name()).collect::<Vec<_>>().join(", "),
+                })
+        })
+        .collect()
+}
+
+/// Limits that decide whether and how a kernel runs.
+const KEY_LIMITS: &[&str] = &[
+    "max_storage_buffer_binding_size",
+    "max_buffer_size",
+    "max_uniform_buffer_binding_size",
+    "max_storage_buffers_per_shader_stage",
+    "max_compute_workgroup_storage_size",
+    "max_compute_invocations_per_workgroup",
+    "max_compute_workgroup_size_x",
+    "max_compute_workgroups_per_dimension",
+];
+
+fn info(args: &RuntimeArgs, all_limits: bool, json: bool) -> Result<ExitCode, ForgeError> {
+    let adapters = ForgeRuntime::enumerate_adapters();
+    if !json {
+        println!("adapters ({}):", adapters.len());
+        for a in &adapters {
+            println!(
+                "  - {} [{:?}, {:?}] driver: {} {}",
+                a.name, a.backend, a.device_type, a.driver, a.driver_info
+            );
+        }
+    }
+    let rt = runtime(args)?;
+    let profile = rt.profile();
+    let hash = profile.topology_hash();
+    if json {
+        let value = serde_json::json!({
+            "adapters": adapters.iter().map(|a| format!("{} [{:?}, {:?}]", a.name, a.backend, a.device_type)).collect::<Vec<_>>(),
+            "profile": profile,
+            "topology_hash": hash,
+            "emission": rt.emission().to_string(),
+        });
+        println!("{}", to_json(value)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let info = rt.adapter_info();
+    println!();
+    println!("chosen adapter: {}", info.name);
+    println!("  backend:        {:?}", info.backend);
+    println!("  device type:    {:?}", info.device_type);
+    println!(
+        "  vendor/device:  {:#06x}/{:#06x}",
+        info.vendor, info.device
+    );
+    println!("  driver:         {} {}", info.driver, info.driver_info);
+    println!(
+        "  subgroup sizes: {}..={}",
+        profile.subgroup_min_size, profile.subgroup_max_size
+    );
+    println!("  emission:       {}", rt.emission());
+    println!("  topology hash:  {hash}");
+    println!("limits:");
+    for (name, value) in &profile.limits {
+        if all_limits || KEY_LIMITS.contains(&name.as_str()) {
+            println!("  {name:<44} {value}");
+        }
+    }
+    if !all_limits {
+        println!("  (--all-limits shows all {})", profile.limits.len());
+    }
+    println!("adapter features ({}):", profile.features.len());
+    for f in &profile.features {
+        println!("  {f}");
+    }
+    let enabled: Vec<String> = rt
+        .features()
+        .iter_names()
+        .map(|(n, _)| n.to_string())
+        .collect();
+    println!(
+        "enabled by the runtime: {}",
+        if enabled.is_empty() {
+            "none".to_string()
+        } else {
+            enabled.join(", ")
+        }
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn list() {
+    for k in wgsl_forge::kernels::registry::builtin() {
+        let space = k.tune_space();
+        println!("{}", k.name());
+        for b in k.layout() {
+            let access = match b.access {
+                Access::Read => "read",
+                Access::ReadWrite => "read_write",
+                Access::Out => "out",
+            };
+            println!(
+                "  @binding({}) {}: array<{}, {}> ({access})",
+                b.binding,
+                b.name,
+                b.elem.wgsl(),
+                b.len
+            );
+        }
+        if !k.scalars().is_empty() {
+            let scalars: Vec<String> = k
+                .scalars()
+                .iter()
+                .map(|s| format!("{}: {}", s.name, s.ty.wgsl()))
+                .collect();
+            println!(
+                "  @binding({}) params: {{ {} }}",
+                k.layout().len(),
+                scalars.join(", ")
+            );
+        }
+        println!("  schedule: {}", k.default_schedule());
+        println!(
+            "  tune space: workgroup {:?} × items {:?} × vector {:?} ({} candidates)",
+            space.workgroup,
+            space.items,
+            space.vector,
+            space.candidates().len()
+        );
+        let tol = k.tolerance();
+        println!(
+            "  certification: {} cases, tolerance abs {:e} rel {:e}",
+            k.cert_cases().len(),
+            tol.abs,
+            tol.rel
+        );
+    }
+}
+
+fn certify_all(
+    rt: &mut ForgeRuntime,
+    kernels: &[&'static dyn Kernel],
+    seed: u64,
+    all_schedules: bool,
+    json: bool,
+) -> Result<ExitCode, ForgeError> {
+    let opts = CertOptions::new(seed);
+    let mut reports: Vec<CertReport> = Vec::new();
+    for &k in kernels {
+        let schedules: Vec<Schedule> = if all_schedules {
+            k.tune_space().candidates()
+        } else {
+            vec![rt.schedule_for(k)]
+        };
+        for schedule in schedules {
+            let report = certify(rt, k, &schedule, &opts)?;
+            tracing::info!(kernel = k.name(), %schedule, verdict = %report.verdict, "certified");
+            reports.push(report);
+        }
+    }
+    let failed = reports.iter().filter(|r| !r.passed()).count();
+    if json {
+        let value = serde_json::to_value(&reports).map_err(json_error)?;
+        println!("{}", to_json(value)?);
+    } else {
+        print_table(rt, seed, &reports);
+        if failed > 0 {
+            println!("\n{failed} of {} certifications FAILED", reports.len());
+        } else {
+            println!("\nall {} certifications passed", reports.len());
+        }
+    }
+    Ok(if failed > 0 {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn print_table(rt: &ForgeRuntime, seed: u64, reports: &[CertReport]) {
+    println!(
+        "adapter: {} ({:?}), emission {}, seed {seed}",
+        rt.adapter_info().name,
+        rt.adapter_info().backend,
+        rt.emission()
+    );
+    let rows: Vec<[String; 5]> = reports
+        .iter()
+        .map(|r| {
+            [
+                r.kernel.clone(),
+                r.schedule.to_string(),
+                if r.skipped.is_empty() {
+                    r.cases.to_string()
+                } else {
+                    format!("{} ({} skipped)", r.cases, r.skipped.len())
+                },
+                format!("{:.2e} abs / {:.2e} rel", r.max_abs_err, r.max_rel_err),
+                r.verdict.to_string(),
+            ]
+        })
+        .collect();
+    let header = ["kernel", "schedule", "cases", "max error", "verdict"];
+    let mut widths = header.map(str::len);
+    for row in &rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let line = |cells: [&str; 5]| {
+        let padded: Vec<String> = cells
+            .iter()
+            .zip(widths)
+            .map(|(c, w)| format!("{c:<w$}"))
+            .collect();
+        println!("{}", padded.join("  ").trim_end());
+    };
+    line(header);
+    line(widths.map(|w| "-".repeat(w)).each_ref().map(String::as_str));
+    for row in &rows {
+        line(row.each_ref().map(String::as_str));
+    }
+    for r in reports {
+        for f in &r.failures {
+            println!("FAIL {f}");
+        }
+        for s in &r.skipped {
+            println!("skip {s}");
+        }
+    }
+}
+
+fn to_json(value: serde_json::Value) -> Result<String, ForgeError> {
+    serde_json::to_string_pretty(&value).map_err(json_error)
+}
+
+fn json_error(e: serde_json::Error) -> ForgeError {
+    ForgeError::Io {
+        context: "writing JSON".into(),
+        source: std::io::Error::other(e),
+    }
+}
