@@ -613,3 +613,13 @@ fn unknown_backend_names_are_errors() {
     assert_eq!(" WGSL ".parse::<Backend>().expect("parses"), Backend::Wgsl);
     assert_eq!(Backend::Spirv.to_string(), "spirv");
 }
+
+#[test]
+fn runtime_and_tensors_can_move_between_threads() {
+    fn send<T: Send>() {}
+    fn sync<T: Sync>() {}
+    send::<ForgeRuntime>();
+    sync::<ForgeRuntime>();
+    send::<forge_core::GpuTensor<f32>>();
+    sync::<forge_core::GpuTensor<f32>>();
+}
