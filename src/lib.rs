@@ -54,3 +54,8 @@ pub mod prelude {
 
 #[doc(hidden)]
 pub use forge_core::__private;
+
+/// The README's code blocks, run as doc-tests so that it stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
