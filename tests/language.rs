@@ -425,3 +425,59 @@ fn atomics_in_workgroup_memory_and_bindings() {
     assert_eq!(cmax, vec![ref_max.max(0)]);
     assert_eq!(gmax, cmax);
 }
+
+// ---- vectors ------------------------------------------------------------------------------
+
+/// Vector bindings, constructors, swizzles, arithmetic with scalars, dot/length/normalize.
+#[forge_kernel(threads = n)]
+pub fn vectors(a: &[Vec4; n], b: &[UVec2; n], #[out] o: &mut [Vec4; n], #[out] s: &mut [f32; n * 3], n: u32) {
+    let i = global_index();
+    if i < n {
+        let v = a[i];
+        let w = Vec4::new(v.y, v.x, 1.0, v.w * 2.0);
+        let u = b[i];
+        let k = UVec2::splat(3) * u + UVec2::new(1, 2);
+        let mixed = (v + w) * 0.5 - Vec4::ONE;
+        o[i] = select(mixed.wzyx(), mixed.abs().max(w), v.x > 0.0);
+        s[i * 3] = v.dot(w) + v.xyz().length();
+        s[i * 3 + 1] = (k.x + k.y) as f32 + v.normalize().z;
+        let same = if v == w { 1.0 } else { 0.0 };
+        s[i * 3 + 2] = same + (-v).x;
+    }
+}
+
+#[test]
+fn vectors_match_a_reference() {
+    let mut rng = ChaCha8Rng::seed_from_u64(6);
+    let n = 300;
+    let mut a: Vec<[f32; 4]> = (0..n).map(|_| [0; 4].map(|_: i32| rng.gen_range(-2.0..2.0))).collect();
+    a[0] = [1.0, 1.0, 1.0, 1.0]; // v == w for this one
+    let b: Vec<[u32; 2]> = (0..n).map(|_| [rng.gen_range(0..100), rng.gen_range(0..100)]).collect();
+    let mut rt = rt();
+    let (go, gs) = rt.vectors(&a, &b, n as u32).unwrap();
+    let (co, cs) = vectors::cpu(&a, &b, n as u32).unwrap();
+    for i in 0..n {
+        let v = a[i].map(|x| x as f64);
+        let w = [v[1], v[0], 1.0, v[3] * 2.0];
+        let mixed: Vec<f64> = (0..4).map(|c| (v[c] + w[c]) * 0.5 - 1.0).collect();
+        let expect: Vec<f64> = if v[0] > 0.0 {
+            (0..4).map(|c| mixed[c].abs().max(w[c])).collect()
+        } else {
+            vec![mixed[3], mixed[2], mixed[1], mixed[0]]
+        };
+        for c in 0..4 {
+            assert!((co[i][c] as f64 - expect[c]).abs() < 1e-5, "o[{i}][{c}]");
+        }
+        let dot: f64 = (0..4).map(|c| v[c] * w[c]).sum::<f64>() + (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt();
+        assert!((cs[i * 3] as f64 - dot).abs() < 1e-4, "s[{}]", i * 3);
+        let len = (0..4).map(|c| v[c] * v[c]).sum::<f64>().sqrt();
+        let k = (3 * b[i][0] + 1 + 3 * b[i][1] + 2) as f64 + v[2] / len;
+        assert!((cs[i * 3 + 1] as f64 - k).abs() < 1e-4);
+        let same = if v == w { 1.0 } else { 0.0 };
+        assert_eq!(cs[i * 3 + 2] as f64, same - v[0]);
+    }
+    for i in 0..n {
+        close(&go[i], &co[i], 1e-5);
+    }
+    close(&gs, &cs, 1e-5);
+}

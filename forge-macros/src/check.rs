@@ -129,6 +129,8 @@ fn workgroup_size(cx: &Ctxt, k: &Kernel<'_>) {
 fn shared_bytes(ty: &Ty, wg: u32, items: u32, vec: u32) -> Option<u64> {
     match ty {
         Ty::Scalar(s) => Some(s.size() as u64),
+        // vec3 is aligned and sized like vec4 in arrays.
+        Ty::Vector(s, n) => Some(s.size() as u64 * if *n == 3 { 4 } else { *n as u64 }),
         Ty::Array(e, len) => {
             let n = match len {
                 ConstLen::Lit(n) => *n as u64,
@@ -250,12 +252,7 @@ fn workgroup_memory_zeroed(cx: &Ctxt, k: &Kernel<'_>) {
                 return;
             }
             let zero = match &e.kind {
-                ExprKind::ArrayRepeat(v) => match v.kind {
-                    ExprKind::IntLit(x) => x == 0,
-                    ExprKind::FloatLit(x) => x == 0.0,
-                    ExprKind::BoolLit(b) => !b,
-                    _ => false,
-                },
+                ExprKind::ArrayRepeat(v) => is_zero(v),
                 _ => false,
             };
             if !zero {
@@ -263,6 +260,17 @@ fn workgroup_memory_zeroed(cx: &Ctxt, k: &Kernel<'_>) {
             }
         }
     });
+}
+
+/// A literal zero, or a vector of them.
+pub fn is_zero(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::IntLit(x) => *x == 0,
+        ExprKind::FloatLit(x) => *x == 0.0 && x.is_sign_positive(),
+        ExprKind::BoolLit(b) => !b,
+        ExprKind::VecNew(args) => args.iter().all(is_zero),
+        _ => false,
+    }
 }
 
 /// The number of invocations must be known.

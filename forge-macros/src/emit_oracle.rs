@@ -39,6 +39,14 @@ pub fn rust_scalar(s: Scalar) -> TokenStream {
     }
 }
 
+/// The number of components of a vector type, as a literal.
+fn width(t: &Ty) -> Literal {
+    Literal::usize_unsuffixed(match t {
+        Ty::Vector(_, n) => *n as usize,
+        _ => 1,
+    })
+}
+
 fn loop_label(id: usize) -> syn::Lifetime {
     syn::Lifetime::new(&format!("'__fg_l{id}"), proc_macro2::Span::call_site())
 }
@@ -88,6 +96,11 @@ impl<'k> Oracle<'k> {
     fn ty(&self, t: &Ty) -> TokenStream {
         match t {
             Ty::Scalar(s) => rust_scalar(*s),
+            Ty::Vector(s, n) => {
+                let s = rust_scalar(*s);
+                let n = Literal::usize_unsuffixed(*n as usize);
+                quote!([#s; #n])
+            }
             Ty::Array(e, ConstLen::Lit(n)) => {
                 let e = self.ty(e);
                 let n = Literal::usize_unsuffixed(*n as usize);
@@ -107,6 +120,11 @@ impl<'k> Oracle<'k> {
             Ty::Scalar(Scalar::I32) => quote!(0i32),
             Ty::Scalar(Scalar::F16) => quote!(0u16),
             Ty::Scalar(Scalar::Bool) => quote!(false),
+            Ty::Vector(s, n) => {
+                let z = self.zero(&Ty::Scalar(*s));
+                let n = Literal::usize_unsuffixed(*n as usize);
+                quote!([#z; #n])
+            }
             Ty::Array(e, len) => self.repeat(&self.zero(e), len),
         }
     }
@@ -190,7 +208,7 @@ impl<'k> Oracle<'k> {
         let mut out = Vec::new();
         for b in &self.k.bindings {
             let id = format_ident!("{}", b.name);
-            let t = rust_scalar(b.elem);
+            let t = self.ty(&b.elem_ty());
             out.push(match b.access {
                 Access::Read => quote!(#id: &[#t]),
                 _ => quote!(#id: &mut [#t]),
@@ -628,6 +646,16 @@ impl<'k> Oracle<'k> {
                 let chk = self.checked_index(&name, i, quote!(#place.len()));
                 quote!({ let __fg_i: usize = #chk; #place[__fg_i] })
             }
+            ExprKind::Unary(op, a) if a.ty.is_vector() => {
+                let v = self.expr(a);
+                let c = match (op, a.ty.component()) {
+                    (UnOp::Neg, Some(Scalar::I32)) => quote!(__fg_va[__fg_c].wrapping_neg()),
+                    (UnOp::Neg, _) => quote!(-__fg_va[__fg_c]),
+                    (UnOp::Not, _) => quote!(!__fg_va[__fg_c]),
+                };
+                let __n = width(&e.ty);
+                quote!({ let __fg_va = #v; ::core::array::from_fn::<_, #__n, _>(|__fg_c| #c) })
+            }
             ExprKind::Unary(UnOp::Neg, a) => {
                 let a2 = self.expr(a);
                 if a.ty == Ty::I32 {
@@ -642,6 +670,29 @@ impl<'k> Oracle<'k> {
             }
             ExprKind::Binary(op, a, b) => {
                 let (sa, sb) = (self.expr(a), self.expr(b));
+                if let (Some(s), true) = (a.ty.component(), a.ty.is_vector() || b.ty.is_vector()) {
+                    if matches!(op, BinOp::Eq | BinOp::Ne) {
+                        return self.plain_binop(*op, sa, sb);
+                    }
+                    let st = Ty::Scalar(s);
+                    let ca = if a.ty.is_vector() {
+                        quote!(__fg_va[__fg_c])
+                    } else {
+                        quote!(__fg_va)
+                    };
+                    let cb = if b.ty.is_vector() {
+                        quote!(__fg_vb[__fg_c])
+                    } else {
+                        quote!(__fg_vb)
+                    };
+                    let op = self.binop(*op, &st, &st, ca, cb);
+                    let __n = width(&e.ty);
+                    return quote!({
+                        let __fg_va = #sa;
+                        let __fg_vb = #sb;
+                        ::core::array::from_fn::<_, #__n, _>(|__fg_c| #op)
+                    });
+                }
                 self.binop(*op, &a.ty, &b.ty, sa, sb)
             }
             ExprKind::Cast(a) => {
@@ -678,6 +729,32 @@ impl<'k> Oracle<'k> {
                 index,
                 args,
             } => self.atomic(*op, *target, index, args),
+            ExprKind::VecNew(args) => {
+                let items: Vec<_> = args.iter().map(|a| self.expr(a)).collect();
+                match (&e.ty, items.len()) {
+                    (Ty::Vector(_, n), 1) => {
+                        let x = &items[0];
+                        let n = Literal::usize_unsuffixed(*n as usize);
+                        quote!([#x; #n])
+                    }
+                    _ => quote!([#(#items),*]),
+                }
+            }
+            ExprKind::Swizzle(v, comps) => {
+                let v = self.expr(v);
+                let cs: Vec<usize> = comps.iter().map(|c| *c as usize).collect();
+                if cs.len() == 1 {
+                    let c = cs[0];
+                    quote!((#v)[#c])
+                } else {
+                    quote!({ let __fg_s = #v; [#(__fg_s[#cs]),*] })
+                }
+            }
+            // WGSL's `select` evaluates both sides; neither has effects in this language.
+            ExprKind::Select(f, t, c) => {
+                let (f, t, c) = (self.expr(f), self.expr(t), self.expr(c));
+                quote!({ let __fg_f = #f; let __fg_t = #t; if #c { __fg_t } else { __fg_f } })
+            }
         }
     }
 
@@ -742,7 +819,38 @@ impl<'k> Oracle<'k> {
     fn math(&self, f: MathFn, args: &[Expr]) -> TokenStream {
         let oracle = self.p.oracle();
         let a: Vec<TokenStream> = args.iter().map(|x| self.expr(x)).collect();
-        let s = args[0].ty.scalar().unwrap_or(Scalar::F32);
+        let s = args[0].ty.component().unwrap_or(Scalar::F32);
+        if args[0].ty.is_vector() {
+            let x = &a[0];
+            return match f {
+                MathFn::Dot if s.is_float() => {
+                    let y = &a[1];
+                    quote!(#oracle::dot_f32(#x, #y))
+                }
+                MathFn::Dot => {
+                    let y = &a[1];
+                    quote!(#oracle::dot_int(#x, #y))
+                }
+                MathFn::Length => quote!(#oracle::length(#x)),
+                MathFn::Normalize => quote!(#oracle::normalize(#x)),
+                _ => {
+                    // Componentwise: bind each argument, then apply the scalar form per component.
+                    let names: Vec<Ident> =
+                        (0..a.len()).map(|i| format_ident!("__fg_m{}", i)).collect();
+                    let comps: Vec<TokenStream> =
+                        names.iter().map(|n| quote!(#n[__fg_c])).collect();
+                    let body = self.math_tokens(f, s, &comps);
+                    let __n = width(&args[0].ty);
+                    quote!({ #(let #names = #a;)* ::core::array::from_fn::<_, #__n, _>(|__fg_c| #body) })
+                }
+            };
+        }
+        self.math_tokens(f, s, &a)
+    }
+
+    /// A math function of scalar arguments given as tokens.
+    fn math_tokens(&self, f: MathFn, s: Scalar, a: &[TokenStream]) -> TokenStream {
+        let oracle = self.p.oracle();
         let x = &a[0];
         let method = |m: &str| {
             let m = format_ident!("{}", m);
@@ -797,6 +905,7 @@ impl<'k> Oracle<'k> {
             MathFn::WrappingAdd => method("wrapping_add"),
             MathFn::WrappingSub => method("wrapping_sub"),
             MathFn::WrappingMul => method("wrapping_mul"),
+            MathFn::Dot | MathFn::Length | MathFn::Normalize => quote!(#x),
         }
     }
 }

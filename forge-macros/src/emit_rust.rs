@@ -76,11 +76,12 @@ fn camel(name: &str) -> String {
         .collect()
 }
 
-fn elem_tokens(p: &Paths, s: Scalar, atomic: bool) -> TokenStream {
+fn elem_tokens(p: &Paths, b: &BindingParam<'_>) -> TokenStream {
     let et = p.elem_type();
     let st = p.scalar_type();
-    let v = format_ident!("{}", s.core_variant());
-    quote!(#et { scalar: #st::#v, width: 1, atomic: #atomic })
+    let v = format_ident!("{}", b.elem.core_variant());
+    let (w, atomic) = (b.width, b.atomic);
+    quote!(#et { scalar: #st::#v, width: #w, atomic: #atomic })
 }
 
 pub fn emit(k: &Kernel<'_>, wgsl: &Wgsl) -> TokenStream {
@@ -129,7 +130,19 @@ pub fn emit(k: &Kernel<'_>, wgsl: &Wgsl) -> TokenStream {
         .iter()
         .map(|b| format_ident!("{}", b.name))
         .collect();
-    let elem_tys: Vec<TokenStream> = k.bindings.iter().map(|b| rust_scalar(b.elem)).collect();
+    let elem_tys: Vec<TokenStream> = k
+        .bindings
+        .iter()
+        .map(|b| {
+            let s = rust_scalar(b.elem);
+            if b.width == 1 {
+                s
+            } else {
+                let n = Literal::usize_unsuffixed(b.width as usize);
+                quote!([#s; #n])
+            }
+        })
+        .collect();
     let nb = k.bindings.len();
 
     // Typed-method arguments: non-`#[out]` parameters in declaration order.
@@ -196,7 +209,7 @@ pub fn emit(k: &Kernel<'_>, wgsl: &Wgsl) -> TokenStream {
         .map(|(i, b)| {
             let n = i as u32;
             let name = &b.name;
-            let elem = elem_tokens(&p, b.elem, b.atomic);
+            let elem = elem_tokens(&p, b);
             let access = format_ident!(
                 "{}",
                 match b.access {
@@ -341,7 +354,7 @@ pub fn emit(k: &Kernel<'_>, wgsl: &Wgsl) -> TokenStream {
     let mut dyn_results = Vec::new();
     for (i, b) in k.bindings.iter().enumerate() {
         let (id, t, n) = (&binding_ids[i], &elem_tys[i], &b.name);
-        let elem = elem_tokens(&p, b.elem, b.atomic);
+        let elem = elem_tokens(&p, b);
         match b.access {
             Access::Read => {
                 dyn_setup.push(quote!(let #id: &[#t] = #oracle_mod::buf(NAME, __fg_args, #i, #n)?;))

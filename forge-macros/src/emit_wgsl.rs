@@ -55,7 +55,7 @@ pub fn emit(k: &Kernel<'_>) -> Wgsl {
         let elem = if b.atomic {
             format!("atomic<{}>", b.elem.wgsl())
         } else {
-            b.elem.wgsl().to_string()
+            ty(&b.elem_ty())
         };
         let _ = writeln!(
             s,
@@ -129,6 +129,7 @@ fn uses_f16(k: &Kernel<'_>) -> bool {
 pub fn ty(t: &Ty) -> String {
     match t {
         Ty::Scalar(s) => s.wgsl().to_string(),
+        Ty::Vector(s, n) => format!("vec{n}<{}>", s.wgsl()),
         Ty::Array(e, ConstLen::Lit(n)) => format!("array<{}, {n}>", ty(e)),
         Ty::Array(e, ConstLen::Sched { wgsl, .. }) => format!("array<{}, {wgsl}>", ty(e)),
     }
@@ -361,13 +362,7 @@ impl Emitter<'_> {
     /// out, and the rest are filled by a loop.
     fn array_repeat(&mut self, kw: &str, name: &str, t: &Ty, v: &Expr) {
         let ts = ty(t);
-        let zero = match v.kind {
-            ExprKind::IntLit(x) => x == 0,
-            ExprKind::FloatLit(x) => x == 0.0 && x.is_sign_positive(),
-            ExprKind::BoolLit(b) => !b,
-            _ => false,
-        };
-        if zero {
+        if crate::check::is_zero(v) {
             return self.line(&format!("{kw} {name}: {ts} = {ts}();"));
         }
         let n = self.fresh();
@@ -386,7 +381,7 @@ impl Emitter<'_> {
                 self.line(&format!("var {name}: {ts};"));
                 self.line(&format!("for (var fg_i{n}: u32 = 0u; fg_i{n} < {len}; fg_i{n} = fg_i{n} + 1u) {{ {name}[fg_i{n}] = fg_fill{n}; }}"));
             }
-            Ty::Scalar(_) => self.line(&format!("{kw} {name}: {ts} = fg_fill{n};")),
+            _ => self.line(&format!("{kw} {name}: {ts} = fg_fill{n};")),
         }
     }
 
@@ -443,6 +438,9 @@ impl Emitter<'_> {
                         format!("({sa} {} {amount})", op.wgsl())
                     }
                     BinOp::BitXor if a.ty == Ty::BOOL => format!("({sa} != {sb})"),
+                    // Rust compares whole vectors to one `bool`.
+                    BinOp::Eq if a.ty.is_vector() => format!("all({sa} == {sb})"),
+                    BinOp::Ne if a.ty.is_vector() => format!("any({sa} != {sb})"),
                     _ => format!("({sa} {} {sb})", op.wgsl()),
                 }
             }
@@ -474,6 +472,22 @@ impl Emitter<'_> {
                 call.push(')');
                 call
             }
+            ExprKind::VecNew(args) => {
+                let items: Vec<String> = args.iter().map(|a| self.expr(a)).collect();
+                format!("{}({})", ty(&e.ty), items.join(", "))
+            }
+            ExprKind::Swizzle(v, comps) => {
+                let v = self.expr(v);
+                let c: String = comps
+                    .iter()
+                    .map(|c| ['x', 'y', 'z', 'w'][*c as usize])
+                    .collect();
+                format!("({v}).{c}")
+            }
+            ExprKind::Select(f, t, c) => {
+                let (f, t, c) = (self.expr(f), self.expr(t), self.expr(c));
+                format!("select({f}, {t}, {c})")
+            }
             ExprKind::ArrayRepeat(_) | ExprKind::ArrayList(_) => {
                 // `check::array_values_only_in_let` keeps these at `let`s, handled there.
                 String::from("/* array value */")
@@ -483,8 +497,9 @@ impl Emitter<'_> {
 
     fn math(&mut self, f: MathFn, args: &[Expr]) -> String {
         let a: Vec<String> = args.iter().map(|x| self.expr(x)).collect();
-        let t0 = args[0].ty.scalar().unwrap_or(Scalar::F32);
-        let float = t0.is_float();
+        let t0 = args[0].ty.component().unwrap_or(Scalar::F32);
+        // The Rust-meaning helpers are scalar; vectors use WGSL's componentwise builtins.
+        let float = t0.is_float() && !args[0].ty.is_vector();
         let call = |name: &str| format!("{name}({})", a.join(", "));
         match f {
             MathFn::Abs => call("abs"),
@@ -503,6 +518,9 @@ impl Emitter<'_> {
                 format!("{h}({}, {}, {})", a[0], a[1], a[2])
             }
             MathFn::Clamp => format!("min(max({}, {}), {})", a[0], a[1], a[2]),
+            MathFn::Dot => call("dot"),
+            MathFn::Length => call("length"),
+            MathFn::Normalize => call("normalize"),
             MathFn::Sqrt => call("sqrt"),
             MathFn::Exp => call("exp"),
             MathFn::Exp2 => call("exp2"),

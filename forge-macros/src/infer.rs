@@ -58,6 +58,8 @@ enum Info {
     Set(Set),
     /// An array of the element variable.
     Array(usize, ConstLen),
+    /// A vector.
+    Vector(Scalar, u8),
 }
 
 pub struct Infer {
@@ -87,6 +89,21 @@ impl Infer {
 
     pub fn of_scalar(&mut self, s: Scalar) -> usize {
         self.of_set(bit(s))
+    }
+
+    pub fn of_vector(&mut self, s: Scalar, n: u8) -> usize {
+        let v = self.fresh();
+        self.info[v] = Info::Vector(s, n);
+        v
+    }
+
+    /// The component type and width of a variable known to be a vector.
+    pub fn vector(&mut self, v: usize) -> Option<(Scalar, u8)> {
+        let r = self.find(v);
+        match self.info[r] {
+            Info::Vector(s, n) => Some((s, n)),
+            _ => None,
+        }
     }
 
     pub fn of_array(&mut self, elem: usize, len: ConstLen) -> usize {
@@ -143,6 +160,11 @@ impl Infer {
                 }
             }
             Info::Array(..) => Err(format!("expected {}, found an array", describe_set(set))),
+            Info::Vector(s, n) => Err(format!(
+                "expected {}, found a vector `vec{n}<{}>`",
+                describe_set(set),
+                s.wgsl()
+            )),
         }
     }
 
@@ -170,6 +192,28 @@ impl Infer {
                 }
                 self.unify(ea, eb)?;
                 Info::Array(ea, la)
+            }
+            (Info::Vector(a, n), Info::Vector(b, m)) => {
+                if a != b || n != m {
+                    return Err(format!(
+                        "mismatched types: expected `vec{n}<{}>`, found `vec{m}<{}>`",
+                        a.wgsl(),
+                        b.wgsl()
+                    ));
+                }
+                Info::Vector(a, n)
+            }
+            (Info::Vector(a, n), _) => {
+                return Err(format!(
+                    "expected a vector `vec{n}<{}>`, found another type",
+                    a.wgsl()
+                ))
+            }
+            (_, Info::Vector(a, n)) => {
+                return Err(format!(
+                    "expected a scalar or an array, found a vector `vec{n}<{}>`",
+                    a.wgsl()
+                ))
             }
             (Info::Array(..), Info::Set(s)) => {
                 return Err(format!("expected an array, found {}", describe_set(s)))
@@ -201,6 +245,7 @@ impl Infer {
                 Some(Ty::Scalar(pick.1))
             }
             Info::Array(e, len) => Some(Ty::Array(Box::new(self.resolve(e)?), len)),
+            Info::Vector(s, n) => Some(Ty::Vector(s, n)),
         }
     }
 }

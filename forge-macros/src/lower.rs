@@ -336,6 +336,15 @@ impl<'k, 'a> Lowerer<'k, 'a> {
         }
     }
 
+    /// A variable fixed to a scalar or vector type.
+    fn ty_var(&mut self, t: &Ty) -> usize {
+        match t {
+            Ty::Vector(s, n) => self.inf.of_vector(*s, *n),
+            Ty::Scalar(s) => self.inf.of_scalar(*s),
+            Ty::Array(..) => self.inf.fresh(),
+        }
+    }
+
     fn expr_of(&mut self, kind: ExprKind, tv: usize, span: Span) -> Expr {
         Expr {
             kind,
@@ -511,6 +520,9 @@ impl<'k, 'a> Lowerer<'k, 'a> {
     fn type_annotation(&mut self, t: &syn::Type) -> R<usize> {
         if let Some(s) = crate::parse::scalar_type(t) {
             return Ok(self.inf.of_scalar(s));
+        }
+        if let Some((s, n)) = crate::parse::vector_type(t) {
+            return Ok(self.inf.of_vector(s, n));
         }
         if let syn::Type::Array(a) = t {
             let e = self.type_annotation(&a.elem)?;
@@ -964,7 +976,7 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                             format!("`{name}` is atomic; write it with `{name}[i].store(v)` or `{name}[i].fetch_add(v)`"),
                         );
                     }
-                    let tv = self.inf.of_scalar(binding.elem);
+                    let tv = self.ty_var(&binding.elem_ty());
                     return Ok((Place::Binding(b, idx), tv));
                 }
                 let Some(id) = self.lookup(&name) else {
@@ -1011,6 +1023,15 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                     return self.lit(&l.lit, true);
                 }
                 let a = self.expr(&u.expr)?;
+                if let Some((s, _)) = self.inf.vector(a.tv) {
+                    let op = match u.op {
+                        syn::UnOp::Neg(_) if s != Scalar::U32 => UnOp::Neg,
+                        syn::UnOp::Not(_) if s.is_int() => UnOp::Not,
+                        _ => return self.err(span, "this unary operator is not defined for this vector type"),
+                    };
+                    let tv = a.tv;
+                    return Ok(self.expr_of(ExprKind::Unary(op, Box::new(a)), tv, span));
+                }
                 let op = match u.op {
                     syn::UnOp::Neg(_) => {
                         self.constrain_at(span, a.tv, infer::S_I32 | infer::S_FLOAT, "cannot negate this type");
@@ -1031,6 +1052,11 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                 };
                 let l = self.expr(&b.left)?;
                 let r = self.expr(&b.right)?;
+                let lv = self.inf.vector(l.tv);
+                let rv = self.inf.vector(r.tv);
+                if let Some((s, n)) = lv.or(rv) {
+                    return self.vector_binary(op, l, r, s, n, span);
+                }
                 let tv = if op.is_shift() {
                     self.constrain_at(l.span, l.tv, infer::S_INT, "shifts need integers");
                     self.constrain_at(r.span, r.tv, infer::S_INT, "shift amounts are integers");
@@ -1057,6 +1083,9 @@ impl<'k, 'a> Lowerer<'k, 'a> {
             }
             syn::Expr::Cast(c) => {
                 let a = self.expr(&c.expr)?;
+                if self.inf.vector(a.tv).is_some() {
+                    return self.err(span, "vectors cannot be cast with `as`; build a new one with `UVec4::new(v.x as u32, ..)`");
+                }
                 let Some(target) = crate::parse::scalar_type(&c.ty) else {
                     let t = &c.ty;
                     return self.err(t.span(), format!("cannot cast to `{}`; casts go to `f32`, `u32`, `i32` or `f16`", quote::quote!(#t)));
@@ -1077,7 +1106,7 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                                 return self.err(span, format!("`{name}` is atomic; read it with `{name}[i].load()`"));
                             }
                             let idx = self.index_expr(&ix.index)?;
-                            let tv = self.inf.of_scalar(self.bindings[b].elem);
+                            let tv = self.ty_var(&self.bindings[b].elem_ty());
                             return Ok(self.expr_of(ExprKind::LoadBinding(b, Box::new(idx)), tv, span));
                         }
                     }
@@ -1091,7 +1120,9 @@ impl<'k, 'a> Lowerer<'k, 'a> {
             }
             syn::Expr::Repeat(r) => {
                 let v = self.expr(&r.expr)?;
-                self.constrain_at(v.span, v.tv, infer::S_ANY, "arrays of arrays are not supported");
+                if self.inf.is_array(v.tv) {
+                    return self.err(v.span, "arrays of arrays are not supported; use a flat array");
+                }
                 let len = self.const_len(&r.len)?;
                 let tv = self.inf.of_array(v.tv, len);
                 Ok(self.expr_of(ExprKind::ArrayRepeat(Box::new(v)), tv, span))
@@ -1124,7 +1155,8 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                     "x" => 0,
                     "y" => 1,
                     "z" => 2,
-                    _ => return self.err(f.member.span(), "unknown field; the `*_id()` builtins have fields `x`, `y` and `z`"),
+                    "w" => 3,
+                    _ => return self.err(f.member.span(), "unknown field; vectors and the `*_id()` builtins have fields `x`, `y`, `z` (and `w`)"),
                 };
                 if let syn::Expr::Call(c) = &*f.base {
                     if let Some(b) = path_name(&c.func).and_then(|n| vec_builtin(&n)) {
@@ -1135,7 +1167,15 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                         return Ok(self.expr_of(ExprKind::BuiltinComponent(b, comp), tv, span));
                     }
                 }
-                self.err(span, "field access is supported on `global_id()`, `local_id()`, `workgroup_id()` and `num_workgroups()`")
+                let base = self.expr(&f.base)?;
+                let Some((s, n)) = self.inf.vector(base.tv) else {
+                    return self.err(span, "field access is supported on vectors and on `global_id()`, `local_id()`, `workgroup_id()` and `num_workgroups()`");
+                };
+                if comp >= n {
+                    return self.err(f.member.span(), format!("a `vec{n}` has no component `{member}`"));
+                }
+                let tv = self.inf.of_scalar(s);
+                Ok(self.expr_of(ExprKind::Swizzle(Box::new(base), vec![comp]), tv, span))
             }
             syn::Expr::If(_) => self.err(span, "an `if` used as a value must be the whole right-hand side of a `let` or an assignment"),
             syn::Expr::Block(_) => self.err(span, "block expressions are not supported here"),
@@ -1167,12 +1207,14 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                     "u32" => self.inf.of_scalar(Scalar::U32),
                     "i32" => self.inf.of_scalar(Scalar::I32),
                     "f32" => self.inf.of_scalar(Scalar::F32),
-                    s => return self.err(
-                        span,
-                        format!(
+                    s => {
+                        return self.err(
+                            span,
+                            format!(
                             "unsupported literal suffix `{s}`; kernels use `u32`, `i32` and `f32`"
                         ),
-                    ),
+                        )
+                    }
                 };
                 if i.suffix() == "f32" {
                     let v = if negate { -(raw as f64) } else { raw as f64 };
@@ -1195,18 +1237,19 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                         return Err(());
                     }
                 };
-                let tv =
-                    match f.suffix() {
-                        "" => self.inf.of_set(infer::S_FLOAT),
-                        "f32" => self.inf.of_scalar(Scalar::F32),
-                        "f16" => self.inf.of_scalar(Scalar::F16),
-                        s => return self.err(
+                let tv = match f.suffix() {
+                    "" => self.inf.of_set(infer::S_FLOAT),
+                    "f32" => self.inf.of_scalar(Scalar::F32),
+                    "f16" => self.inf.of_scalar(Scalar::F16),
+                    s => {
+                        return self.err(
                             span,
                             format!(
                                 "unsupported literal suffix `{s}`; kernels use `f32` (and `f16`)"
                             ),
-                        ),
-                    };
+                        )
+                    }
+                };
                 Ok(self.expr_of(ExprKind::FloatLit(if negate { -v } else { v }), tv, span))
             }
             syn::Lit::Bool(b) => {
@@ -1232,6 +1275,27 @@ impl<'k, 'a> Lowerer<'k, 'a> {
             .map(|s| s.ident.to_string())
             .collect();
         if segs.len() == 2 {
+            if let Some((s, n)) = crate::parse::vector_name(&segs[0]) {
+                let v = match (segs[1].as_str(), s) {
+                    ("ZERO", Scalar::F32) => ExprKind::FloatLit(0.0),
+                    ("ONE", Scalar::F32) => ExprKind::FloatLit(1.0),
+                    ("ZERO", _) => ExprKind::IntLit(0),
+                    ("ONE", _) => ExprKind::IntLit(1),
+                    _ => {
+                        return self.err(
+                            span,
+                            format!(
+                                "unknown constant `{}`; vectors have `ZERO` and `ONE`",
+                                segs.join("::")
+                            ),
+                        )
+                    }
+                };
+                let ct = self.inf.of_scalar(s);
+                let c = self.expr_of(v, ct, span);
+                let tv = self.inf.of_vector(s, n);
+                return Ok(self.expr_of(ExprKind::VecNew(vec![c]), tv, span));
+            }
             let s = match segs[0].as_str() {
                 "f32" => Scalar::F32,
                 "u32" => Scalar::U32,
@@ -1312,6 +1376,55 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                 span,
                 format!("`{name}()` is a vector; use a component such as `{name}().x`"),
             );
+        }
+        if let Some((ty, ctor)) = name.split_once("::") {
+            if let Some((s, n)) = crate::parse::vector_name(ty) {
+                let want = match ctor {
+                    "new" => n as usize,
+                    "splat" => 1,
+                    _ => return self.err(c.func.span(), format!("unknown constructor `{name}`; vectors are built with `{ty}::new(..)` or `{ty}::splat(x)`")),
+                };
+                if c.args.len() != want {
+                    return self.err(span, format!("`{name}` takes {want} argument(s)"));
+                }
+                let mut args = Vec::new();
+                for a in &c.args {
+                    let e = self.expr(a)?;
+                    self.constrain_at(
+                        e.span,
+                        e.tv,
+                        infer::bit(s),
+                        &format!("`{name}` takes `{}` components", s.wgsl()),
+                    );
+                    args.push(e);
+                }
+                let tv = self.inf.of_vector(s, n);
+                return Ok(self.expr_of(ExprKind::VecNew(args), tv, span));
+            }
+        }
+        if name == "select" {
+            if c.args.len() != 3 {
+                return self.err(
+                    span,
+                    "`select(if_false, if_true, condition)` takes three arguments",
+                );
+            }
+            let f = self.expr(&c.args[0])?;
+            let t = self.expr(&c.args[1])?;
+            let cond = self.expr(&c.args[2])?;
+            self.unify_at(t.span, f.tv, t.tv);
+            self.constrain_at(
+                cond.span,
+                cond.tv,
+                infer::S_BOOL,
+                "the condition of `select` is a `bool`",
+            );
+            let tv = f.tv;
+            return Ok(self.expr_of(
+                ExprKind::Select(Box::new(f), Box::new(t), Box::new(cond)),
+                tv,
+                span,
+            ));
         }
         if name == "f32::from_bits" {
             if c.args.len() != 1 {
@@ -1417,9 +1530,30 @@ impl<'k, 'a> Lowerer<'k, 'a> {
             return self.atomic(m, op);
         }
         let recv = self.expr(&m.receiver)?;
+        if let Some((s, n)) = self.inf.vector(recv.tv) {
+            if let Some(comps) = swizzle(&name) {
+                if !m.args.is_empty() {
+                    return self.err(span, "swizzles take no arguments");
+                }
+                if let Some(bad) = comps.iter().find(|c| **c >= n) {
+                    return self.err(
+                        m.method.span(),
+                        format!(
+                            "a `vec{n}` has no component `{}`",
+                            ["x", "y", "z", "w"][*bad as usize]
+                        ),
+                    );
+                }
+                let tv = self.inf.of_vector(s, comps.len() as u8);
+                return Ok(self.expr_of(ExprKind::Swizzle(Box::new(recv), comps), tv, span));
+            }
+        }
         let mut args = vec![recv];
         for a in &m.args {
             args.push(self.expr(a)?);
+        }
+        if let Some((s, n)) = self.inf.vector(args[0].tv) {
+            return self.vector_method(&name, m, args, s, n);
         }
         // (function, arity including the receiver, receiver set, result: None = receiver's type)
         let (f, arity, set, result): (MathFn, usize, infer::Set, Option<Scalar>) = match name.as_str() {
@@ -1493,6 +1627,125 @@ impl<'k, 'a> Lowerer<'k, 'a> {
         let tv = match result {
             Some(s) => self.inf.of_scalar(s),
             None => t0,
+        };
+        Ok(self.expr_of(ExprKind::Math(f, args), tv, span))
+    }
+
+    /// Vector arithmetic: vector with vector of the same type, or with a scalar of its
+    /// component type; `==`/`!=` compare whole vectors, as glam's do.
+    fn vector_binary(
+        &mut self,
+        op: BinOp,
+        l: Expr,
+        r: Expr,
+        s: Scalar,
+        n: u8,
+        span: Span,
+    ) -> R<Expr> {
+        let (lv, rv) = (
+            self.inf.vector(l.tv).is_some(),
+            self.inf.vector(r.tv).is_some(),
+        );
+        match (lv, rv) {
+            (true, true) => self.unify_at(r.span, l.tv, r.tv),
+            (true, false) => self.constrain_at(
+                r.span,
+                r.tv,
+                infer::bit(s),
+                "a vector combines with a scalar of its component type",
+            ),
+            _ => self.constrain_at(
+                l.span,
+                l.tv,
+                infer::bit(s),
+                "a vector combines with a scalar of its component type",
+            ),
+        }
+        let tv = match op {
+            BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Rem => {
+                if lv {
+                    l.tv
+                } else {
+                    r.tv
+                }
+            }
+            BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor if s.is_int() => {
+                if lv {
+                    l.tv
+                } else {
+                    r.tv
+                }
+            }
+            BinOp::Eq | BinOp::Ne if lv && rv => self.inf.of_scalar(Scalar::Bool),
+            _ => {
+                return self.err(
+                    span,
+                    format!("`{}` is not supported on `vec{n}<{}>`; vectors support `+ - * / %`, `& | ^` on integers, and `==`/`!=` between vectors", op.wgsl(), s.wgsl()),
+                )
+            }
+        };
+        Ok(self.expr_of(ExprKind::Binary(op, Box::new(l), Box::new(r)), tv, span))
+    }
+
+    /// Methods on vectors: componentwise math, as glam's, and `dot`, `length`, `normalize`.
+    fn vector_method(
+        &mut self,
+        name: &str,
+        m: &syn::ExprMethodCall,
+        args: Vec<Expr>,
+        s: Scalar,
+        n: u8,
+    ) -> R<Expr> {
+        let span = m.span();
+        let float_only = |f| (f, true);
+        let any = |f| (f, false);
+        let ((f, needs_float), arity) = match name {
+            "abs" => (any(MathFn::Abs), 1),
+            "min" => (any(MathFn::Min), 2),
+            "max" => (any(MathFn::Max), 2),
+            "clamp" => (any(MathFn::Clamp), 3),
+            "sqrt" => (float_only(MathFn::Sqrt), 1),
+            "exp" => (float_only(MathFn::Exp), 1),
+            "exp2" => (float_only(MathFn::Exp2), 1),
+            "ln" => (float_only(MathFn::Ln), 1),
+            "log2" => (float_only(MathFn::Log2), 1),
+            "sin" => (float_only(MathFn::Sin), 1),
+            "cos" => (float_only(MathFn::Cos), 1),
+            "tanh" => (float_only(MathFn::Tanh), 1),
+            "floor" => (float_only(MathFn::Floor), 1),
+            "ceil" => (float_only(MathFn::Ceil), 1),
+            "trunc" => (float_only(MathFn::Trunc), 1),
+            "mul_add" => (float_only(MathFn::MulAdd), 3),
+            "dot" => (any(MathFn::Dot), 2),
+            "length" => (float_only(MathFn::Length), 1),
+            "normalize" => (float_only(MathFn::Normalize), 1),
+            _ => {
+                return self.err(
+                    m.method.span(),
+                    format!("unsupported vector method `{name}`; vectors support swizzles, abs, min, max, clamp, sqrt, exp, exp2, ln, log2, sin, cos, tanh, floor, ceil, trunc, mul_add, dot, length and normalize"),
+                )
+            }
+        };
+        if needs_float && !s.is_float() {
+            return self.err(
+                m.method.span(),
+                format!(
+                    "`{name}` needs a float vector, but this is `vec{n}<{}>`",
+                    s.wgsl()
+                ),
+            );
+        }
+        if args.len() != arity {
+            return self.err(span, format!("`{name}` takes {} argument(s)", arity - 1));
+        }
+        let t0 = args[0].tv;
+        for a in &args[1..] {
+            let (sp, t) = (a.span, a.tv);
+            self.unify_at(sp, t0, t);
+        }
+        let tv = match f {
+            MathFn::Dot | MathFn::Length => self.inf.of_scalar(s),
+            _ => t0,
         };
         Ok(self.expr_of(ExprKind::Math(f, args), tv, span))
     }
@@ -1583,6 +1836,13 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                 self.finish_expr(index);
                 args.iter_mut().for_each(|a| self.finish_expr(a))
             }
+            ExprKind::VecNew(args) => args.iter_mut().for_each(|a| self.finish_expr(a)),
+            ExprKind::Swizzle(a, _) => self.finish_expr(a),
+            ExprKind::Select(a, b, c) => {
+                self.finish_expr(a);
+                self.finish_expr(b);
+                self.finish_expr(c)
+            }
             _ => {}
         }
         // Literals must fit the type they settled on.
@@ -1603,6 +1863,22 @@ impl<'k, 'a> Lowerer<'k, 'a> {
             }
         }
     }
+}
+
+/// `xy`, `zyx`, `wzyx`...: the components of a swizzle method, if `name` is one.
+fn swizzle(name: &str) -> Option<Vec<u8>> {
+    if !(2..=4).contains(&name.len()) {
+        return None;
+    }
+    name.chars()
+        .map(|c| match c {
+            'x' => Some(0),
+            'y' => Some(1),
+            'z' => Some(2),
+            'w' => Some(3),
+            _ => None,
+        })
+        .collect()
 }
 
 fn eval_lit_len(e: &syn::Expr) -> Option<u32> {

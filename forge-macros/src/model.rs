@@ -68,6 +68,8 @@ pub enum ConstLen {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Ty {
     Scalar(Scalar),
+    /// A vector of 2, 3 or 4 components (`Vec4`, `UVec2`, ...).
+    Vector(Scalar, u8),
     /// A fixed-size array: a local or workgroup array.
     Array(Box<Ty>, ConstLen),
 }
@@ -81,6 +83,18 @@ impl Ty {
             Ty::Scalar(s) => Some(*s),
             _ => None,
         }
+    }
+
+    /// The scalar of a scalar or the component type of a vector.
+    pub fn component(&self) -> Option<Scalar> {
+        match self {
+            Ty::Scalar(s) | Ty::Vector(s, _) => Some(*s),
+            _ => None,
+        }
+    }
+
+    pub fn is_vector(&self) -> bool {
+        matches!(self, Ty::Vector(..))
     }
 }
 
@@ -123,11 +137,24 @@ pub struct BindingParam<'a> {
     pub name: String,
     pub span: Span,
     pub elem: Scalar,
+    /// 1 for scalars, 2 or 4 for vectors.
+    pub width: u8,
     pub atomic: bool,
     pub elem_span: Span,
     pub access: Access,
     pub len: LenExpr,
     pub len_text: String,
+}
+
+impl BindingParam<'_> {
+    /// The type of one element.
+    pub fn elem_ty(&self) -> Ty {
+        if self.width == 1 {
+            Ty::Scalar(self.elem)
+        } else {
+            Ty::Vector(self.elem, self.width)
+        }
+    }
 }
 
 /// A scalar parameter: a field of `Params`.
@@ -296,6 +323,9 @@ pub enum MathFn {
     IsNan,
     IsFinite,
     DivCeil,
+    Dot,
+    Length,
+    Normalize,
     WrappingAdd,
     WrappingSub,
     WrappingMul,
@@ -343,6 +373,12 @@ pub enum ExprKind {
         index: Box<Expr>,
         args: Vec<Expr>,
     },
+    /// `Vec4::new(a, b, c, d)` (one argument per component) or `Vec4::splat(x)` (one).
+    VecNew(Vec<Expr>),
+    /// `v.x` (one component) or `v.zyx()` (a swizzle), components as 0..=3.
+    Swizzle(Box<Expr>, Vec<u8>),
+    /// `select(if_false, if_true, cond)`, as WGSL's `select`.
+    Select(Box<Expr>, Box<Expr>, Box<Expr>),
 }
 
 /// What an atomic method works on.
@@ -655,6 +691,13 @@ pub fn walk_expr<'b>(e: &'b Expr, f: &mut dyn FnMut(&'b Expr)) {
         ExprKind::Atomic { index, args, .. } => {
             walk_expr(index, f);
             args.iter().for_each(|a| walk_expr(a, f))
+        }
+        ExprKind::VecNew(args) => args.iter().for_each(|a| walk_expr(a, f)),
+        ExprKind::Swizzle(a, _) => walk_expr(a, f),
+        ExprKind::Select(a, b, c) => {
+            walk_expr(a, f);
+            walk_expr(b, f);
+            walk_expr(c, f)
         }
         _ => {}
     }

@@ -233,18 +233,25 @@ pub fn params<'a>(
             );
             continue;
         };
-        let (elem, atomic) = match elem_type(&arr.elem) {
+        let (elem, width, atomic) = match elem_type(&arr.elem) {
+            Some((s, 3, _)) => {
+                cx.error(
+                    arr.elem.span(),
+                    "`Vec3` bindings are not supported: WGSL pads them to 16 bytes; use `Vec4`",
+                );
+                (s, 4, false)
+            }
             Some(x) => x,
             None => {
                 let t = &arr.elem;
                 cx.error(
                     t.span(),
                     format!(
-                        "unsupported element type `{}`; use `f32`, `u32`, `i32`, `f16`, `Atomic<u32>` or `Atomic<i32>`",
+                        "unsupported element type `{}`; use `f32`, `u32`, `i32`, `Vec2`/`Vec4` (and `UVec`/`IVec`), `Atomic<u32>` or `Atomic<i32>`",
                         quote::quote!(#t)
                     ),
                 );
-                (Scalar::F32, false)
+                (Scalar::F32, 1, false)
             }
         };
         if atomic && access == Access::Read {
@@ -260,6 +267,7 @@ pub fn params<'a>(
             name,
             span: pt.span(),
             elem,
+            width,
             atomic,
             elem_span: arr.elem.span(),
             access,
@@ -298,9 +306,34 @@ pub fn scalar_type(ty: &syn::Type) -> Option<Scalar> {
     })
 }
 
-fn elem_type(ty: &syn::Type) -> Option<(Scalar, bool)> {
+/// `Vec2`..`Vec4` (f32), `UVec2`..`UVec4`, `IVec2`..`IVec4`, as glam names them.
+pub fn vector_type(ty: &syn::Type) -> Option<(Scalar, u8)> {
+    let syn::Type::Path(p) = ty else { return None };
+    vector_name(&p.path.get_ident()?.to_string())
+}
+
+pub fn vector_name(name: &str) -> Option<(Scalar, u8)> {
+    let (s, rest) = if let Some(r) = name.strip_prefix("UVec") {
+        (Scalar::U32, r)
+    } else if let Some(r) = name.strip_prefix("IVec") {
+        (Scalar::I32, r)
+    } else {
+        (Scalar::F32, name.strip_prefix("Vec")?)
+    };
+    match rest {
+        "2" => Some((s, 2)),
+        "3" => Some((s, 3)),
+        "4" => Some((s, 4)),
+        _ => None,
+    }
+}
+
+fn elem_type(ty: &syn::Type) -> Option<(Scalar, u8, bool)> {
     if let Some(s) = scalar_type(ty) {
-        return (s != Scalar::Bool).then_some((s, false));
+        return (s != Scalar::Bool).then_some((s, 1, false));
+    }
+    if let Some((s, n)) = vector_type(ty) {
+        return Some((s, n, false));
     }
     let syn::Type::Path(p) = ty else { return None };
     let seg = p.path.segments.last()?;
@@ -314,7 +347,7 @@ fn elem_type(ty: &syn::Type) -> Option<(Scalar, bool)> {
         return None;
     };
     match scalar_type(inner)? {
-        s @ (Scalar::U32 | Scalar::I32) => Some((s, true)),
+        s @ (Scalar::U32 | Scalar::I32) => Some((s, 1, true)),
         _ => None,
     }
 }

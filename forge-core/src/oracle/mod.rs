@@ -105,6 +105,65 @@ pub fn clamp_ord<T: Ord>(x: T, lo: T, hi: T) -> T {
     x.max(lo).min(hi)
 }
 
+/// `a.dot(b)` for float vectors.
+#[inline(always)]
+pub fn dot_f32<const N: usize>(a: [f32; N], b: [f32; N]) -> f32 {
+    let mut s = 0.0f32;
+    for i in 0..N {
+        s += a[i] * b[i];
+    }
+    s
+}
+
+/// `a.dot(b)` for integer vectors, wrapping as WGSL's integers do.
+#[inline(always)]
+pub fn dot_int<T: WrappingInt, const N: usize>(a: [T; N], b: [T; N]) -> T {
+    let mut s = T::default();
+    for i in 0..N {
+        s = s.wadd(a[i].wmul(b[i]));
+    }
+    s
+}
+
+/// Wrapping arithmetic on `u32` and `i32`, for [`dot_int`].
+pub trait WrappingInt: Copy + Default {
+    /// Wrapping addition.
+    fn wadd(self, o: Self) -> Self;
+    /// Wrapping multiplication.
+    fn wmul(self, o: Self) -> Self;
+}
+
+impl WrappingInt for u32 {
+    fn wadd(self, o: Self) -> Self {
+        self.wrapping_add(o)
+    }
+    fn wmul(self, o: Self) -> Self {
+        self.wrapping_mul(o)
+    }
+}
+
+impl WrappingInt for i32 {
+    fn wadd(self, o: Self) -> Self {
+        self.wrapping_add(o)
+    }
+    fn wmul(self, o: Self) -> Self {
+        self.wrapping_mul(o)
+    }
+}
+
+/// `a.length()`
+#[inline(always)]
+pub fn length<const N: usize>(a: [f32; N]) -> f32 {
+    dot_f32(a, a).sqrt()
+}
+
+/// `a.normalize()`
+#[inline(always)]
+pub fn normalize<const N: usize>(a: [f32; N]) -> [f32; N] {
+    let l = length(a);
+    a.map(|x| x / l)
+}
+
 /// The workgroup grid for `groups` workgroups: x up to the limit, then folded into y and z.
 pub fn fold_groups(kernel: &'static str, groups: u64) -> Result<[u32; 3]> {
     let limit = GROUPS_PER_DIMENSION as u64;

@@ -1,0 +1,1123 @@
+//! The macro never panics: whatever it is given, it emits `compile_error!` (DESIGN.md,
+//! "Compile-time checks").
+//!
+//! forge-macros is a `proc-macro = true` crate, so a test cannot call its functions. This
+//! test instead generates malformed and random kernels as source text with proptest:
+//! - kernels from a grammar of the kernel language, with a sane or a random signature;
+//! - random `#[forge_kernel(...)]` option lists, including token soup (rustc passes
+//!   attribute arguments to the macro unparsed);
+//! - mutations and truncations of valid kernels;
+//! - random token soup in a body.
+//!
+//! It writes them, each in its own `mod`, into one scratch crate under the target directory
+//! that depends on `wgsl-forge` by path, and runs ONE `cargo check` over it. Then:
+//! - no diagnostic says that a macro (or rustc) panicked;
+//! - the valid control kernels of the batch compile, so errors stayed in their kernels;
+//! - no kernel that the macro accepted fails later in the generated Rust: the macro must
+//!   reject an invalid kernel itself.
+//!
+//! Environment: `FORGE_NO_PANIC_SEED` (a u64) picks other cases, `FORGE_NO_PANIC_CASES`
+//! the batch size. A failing batch stays in `target/forge-no-panic/src/lib.rs`.
+
+use proptest::prelude::*;
+use proptest::sample::select;
+use proptest::strategy::{BoxedStrategy, Strategy, ValueTree};
+use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const DEFAULT_SEED: u64 = 0x5eed_f0e6_e000_0001;
+const DEFAULT_CASES: usize = 90;
+
+// ---- valid kernels: controls of every batch, and seeds for mutations -----------------
+
+const SEEDS: &[&str] = &[
+    r#"#[forge_kernel(workgroup = 64, threads = m)]
+pub fn gemv(a: &[f32; m * n], x: &[f32; n], #[out] y: &mut [f32; m], m: u32, n: u32) {
+    let row = global_index();
+    if row < m {
+        let mut acc = 0.0f32;
+        for j in 0..n {
+            acc += a[row * n + j] * x[j];
+        }
+        y[row] = acc;
+    }
+}"#,
+    r#"#[forge_kernel(workgroup = 64, threads = n, tune(workgroup = [32, 64, 128]))]
+pub fn block_sum(x: &[f32; n], #[out] sums: &mut [f32; n.div_ceil(64)], n: u32) {
+    #[shared]
+    let mut tile = [0.0f32; 128];
+    let lid = local_index();
+    let i = global_index();
+    let mut v = 0.0f32;
+    if i < n {
+        v = x[i];
+    }
+    tile[lid] = v;
+    workgroup_barrier();
+    let mut stride = WG / 2;
+    while stride > 0 {
+        if lid < stride {
+            tile[lid] += tile[lid + stride];
+        }
+        workgroup_barrier();
+        stride /= 2;
+    }
+    if lid == 0 && workgroup_index() < n.div_ceil(64) {
+        sums[workgroup_index()] = tile[0];
+    }
+}"#,
+    r#"#[forge_kernel(threads = n)]
+pub fn int_ops(a: &[u32; n], b: &[i32; n], #[out] ou: &mut [u32; n], #[out] oi: &mut [i32; n * 2], n: u32, salt: u32) {
+    let i = global_index();
+    if i >= n {
+        return;
+    }
+    let x = a[i] ^ salt;
+    let s = b[i];
+    ou[i] = (x << 3) ^ (x >> 5) + x.count_ones() * x.wrapping_mul(7) / (x % 13 + 1);
+    oi[i * 2] = s.abs() * s.signum() - (s >> 2);
+    oi[i * 2 + 1] = (x as i32).wrapping_sub(s) + i32::MIN;
+}"#,
+    r#"#[forge_kernel(workgroup = 32, threads = n)]
+pub fn loops(y: &mut [f32; n], w: &[f32; 4], n: u32, reps: u32) {
+    let i = global_index();
+    if i >= n {
+        return;
+    }
+    let mut acc = [0.0f32; 4];
+    for k in 0..4u32 {
+        acc[k] = w[k] * y[i];
+    }
+    let mut s = 0.0;
+    let mut k = 0u32;
+    while k < 4 {
+        s += acc[k];
+        k += 1;
+    }
+    let mut r = 0u32;
+    loop {
+        r += 1;
+        if r % 2 == 0 {
+            continue;
+        }
+        if r > reps {
+            break;
+        }
+        s = s * 0.5 + 1.0;
+    }
+    let sign = if s >= 0.0 { 1.0 } else { -1.0 };
+    y[i] = s.powf(2.0).max(sign).round() + f32::from_bits(s.to_bits() ^ 1);
+}"#,
+];
+
+// ---- the grammar ------------------------------------------------------------------------
+
+/// Names the bodies use: parameters of the sane signature, locals, builtins, WGSL
+/// keywords and names the generated code owns.
+const NAMES: &[&str] = &[
+    "i",
+    "j",
+    "k",
+    "n",
+    "m",
+    "x",
+    "y",
+    "a",
+    "acc",
+    "v",
+    "tile",
+    "WG",
+    "ITEMS",
+    "VEC",
+    "max",
+    "select",
+    "array",
+    "main",
+    "fg_tmp",
+    "__x",
+    "loop_",
+    "r#type",
+    "self",
+    "Self",
+    "_",
+    "global_index",
+    "workgroup_barrier",
+];
+
+const INT_SUFFIXES: &[&str] = &["", "", "", "u32", "i32", "f32", "u64", "usize", "i8", "f16"];
+
+const LEAVES: &[&str] = &[
+    "global_index()",
+    "local_index()",
+    "workgroup_index()",
+    "global_id().x",
+    "local_id().y",
+    "workgroup_id().z",
+    "num_workgroups().x",
+    "global_id().w",
+    "global_id()",
+    "global_index(1)",
+    "true",
+    "false",
+    "f32::NAN",
+    "f32::INFINITY",
+    "f32::MAX",
+    "u32::MAX",
+    "i32::MIN",
+    "i64::MAX",
+    "f32::PI",
+    "std::f32::consts::PI",
+    "0.5f16",
+    "1e39f32",
+    "1e-50",
+    "4294967296",
+    "2147483648i32",
+    "-2147483648",
+    "0xffff_ffffu32",
+    "'c'",
+    "\"s\"",
+    "b'a'",
+    "()",
+    "x[i]",
+    "y[i]",
+    "tile[0]",
+    "a[i * n + j]",
+];
+
+const BINOPS: &[&str] = &[
+    "+", "-", "*", "/", "%", "&", "|", "^", "<<", ">>", "==", "!=", "<", "<=", ">", ">=", "&&",
+    "||",
+];
+
+const METHODS: &[&str] = &[
+    "abs",
+    "min",
+    "max",
+    "clamp",
+    "sqrt",
+    "exp",
+    "exp2",
+    "ln",
+    "log2",
+    "sin",
+    "cos",
+    "tan",
+    "tanh",
+    "floor",
+    "ceil",
+    "round",
+    "round_ties_even",
+    "trunc",
+    "fract",
+    "mul_add",
+    "powf",
+    "powi",
+    "signum",
+    "recip",
+    "to_bits",
+    "count_ones",
+    "leading_zeros",
+    "trailing_zeros",
+    "reverse_bits",
+    "is_nan",
+    "is_finite",
+    "div_ceil",
+    "wrapping_add",
+    "wrapping_sub",
+    "wrapping_mul",
+    "fetch_add",
+    "fetch_max",
+    "load",
+    "store",
+    "swap",
+    "cbrt",
+    "len",
+    "iter",
+    "unwrap",
+    "x",
+];
+
+const CASTS: &[&str] = &[
+    "u32", "i32", "f32", "f16", "bool", "u64", "usize", "f64", "[u32; 2]",
+];
+
+fn int_lit() -> impl Strategy<Value = String> {
+    (
+        prop_oneof![
+            Just(0u64),
+            Just(1),
+            0u64..300,
+            any::<u32>().prop_map(u64::from),
+            any::<u64>()
+        ],
+        select(INT_SUFFIXES),
+    )
+        .prop_map(|(v, s)| format!("{v}{s}"))
+}
+
+fn float_lit() -> impl Strategy<Value = String> {
+    (any::<f32>(), select(&["", "f32", "f64", "f16"][..])).prop_map(|(v, s)| {
+        let v = if v.is_finite() { v } else { 1.0 };
+        let t = format!("{v:?}");
+        // `1e-40` needs no dot, but `1` would lex as an integer: keep it a float.
+        let t = if t.contains('.') || t.contains('e') {
+            t
+        } else {
+            format!("{t}.0")
+        };
+        format!("{t}{s}")
+    })
+}
+
+fn expr() -> BoxedStrategy<String> {
+    let leaf = prop_oneof![
+        4 => select(NAMES).prop_map(String::from),
+        3 => select(LEAVES).prop_map(String::from),
+        3 => int_lit(),
+        2 => float_lit(),
+    ];
+    leaf.prop_recursive(4, 40, 3, |e| {
+        prop_oneof![
+            6 => (e.clone(), select(BINOPS), e.clone()).prop_map(|(a, op, b)| format!("({a} {op} {b})")),
+            1 => (e.clone(), select(BINOPS), e.clone()).prop_map(|(a, op, b)| format!("{a} {op} {b}")),
+            2 => (select(&["-", "!", "*", "&"][..]), e.clone()).prop_map(|(op, a)| format!("{op}{a}")),
+            2 => (e.clone(), select(CASTS)).prop_map(|(a, t)| format!("({a} as {t})")),
+            4 => (e.clone(), select(METHODS), prop::collection::vec(e.clone(), 0..3))
+                .prop_map(|(r, m, args)| format!("{r}.{m}({})", args.join(", "))),
+            2 => (select(&["x", "y", "tile", "a", "acc", "n"][..]), e.clone()).prop_map(|(b, i)| format!("{b}[{i}]")),
+            1 => (e.clone(), e.clone()).prop_map(|(b, i)| format!("{b}[{i}]")),
+            1 => e.clone().prop_map(|a| format!("f32::from_bits({a})")),
+            1 => (e.clone(), e.clone(), e.clone()).prop_map(|(c, a, b)| format!("if {c} {{ {a} }} else {{ {b} }}")),
+            1 => (e.clone(), e.clone()).prop_map(|(c, a)| format!("if {c} {{ {a} }}")),
+            1 => e.clone().prop_map(|a| format!("|q: f32| {a}")),
+            1 => (e.clone(), e.clone()).prop_map(|(s, a)| format!("match {s} {{ 0 => {a}, _ => 1 }}")),
+            1 => e.clone().prop_map(|a| format!("vec![{a}]")),
+            1 => (e.clone(), e.clone()).prop_map(|(a, b)| format!("({a}, {b})")),
+            1 => prop::collection::vec(e.clone(), 0..4).prop_map(|v| format!("[{}]", v.join(", "))),
+            1 => (e.clone(), select(&["4", "WG", "n", "0", "WG * 2", "4294967296", "ITEMS + VEC"][..]))
+                .prop_map(|(a, l)| format!("[{a}; {l}]")),
+            1 => (e.clone(), e.clone()).prop_map(|(a, b)| format!("{a}..{b}")),
+            1 => e.clone().prop_map(|a| format!("{{ {a} }}")),
+            1 => e.clone().prop_map(|a| format!("{a}.0")),
+            1 => e.clone().prop_map(|a| format!("foo({a})")),
+            1 => e.clone().prop_map(|a| format!("({a})?")),
+            1 => Just("loop { break 1; }".to_string()),
+            1 => Just("return".to_string()),
+        ]
+    })
+    .boxed()
+}
+
+const ASSIGN_OPS: &[&str] = &[
+    "=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>=",
+];
+const TYPES_IN_BODY: &[&str] = &[
+    "u32",
+    "i32",
+    "f32",
+    "bool",
+    "f16",
+    "[f32; 4]",
+    "[u32; WG]",
+    "[[f32; 2]; 2]",
+    "u64",
+    "Vec<f32>",
+];
+
+fn place() -> impl Strategy<Value = String> {
+    prop_oneof![
+        3 => select(NAMES).prop_map(String::from),
+        3 => (select(&["x", "y", "tile", "acc", "a", "n"][..]), expr()).prop_map(|(b, i)| format!("{b}[{i}]")),
+        1 => (expr(), expr()).prop_map(|(a, b)| format!("{a}[{b}][0]")),
+        1 => expr(),
+    ]
+}
+
+fn simple_stmt() -> impl Strategy<Value = String> {
+    prop_oneof![
+        4 => (any::<bool>(), select(NAMES), expr()).prop_map(|(m, n, e)| format!("let {}{n} = {e};", if m { "mut " } else { "" })),
+        2 => (any::<bool>(), select(NAMES), select(TYPES_IN_BODY), prop::option::of(expr()))
+            .prop_map(|(m, n, t, e)| match e {
+                Some(e) => format!("let {}{n}: {t} = {e};", if m { "mut " } else { "" }),
+                None => format!("let {}{n}: {t};", if m { "mut " } else { "" }),
+            }),
+        1 => select(NAMES).prop_map(|n| format!("let {n};")),
+        2 => (select(NAMES), select(&["[0.0f32; 64]", "[0u32; WG]", "[1.0f32; 8]", "[0.0f32; 8192]", "[0i32; WG * ITEMS]", "0.0f32", "[0.0f32; n]", "[x[0]; 4]"][..]), any::<bool>())
+            .prop_map(|(n, init, m)| format!("#[shared]\nlet {}{n} = {init};", if m { "mut " } else { "" })),
+        6 => (place(), select(ASSIGN_OPS), expr()).prop_map(|(p, op, e)| format!("{p} {op} {e};")),
+        2 => select(&["workgroup_barrier();", "storage_barrier();", "workgroup_barrier(1);", "let b = workgroup_barrier();"][..]).prop_map(String::from),
+        2 => select(&["break;", "continue;", "return;", "break 'a;", "return 1;", "return x[0];"][..]).prop_map(String::from),
+        2 => expr().prop_map(|e| format!("{e};")),
+        1 => (select(&["x", "y", "acc"][..]), select(&["fetch_add", "fetch_max", "store", "load", "swap", "fetch_and"][..]), expr())
+            .prop_map(|(b, m, a)| format!("{b}[0].{m}({a});")),
+        1 => select(&[
+            "println!(\"x\");",
+            "fn helper() {}",
+            "let (p, q) = (1, 2);",
+            "let _ = 1;",
+            "struct S;",
+            "let z = || 1;",
+            "unsafe { }",
+            "let x = 1 else { return; };",
+            "#[inline] let q = 1;",
+        ][..])
+        .prop_map(String::from),
+    ]
+}
+
+fn stmt() -> BoxedStrategy<String> {
+    simple_stmt()
+        .prop_recursive(3, 30, 4, |s| {
+            let block = prop::collection::vec(s.clone(), 0..4).prop_map(|v| v.join("\n"));
+            prop_oneof![
+                3 => (expr(), block.clone(), prop::option::of(block.clone())).prop_map(|(c, t, e)| match e {
+                    Some(e) => format!("if {c} {{\n{t}\n}} else {{\n{e}\n}}"),
+                    None => format!("if {c} {{\n{t}\n}}"),
+                }),
+                2 => (select(NAMES), expr(), select(&["..", "..=", "..", ".."][..]), expr(), block.clone())
+                    .prop_map(|(v, a, r, b, body)| format!("for {v} in {a}{r}{b} {{\n{body}\n}}")),
+                1 => (select(NAMES), expr(), block.clone()).prop_map(|(v, a, body)| format!("for {v} in {a} {{\n{body}\n}}")),
+                2 => (expr(), block.clone()).prop_map(|(c, body)| format!("while {c} {{\n{body}\n}}")),
+                2 => block.clone().prop_map(|body| format!("loop {{\n{body}\n}}")),
+                1 => block.clone().prop_map(|body| format!("'a: loop {{\n{body}\n}}")),
+                1 => block.clone().prop_map(|body| format!("{{\n{body}\n}}")),
+                1 => (select(NAMES), expr(), block.clone(), expr(), expr())
+                    .prop_map(|(n, c, t, a, b)| format!("let {n} = if {c} {{\n{t}\n{a}\n}} else {{ {b} }};")),
+                1 => (select(NAMES), expr(), expr()).prop_map(|(n, c, a)| format!("let {n} = if {c} {{ {a} }};")),
+                1 => (place(), expr(), expr(), expr()).prop_map(|(p, c, a, b)| format!("{p} = if {c} {{ {a} }} else if {a} {{ {b} }} else {{ {a} }};")),
+            ]
+        })
+        .boxed()
+}
+
+fn body() -> impl Strategy<Value = String> {
+    prop::collection::vec(stmt(), 0..7).prop_map(|v| v.join("\n"))
+}
+
+const PARAM_TYPES: &[&str] = &[
+    "u32",
+    "i32",
+    "f32",
+    "f16",
+    "bool",
+    "u64",
+    "f64",
+    "usize",
+    "Vec<f32>",
+    "(u32, u32)",
+    "[f32; 4]",
+    "&f32",
+    "&[f32; n]",
+    "&mut [f32; n]",
+    "&[u32; n * m]",
+    "&mut [i32; m.div_ceil(4)]",
+    "&[f32; n.pow(2)]",
+    "&[f32; (n + 1) / 2 % m]",
+    "&[f32; n << 1]",
+    "&[f32; 0]",
+    "&[f32; 4294967296]",
+    "&[f32; 99999999999999999999]",
+    "&[f32; q]",
+    "&[f32; s]",
+    "&[f32; -1]",
+    "&[f32; n as usize]",
+    "&[f32; WG]",
+    "&[f32]",
+    "&mut [f32]",
+    "&[f64; n]",
+    "&mut [bool; n]",
+    "&mut [Atomic<u32>; n]",
+    "&[Atomic<i32>; n]",
+    "&mut [Atomic<f32>; n]",
+    "&mut [Atomic; n]",
+    "&mut [[f32; 2]; n]",
+    "&mut [f16; n]",
+    "&'static [f32; n]",
+    "impl Fn()",
+    "Self",
+    "_",
+    "!",
+    "*const f32",
+    "&&[f32; n]",
+    "Option<u32>",
+    "&mut [vec4<f32>; n]",
+];
+
+const PARAM_NAMES: &[&str] = &[
+    "x", "y", "a", "b", "n", "m", "s", "q", "out", "self", "_", "mut z", "ref r", "(p, t)", "max",
+    "WG", "fg_x",
+];
+
+fn param() -> impl Strategy<Value = String> {
+    (
+        select(
+            &[
+                "",
+                "",
+                "",
+                "#[out] ",
+                "#[out] ",
+                "#[shared] ",
+                "#[out(x)] ",
+                "#[doc = \"d\"] ",
+            ][..],
+        ),
+        select(PARAM_NAMES),
+        select(PARAM_TYPES),
+    )
+        .prop_map(|(attr, n, t)| format!("{attr}{n}: {t}"))
+}
+
+const SANE_SIGNATURE: &str = "x: &[f32; n], a: &[u32; n * m], #[out] y: &mut [f32; n], acc: &mut [i32; m], n: u32, m: u32, s: f32";
+
+fn signature() -> impl Strategy<Value = String> {
+    prop_oneof![
+        3 => Just(SANE_SIGNATURE.to_string()),
+        2 => prop::collection::vec(param(), 0..6).prop_map(|v| v.join(", ")),
+        1 => (prop::collection::vec(param(), 0..3)).prop_map(|v| format!("{SANE_SIGNATURE}, {}", v.join(", "))),
+        1 => Just("&self, n: u32".to_string()),
+        1 => (1usize..12).prop_map(|k| {
+            let mut p: Vec<String> = (0..k).map(|i| format!("b{i}: &[f32; n]")).collect();
+            p.push("#[out] y: &mut [f32; n]".into());
+            p.push("n: u32".into());
+            p.join(", ")
+        }),
+    ]
+}
+
+const OPTIONS: &[&str] = &[
+    "workgroup = 64",
+    "workgroup = 256",
+    "workgroup = 0",
+    "workgroup = 1",
+    "workgroup = 257",
+    "workgroup = 2048",
+    "workgroup = 4294967296",
+    "workgroup = -1",
+    "workgroup = 1.5",
+    "workgroup = n",
+    "workgroup",
+    "workgroup(64)",
+    "threads = n",
+    "threads = n * m",
+    "threads = q",
+    "threads = s",
+    "threads = 1.0",
+    "threads = n / 0",
+    "threads = 0",
+    "threads = n.pow(2)",
+    "threads = global_index()",
+    "threads =",
+    "threads = n m",
+    "tune(workgroup = [64, 128])",
+    "tune(workgroup = [])",
+    "tune(items = [0])",
+    "tune(vector = [1, 2, 4])",
+    "tune(workgroup = [4096])",
+    "tune(items = [1, 2, 4, 8], workgroup = [32, 256])",
+    "tune(bogus = [1])",
+    "tune(workgroup = [x])",
+    "tune",
+    "tune()",
+    "tune(workgroup = 64)",
+    "tune(items = [4294967296])",
+    "case(n = 4)",
+    "case(n = 4, m = 2)",
+    "case(n = 4, m = 2, s = 1.5)",
+    "case(q = 1)",
+    "case()",
+    "case(n)",
+    "case(n = x)",
+    "case(::n = 1)",
+    "tolerance(abs = 1e-3)",
+    "tolerance(rel = 1)",
+    "tolerance(x = 1.0)",
+    "tolerance(abs = 1e-3, rel = 1e-5)",
+    "tolerance",
+    "ext = false",
+    "ext = true",
+    "ext = 3",
+    "crate = ::wgsl_forge",
+    "crate = \"wgsl_forge\"",
+    "crate = \"not a path\"",
+    "crate = 5",
+    "bogus",
+    "bogus = 1",
+    "a::b = 1",
+    "= =",
+    "\"str\"",
+    "7",
+    "#",
+    "workgroup = 64 threads = n",
+];
+
+/// Balanced token soup: any tokens, with delimiters always paired so that rustc's parser
+/// can recover and the macro still runs.
+fn soup() -> BoxedStrategy<String> {
+    const TOKENS: &[&str] = &[
+        "x",
+        "y",
+        "n",
+        "let",
+        "mut",
+        "if",
+        "else",
+        "for",
+        "in",
+        "while",
+        "loop",
+        "fn",
+        "return",
+        "break",
+        "match",
+        "as",
+        "u32",
+        "f32",
+        "=",
+        "==",
+        "+",
+        "-",
+        "*",
+        "/",
+        ";",
+        ",",
+        ":",
+        "::",
+        ".",
+        "..",
+        "#",
+        "!",
+        "&",
+        "|",
+        "<",
+        ">",
+        "=>",
+        "->",
+        "0",
+        "1u32",
+        "2.5",
+        "true",
+        "'a",
+        "\"s\"",
+        "workgroup",
+        "threads",
+        "tune",
+        "case",
+        "out",
+        "shared",
+        "global_index",
+        "WG",
+        "_",
+        "?",
+        "@",
+        "$",
+        "~",
+    ];
+    let tok = select(TOKENS).prop_map(String::from);
+    tok.prop_recursive(3, 40, 6, |inner| {
+        prop_oneof![
+            3 => prop::collection::vec(inner.clone(), 0..6).prop_map(|v| v.join(" ")),
+            1 => prop::collection::vec(inner.clone(), 0..4).prop_map(|v| format!("( {} )", v.join(" "))),
+            1 => prop::collection::vec(inner.clone(), 0..4).prop_map(|v| format!("[ {} ]", v.join(" "))),
+            1 => prop::collection::vec(inner, 0..4).prop_map(|v| format!("{{ {} }}", v.join(" "))),
+        ]
+    })
+    .boxed()
+}
+
+fn options() -> impl Strategy<Value = String> {
+    prop_oneof![
+        5 => prop::collection::vec(select(OPTIONS), 0..5).prop_map(|v| v.join(", ")),
+        1 => soup(),
+        1 => Just(String::new()),
+    ]
+}
+
+fn header() -> impl Strategy<Value = String> {
+    prop_oneof![
+        8 => Just(String::new()),
+        1 => select(&["async ", "unsafe ", "const ", "extern \"C\" "][..]).prop_map(String::from),
+    ]
+}
+
+fn generics_and_ret() -> impl Strategy<Value = (String, String)> {
+    (
+        select(&["", "", "", "", "<T>", "<'a>", "<const N: usize>"][..]),
+        select(&["", "", "", "", " -> f32", " -> ()", " -> Vec<f32>", " -> !"][..]),
+    )
+        .prop_map(|(g, r)| (g.to_string(), r.to_string()))
+}
+
+/// A kernel from the grammar: options, signature and body all random.
+fn grammar_kernel() -> impl Strategy<Value = String> {
+    (options(), header(), generics_and_ret(), signature(), body()).prop_map(
+        |(o, h, (g, r), sig, b)| {
+            format!("#[forge_kernel({o})]\npub {h}fn kernel{g}({sig}){r} {{\n{b}\n}}")
+        },
+    )
+}
+
+// ---- mutations of valid kernels ----------------------------------------------------------
+
+fn lex(src: &str) -> Vec<String> {
+    const PUNCT: &[&str] = &[
+        "<<=", ">>=", "..=", "..", "+=", "-=", "*=", "/=", "%=", "^=", "|=", "&=", "<<", ">>",
+        "==", "!=", "<=", ">=", "&&", "||", "->", "::", "=>",
+    ];
+    let c: Vec<char> = src.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < c.len() {
+        let ch = c[i];
+        if ch.is_whitespace() {
+            i += 1;
+        } else if ch.is_alphanumeric() || ch == '_' {
+            let start = i;
+            let numeric = ch.is_ascii_digit();
+            while i < c.len()
+                && (c[i].is_alphanumeric()
+                    || c[i] == '_'
+                    || (numeric && c[i] == '.' && c.get(i + 1).is_some_and(|d| d.is_ascii_digit())))
+            {
+                i += 1;
+            }
+            out.push(c[start..i].iter().collect());
+        } else {
+            let rest: String = c[i..(i + 3).min(c.len())].iter().collect();
+            let p = PUNCT
+                .iter()
+                .find(|p| rest.starts_with(*p))
+                .map(|p| p.to_string())
+                .unwrap_or_else(|| ch.to_string());
+            i += p.chars().count();
+            out.push(p);
+        }
+    }
+    out
+}
+
+fn is_delim(t: &str) -> bool {
+    matches!(t, "(" | ")" | "[" | "]" | "{" | "}")
+}
+
+const MUTATION_TOKENS: &[&str] = &[
+    "x",
+    "n",
+    "i",
+    "0",
+    "1",
+    "4294967296",
+    "0.5",
+    "-",
+    "+",
+    "*",
+    "=",
+    ";",
+    ",",
+    ".",
+    "as",
+    "u32",
+    "f32",
+    "i32",
+    "mut",
+    "let",
+    "if",
+    "return",
+    "break",
+    "&",
+    "#",
+    "!",
+    "..",
+    "::",
+    "out",
+    "shared",
+    "WG",
+    "workgroup_barrier",
+    "global_index",
+    "f64",
+    "match",
+    "loop",
+    "while",
+    "self",
+    "true",
+];
+
+#[derive(Clone, Debug)]
+enum Mutation {
+    Delete(usize),
+    Replace(usize, usize),
+    Insert(usize, usize),
+    InsertPair(usize, usize),
+    Swap(usize),
+    Duplicate(usize, usize),
+    Truncate(usize),
+}
+
+fn mutation() -> impl Strategy<Value = Mutation> {
+    let ix = any::<usize>();
+    prop_oneof![
+        3 => ix.prop_map(Mutation::Delete),
+        3 => (ix, ix).prop_map(|(a, b)| Mutation::Replace(a, b)),
+        2 => (ix, ix).prop_map(|(a, b)| Mutation::Insert(a, b)),
+        1 => (ix, ix).prop_map(|(a, b)| Mutation::InsertPair(a, b)),
+        1 => ix.prop_map(Mutation::Swap),
+        1 => (ix, 1usize..12).prop_map(|(a, b)| Mutation::Duplicate(a, b)),
+        1 => ix.prop_map(Mutation::Truncate),
+    ]
+}
+
+/// Applies mutations that keep delimiters balanced: rustc must still find where the item
+/// ends, or a fatal parse error would hide every other kernel of the batch.
+fn mutate(src: &str, muts: &[Mutation]) -> String {
+    let mut t = lex(src);
+    for m in muts {
+        if t.is_empty() {
+            break;
+        }
+        let len = t.len();
+        let pick = |i: usize| MUTATION_TOKENS[i % MUTATION_TOKENS.len()].to_string();
+        match *m {
+            Mutation::Delete(i) if !is_delim(&t[i % len]) => {
+                t.remove(i % len);
+            }
+            Mutation::Replace(i, r) if !is_delim(&t[i % len]) => t[i % len] = pick(r),
+            Mutation::Insert(i, r) => t.insert(i % (len + 1), pick(r)),
+            Mutation::InsertPair(i, r) => {
+                let (o, c) = [("(", ")"), ("[", "]"), ("{", "}")][r % 3];
+                let i = i % (len + 1);
+                t.insert(i, c.into());
+                t.insert(i, o.into());
+            }
+            Mutation::Swap(i) => {
+                let i = i % len;
+                if i + 1 < len && !is_delim(&t[i]) && !is_delim(&t[i + 1]) {
+                    t.swap(i, i + 1);
+                }
+            }
+            Mutation::Duplicate(i, k) => {
+                let i = i % len;
+                let span: Vec<String> = t[i..(i + k).min(len)].to_vec();
+                if span.iter().all(|s| !is_delim(s)) {
+                    for (j, s) in span.into_iter().enumerate() {
+                        t.insert(i + j, s);
+                    }
+                }
+            }
+            Mutation::Truncate(i) => {
+                t.truncate(i % len);
+                let mut stack = Vec::new();
+                for s in &t {
+                    match s.as_str() {
+                        "(" => stack.push(")"),
+                        "[" => stack.push("]"),
+                        "{" => stack.push("}"),
+                        ")" | "]" | "}" => {
+                            stack.pop();
+                        }
+                        _ => {}
+                    }
+                }
+                t.extend(stack.into_iter().rev().map(String::from));
+            }
+            _ => {}
+        }
+    }
+    t.join(" ")
+}
+
+fn mutated_kernel() -> impl Strategy<Value = String> {
+    (select(SEEDS), prop::collection::vec(mutation(), 1..5)).prop_map(|(s, m)| mutate(s, &m))
+}
+
+/// A valid signature and options around a body of token soup.
+fn soup_kernel() -> impl Strategy<Value = String> {
+    soup().prop_map(|s| {
+        format!("#[forge_kernel(threads = n)]\npub fn kernel({SANE_SIGNATURE}) {{\n{s}\n}}")
+    })
+}
+
+/// A seed kernel with random options in place of its own.
+fn reoptioned_kernel() -> impl Strategy<Value = String> {
+    (select(SEEDS), options()).prop_map(|(s, o)| {
+        let body = s.split_once(")]\n").map(|(_, rest)| rest).unwrap_or(s);
+        format!("#[forge_kernel({o})]\n{body}")
+    })
+}
+
+fn any_kernel() -> impl Strategy<Value = String> {
+    prop_oneof![
+        5 => grammar_kernel(),
+        2 => reoptioned_kernel(),
+        3 => mutated_kernel(),
+        1 => soup_kernel(),
+    ]
+}
+
+// ---- the scratch crate and one `cargo check` ----------------------------------------------
+
+struct Case {
+    source: String,
+    control: bool,
+    lines: (usize, usize),
+}
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("forge-macros sits in the workspace")
+        .to_path_buf()
+}
+
+fn target_dir(root: &Path) -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target"))
+}
+
+/// Writes the batch as one library: each kernel in its own module, controls included.
+fn write_crate(dir: &Path, root: &Path, cases: &mut [Case]) {
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    // The profiles match the workspace's, so that cargo reuses what it already built.
+    let manifest = format!(
+        r#"[package]
+name = "forge-no-panic-scratch"
+version = "0.0.0"
+edition = "2021"
+publish = false
+
+[lib]
+path = "src/lib.rs"
+
+[dependencies]
+wgsl-forge = {{ path = {root:?} }}
+
+# Not part of the wgsl-forge workspace, though it sits under its target directory.
+[workspace]
+
+[profile.dev]
+opt-level = 1
+
+[profile.dev.package."*"]
+opt-level = 2
+"#,
+        root = root.display().to_string()
+    );
+    std::fs::write(dir.join("Cargo.toml"), manifest).unwrap();
+    // The workspace's lock file: the same dependency versions, and no registry look-up.
+    if let Ok(lock) = std::fs::read(root.join("Cargo.lock")) {
+        std::fs::write(dir.join("Cargo.lock"), lock).unwrap();
+    }
+    let mut src = String::from("#![allow(warnings)]\n");
+    let mut line = 2;
+    for (i, c) in cases.iter_mut().enumerate() {
+        let text = format!(
+            "mod k{i:03} {{\nuse wgsl_forge::prelude::*;\n{}\n}}\n",
+            c.source
+        );
+        let n = text.lines().count();
+        c.lines = (line, line + n - 1);
+        line += n;
+        src.push_str(&text);
+    }
+    std::fs::write(dir.join("src/lib.rs"), src).unwrap();
+}
+
+#[derive(Debug, Default)]
+struct Diag {
+    message: String,
+    code: Option<String>,
+    line: Option<usize>,
+    rendered: String,
+}
+
+/// Error-level diagnostics of the scratch crate, from cargo's JSON messages.
+fn diagnostics(stdout: &str) -> (Vec<Diag>, bool) {
+    let mut out = Vec::new();
+    let mut reached = false;
+    for l in stdout.lines() {
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(l) else {
+            continue;
+        };
+        if v.get("reason").and_then(|r| r.as_str()) != Some("compiler-message") {
+            continue;
+        }
+        let target = v
+            .get("target")
+            .and_then(|t| t.get("name"))
+            .and_then(|n| n.as_str())
+            .unwrap_or("");
+        if target != "forge_no_panic_scratch" {
+            continue;
+        }
+        reached = true;
+        let Some(m) = v.get("message") else { continue };
+        if m.get("level").and_then(|l| l.as_str()) != Some("error") {
+            continue;
+        }
+        let primary = m
+            .get("spans")
+            .and_then(|s| s.as_array())
+            .and_then(|s| {
+                s.iter()
+                    .find(|sp| sp.get("is_primary").and_then(|p| p.as_bool()) == Some(true))
+            })
+            .filter(|sp| {
+                sp.get("file_name")
+                    .and_then(|f| f.as_str())
+                    .is_some_and(|f| f.ends_with("lib.rs"))
+            });
+        out.push(Diag {
+            message: m
+                .get("message")
+                .and_then(|s| s.as_str())
+                .unwrap_or("")
+                .to_string(),
+            code: m
+                .get("code")
+                .and_then(|c| c.get("code"))
+                .and_then(|c| c.as_str())
+                .map(String::from),
+            line: primary
+                .and_then(|sp| sp.get("line_start"))
+                .and_then(|n| n.as_u64())
+                .map(|n| n as usize),
+            rendered: m
+                .get("rendered")
+                .and_then(|s| s.as_str())
+                .unwrap_or("")
+                .to_string(),
+        });
+    }
+    (out, reached)
+}
+
+fn generate(seed: u64, count: usize) -> Vec<String> {
+    let mut bytes = [0u8; 32];
+    bytes[..8].copy_from_slice(&seed.to_le_bytes());
+    let rng = TestRng::from_seed(RngAlgorithm::ChaCha, &bytes);
+    let mut runner = TestRunner::new_with_rng(Config::default(), rng);
+    let strategy = any_kernel();
+    (0..count)
+        .map(|_| strategy.new_tree(&mut runner).expect("a kernel").current())
+        .collect()
+}
+
+#[test]
+fn macro_never_panics_on_malformed_kernels() {
+    let seed = std::env::var("FORGE_NO_PANIC_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(DEFAULT_SEED);
+    let count = std::env::var("FORGE_NO_PANIC_CASES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(DEFAULT_CASES);
+    let root = workspace_root();
+    let target = target_dir(&root);
+    let dir = target.join("forge-no-panic");
+
+    let mut cases: Vec<Case> = SEEDS
+        .iter()
+        .map(|s| Case {
+            source: s.to_string(),
+            control: true,
+            lines: (0, 0),
+        })
+        .collect();
+    cases.extend(generate(seed, count).into_iter().map(|source| Case {
+        source,
+        control: false,
+        lines: (0, 0),
+    }));
+    write_crate(&dir, &root, &mut cases);
+
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let output = Command::new(cargo)
+        .args(["check", "--lib", "--message-format=json", "--manifest-path"])
+        .arg(dir.join("Cargo.toml"))
+        .env("CARGO_TARGET_DIR", &target)
+        .env_remove("RUSTFLAGS")
+        .output()
+        .expect("cargo runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let (diags, reached) = diagnostics(&stdout);
+
+    // rustc checked the batch; a failure before it (a dependency, the lock file) is not ours.
+    assert!(
+        reached || output.status.success(),
+        "cargo never checked the scratch crate at {}:\n{stderr}",
+        dir.display()
+    );
+    let panics: Vec<&Diag> = diags
+        .iter()
+        .filter(|d| d.message.contains("panicked"))
+        .collect();
+    assert!(
+        panics.is_empty() && !stderr.contains("panicked"),
+        "the macro panicked (batch kept at {}):\n{}{}",
+        dir.display(),
+        panics
+            .iter()
+            .map(|d| d.rendered.as_str())
+            .collect::<String>(),
+        if stderr.contains("panicked") {
+            stderr.to_string()
+        } else {
+            String::new()
+        }
+    );
+
+    // Attribute each error to the kernel whose lines hold it.
+    let mut per_case: BTreeMap<usize, Vec<&Diag>> = BTreeMap::new();
+    let mut unplaced = Vec::new();
+    for d in &diags {
+        match d
+            .line
+            .and_then(|l| cases.iter().position(|c| c.lines.0 <= l && l <= c.lines.1))
+        {
+            Some(i) => per_case.entry(i).or_default().push(d),
+            None if d.message.starts_with("aborting due to") => {}
+            None => unplaced.push(d),
+        }
+    }
+    let mut failures = String::new();
+    for d in &unplaced {
+        let _ = writeln!(failures, "an error outside every kernel:\n{}", d.rendered);
+    }
+    for (i, c) in cases.iter().enumerate() {
+        let errs = per_case.get(&i).map(Vec::as_slice).unwrap_or(&[]);
+        if c.control && !errs.is_empty() {
+            let _ = writeln!(
+                failures,
+                "control kernel k{i:03} does not compile:\n{}",
+                errs[0].rendered
+            );
+        }
+        // Errors only from rustc's later passes: the macro accepted the kernel and emitted
+        // Rust that does not compile. Its own errors, and rustc's parse errors, have no code.
+        if !errs.is_empty() && errs.iter().all(|d| d.code.is_some()) {
+            let _ = writeln!(
+                failures,
+                "k{i:03}: the macro accepted this kernel, but its generated Rust does not compile:\n{}\n{}",
+                c.source, errs[0].rendered
+            );
+        }
+    }
+    let failed = per_case.len();
+    eprintln!(
+        "no_panic: seed {seed:#x}, {} kernels ({} controls): {} rejected, {} compiled",
+        cases.len(),
+        SEEDS.len(),
+        failed,
+        cases.len() - failed
+    );
+    assert!(
+        failures.is_empty(),
+        "batch kept at {}:\n{failures}",
+        dir.display()
+    );
+}
