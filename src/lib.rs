@@ -42,14 +42,14 @@ pub use forge_core::{
 };
 pub use forge_core::{certify, context, dispatch, error, kernel, schedule, tensor, topology};
 pub use forge_kernels as kernels;
-pub use forge_macros::forge_kernel;
+pub use forge_macros::{forge_fn, forge_kernel, forge_module};
 
 /// Everything a kernel author and a kernel user need: the macro, the runtime, the error,
 /// and the built-in kernels' methods.
 pub mod prelude {
     pub use forge_core::{ForgeError, ForgeRuntime, GpuTensor, Kernel, Schedule};
     pub use forge_kernels::prelude::*;
-    pub use forge_macros::forge_kernel;
+    pub use forge_macros::{forge_fn, forge_kernel, forge_module};
 }
 
 #[doc(hidden)]

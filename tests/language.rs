@@ -481,3 +481,89 @@ fn vectors_match_a_reference() {
     }
     close(&gs, &cs, 1e-5);
 }
+
+// ---- helper functions shared by the kernels of a module -------------------------------------
+
+#[forge_module]
+mod shading {
+    /// Hermite smoothing between two edges.
+    #[forge_fn]
+    fn smoothstep(e0: f32, e1: f32, x: f32) -> f32 {
+        let t = ((x - e0) / (e1 - e0)).clamp(0.0, 1.0);
+        t * t * (3.0 - 2.0 * t)
+    }
+
+    /// A helper calling an earlier helper, with a loop, a local array and early returns.
+    #[forge_fn]
+    fn poly(x: f32, mut k: u32) -> f32 {
+        if k == 0 {
+            return 1.0;
+        }
+        let mut c = [1.0f32, 0.5, 0.25, 0.125];
+        let mut acc = 0.0;
+        while k > 0 {
+            acc = acc * x + c[k % 4];
+            c[0] += 1.0;
+            k -= 1;
+        }
+        smoothstep(-4.0, 4.0, acc) + c[0]
+    }
+
+    #[forge_kernel(threads = n)]
+    pub fn ramp(x: &[f32; n], #[out] y: &mut [f32; n], n: u32) {
+        let i = global_index();
+        if i < n {
+            y[i] = smoothstep(0.0, 1.0, x[i]);
+        }
+    }
+
+    #[forge_kernel(threads = n)]
+    pub fn polys(x: &[f32; n], #[out] y: &mut [f32; n], n: u32, k: u32) {
+        let i = global_index();
+        if i < n {
+            y[i] = poly(x[i], k) + smoothstep(0.0, 2.0, x[i]);
+        }
+    }
+}
+
+#[test]
+fn helper_functions_are_shared_by_the_kernels_of_a_module() {
+    use shading::{PolysExt, RampExt};
+    let mut rng = ChaCha8Rng::seed_from_u64(7);
+    let x: Vec<f32> = (0..500).map(|_| rng.gen_range(-2.0..3.0)).collect();
+    let smooth = |e0: f64, e1: f64, v: f64| {
+        let t = ((v - e0) / (e1 - e0)).clamp(0.0, 1.0);
+        t * t * (3.0 - 2.0 * t)
+    };
+    let mut rt = rt();
+    let g = rt.ramp(&x, 500).unwrap();
+    let c = shading::ramp::cpu(&x, 500).unwrap();
+    let r: Vec<f32> = x.iter().map(|v| smooth(0.0, 1.0, *v as f64) as f32).collect();
+    close(&c, &r, 1e-6);
+    close(&g, &c, 1e-5);
+    for k in [0u32, 1, 5] {
+        let g = rt.polys(&x, 500, k).unwrap();
+        let c = shading::polys::cpu(&x, 500, k).unwrap();
+        let r: Vec<f32> = x
+            .iter()
+            .map(|v| {
+                let v = *v as f64;
+                let p = if k == 0 {
+                    1.0
+                } else {
+                    let mut coef = [1.0f64, 0.5, 0.25, 0.125];
+                    let (mut acc, mut kk) = (0.0, k);
+                    while kk > 0 {
+                        acc = acc * v + coef[(kk % 4) as usize];
+                        coef[0] += 1.0;
+                        kk -= 1;
+                    }
+                    smooth(-4.0, 4.0, acc) + coef[0]
+                };
+                (p + smooth(0.0, 2.0, v)) as f32
+            })
+            .collect();
+        close(&c, &r, 1e-5);
+        close(&g, &c, 1e-5);
+    }
+}

@@ -558,7 +558,7 @@ pub mod uniformity {
                         self.returned_divergently = Some(*span);
                     }
                 }
-                Stmt::Eval { .. } => {}
+                Stmt::Eval { .. } | Stmt::ReturnValue { .. } => {}
                 Stmt::Barrier { kind, span } => {
                     if let (Some(errors), Some(why)) = (&mut self.errors, ctrl) {
                         let name = match kind {

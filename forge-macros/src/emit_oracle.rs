@@ -24,6 +24,10 @@ enum Storage {
 pub struct Oracle<'k> {
     k: &'k Kernel<'k>,
     p: &'k Paths,
+    /// The locals of the function being emitted: the kernel's, or a helper's.
+    locals: &'k [Local],
+    /// Emitting a `#[forge_fn]` helper: `return` leaves the function.
+    in_helper: bool,
     storage: Vec<Storage>,
     /// Loops emitted in uniform mode, innermost last.
     uniform_loops: Vec<usize>,
@@ -60,6 +64,8 @@ impl<'k> Oracle<'k> {
         let mut o = Oracle {
             k,
             p,
+            locals: &k.locals,
+            in_helper: false,
             storage: vec![Storage::Plain; k.locals.len()],
             uniform_loops: Vec::new(),
         };
@@ -69,11 +75,50 @@ impl<'k> Oracle<'k> {
         o
     }
 
+    /// The oracle functions of the `#[forge_fn]` helpers the kernel uses. They take the
+    /// invocation (for out-of-bounds reports) and the schedule constants.
+    pub fn helper_functions(&self) -> TokenStream {
+        let err = self.p.error();
+        let mut out = TokenStream::new();
+        for h in self.k.used_helpers() {
+            let helper = &self.k.helpers[h];
+            let o = Oracle {
+                k: self.k,
+                p: self.p,
+                locals: &helper.locals,
+                in_helper: true,
+                storage: vec![Storage::Plain; helper.locals.len()],
+                uniform_loops: Vec::new(),
+            };
+            let name = format_ident!("__fg_fn_{}", helper.name);
+            let params: Vec<TokenStream> = helper
+                .params
+                .iter()
+                .map(|p| {
+                    let id = local_ident(&helper.locals[*p]);
+                    let t = o.ty(&helper.locals[*p].ty);
+                    quote!(mut #id: #t)
+                })
+                .collect();
+            let ret = helper.ret.as_ref().map(|t| o.ty(t)).unwrap_or(quote!(()));
+            let fallback = helper.ret.as_ref().map(|t| o.zero(t)).unwrap_or(quote!(()));
+            let body = o.block(&helper.body);
+            out.extend(quote! {
+                #[allow(unused_mut, unused_variables, unused_assignments, unused_labels, unused_parens, unreachable_code, non_snake_case, clippy::all)]
+                fn #name(__fg_gi: u32, __fg_wg: u32, __fg_items: u32, __fg_vec: u32, #(#params),*) -> ::core::result::Result<#ret, #err> {
+                    #body
+                    Ok(#fallback)
+                }
+            });
+        }
+        out
+    }
+
     /// Marks locals declared directly in uniform-mode blocks as per-invocation.
     fn classify(&mut self, b: &Block) {
         for s in b {
             match s {
-                Stmt::Let { local, .. } if !self.k.locals[*local].shared => {
+                Stmt::Let { local, .. } if !self.locals[*local].shared => {
                     self.storage[*local] = Storage::Lane
                 }
                 s if contains_barrier(s) => match s {
@@ -233,7 +278,7 @@ impl<'k> Oracle<'k> {
                 out.extend(self.region(&region));
                 region.clear();
                 out.extend(self.uniform_stmt(s));
-            } else if !matches!(s, Stmt::Let { local, .. } if self.k.locals[*local].shared) {
+            } else if !matches!(s, Stmt::Let { local, .. } if self.locals[*local].shared) {
                 region.push(s);
             }
         }
@@ -285,7 +330,7 @@ impl<'k> Oracle<'k> {
                     self.uniform_value(start, "a loop bound"),
                     self.uniform_value(end, "a loop bound"),
                 );
-                let v = local_ident(&self.k.locals[*var]);
+                let v = local_ident(&self.locals[*var]);
                 let label = loop_label(*id);
                 self.uniform_loops.push(*id);
                 let b = self.uniform_block(body);
@@ -362,7 +407,7 @@ impl<'k> Oracle<'k> {
     fn stmt(&self, s: &Stmt) -> TokenStream {
         match s {
             Stmt::Let { local, init, .. } => {
-                let l = &self.k.locals[*local];
+                let l = &self.locals[*local];
                 if l.shared {
                     return TokenStream::new();
                 }
@@ -414,7 +459,7 @@ impl<'k> Oracle<'k> {
                 id,
                 ..
             } => {
-                let v = local_ident(&self.k.locals[*var]);
+                let v = local_ident(&self.locals[*var]);
                 let (s0, e0) = (self.expr(start), self.expr(end));
                 let label = loop_label(*id);
                 let b = self.block(body);
@@ -453,7 +498,12 @@ impl<'k> Oracle<'k> {
                     quote!(continue #label;)
                 }
             }
+            Stmt::Return { .. } if self.in_helper => quote!(return Ok(());),
             Stmt::Return { .. } => quote!(break '__fg_r 1u32;),
+            Stmt::ReturnValue { value } => {
+                let v = self.expr(value);
+                quote!(return Ok(#v);)
+            }
             Stmt::Barrier { .. } => TokenStream::new(),
             Stmt::Eval { expr, .. } => {
                 let e = self.expr(expr);
@@ -464,7 +514,7 @@ impl<'k> Oracle<'k> {
 
     /// The storage of a local as an lvalue.
     fn local_place(&self, id: LocalId) -> TokenStream {
-        let name = local_ident(&self.k.locals[id]);
+        let name = local_ident(&self.locals[id]);
         match self.storage[id] {
             Storage::Plain => quote!(#name),
             Storage::Lane => quote!(#name[__fg_lane as usize]),
@@ -486,11 +536,11 @@ impl<'k> Oracle<'k> {
         match place {
             Place::Local(id) => {
                 let target = self.local_place(*id);
-                let c = combine(target.clone(), &self.k.locals[*id].ty);
+                let c = combine(target.clone(), &self.locals[*id].ty);
                 quote!({ let __fg_v = #v; #target = #c; })
             }
             Place::LocalIndex(id, idxs) => {
-                let l = &self.k.locals[*id];
+                let l = &self.locals[*id];
                 let mut target = self.local_place(*id);
                 let mut steps = TokenStream::new();
                 let mut ty = &l.ty;
@@ -604,7 +654,7 @@ impl<'k> Oracle<'k> {
             ExprKind::BoolLit(b) => quote!(#b),
             ExprKind::Local(id) => {
                 let place = self.local_place(*id);
-                if matches!(self.k.locals[*id].ty, Ty::Array(..)) {
+                if matches!(self.locals[*id].ty, Ty::Array(..)) {
                     quote!(#place.clone())
                 } else {
                     place
@@ -729,6 +779,11 @@ impl<'k> Oracle<'k> {
                 index,
                 args,
             } => self.atomic(*op, *target, index, args),
+            ExprKind::Call(h, args) => {
+                let items: Vec<_> = args.iter().map(|a| self.expr(a)).collect();
+                let name = format_ident!("__fg_fn_{}", self.k.helpers[*h].name);
+                quote!(#name(__fg_gi, __fg_wg, __fg_items, __fg_vec, #(#items),*)?)
+            }
             ExprKind::VecNew(args) => {
                 let items: Vec<_> = args.iter().map(|a| self.expr(a)).collect();
                 match (&e.ty, items.len()) {
@@ -771,10 +826,7 @@ impl<'k> Oracle<'k> {
                 let n = &self.k.bindings[b].name;
                 (format_ident!("{}", n), n.clone())
             }
-            AtomicTarget::Shared(l) => (
-                local_ident(&self.k.locals[l]),
-                self.k.locals[l].name.clone(),
-            ),
+            AtomicTarget::Shared(l) => (local_ident(&self.locals[l]), self.locals[l].name.clone()),
         };
         let chk = self.checked_index(&name, index, quote!(#place.len()));
         let arg = args.first().map(|a| self.expr(a)).unwrap_or(quote!(()));
@@ -806,7 +858,7 @@ impl<'k> Oracle<'k> {
     /// An array expression as a place to index, and its name for error messages.
     fn array_place(&self, base: &Expr) -> (TokenStream, String) {
         match &base.kind {
-            ExprKind::Local(id) => (self.local_place(*id), self.k.locals[*id].name.clone()),
+            ExprKind::Local(id) => (self.local_place(*id), self.locals[*id].name.clone()),
             ExprKind::LoadArray(inner, i) => {
                 let (place, name) = self.array_place(inner);
                 let chk = self.checked_index(&name, i, quote!(#place.len()));

@@ -315,7 +315,9 @@ pub fn emit(k: &Kernel<'_>, wgsl: &Wgsl) -> TokenStream {
     let out_names: Vec<&String> = outs.iter().map(|i| &k.bindings[*i].name).collect();
 
     // ---- oracle call ----
-    let oracle_fn = Oracle::new(k, &p).function();
+    let mut oracle = Oracle::new(k, &p);
+    let oracle_fn = oracle.function();
+    let helper_fns = oracle.helper_functions();
     let oracle_args: Vec<TokenStream> = k
         .bindings
         .iter()
@@ -574,6 +576,7 @@ pub fn emit(k: &Kernel<'_>, wgsl: &Wgsl) -> TokenStream {
             }
 
             #oracle_fn
+            #helper_fns
 
             /// Runs the kernel on the CPU with WGSL semantics, with the declared schedule.
             pub fn cpu(#(#method_args),*) -> ::core::result::Result<#out_ty, #err> {

@@ -20,21 +20,72 @@ pub struct Wgsl {
 
 struct Emitter<'k> {
     k: &'k Kernel<'k>,
+    /// The locals of the function being emitted: the kernel's, or a helper's.
+    locals: &'k [Local],
     out: String,
     indent: usize,
     helpers: BTreeMap<&'static str, &'static str>,
     tmp: usize,
 }
 
-pub fn emit(k: &Kernel<'_>) -> Wgsl {
+pub fn emit<'k>(k: &'k Kernel<'k>) -> Wgsl {
     let mut e = Emitter {
         k,
+        locals: &k.locals,
         out: String::new(),
         indent: 1,
         helpers: BTreeMap::new(),
         tmp: 0,
     };
     e.block_contents(&k.body);
+    // `#[forge_fn]` helpers, each emitted with its own locals; their math helpers join ours.
+    let mut functions = String::new();
+    for h in k.used_helpers() {
+        let helper = &k.helpers[h];
+        let mut he = Emitter {
+            k,
+            locals: &helper.locals,
+            out: String::new(),
+            indent: 1,
+            helpers: BTreeMap::new(),
+            tmp: 0,
+        };
+        let params: Vec<String> = helper
+            .params
+            .iter()
+            .map(|p| {
+                format!(
+                    "fg_arg_{}: {}",
+                    helper.locals[*p].unique,
+                    ty(&helper.locals[*p].ty)
+                )
+            })
+            .collect();
+        let ret = helper
+            .ret
+            .as_ref()
+            .map(|t| format!(" -> {}", ty(t)))
+            .unwrap_or_default();
+        for p in &helper.params {
+            let l = &helper.locals[*p];
+            let kw = if l.mutable { "var" } else { "let" };
+            he.line(&format!(
+                "{kw} {}: {} = fg_arg_{};",
+                l.unique,
+                ty(&l.ty),
+                l.unique
+            ));
+        }
+        he.block_contents(&helper.body);
+        let _ = write!(
+            functions,
+            "\nfn {}({}){ret} {{\n{}}}\n",
+            helper.wgsl_name,
+            params.join(", "),
+            he.out
+        );
+        e.helpers.extend(he.helpers);
+    }
     let body_code = std::mem::take(&mut e.out);
 
     let mut s = String::new();
@@ -84,6 +135,7 @@ pub fn emit(k: &Kernel<'_>) -> Wgsl {
         s.push('\n');
         s.push_str(h);
     }
+    s.push_str(&functions);
     s.push_str(
         "\n@compute @workgroup_size(WG)\nfn main(\n    @builtin(workgroup_id) fg_wid: vec3<u32>,\n    @builtin(num_workgroups) fg_nwg: vec3<u32>,\n    @builtin(local_invocation_index) fg_lidx: u32,\n    @builtin(local_invocation_id) fg_lid: vec3<u32>,\n    @builtin(global_invocation_id) fg_gid: vec3<u32>,\n) {\n",
     );
@@ -205,7 +257,7 @@ impl Emitter<'_> {
     fn stmt(&mut self, s: &Stmt) {
         match s {
             Stmt::Let { local, init, .. } => {
-                let l = &self.k.locals[*local];
+                let l = &self.locals[*local];
                 if l.shared {
                     return;
                 }
@@ -238,9 +290,9 @@ impl Emitter<'_> {
                 place, op, value, ..
             } => {
                 let target = match place {
-                    Place::Local(id) => self.k.locals[*id].unique.clone(),
+                    Place::Local(id) => self.locals[*id].unique.clone(),
                     Place::LocalIndex(id, idx) => {
-                        let mut t = self.k.locals[*id].unique.clone();
+                        let mut t = self.locals[*id].unique.clone();
                         for i in idx {
                             let i = self.expr(i);
                             let _ = write!(t, "[{i}]");
@@ -289,8 +341,8 @@ impl Emitter<'_> {
                 body,
                 ..
             } => {
-                let v = self.k.locals[*var].unique.clone();
-                let t = ty(&self.k.locals[*var].ty);
+                let v = self.locals[*var].unique.clone();
+                let t = ty(&self.locals[*var].ty);
                 let (s0, e0) = (self.expr(start), self.expr(end));
                 let n = self.fresh();
                 // Rust evaluates the range once; so does this.
@@ -332,6 +384,10 @@ impl Emitter<'_> {
             Stmt::Break { .. } => self.line("break;"),
             Stmt::Continue { .. } => self.line("continue;"),
             Stmt::Return { .. } => self.line("return;"),
+            Stmt::ReturnValue { value } => {
+                let v = self.expr(value);
+                self.line(&format!("return {v};"))
+            }
             Stmt::Eval { expr, .. } => {
                 let e = self.expr(expr);
                 match expr.kind {
@@ -408,7 +464,7 @@ impl Emitter<'_> {
             },
             ExprKind::FloatLit(v) => float_lit(*v, e.ty.scalar().unwrap_or(Scalar::F32)),
             ExprKind::BoolLit(b) => b.to_string(),
-            ExprKind::Local(id) => self.k.locals[*id].unique.clone(),
+            ExprKind::Local(id) => self.locals[*id].unique.clone(),
             ExprKind::Scalar(i) => wgsl_name(&self.k.scalars[*i].name),
             ExprKind::Sched(SchedConst::Wg) => "WG".into(),
             ExprKind::Sched(SchedConst::Items) => "ITEMS".into(),
@@ -461,7 +517,7 @@ impl Emitter<'_> {
             } => {
                 let name = match target {
                     AtomicTarget::Binding(b) => wgsl_name(&self.k.bindings[*b].name),
-                    AtomicTarget::Shared(l) => self.k.locals[*l].unique.clone(),
+                    AtomicTarget::Shared(l) => self.locals[*l].unique.clone(),
                 };
                 let i = self.expr(index);
                 let mut call = format!("{}(&{name}[{i}]", op.wgsl());
@@ -471,6 +527,10 @@ impl Emitter<'_> {
                 }
                 call.push(')');
                 call
+            }
+            ExprKind::Call(h, args) => {
+                let items: Vec<String> = args.iter().map(|a| self.expr(a)).collect();
+                format!("{}({})", self.k.helpers[*h].wgsl_name, items.join(", "))
             }
             ExprKind::VecNew(args) => {
                 let items: Vec<String> = args.iter().map(|a| self.expr(a)).collect();

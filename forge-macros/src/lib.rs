@@ -25,41 +25,140 @@ use proc_macro::TokenStream;
 /// documentation for the kernel language, the options and what is generated.
 #[proc_macro_attribute]
 pub fn forge_kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
-    expand(attr.into(), item.into()).into()
+    let item: proc_macro2::TokenStream = item.into();
+    match syn::parse2::<syn::ItemFn>(item) {
+        Ok(func) => expand(attr.into(), func, Vec::new()).into(),
+        Err(e) => syn::Error::new(
+            e.span(),
+            format!("`#[forge_kernel]` applies to a function: {e}"),
+        )
+        .to_compile_error()
+        .into(),
+    }
+}
+
+/// Groups kernels with the `#[forge_fn]` device functions they share: every kernel of the
+/// module can call every helper declared in it. Helpers are pure functions over scalars,
+/// vectors and local arrays; they cannot touch bindings, workgroup memory, builtins or
+/// barriers, and may call only helpers declared before them (WGSL has no recursion).
+///
+/// See `wgsl_forge::forge_module` for an example that runs.
+#[proc_macro_attribute]
+pub fn forge_module(attr: TokenStream, item: TokenStream) -> TokenStream {
+    expand_module(attr.into(), item.into()).into()
+}
+
+/// Marks a device function inside a `#[forge_module]`. `#[forge_module]` consumes it; on
+/// its own it is an error, since a kernel macro cannot see functions declared elsewhere.
+#[proc_macro_attribute]
+pub fn forge_fn(_attr: TokenStream, item: TokenStream) -> TokenStream {
+    let item: proc_macro2::TokenStream = item.into();
+    let span = syn::parse2::<syn::ItemFn>(item)
+        .map(|f| f.sig.ident.span())
+        .unwrap_or_else(|_| proc_macro2::Span::call_site());
+    syn::Error::new(
+        span,
+        "`#[forge_fn]` helpers are declared inside a `#[forge_module]` module, next to the kernels that call them",
+    )
+    .to_compile_error()
+    .into()
+}
+
+fn expand_module(
+    attr: proc_macro2::TokenStream,
+    item: proc_macro2::TokenStream,
+) -> proc_macro2::TokenStream {
+    let mut module: syn::ItemMod = match syn::parse2(item) {
+        Ok(m) => m,
+        Err(e) => {
+            return syn::Error::new(
+                e.span(),
+                format!("`#[forge_module]` applies to a module: {e}"),
+            )
+            .to_compile_error()
+        }
+    };
+    if !attr.is_empty() {
+        return syn::Error::new_spanned(attr, "`#[forge_module]` takes no options")
+            .to_compile_error();
+    }
+    let Some((_, items)) = module.content.take() else {
+        return syn::Error::new(
+            module.ident.span(),
+            "`#[forge_module]` needs an inline module: `mod name { ... }`",
+        )
+        .to_compile_error();
+    };
+    let cx = ctxt::Ctxt::new();
+    // Helpers first, in order: each may call the ones before it.
+    let mut helpers: Vec<model::HelperFn> = Vec::new();
+    let mut rest = Vec::new();
+    for item in items {
+        match item {
+            syn::Item::Fn(f) if f.attrs.iter().any(|a| a.path().is_ident("forge_fn")) => {
+                let h = lower::Lowerer::helper(&cx, &f, &helpers);
+                helpers.extend(h);
+            }
+            other => rest.push(other),
+        }
+    }
+    let mut out = Vec::new();
+    for item in rest {
+        match item {
+            syn::Item::Fn(mut f) => {
+                let Some(pos) = f
+                    .attrs
+                    .iter()
+                    .position(|a| a.path().is_ident("forge_kernel"))
+                else {
+                    out.push(quote::quote!(#f));
+                    continue;
+                };
+                let attr = f.attrs.remove(pos);
+                let args = match &attr.meta {
+                    syn::Meta::List(l) => l.tokens.clone(),
+                    _ => proc_macro2::TokenStream::new(),
+                };
+                out.push(expand(args, f, helpers.clone()));
+            }
+            other => out.push(quote::quote!(#other)),
+        }
+    }
+    let errors = cx.to_compile_errors();
+    let (attrs, vis, ident) = (&module.attrs, &module.vis, &module.ident);
+    quote::quote! {
+        #errors
+        #(#attrs)* #vis mod #ident { #(#out)* }
+    }
 }
 
 fn expand(
     attr: proc_macro2::TokenStream,
-    item: proc_macro2::TokenStream,
+    func: syn::ItemFn,
+    helpers: Vec<model::HelperFn>,
 ) -> proc_macro2::TokenStream {
-    let func: syn::ItemFn = match syn::parse2(item.clone()) {
-        Ok(f) => f,
-        Err(e) => {
-            let msg = syn::Error::new(
-                e.span(),
-                format!("`#[forge_kernel]` applies to a function: {e}"),
-            );
-            return msg.to_compile_error();
-        }
-    };
     let cx = ctxt::Ctxt::new();
     let mut options = parse::options(&cx, attr);
     let (bindings, scalars, params) = parse::params(&cx, &func);
     parse::resolve_threads(&cx, &scalars, &mut options);
 
-    let mut lowerer = lower::Lowerer::new(&cx, &bindings, &scalars);
+    let mut lowerer = lower::Lowerer::new(&cx, &bindings, &scalars, &helpers);
     let mut body = lowerer.block(&func.block);
     lowerer.finish(&mut body);
+    let locals = std::mem::take(&mut lowerer.locals);
+    let loops = lowerer.loops;
+    drop(lowerer);
     let kernel = model::Kernel {
         func: &func,
         name: func.sig.ident.to_string(),
         options,
-        locals: std::mem::take(&mut lowerer.locals),
-        loops: lowerer.loops,
+        locals,
+        loops,
         bindings,
         scalars,
         params,
         body,
+        helpers,
     };
     if !cx.has_errors() {
         check::check(&cx, &kernel);

@@ -22,6 +22,12 @@ pub struct Lowerer<'k, 'a> {
     pub loops: usize,
     inf: Infer,
     used_names: HashMap<String, usize>,
+    /// Helpers callable from this body.
+    helpers: &'k [HelperFn],
+    /// Set while lowering a helper: the return type's variable, if it returns a value.
+    in_helper: Option<Option<usize>>,
+    /// Helpers called so far.
+    pub calls: Vec<usize>,
 }
 
 /// Identifiers that WGSL reserves or predeclares: a user name equal to one of these is
@@ -295,12 +301,14 @@ impl<'k, 'a> Lowerer<'k, 'a> {
         cx: &'k Ctxt,
         bindings: &'k [BindingParam<'a>],
         scalars: &'k [ScalarParam<'a>],
+        helpers: &'k [HelperFn],
     ) -> Self {
         let mut used_names = HashMap::new();
         for n in bindings
             .iter()
             .map(|b| &b.name)
             .chain(scalars.iter().map(|s| &s.name))
+            .chain(helpers.iter().map(|h| &h.name))
         {
             used_names.insert(wgsl_name(n), 1);
         }
@@ -315,7 +323,77 @@ impl<'k, 'a> Lowerer<'k, 'a> {
             loops: 0,
             inf: Infer::new(),
             used_names,
+            helpers,
+            in_helper: None,
+            calls: Vec::new(),
         }
+    }
+
+    /// Lowers a `#[forge_fn]` helper. `earlier` are the helpers declared before it, the
+    /// only ones it may call.
+    pub fn helper(cx: &'k Ctxt, f: &syn::ItemFn, earlier: &'k [HelperFn]) -> Option<HelperFn> {
+        let mut l = Lowerer::new(cx, &[], &[], earlier);
+        if let Some(g) = f.sig.generics.params.first() {
+            cx.error(g.span(), "generic helpers are not supported");
+        }
+        let mut params = Vec::new();
+        for arg in &f.sig.inputs {
+            let syn::FnArg::Typed(pt) = arg else {
+                cx.error(arg.span(), "a helper cannot take `self`");
+                continue;
+            };
+            let syn::Pat::Ident(pi) = &*pt.pat else {
+                cx.error(pt.pat.span(), "helper parameters must be plain identifiers");
+                continue;
+            };
+            let Ok(tv) = l.type_annotation(&pt.ty) else {
+                continue;
+            };
+            params.push(l.declare(
+                &pi.ident.to_string(),
+                pi.mutability.is_some(),
+                false,
+                pi.ident.span(),
+                tv,
+            ));
+        }
+        let ret_tv = match &f.sig.output {
+            syn::ReturnType::Default => None,
+            syn::ReturnType::Type(_, t) => l.type_annotation(t).ok(),
+        };
+        l.in_helper = Some(ret_tv);
+        let mut body = Vec::new();
+        let n = f.block.stmts.len();
+        for (i, s) in f.block.stmts.iter().enumerate() {
+            match s {
+                // The tail expression is the return value.
+                syn::Stmt::Expr(e, None)
+                    if i + 1 == n && ret_tv.is_some() && !is_statement_like(e) =>
+                {
+                    if let Ok(value) = l.expr(e) {
+                        if let Some(r) = ret_tv {
+                            l.unify_at(value.span, r, value.tv);
+                        }
+                        body.push(Stmt::ReturnValue { value });
+                    }
+                }
+                _ => l.stmt(s, &mut body),
+            }
+        }
+        l.finish(&mut body);
+        let ret = ret_tv.and_then(|r| l.inf.resolve(r));
+        let mut calls = std::mem::take(&mut l.calls);
+        calls.sort();
+        calls.dedup();
+        Some(HelperFn {
+            name: f.sig.ident.to_string(),
+            wgsl_name: format!("fg_fn_{}", f.sig.ident),
+            params,
+            ret,
+            locals: std::mem::take(&mut l.locals),
+            body,
+            calls,
+        })
     }
 
     fn err<T>(&self, span: Span, msg: impl std::fmt::Display) -> R<T> {
@@ -458,6 +536,12 @@ impl<'k, 'a> Lowerer<'k, 'a> {
             if let Some((_, d)) = &init.diverge {
                 return self.err(d.span(), "`let ... else` is not supported in kernels");
             }
+        }
+        if shared && self.in_helper.is_some() {
+            return self.err(
+                span,
+                "helpers cannot declare workgroup memory; declare it in the kernel",
+            );
         }
         if shared {
             if !mutable {
@@ -784,6 +868,25 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                 out.push(Stmt::Continue { target, span });
             }
             syn::Expr::Return(r) => {
+                if let Some(ret) = self.in_helper {
+                    match (&r.expr, ret) {
+                        (Some(e), Some(rt)) => {
+                            let value = self.expr(e)?;
+                            self.unify_at(value.span, rt, value.tv);
+                            out.push(Stmt::ReturnValue { value });
+                        }
+                        (None, None) => out.push(Stmt::Return { span }),
+                        (Some(e), None) => {
+                            return self
+                                .err(e.span(), "this helper declares no return type; add `-> T`")
+                        }
+                        (None, Some(_)) => {
+                            return self
+                                .err(span, "this helper returns a value; write `return value;`")
+                        }
+                    }
+                    return Ok(());
+                }
                 if let Some(e) = &r.expr {
                     return self.err(
                         e.span(),
@@ -791,6 +894,15 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                     );
                 }
                 out.push(Stmt::Return { span });
+            }
+            syn::Expr::Call(c)
+                if self.in_helper.is_some()
+                    && matches!(
+                        path_name(&c.func).as_deref(),
+                        Some("workgroup_barrier" | "storage_barrier")
+                    ) =>
+            {
+                return self.err(span, "barriers belong in the kernel body, not in helpers");
             }
             syn::Expr::Call(c) if path_name(&c.func).as_deref() == Some("workgroup_barrier") => out
                 .push(Stmt::Barrier {
@@ -1358,12 +1470,53 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                 "only builtins and `f32::from_bits` can be called in kernels",
             );
         };
+        if let Some(h) = self.helpers.iter().position(|h| h.name == name) {
+            let helper = &self.helpers[h];
+            if c.args.len() != helper.params.len() {
+                return self.err(
+                    span,
+                    format!(
+                        "`{name}` takes {} argument(s), but {} were given",
+                        helper.params.len(),
+                        c.args.len()
+                    ),
+                );
+            }
+            let param_tys: Vec<Ty> = helper
+                .params
+                .iter()
+                .map(|p| helper.locals[*p].ty.clone())
+                .collect();
+            let ret = helper.ret.clone();
+            let mut args = Vec::new();
+            for (a, t) in c.args.iter().zip(&param_tys) {
+                let e = self.expr(a)?;
+                let tv = self.ty_var(t);
+                self.unify_at(e.span, tv, e.tv);
+                args.push(e);
+            }
+            let Some(ret) = ret else {
+                return self.err(
+                    span,
+                    format!("`{name}` returns nothing, so it cannot be used as a value"),
+                );
+            };
+            let tv = self.ty_var(&ret);
+            self.calls.push(h);
+            return Ok(self.expr_of(ExprKind::Call(h, args), tv, span));
+        }
         let scalar_builtin = match name.as_str() {
             "global_index" => Some(Builtin::GlobalIndex),
             "local_index" => Some(Builtin::LocalIndex),
             "workgroup_index" => Some(Builtin::WorkgroupIndex),
             _ => None,
         };
+        if scalar_builtin.is_some() && self.in_helper.is_some() {
+            return self.err(
+                span,
+                format!("helpers cannot read `{name}()`; pass its value as an argument"),
+            );
+        }
         if let Some(b) = scalar_builtin {
             if !c.args.is_empty() {
                 return self.err(c.args.span(), "builtins take no arguments");
@@ -1806,6 +1959,7 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                 }
                 Stmt::Loop { body, .. } => self.finish_block(body),
                 Stmt::Eval { expr, .. } => self.finish_expr(expr),
+                Stmt::ReturnValue { value } => self.finish_expr(value),
                 _ => {}
             }
         }
@@ -1836,7 +1990,9 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                 self.finish_expr(index);
                 args.iter_mut().for_each(|a| self.finish_expr(a))
             }
-            ExprKind::VecNew(args) => args.iter_mut().for_each(|a| self.finish_expr(a)),
+            ExprKind::VecNew(args) | ExprKind::Call(_, args) => {
+                args.iter_mut().for_each(|a| self.finish_expr(a))
+            }
             ExprKind::Swizzle(a, _) => self.finish_expr(a),
             ExprKind::Select(a, b, c) => {
                 self.finish_expr(a);
@@ -1863,6 +2019,14 @@ impl<'k, 'a> Lowerer<'k, 'a> {
             }
         }
     }
+}
+
+/// Expressions that are statements in tail position (loops): not a return value.
+fn is_statement_like(e: &syn::Expr) -> bool {
+    matches!(
+        e,
+        syn::Expr::ForLoop(_) | syn::Expr::While(_) | syn::Expr::Loop(_)
+    )
 }
 
 /// `xy`, `zyx`, `wzyx`...: the components of a swizzle method, if `name` is one.

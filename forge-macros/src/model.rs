@@ -175,6 +175,7 @@ pub enum ParamRef {
 pub type LocalId = usize;
 
 /// A local variable. Each `let` introduces a new one, so shadowing is explicit.
+#[derive(Clone)]
 pub struct Local {
     pub name: String,
     pub ty: Ty,
@@ -379,6 +380,8 @@ pub enum ExprKind {
     Swizzle(Box<Expr>, Vec<u8>),
     /// `select(if_false, if_true, cond)`, as WGSL's `select`.
     Select(Box<Expr>, Box<Expr>, Box<Expr>),
+    /// A call of a `#[forge_fn]` helper, by index into `Kernel::helpers`.
+    Call(usize, Vec<Expr>),
 }
 
 /// What an atomic method works on.
@@ -513,6 +516,10 @@ pub enum Stmt {
         kind: Barrier,
         span: Span,
     },
+    /// `return value` in a helper function (a tail expression becomes one too).
+    ReturnValue {
+        value: Expr,
+    },
     /// An atomic method called for its effect; its value is dropped.
     Eval {
         expr: Expr,
@@ -551,6 +558,47 @@ pub struct Kernel<'a> {
     pub body: Block,
     /// Number of loops (ids are 0..loops).
     pub loops: usize,
+    /// The `#[forge_fn]` helpers this kernel can call (those of its `#[forge_module]`).
+    pub helpers: Vec<HelperFn>,
+}
+
+/// A device function declared with `#[forge_fn]`: pure, over scalars, vectors and local
+/// arrays; it cannot touch bindings, workgroup memory, builtins or barriers.
+#[derive(Clone)]
+pub struct HelperFn {
+    pub name: String,
+    /// Its name in generated WGSL.
+    pub wgsl_name: String,
+    pub params: Vec<LocalId>,
+    pub ret: Option<Ty>,
+    pub locals: Vec<Local>,
+    pub body: Block,
+    /// Helpers it calls, by index (always earlier ones, so there is no recursion).
+    pub calls: Vec<usize>,
+}
+
+impl Kernel<'_> {
+    /// Helpers the kernel calls, directly or through other helpers, in declaration order.
+    pub fn used_helpers(&self) -> Vec<usize> {
+        let mut used = vec![false; self.helpers.len()];
+        let mut stack: Vec<usize> = Vec::new();
+        walk_stmts(&self.body, &mut |s| {
+            stmt_exprs(s, &mut |e| {
+                walk_expr(e, &mut |x| {
+                    if let ExprKind::Call(h, _) = x.kind {
+                        stack.push(h)
+                    }
+                })
+            })
+        });
+        while let Some(h) = stack.pop() {
+            if !used[h] {
+                used[h] = true;
+                stack.extend(self.helpers[h].calls.iter().copied());
+            }
+        }
+        (0..self.helpers.len()).filter(|h| used[*h]).collect()
+    }
 }
 
 impl Kernel<'_> {
@@ -663,6 +711,7 @@ pub fn stmt_exprs<'b>(s: &'b Stmt, f: &mut dyn FnMut(&'b Expr)) {
         }
         Stmt::If { cond, .. } | Stmt::While { cond, .. } => f(cond),
         Stmt::Eval { expr, .. } => f(expr),
+        Stmt::ReturnValue { value } => f(value),
         Stmt::For { start, end, .. } => {
             f(start);
             f(end)
@@ -692,7 +741,9 @@ pub fn walk_expr<'b>(e: &'b Expr, f: &mut dyn FnMut(&'b Expr)) {
             walk_expr(index, f);
             args.iter().for_each(|a| walk_expr(a, f))
         }
-        ExprKind::VecNew(args) => args.iter().for_each(|a| walk_expr(a, f)),
+        ExprKind::VecNew(args) | ExprKind::Call(_, args) => {
+            args.iter().for_each(|a| walk_expr(a, f))
+        }
         ExprKind::Swizzle(a, _) => walk_expr(a, f),
         ExprKind::Select(a, b, c) => {
             walk_expr(a, f);
