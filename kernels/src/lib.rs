@@ -5,17 +5,21 @@
 
 pub mod axpy;
 mod dims;
+pub mod fft;
 pub mod gemm;
 pub mod gemv;
 pub mod p64_project;
 pub mod registry;
 pub mod ternary_gemv;
+pub mod topk;
 
 /// The built-in kernels' runtime methods, and the types and helpers their arguments need.
 pub mod prelude {
     pub use crate::axpy::AxpyExt;
+    pub use crate::fft::FftExt;
     pub use crate::gemm::GemmExt;
     pub use crate::gemv::GemvExt;
     pub use crate::p64_project::{P64GpuWords64, P64ProjectExt};
     pub use crate::ternary_gemv::{pack_ternary, TernaryGemvExt};
+    pub use crate::topk::{TopkExt, TOPK_PAD_INDEX};
 }

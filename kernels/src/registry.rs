@@ -10,5 +10,7 @@ pub fn builtin() -> Vec<&'static dyn Kernel> {
         &crate::gemm::gemm::Kernel,
         &crate::ternary_gemv::ternary_gemv::Kernel,
         &crate::p64_project::p64_project::Kernel,
+        &crate::topk::topk_select::Kernel,
+        &crate::fft::fft_pass::Kernel,
     ]
 }
