@@ -262,8 +262,9 @@ fn rustfft_reference(data: &[f32], n: usize, inverse: bool) -> Vec<f64> {
     buf.iter().flat_map(|c| [c.re * scale, c.im * scale]).collect()
 }
 
-/// The tolerance policy: every component of every output within
-/// `4·ε·(log2 n + 1)·‖x‖₂` (times `1/n` for an inverse), transform by transform.
+/// The tolerance policy: every component of every output within `ε·(log2 n + 1)·‖x‖₂`
+/// (times `1/n` for an inverse), transform by transform. On lavapipe the worst error is
+/// about a third of that, from n = 8 to n = 2^20.
 fn assert_fft_close(what: &str, input: &[f32], got: &[f32], want: &[f64], n: usize, inverse: bool) {
     assert_eq!(got.len(), want.len(), "{what}: length");
     let eps = f32::EPSILON as f64;
@@ -275,7 +276,7 @@ fn assert_fft_close(what: &str, input: &[f32], got: &[f32], want: &[f64], n: usi
     {
         let norm = x.iter().map(|v| (*v as f64).powi(2)).sum::<f64>().sqrt();
         let scale = if inverse { 1.0 / n as f64 } else { 1.0 };
-        let bound = 4.0 * eps * ((n as f64).log2() + 1.0) * norm * scale + 1e-30;
+        let bound = eps * ((n as f64).log2() + 1.0) * norm * scale + 1e-30;
         for (i, (a, b)) in g.iter().zip(w).enumerate() {
             let err = (*a as f64 - b).abs();
             assert!(
@@ -361,7 +362,7 @@ fn fft_every_schedule_matches_the_oracle() {
         [8192, 2048, 4, 8192, 2048, 1, 8192, 1, 4, 0, 0],
     ];
     for [len, m, inner, ih, il, is, oh, ol, os, tw, inv] in cases {
-        let x: Vec<[f32; 2]> = (0..len).map(|_| [r.gen_range(-1.0..1.0), r.gen_range(-1.0..1.0)]).collect();
+        let x: Vec<f32> = (0..2 * len).map(|_| r.gen_range(-1.0..1.0)).collect();
         let oracle = fft_pass::cpu(&x, len, m, inner, ih, il, is, oh, ol, os, tw, inv, 1.0).unwrap();
         let mag = (m as f64).sqrt();
         for s in fft_pass::Kernel.tune_space().candidates() {
@@ -369,10 +370,8 @@ fn fft_every_schedule_matches_the_oracle() {
             assert_eq!(cpu, oracle, "m={m}: the oracle at {s} differs from the declared schedule");
             let gpu = fft_pass::run_with(&mut rt, &s, &x, len, m, inner, ih, il, is, oh, ol, os, tw, inv, 1.0).unwrap();
             for (i, (g, c)) in gpu.iter().zip(&cpu).enumerate() {
-                for j in 0..2 {
-                    let err = (g[j] - c[j]).abs() as f64;
-                    assert!(err <= 1e-5 * mag, "m={m} at {s}: element {i}: gpu {g:?}, oracle {c:?}");
-                }
+                let err = (g - c).abs() as f64;
+                assert!(err <= 1e-5 * mag, "m={m} at {s}: float {i}: gpu {g}, oracle {c}");
             }
         }
     }

@@ -32,9 +32,11 @@
 //!
 //! # Accuracy
 //! Each radix-2 stage adds a relative error of a few `f32` ulps, so the error of an output
-//! grows like `log2 n`: the tests require
-//! `|X̂[k] − X[k]| ≤ 4·ε·(log2 n + 1)·‖x‖₂` for every `k`, with `ε = 2^-23` (the typical
-//! error is several times smaller), and the same, with `‖x‖₂/√n`, after `ifft`.
+//! grows like `log2 n`. The tests hold every real and imaginary part of every output to
+//! `|X̂[k] − X[k]| ≤ ε·(log2 n + 1)·‖x‖₂`, with `ε = 2^-23` and `x` the transform's input
+//! (times `1/n` for the inverse); the worst error seen is about a third of that bound, at
+//! every length from 8 to 2^20. `ifft(fft(x))` is within `8·ε·(log2 n + 1)` times the RMS
+//! value of `x`.
 
 use crate::dims::dim;
 use forge_core::{ForgeError, ForgeRuntime};
@@ -55,7 +57,7 @@ pub const FFT_MAX_LEN: usize = FFT_MAX_LOCAL * FFT_MAX_LOCAL;
 /// when `inverse ≠ 0`. The output map must be a permutation of `0..len`.
 #[forge_kernel(crate = ::forge_core, workgroup = 256, threads = len, ext = false,
     tune(workgroup = [256, 128, 64], items = [4, 2, 8, 1]),
-    reference = fft_pass_reference, tolerance(abs = 2e-4, rel = 1e-4),
+    reference = fft_pass_reference, tolerance(abs = 1e-4, rel = 1e-4),
     case(len = 3, m = 1, inner = 1, in_hi = 1, in_lo = 0, in_stride = 1, out_hi = 1, out_lo = 0,
         out_stride = 1, tw_n = 0, inverse = 0, scale = 1.0),
     case(len = 2, m = 2, inner = 1, in_hi = 2, in_lo = 0, in_stride = 1, out_hi = 2, out_lo = 0,
@@ -75,8 +77,10 @@ pub const FFT_MAX_LEN: usize = FFT_MAX_LOCAL * FFT_MAX_LOCAL;
     case(len = 8192, m = 2048, inner = 4, in_hi = 8192, in_lo = 2048, in_stride = 1, out_hi = 8192,
         out_lo = 1, out_stride = 4, tw_n = 0, inverse = 1, scale = 0.0001220703125))]
 pub fn fft_pass(
-    input: &[Vec2; len],
-    #[out] output: &mut [Vec2; len],
+    // Interleaved `f32` rather than `Vec2` elements: the certifier's dyn path cannot yet
+    // feed vector bindings to the oracle.
+    input: &[f32; len * 2],
+    #[out] output: &mut [f32; len * 2],
     len: u32,
     m: u32,
     inner: u32,
@@ -112,9 +116,9 @@ pub fn fft_pass(
             let mut re = 0.0f32;
             let mut im = 0.0f32;
             if t < count {
-                let v = input[(t / inner) * in_hi + (t % inner) * in_lo + j * in_stride];
-                re = v.x;
-                im = v.y;
+                let src = (t / inner) * in_hi + (t % inner) * in_lo + j * in_stride;
+                re = input[2 * src];
+                im = input[2 * src + 1];
             }
             let mut r = 0u32;
             if log_m > 0 {
@@ -236,24 +240,29 @@ pub fn fft_pass(
                     re = nr;
                 }
                 let o = (t / inner) * out_hi + (t % inner) * out_lo + kq * out_stride;
-                output[o] = Vec2::new(re * scale, im * scale);
+                output[2 * o] = re * scale;
+                output[2 * o + 1] = im * scale;
             }
             i += WG;
         }
     }
 }
 
-/// `e^(sign·2πi·num/den)` in `f64`.
-fn cis(sign: f64, num: u64, den: u64) -> (f64, f64) {
-    let a = sign * 2.0 * std::f64::consts::PI * (num % den) as f64 / den as f64;
-    (a.cos(), a.sin())
+/// `e^(sign·2πi·r/den)` in `f64`, for `r` in `0..den`.
+fn roots(sign: f64, den: u64) -> Vec<(f64, f64)> {
+    (0..den)
+        .map(|r| {
+            let a = sign * 2.0 * std::f64::consts::PI * r as f64 / den as f64;
+            (a.cos(), a.sin())
+        })
+        .collect()
 }
 
 /// The independent reference: each sub-transform as a direct `O(m²)` DFT in `f64`, with the
 /// pass's strides, twiddles and scale.
 #[allow(clippy::too_many_arguments)]
 pub fn fft_pass_reference(
-    input: &[[f32; 2]],
+    input: &[f32],
     len: u32,
     m: u32,
     inner: u32,
@@ -266,31 +275,34 @@ pub fn fft_pass_reference(
     tw_n: u32,
     inverse: u32,
     scale: f32,
-) -> Result<Vec<[f32; 2]>, ForgeError> {
+) -> Result<Vec<f32>, ForgeError> {
     let sign = if inverse != 0 { 1.0 } else { -1.0 };
     let (m, inner) = (m as u64, inner as u64);
-    let mut out = vec![[0.0f32; 2]; len as usize];
+    let mut out = vec![0.0f32; 2 * len as usize];
+    let w = roots(sign, m);
+    let tw = roots(sign, tw_n.max(1) as u64);
     for t in 0..len as u64 / m {
         let (hi, lo) = (t / inner, t % inner);
         let x: Vec<(f64, f64)> = (0..m)
             .map(|j| {
-                let v = input[(hi * in_hi as u64 + lo * in_lo as u64 + j * in_stride as u64) as usize];
-                (v[0] as f64, v[1] as f64)
+                let src = (hi * in_hi as u64 + lo * in_lo as u64 + j * in_stride as u64) as usize;
+                (input[2 * src] as f64, input[2 * src + 1] as f64)
             })
             .collect();
         for k in 0..m {
             let (mut re, mut im) = (0.0, 0.0);
             for (j, &(xr, xi)) in x.iter().enumerate() {
-                let (c, s) = cis(sign, j as u64 * k, m);
+                let (c, s) = w[(j as u64 * k % m) as usize];
                 re += xr * c - xi * s;
                 im += xr * s + xi * c;
             }
             if tw_n > 0 {
-                let (c, s) = cis(sign, lo * k, tw_n as u64);
+                let (c, s) = tw[(lo * k % tw_n as u64) as usize];
                 (re, im) = (re * c - im * s, re * s + im * c);
             }
             let o = hi * out_hi as u64 + lo * out_lo as u64 + k * out_stride as u64;
-            out[o as usize] = [(re * scale as f64) as f32, (im * scale as f64) as f32];
+            out[2 * o as usize] = (re * scale as f64) as f32;
+            out[2 * o as usize + 1] = (im * scale as f64) as f32;
         }
     }
     Ok(out)
@@ -337,27 +349,25 @@ fn transform(
     }
     let len = dim(fft_pass::NAME, "n * batch", n * batch)?;
     let n32 = n as u32;
-    let complex: &[[f32; 2]] = bytemuck::cast_slice(data);
     let (dir, scale) = if inverse {
         (1, 1.0 / n as f32)
     } else {
         (0, 1.0)
     };
-    let out = if n <= FFT_MAX_LOCAL {
-        fft_pass::run(rt, complex, len, n32, 1, n32, 0, 1, n32, 0, 1, 0, dir, scale)?
+    if n <= FFT_MAX_LOCAL {
+        fft_pass::run(rt, data, len, n32, 1, n32, 0, 1, n32, 0, 1, 0, dir, scale)
     } else {
         let n2 = FFT_MAX_LOCAL as u32;
         let n1 = n32 / n2;
-        let x = rt.upload(complex)?;
-        let mid = rt.zeros::<[f32; 2]>(len as usize)?;
-        let out = rt.zeros::<[f32; 2]>(len as usize)?;
+        let x = rt.upload(data)?;
+        let mid = rt.zeros::<f32>(data.len())?;
+        let out = rt.zeros::<f32>(data.len())?;
         // Columns: length n1, stride n2, twiddled by e^(∓2πi·j2·k1/n), stored at k1·n2 + j2.
         fft_pass::launch(rt, &x, &mid, len, n1, n2, n32, 1, n2, n32, 1, n2, n32, dir, 1.0)?;
         // Rows: length n2, contiguous, stored at k1 + n1·k2.
         fft_pass::launch(rt, &mid, &out, len, n2, n1, n32, n2, 1, n32, 1, n1, 0, dir, scale)?;
-        rt.download(&out)?
-    };
-    Ok(bytemuck::pod_collect_to_vec(&out))
+        rt.download(&out)
+    }
 }
 
 /// `rt.fft(&complex_interleaved)`, the seed's signature, and what goes beyond it: the
