@@ -41,6 +41,7 @@ pub use forge_core::{
     Tolerance, TuneSpace,
 };
 pub use forge_core::{certify, context, dispatch, error, kernel, schedule, tensor, topology};
+pub use forge_core::{manifest, timing, tune, ManifestCache, Timing, TuningManifest};
 pub use forge_kernels as kernels;
 pub use forge_macros::{forge_fn, forge_kernel, forge_module};
 

@@ -188,6 +188,15 @@ pub enum ForgeError {
         message: String,
     },
 
+    /// Timing a kernel produced no usable measurement.
+    #[error("kernel `{kernel}`: timing failed: {message}")]
+    TimingFailed {
+        /// Kernel name.
+        kernel: &'static str,
+        /// What went wrong: every sample rejected, a timer that never advances.
+        message: String,
+    },
+
     /// A kernel name that no registry knows.
     #[error("unknown kernel `{name}`; known kernels are: {known}")]
     UnknownKernel {

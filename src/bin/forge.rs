@@ -2,11 +2,21 @@
 //!
 //! - `forge info` describes every adapter wgpu sees and the one the runtime picks.
 //! - `forge list` lists the registered kernels with their bindings and tuning space.
-//! - `forge certify [KERNEL...]` certifies kernels on the chosen adapter.
+//! - `forge certify [KERNEL...]` certifies kernels on the chosen adapter, with the tuned
+//!   schedule where the manifest cache holds one.
+//! - `forge auto-tune-all` tunes every built-in kernel, with a progress bar and a summary.
+//! - `forge tune KERNEL [--plot out.svg]` tunes one kernel and shows every candidate.
+//! - `forge cache ls` and `forge cache clear` list and empty the manifest cache.
+//!
+//! The manifest cache is `--cache-dir`, else `FORGE_CACHE_DIR`, else
+//! `$XDG_CACHE_HOME/wgsl-forge` (`~/.cache/wgsl-forge`).
 //!
 //! `RUST_LOG` sets the log level (default `warn`); logs go to stderr. Errors print as
 //! `error: ...`; the exit status is 0 on success, 1 on an error or a failed certification,
 //! and 2 on bad usage (an unknown kernel name included).
+
+#[path = "forge/tuning.rs"]
+mod tuning;
 
 use clap::{Args, Parser, Subcommand};
 use std::process::ExitCode;
@@ -36,6 +46,16 @@ struct RuntimeArgs {
     /// The runtime's memory budget, in MiB.
     #[arg(long, global = true, default_value_t = 1024)]
     capacity_mib: u64,
+    /// The manifest cache directory [env: FORGE_CACHE_DIR] [default: ~/.cache/wgsl-forge].
+    #[arg(long, global = true)]
+    cache_dir: Option<std::path::PathBuf>,
+}
+
+impl RuntimeArgs {
+    /// The cache directory the CLI uses.
+    fn cache_dir(&self) -> Option<std::path::PathBuf> {
+        self.cache_dir.clone().or_else(tuning::default_cache_dir)
+    }
 }
 
 #[derive(Subcommand, Debug)]
@@ -66,6 +86,47 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Tune every built-in kernel (each candidate certified, then timed) and cache the
+    /// winners; prints a summary: kernel, winner, time, speedup over the declared schedule.
+    AutoTuneAll {
+        /// Kernels to tune; all registered kernels when none is named.
+        kernels: Vec<String>,
+        /// The seed of the certification and timing data.
+        #[arg(long, default_value_t = DEFAULT_SEED)]
+        seed: u64,
+    },
+    /// Tune one kernel and print every candidate's verdict and time.
+    Tune {
+        /// The kernel.
+        kernel: String,
+        /// Write an SVG bar chart of the candidates' times here.
+        #[arg(long)]
+        plot: Option<std::path::PathBuf>,
+        /// The problem to time, as `name=value,...` for every scalar parameter; default: the
+        /// kernel's largest certification case.
+        #[arg(long)]
+        problem: Option<String>,
+        /// The seed of the certification and timing data.
+        #[arg(long, default_value_t = DEFAULT_SEED)]
+        seed: u64,
+        /// Print the manifest as JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The manifest cache.
+    Cache {
+        #[command(subcommand)]
+        action: CacheCommand,
+    },
+}
+
+/// `forge cache ...`
+#[derive(Subcommand, Debug)]
+enum CacheCommand {
+    /// List every manifest: topology, kernel, adapter, tuned buckets, winner.
+    Ls,
+    /// Remove every manifest.
+    Clear,
 }
 
 fn main() -> ExitCode {
@@ -112,6 +173,38 @@ fn run(cli: Cli) -> Result<ExitCode, ForgeError> {
             let mut rt = runtime(&cli.runtime)?;
             certify_all(&mut rt, &selected, seed, all_schedules, json)
         }
+        Command::AutoTuneAll { kernels, seed } => {
+            let selected = select(&kernels)?;
+            let mut rt = runtime(&cli.runtime)?;
+            tuning::auto_tune_all(&mut rt, &selected, seed)
+        }
+        Command::Tune {
+            kernel,
+            plot,
+            problem,
+            seed,
+            json,
+        } => {
+            let k = select(std::slice::from_ref(&kernel))?[0];
+            let mut rt = runtime(&cli.runtime)?;
+            tuning::tune_one(&mut rt, k, seed, problem.as_deref(), plot.as_deref(), json)
+        }
+        Command::Cache { action } => {
+            let Some(dir) = cli.runtime.cache_dir() else {
+                return Err(ForgeError::InvalidArgument {
+                    kernel: "forge cache",
+                    message: "no cache directory: pass --cache-dir or set FORGE_CACHE_DIR".into(),
+                });
+            };
+            match action {
+                CacheCommand::Ls => {
+                    // Marks this machine's manifests when an adapter can be opened.
+                    let topology = runtime(&cli.runtime).ok().map(|rt| rt.topology_hash());
+                    tuning::cache_ls(&dir, topology.as_deref())
+                }
+                CacheCommand::Clear => tuning::cache_clear(&dir),
+            }
+        }
     }
 }
 
@@ -122,6 +215,9 @@ fn runtime(args: &RuntimeArgs) -> Result<ForgeRuntime, ForgeError> {
     }
     if let Some(name) = &args.backend {
         builder = builder.emission(Backend::parse(name)?);
+    }
+    if let Some(dir) = args.cache_dir() {
+        builder = builder.cache_dir(dir);
     }
     builder.build()
 }
@@ -284,6 +380,8 @@ fn certify_all(
 ) -> Result<ExitCode, ForgeError> {
     let opts = CertOptions::new(seed);
     let mut reports: Vec<CertReport> = Vec::new();
+    // Whether each report's schedule came from the tuning manifest.
+    let mut tuned: Vec<bool> = Vec::new();
     for &k in kernels {
         let schedules: Vec<Schedule> = if all_schedules {
             k.tune_space().candidates()
@@ -292,6 +390,7 @@ fn certify_all(
         };
         for schedule in schedules {
             let report = certify(rt, k, &schedule, &opts)?;
+            tuned.push(!all_schedules && rt.tuned_schedule(k) == Some(schedule));
             tracing::info!(kernel = k.name(), %schedule, verdict = %report.verdict, "certified");
             reports.push(report);
         }
@@ -301,7 +400,7 @@ fn certify_all(
         let value = serde_json::to_value(&reports).map_err(json_error)?;
         println!("{}", to_json(value)?);
     } else {
-        print_table(rt, seed, &reports);
+        print_table(rt, seed, &reports, &tuned);
         if failed > 0 {
             println!("\n{failed} of {} certifications FAILED", reports.len());
         } else {
@@ -315,7 +414,7 @@ fn certify_all(
     })
 }
 
-fn print_table(rt: &ForgeRuntime, seed: u64, reports: &[CertReport]) {
+fn print_table(rt: &ForgeRuntime, seed: u64, reports: &[CertReport], tuned: &[bool]) {
     println!(
         "adapter: {} ({:?}), emission {}, seed {seed}",
         rt.adapter_info().name,
@@ -324,10 +423,15 @@ fn print_table(rt: &ForgeRuntime, seed: u64, reports: &[CertReport]) {
     );
     let rows: Vec<[String; 5]> = reports
         .iter()
-        .map(|r| {
+        .zip(tuned.iter().chain(std::iter::repeat(&false)))
+        .map(|(r, &tuned)| {
             [
                 r.kernel.clone(),
-                r.schedule.to_string(),
+                if tuned {
+                    format!("{} (tuned)", r.schedule)
+                } else {
+                    r.schedule.to_string()
+                },
                 if r.skipped.is_empty() {
                     r.cases.to_string()
                 } else {

@@ -366,6 +366,8 @@ pub struct ForgeRuntime {
     pub(crate) pipelines: PipelineCache,
     pub(crate) pending: Option<Pending>,
     pub(crate) stats: RuntimeStats,
+    /// Tuning manifests read from the cache (or just tuned), once per kernel.
+    pub(crate) manifests: crate::manifest::ManifestMemo,
     lost: Arc<Mutex<Option<String>>>,
 }
 
@@ -465,6 +467,7 @@ impl ForgeRuntime {
             pipelines: PipelineCache::default(),
             pending: None,
             stats: RuntimeStats::default(),
+            manifests: Default::default(),
             lost,
         })
     }
@@ -530,13 +533,88 @@ impl ForgeRuntime {
         &self.profile
     }
 
-    /// The schedule to run `kernel` with on this runtime.
+    /// The hex sha256 of [`ForgeRuntime::profile`]: the manifest cache's directory name
+    /// for this hardware.
+    pub fn topology_hash(&self) -> String {
+        self.profile.topology_hash()
+    }
+
+    /// The manifest cache under [`ForgeRuntime::cache_dir`], if the runtime has one.
+    pub fn manifest_cache(&self) -> Option<crate::manifest::ManifestCache> {
+        self.cache_dir.as_ref().map(crate::manifest::ManifestCache::new)
+    }
+
+    /// The schedule to run `kernel` with on this runtime: the tuned winner where the
+    /// manifest cache holds a trustworthy one ([`ForgeRuntime::tuned_schedule`]), else the
+    /// kernel's declared schedule.
     ///
-    /// Today this is the kernel's declared schedule. This is the hook where the tuner's
-    /// manifest cache (`<cache>/<topology hash>/<kernel>.json`) will be consulted: the
-    /// certified winner for this adapter replaces the default when one is stored.
+    /// The cache is `<cache dir>/<topology hash>/<kernel>.json`; the cache directory comes
+    /// from [`ForgeRuntime::new`], [`RuntimeBuilder::cache_dir`] or `FORGE_CACHE_DIR`. A
+    /// runtime without one uses the declared schedule, unless it tuned the kernel itself.
     pub fn schedule_for(&self, kernel: &dyn Kernel) -> Schedule {
-        kernel.default_schedule()
+        self.tuned_schedule(kernel)
+            .unwrap_or_else(|| kernel.default_schedule())
+    }
+
+    /// Like [`ForgeRuntime::schedule_for`], for a problem of `threads` logical invocations:
+    /// the winner of the nearest tuned problem-size bucket.
+    pub fn schedule_for_threads(&self, kernel: &dyn Kernel, threads: u64) -> Schedule {
+        self.tuned_manifest(kernel)
+            .and_then(|m| m.winner_for(threads))
+            .unwrap_or_else(|| kernel.default_schedule())
+    }
+
+    /// The tuned schedule for `kernel`, if the manifest cache (or a tuning done by this
+    /// runtime) holds a certified winner that this adapter can run. A corrupt, foreign or
+    /// stale manifest is ignored with a warning; see [`crate::manifest`].
+    ///
+    /// ```
+    /// # use forge_core::*;
+    /// # use forge_core::kernel::*;
+    /// # struct K;
+    /// # impl Kernel for K {
+    /// #     fn name(&self) -> &'static str { "doc_k" }
+    /// #     fn wgsl(&self, _: &Schedule) -> String { String::new() }
+    /// #     fn layout(&self) -> &'static [Binding] { &[] }
+    /// #     fn scalars(&self) -> &'static [ScalarParam] { &[] }
+    /// #     fn default_schedule(&self) -> Schedule { Schedule::with_workgroup(64) }
+    /// #     fn tune_space(&self) -> TuneSpace { TuneSpace { workgroup: &[64], items: &[1], vector: &[1] } }
+    /// #     fn cert_cases(&self) -> Vec<Vec<ScalarValue>> { vec![] }
+    /// #     fn binding_lens(&self, _: &[ScalarValue]) -> Result<Vec<u64>> { Ok(vec![]) }
+    /// #     fn threads(&self, _: &[ScalarValue]) -> Result<u64> { Ok(1) }
+    /// #     fn run_dyn(&self, _: &mut ForgeRuntime, _: &Schedule, _: &DynArgs) -> Result<Vec<HostBuffer>> { Ok(vec![]) }
+    /// #     fn cpu_dyn(&self, _: &Schedule, _: &DynArgs) -> Result<Vec<HostBuffer>> { Ok(vec![]) }
+    /// # }
+    /// // A fresh cache holds nothing: the declared schedule is used.
+    /// let dir = std::env::temp_dir().join(format!("forge-doc-cache-{}", std::process::id()));
+    /// let rt = ForgeRuntime::new(16 << 20, Some(dir))?;
+    /// assert_eq!(rt.tuned_schedule(&K), None);
+    /// assert_eq!(rt.schedule_for(&K), Schedule::with_workgroup(64));
+    /// # Ok::<(), ForgeError>(())
+    /// ```
+    pub fn tuned_schedule(&self, kernel: &dyn Kernel) -> Option<Schedule> {
+        self.tuned_manifest(kernel)?.winner()
+    }
+
+    /// The trusted manifest for `kernel`: read from the cache once per runtime and kernel,
+    /// or what this runtime's tuner wrote.
+    pub fn tuned_manifest(&self, kernel: &dyn Kernel) -> Option<Arc<crate::manifest::TuningManifest>> {
+        if self.cache_dir.is_none() {
+            return self.manifests.peek(kernel).flatten();
+        }
+        self.manifests.get_or_load(kernel, || {
+            self.manifest_cache().and_then(|cache| cache.load(self, kernel))
+        })
+    }
+
+    /// Forgets every manifest read or tuned so far; the next lookup reads the cache again.
+    pub fn forget_tuning(&self) {
+        self.manifests.clear();
+    }
+
+    /// Makes `manifest` the one this runtime uses for `kernel` (the tuner calls this).
+    pub(crate) fn remember_tuning(&self, kernel: &dyn Kernel, manifest: crate::manifest::TuningManifest) {
+        self.manifests.set(kernel, Some(manifest));
     }
 
     /// Fails with [`ForgeError::DeviceLost`] once the device is gone.

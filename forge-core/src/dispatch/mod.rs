@@ -125,10 +125,10 @@ impl Pending {
     }
 }
 
-const STORAGE_USAGE: wgpu::BufferUsages = wgpu::BufferUsages::STORAGE
+pub(crate) const STORAGE_USAGE: wgpu::BufferUsages = wgpu::BufferUsages::STORAGE
     .union(wgpu::BufferUsages::COPY_DST)
     .union(wgpu::BufferUsages::COPY_SRC);
-const UNIFORM_USAGE: wgpu::BufferUsages =
+pub(crate) const UNIFORM_USAGE: wgpu::BufferUsages =
     wgpu::BufferUsages::UNIFORM.union(wgpu::BufferUsages::COPY_DST);
 pub(crate) const STAGING_USAGE: wgpu::BufferUsages =
     wgpu::BufferUsages::MAP_READ.union(wgpu::BufferUsages::COPY_DST);
@@ -146,7 +146,7 @@ pub(crate) fn write_padded(queue: &wgpu::Queue, buffer: &wgpu::Buffer, data: &[u
     }
 }
 
-fn binding_resource(buffer: &wgpu::Buffer, size: u64) -> wgpu::BindingResource<'_> {
+pub(crate) fn binding_resource(buffer: &wgpu::Buffer, size: u64) -> wgpu::BindingResource<'_> {
     wgpu::BindingResource::Buffer(wgpu::BufferBinding {
         buffer,
         offset: 0,
@@ -210,7 +210,7 @@ impl ForgeRuntime {
     }
 
     /// Checks one storage binding's size; returns it padded to whole words.
-    fn check_binding_size(
+    pub(crate) fn check_binding_size(
         &self,
         kernel: &'static str,
         arg: &'static str,
@@ -246,7 +246,7 @@ impl ForgeRuntime {
 
     /// Checks the params uniform's size; returns the uniform buffer's size, `None` without
     /// params.
-    fn check_params(&self, kernel: &'static str, params: &[u8]) -> Result<Option<u64>> {
+    pub(crate) fn check_params(&self, kernel: &'static str, params: &[u8]) -> Result<Option<u64>> {
         if params.is_empty() {
             return Ok(None);
         }
@@ -265,7 +265,7 @@ impl ForgeRuntime {
     }
 
     /// Fails with `CapacityExceeded` when one call's buffers could never fit the budget.
-    fn check_total(
+    pub(crate) fn check_total(
         &self,
         kernel: &'static str,
         sizes: impl IntoIterator<Item = u64>,

@@ -1,0 +1,375 @@
+//! The tuning commands of `forge`: `auto-tune-all`, `tune KERNEL [--plot out.svg]`,
+//! `cache ls` and `cache clear`.
+
+use indicatif::{ProgressBar, ProgressStyle};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+use wgsl_forge::certify::{CertOptions, Verdict};
+use wgsl_forge::manifest::{BucketTuning, CandidateResult, ManifestCache};
+use wgsl_forge::tune::{self, TuneEvent, TuneOptions, TuneReport};
+use wgsl_forge::{ForgeError, ForgeRuntime, Kernel};
+
+/// `~/.cache/wgsl-forge` (or under `$XDG_CACHE_HOME`): where the CLI keeps manifests when
+/// neither `--cache-dir` nor `FORGE_CACHE_DIR` names a directory.
+pub fn default_cache_dir() -> Option<PathBuf> {
+    let nonempty = |v: &str| std::env::var_os(v).filter(|s| !s.is_empty());
+    if let Some(dir) = nonempty("FORGE_CACHE_DIR") {
+        return Some(PathBuf::from(dir));
+    }
+    nonempty("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| nonempty("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .map(|d| d.join("wgsl-forge"))
+}
+
+fn options(seed: u64, problem: Option<Vec<wgsl_forge::ScalarValue>>) -> TuneOptions {
+    TuneOptions {
+        cert: CertOptions::new(seed),
+        problem,
+        ..TuneOptions::default()
+    }
+}
+
+fn fmt_ns(ns: Option<f64>) -> String {
+    match ns {
+        None => "-".into(),
+        Some(ns) if ns >= 1e6 => format!("{:.2} ms", ns / 1e6),
+        Some(ns) if ns >= 1e3 => format!("{:.1} us", ns / 1e3),
+        Some(ns) => format!("{ns:.0} ns"),
+    }
+}
+
+fn fmt_speedup(x: Option<f64>) -> String {
+    x.map_or_else(|| "-".into(), |x| format!("{x:.2}x"))
+}
+
+/// Prints rows under a header, columns padded to their widest cell.
+fn table<const N: usize>(header: [&str; N], rows: &[[String; N]]) {
+    let mut widths = header.map(str::len);
+    for row in rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let line = |cells: Vec<&str>| {
+        let padded: Vec<String> = cells.iter().zip(widths).map(|(c, w)| format!("{c:<w$}")).collect();
+        println!("{}", padded.join("  ").trim_end());
+    };
+    line(header.to_vec());
+    let rules: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
+    line(rules.iter().map(String::as_str).collect());
+    for row in rows {
+        line(row.iter().map(String::as_str).collect());
+    }
+}
+
+fn where_stored(rt: &ForgeRuntime, report: &TuneReport) {
+    match (&report.stored, &report.store_error, rt.cache_dir()) {
+        (Some(path), _, _) => println!("manifest: {}", path.display()),
+        (None, Some(e), _) => println!("manifest NOT written ({e}); the result was used for this run only"),
+        (None, None, None) => println!("manifest not written: no cache directory"),
+        (None, None, Some(_)) => {}
+    }
+}
+
+/// `forge auto-tune-all`: tunes every built-in kernel, with a progress bar over all
+/// candidates, then prints a summary.
+pub fn auto_tune_all(rt: &mut ForgeRuntime, kernels: &[&'static dyn Kernel], seed: u64) -> Result<ExitCode, ForgeError> {
+    let opts = options(seed, None);
+    let total: usize = kernels.iter().map(|k| tune::steps(*k, &opts)).sum();
+    let bar = ProgressBar::new(total as u64);
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:32} {pos}/{len} steps  {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let start = Instant::now();
+    let mut reports = Vec::with_capacity(kernels.len());
+    let mut errors = Vec::new();
+    for &k in kernels {
+        let base = bar.position();
+        let result = tune::tune_with_progress(rt, k, &opts, &mut |event| match event {
+            TuneEvent::Step {
+                kernel,
+                schedule,
+                what,
+                step,
+                ..
+            } => {
+                bar.set_position(base + step as u64);
+                bar.set_message(format!("{kernel} [{schedule}]: {what}"));
+            }
+        });
+        // Candidates that failed certification skip their timing steps.
+        bar.set_position(base + tune::steps(k, &opts) as u64);
+        match result {
+            Ok(r) => reports.push(r),
+            Err(e @ ForgeError::DeviceLost(_)) => {
+                bar.abandon();
+                return Err(e);
+            }
+            Err(e) => {
+                bar.println(format!("error: kernel `{}`: {e}", k.name()));
+                errors.push(k.name());
+            }
+        }
+    }
+    bar.finish_and_clear();
+    let elapsed = start.elapsed();
+
+    println!(
+        "adapter: {} ({:?}), emission {}, seed {seed}",
+        rt.adapter_info().name,
+        rt.adapter_info().backend,
+        rt.emission()
+    );
+    let rows: Vec<[String; 7]> = reports
+        .iter()
+        .map(|r| {
+            let passed = r.bucket.candidates.iter().filter(|c| c.verdict == Some(Verdict::Pass)).count();
+            [
+                r.kernel.clone(),
+                r.bucket.problem.clone(),
+                format!("{passed}/{}", r.bucket.candidates.len()),
+                r.winner().map_or_else(|| "none (default used)".into(), |w| w.to_string()),
+                fmt_ns(r.winner_ns()),
+                fmt_ns(r.default_ns()),
+                fmt_speedup(r.speedup()),
+            ]
+        })
+        .collect();
+    table(
+        ["kernel", "problem", "certified", "winner", "time", "default", "speedup"],
+        &rows,
+    );
+    println!();
+    let stored = reports.iter().filter(|r| r.stored.is_some()).count();
+    match rt.cache_dir() {
+        Some(dir) if stored == reports.len() => {
+            println!("{stored} manifests written under {}", dir.join(rt.topology_hash()).display())
+        }
+        Some(dir) => println!(
+            "{stored} of {} manifests written under {}; see the warnings above",
+            reports.len(),
+            dir.display()
+        ),
+        None => println!("no cache directory: nothing was written"),
+    }
+    println!("tuned {} kernels in {:.1} s", reports.len(), elapsed.as_secs_f64());
+    for r in &reports {
+        for c in r.bucket.candidates.iter().filter(|c| c.verdict == Some(Verdict::Fail)) {
+            println!("FAIL {} [{}]: {}", r.kernel, c.schedule, c.note.as_deref().unwrap_or(""));
+        }
+    }
+    Ok(if errors.is_empty() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
+/// `forge tune KERNEL`: tunes one kernel and prints every candidate; `--plot` draws them.
+pub fn tune_one(
+    rt: &mut ForgeRuntime,
+    kernel: &'static dyn Kernel,
+    seed: u64,
+    problem: Option<&str>,
+    plot: Option<&Path>,
+    json: bool,
+) -> Result<ExitCode, ForgeError> {
+    let problem = problem.map(|p| tune::parse_problem(kernel, p)).transpose()?;
+    let opts = options(seed, problem);
+    let report = tune::tune(rt, kernel, &opts)?;
+    if json {
+        let text = serde_json::to_string_pretty(&report.manifest).map_err(|e| ForgeError::Io {
+            context: "writing JSON".into(),
+            source: std::io::Error::other(e),
+        })?;
+        println!("{text}");
+    } else {
+        print_candidates(rt, &report);
+        where_stored(rt, &report);
+    }
+    if let Some(path) = plot {
+        plot_svg(&report.kernel, &report.bucket, report.default_schedule, path)?;
+        if !json {
+            println!("plot: {}", path.display());
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_candidates(rt: &ForgeRuntime, r: &TuneReport) {
+    println!(
+        "kernel {} on {} ({:?}), emission {}; problem {} (bucket {}: 2^{} threads)",
+        r.kernel,
+        rt.adapter_info().name,
+        rt.adapter_info().backend,
+        rt.emission(),
+        r.bucket.problem,
+        r.bucket.bucket,
+        r.bucket.bucket
+    );
+    let default_ns = r.default_ns();
+    let rows: Vec<[String; 6]> = r
+        .bucket
+        .candidates
+        .iter()
+        .map(|c| {
+            let mut mark = String::new();
+            if Some(c.schedule) == r.winner() {
+                mark.push_str(" *winner*");
+            }
+            if c.schedule == r.default_schedule {
+                mark.push_str(" (default)");
+            }
+            [
+                format!("{}{mark}", c.schedule),
+                c.verdict.map_or_else(|| "skipped".into(), |v| v.to_string()),
+                if c.verdict.is_some() { format!("{:.1e}", c.max_abs_err) } else { "-".into() },
+                fmt_ns(c.median_ns()),
+                c.timing.as_ref().map_or_else(|| "-".into(), |t| format!("{}x{}", t.samples.len(), t.repeats)),
+                fmt_speedup(default_ns.zip(c.median_ns()).map(|(d, n)| d / n)),
+            ]
+        })
+        .collect();
+    table(["schedule", "verdict", "max abs err", "median", "passes x repeats", "vs default"], &rows);
+    for c in &r.bucket.candidates {
+        if let (Some(note), false) = (&c.note, c.eligible()) {
+            println!("  {}: {note}", c.schedule);
+        }
+    }
+}
+
+/// An SVG bar chart of the candidates' median times, one horizontal bar per candidate with
+/// min–max whiskers: the winner in green, the declared schedule in blue, others grey;
+/// candidates that could not win get an empty row that says why.
+pub fn plot_svg(kernel: &str, bucket: &BucketTuning, default: wgsl_forge::Schedule, path: &Path) -> Result<(), ForgeError> {
+    use plotters::prelude::*;
+    let plot_error = |e: String| ForgeError::Io {
+        context: format!("drawing `{}`", path.display()),
+        source: std::io::Error::other(e),
+    };
+    let cands: &[CandidateResult] = &bucket.candidates;
+    let n = cands.len().max(1);
+    // (median, min, max) in microseconds, for candidates that can win.
+    let times_us: Vec<Option<(f64, f64, f64)>> = cands
+        .iter()
+        .map(|c| {
+            let t = c.timing.as_ref().filter(|_| c.eligible())?;
+            let max = t.samples.iter().copied().fold(0.0, f64::max);
+            Some((t.median_ns / 1e3, t.min_ns() / 1e3, max / 1e3))
+        })
+        .collect();
+    let right = times_us.iter().flatten().map(|t| t.2).fold(0.0, f64::max).max(1e-3) * 1.1;
+    let height = 140 + 34 * n as u32;
+    let root = SVGBackend::new(path, (900, height)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| plot_error(e.to_string()))?;
+    let caption = format!("{kernel}: time per dispatch, {} (green: winner, blue: declared)", bucket.problem);
+    let mut chart = ChartBuilder::on(&root)
+        .caption(caption, ("sans-serif", 18))
+        .margin(16)
+        .x_label_area_size(40)
+        .y_label_area_size(170)
+        .build_cartesian_2d(0.0..right, (0..n - 1).into_segmented())
+        .map_err(|e| plot_error(e.to_string()))?;
+    // The first candidate on top.
+    let row = |i: usize| n - 1 - i;
+    let label = |i: usize| -> String {
+        cands
+            .get(row(i))
+            .map(|c| format!("wg={} items={} vec={}", c.schedule.workgroup, c.schedule.items, c.schedule.vector))
+            .unwrap_or_default()
+    };
+    chart
+        .configure_mesh()
+        .disable_y_mesh()
+        .x_desc("median microseconds per dispatch (whiskers: fastest and slowest pass)")
+        .y_labels(n)
+        .y_label_formatter(&|v| match v {
+            SegmentValue::CenterOf(i) => label(*i),
+            _ => String::new(),
+        })
+        .x_label_formatter(&|x| format!("{x:.0}"))
+        .draw()
+        .map_err(|e| plot_error(e.to_string()))?;
+    let winner = bucket.winner;
+    chart
+        .draw_series(cands.iter().zip(&times_us).enumerate().filter_map(|(i, (c, t))| {
+            let (median, _, _) = (*t)?;
+            let color = if Some(c.schedule) == winner {
+                RGBColor(40, 170, 70)
+            } else if c.schedule == default {
+                RGBColor(70, 110, 220)
+            } else {
+                RGBColor(160, 160, 160)
+            };
+            let mut bar = Rectangle::new(
+                [(0.0, SegmentValue::Exact(row(i))), (median, SegmentValue::Exact(row(i) + 1))],
+                color.filled(),
+            );
+            bar.set_margin(5, 5, 0, 0);
+            Some(bar)
+        }))
+        .map_err(|e| plot_error(e.to_string()))?;
+    chart
+        .draw_series(times_us.iter().enumerate().filter_map(|(i, t)| {
+            let (median, lo, hi) = (*t)?;
+            Some(ErrorBar::new_horizontal(SegmentValue::CenterOf(row(i)), lo, median, hi, BLACK.filled(), 8))
+        }))
+        .map_err(|e| plot_error(e.to_string()))?;
+    chart
+        .draw_series(cands.iter().zip(&times_us).enumerate().filter(|(_, (_, t))| t.is_none()).map(|(i, (c, _))| {
+            let why = match c.verdict {
+                Some(Verdict::Fail) => "FAILED certification: never timed",
+                None => "skipped: over the adapter's limits",
+                Some(Verdict::Pass) => "timing failed",
+            };
+            Text::new(why.to_string(), (right * 0.01, SegmentValue::CenterOf(row(i))), ("sans-serif", 13).into_font().color(&RED))
+        }))
+        .map_err(|e| plot_error(e.to_string()))?;
+    root.present().map_err(|e| plot_error(e.to_string()))?;
+    Ok(())
+}
+
+/// `forge cache ls`: every manifest under the cache directory.
+pub fn cache_ls(dir: &Path, current_topology: Option<&str>) -> Result<ExitCode, ForgeError> {
+    let cache = ManifestCache::new(dir);
+    let entries = cache.list()?;
+    println!("cache: {}", dir.display());
+    if entries.is_empty() {
+        println!("(no manifests)");
+        return Ok(ExitCode::SUCCESS);
+    }
+    let rows: Vec<[String; 6]> = entries
+        .iter()
+        .map(|e| {
+            let here = if current_topology == Some(e.topology.as_str()) { "*" } else { "" };
+            let topo = format!("{}{here}", e.topology.get(..12).unwrap_or(&e.topology));
+            let kernel = e
+                .path
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            match &e.manifest {
+                Ok(m) => [
+                    topo,
+                    kernel,
+                    m.adapter.clone(),
+                    m.buckets.iter().map(|b| b.bucket.to_string()).collect::<Vec<_>>().join(","),
+                    m.winner().map_or_else(|| "none".into(), |w| w.to_string()),
+                    format!("v{} {}", m.crate_version, m.backend),
+                ],
+                Err(why) => [topo, kernel, format!("unreadable: {why}"), "-".into(), "-".into(), "-".into()],
+            }
+        })
+        .collect();
+    table(["topology", "kernel", "adapter", "buckets", "winner", "written by"], &rows);
+    if current_topology.is_some() {
+        println!("(* this machine's adapter)");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `forge cache clear`: removes every manifest under the cache directory.
+pub fn cache_clear(dir: &Path) -> Result<ExitCode, ForgeError> {
+    let removed = ManifestCache::new(dir).clear()?;
+    println!("removed {removed} manifests from {}", dir.display());
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,426 @@
+//! The tuner, timing and the manifest cache on the real adapter (lavapipe in CI).
+//!
+//! Every way a cache can be wrong (truncated, garbage, another machine's, stale, a winner
+//! this adapter cannot run, unwritable, written by many tuners at once) must end in a
+//! warning and the declared schedule or a fresh tune: never a crash, never a wrong result.
+
+use std::path::{Path, PathBuf};
+use wgsl_forge::certify::Verdict;
+use wgsl_forge::manifest::{kernel_hash, CandidateResult, ManifestCache, TuningManifest};
+use wgsl_forge::prelude::*;
+use wgsl_forge::timing::{ticks_to_ns, Timer, Timing, TimingOptions};
+use wgsl_forge::tune::{self, TuneOptions};
+use wgsl_forge::{DynArgs, HostBuffer, ScalarValue};
+
+/// `y = 2x + 1` computed the long way, except that the schedule with 128-wide workgroups
+/// is deliberately wrong, and cheap: a fast wrong schedule that must never win.
+#[forge_kernel(workgroup = 64, threads = n, tune(workgroup = [32, 64, 128]),
+    reference = affine_reference, case(n = 1000), case(n = 4099))]
+pub fn affine(x: &[f32; n], #[out] y: &mut [f32; n], n: u32) {
+    let i = global_index();
+    if i < n {
+        if WG == 128u32 {
+            y[i] = x[i];
+        } else {
+            // Converges to 2x; the +1 comes last so that the result is exact enough.
+            let mut acc = 0.0f32;
+            for _k in 0..48u32 {
+                acc = acc.mul_add(0.5f32, x[i]);
+            }
+            y[i] = acc + 1.0f32;
+        }
+    }
+}
+
+/// The independent reference, in f64.
+pub fn affine_reference(x: &[f32], _n: u32) -> Result<Vec<f32>, ForgeError> {
+    Ok(x.iter().map(|v| (2.0 * *v as f64 + 1.0) as f32).collect())
+}
+
+/// A fresh empty directory under the system's temp dir.
+fn temp_dir(tag: &str) -> PathBuf {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let dir = std::env::temp_dir().join(format!("forge-manifest-{tag}-{}-{nanos}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
+}
+
+fn runtime(cache: Option<PathBuf>) -> ForgeRuntime {
+    ForgeRuntime::new(256 << 20, cache)
+        .unwrap_or_else(|e| panic!("a GPU adapter is required for these tests (lavapipe in CI): {e}"))
+}
+
+/// Tuning options that keep each test to seconds on lavapipe.
+fn quick() -> TuneOptions {
+    TuneOptions {
+        timing: TimingOptions {
+            warmup: 1,
+            passes: 3,
+            target_pass_ns: 2.0e5,
+            max_repeats: 64,
+            ..TimingOptions::default()
+        },
+        ..TuneOptions::default()
+    }
+}
+
+fn manifest_path(rt: &ForgeRuntime, cache: &Path, kernel: &str) -> PathBuf {
+    ManifestCache::new(cache).path(&rt.topology_hash(), kernel)
+}
+
+fn read_manifest(path: &Path) -> TuningManifest {
+    let text = std::fs::read_to_string(path).expect("manifest written");
+    serde_json::from_str(&text).expect("manifest parses")
+}
+
+/// Inputs that are not zeros.
+fn input(n: usize, seed: u32) -> Vec<f32> {
+    (0..n)
+        .map(|i| ((i as u32).wrapping_mul(2_654_435_761).wrapping_add(seed) % 2001) as f32 / 1000.0 - 1.0)
+        .collect()
+}
+
+/// Runs `affine` the way users do (the runtime's schedule) and checks it against the
+/// reference.
+fn assert_affine_correct(rt: &mut ForgeRuntime) {
+    for n in [1usize, 777, 5000] {
+        let x = input(n, n as u32);
+        let y = affine::run(rt, &x, n as u32).expect("affine runs");
+        let want = affine_reference(&x, n as u32).unwrap();
+        for (i, (g, w)) in y.iter().zip(&want).enumerate() {
+            assert!((g - w).abs() <= 1e-4 * w.abs().max(1.0), "n={n} y[{i}] = {g}, want {w}");
+        }
+    }
+}
+
+/// Tunes `affine` into `cache` and returns the manifest's path and the winner.
+fn tune_affine(cache: &Path) -> (PathBuf, Schedule) {
+    let mut rt = runtime(Some(cache.to_path_buf()));
+    let report = tune::tune(&mut rt, &affine::Kernel, &quick()).expect("tuning runs");
+    let winner = report.winner().expect("a certified winner");
+    let path = report.stored.clone().expect("manifest written");
+    assert_eq!(path, manifest_path(&rt, cache, "affine"));
+    (path, winner)
+}
+
+/// A new runtime on `cache` ignores whatever is wrong with the manifest: it uses the
+/// declared schedule and computes the right result; a fresh tune then repairs the file.
+fn assert_ignored_then_repaired(cache: &Path) {
+    let mut rt = runtime(Some(cache.to_path_buf()));
+    assert_eq!(rt.tuned_schedule(&affine::Kernel), None);
+    assert_eq!(rt.schedule_for(&affine::Kernel), affine::Kernel.default_schedule());
+    assert_affine_correct(&mut rt);
+    let report = tune::tune(&mut rt, &affine::Kernel, &quick()).expect("a fresh tune");
+    let winner = report.winner().expect("winner");
+    let fresh = runtime(Some(cache.to_path_buf()));
+    assert_eq!(fresh.tuned_schedule(&affine::Kernel), Some(winner), "the fresh tune is cached");
+}
+
+#[test]
+fn tuning_certifies_first_and_a_fast_wrong_schedule_never_wins() {
+    let cache = temp_dir("winner");
+    let (path, winner) = tune_affine(&cache);
+    assert_ne!(winner.workgroup, 128);
+    let m = read_manifest(&path);
+    assert_eq!(m.kernel, "affine");
+    assert_eq!(m.kernel_hash, kernel_hash(&affine::Kernel));
+    assert_eq!(m.crate_version, env!("CARGO_PKG_VERSION"));
+    assert_eq!(m.buckets.len(), 1);
+    let bucket = &m.buckets[0];
+    assert_eq!(bucket.threads, 4099, "the largest certification case is timed");
+    assert_eq!(bucket.bucket, 12);
+    assert_eq!(bucket.candidates.len(), 3);
+    let wrong = bucket.candidate(&Schedule::with_workgroup(128)).expect("recorded");
+    assert_eq!(wrong.verdict, Some(Verdict::Fail));
+    assert!(wrong.timing.is_none(), "a failing candidate is never timed");
+    assert!(wrong.note.as_deref().unwrap_or("").contains("reference"), "{:?}", wrong.note);
+    for c in bucket.candidates.iter().filter(|c| c.schedule.workgroup != 128) {
+        assert_eq!(c.verdict, Some(Verdict::Pass));
+        let t = c.timing.as_ref().expect("timed");
+        assert!(t.median_ns > 0.0 && t.samples.len() == 3 && t.repeats >= 1, "{t:?}");
+    }
+    assert_eq!(bucket.winner, Some(winner));
+
+    // Another runtime reads the winner and runs with it.
+    let mut rt = runtime(Some(cache.clone()));
+    assert_eq!(rt.tuned_schedule(&affine::Kernel), Some(winner));
+    assert_eq!(rt.schedule_for(&affine::Kernel), winner);
+    assert_affine_correct(&mut rt);
+}
+
+#[test]
+fn truncated_manifest_is_ignored() {
+    let cache = temp_dir("truncated");
+    let (path, _) = tune_affine(&cache);
+    let text = std::fs::read(&path).unwrap();
+    std::fs::write(&path, &text[..text.len() / 2]).unwrap();
+    assert_ignored_then_repaired(&cache);
+}
+
+#[test]
+fn garbage_manifest_is_ignored() {
+    let cache = temp_dir("garbage");
+    let (path, _) = tune_affine(&cache);
+    std::fs::write(&path, b"{\"kernel\": 17, \xff\xfe not json at all").unwrap();
+    assert_ignored_then_repaired(&cache);
+    std::fs::write(&path, b"[]").unwrap();
+    assert_ignored_then_repaired(&cache);
+}
+
+#[test]
+fn another_topologys_manifest_is_ignored() {
+    let cache = temp_dir("foreign");
+    let (path, _) = tune_affine(&cache);
+    let mut m = read_manifest(&path);
+    m.topology = "0".repeat(64);
+    m.adapter = "Some Other GPU".into();
+    std::fs::write(&path, serde_json::to_vec(&m).unwrap()).unwrap();
+    assert_ignored_then_repaired(&cache);
+
+    // A manifest in another topology's directory is simply never read.
+    let other = ManifestCache::new(&cache);
+    assert!(other.store(&m).is_ok());
+    let rt = runtime(Some(cache.clone()));
+    assert!(rt.tuned_schedule(&affine::Kernel).is_some(), "this topology's own manifest is used");
+}
+
+#[test]
+fn stale_kernel_hash_or_version_is_ignored() {
+    let cache = temp_dir("stale");
+    let (path, _) = tune_affine(&cache);
+    let good = read_manifest(&path);
+    let mut m = good.clone();
+    m.kernel_hash = "f".repeat(64);
+    std::fs::write(&path, serde_json::to_vec(&m).unwrap()).unwrap();
+    assert_ignored_then_repaired(&cache);
+
+    let mut m = good;
+    m.crate_version = "0.0.1-old".into();
+    std::fs::write(&path, serde_json::to_vec(&m).unwrap()).unwrap();
+    assert_ignored_then_repaired(&cache);
+}
+
+#[test]
+fn cached_winner_the_adapter_cannot_run_is_ignored() {
+    let cache = temp_dir("unrunnable");
+    let (path, _) = tune_affine(&cache);
+    let mut m = read_manifest(&path);
+    let huge = Schedule::with_workgroup(4096);
+    // A perfectly plausible record, except that no adapter here runs 4096 invocations.
+    let mut forged: CandidateResult = m.buckets[0].winner_result().expect("winner").clone();
+    forged.schedule = huge;
+    m.buckets[0].candidates.push(forged);
+    m.buckets[0].winner = Some(huge);
+    std::fs::write(&path, serde_json::to_vec(&m).unwrap()).unwrap();
+    assert_ignored_then_repaired(&cache);
+}
+
+#[test]
+fn zero_or_negative_timings_are_rejected() {
+    // Raw samples.
+    let t = Timing::from_pass_ns(&[0.0, -3.0, f64::NAN, 800.0, 1200.0, f64::INFINITY], 4, Timer::Timestamp)
+        .expect("two good samples");
+    assert_eq!(t.samples, vec![200.0, 300.0]);
+    assert_eq!(t.rejected, 4);
+    assert_eq!(t.median_ns, 250.0);
+    assert!(Timing::from_pass_ns(&[0.0, -1.0], 4, Timer::Timestamp).is_none());
+    assert_eq!(ticks_to_ns(10, 10, 1.0), None, "a timer that did not advance");
+    assert_eq!(ticks_to_ns(10, 5, 1.0), None, "a timer that went backwards");
+
+    // A cached winner whose timing is zero (or negative) is not trusted.
+    let cache = temp_dir("zero-ns");
+    let (path, _) = tune_affine(&cache);
+    for bad in [0.0, -5.0] {
+        let mut m = read_manifest(&path);
+        let w = m.buckets[0].winner.unwrap();
+        for c in &mut m.buckets[0].candidates {
+            if c.schedule == w {
+                let t = c.timing.as_mut().unwrap();
+                t.median_ns = bad;
+                t.samples = vec![bad];
+            }
+        }
+        std::fs::write(&path, serde_json::to_vec(&m).unwrap()).unwrap();
+        assert_ignored_then_repaired(&cache);
+    }
+}
+
+/// Whether this process can write into a directory whose mode forbids it (root can).
+fn writes_ignore_permissions(dir: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    let probe = dir.join("probe");
+    std::fs::create_dir_all(&probe).unwrap();
+    std::fs::set_permissions(&probe, std::fs::Permissions::from_mode(0o555)).unwrap();
+    let wrote = std::fs::write(probe.join("x"), b"x").is_ok();
+    std::fs::set_permissions(&probe, std::fs::Permissions::from_mode(0o755)).unwrap();
+    wrote
+}
+
+#[test]
+fn unwritable_cache_is_a_warning_not_an_error() {
+    use std::os::unix::fs::PermissionsExt;
+    let base = temp_dir("readonly");
+    let cache = if writes_ignore_permissions(&base) {
+        // Root ignores the mode bits; a path under a regular file cannot be created by
+        // anyone.
+        let file = base.join("a-file");
+        std::fs::write(&file, b"not a directory").unwrap();
+        file.join("cache")
+    } else {
+        let dir = base.join("ro");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o555)).unwrap();
+        dir
+    };
+    let mut rt = runtime(Some(cache.clone()));
+    assert_eq!(rt.tuned_schedule(&affine::Kernel), None);
+    let report = tune::tune(&mut rt, &affine::Kernel, &quick()).expect("tuning goes on");
+    assert!(report.stored.is_none());
+    assert!(report.store_error.is_some());
+    // The result is used for this runtime's life, just not persisted.
+    assert_eq!(rt.tuned_schedule(&affine::Kernel), report.winner());
+    assert_affine_correct(&mut rt);
+    assert_eq!(runtime(Some(cache)).tuned_schedule(&affine::Kernel), None);
+}
+
+#[test]
+fn concurrent_tuners_leave_every_file_parseable() {
+    let cache = temp_dir("concurrent");
+    let threads: Vec<_> = (0..8)
+        .map(|i| {
+            let cache = cache.clone();
+            std::thread::spawn(move || {
+                let mut rt = runtime(Some(cache));
+                let mut opts = quick();
+                opts.timing.passes = 2;
+                // Half tune another problem size, so buckets are merged concurrently too.
+                if i % 2 == 1 {
+                    opts.problem = Some(vec![ScalarValue::U32(1000)]);
+                }
+                tune::tune(&mut rt, &affine::Kernel, &opts).expect("tuning runs");
+                tune::tune(&mut rt, &wgsl_forge::kernels::axpy::axpy::Kernel, &opts).expect("tuning runs");
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().expect("no tuner panicked");
+    }
+    let rt = runtime(Some(cache.clone()));
+    let dir = cache.join(rt.topology_hash());
+    let names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    let mut sorted = names.clone();
+    sorted.sort();
+    assert_eq!(sorted, vec!["affine.json", "axpy.json"], "no temporary file is left behind");
+    for name in &names {
+        let m = read_manifest(&dir.join(name));
+        assert!(m.winner().is_some(), "{name}");
+    }
+    assert!(rt.tuned_schedule(&affine::Kernel).is_some());
+    assert!(rt.tuned_schedule(&wgsl_forge::kernels::axpy::axpy::Kernel).is_some());
+    for entry in ManifestCache::new(&cache).list().unwrap() {
+        assert!(entry.manifest.is_ok(), "{:?}", entry.path);
+    }
+}
+
+#[test]
+fn each_problem_size_bucket_has_its_winner() {
+    let cache = temp_dir("buckets");
+    let mut rt = runtime(Some(cache.clone()));
+    let mut opts = quick();
+    opts.problem = Some(vec![ScalarValue::U32(1000)]);
+    let small = tune::tune(&mut rt, &affine::Kernel, &opts).unwrap();
+    opts.problem = Some(vec![ScalarValue::U32(1 << 16)]);
+    let large = tune::tune(&mut rt, &affine::Kernel, &opts).unwrap();
+    assert_eq!((small.bucket.bucket, large.bucket.bucket), (9, 16));
+    let m = read_manifest(large.stored.as_ref().unwrap());
+    assert_eq!(m.buckets.iter().map(|b| b.bucket).collect::<Vec<_>>(), vec![9, 16]);
+    let fresh = runtime(Some(cache));
+    assert_eq!(fresh.schedule_for_threads(&affine::Kernel, 900), small.winner().unwrap());
+    assert_eq!(fresh.schedule_for_threads(&affine::Kernel, 1 << 17), large.winner().unwrap());
+    assert_eq!(fresh.schedule_for(&affine::Kernel), large.winner().unwrap(), "unsized: the largest bucket");
+}
+
+#[test]
+fn no_cache_dir_means_the_declared_schedule() {
+    // Built without a cache directory (and FORGE_CACHE_DIR is not set by the test suite).
+    if std::env::var_os("FORGE_CACHE_DIR").is_some() {
+        return;
+    }
+    let rt = runtime(None);
+    assert_eq!(rt.cache_dir(), None);
+    assert_eq!(rt.tuned_schedule(&affine::Kernel), None);
+    assert_eq!(rt.schedule_for(&affine::Kernel), affine::Kernel.default_schedule());
+}
+
+/// Timing runs an in-place kernel thousands of times; the reset before every pass keeps
+/// its data from drifting, so the timed buffers still compute the right answer.
+#[test]
+fn timing_an_in_place_kernel_resets_it() {
+    use wgsl_forge::kernels::axpy::axpy;
+    let mut rt = runtime(None);
+    let n = 3000usize;
+    let x = input(n, 1);
+    let y = input(n, 2);
+    let args = DynArgs {
+        scalars: vec![ScalarValue::F32(1.5), ScalarValue::U32(n as u32)],
+        buffers: vec![
+            Some(HostBuffer::from_slice(wgsl_forge::ElemType::scalar(wgsl_forge::ScalarType::F32), &x)),
+            Some(HostBuffer::from_slice(wgsl_forge::ElemType::scalar(wgsl_forge::ScalarType::F32), &y)),
+        ],
+    };
+    let mut want = y.clone();
+    axpy::cpu(1.5, &x, &mut want, n as u32).unwrap();
+    for wall_clock in [false, true] {
+        let opts = TimingOptions {
+            passes: 4,
+            target_pass_ns: 5.0e5,
+            read_back: true,
+            wall_clock,
+            ..TimingOptions::default()
+        };
+        let run = rt
+            .time_kernel_with(&axpy::Kernel, &axpy::Kernel.default_schedule(), &args, &opts)
+            .expect("timed");
+        let t = &run.timing;
+        assert_eq!(t.timer, if wall_clock { Timer::WallClock } else { Timer::Timestamp });
+        assert!(t.median_ns > 0.0 && t.samples.len() == 4, "{t:?}");
+        assert!(t.repeats > 1, "several dispatches per pass: without resets y would drift");
+        let outputs = run.outputs.expect("read back");
+        assert_eq!(outputs.len(), 1);
+        let got = outputs[0].to_f64();
+        assert_eq!(got.len(), n);
+        for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+            let w = *w as f64;
+            assert!((g - w).abs() <= 1e-5 * w.abs().max(1.0), "y[{i}] = {g}, want {w} (wall clock: {wall_clock})");
+        }
+    }
+    // The caller's arguments are untouched and the runtime still computes correctly.
+    let mut y2 = y.clone();
+    axpy::run(&mut rt, 1.5, &x, &mut y2, n as u32).unwrap();
+    assert_eq!(y2, want);
+}
+
+#[test]
+fn time_kernel_checks_its_arguments() {
+    let mut rt = runtime(None);
+    let args = DynArgs {
+        scalars: vec![ScalarValue::U32(10)],
+        buffers: vec![
+            Some(HostBuffer::from_slice(wgsl_forge::ElemType::scalar(wgsl_forge::ScalarType::F32), &[1.0f32; 9])),
+            None,
+        ],
+    };
+    let err = rt
+        .time_kernel(&affine::Kernel, &Schedule::with_workgroup(64), &args)
+        .expect_err("wrong length");
+    assert!(err.to_string().contains("`x`"), "{err}");
+    let err = rt
+        .time_kernel(&affine::Kernel, &Schedule::with_workgroup(4096), &args)
+        .expect_err("unrunnable schedule");
+    assert!(matches!(err, ForgeError::BadSchedule { .. }), "{err}");
+}
