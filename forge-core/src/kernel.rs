@@ -270,6 +270,10 @@ pub trait Kernel: Sync {
     fn run_dyn(&self, rt: &mut ForgeRuntime, schedule: &Schedule, args: &DynArgs) -> Result<Vec<HostBuffer>>;
     /// Runs the CPU oracle. Returns the same as [`Kernel::run_dyn`].
     fn cpu_dyn(&self, schedule: &Schedule, args: &DynArgs) -> Result<Vec<HostBuffer>>;
+    /// The Rust that `#[forge_kernel]` generated, pretty-printed (for `forge expand`).
+    fn expanded_rust(&self) -> &'static str {
+        ""
+    }
     /// Runs the independent reference, where the kernel names one.
     fn reference_dyn(&self, _args: &DynArgs) -> Option<Result<Vec<HostBuffer>>> {
         None
