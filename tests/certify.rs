@@ -53,6 +53,38 @@ pub fn gather(x: &[f32; 16], idx: &[u32; n], #[out] y: &mut [f32; n], n: u32) {
     }
 }
 
+/// Writes the poison pattern itself: an element whose correct value is the pattern was
+/// written, and must pass.
+#[forge_kernel(threads = n, case(n = 100))]
+pub fn writes_poison(#[out] y: &mut [u32; n], n: u32) {
+    let i = global_index();
+    if i < n {
+        y[i] = 0x7FF0_BAAD;
+    }
+}
+
+/// Complex multiplication on `Vec2` bindings: vector elements go through the certifier's
+/// dyn path (generation, oracle, poison, comparison) like scalars.
+#[forge_kernel(threads = n, reference = cmul_reference, case(n = 1), case(n = 300))]
+pub fn cmul(a: &[Vec2; n], b: &[Vec2; n], #[out] c: &mut [Vec2; n], n: u32) {
+    let i = global_index();
+    if i < n {
+        let x = a[i];
+        let y = b[i];
+        c[i] = Vec2::new(x.x * y.x - x.y * y.y, x.x * y.y + x.y * y.x);
+    }
+}
+
+fn cmul_reference(a: &[[f32; 2]], b: &[[f32; 2]], _n: u32) -> Result<Vec<[f32; 2]>, ForgeError> {
+    Ok(a.iter()
+        .zip(b)
+        .map(|(x, y)| {
+            let (x0, x1, y0, y1) = (x[0] as f64, x[1] as f64, y[0] as f64, y[1] as f64);
+            [(x0 * y0 - x1 * y1) as f32, (x0 * y1 + x1 * y0) as f32]
+        })
+        .collect())
+}
+
 #[test]
 fn every_builtin_kernel_passes() {
     let mut rt = runtime();
@@ -198,4 +230,25 @@ fn oversized_cases_are_skipped_and_reported() {
 
 fn gemv_like() -> wgsl_forge::kernels::gemv::gemv::Kernel {
     wgsl_forge::kernels::gemv::gemv::Kernel
+}
+
+#[test]
+fn an_output_whose_value_is_the_poison_pattern_passes() {
+    assert_eq!(wgsl_forge::certify::POISON_WORD, 0x7FF0_BAAD);
+    let mut rt = runtime();
+    let report = certify_default(&mut rt, &writes_poison::Kernel, &CertOptions::default()).unwrap();
+    assert!(report.passed(), "{}", report.failures.join("\n"));
+}
+
+#[test]
+fn vector_bindings_are_certified() {
+    let mut rt = runtime();
+    let report = certify_default(&mut rt, &cmul::Kernel, &CertOptions::default()).unwrap();
+    assert!(report.passed(), "{}", report.failures.join("\n"));
+    assert_eq!(report.cases, 2);
+    assert!(
+        report.max_abs_err > 0.0 && report.max_abs_err < 1e-5,
+        "{}",
+        report.max_abs_err
+    );
 }

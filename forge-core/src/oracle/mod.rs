@@ -362,7 +362,9 @@ pub fn buf<'a, T: bytemuck::Pod>(kernel: &'static str, args: &'a DynArgs, i: usi
         kernel,
         message: format!("binding `{arg}` cannot be viewed as its element type: {e}"),
     })?;
-    let n = b.len * b.elem.width as usize;
+    // `T` is the host element (`[f32; 2]` for a `Vec2` binding) or, for some callers, its
+    // scalar: count in bytes so both views see exactly `len` elements.
+    let n = b.len * b.elem.size() / std::mem::size_of::<T>().max(1);
     all.get(..n).ok_or_else(|| ForgeError::InvalidArgument { kernel, message: format!("binding `{arg}` is shorter than its length") })
 }
 
