@@ -35,13 +35,14 @@
 //!
 //! See the README for the kernel language, the runtime, certification and tuning.
 
-pub use forge_core::{
-    Access, Backend, Binding, DynArgs, ElemType, Element, ForgeError, ForgeRuntime, GpuTensor, HardwareProfile,
-    HostArg, HostBuffer, Kernel, RuntimeBuilder, RuntimeStats, ScalarParam, ScalarType, ScalarValue, Schedule,
-    Tolerance, TuneSpace,
-};
 pub use forge_core::{certify, context, dispatch, error, kernel, schedule, tensor, topology};
 pub use forge_core::{manifest, timing, tune, ManifestCache, Timing, TuningManifest};
+pub use forge_core::{
+    Access, Backend, Binding, DynArgs, ElemType, Element, ForgeError, ForgeRuntime, GpuTensor,
+    HardwareProfile, HostArg, HostBuffer, Kernel, RuntimeBuilder, RuntimeStats, ScalarParam,
+    ScalarType, ScalarValue, Schedule, Tolerance, TuneSpace,
+};
+pub mod bench;
 pub use forge_kernels as kernels;
 pub use forge_macros::{forge_fn, forge_kernel, forge_module};
 
