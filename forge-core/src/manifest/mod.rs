@@ -89,7 +89,10 @@ impl CandidateResult {
 
     /// The median time of one dispatch, where the candidate was timed.
     pub fn median_ns(&self) -> Option<f64> {
-        self.timing.as_ref().filter(|t| t.is_valid()).map(|t| t.median_ns)
+        self.timing
+            .as_ref()
+            .filter(|t| t.is_valid())
+            .map(|t| t.median_ns)
     }
 }
 
@@ -131,7 +134,11 @@ impl BucketTuning {
         self.candidates
             .iter()
             .filter(|c| c.eligible())
-            .min_by(|a, b| a.median_ns().unwrap_or(f64::INFINITY).total_cmp(&b.median_ns().unwrap_or(f64::INFINITY)))
+            .min_by(|a, b| {
+                a.median_ns()
+                    .unwrap_or(f64::INFINITY)
+                    .total_cmp(&b.median_ns().unwrap_or(f64::INFINITY))
+            })
             .map(|c| c.schedule)
     }
 }
@@ -205,7 +212,9 @@ pub fn bucket_of(threads: u64) -> u32 {
 /// The hash that makes a manifest stale when a kernel changes: hex sha256 of its WGSL for
 /// the declared schedule.
 pub fn kernel_hash(kernel: &dyn Kernel) -> String {
-    hex(&Sha256::digest(kernel.wgsl(&kernel.default_schedule()).as_bytes()))
+    hex(&Sha256::digest(
+        kernel.wgsl(&kernel.default_schedule()).as_bytes(),
+    ))
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -263,7 +272,10 @@ impl ManifestKey {
             ));
         }
         if m.kernel != self.kernel {
-            return Some(format!("it is for kernel `{}`, not `{}`", m.kernel, self.kernel));
+            return Some(format!(
+                "it is for kernel `{}`, not `{}`",
+                m.kernel, self.kernel
+            ));
         }
         if m.topology != self.topology {
             return Some(format!(
@@ -302,7 +314,12 @@ fn short(hash: &str) -> &str {
 
 /// Drops, with a warning, every bucket winner that cannot be trusted on `rt` for `kernel`.
 /// Returns the number of winners dropped.
-pub fn sanitize(rt: &ForgeRuntime, kernel: &dyn Kernel, m: &mut TuningManifest, path: &Path) -> usize {
+pub fn sanitize(
+    rt: &ForgeRuntime,
+    kernel: &dyn Kernel,
+    m: &mut TuningManifest,
+    path: &Path,
+) -> usize {
     let space = kernel.tune_space().candidates();
     let default = kernel.default_schedule();
     let mut dropped = 0;
@@ -315,8 +332,12 @@ pub fn sanitize(rt: &ForgeRuntime, kernel: &dyn Kernel, m: &mut TuningManifest, 
         } else {
             match b.candidate(&w) {
                 None => Some("it is not among the recorded candidates".to_string()),
-                Some(c) if c.verdict != Some(Verdict::Pass) => Some("it did not pass certification".to_string()),
-                Some(c) if !c.eligible() => Some("its timing is missing or not a positive number".to_string()),
+                Some(c) if c.verdict != Some(Verdict::Pass) => {
+                    Some("it did not pass certification".to_string())
+                }
+                Some(c) if !c.eligible() => {
+                    Some("its timing is missing or not a positive number".to_string())
+                }
                 Some(_) => None,
             }
         };
@@ -387,11 +408,17 @@ impl ManifestCache {
 
     /// Where the manifest of `kernel` for `topology` lives.
     pub fn path(&self, topology: &str, kernel: &str) -> PathBuf {
-        self.root.join(file_safe(topology)).join(format!("{}.json", file_safe(kernel)))
+        self.root
+            .join(file_safe(topology))
+            .join(format!("{}.json", file_safe(kernel)))
     }
 
     /// Reads and parses one manifest, without checking what it was written for.
-    pub fn read(&self, topology: &str, kernel: &str) -> std::result::Result<TuningManifest, ReadError> {
+    pub fn read(
+        &self,
+        topology: &str,
+        kernel: &str,
+    ) -> std::result::Result<TuningManifest, ReadError> {
         read_file(&self.path(topology, kernel))
     }
 
@@ -402,7 +429,12 @@ impl ManifestCache {
         self.load_keyed(rt, kernel, &key)
     }
 
-    pub(crate) fn load_keyed(&self, rt: &ForgeRuntime, kernel: &dyn Kernel, key: &ManifestKey) -> Option<TuningManifest> {
+    pub(crate) fn load_keyed(
+        &self,
+        rt: &ForgeRuntime,
+        kernel: &dyn Kernel,
+        key: &ManifestKey,
+    ) -> Option<TuningManifest> {
         let path = self.path(&key.topology, &key.kernel);
         let mut m = match read_file(&path) {
             Ok(m) => m,
@@ -433,8 +465,10 @@ impl ManifestCache {
             context: format!("{what} `{}`", p.display()),
             source,
         };
-        std::fs::create_dir_all(&dir).map_err(|e| io("creating the manifest directory", &dir, e))?;
-        let json = serde_json::to_vec_pretty(manifest).map_err(|e| io("serializing", &path, std::io::Error::other(e)))?;
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| io("creating the manifest directory", &dir, e))?;
+        let json = serde_json::to_vec_pretty(manifest)
+            .map_err(|e| io("serializing", &path, std::io::Error::other(e)))?;
         let tmp = dir.join(format!(
             ".{}.json.{}.{}.{}.tmp",
             file_safe(&manifest.kernel),
@@ -445,7 +479,10 @@ impl ManifestCache {
                 .map_or(0, |d| d.subsec_nanos())
         ));
         let written = (|| {
-            let mut f = std::fs::OpenOptions::new().write(true).create_new(true).open(&tmp)?;
+            let mut f = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&tmp)?;
             f.write_all(&json)?;
             f.write_all(b"\n")?;
             f.sync_all()
@@ -465,7 +502,10 @@ impl ManifestCache {
     pub fn list(&self) -> Result<Vec<CacheEntry>> {
         let mut out = Vec::new();
         for dir in self.topology_dirs()? {
-            let topology = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            let topology = dir
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
             let mut files: Vec<PathBuf> = read_dir(&dir)?
                 .into_iter()
                 .filter(|p| p.extension().is_some_and(|e| e == "json") && !is_hidden(p))
@@ -492,7 +532,10 @@ impl ManifestCache {
         let mut removed = 0;
         for dir in self.topology_dirs()? {
             for path in read_dir(&dir)? {
-                let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+                let name = path
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
                 let ours = (name.ends_with(".json") && !name.starts_with('.'))
                     || (name.starts_with('.') && name.ends_with(".tmp"));
                 if ours && path.is_file() {
@@ -539,7 +582,9 @@ fn read_dir(dir: &Path) -> Result<Vec<PathBuf>> {
 }
 
 fn is_hidden(p: &Path) -> bool {
-    p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with('.'))
+    p.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.starts_with('.'))
 }
 
 fn read_file(path: &Path) -> std::result::Result<TuningManifest, ReadError> {
@@ -549,7 +594,11 @@ fn read_file(path: &Path) -> std::result::Result<TuningManifest, ReadError> {
         Err(e) => return Err(ReadError::Unusable(format!("cannot read it: {e}"))),
     };
     serde_json::from_slice(&bytes).map_err(|e| {
-        let what = if e.is_eof() { "it is truncated" } else { "it is not a valid manifest" };
+        let what = if e.is_eof() {
+            "it is truncated"
+        } else {
+            "it is not a valid manifest"
+        };
         ReadError::Unusable(format!("{what}: {e}"))
     })
 }
@@ -559,7 +608,13 @@ fn read_file(path: &Path) -> std::result::Result<TuningManifest, ReadError> {
 fn file_safe(name: &str) -> String {
     let s: String = name
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
     if s.is_empty() {
         "_".into()
@@ -638,7 +693,10 @@ mod tests {
             threads: 1 << b,
             scalars: vec![ScalarValue::U32(1 << b)],
             problem: format!("n={}", 1u64 << b),
-            candidates: vec![candidate(64, Verdict::Pass, 10.0), candidate(128, Verdict::Pass, 5.0)],
+            candidates: vec![
+                candidate(64, Verdict::Pass, 10.0),
+                candidate(128, Verdict::Pass, 5.0),
+            ],
             winner: Some(Schedule::with_workgroup(winner)),
             tuned_at: 0,
         }
@@ -664,8 +722,14 @@ mod tests {
         m.insert(bucket(20, 128));
         m.insert(bucket(10, 64));
         m.insert(bucket(20, 64));
-        assert_eq!(m.buckets.iter().map(|b| b.bucket).collect::<Vec<_>>(), vec![10, 20]);
-        assert_eq!(m.bucket(20).unwrap().winner, Some(Schedule::with_workgroup(64)));
+        assert_eq!(
+            m.buckets.iter().map(|b| b.bucket).collect::<Vec<_>>(),
+            vec![10, 20]
+        );
+        assert_eq!(
+            m.bucket(20).unwrap().winner,
+            Some(Schedule::with_workgroup(64))
+        );
     }
 
     #[test]

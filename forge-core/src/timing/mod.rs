@@ -27,7 +27,9 @@
 
 use crate::buffers::{align_up, Lease, COPY_ALIGN};
 use crate::context::{error_scope, error_text};
-use crate::dispatch::{binding_resource, write_padded, STAGING_USAGE, STORAGE_USAGE, UNIFORM_USAGE};
+use crate::dispatch::{
+    binding_resource, write_padded, STAGING_USAGE, STORAGE_USAGE, UNIFORM_USAGE,
+};
 use crate::error::{ForgeError, Result};
 use crate::kernel::{check_scalar_count, Access, DynArgs, HostBuffer, Kernel};
 use crate::pipeline::CompiledPipeline;
@@ -191,8 +193,8 @@ pub struct TimingOptions {
     pub repeats: Option<u32>,
     /// Rejected passes that are retried before giving up with what was accepted.
     pub max_retries: u32,
-    /// After timing, reset the inputs, dispatch once more and read every writable binding
-    /// back into [`TimedRun::outputs`], to check what the timed buffers compute.
+    /// After timing, read every writable binding back into [`TimedRun::outputs`], as the
+    /// last timed pass left it, to check what the timed buffers computed.
     pub read_back: bool,
     /// Use the wall clock even where timestamp queries exist.
     pub wall_clock: bool,
@@ -218,8 +220,10 @@ impl Default for TimingOptions {
 pub struct TimedRun {
     /// The measurement.
     pub timing: Timing,
-    /// With [`TimingOptions::read_back`]: every writable binding after one dispatch on the
-    /// pristine inputs, in layout order, as [`Kernel::run_dyn`] returns them.
+    /// With [`TimingOptions::read_back`]: every writable binding as the last timed pass
+    /// left it, in layout order, as [`Kernel::run_dyn`] returns them. Each pass starts from
+    /// the pristine inputs, so this is [`Timing::repeats`] dispatches applied to them: for
+    /// a kernel that only reads its inputs, the result of one call.
     pub outputs: Option<Vec<HostBuffer>>,
 }
 
@@ -254,7 +258,12 @@ impl Rig {
     }
 
     /// One compute pass of `repeats` dispatches, with timestamps at `query` and `query + 1`.
-    fn pass(&self, encoder: &mut wgpu::CommandEncoder, repeats: u32, query: Option<(&wgpu::QuerySet, u32)>) {
+    fn pass(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        repeats: u32,
+        query: Option<(&wgpu::QuerySet, u32)>,
+    ) {
         let timestamp_writes = query.map(|(set, i)| wgpu::ComputePassTimestampWrites {
             query_set: set,
             beginning_of_pass_write_index: Some(i),
@@ -324,7 +333,12 @@ impl ForgeRuntime {
     /// assert!(t.median_ns > 0.0 && t.repeats >= 1 && !t.samples.is_empty());
     /// # Ok::<(), ForgeError>(())
     /// ```
-    pub fn time_kernel(&mut self, kernel: &dyn Kernel, schedule: &Schedule, args: &DynArgs) -> Result<Timing> {
+    pub fn time_kernel(
+        &mut self,
+        kernel: &dyn Kernel,
+        schedule: &Schedule,
+        args: &DynArgs,
+    ) -> Result<Timing> {
         Ok(self
             .time_kernel_with(kernel, schedule, args, &TimingOptions::default())?
             .timing)
@@ -346,10 +360,14 @@ impl ForgeRuntime {
         let rig = self.rig(kernel, schedule, args)?;
         let result = self.measure(&rig, opts);
         let result = match result {
-            Ok(timing) if opts.read_back => self
-                .read_back(&rig, kernel)
-                .map(|outputs| TimedRun { timing, outputs: Some(outputs) }),
-            Ok(timing) => Ok(TimedRun { timing, outputs: None }),
+            Ok(timing) if opts.read_back => self.read_back(&rig, kernel).map(|outputs| TimedRun {
+                timing,
+                outputs: Some(outputs),
+            }),
+            Ok(timing) => Ok(TimedRun {
+                timing,
+                outputs: None,
+            }),
             Err(e) => Err(e),
         };
         for lease in rig.leases {
@@ -391,9 +409,17 @@ impl ForgeRuntime {
                     });
                 }
             }
-            sizes.push(self.check_binding_size(name, b.name, len.saturating_mul(b.elem.size() as u64))?);
+            sizes.push(self.check_binding_size(
+                name,
+                b.name,
+                len.saturating_mul(b.elem.size() as u64),
+            )?);
         }
-        let params: Vec<u8> = args.scalars.iter().flat_map(|s| s.bits().to_le_bytes()).collect();
+        let params: Vec<u8> = args
+            .scalars
+            .iter()
+            .flat_map(|s| s.bits().to_le_bytes())
+            .collect();
         let uniform = self.check_params(name, &params)?;
         let pristine: Vec<u64> = layout
             .iter()
@@ -409,18 +435,26 @@ impl ForgeRuntime {
 
         let max_buffer = self.limits.max_buffer_size;
         let mut leases: Vec<Lease> = Vec::new();
-        let mut acquire = |rt: &mut ForgeRuntime, size: u64, usage, what: String| -> Result<usize> {
-            let lease = rt.pool.acquire(&rt.device, size, usage, max_buffer, &|| what.clone())?;
-            leases.push(lease);
-            Ok(leases.len() - 1)
-        };
+        let mut acquire =
+            |rt: &mut ForgeRuntime, size: u64, usage, what: String| -> Result<usize> {
+                let lease = rt
+                    .pool
+                    .acquire(&rt.device, size, usage, max_buffer, &|| what.clone())?;
+                leases.push(lease);
+                Ok(leases.len() - 1)
+            };
         let mut resets = Vec::new();
         let mut clears = Vec::new();
         let mut writable = Vec::new();
         let mut uploads: Vec<(usize, &HostBuffer)> = Vec::new();
         let acquired: Result<Option<usize>> = (|| {
             for (i, (b, &size)) in layout.iter().zip(&sizes).enumerate() {
-                let slot = acquire(self, size, STORAGE_USAGE, format!("kernel `{name}`: argument `{}`", b.name))?;
+                let slot = acquire(
+                    self,
+                    size,
+                    STORAGE_USAGE,
+                    format!("kernel `{name}`: argument `{}`", b.name),
+                )?;
                 debug_assert_eq!(slot, i);
             }
             for (i, (b, &size)) in layout.iter().zip(&sizes).enumerate() {
@@ -443,7 +477,12 @@ impl ForgeRuntime {
                 }
             }
             match uniform {
-                Some(size) => Ok(Some(acquire(self, size, UNIFORM_USAGE, format!("kernel `{name}`: `Params`"))?)),
+                Some(size) => Ok(Some(acquire(
+                    self,
+                    size,
+                    UNIFORM_USAGE,
+                    format!("kernel `{name}`: `Params`"),
+                )?)),
                 None => Ok(None),
             }
         })();
@@ -561,7 +600,11 @@ impl ForgeRuntime {
                 break;
             }
             if rejected > 0 {
-                tracing::debug!(kernel = rig.name, rejected, "retrying rejected timing passes");
+                tracing::debug!(
+                    kernel = rig.name,
+                    rejected,
+                    "retrying rejected timing passes"
+                );
             }
             retries_left = retries_left.saturating_sub(wanted);
         }
@@ -574,7 +617,12 @@ impl ForgeRuntime {
         })?;
         timing.rejected = rejected;
         if rejected > 0 {
-            tracing::warn!(kernel = rig.name, rejected, kept = timing.samples.len(), "rejected timing samples that were not positive");
+            tracing::warn!(
+                kernel = rig.name,
+                rejected,
+                kept = timing.samples.len(),
+                "rejected timing samples that were not positive"
+            );
         }
         Ok(timing)
     }
@@ -626,7 +674,9 @@ impl ForgeRuntime {
             encoder.copy_buffer_to_buffer(&q.resolve, 0, staging.buffer(), 0, bytes);
             self.submit(encoder, rig.name)?;
             let period = self.queue.get_timestamp_period();
-            let ticks = self.read_staging(staging.buffer(), bytes, |b| bytemuck::cast_slice::<u8, u64>(b).to_vec());
+            let ticks = self.read_staging(staging.buffer(), bytes, |b| {
+                bytemuck::cast_slice::<u8, u64>(b).to_vec()
+            });
             self.pool.release(staging);
             for pair in ticks?.chunks_exact(2) {
                 out.push(ticks_to_ns(pair[0], pair[1], period));
@@ -636,7 +686,7 @@ impl ForgeRuntime {
         Ok(out)
     }
 
-    /// Resets, dispatches once, and reads every writable binding back.
+    /// Reads every writable binding back as the last pass left it.
     fn read_back(&mut self, rig: &Rig, kernel: &dyn Kernel) -> Result<Vec<HostBuffer>> {
         let layout = kernel.layout();
         let mut offsets = Vec::with_capacity(rig.writable.len());
@@ -657,8 +707,6 @@ impl ForgeRuntime {
             &|| format!("kernel `{}`: readback", rig.name),
         )?;
         let mut encoder = self.encoder(rig.name);
-        rig.reset(&mut encoder);
-        rig.pass(&mut encoder, 1, None);
         for (&(i, size, _), &offset) in rig.writable.iter().zip(&offsets) {
             encoder.copy_buffer_to_buffer(rig.buffer(i), 0, staging.buffer(), offset, size);
         }
@@ -714,7 +762,10 @@ impl ForgeRuntime {
             });
             let resolve = device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some("forge timestamps"),
-                size: align_up(capacity as u64 * wgpu::QUERY_SIZE as u64, wgpu::QUERY_RESOLVE_BUFFER_ALIGNMENT),
+                size: align_up(
+                    capacity as u64 * wgpu::QUERY_SIZE as u64,
+                    wgpu::QUERY_RESOLVE_BUFFER_ALIGNMENT,
+                ),
                 usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
                 mapped_at_creation: false,
             });
@@ -726,6 +777,10 @@ impl ForgeRuntime {
                 message: format!("kernel `{name}`: {}", error_text(&e)),
             }));
         }
-        Ok(Queries { set, resolve, capacity })
+        Ok(Queries {
+            set,
+            resolve,
+            capacity,
+        })
     }
 }

@@ -108,12 +108,16 @@ impl TuneReport {
 
     /// The winner's median time per dispatch.
     pub fn winner_ns(&self) -> Option<f64> {
-        self.bucket.winner_result().and_then(CandidateResult::median_ns)
+        self.bucket
+            .winner_result()
+            .and_then(CandidateResult::median_ns)
     }
 
     /// The declared schedule's median time per dispatch, where it was timed.
     pub fn default_ns(&self) -> Option<f64> {
-        self.bucket.candidate(&self.default_schedule).and_then(CandidateResult::median_ns)
+        self.bucket
+            .candidate(&self.default_schedule)
+            .and_then(CandidateResult::median_ns)
     }
 
     /// How many times faster the winner is than the declared schedule.
@@ -232,7 +236,10 @@ pub fn parse_problem(kernel: &dyn Kernel, text: &str) -> Result<Vec<ScalarValue>
         given.push((name.trim().to_string(), value.trim().to_string()));
     }
     let params = kernel.scalars();
-    if let Some((name, _)) = given.iter().find(|(n, _)| !params.iter().any(|p| p.name == n)) {
+    if let Some((name, _)) = given
+        .iter()
+        .find(|(n, _)| !params.iter().any(|p| p.name == n))
+    {
         return Err(bad(format!(
             "the kernel has no scalar parameter `{name}`; its parameters are: {}",
             params.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
@@ -241,14 +248,30 @@ pub fn parse_problem(kernel: &dyn Kernel, text: &str) -> Result<Vec<ScalarValue>
     params
         .iter()
         .map(|p| {
-            let values: Vec<&String> = given.iter().filter(|(n, _)| n == p.name).map(|(_, v)| v).collect();
+            let values: Vec<&String> = given
+                .iter()
+                .filter(|(n, _)| n == p.name)
+                .map(|(_, v)| v)
+                .collect();
             let [value] = values.as_slice() else {
-                return Err(bad(format!("give `{}` exactly once, as `{}=VALUE`", p.name, p.name)));
+                return Err(bad(format!(
+                    "give `{}` exactly once, as `{}=VALUE`",
+                    p.name, p.name
+                )));
             };
             let parsed = match p.ty {
-                ScalarType::U32 => value.parse().map(ScalarValue::U32).map_err(|e| e.to_string()),
-                ScalarType::I32 => value.parse().map(ScalarValue::I32).map_err(|e| e.to_string()),
-                ScalarType::F32 => value.parse().map(ScalarValue::F32).map_err(|e| e.to_string()),
+                ScalarType::U32 => value
+                    .parse()
+                    .map(ScalarValue::U32)
+                    .map_err(|e| e.to_string()),
+                ScalarType::I32 => value
+                    .parse()
+                    .map(ScalarValue::I32)
+                    .map_err(|e| e.to_string()),
+                ScalarType::F32 => value
+                    .parse()
+                    .map(ScalarValue::F32)
+                    .map_err(|e| e.to_string()),
                 other => Err(format!("scalar type `{}` cannot be given", other.wgsl())),
             };
             parsed.map_err(|e| bad(format!("`{}={value}`: {e}", p.name)))
@@ -269,7 +292,11 @@ pub fn describe_problem(kernel: &dyn Kernel, scalars: &[ScalarValue]) -> String 
 
 /// The seeded test vectors for a problem: every non-`#[out]` binding drawn as certification
 /// draws it.
-pub fn problem_args(kernel: &dyn Kernel, scalars: &[ScalarValue], cert: &CertOptions) -> Result<DynArgs> {
+pub fn problem_args(
+    kernel: &dyn Kernel,
+    scalars: &[ScalarValue],
+    cert: &CertOptions,
+) -> Result<DynArgs> {
     let lens = kernel.binding_lens(scalars)?;
     let buffers = kernel
         .layout()
@@ -279,7 +306,12 @@ pub fn problem_args(kernel: &dyn Kernel, scalars: &[ScalarValue], cert: &CertOpt
             Access::Out => None,
             _ => {
                 let mut rng = case_rng(cert.seed, kernel.name(), TUNING_CASE, b.name);
-                Some(generate(&mut rng, b.elem, len as usize, cert.distribution(kernel.name(), b.name)))
+                Some(generate(
+                    &mut rng,
+                    b.elem,
+                    len as usize,
+                    cert.distribution(kernel.name(), b.name),
+                ))
             }
         })
         .collect();

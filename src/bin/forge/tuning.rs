@@ -53,7 +53,11 @@ fn table<const N: usize>(header: [&str; N], rows: &[[String; N]]) {
         }
     }
     let line = |cells: Vec<&str>| {
-        let padded: Vec<String> = cells.iter().zip(widths).map(|(c, w)| format!("{c:<w$}")).collect();
+        let padded: Vec<String> = cells
+            .iter()
+            .zip(widths)
+            .map(|(c, w)| format!("{c:<w$}"))
+            .collect();
         println!("{}", padded.join("  ").trim_end());
     };
     line(header.to_vec());
@@ -67,7 +71,9 @@ fn table<const N: usize>(header: [&str; N], rows: &[[String; N]]) {
 fn where_stored(rt: &ForgeRuntime, report: &TuneReport) {
     match (&report.stored, &report.store_error, rt.cache_dir()) {
         (Some(path), _, _) => println!("manifest: {}", path.display()),
-        (None, Some(e), _) => println!("manifest NOT written ({e}); the result was used for this run only"),
+        (None, Some(e), _) => {
+            println!("manifest NOT written ({e}); the result was used for this run only")
+        }
         (None, None, None) => println!("manifest not written: no cache directory"),
         (None, None, Some(_)) => {}
     }
@@ -75,13 +81,19 @@ fn where_stored(rt: &ForgeRuntime, report: &TuneReport) {
 
 /// `forge auto-tune-all`: tunes every built-in kernel, with a progress bar over all
 /// candidates, then prints a summary.
-pub fn auto_tune_all(rt: &mut ForgeRuntime, kernels: &[&'static dyn Kernel], seed: u64) -> Result<ExitCode, ForgeError> {
+pub fn auto_tune_all(
+    rt: &mut ForgeRuntime,
+    kernels: &[&'static dyn Kernel],
+    seed: u64,
+) -> Result<ExitCode, ForgeError> {
     let opts = options(seed, None);
     let total: usize = kernels.iter().map(|k| tune::steps(*k, &opts)).sum();
     let bar = ProgressBar::new(total as u64);
     bar.set_style(
-        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:32} {pos}/{len} steps  {msg}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        ProgressStyle::with_template(
+            "{spinner} [{elapsed_precise}] {bar:32} {pos}/{len} steps  {msg}",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
     let start = Instant::now();
     let mut reports = Vec::with_capacity(kernels.len());
@@ -126,12 +138,18 @@ pub fn auto_tune_all(rt: &mut ForgeRuntime, kernels: &[&'static dyn Kernel], see
     let rows: Vec<[String; 7]> = reports
         .iter()
         .map(|r| {
-            let passed = r.bucket.candidates.iter().filter(|c| c.verdict == Some(Verdict::Pass)).count();
+            let passed = r
+                .bucket
+                .candidates
+                .iter()
+                .filter(|c| c.verdict == Some(Verdict::Pass))
+                .count();
             [
                 r.kernel.clone(),
                 r.bucket.problem.clone(),
                 format!("{passed}/{}", r.bucket.candidates.len()),
-                r.winner().map_or_else(|| "none (default used)".into(), |w| w.to_string()),
+                r.winner()
+                    .map_or_else(|| "none (default used)".into(), |w| w.to_string()),
                 fmt_ns(r.winner_ns()),
                 fmt_ns(r.default_ns()),
                 fmt_speedup(r.speedup()),
@@ -139,14 +157,25 @@ pub fn auto_tune_all(rt: &mut ForgeRuntime, kernels: &[&'static dyn Kernel], see
         })
         .collect();
     table(
-        ["kernel", "problem", "certified", "winner", "time", "default", "speedup"],
+        [
+            "kernel",
+            "problem",
+            "certified",
+            "winner",
+            "time",
+            "default",
+            "speedup",
+        ],
         &rows,
     );
     println!();
     let stored = reports.iter().filter(|r| r.stored.is_some()).count();
     match rt.cache_dir() {
         Some(dir) if stored == reports.len() => {
-            println!("{stored} manifests written under {}", dir.join(rt.topology_hash()).display())
+            println!(
+                "{stored} manifests written under {}",
+                dir.join(rt.topology_hash()).display()
+            )
         }
         Some(dir) => println!(
             "{stored} of {} manifests written under {}; see the warnings above",
@@ -155,13 +184,31 @@ pub fn auto_tune_all(rt: &mut ForgeRuntime, kernels: &[&'static dyn Kernel], see
         ),
         None => println!("no cache directory: nothing was written"),
     }
-    println!("tuned {} kernels in {:.1} s", reports.len(), elapsed.as_secs_f64());
+    println!(
+        "tuned {} kernels in {:.1} s",
+        reports.len(),
+        elapsed.as_secs_f64()
+    );
     for r in &reports {
-        for c in r.bucket.candidates.iter().filter(|c| c.verdict == Some(Verdict::Fail)) {
-            println!("FAIL {} [{}]: {}", r.kernel, c.schedule, c.note.as_deref().unwrap_or(""));
+        for c in r
+            .bucket
+            .candidates
+            .iter()
+            .filter(|c| c.verdict == Some(Verdict::Fail))
+        {
+            println!(
+                "FAIL {} [{}]: {}",
+                r.kernel,
+                c.schedule,
+                c.note.as_deref().unwrap_or("")
+            );
         }
     }
-    Ok(if errors.is_empty() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+    Ok(if errors.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }
 
 /// `forge tune KERNEL`: tunes one kernel and prints every candidate; `--plot` draws them.
@@ -173,7 +220,9 @@ pub fn tune_one(
     plot: Option<&Path>,
     json: bool,
 ) -> Result<ExitCode, ForgeError> {
-    let problem = problem.map(|p| tune::parse_problem(kernel, p)).transpose()?;
+    let problem = problem
+        .map(|p| tune::parse_problem(kernel, p))
+        .transpose()?;
     let opts = options(seed, problem);
     let report = tune::tune(rt, kernel, &opts)?;
     if json {
@@ -187,7 +236,12 @@ pub fn tune_one(
         where_stored(rt, &report);
     }
     if let Some(path) = plot {
-        plot_svg(&report.kernel, &report.bucket, report.default_schedule, path)?;
+        plot_svg(
+            &report.kernel,
+            &report.bucket,
+            report.default_schedule,
+            path,
+        )?;
         if !json {
             println!("plot: {}", path.display());
         }
@@ -221,15 +275,33 @@ fn print_candidates(rt: &ForgeRuntime, r: &TuneReport) {
             }
             [
                 format!("{}{mark}", c.schedule),
-                c.verdict.map_or_else(|| "skipped".into(), |v| v.to_string()),
-                if c.verdict.is_some() { format!("{:.1e}", c.max_abs_err) } else { "-".into() },
+                c.verdict
+                    .map_or_else(|| "skipped".into(), |v| v.to_string()),
+                if c.verdict.is_some() {
+                    format!("{:.1e}", c.max_abs_err)
+                } else {
+                    "-".into()
+                },
                 fmt_ns(c.median_ns()),
-                c.timing.as_ref().map_or_else(|| "-".into(), |t| format!("{}x{}", t.samples.len(), t.repeats)),
+                c.timing.as_ref().map_or_else(
+                    || "-".into(),
+                    |t| format!("{}x{}", t.samples.len(), t.repeats),
+                ),
                 fmt_speedup(default_ns.zip(c.median_ns()).map(|(d, n)| d / n)),
             ]
         })
         .collect();
-    table(["schedule", "verdict", "max abs err", "median", "passes x repeats", "vs default"], &rows);
+    table(
+        [
+            "schedule",
+            "verdict",
+            "max abs err",
+            "median",
+            "passes x repeats",
+            "vs default",
+        ],
+        &rows,
+    );
     for c in &r.bucket.candidates {
         if let (Some(note), false) = (&c.note, c.eligible()) {
             println!("  {}: {note}", c.schedule);
@@ -240,7 +312,12 @@ fn print_candidates(rt: &ForgeRuntime, r: &TuneReport) {
 /// An SVG bar chart of the candidates' median times, one horizontal bar per candidate with
 /// min–max whiskers: the winner in green, the declared schedule in blue, others grey;
 /// candidates that could not win get an empty row that says why.
-pub fn plot_svg(kernel: &str, bucket: &BucketTuning, default: wgsl_forge::Schedule, path: &Path) -> Result<(), ForgeError> {
+pub fn plot_svg(
+    kernel: &str,
+    bucket: &BucketTuning,
+    default: wgsl_forge::Schedule,
+    path: &Path,
+) -> Result<(), ForgeError> {
     use plotters::prelude::*;
     let plot_error = |e: String| ForgeError::Io {
         context: format!("drawing `{}`", path.display()),
@@ -257,11 +334,20 @@ pub fn plot_svg(kernel: &str, bucket: &BucketTuning, default: wgsl_forge::Schedu
             Some((t.median_ns / 1e3, t.min_ns() / 1e3, max / 1e3))
         })
         .collect();
-    let right = times_us.iter().flatten().map(|t| t.2).fold(0.0, f64::max).max(1e-3) * 1.1;
+    let right = times_us
+        .iter()
+        .flatten()
+        .map(|t| t.2)
+        .fold(0.0, f64::max)
+        .max(1e-3)
+        * 1.1;
     let height = 140 + 34 * n as u32;
     let root = SVGBackend::new(path, (900, height)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| plot_error(e.to_string()))?;
-    let caption = format!("{kernel}: time per dispatch, {} (green: winner, blue: declared)", bucket.problem);
+    let caption = format!(
+        "{kernel}: time per dispatch, {} (green: winner, blue: declared)",
+        bucket.problem
+    );
     let mut chart = ChartBuilder::on(&root)
         .caption(caption, ("sans-serif", 18))
         .margin(16)
@@ -274,7 +360,12 @@ pub fn plot_svg(kernel: &str, bucket: &BucketTuning, default: wgsl_forge::Schedu
     let label = |i: usize| -> String {
         cands
             .get(row(i))
-            .map(|c| format!("wg={} items={} vec={}", c.schedule.workgroup, c.schedule.items, c.schedule.vector))
+            .map(|c| {
+                format!(
+                    "wg={} items={} vec={}",
+                    c.schedule.workgroup, c.schedule.items, c.schedule.vector
+                )
+            })
             .unwrap_or_default()
     };
     chart
@@ -291,38 +382,65 @@ pub fn plot_svg(kernel: &str, bucket: &BucketTuning, default: wgsl_forge::Schedu
         .map_err(|e| plot_error(e.to_string()))?;
     let winner = bucket.winner;
     chart
-        .draw_series(cands.iter().zip(&times_us).enumerate().filter_map(|(i, (c, t))| {
-            let (median, _, _) = (*t)?;
-            let color = if Some(c.schedule) == winner {
-                RGBColor(40, 170, 70)
-            } else if c.schedule == default {
-                RGBColor(70, 110, 220)
-            } else {
-                RGBColor(160, 160, 160)
-            };
-            let mut bar = Rectangle::new(
-                [(0.0, SegmentValue::Exact(row(i))), (median, SegmentValue::Exact(row(i) + 1))],
-                color.filled(),
-            );
-            bar.set_margin(5, 5, 0, 0);
-            Some(bar)
-        }))
+        .draw_series(
+            cands
+                .iter()
+                .zip(&times_us)
+                .enumerate()
+                .filter_map(|(i, (c, t))| {
+                    let (median, _, _) = (*t)?;
+                    let color = if Some(c.schedule) == winner {
+                        RGBColor(40, 170, 70)
+                    } else if c.schedule == default {
+                        RGBColor(70, 110, 220)
+                    } else {
+                        RGBColor(160, 160, 160)
+                    };
+                    let mut bar = Rectangle::new(
+                        [
+                            (0.0, SegmentValue::Exact(row(i))),
+                            (median, SegmentValue::Exact(row(i) + 1)),
+                        ],
+                        color.filled(),
+                    );
+                    bar.set_margin(5, 5, 0, 0);
+                    Some(bar)
+                }),
+        )
         .map_err(|e| plot_error(e.to_string()))?;
     chart
         .draw_series(times_us.iter().enumerate().filter_map(|(i, t)| {
             let (median, lo, hi) = (*t)?;
-            Some(ErrorBar::new_horizontal(SegmentValue::CenterOf(row(i)), lo, median, hi, BLACK.filled(), 8))
+            Some(ErrorBar::new_horizontal(
+                SegmentValue::CenterOf(row(i)),
+                lo,
+                median,
+                hi,
+                BLACK.filled(),
+                8,
+            ))
         }))
         .map_err(|e| plot_error(e.to_string()))?;
     chart
-        .draw_series(cands.iter().zip(&times_us).enumerate().filter(|(_, (_, t))| t.is_none()).map(|(i, (c, _))| {
-            let why = match c.verdict {
-                Some(Verdict::Fail) => "FAILED certification: never timed",
-                None => "skipped: over the adapter's limits",
-                Some(Verdict::Pass) => "timing failed",
-            };
-            Text::new(why.to_string(), (right * 0.01, SegmentValue::CenterOf(row(i))), ("sans-serif", 13).into_font().color(&RED))
-        }))
+        .draw_series(
+            cands
+                .iter()
+                .zip(&times_us)
+                .enumerate()
+                .filter(|(_, (_, t))| t.is_none())
+                .map(|(i, (c, _))| {
+                    let why = match c.verdict {
+                        Some(Verdict::Fail) => "FAILED certification: never timed",
+                        None => "skipped: over the adapter's limits",
+                        Some(Verdict::Pass) => "timing failed",
+                    };
+                    Text::new(
+                        why.to_string(),
+                        (right * 0.01, SegmentValue::CenterOf(row(i))),
+                        ("sans-serif", 13).into_font().color(&RED),
+                    )
+                }),
+        )
         .map_err(|e| plot_error(e.to_string()))?;
     root.present().map_err(|e| plot_error(e.to_string()))?;
     Ok(())
@@ -340,7 +458,11 @@ pub fn cache_ls(dir: &Path, current_topology: Option<&str>) -> Result<ExitCode, 
     let rows: Vec<[String; 6]> = entries
         .iter()
         .map(|e| {
-            let here = if current_topology == Some(e.topology.as_str()) { "*" } else { "" };
+            let here = if current_topology == Some(e.topology.as_str()) {
+                "*"
+            } else {
+                ""
+            };
             let topo = format!("{}{here}", e.topology.get(..12).unwrap_or(&e.topology));
             let kernel = e
                 .path
@@ -352,15 +474,36 @@ pub fn cache_ls(dir: &Path, current_topology: Option<&str>) -> Result<ExitCode, 
                     topo,
                     kernel,
                     m.adapter.clone(),
-                    m.buckets.iter().map(|b| b.bucket.to_string()).collect::<Vec<_>>().join(","),
+                    m.buckets
+                        .iter()
+                        .map(|b| b.bucket.to_string())
+                        .collect::<Vec<_>>()
+                        .join(","),
                     m.winner().map_or_else(|| "none".into(), |w| w.to_string()),
                     format!("v{} {}", m.crate_version, m.backend),
                 ],
-                Err(why) => [topo, kernel, format!("unreadable: {why}"), "-".into(), "-".into(), "-".into()],
+                Err(why) => [
+                    topo,
+                    kernel,
+                    format!("unreadable: {why}"),
+                    "-".into(),
+                    "-".into(),
+                    "-".into(),
+                ],
             }
         })
         .collect();
-    table(["topology", "kernel", "adapter", "buckets", "winner", "written by"], &rows);
+    table(
+        [
+            "topology",
+            "kernel",
+            "adapter",
+            "buckets",
+            "winner",
+            "written by",
+        ],
+        &rows,
+    );
     if current_topology.is_some() {
         println!("(* this machine's adapter)");
     }
