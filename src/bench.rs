@@ -23,6 +23,59 @@ pub fn copy_vec4(src: &[Vec4; n], #[out] dst: &mut [Vec4; n], n: u32) {
     }
 }
 
+/// A probe for the GEMV design space: one workgroup per row, vec4 loads striding the row
+/// so each step reads 4 KiB contiguously, then a workgroup tree reduction. `n` must be a
+/// multiple of 4 (`n4 = n / 4`). Not a built-in: it measures how far codegen is from copy
+/// speed with the simplest memory-bound shape.
+#[forge_kernel(crate = ::forge_core, workgroup = 256, threads = m * 256, ext = false)]
+pub fn gemv_rows_vec4(
+    a: &[Vec4; m * n4],
+    x: &[Vec4; n4],
+    #[out] y: &mut [f32; m],
+    m: u32,
+    n4: u32,
+) {
+    #[shared]
+    let mut partial = [0.0f32; WG];
+    let row = workgroup_index();
+    let lid = local_index();
+    let base = row * n4;
+    // Four independent loads in flight per step: latency hiding without relying on unrolling.
+    let mut acc0 = 0.0f32;
+    let mut acc1 = 0.0f32;
+    let mut acc2 = 0.0f32;
+    let mut acc3 = 0.0f32;
+    let mut j = lid;
+    while j + 3 * WG < n4 {
+        let v0 = a[base + j];
+        let v1 = a[base + j + WG];
+        let v2 = a[base + j + 2 * WG];
+        let v3 = a[base + j + 3 * WG];
+        acc0 += v0.dot(x[j]);
+        acc1 += v1.dot(x[j + WG]);
+        acc2 += v2.dot(x[j + 2 * WG]);
+        acc3 += v3.dot(x[j + 3 * WG]);
+        j += 4 * WG;
+    }
+    while j < n4 {
+        acc0 += a[base + j].dot(x[j]);
+        j += WG;
+    }
+    partial[lid] = (acc0 + acc1) + (acc2 + acc3);
+    workgroup_barrier();
+    let mut stride = WG / 2;
+    while stride > 0 {
+        if lid < stride {
+            partial[lid] += partial[lid + stride];
+        }
+        workgroup_barrier();
+        stride /= 2;
+    }
+    if lid == 0 {
+        y[row] = partial[0];
+    }
+}
+
 /// What a case's throughput is counted in.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub enum Work {
@@ -103,6 +156,20 @@ pub fn cases(quick: bool) -> Vec<Case> {
             peer: "sgemv",
         });
     }
+    let probes: &[(u32, u32)] = if quick {
+        &[(64, 512)]
+    } else {
+        &[(16384, 16384)]
+    };
+    for &(m, n) in probes {
+        v.push(Case {
+            kernel: &gemv_rows_vec4::Kernel,
+            shape: format!("{m}x{n}"),
+            scalars: vec![u(m), u(n / 4)],
+            work: Work::Bytes(4 * (m as u64 * n as u64 + m as u64 + n as u64)),
+            peer: "sgemv",
+        });
+    }
     let gemms: &[u32] = if quick {
         &[128]
     } else {
@@ -174,7 +241,13 @@ pub fn run(
     let mut out = Vec::new();
     for case in cases(quick) {
         let is_copy = case.kernel.name() == copy_vec4::NAME;
-        if !only.is_empty() && !is_copy && !only.iter().any(|k| k == case.kernel.name()) {
+        // Probes run with the kernel they probe (`gemv_rows_vec4` with `gemv`).
+        if !only.is_empty()
+            && !is_copy
+            && !only
+                .iter()
+                .any(|k| case.kernel.name().starts_with(k.as_str()))
+        {
             continue;
         }
         let args = arguments(case.kernel, &case.scalars)?;

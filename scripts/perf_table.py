@@ -1,0 +1,72 @@
+#!/usr/bin/env python3
+"""Turns one device run into the table of docs/PERFORMANCE.md and a roofline-style SVG.
+
+Usage: scripts/perf_table.py BENCH.jsonl ANCHORS.jsonl COMMIT DATE [SVG_OUT]
+BENCH.jsonl is `forge bench --json`; ANCHORS.jsonl is shared/anchors/torch_anchors.py, both
+from the same device call, so every ratio compares figures measured minutes apart."""
+import json, sys
+
+def load(path):
+    out = []
+    for line in open(path):
+        line = line.strip()
+        if line.startswith("{"):
+            out.append(json.loads(line))
+    return out
+
+bench, anchors, commit, date = load(sys.argv[1]), load(sys.argv[2]), sys.argv[3], sys.argv[4]
+svg_out = sys.argv[5] if len(sys.argv) > 5 else None
+copy = next((a for a in anchors if a["what"] == "copy"), None)
+copy_gbps = copy["GBps"] if copy else None
+
+def peer(r):
+    k, shape = r["kernel"], r["shape"]
+    if k == "gemv":
+        m, n = map(int, shape.split("x"))
+        a = next((a for a in anchors if a["what"] == "sgemv" and a["m"] == m and a["k"] == n), None)
+        return ("cuBLAS SGEMV", a["GBps"], r["gbps"]) if a else None
+    if k == "gemm":
+        n = int(shape.split("^")[0])
+        a = next((a for a in anchors if a["what"] == "sgemm_fp32" and a["n"] == n), None)
+        return ("cuBLAS SGEMM fp32", a["TFLOPs"], r["tflops"]) if a else None
+    if k in ("copy_vec4", "p64_project", "ternary_gemv") and copy_gbps:
+        return ("torch copy", copy_gbps, r["gbps"])
+    return None
+
+rows = ["| kernel | shape | schedule | time | GB/s | TFLOP/s | of copy | peer | peer figure | ratio | date | commit |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+bars = []
+for r in bench:
+    p = peer(r)
+    t = r["us"]
+    time = f"{t/1e3:.3f} ms" if t >= 1000 else f"{t:.1f} µs"
+    gb = f"{r['gbps']:.0f}" if r.get("gbps") else "-"
+    tf = f"{r['tflops']:.2f}" if r.get("tflops") else "-"
+    fc = f"{r['frac_copy']:.2f}" if r.get("frac_copy") else "-"
+    if p:
+        name, fig, ours = p
+        ratio = ours / fig
+        unit = "TFLOP/s" if "SGEMM" in name else "GB/s"
+        rows.append(f"| {r['kernel']} | {r['shape']} | {r['schedule']} | {time} | {gb} | {tf} | {fc} | {name} | {fig:.1f} {unit} | {ratio:.2f}× | {date} | {commit} |")
+        bars.append((f"{r['kernel']} {r['shape']}", ratio))
+    else:
+        rows.append(f"| {r['kernel']} | {r['shape']} | {r['schedule']} | {time} | {gb} | {tf} | {fc} | - | - | - | {date} | {commit} |")
+print("\n".join(rows))
+
+if svg_out and bars:
+    w, rowh, left = 760, 26, 230
+    h = 60 + rowh * len(bars)
+    scale = (w - left - 40)
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="12">',
+             f'<text x="{w/2}" y="20" text-anchor="middle" font-size="14">Achieved throughput as a fraction of the limit (peer or device copy), {date}</text>']
+    x1 = left + scale
+    parts.append(f'<line x1="{x1}" y1="30" x2="{x1}" y2="{h-20}" stroke="#c00" stroke-dasharray="4"/>')
+    parts.append(f'<text x="{x1}" y="{h-6}" text-anchor="middle" fill="#c00">1.0 = limit</text>')
+    for i, (label, ratio) in enumerate(bars):
+        y = 36 + i * rowh
+        bw = max(1, min(ratio, 1.5) / 1.0 * scale)
+        parts.append(f'<text x="{left-6}" y="{y+14}" text-anchor="end">{label}</text>')
+        parts.append(f'<rect x="{left}" y="{y}" width="{bw:.1f}" height="{rowh-8}" fill="#4a7ab5"/>')
+        parts.append(f'<text x="{left+bw+4:.1f}" y="{y+14}">{ratio:.2f}</text>')
+    parts.append("</svg>")
+    open(svg_out, "w").write("\n".join(parts))
