@@ -87,14 +87,21 @@ fn blocks_reference(x: &[f32], k: usize, block: usize) -> (Vec<f32>, Vec<u32>) {
 fn assert_bits(what: &str, got: &[f32], want: &[f32]) {
     assert_eq!(got.len(), want.len(), "{what}: length");
     for (i, (g, w)) in got.iter().zip(want).enumerate() {
-        assert_eq!(g.to_bits(), w.to_bits(), "{what}: element {i} is {g}, expected {w}");
+        assert_eq!(
+            g.to_bits(),
+            w.to_bits(),
+            "{what}: element {i} is {g}, expected {w}"
+        );
     }
 }
 
 #[test]
 fn topk_seed_examples() {
     let mut rt = runtime();
-    assert_eq!(rt.topk(&[3.0, 9.0, 1.0, 7.0, 5.0], 3).unwrap(), vec![9.0, 7.0, 5.0]);
+    assert_eq!(
+        rt.topk(&[3.0, 9.0, 1.0, 7.0, 5.0], 3).unwrap(),
+        vec![9.0, 7.0, 5.0]
+    );
     assert_eq!(rt.topk(&[5.0, 1.0, 9.0, 2.0], 2).unwrap(), vec![9.0, 5.0]);
 }
 
@@ -136,11 +143,23 @@ fn topk_blocks_match_a_sort_with_torch_order() {
 fn topk_orders_nan_inf_and_zeros_as_torch_does() {
     let mut rt = runtime();
     let nan = f32::NAN;
-    let x = [1.0, nan, f32::NEG_INFINITY, -0.0, 0.0, f32::INFINITY, nan, -0.0];
+    let x = [
+        1.0,
+        nan,
+        f32::NEG_INFINITY,
+        -0.0,
+        0.0,
+        f32::INFINITY,
+        nan,
+        -0.0,
+    ];
     let (v, i) = rt.topk_with_indices(&x, 8, 8).unwrap();
     assert_eq!(i, vec![1, 6, 5, 0, 4, 3, 7, 2]);
     assert!(v[0].is_nan() && v[1].is_nan());
-    assert_eq!(v[2..], [f32::INFINITY, 1.0, 0.0, -0.0, -0.0, f32::NEG_INFINITY]);
+    assert_eq!(
+        v[2..],
+        [f32::INFINITY, 1.0, 0.0, -0.0, -0.0, f32::NEG_INFINITY]
+    );
     assert!(v[5].is_sign_negative() && !v[4].is_sign_negative());
     // A tail of one `-inf` with k = 3: the real `-inf` first, then padding.
     let inf = f32::INFINITY;
@@ -153,13 +172,28 @@ fn topk_orders_nan_inf_and_zeros_as_torch_does() {
 fn topk_every_schedule_gives_the_same_result() {
     let mut rt = runtime();
     let mut r = rng(11);
-    for (n, b, k, chained) in [(1000, 64, 8, 0), (777, 13, 13, 0), (3000, 1024, 900, 0), (5000, 2048, 100, 1)] {
+    for (n, b, k, chained) in [
+        (1000, 64, 8, 0),
+        (777, 13, 13, 0),
+        (3000, 1024, 900, 0),
+        (5000, 2048, 100, 1),
+    ] {
         let x = nasty(&mut r, n as usize);
-        let ids: Vec<u32> = if chained == 1 { (0..n).map(|i| i * 3).collect() } else { vec![0] };
+        let ids: Vec<u32> = if chained == 1 {
+            (0..n).map(|i| i * 3).collect()
+        } else {
+            vec![0]
+        };
         let p = (b as u32).next_power_of_two();
         let oracle = topk_select::cpu(&x, &ids, n, b, k, p, chained, 0).unwrap();
-        let reference = wgsl_forge::kernels::topk::topk_select_reference(&x, &ids, n, b, k, p, chained, 0).unwrap();
-        assert_bits(&format!("oracle vs reference n={n}"), &oracle.0, &reference.0);
+        let reference =
+            wgsl_forge::kernels::topk::topk_select_reference(&x, &ids, n, b, k, p, chained, 0)
+                .unwrap();
+        assert_bits(
+            &format!("oracle vs reference n={n}"),
+            &oracle.0,
+            &reference.0,
+        );
         assert_eq!(oracle.1, reference.1);
         for s in topk_select::Kernel.tune_space().candidates() {
             let cpu = topk_select::cpu_with(&s, &x, &ids, n, b, k, p, chained, 0).unwrap();
@@ -180,7 +214,11 @@ fn topk_blocks_past_65535_workgroups() {
     let mut r = rng(12);
     let n = 64 * 65536 + 40;
     let x: Vec<f32> = (0..n).map(|_| r.gen_range(-1.0f32..1.0)).collect();
-    let s = Schedule { workgroup: 64, items: 1, vector: 1 };
+    let s = Schedule {
+        workgroup: 64,
+        items: 1,
+        vector: 1,
+    };
     let (v, i) = topk_select::run_with(&mut rt, &s, &x, &[0], n as u32, 64, 8, 64, 0, 1).unwrap();
     let (want_v, want_i) = blocks_reference(&x, 8, 64);
     assert_bits("topk past 65535 workgroups", &v, &want_v);
@@ -210,7 +248,11 @@ fn topk_global_matches_a_sort() {
         let (v, i) = rt.topk_global_with_indices(&x, k).unwrap();
         assert_bits(&format!("global n={n} k={k}"), &v, &want_v);
         assert_eq!(i, want_i, "global n={n} k={k}: indices");
-        assert_bits(&format!("global n={n} k={k}"), &rt.topk_global(&x, k).unwrap(), &want_v);
+        assert_bits(
+            &format!("global n={n} k={k}"),
+            &rt.topk_global(&x, k).unwrap(),
+            &want_v,
+        );
     }
     // Many equal values: ties go to the lowest indices, across blocks and passes.
     let x = vec![2.5f32; 10_000];
@@ -221,7 +263,16 @@ fn topk_global_matches_a_sort() {
     let mut x = vec![f32::NEG_INFINITY; 4100];
     x[0] = 1.0;
     let (v, i) = rt.topk_global_with_indices(&x, 5).unwrap();
-    assert_eq!(v, vec![1.0, f32::NEG_INFINITY, f32::NEG_INFINITY, f32::NEG_INFINITY, f32::NEG_INFINITY]);
+    assert_eq!(
+        v,
+        vec![
+            1.0,
+            f32::NEG_INFINITY,
+            f32::NEG_INFINITY,
+            f32::NEG_INFINITY,
+            f32::NEG_INFINITY
+        ]
+    );
     assert_eq!(i, vec![0, 1, 2, 3, 4]);
 }
 
@@ -231,13 +282,34 @@ fn topk_rejects_bad_input() {
     let x = [1.0f32; 100];
     assert!(matches!(rt.topk(&[], 1), Err(ForgeError::EmptyWork { .. })));
     assert!(matches!(rt.topk(&x, 0), Err(ForgeError::EmptyWork { .. })));
-    assert!(matches!(rt.topk(&x, 65), Err(ForgeError::InvalidArgument { .. })));
-    assert!(matches!(rt.topk_blocks(&x, 1, 0), Err(ForgeError::InvalidArgument { .. })));
-    assert!(matches!(rt.topk_blocks(&x, 1, 1025), Err(ForgeError::InvalidArgument { .. })));
-    assert!(matches!(rt.topk_with_indices(&x, 11, 10), Err(ForgeError::InvalidArgument { .. })));
-    assert!(matches!(rt.topk_global(&x, 0), Err(ForgeError::EmptyWork { .. })));
-    assert!(matches!(rt.topk_global(&[], 1), Err(ForgeError::EmptyWork { .. })));
-    assert!(matches!(rt.topk_global(&x, 101), Err(ForgeError::InvalidArgument { .. })));
+    assert!(matches!(
+        rt.topk(&x, 65),
+        Err(ForgeError::InvalidArgument { .. })
+    ));
+    assert!(matches!(
+        rt.topk_blocks(&x, 1, 0),
+        Err(ForgeError::InvalidArgument { .. })
+    ));
+    assert!(matches!(
+        rt.topk_blocks(&x, 1, 1025),
+        Err(ForgeError::InvalidArgument { .. })
+    ));
+    assert!(matches!(
+        rt.topk_with_indices(&x, 11, 10),
+        Err(ForgeError::InvalidArgument { .. })
+    ));
+    assert!(matches!(
+        rt.topk_global(&x, 0),
+        Err(ForgeError::EmptyWork { .. })
+    ));
+    assert!(matches!(
+        rt.topk_global(&[], 1),
+        Err(ForgeError::EmptyWork { .. })
+    ));
+    assert!(matches!(
+        rt.topk_global(&x, 101),
+        Err(ForgeError::InvalidArgument { .. })
+    ));
     let big = vec![0.0f32; 2000];
     let err = rt.topk_global(&big, 1025).unwrap_err();
     assert!(err.to_string().contains("1024"), "{err}");
@@ -259,7 +331,9 @@ fn rustfft_reference(data: &[f32], n: usize, inverse: bool) -> Vec<f64> {
         .collect();
     plan.process(&mut buf);
     let scale = if inverse { 1.0 / n as f64 } else { 1.0 };
-    buf.iter().flat_map(|c| [c.re * scale, c.im * scale]).collect()
+    buf.iter()
+        .flat_map(|c| [c.re * scale, c.im * scale])
+        .collect()
 }
 
 /// The tolerance policy: every component of every output within `ε·(log2 n + 1)·‖x‖₂`
@@ -307,10 +381,24 @@ fn fft_matches_rustfft() {
         let n = 1usize << log_n;
         let x = complex_data(&mut r, 2 * n);
         let got = rt.fft(&x).unwrap();
-        assert_fft_close(&format!("fft n={n}"), &x, &got, &rustfft_reference(&x, n, false), n, false);
+        assert_fft_close(
+            &format!("fft n={n}"),
+            &x,
+            &got,
+            &rustfft_reference(&x, n, false),
+            n,
+            false,
+        );
         if log_n <= 13 {
             let got = rt.ifft(&x).unwrap();
-            assert_fft_close(&format!("ifft n={n}"), &x, &got, &rustfft_reference(&x, n, true), n, true);
+            assert_fft_close(
+                &format!("ifft n={n}"),
+                &x,
+                &got,
+                &rustfft_reference(&x, n, true),
+                n,
+                true,
+            );
         }
     }
 }
@@ -321,12 +409,32 @@ fn fft_batched_matches_rustfft_per_transform() {
     let mut r = rng(21);
     for (n, batch) in [(1, 5), (2, 3), (64, 7), (1024, 3), (4096, 3), (8192, 2)] {
         let x = complex_data(&mut r, 2 * n * batch);
-        let want: Vec<f64> = x.chunks(2 * n).flat_map(|c| rustfft_reference(c, n, false)).collect();
+        let want: Vec<f64> = x
+            .chunks(2 * n)
+            .flat_map(|c| rustfft_reference(c, n, false))
+            .collect();
         let got = rt.fft_batched(&x, n, batch).unwrap();
-        assert_fft_close(&format!("fft_batched n={n} batch={batch}"), &x, &got, &want, n, false);
-        let want: Vec<f64> = x.chunks(2 * n).flat_map(|c| rustfft_reference(c, n, true)).collect();
+        assert_fft_close(
+            &format!("fft_batched n={n} batch={batch}"),
+            &x,
+            &got,
+            &want,
+            n,
+            false,
+        );
+        let want: Vec<f64> = x
+            .chunks(2 * n)
+            .flat_map(|c| rustfft_reference(c, n, true))
+            .collect();
         let got = rt.ifft_batched(&x, n, batch).unwrap();
-        assert_fft_close(&format!("ifft_batched n={n} batch={batch}"), &x, &got, &want, n, true);
+        assert_fft_close(
+            &format!("ifft_batched n={n} batch={batch}"),
+            &x,
+            &got,
+            &want,
+            n,
+            true,
+        );
     }
 }
 
@@ -344,7 +452,10 @@ fn ifft_inverts_fft() {
         let bound = 8.0 * f32::EPSILON as f64 * (log_n as f64 + 1.0) * rms;
         for (i, (a, b)) in back.iter().zip(&x).enumerate() {
             let err = (a - b).abs() as f64;
-            assert!(err <= bound, "n={n}: float {i} is {a}, expected {b} (error {err:e}, bound {bound:e})");
+            assert!(
+                err <= bound,
+                "n={n}: float {i} is {a}, expected {b} (error {err:e}, bound {bound:e})"
+            );
         }
     }
 }
@@ -363,15 +474,27 @@ fn fft_every_schedule_matches_the_oracle() {
     ];
     for [len, m, inner, ih, il, is, oh, ol, os, tw, inv] in cases {
         let x: Vec<f32> = (0..2 * len).map(|_| r.gen_range(-1.0..1.0)).collect();
-        let oracle = fft_pass::cpu(&x, len, m, inner, ih, il, is, oh, ol, os, tw, inv, 1.0).unwrap();
+        let oracle =
+            fft_pass::cpu(&x, len, m, inner, ih, il, is, oh, ol, os, tw, inv, 1.0).unwrap();
         let mag = (m as f64).sqrt();
         for s in fft_pass::Kernel.tune_space().candidates() {
-            let cpu = fft_pass::cpu_with(&s, &x, len, m, inner, ih, il, is, oh, ol, os, tw, inv, 1.0).unwrap();
-            assert_eq!(cpu, oracle, "m={m}: the oracle at {s} differs from the declared schedule");
-            let gpu = fft_pass::run_with(&mut rt, &s, &x, len, m, inner, ih, il, is, oh, ol, os, tw, inv, 1.0).unwrap();
+            let cpu =
+                fft_pass::cpu_with(&s, &x, len, m, inner, ih, il, is, oh, ol, os, tw, inv, 1.0)
+                    .unwrap();
+            assert_eq!(
+                cpu, oracle,
+                "m={m}: the oracle at {s} differs from the declared schedule"
+            );
+            let gpu = fft_pass::run_with(
+                &mut rt, &s, &x, len, m, inner, ih, il, is, oh, ol, os, tw, inv, 1.0,
+            )
+            .unwrap();
             for (i, (g, c)) in gpu.iter().zip(&cpu).enumerate() {
                 let err = (g - c).abs() as f64;
-                assert!(err <= 1e-5 * mag, "m={m} at {s}: float {i}: gpu {g}, oracle {c}");
+                assert!(
+                    err <= 1e-5 * mag,
+                    "m={m} at {s}: float {i}: gpu {g}, oracle {c}"
+                );
             }
         }
     }
@@ -382,11 +505,32 @@ fn fft_rejects_bad_input() {
     let mut rt = runtime();
     assert!(matches!(rt.fft(&[]), Err(ForgeError::EmptyWork { .. })));
     assert!(matches!(rt.ifft(&[]), Err(ForgeError::EmptyWork { .. })));
-    assert!(matches!(rt.fft(&[1.0, 2.0, 3.0]), Err(ForgeError::InvalidArgument { .. })));
-    assert!(matches!(rt.fft(&[0.0; 6]), Err(ForgeError::InvalidArgument { .. })));
-    assert!(matches!(rt.fft(&[0.0; 24]), Err(ForgeError::InvalidArgument { .. })));
-    assert!(matches!(rt.fft_batched(&[0.0; 16], 4, 3), Err(ForgeError::LengthMismatch { .. })));
-    assert!(matches!(rt.fft_batched(&[0.0; 12], 3, 2), Err(ForgeError::InvalidArgument { .. })));
-    assert!(matches!(rt.fft_batched(&[0.0; 16], 0, 2), Err(ForgeError::EmptyWork { .. })));
-    assert!(matches!(rt.ifft_batched(&[0.0; 16], 8, 0), Err(ForgeError::EmptyWork { .. })));
+    assert!(matches!(
+        rt.fft(&[1.0, 2.0, 3.0]),
+        Err(ForgeError::InvalidArgument { .. })
+    ));
+    assert!(matches!(
+        rt.fft(&[0.0; 6]),
+        Err(ForgeError::InvalidArgument { .. })
+    ));
+    assert!(matches!(
+        rt.fft(&[0.0; 24]),
+        Err(ForgeError::InvalidArgument { .. })
+    ));
+    assert!(matches!(
+        rt.fft_batched(&[0.0; 16], 4, 3),
+        Err(ForgeError::LengthMismatch { .. })
+    ));
+    assert!(matches!(
+        rt.fft_batched(&[0.0; 12], 3, 2),
+        Err(ForgeError::InvalidArgument { .. })
+    ));
+    assert!(matches!(
+        rt.fft_batched(&[0.0; 16], 0, 2),
+        Err(ForgeError::EmptyWork { .. })
+    ));
+    assert!(matches!(
+        rt.ifft_batched(&[0.0; 16], 8, 0),
+        Err(ForgeError::EmptyWork { .. })
+    ));
 }

@@ -50,13 +50,14 @@ pub const FFT_MAX_LEN: usize = FFT_MAX_LOCAL * FFT_MAX_LOCAL;
 
 /// One pass: `len / m` sub-transforms of length `m` (a power of two, at most 2048).
 ///
-/// Sub-transform `t` (with `hi = t / inner`, `lo = t % inner`) reads element `j` at
+/// Sub-transform `t` (with `hi = t / inner`, `lo = t % inner`, `inner` a power of two)
+/// reads element `j` at
 /// `hi·in_hi + lo·in_lo + j·in_stride` and writes output `k` at
 /// `hi·out_hi + lo·out_lo + k·out_stride`, after multiplying it by `e^(∓2πi·(lo·k mod tw_n)/tw_n)`
 /// when `tw_n > 0` (a power of two, at most 2^26) and by `scale`. The exponent's sign is `+`
 /// when `inverse ≠ 0`. The output map must be a permutation of `0..len`.
 #[forge_kernel(crate = ::forge_core, workgroup = 256, threads = len, ext = false,
-    tune(workgroup = [256, 128, 64], items = [4, 2, 8, 1]),
+    tune(workgroup = [256, 128, 64], items = [8, 4, 2, 1]),
     reference = fft_pass_reference, tolerance(abs = 1e-4, rel = 1e-4),
     case(len = 3, m = 1, inner = 1, in_hi = 1, in_lo = 0, in_stride = 1, out_hi = 1, out_lo = 0,
         out_stride = 1, tw_n = 0, inverse = 0, scale = 1.0),
@@ -99,11 +100,14 @@ pub fn fft_pass(
     #[shared]
     let mut sim = [0.0f32; 2048];
     let lid = local_index();
-    let count = len / m;
-    let groups = (WG * ITEMS / m).max(1);
+    // `m`, `inner` and every butterfly span are powers of two: shifts and masks, not
+    // divisions.
+    let log_m = m.trailing_zeros();
+    let log_inner = inner.trailing_zeros();
+    let count = len >> log_m;
+    let groups = ((WG * ITEMS) >> log_m).max(1);
     let slots = groups * m;
     let first = workgroup_index() * groups;
-    let log_m = m.trailing_zeros();
     let sign = if inverse != 0 { 1.0f32 } else { -1.0f32 };
     // When a sub-transform is longer than `WG·ITEMS`, the launch has more workgroups than
     // sub-transforms.
@@ -111,12 +115,12 @@ pub fn fft_pass(
         // Load in bit-reversed order, so that the butterflies run in place.
         let mut i = lid;
         while i < slots {
-            let t = first + i / m;
-            let j = i % m;
+            let t = first + (i >> log_m);
+            let j = i & (m - 1);
             let mut re = 0.0f32;
             let mut im = 0.0f32;
             if t < count {
-                let src = (t / inner) * in_hi + (t % inner) * in_lo + j * in_stride;
+                let src = (t >> log_inner) * in_hi + (t & (inner - 1)) * in_lo + j * in_stride;
                 re = input[2 * src];
                 im = input[2 * src + 1];
             }
@@ -124,9 +128,12 @@ pub fn fft_pass(
             if log_m > 0 {
                 r = j.reverse_bits() >> (32 - log_m);
             }
-            let d = (i / m) * m + r;
-            sre[d] = re;
-            sim[d] = im;
+            // Slot `d` lives at `d ^ ((d >> 5) & 31)`: bit-reversed stores of consecutive `j`
+            // land 32 slots apart, which would all hit one memory bank.
+            let d = (i & !(m - 1)) + r;
+            let ds = d ^ ((d >> 5) & 31);
+            sre[ds] = re;
+            sim[ds] = im;
             i += WG;
         }
         workgroup_barrier();
@@ -138,9 +145,11 @@ pub fn fft_pass(
         while h < m {
             let mut t = lid;
             while t < slots / 2 {
-                let q = t % half_m;
-                let r = q % h;
-                let a = (t / half_m) * m + (q / h) * 2 * h + r;
+                // Butterfly `t`: transform `t / half_m`, pair `q` within it, whose lower
+                // element is `q` with bit `log2 h` opened up.
+                let q = t & (half_m - 1);
+                let r = q & (h - 1);
+                let a = ((t >> (log_m - 1)) << log_m) + q + (q & !(h - 1));
                 let c = a + h;
                 // The angle in units of 2^-30 turns, reduced to [0, π/4].
                 let e = r << (30 - log_2h);
@@ -176,6 +185,8 @@ pub fn fft_pass(
                 }
                 let wr = ct;
                 let wi = sign * st;
+                let a = a ^ ((a >> 5) & 31);
+                let c = c ^ ((c >> 5) & 31);
                 let xr = sre[c];
                 let xi = sim[c];
                 let vr = xr * wr - xi * wi;
@@ -196,13 +207,14 @@ pub fn fft_pass(
         // Twiddle, scale and store with the output strides.
         let mut i = lid;
         while i < slots {
-            let t = first + i / m;
+            let t = first + (i >> log_m);
             if t < count {
-                let kq = i % m;
-                let mut re = sre[i];
-                let mut im = sim[i];
+                let kq = i & (m - 1);
+                let is = i ^ ((i >> 5) & 31);
+                let mut re = sre[is];
+                let mut im = sim[is];
                 if tw_n > 0 {
-                    let e = (((t % inner) * kq) % tw_n) << (30 - tw_n.trailing_zeros());
+                    let e = (((t & (inner - 1)) * kq) & (tw_n - 1)) << (30 - tw_n.trailing_zeros());
                     let quad = e >> 28;
                     let u = e & 0x0fffffff;
                     let swap = u > 0x08000000;
@@ -239,7 +251,7 @@ pub fn fft_pass(
                     im = re * wi + im * wr;
                     re = nr;
                 }
-                let o = (t / inner) * out_hi + (t % inner) * out_lo + kq * out_stride;
+                let o = (t >> log_inner) * out_hi + (t & (inner - 1)) * out_lo + kq * out_stride;
                 output[2 * o] = re * scale;
                 output[2 * o + 1] = im * scale;
             }
@@ -363,9 +375,13 @@ fn transform(
         let mid = rt.zeros::<f32>(data.len())?;
         let out = rt.zeros::<f32>(data.len())?;
         // Columns: length n1, stride n2, twiddled by e^(∓2πi·j2·k1/n), stored at k1·n2 + j2.
-        fft_pass::launch(rt, &x, &mid, len, n1, n2, n32, 1, n2, n32, 1, n2, n32, dir, 1.0)?;
+        fft_pass::launch(
+            rt, &x, &mid, len, n1, n2, n32, 1, n2, n32, 1, n2, n32, dir, 1.0,
+        )?;
         // Rows: length n2, contiguous, stored at k1 + n1·k2.
-        fft_pass::launch(rt, &mid, &out, len, n2, n1, n32, n2, 1, n32, 1, n1, 0, dir, scale)?;
+        fft_pass::launch(
+            rt, &mid, &out, len, n2, n1, n32, n2, 1, n32, 1, n1, 0, dir, scale,
+        )?;
         rt.download(&out)
     }
 }
@@ -421,12 +437,8 @@ pub trait FftExt {
     /// assert_eq!(out, vec![2.0, 0.0, 0.0, 0.0, 0.0, 0.0, 2.0, 0.0]);
     /// # Ok::<(), ForgeError>(())
     /// ```
-    fn fft_batched(
-        &mut self,
-        data: &[f32],
-        n: usize,
-        batch: usize,
-    ) -> Result<Vec<f32>, ForgeError>;
+    fn fft_batched(&mut self, data: &[f32], n: usize, batch: usize)
+        -> Result<Vec<f32>, ForgeError>;
 
     /// `batch` inverse transforms of length `n`, each normalised by `1/n`, as
     /// [`FftExt::ifft`] computes them; the layout of [`FftExt::fft_batched`].

@@ -71,7 +71,7 @@ const GLOBAL_GROUP: u32 = 2048;
 /// which is written instead, and elements whose index is `u32::MAX` count as padding; ties
 /// are broken by position, which the global passes make agree with the index order.
 #[forge_kernel(crate = ::forge_core, workgroup = 256, threads = n.div_ceil(b) * p, ext = false,
-    tune(workgroup = [256, 128, 64], items = [4, 1, 2, 8]),
+    tune(workgroup = [256, 128, 64], items = [8, 4, 2, 1]),
     reference = topk_select_reference, tolerance(abs = 0.0, rel = 0.0),
     case(n = 1, b = 1, k = 1, p = 1, chained = 0, local = 1),
     case(n = 5, b = 64, k = 3, p = 64, chained = 0, local = 1),
@@ -101,16 +101,19 @@ pub fn topk_select(
     let mut spos = [0u32; 2048];
     let lid = local_index();
     let nb = n.div_ceil(b);
-    let groups = (WG * ITEMS / p).max(1);
+    // Every divisor below is a power of two: shifts and masks, not divisions.
+    let log_p = p.trailing_zeros();
+    let groups = ((WG * ITEMS) >> log_p).max(1);
     let slots = groups * p;
     let first = workgroup_index() * groups;
-    let kk = 1u32 << (32 - (k - 1).leading_zeros());
+    let log_k = 32 - (k - 1).leading_zeros();
+    let kk = 1u32 << log_k;
     // When a block is larger than `WG·ITEMS`, the launch has more workgroups than blocks.
     if first < nb {
         let mut i = lid;
         while i < slots {
-            let blk = first + i / p;
-            let j = i % p;
+            let blk = first + (i >> log_p);
+            let j = i & (p - 1);
             let mut key = 0u32;
             if blk < nb && j < b {
                 let src = blk * b + j;
@@ -145,7 +148,8 @@ pub fn topk_select(
             while stride > 0 {
                 let mut t = lid;
                 while t < pairs {
-                    let lo = (t / stride) * 2 * stride + t % stride;
+                    // The `t`-th pair's lower slot: bit `log2 stride` of `t` opened up.
+                    let lo = t + (t & !(stride - 1));
                     let hi = lo + stride;
                     let desc = (lo & size) == 0 || size == p;
                     let ka = skey[lo];
@@ -171,12 +175,13 @@ pub fn topk_select(
         // the top `kk` of both), then sort it. The run of pair `r` lives at `r·span`.
         let half_k = kk / 2;
         let mut span = kk * 2;
+        let mut log_span = log_k + 1;
         while span <= p {
             let half_span = span / 2;
-            let runs = slots / span;
+            let runs = slots >> log_span;
             let mut t = lid;
             while t < runs * kk {
-                let a = (t / kk) * span + t % kk;
+                let a = ((t >> log_k) << log_span) + (t & (kk - 1));
                 let c = a + half_span;
                 let ka = skey[a];
                 let kc = skey[c];
@@ -191,11 +196,11 @@ pub fn topk_select(
             while stride > 0 {
                 let mut t = lid;
                 while t < runs * half_k {
-                    let r = t / half_k;
-                    let q = t % half_k;
-                    let lo = r * span + (q / stride) * 2 * stride + q % stride;
+                    let r = t >> (log_k - 1);
+                    let q = t & (half_k - 1);
+                    let lo = (r << log_span) + q + (q & !(stride - 1));
                     let hi = lo + stride;
-                    let desc = r % 2 == 0 || span == p;
+                    let desc = (r & 1) == 0 || span == p;
                     let ka = skey[lo];
                     let kb = skey[hi];
                     let pa = spos[lo];
@@ -213,6 +218,7 @@ pub fn topk_select(
                 stride = stride / 2;
             }
             span = span * 2;
+            log_span += 1;
         }
 
         // Block `blk`'s sorted run starts at slot `g·p`.
