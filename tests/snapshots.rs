@@ -1,0 +1,177 @@
+//! The generated WGSL of representative kernels, snapshot-tested (as naga's `tests/in` →
+//! `tests/out`) and parsed and validated by naga here too, so that a change to the emitter
+//! shows up as a reviewable diff and never as WGSL that a driver would reject.
+//!
+//! Review a change with `INSTA_UPDATE=always cargo test --test snapshots` and `git diff
+//! tests/snapshots/`; in CI a missing or different snapshot fails.
+
+use naga::valid::{Capabilities, ValidationFlags, Validator};
+use wgsl_forge::prelude::*;
+
+/// Parses and validates `source` with naga, failing with naga's report.
+fn validate(name: &str, source: &str) {
+    let module = match naga::front::wgsl::parse_str(source) {
+        Ok(m) => m,
+        Err(e) => panic!(
+            "{name}: naga cannot parse the generated WGSL:\n{}",
+            e.emit_to_string(source)
+        ),
+    };
+    if let Err(e) = Validator::new(ValidationFlags::all(), Capabilities::all()).validate(&module) {
+        panic!(
+            "{name}: naga rejects the generated WGSL:\n{}",
+            e.emit_to_string(source)
+        );
+    }
+    let entry = module
+        .entry_points
+        .iter()
+        .find(|e| e.stage == naga::ShaderStage::Compute);
+    assert!(
+        entry.is_some(),
+        "{name}: the generated WGSL has no compute entry point"
+    );
+}
+
+// ---- a matrix-vector product: bindings, params, a loop over a scalar bound ------------
+
+/// y = A·x for a row-major m×n matrix A.
+#[forge_kernel(workgroup = 64, threads = m)]
+pub fn snap_gemv(a: &[f32; m * n], x: &[f32; n], #[out] y: &mut [f32; m], m: u32, n: u32) {
+    let row = global_index();
+    if row < m {
+        let mut acc = 0.0f32;
+        for j in 0..n {
+            acc += a[row * n + j] * x[j];
+        }
+        y[row] = acc;
+    }
+}
+
+#[test]
+fn gemv_wgsl() {
+    validate("snap_gemv", snap_gemv::WGSL);
+    insta::assert_snapshot!("gemv", snap_gemv::WGSL);
+}
+
+// ---- a tree reduction in workgroup memory: barriers inside a uniform loop ------------
+
+/// One partial sum per workgroup.
+#[forge_kernel(workgroup = 128, threads = n)]
+pub fn snap_block_sum(x: &[f32; n], #[out] sums: &mut [f32; n.div_ceil(128)], n: u32) {
+    #[shared]
+    let mut tile = [0.0f32; WG];
+    let lid = local_index();
+    let i = global_index();
+    let mut v = 0.0f32;
+    if i < n {
+        v = x[i];
+    }
+    tile[lid] = v;
+    workgroup_barrier();
+    let mut stride = WG / 2;
+    while stride > 0 {
+        if lid < stride {
+            tile[lid] += tile[lid + stride];
+        }
+        workgroup_barrier();
+        stride /= 2;
+    }
+    if lid == 0 {
+        sums[workgroup_index()] = tile[0];
+    }
+}
+
+#[test]
+fn shared_memory_reduction_wgsl() {
+    validate("snap_block_sum", snap_block_sum::WGSL);
+    insta::assert_snapshot!("block_sum", snap_block_sum::WGSL);
+}
+
+// ---- integers: wrapping arithmetic, WGSL division, shifts, bit functions, casts --------
+
+/// A per-element integer hash and a handful of signed operations.
+#[forge_kernel(workgroup = 256, threads = n)]
+pub fn snap_int_mix(
+    a: &[u32; n],
+    b: &[i32; n],
+    #[out] h: &mut [u32; n],
+    #[out] s: &mut [i32; n],
+    n: u32,
+    seed: u32,
+) {
+    let i = global_index();
+    if i >= n {
+        return;
+    }
+    let mut x = a[i] ^ seed;
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    x = x.wrapping_mul(0x9e37_79b9) + x.count_ones() + x.leading_zeros() * 3;
+    let k = x % 7 + 1;
+    h[i] = (x / k) | (x.reverse_bits() & 0xff) | (x.trailing_zeros() << 24);
+    let y = b[i];
+    let q = y / (k as i32 - 4);
+    s[i] = q.abs() * y.signum() + (y % 5) - (y >> 2) + (!y & 3) + i32::MIN.wrapping_add(q);
+}
+
+#[test]
+fn integer_heavy_wgsl() {
+    validate("snap_int_mix", snap_int_mix::WGSL);
+    insta::assert_snapshot!("int_mix", snap_int_mix::WGSL);
+}
+
+// ---- float methods whose Rust meaning needs a WGSL helper: round, min, max, powf ------
+
+/// Quantise, clamp and apply a gamma curve.
+#[forge_kernel(threads = n)]
+pub fn snap_float_helpers(x: &[f32; n], #[out] y: &mut [f32; n], n: u32, gamma: f32, scale: f32) {
+    let i = global_index();
+    if i < n {
+        let v = x[i];
+        let q = (v * scale).round() / scale;
+        let c = q.max(0.0).min(1.0);
+        let g = c.powf(gamma);
+        y[i] = g.clamp(0.0, 1.0) + (v.abs() + 1.0).ln().round_ties_even() * 0.0;
+    }
+}
+
+#[test]
+fn float_helpers_wgsl() {
+    validate("snap_float_helpers", snap_float_helpers::WGSL);
+    insta::assert_snapshot!("float_helpers", snap_float_helpers::WGSL);
+}
+
+// ---- a tunable kernel: the source for a non-default schedule -------------------------
+
+/// Each invocation handles ITEMS consecutive elements; the result never depends on the
+/// schedule.
+#[forge_kernel(workgroup = 64, threads = n, tune(workgroup = [64, 128, 256], items = [1, 2, 4]))]
+pub fn snap_axpy_items(x: &[f32; n], y: &mut [f32; n], n: u32, alpha: f32) {
+    let base = global_index() * ITEMS;
+    for k in 0..ITEMS {
+        let i = base + k;
+        if i < n {
+            y[i] = alpha.mul_add(x[i], y[i]);
+        }
+    }
+}
+
+#[test]
+fn tuned_schedule_wgsl() {
+    let default = snap_axpy_items::WGSL;
+    validate("snap_axpy_items (default)", default);
+    let schedule = Schedule {
+        workgroup: 256,
+        items: 4,
+        vector: 1,
+    };
+    let tuned = snap_axpy_items::wgsl(&schedule);
+    validate("snap_axpy_items (workgroup 256, items 4)", &tuned);
+    assert_ne!(
+        default, tuned,
+        "the schedule must reach the generated source"
+    );
+    insta::assert_snapshot!("axpy_items_wg256_items4", tuned);
+}

@@ -1,0 +1,17 @@
+use wgsl_forge::prelude::*;
+
+#[forge_kernel(threads = n)]
+pub fn staged(x: &[f32; n], #[out] y: &mut [f32; n], n: u32) {
+    #[shared]
+    let mut tile = [0.0f32; 64];
+    let i = global_index();
+    let lid = local_index();
+    if i >= n {
+        return;
+    }
+    tile[lid] = x[i];
+    workgroup_barrier();
+    y[i] = tile[63 - lid];
+}
+
+fn main() {}
