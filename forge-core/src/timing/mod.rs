@@ -316,7 +316,8 @@ impl ForgeRuntime {
     /// #             if g.x < p.n {{ y[g.x] = g.x; }} }}", s.wgsl_header())
     /// #     }
     /// #     fn layout(&self) -> &'static [Binding] {
-    /// #         &[Binding { binding: 0, name: "y", elem: ElemType::scalar(ScalarType::U32), access: Access::Out, len: "n" }]
+    /// #         static LAYOUT: [Binding; 1] = [Binding { binding: 0, name: "y", elem: ElemType::scalar(ScalarType::U32), access: Access::Out, len: "n" }];
+    /// #         &LAYOUT
     /// #     }
     /// #     fn scalars(&self) -> &'static [ScalarParam] { &[ScalarParam { name: "n", ty: ScalarType::U32 }] }
     /// #     fn default_schedule(&self) -> Schedule { Schedule::with_workgroup(64) }

@@ -40,6 +40,16 @@ fn fmt_ns(ns: Option<f64>) -> String {
     }
 }
 
+/// `text`, cut to `max` characters with an ellipsis.
+fn shorten(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        text.to_string()
+    } else {
+        let cut: String = text.chars().take(max.saturating_sub(1)).collect();
+        format!("{cut}…")
+    }
+}
+
 fn fmt_speedup(x: Option<f64>) -> String {
     x.map_or_else(|| "-".into(), |x| format!("{x:.2}x"))
 }
@@ -146,7 +156,7 @@ pub fn auto_tune_all(
                 .count();
             [
                 r.kernel.clone(),
-                r.bucket.problem.clone(),
+                shorten(&r.bucket.problem, 40),
                 format!("{passed}/{}", r.bucket.candidates.len()),
                 r.winner()
                     .map_or_else(|| "none (default used)".into(), |w| w.to_string()),
