@@ -1327,10 +1327,12 @@ struct Diag {
     rendered: String,
 }
 
-/// Error-level diagnostics of the scratch crate, from cargo's JSON messages.
-fn diagnostics(stdout: &str) -> (Vec<Diag>, bool) {
+/// Error-level diagnostics of the scratch crate, from cargo's JSON messages; whether rustc
+/// reached the scratch crate; and the errors of any other crate.
+fn diagnostics(stdout: &str) -> (Vec<Diag>, bool, String) {
     let mut out = Vec::new();
     let mut reached = false;
+    let mut other = String::new();
     for l in stdout.lines() {
         let Ok(v) = serde_json::from_str::<serde_json::Value>(l) else {
             continue;
@@ -1344,6 +1346,15 @@ fn diagnostics(stdout: &str) -> (Vec<Diag>, bool) {
             .and_then(|n| n.as_str())
             .unwrap_or("");
         if target != "forge_no_panic_scratch" {
+            // A dependency that fails to build: keep its error for the report.
+            if let Some(r) = v
+                .get("message")
+                .filter(|m| m.get("level").and_then(|l| l.as_str()) == Some("error"))
+                .and_then(|m| m.get("rendered"))
+                .and_then(|r| r.as_str())
+            {
+                other.push_str(r);
+            }
             continue;
         }
         reached = true;
@@ -1393,7 +1404,7 @@ fn diagnostics(stdout: &str) -> (Vec<Diag>, bool) {
                 .to_string(),
         });
     }
-    (out, reached)
+    (out, reached, other)
 }
 
 struct Checked {
@@ -1417,7 +1428,7 @@ fn check(dir: &Path, root: &Path, target: &Path, cases: &mut [Case]) -> Checked 
         .output()
         .expect("cargo runs");
     let stdout = String::from_utf8_lossy(&output.stdout);
-    let (mut diags, reached) = diagnostics(&stdout);
+    let (mut diags, reached, other) = diagnostics(&stdout);
     let in_sentinel = |d: &Diag| {
         d.line
             .is_some_and(|l| sentinel_lines.0 <= l && l <= sentinel_lines.1)
@@ -1428,7 +1439,7 @@ fn check(dir: &Path, root: &Path, target: &Path, cases: &mut [Case]) -> Checked 
         diags,
         reached,
         sentinel,
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned() + &other,
     }
 }
 
