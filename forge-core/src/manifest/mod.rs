@@ -30,7 +30,9 @@
 //! # Writing
 //! [`ManifestCache::store`] writes a temporary file in the destination directory, syncs it,
 //! and renames it over the manifest: readers see the old file or the new one, never a part,
-//! and concurrent writers (threads or processes) leave one whole file.
+//! and concurrent writers (threads or processes) leave one whole file. Tuning merges its
+//! bucket into the manifest it read; two tuners of different sizes racing on one kernel
+//! can therefore drop each other's bucket (the last rename wins), never corrupt the file.
 
 use crate::certify::Verdict;
 use crate::error::{ForgeError, Result};
@@ -627,11 +629,14 @@ fn file_safe(name: &str) -> String {
 /// Keyed by the kernel's name and its layout's address, which tell kernel types apart.
 #[derive(Debug, Default)]
 pub(crate) struct ManifestMemo {
-    map: Mutex<HashMap<(&'static str, usize), Option<Arc<TuningManifest>>>>,
+    map: Mutex<HashMap<MemoKey, Option<Arc<TuningManifest>>>>,
 }
 
+/// A kernel's name and the address of its layout.
+type MemoKey = (&'static str, usize);
+
 impl ManifestMemo {
-    fn key(kernel: &dyn Kernel) -> (&'static str, usize) {
+    fn key(kernel: &dyn Kernel) -> MemoKey {
         (kernel.name(), kernel.layout().as_ptr() as usize)
     }
 

@@ -149,7 +149,7 @@ pub fn median(values: &[f64]) -> Option<f64> {
 /// assert_eq!(ticks_to_ns(100, 350, 0.0), None);
 /// ```
 pub fn ticks_to_ns(start: u64, end: u64, period_ns: f32) -> Option<f64> {
-    if end <= start || !(period_ns > 0.0) || !period_ns.is_finite() {
+    if end <= start || !period_ns.is_finite() || period_ns <= 0.0 {
         return None;
     }
     Some((end - start) as f64 * period_ns as f64)
