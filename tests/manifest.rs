@@ -531,3 +531,39 @@ fn time_kernel_checks_its_arguments() {
         .expect_err("unrunnable schedule");
     assert!(matches!(err, ForgeError::BadSchedule { .. }), "{err}");
 }
+
+/// The same through the CLI: 8 `forge tune` processes at once on one cache, half of them
+/// on another problem size, leave one whole manifest that this runtime trusts.
+#[test]
+fn concurrent_processes_leave_every_file_parseable() {
+    let cache = temp_dir("processes");
+    let children: Vec<_> = (0..8)
+        .map(|i| {
+            let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_forge"));
+            cmd.arg("--cache-dir").arg(&cache).args(["tune", "axpy"]);
+            if i % 2 == 1 {
+                cmd.args(["--problem", "a=0.5,n=70000"]);
+            }
+            cmd.stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .expect("forge starts")
+        })
+        .collect();
+    for mut child in children {
+        assert!(child.wait().expect("forge ran").success());
+    }
+    let rt = runtime(Some(cache.clone()));
+    let dir = cache.join(rt.topology_hash());
+    let names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, vec!["axpy.json"], "no temporary file is left behind");
+    let m = read_manifest(&dir.join("axpy.json"));
+    assert!(m.winner().is_some());
+    assert_eq!(
+        rt.tuned_schedule(&wgsl_forge::kernels::axpy::axpy::Kernel),
+        Some(Schedule::with_workgroup(64))
+    );
+}
