@@ -173,7 +173,7 @@ fn topk_every_schedule_gives_the_same_result() {
     let mut rt = runtime();
     let mut r = rng(11);
     for (n, b, k, chained) in [
-        (1000, 64, 8, 0),
+        (1000u32, 64u32, 8, 0),
         (777, 13, 13, 0),
         (3000, 1024, 900, 0),
         (5000, 2048, 100, 1),
@@ -184,7 +184,7 @@ fn topk_every_schedule_gives_the_same_result() {
         } else {
             vec![0]
         };
-        let p = (b as u32).next_power_of_two();
+        let p = b.next_power_of_two();
         let oracle = topk_select::cpu(&x, &ids, n, b, k, p, chained, 0).unwrap();
         let reference =
             wgsl_forge::kernels::topk::topk_select_reference(&x, &ids, n, b, k, p, chained, 0)

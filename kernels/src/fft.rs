@@ -66,7 +66,7 @@ pub const FFT_MAX_LEN: usize = FFT_MAX_LOCAL * FFT_MAX_LOCAL;
     case(len = 40, m = 8, inner = 1, in_hi = 8, in_lo = 0, in_stride = 1, out_hi = 8, out_lo = 0,
         out_stride = 1, tw_n = 0, inverse = 0, scale = 1.0),
     case(len = 2048, m = 1024, inner = 1, in_hi = 1024, in_lo = 0, in_stride = 1, out_hi = 1024,
-        out_lo = 0, out_stride = 1, tw_n = 0, inverse = 1, scale = 0.0009765625),
+        out_lo = 0, out_stride = 1, tw_n = 0, inverse = 1, scale = 1.0 / 1024.0),
     case(len = 2048, m = 2048, inner = 1, in_hi = 2048, in_lo = 0, in_stride = 1, out_hi = 2048,
         out_lo = 0, out_stride = 1, tw_n = 0, inverse = 0, scale = 1.0),
     case(len = 192, m = 8, inner = 8, in_hi = 64, in_lo = 1, in_stride = 8, out_hi = 64, out_lo = 1,
@@ -76,7 +76,7 @@ pub const FFT_MAX_LEN: usize = FFT_MAX_LOCAL * FFT_MAX_LOCAL;
     case(len = 8192, m = 4, inner = 2048, in_hi = 8192, in_lo = 1, in_stride = 2048, out_hi = 8192,
         out_lo = 1, out_stride = 2048, tw_n = 8192, inverse = 1, scale = 1.0),
     case(len = 8192, m = 2048, inner = 4, in_hi = 8192, in_lo = 2048, in_stride = 1, out_hi = 8192,
-        out_lo = 1, out_stride = 4, tw_n = 0, inverse = 1, scale = 0.0001220703125))]
+        out_lo = 1, out_stride = 4, tw_n = 0, inverse = 1, scale = 1.0 / 8192.0))]
 pub fn fft_pass(
     // Interleaved `f32` rather than `Vec2` elements: the certifier's dyn path cannot yet
     // feed vector bindings to the oracle.
