@@ -586,7 +586,7 @@ pub fn emit(k: &Kernel<'_>, wgsl: &Wgsl) -> TokenStream {
 
             /// Runs the kernel on the GPU with the runtime's schedule for it (tuned, or declared).
             pub fn run(rt: &mut #rt, #(#method_args),*) -> ::core::result::Result<#out_ty, #err> {
-                let __fg_sched = rt.schedule_for(&Kernel);
+                let __fg_sched = rt.schedule_for_threads(&Kernel, __threads(#(#scalar_ids),*)? as u64);
                 run_with(rt, &__fg_sched, #(#method_names),*)
             }
 
@@ -609,7 +609,7 @@ pub fn emit(k: &Kernel<'_>, wgsl: &Wgsl) -> TokenStream {
                 #(#oracle_mod::check_len(NAME, #names_all, #len_texts_all, __fg_lens[#idx_all], #binding_ids.len())?;)*
                 let __fg_threads = __threads(#(#scalar_ids),*)?;
                 let __fg_params = Params { #(#scalar_ids),* };
-                let __fg_sched = rt.schedule_for(&Kernel);
+                let __fg_sched = rt.schedule_for_threads(&Kernel, __fg_threads as u64);
                 rt.launch_tensors(&Kernel, &__fg_sched, #bytemuck::bytes_of(&__fg_params), __fg_threads as u64, &[#(#binding_ids.raw()),*])
             }
 

@@ -503,14 +503,25 @@ impl<'k, 'a> Lowerer<'k, 'a> {
         if let (syn::Pat::Tuple(pt), Some(init)) = (&l.pat, &l.init) {
             if let syn::Expr::Tuple(et) = &*init.expr {
                 if pt.elems.len() != et.elems.len() {
-                    return self.err(l.pat.span(), format!("this pattern has {} names but the tuple has {} values", pt.elems.len(), et.elems.len()));
+                    return self.err(
+                        l.pat.span(),
+                        format!(
+                            "this pattern has {} names but the tuple has {} values",
+                            pt.elems.len(),
+                            et.elems.len()
+                        ),
+                    );
                 }
                 for (p, e) in pt.elems.iter().zip(&et.elems) {
                     let single = syn::Local {
                         attrs: l.attrs.clone(),
                         let_token: l.let_token,
                         pat: p.clone(),
-                        init: Some(syn::LocalInit { eq_token: init.eq_token, expr: Box::new(e.clone()), diverge: None }),
+                        init: Some(syn::LocalInit {
+                            eq_token: init.eq_token,
+                            expr: Box::new(e.clone()),
+                            diverge: None,
+                        }),
                         semi_token: l.semi_token,
                     };
                     self.local(&single, out)?;
