@@ -22,7 +22,13 @@ fn close(a: &[f32], b: &[f32], tol: f32) {
 // ---- integers: wrapping, WGSL division, shifts, casts, bit functions -------------------
 
 #[forge_kernel(workgroup = 64, threads = n)]
-pub fn int_ops(a: &[u32; n], b: &[u32; n], #[out] ou: &mut [u32; n * 8], #[out] oi: &mut [i32; n * 6], n: u32) {
+pub fn int_ops(
+    a: &[u32; n],
+    b: &[u32; n],
+    #[out] ou: &mut [u32; n * 8],
+    #[out] oi: &mut [i32; n * 6],
+    n: u32,
+) {
     let i = global_index();
     if i >= n {
         return;
@@ -68,8 +74,18 @@ fn int_ops_reference(a: &[u32], b: &[u32]) -> (Vec<u32>, Vec<i32>) {
         let sx = x as i32 as i64;
         let sy = (y as i32 as i64 - 5 + (1 << 31)).rem_euclid(1 << 32) - (1 << 31);
         let wrap = |v: i64| ((v + (1 << 31)).rem_euclid(1 << 32) - (1 << 31)) as i32;
-        oi.push(if sy == 0 { sx as i32 } else if sx == i32::MIN as i64 && sy == -1 { i32::MIN } else { wrap(sx / sy) });
-        oi.push(if sy == 0 || (sx == i32::MIN as i64 && sy == -1) { 0 } else { wrap(sx % sy) });
+        oi.push(if sy == 0 {
+            sx as i32
+        } else if sx == i32::MIN as i64 && sy == -1 {
+            i32::MIN
+        } else {
+            wrap(sx / sy)
+        });
+        oi.push(if sy == 0 || (sx == i32::MIN as i64 && sy == -1) {
+            0
+        } else {
+            wrap(sx % sy)
+        });
         let neg = wrap(-sx) as i64;
         oi.push(wrap(neg.abs() + sx.signum()));
         oi.push(((sx as i32) >> (y % 40 % 32)) as i32);
@@ -84,7 +100,20 @@ fn int_ops_reference(a: &[u32], b: &[u32]) -> (Vec<u32>, Vec<i32>) {
 fn integer_semantics_match_wgsl_on_gpu_oracle_and_reference() {
     let mut rng = ChaCha8Rng::seed_from_u64(1);
     // Edge values first, then random ones; 1000 elements is more than one workgroup.
-    let edges = [0u32, 1, 2, 5, 31, 32, 33, 0x7fff_ffff, 0x8000_0000, 0xffff_ffff, 4, 6];
+    let edges = [
+        0u32,
+        1,
+        2,
+        5,
+        31,
+        32,
+        33,
+        0x7fff_ffff,
+        0x8000_0000,
+        0xffff_ffff,
+        4,
+        6,
+    ];
     let n = 1000;
     let mut a: Vec<u32> = (0..n).map(|_| rng.gen()).collect();
     let mut b: Vec<u32> = (0..n).map(|_| rng.gen_range(0..64)).collect();
@@ -100,12 +129,36 @@ fn integer_semantics_match_wgsl_on_gpu_oracle_and_reference() {
     let (cu, ci) = int_ops::cpu(&a, &b, n as u32).unwrap();
     let (ru, ri) = int_ops_reference(&a, &b);
     for k in 0..n * 8 {
-        assert_eq!(cu[k], ru[k], "oracle vs reference, u32 output {k} (a={}, b={})", a[k / 8], b[k / 8]);
-        assert_eq!(gu[k], cu[k], "gpu vs oracle, u32 output {k} (a={}, b={})", a[k / 8], b[k / 8]);
+        assert_eq!(
+            cu[k],
+            ru[k],
+            "oracle vs reference, u32 output {k} (a={}, b={})",
+            a[k / 8],
+            b[k / 8]
+        );
+        assert_eq!(
+            gu[k],
+            cu[k],
+            "gpu vs oracle, u32 output {k} (a={}, b={})",
+            a[k / 8],
+            b[k / 8]
+        );
     }
     for k in 0..n * 6 {
-        assert_eq!(ci[k], ri[k], "oracle vs reference, i32 output {k} (a={}, b={})", a[k / 6], b[k / 6]);
-        assert_eq!(gi[k], ci[k], "gpu vs oracle, i32 output {k} (a={}, b={})", a[k / 6], b[k / 6]);
+        assert_eq!(
+            ci[k],
+            ri[k],
+            "oracle vs reference, i32 output {k} (a={}, b={})",
+            a[k / 6],
+            b[k / 6]
+        );
+        assert_eq!(
+            gi[k],
+            ci[k],
+            "gpu vs oracle, i32 output {k} (a={}, b={})",
+            a[k / 6],
+            b[k / 6]
+        );
     }
 }
 
@@ -133,7 +186,20 @@ pub fn float_ops(x: &[f32; n], #[out] y: &mut [f32; n * 10], n: u32) {
 #[test]
 fn float_methods_keep_their_rust_meaning() {
     let mut rng = ChaCha8Rng::seed_from_u64(2);
-    let ties = [0.5f32, 1.5, 2.5, -0.5, -1.5, -2.5, 0.49999997, -0.49999997, 1e7 + 0.5, 0.0, -0.0, 3.0];
+    let ties = [
+        0.5f32,
+        1.5,
+        2.5,
+        -0.5,
+        -1.5,
+        -2.5,
+        0.49999997,
+        -0.49999997,
+        1e7 + 0.5,
+        0.0,
+        -0.0,
+        3.0,
+    ];
     let mut x: Vec<f32> = (0..777).map(|_| rng.gen_range(-20.0..20.0)).collect();
     x[..ties.len()].copy_from_slice(&ties);
     let mut rt = rt();
@@ -147,13 +213,27 @@ fn float_methods_keep_their_rust_meaning() {
         assert_eq!(r[3], v - v.trunc());
         assert_eq!(r[8], v.max(0.25).min(3.0).clamp(-1.0, 2.0));
         let e7 = (*v as f64).powi(2) - 8.0 + (v.abs() as f64).sqrt();
-        assert!((r[7] as f64 - e7).abs() <= 1e-4 * (1.0 + e7.abs()), "powf({v}): {} vs {e7}", r[7]);
+        assert!(
+            (r[7] as f64 - e7).abs() <= 1e-4 * (1.0 + e7.abs()),
+            "powf({v}): {} vs {e7}",
+            r[7]
+        );
     }
     // Rounding is exact on the GPU too: ties go away from zero for `round`.
     for i in 0..ties.len() {
         assert_eq!(gpu[i * 10], cpu[i * 10], "gpu round({})", x[i]);
-        assert_eq!(gpu[i * 10 + 1], cpu[i * 10 + 1], "gpu round_ties_even({})", x[i]);
-        assert_eq!(gpu[i * 10 + 2], cpu[i * 10 + 2], "gpu floor/ceil/trunc({})", x[i]);
+        assert_eq!(
+            gpu[i * 10 + 1],
+            cpu[i * 10 + 1],
+            "gpu round_ties_even({})",
+            x[i]
+        );
+        assert_eq!(
+            gpu[i * 10 + 2],
+            cpu[i * 10 + 2],
+            "gpu floor/ceil/trunc({})",
+            x[i]
+        );
     }
     close(&gpu, &cpu, 1e-5);
 }
@@ -293,7 +373,10 @@ fn shared_memory_reduction_with_barriers_in_loops() {
     let mut rt = rt();
     let gpu = rt.block_sum(&x, n as u32).unwrap();
     let cpu = block_sum::cpu(&x, n as u32).unwrap();
-    let reference: Vec<f32> = x.chunks(64).map(|c| c.iter().map(|v| *v as f64).sum::<f64>() as f32).collect();
+    let reference: Vec<f32> = x
+        .chunks(64)
+        .map(|c| c.iter().map(|v| *v as f64).sum::<f64>() as f32)
+        .collect();
     close(&cpu, &reference, 1e-5);
     close(&gpu, &cpu, 1e-5);
 }
@@ -312,8 +395,22 @@ pub fn off_by_one(x: &[f32; n], #[out] y: &mut [f32; n], n: u32) {
 fn oracle_reports_out_of_bounds_with_every_detail() {
     let err = off_by_one::cpu(&[1.0, 2.0, 3.0], 3).unwrap_err();
     let msg = err.to_string();
-    assert!(matches!(err, ForgeError::OutOfBounds { index: 3, len: 3, invocation: 2, .. }), "{err:?}");
-    assert!(msg.contains("off_by_one") && msg.contains("`x`") && msg.contains("invocation 2"), "{msg}");
+    assert!(
+        matches!(
+            err,
+            ForgeError::OutOfBounds {
+                index: 3,
+                len: 3,
+                invocation: 2,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(
+        msg.contains("off_by_one") && msg.contains("`x`") && msg.contains("invocation 2"),
+        "{msg}"
+    );
 }
 
 // ---- bad input is a named error ------------------------------------------------------------
@@ -323,16 +420,36 @@ fn length_mismatch_names_argument_expression_and_lengths() {
     let mut rt = rt();
     let err = rt.int_ops(&[1, 2, 3], &[1, 2], 3).unwrap_err();
     let msg = err.to_string();
-    assert!(msg.contains("`b`") && msg.contains("`n`") && msg.contains('3') && msg.contains('2'), "{msg}");
+    assert!(
+        msg.contains("`b`") && msg.contains("`n`") && msg.contains('3') && msg.contains('2'),
+        "{msg}"
+    );
     let err = int_ops::cpu(&[1, 2, 3], &[1, 2], 3).unwrap_err();
-    assert!(matches!(err, ForgeError::LengthMismatch { arg: "b", expected: 3, actual: 2, .. }), "{err:?}");
+    assert!(
+        matches!(
+            err,
+            ForgeError::LengthMismatch {
+                arg: "b",
+                expected: 3,
+                actual: 2,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
 }
 
 #[test]
 fn zero_sized_work_is_an_error() {
     let mut rt = rt();
-    assert!(matches!(rt.index_map(0, 1), Err(ForgeError::EmptyWork { .. })));
-    assert!(matches!(index_map::cpu(0, 1), Err(ForgeError::EmptyWork { .. })));
+    assert!(matches!(
+        rt.index_map(0, 1),
+        Err(ForgeError::EmptyWork { .. })
+    ));
+    assert!(matches!(
+        index_map::cpu(0, 1),
+        Err(ForgeError::EmptyWork { .. })
+    ));
 }
 
 // ---- Params matches naga's layout of the generated WGSL -------------------------------------
@@ -350,10 +467,19 @@ fn params_layout_matches_naga() {
     let module = naga::front::wgsl::parse_str(mixed_params::WGSL).unwrap();
     let mut layouter = naga::proc::Layouter::default();
     layouter.update(module.to_ctx()).unwrap();
-    let (handle, ty) = module.types.iter().find(|(_, t)| t.name.as_deref() == Some("Params")).unwrap();
-    let naga::TypeInner::Struct { members, span } = &ty.inner else { panic!("Params is not a struct") };
+    let (handle, ty) = module
+        .types
+        .iter()
+        .find(|(_, t)| t.name.as_deref() == Some("Params"))
+        .unwrap();
+    let naga::TypeInner::Struct { members, span } = &ty.inner else {
+        panic!("Params is not a struct")
+    };
     assert_eq!(*span as usize, std::mem::size_of::<mixed_params::Params>());
-    assert_eq!(layouter[handle].size as usize, std::mem::size_of::<mixed_params::Params>());
+    assert_eq!(
+        layouter[handle].size as usize,
+        std::mem::size_of::<mixed_params::Params>()
+    );
     let offsets = [
         std::mem::offset_of!(mixed_params::Params, a),
         std::mem::offset_of!(mixed_params::Params, n),
@@ -380,7 +506,11 @@ fn generated_items_describe_the_kernel() {
     assert_eq!(int_ops::LAYOUT[2].len, "n * 8");
     assert_eq!(int_ops::LAYOUT[2].access, wgsl_forge::Access::Out);
     assert_eq!(int_ops::WGSL, int_ops::wgsl(&int_ops::DEFAULT_SCHEDULE));
-    let s = Schedule { workgroup: 128, items: 1, vector: 1 };
+    let s = Schedule {
+        workgroup: 128,
+        items: 1,
+        vector: 1,
+    };
     assert!(block_sum::wgsl(&s).contains("const WG: u32 = 128u;"));
 }
 
@@ -388,7 +518,12 @@ fn generated_items_describe_the_kernel() {
 
 /// A histogram: per-workgroup counts in atomic workgroup memory, merged into an atomic binding.
 #[forge_kernel(workgroup = 64, threads = n)]
-pub fn histogram(x: &[u32; n], bins: &mut [Atomic<u32>; 16], #[out] maxes: &mut [Atomic<i32>; 1], n: u32) {
+pub fn histogram(
+    x: &[u32; n],
+    bins: &mut [Atomic<u32>; 16],
+    #[out] maxes: &mut [Atomic<i32>; 1],
+    n: u32,
+) {
     #[shared]
     let mut local = [0u32; 16];
     let i = global_index();
@@ -430,7 +565,13 @@ fn atomics_in_workgroup_memory_and_bindings() {
 
 /// Vector bindings, constructors, swizzles, arithmetic with scalars, dot/length/normalize.
 #[forge_kernel(threads = n)]
-pub fn vectors(a: &[Vec4; n], b: &[UVec2; n], #[out] o: &mut [Vec4; n], #[out] s: &mut [f32; n * 3], n: u32) {
+pub fn vectors(
+    a: &[Vec4; n],
+    b: &[UVec2; n],
+    #[out] o: &mut [Vec4; n],
+    #[out] s: &mut [f32; n * 3],
+    n: u32,
+) {
     let i = global_index();
     if i < n {
         let v = a[i];
@@ -450,9 +591,13 @@ pub fn vectors(a: &[Vec4; n], b: &[UVec2; n], #[out] o: &mut [Vec4; n], #[out] s
 fn vectors_match_a_reference() {
     let mut rng = ChaCha8Rng::seed_from_u64(6);
     let n = 300;
-    let mut a: Vec<[f32; 4]> = (0..n).map(|_| [0; 4].map(|_: i32| rng.gen_range(-2.0..2.0))).collect();
+    let mut a: Vec<[f32; 4]> = (0..n)
+        .map(|_| [0; 4].map(|_: i32| rng.gen_range(-2.0..2.0)))
+        .collect();
     a[0] = [1.0, 1.0, 1.0, 1.0]; // v == w for this one
-    let b: Vec<[u32; 2]> = (0..n).map(|_| [rng.gen_range(0..100), rng.gen_range(0..100)]).collect();
+    let b: Vec<[u32; 2]> = (0..n)
+        .map(|_| [rng.gen_range(0..100), rng.gen_range(0..100)])
+        .collect();
     let mut rt = rt();
     let (go, gs) = rt.vectors(&a, &b, n as u32).unwrap();
     let (co, cs) = vectors::cpu(&a, &b, n as u32).unwrap();
@@ -468,7 +613,8 @@ fn vectors_match_a_reference() {
         for c in 0..4 {
             assert!((co[i][c] as f64 - expect[c]).abs() < 1e-5, "o[{i}][{c}]");
         }
-        let dot: f64 = (0..4).map(|c| v[c] * w[c]).sum::<f64>() + (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt();
+        let dot: f64 = (0..4).map(|c| v[c] * w[c]).sum::<f64>()
+            + (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt();
         assert!((cs[i * 3] as f64 - dot).abs() < 1e-4, "s[{}]", i * 3);
         let len = (0..4).map(|c| v[c] * v[c]).sum::<f64>().sqrt();
         let k = (3 * b[i][0] + 1 + 3 * b[i][1] + 2) as f64 + v[2] / len;
@@ -538,7 +684,10 @@ fn helper_functions_are_shared_by_the_kernels_of_a_module() {
     let mut rt = rt();
     let g = rt.ramp(&x, 500).unwrap();
     let c = shading::ramp::cpu(&x, 500).unwrap();
-    let r: Vec<f32> = x.iter().map(|v| smooth(0.0, 1.0, *v as f64) as f32).collect();
+    let r: Vec<f32> = x
+        .iter()
+        .map(|v| smooth(0.0, 1.0, *v as f64) as f32)
+        .collect();
     close(&c, &r, 1e-6);
     close(&g, &c, 1e-5);
     for k in [0u32, 1, 5] {

@@ -1,5 +1,5 @@
-use wgsl_forge::prelude::*;
 use wgsl_forge::kernels::{axpy::axpy, gemv::gemv};
+use wgsl_forge::prelude::*;
 
 #[test]
 fn smoke() {

@@ -30,7 +30,9 @@ pub enum ForgeError {
     },
 
     /// A LEN or `threads` expression overflowed or divided by zero.
-    #[error("kernel `{kernel}`: the expression `{expr}` for `{what}` cannot be evaluated: {reason}")]
+    #[error(
+        "kernel `{kernel}`: the expression `{expr}` for `{what}` cannot be evaluated: {reason}"
+    )]
     BadExpression {
         /// Kernel name.
         kernel: &'static str,

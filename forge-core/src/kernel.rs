@@ -56,7 +56,11 @@ pub struct ElemType {
 impl ElemType {
     /// A plain scalar element.
     pub const fn scalar(scalar: ScalarType) -> Self {
-        ElemType { scalar, width: 1, atomic: false }
+        ElemType {
+            scalar,
+            width: 1,
+            atomic: false,
+        }
     }
 
     /// Bytes per element.
@@ -167,7 +171,11 @@ impl HostBuffer {
         let bytes: &[u8] = bytemuck::cast_slice(data);
         let mut words = vec![0u32; bytes.len().div_ceil(4)];
         bytemuck::cast_slice_mut::<u32, u8>(&mut words)[..bytes.len()].copy_from_slice(bytes);
-        HostBuffer { elem, len: bytes.len() / elem.size().max(1), words }
+        HostBuffer {
+            elem,
+            len: bytes.len() / elem.size().max(1),
+            words,
+        }
     }
 
     /// The contents as bytes, exactly `len * elem.size()` long.
@@ -178,12 +186,19 @@ impl HostBuffer {
     /// Every scalar component as `f64`, for comparisons (f16 is widened exactly).
     pub fn to_f64(&self) -> Vec<f64> {
         match self.elem.scalar {
-            ScalarType::F32 => self.words.iter().map(|w| f32::from_bits(*w) as f64).collect(),
+            ScalarType::F32 => self
+                .words
+                .iter()
+                .map(|w| f32::from_bits(*w) as f64)
+                .collect(),
             ScalarType::U32 => self.words.iter().map(|w| *w as f64).collect(),
             ScalarType::I32 => self.words.iter().map(|w| *w as i32 as f64).collect(),
             ScalarType::F16 => {
                 let n = self.len * self.elem.width as usize;
-                bytemuck::cast_slice::<u32, u16>(&self.words)[..n].iter().map(|h| f16_bits_to_f64(*h)).collect()
+                bytemuck::cast_slice::<u32, u16>(&self.words)[..n]
+                    .iter()
+                    .map(|h| f16_bits_to_f64(*h))
+                    .collect()
             }
             ScalarType::Bool => self.words.iter().map(|w| (*w != 0) as u8 as f64).collect(),
         }
@@ -226,7 +241,10 @@ impl Tolerance {
     /// Exact equality: integer kernels.
     pub const EXACT: Tolerance = Tolerance { abs: 0.0, rel: 0.0 };
     /// Float reassociation and fma over short sums.
-    pub const FLOAT: Tolerance = Tolerance { abs: 1e-5, rel: 1e-4 };
+    pub const FLOAT: Tolerance = Tolerance {
+        abs: 1e-5,
+        rel: 1e-4,
+    };
 
     /// Whether `a` and `b` agree. NaN never agrees with anything, itself included.
     pub fn accepts(&self, a: f64, b: f64) -> bool {
@@ -267,7 +285,12 @@ pub trait Kernel: Sync {
     /// The number of logical invocations for these scalars.
     fn threads(&self, scalars: &[ScalarValue]) -> Result<u64>;
     /// Runs on the GPU. Returns the final contents of every writable binding, in layout order.
-    fn run_dyn(&self, rt: &mut ForgeRuntime, schedule: &Schedule, args: &DynArgs) -> Result<Vec<HostBuffer>>;
+    fn run_dyn(
+        &self,
+        rt: &mut ForgeRuntime,
+        schedule: &Schedule,
+        args: &DynArgs,
+    ) -> Result<Vec<HostBuffer>>;
     /// Runs the CPU oracle. Returns the same as [`Kernel::run_dyn`].
     fn cpu_dyn(&self, schedule: &Schedule, args: &DynArgs) -> Result<Vec<HostBuffer>>;
     /// The Rust that `#[forge_kernel]` generated, pretty-printed (for `forge expand`).

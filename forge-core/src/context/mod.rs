@@ -541,7 +541,9 @@ impl ForgeRuntime {
 
     /// The manifest cache under [`ForgeRuntime::cache_dir`], if the runtime has one.
     pub fn manifest_cache(&self) -> Option<crate::manifest::ManifestCache> {
-        self.cache_dir.as_ref().map(crate::manifest::ManifestCache::new)
+        self.cache_dir
+            .as_ref()
+            .map(crate::manifest::ManifestCache::new)
     }
 
     /// The schedule to run `kernel` with on this runtime: the tuned winner where the
@@ -598,12 +600,16 @@ impl ForgeRuntime {
 
     /// The trusted manifest for `kernel`: read from the cache once per runtime and kernel,
     /// or what this runtime's tuner wrote.
-    pub fn tuned_manifest(&self, kernel: &dyn Kernel) -> Option<Arc<crate::manifest::TuningManifest>> {
+    pub fn tuned_manifest(
+        &self,
+        kernel: &dyn Kernel,
+    ) -> Option<Arc<crate::manifest::TuningManifest>> {
         if self.cache_dir.is_none() {
             return self.manifests.peek(kernel).flatten();
         }
         self.manifests.get_or_load(kernel, || {
-            self.manifest_cache().and_then(|cache| cache.load(self, kernel))
+            self.manifest_cache()
+                .and_then(|cache| cache.load(self, kernel))
         })
     }
 
@@ -613,7 +619,11 @@ impl ForgeRuntime {
     }
 
     /// Makes `manifest` the one this runtime uses for `kernel` (the tuner calls this).
-    pub(crate) fn remember_tuning(&self, kernel: &dyn Kernel, manifest: crate::manifest::TuningManifest) {
+    pub(crate) fn remember_tuning(
+        &self,
+        kernel: &dyn Kernel,
+        manifest: crate::manifest::TuningManifest,
+    ) {
         self.manifests.set(kernel, Some(manifest));
     }
 

@@ -13,11 +13,23 @@ pub const GROUPS_PER_DIMENSION: u32 = 65535;
 
 /// Checks an index: the oracle reports out-of-bounds accesses instead of clamping them.
 #[inline(always)]
-pub fn ix(kernel: &'static str, invocation: u32, binding: &'static str, index: i64, len: usize) -> Result<usize> {
+pub fn ix(
+    kernel: &'static str,
+    invocation: u32,
+    binding: &'static str,
+    index: i64,
+    len: usize,
+) -> Result<usize> {
     if index >= 0 && (index as u64) < len as u64 {
         Ok(index as usize)
     } else {
-        Err(ForgeError::OutOfBounds { kernel, invocation: invocation as u64, binding, index, len })
+        Err(ForgeError::OutOfBounds {
+            kernel,
+            invocation: invocation as u64,
+            binding,
+            index,
+            len,
+        })
     }
 }
 
@@ -176,7 +188,11 @@ pub fn fold_groups(kernel: &'static str, groups: u64) -> Result<[u32; 3]> {
     }
     let z = groups.div_ceil(limit * limit);
     if z > limit {
-        return Err(ForgeError::TooManyWorkgroups { kernel, groups, limit: GROUPS_PER_DIMENSION });
+        return Err(ForgeError::TooManyWorkgroups {
+            kernel,
+            groups,
+            limit: GROUPS_PER_DIMENSION,
+        });
     }
     let per_z = groups.div_ceil(z);
     let y = per_z.div_ceil(limit);
@@ -295,38 +311,89 @@ pub mod threads {
 }
 
 /// Turns a LEN result into a length, naming the kernel, argument and expression on failure.
-pub fn finish_len(kernel: &'static str, what: &'static str, expr: &'static str, v: len::R) -> Result<usize> {
-    let v = v.map_err(|reason| ForgeError::BadExpression { kernel, what, expr, reason })?;
+pub fn finish_len(
+    kernel: &'static str,
+    what: &'static str,
+    expr: &'static str,
+    v: len::R,
+) -> Result<usize> {
+    let v = v.map_err(|reason| ForgeError::BadExpression {
+        kernel,
+        what,
+        expr,
+        reason,
+    })?;
     if v < 0 {
-        return Err(ForgeError::BadExpression { kernel, what, expr, reason: "the length is negative" });
+        return Err(ForgeError::BadExpression {
+            kernel,
+            what,
+            expr,
+            reason: "the length is negative",
+        });
     }
-    usize::try_from(v).map_err(|_| ForgeError::BadExpression { kernel, what, expr, reason: "the length does not fit in memory" })
+    usize::try_from(v).map_err(|_| ForgeError::BadExpression {
+        kernel,
+        what,
+        expr,
+        reason: "the length does not fit in memory",
+    })
 }
 
 /// Turns a `threads` result into a count; zero threads is zero-sized work.
 pub fn finish_threads(kernel: &'static str, expr: &'static str, v: threads::R) -> Result<u32> {
-    let v = v.map_err(|reason| ForgeError::BadExpression { kernel, what: "threads", expr, reason })?;
+    let v = v.map_err(|reason| ForgeError::BadExpression {
+        kernel,
+        what: "threads",
+        expr,
+        reason,
+    })?;
     if v == 0 {
-        return Err(ForgeError::EmptyWork { kernel, what: format!("`threads = {expr}` is 0") });
+        return Err(ForgeError::EmptyWork {
+            kernel,
+            what: format!("`threads = {expr}` is 0"),
+        });
     }
     Ok(v)
 }
 
 /// Checks a slice argument's length against its LEN.
-pub fn check_len(kernel: &'static str, arg: &'static str, expr: &'static str, expected: usize, actual: usize) -> Result<()> {
+pub fn check_len(
+    kernel: &'static str,
+    arg: &'static str,
+    expr: &'static str,
+    expected: usize,
+    actual: usize,
+) -> Result<()> {
     if expected == 0 {
-        return Err(ForgeError::EmptyWork { kernel, what: format!("`{arg}` has length `{expr}` = 0") });
+        return Err(ForgeError::EmptyWork {
+            kernel,
+            what: format!("`{arg}` has length `{expr}` = 0"),
+        });
     }
     if expected != actual {
-        return Err(ForgeError::LengthMismatch { kernel, arg, expr, expected: expected as u64, actual });
+        return Err(ForgeError::LengthMismatch {
+            kernel,
+            arg,
+            expr,
+            expected: expected as u64,
+            actual,
+        });
     }
     Ok(())
 }
 
 /// Checks an output's length (it is allocated, so only emptiness matters).
-pub fn check_out_len(kernel: &'static str, arg: &'static str, expr: &'static str, expected: usize) -> Result<()> {
+pub fn check_out_len(
+    kernel: &'static str,
+    arg: &'static str,
+    expr: &'static str,
+    expected: usize,
+) -> Result<()> {
     if expected == 0 {
-        return Err(ForgeError::EmptyWork { kernel, what: format!("`{arg}` has length `{expr}` = 0") });
+        return Err(ForgeError::EmptyWork {
+            kernel,
+            what: format!("`{arg}` has length `{expr}` = 0"),
+        });
     }
     Ok(())
 }
@@ -337,7 +404,11 @@ pub fn zeroed<T: bytemuck::Zeroable + Clone>(len: usize) -> Vec<T> {
 }
 
 /// A type-erased buffer back to a typed vector.
-pub fn into_vec<T: bytemuck::Pod>(kernel: &'static str, arg: &'static str, buf: Option<HostBuffer>) -> Result<Vec<T>> {
+pub fn into_vec<T: bytemuck::Pod>(
+    kernel: &'static str,
+    arg: &'static str,
+    buf: Option<HostBuffer>,
+) -> Result<Vec<T>> {
     let buf = buf.ok_or_else(|| ForgeError::InvalidArgument {
         kernel,
         message: format!("the runtime returned no data for output `{arg}`"),
@@ -346,26 +417,42 @@ pub fn into_vec<T: bytemuck::Pod>(kernel: &'static str, arg: &'static str, buf: 
     if bytes.len() % std::mem::size_of::<T>() != 0 {
         return Err(ForgeError::InvalidArgument {
             kernel,
-            message: format!("output `{arg}` has {} bytes, not a whole number of elements", bytes.len()),
+            message: format!(
+                "output `{arg}` has {} bytes, not a whole number of elements",
+                bytes.len()
+            ),
         });
     }
     Ok(bytemuck::pod_collect_to_vec(bytes))
 }
 
 /// A binding's contents in dyn arguments, as a typed slice.
-pub fn buf<'a, T: bytemuck::Pod>(kernel: &'static str, args: &'a DynArgs, i: usize, arg: &'static str) -> Result<&'a [T]> {
-    let b = args.buffers.get(i).and_then(|b| b.as_ref()).ok_or_else(|| ForgeError::InvalidArgument {
-        kernel,
-        message: format!("no data given for binding `{arg}`"),
-    })?;
-    let all: &[T] = bytemuck::try_cast_slice(&b.words).map_err(|e| ForgeError::InvalidArgument {
-        kernel,
-        message: format!("binding `{arg}` cannot be viewed as its element type: {e}"),
-    })?;
+pub fn buf<'a, T: bytemuck::Pod>(
+    kernel: &'static str,
+    args: &'a DynArgs,
+    i: usize,
+    arg: &'static str,
+) -> Result<&'a [T]> {
+    let b = args
+        .buffers
+        .get(i)
+        .and_then(|b| b.as_ref())
+        .ok_or_else(|| ForgeError::InvalidArgument {
+            kernel,
+            message: format!("no data given for binding `{arg}`"),
+        })?;
+    let all: &[T] =
+        bytemuck::try_cast_slice(&b.words).map_err(|e| ForgeError::InvalidArgument {
+            kernel,
+            message: format!("binding `{arg}` cannot be viewed as its element type: {e}"),
+        })?;
     // `T` is the host element (`[f32; 2]` for a `Vec2` binding) or, for some callers, its
     // scalar: count in bytes so both views see exactly `len` elements.
     let n = b.len * b.elem.size() / std::mem::size_of::<T>().max(1);
-    all.get(..n).ok_or_else(|| ForgeError::InvalidArgument { kernel, message: format!("binding `{arg}` is shorter than its length") })
+    all.get(..n).ok_or_else(|| ForgeError::InvalidArgument {
+        kernel,
+        message: format!("binding `{arg}` is shorter than its length"),
+    })
 }
 
 /// Wraps a typed result as a type-erased buffer.
@@ -374,7 +461,12 @@ pub fn host<T: bytemuck::Pod>(elem: ElemType, data: &[T]) -> HostBuffer {
 }
 
 /// A `u32` scalar from dyn arguments.
-pub fn scalar_u32(kernel: &'static str, v: &[ScalarValue], i: usize, name: &'static str) -> Result<u32> {
+pub fn scalar_u32(
+    kernel: &'static str,
+    v: &[ScalarValue],
+    i: usize,
+    name: &'static str,
+) -> Result<u32> {
     match v.get(i) {
         Some(ScalarValue::U32(x)) => Ok(*x),
         other => Err(scalar_error(kernel, name, "u32", other)),
@@ -382,7 +474,12 @@ pub fn scalar_u32(kernel: &'static str, v: &[ScalarValue], i: usize, name: &'sta
 }
 
 /// An `i32` scalar from dyn arguments.
-pub fn scalar_i32(kernel: &'static str, v: &[ScalarValue], i: usize, name: &'static str) -> Result<i32> {
+pub fn scalar_i32(
+    kernel: &'static str,
+    v: &[ScalarValue],
+    i: usize,
+    name: &'static str,
+) -> Result<i32> {
     match v.get(i) {
         Some(ScalarValue::I32(x)) => Ok(*x),
         other => Err(scalar_error(kernel, name, "i32", other)),
@@ -390,14 +487,24 @@ pub fn scalar_i32(kernel: &'static str, v: &[ScalarValue], i: usize, name: &'sta
 }
 
 /// An `f32` scalar from dyn arguments.
-pub fn scalar_f32(kernel: &'static str, v: &[ScalarValue], i: usize, name: &'static str) -> Result<f32> {
+pub fn scalar_f32(
+    kernel: &'static str,
+    v: &[ScalarValue],
+    i: usize,
+    name: &'static str,
+) -> Result<f32> {
     match v.get(i) {
         Some(ScalarValue::F32(x)) => Ok(*x),
         other => Err(scalar_error(kernel, name, "f32", other)),
     }
 }
 
-fn scalar_error(kernel: &'static str, name: &str, ty: &str, got: Option<&ScalarValue>) -> ForgeError {
+fn scalar_error(
+    kernel: &'static str,
+    name: &str,
+    ty: &str,
+    got: Option<&ScalarValue>,
+) -> ForgeError {
     ForgeError::InvalidArgument {
         kernel,
         message: match got {
@@ -409,14 +516,24 @@ fn scalar_error(kernel: &'static str, name: &str, ty: &str, got: Option<&ScalarV
 
 /// Checks that a condition enclosing a barrier agrees across the workgroup's invocations.
 #[inline]
-pub fn agree(kernel: &'static str, workgroup: u64, what: &'static str, seen: &mut Option<bool>, c: bool) -> Result<()> {
+pub fn agree(
+    kernel: &'static str,
+    workgroup: u64,
+    what: &'static str,
+    seen: &mut Option<bool>,
+    c: bool,
+) -> Result<()> {
     match *seen {
         None => {
             *seen = Some(c);
             Ok(())
         }
         Some(p) if p == c => Ok(()),
-        Some(_) => Err(ForgeError::NonUniform { kernel, workgroup, what }),
+        Some(_) => Err(ForgeError::NonUniform {
+            kernel,
+            workgroup,
+            what,
+        }),
     }
 }
 
@@ -435,7 +552,11 @@ pub fn agree_value<T: PartialEq + Copy>(
             Ok(())
         }
         Some(p) if p == v => Ok(()),
-        Some(_) => Err(ForgeError::NonUniform { kernel, workgroup, what }),
+        Some(_) => Err(ForgeError::NonUniform {
+            kernel,
+            workgroup,
+            what,
+        }),
     }
 }
 
@@ -464,19 +585,37 @@ mod tests {
 
     #[test]
     fn folding_covers_every_group_with_little_overshoot() {
-        for groups in [1u64, 65535, 65536, 70000, 65535 * 65535, 65535 * 65535 + 1, 5_000_000_000] {
+        for groups in [
+            1u64,
+            65535,
+            65536,
+            70000,
+            65535 * 65535,
+            65535 * 65535 + 1,
+            5_000_000_000,
+        ] {
             let [x, y, z] = fold_groups("t", groups).unwrap();
             let launched = x as u64 * y as u64 * z as u64;
             assert!(launched >= groups, "{groups}: {launched}");
             assert!(x <= 65535 && y <= 65535 && z <= 65535);
-            assert!(launched - groups < (y as u64) * (z as u64) + x as u64, "{groups}: overshoot {}", launched - groups);
+            assert!(
+                launched - groups < (y as u64) * (z as u64) + x as u64,
+                "{groups}: overshoot {}",
+                launched - groups
+            );
         }
     }
 
     #[test]
     fn index_errors_name_everything() {
         let e = ix("k", 5, "buf", 10, 10).unwrap_err().to_string();
-        assert!(e.contains("`k`") && e.contains("invocation 5") && e.contains("`buf`") && e.contains("10"), "{e}");
+        assert!(
+            e.contains("`k`")
+                && e.contains("invocation 5")
+                && e.contains("`buf`")
+                && e.contains("10"),
+            "{e}"
+        );
         assert!(ix("k", 0, "b", -1, 10).is_err());
         assert_eq!(ix("k", 0, "b", 9, 10).unwrap(), 9);
     }

@@ -19,7 +19,11 @@ pub struct Schedule {
 impl Schedule {
     /// A schedule with the given workgroup size, one item and vector width one.
     pub const fn with_workgroup(workgroup: u32) -> Self {
-        Schedule { workgroup, items: 1, vector: 1 }
+        Schedule {
+            workgroup,
+            items: 1,
+            vector: 1,
+        }
     }
 
     /// Invocations per workgroup times items per invocation: the logical threads one
@@ -44,7 +48,11 @@ impl Schedule {
 
 impl fmt::Display for Schedule {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "wg={} items={} vec={}", self.workgroup, self.items, self.vector)
+        write!(
+            f,
+            "wg={} items={} vec={}",
+            self.workgroup, self.items, self.vector
+        )
     }
 }
 
@@ -67,7 +75,11 @@ impl TuneSpace {
         for &workgroup in self.workgroup {
             for &items in self.items {
                 for &vector in self.vector {
-                    out.push(Schedule { workgroup, items, vector });
+                    out.push(Schedule {
+                        workgroup,
+                        items,
+                        vector,
+                    });
                 }
             }
         }
