@@ -178,25 +178,14 @@ pub fn normalize<const N: usize>(a: [f32; N]) -> [f32; N] {
 
 /// The workgroup grid for `groups` workgroups: x up to the limit, then folded into y and z.
 pub fn fold_groups(kernel: &'static str, groups: u64) -> Result<[u32; 3]> {
-    let limit = GROUPS_PER_DIMENSION as u64;
-    if groups <= limit {
-        return Ok([groups as u32, 1, 1]);
-    }
-    let y = groups.div_ceil(limit);
-    if y <= limit {
-        return Ok([groups.div_ceil(y) as u32, y as u32, 1]);
-    }
-    let z = groups.div_ceil(limit * limit);
-    if z > limit {
-        return Err(ForgeError::TooManyWorkgroups {
+    // The same grid the runtime launches: the oracle must run exactly its invocations.
+    crate::dispatch::fold_groups(groups, GROUPS_PER_DIMENSION).map_err(|e| {
+        ForgeError::TooManyWorkgroups {
             kernel,
-            groups,
-            limit: GROUPS_PER_DIMENSION,
-        });
-    }
-    let per_z = groups.div_ceil(z);
-    let y = per_z.div_ceil(limit);
-    Ok([per_z.div_ceil(y) as u32, y as u32, z as u32])
+            groups: e.groups,
+            limit: e.limit,
+        }
+    })
 }
 
 /// LEN arithmetic in i128: lengths are checked for overflow, division by zero and
