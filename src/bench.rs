@@ -2,16 +2,27 @@
 //! with a device copy measured in the same run, so each figure is also a fraction of what
 //! the memory system can move.
 //!
-//! Every figure is a median of timestamp-query passes after a warm-up (see
-//! [`forge_core::timing`]), on random data generated once per case. Each case tries every
-//! schedule of the kernel's tuning space that the adapter can run and reports the fastest
-//! (and the declared one), since that is what the tuner would pick.
+//! Every figure is the median GPU time of one dispatch, each timed alone between its own
+//! timestamps after a warm-up, with the read-only inputs rotated through copies that span
+//! several times the L2 cache (see [`forge_core::timing`]), on random data generated once
+//! per case. Each case tries every schedule of the kernel's tuning space that the adapter
+//! can run and reports the fastest (and the declared one), since that is what the tuner
+//! would pick.
+//!
+//! Two more measurements live here: the host overhead of a typed call on a tiny kernel
+//! against the same shader driven by bare wgpu ([`overhead`]), and a comparison of timing
+//! methods on the same kernels ([`compare_timers`]), which is how the figures of this
+//! module were checked against an independent clock.
 
+mod bare;
+
+pub use bare::Bare;
 use forge_core::certify::{case_rng, generate, Distribution};
-use forge_core::timing::TimingOptions;
+use forge_core::timing::{median, TimingOptions};
 use forge_core::{DynArgs, ForgeError, ForgeRuntime, Kernel, ScalarValue, Schedule};
 use forge_macros::forge_kernel;
 use serde::Serialize;
+use std::time::Instant;
 
 /// A device copy of `n` vec4s: the bandwidth every memory-bound kernel is measured against.
 #[forge_kernel(crate = ::forge_core, workgroup = 256, threads = n, ext = false,
@@ -122,6 +133,11 @@ pub struct BenchResult {
     pub peer: String,
     /// The adapter.
     pub adapter: String,
+    /// How many copies of the read-only inputs the timed dispatches rotated through.
+    pub input_sets: u32,
+    /// For a row measured against a peer in the same process (the overhead row): the
+    /// peer's time in microseconds, so `us / peer_us` is the ratio.
+    pub peer_us: Option<f64>,
 }
 
 fn u(v: u32) -> ScalarValue {
@@ -137,7 +153,7 @@ pub fn cases(quick: bool) -> Vec<Case> {
     let copy_n: u32 = if quick { 1 << 18 } else { 1 << 26 }; // vec4s: 4 MiB or 1 GiB
     v.push(Case {
         kernel: &copy_vec4::Kernel,
-        shape: format!("{} MiB", copy_n as u64 * 16 >> 20),
+        shape: format!("{} MiB", (copy_n as u64 * 16) >> 20),
         scalars: vec![u(copy_n)],
         work: Work::Bytes(2 * copy_n as u64 * 16),
         peer: "copy",
@@ -233,7 +249,7 @@ pub fn run(
     mut progress: impl FnMut(&BenchResult),
 ) -> Result<Vec<BenchResult>, ForgeError> {
     let opts = TimingOptions {
-        passes: if quick { 3 } else { 7 },
+        passes: if quick { 3 } else { 9 },
         ..TimingOptions::default()
     };
     let adapter = rt.adapter_info().name.clone();
@@ -262,12 +278,16 @@ pub fn run(
         }
         let mut best: Option<(Schedule, f64)> = None;
         let mut default_ns = f64::NAN;
+        let mut input_sets = 1;
         for s in candidates {
             if rt.check_schedule(case.kernel, &s).is_err() {
                 continue;
             }
             let t = match rt.time_kernel_with(case.kernel, &s, &args, &opts) {
-                Ok(t) => t.timing.median_ns,
+                Ok(t) => {
+                    input_sets = t.input_sets;
+                    t.timing.median_ns
+                }
                 Err(e) => {
                     tracing::warn!("{} {} with {s}: {e}", case.kernel.name(), case.shape);
                     continue;
@@ -304,24 +324,262 @@ pub fn run(
             frac_copy: gbps.zip(copy_gbps).map(|(g, c)| g / c),
             peer: case.peer.to_string(),
             adapter: adapter.clone(),
+            input_sets,
+            peer_us: None,
         };
+        progress(&r);
+        out.push(r);
+    }
+    if only.is_empty() || only.iter().any(|k| k == OVERHEAD) {
+        let r = overhead(rt, quick)?;
         progress(&r);
         out.push(r);
     }
     Ok(out)
 }
 
+/// The name that selects the overhead row in `forge bench [KERNEL…]`.
+pub const OVERHEAD: &str = "overhead";
+
+/// The host overhead of a call: `axpy`'s generated typed method on a tiny problem (its
+/// pipeline cached after a warm-up) against the same shader driven by bare wgpu ([`Bare`]:
+/// buffers and bind group made once; each call writes the inputs, dispatches, copies the
+/// result to a staging buffer, submits, maps and waits). Both are wall-clock medians over
+/// the same number of calls, interleaved so that drift hits both alike; both must return
+/// the same `y`. The row's `us` is the typed call, `peer_us` the bare one.
+pub fn overhead(rt: &mut ForgeRuntime, quick: bool) -> Result<BenchResult, ForgeError> {
+    use forge_kernels::axpy::axpy;
+    let n: u32 = 1024;
+    let calls = if quick { 50 } else { 400 };
+    let mut rng = case_rng(0xbe4c, OVERHEAD, 0, "x");
+    let elem = forge_core::ElemType::scalar(forge_core::ScalarType::F32);
+    let x: Vec<f32> =
+        bytemuck::cast_slice(generate(&mut rng, elem, n as usize, Distribution::Default).bytes())
+            .to_vec();
+    let y0: Vec<f32> =
+        bytemuck::cast_slice(generate(&mut rng, elem, n as usize, Distribution::Default).bytes())
+            .to_vec();
+    let a = 1.5f32;
+    let schedule = rt.schedule_for_threads(&axpy::Kernel, n as u64);
+    let args = DynArgs {
+        scalars: vec![ScalarValue::F32(a), ScalarValue::U32(n)],
+        buffers: vec![
+            Some(forge_core::HostBuffer::from_slice(elem, &x)),
+            Some(forge_core::HostBuffer::from_slice(elem, &y0)),
+        ],
+    };
+    let bare = Bare::new(rt, &axpy::Kernel, &schedule, &args)?;
+    let inputs = [
+        Some(bytemuck::cast_slice::<f32, u8>(&x)),
+        Some(bytemuck::cast_slice::<f32, u8>(&y0)),
+    ];
+    let mut typed_ns = Vec::with_capacity(calls);
+    let mut bare_ns = Vec::with_capacity(calls);
+    let mut y = y0.clone();
+    for i in 0..calls + calls / 10 {
+        y.copy_from_slice(&y0);
+        let t = Instant::now();
+        axpy::run(rt, a, &x, &mut y, n)?;
+        let typed = t.elapsed().as_nanos() as f64;
+        let t = Instant::now();
+        let out = bare.call(rt, &inputs)?;
+        let bare_t = t.elapsed().as_nanos() as f64;
+        if out.first().map(|b| &b[..n as usize * 4]) != Some(bytemuck::cast_slice::<f32, u8>(&y)) {
+            return Err(ForgeError::InvalidArgument {
+                kernel: "forge bench overhead",
+                message: "the typed call and bare wgpu computed different results".into(),
+            });
+        }
+        // The first tenth warms both paths up.
+        if i >= calls / 10 {
+            typed_ns.push(typed);
+            bare_ns.push(bare_t);
+        }
+    }
+    let typed = median(&typed_ns).unwrap_or(f64::NAN);
+    let bare_med = median(&bare_ns).unwrap_or(f64::NAN);
+    Ok(BenchResult {
+        kernel: OVERHEAD.to_string(),
+        shape: format!("axpy n={n}, typed call vs bare wgpu"),
+        schedule: schedule.to_string(),
+        us: typed / 1e3,
+        default_us: typed / 1e3,
+        gbps: None,
+        tflops: None,
+        frac_copy: None,
+        peer: "bare wgpu submit + readback".to_string(),
+        adapter: rt.adapter_info().name.clone(),
+        input_sets: 1,
+        peer_us: Some(bare_med / 1e3),
+    })
+}
+
+/// One case timed several ways, by [`compare_timers`].
+#[derive(Clone, Debug, Serialize)]
+pub struct TimerComparison {
+    /// Kernel name.
+    pub kernel: String,
+    /// Shape.
+    pub shape: String,
+    /// The schedule timed (the kernel's declared one).
+    pub schedule: String,
+    /// µs: each dispatch alone between its own timestamps, inputs rotated (what `forge
+    /// bench` reports).
+    pub alone_us: f64,
+    /// µs: the same with every dispatch on the same buffers.
+    pub alone_same_buffers_us: f64,
+    /// µs: `packed_dispatches` dispatches back to back between two timestamps, divided
+    /// (how `forge bench` measured before 2026-11-30).
+    pub packed_us: f64,
+    /// Dispatches per timed pass for `packed_us`.
+    pub packed_dispatches: u32,
+    /// µs: the runtime's wall-clock fallback: one submission of many single-dispatch
+    /// passes, from submission to idle, divided.
+    pub wall_us: f64,
+    /// µs: the same shader on bare wgpu objects ([`Bare::time_dispatches`]), host clock.
+    pub bare_wall_us: f64,
+    /// Dispatches per wall-clock submission.
+    pub wall_dispatches: u32,
+}
+
+/// Times each case's declared schedule with every method above, so they can be compared
+/// on one adapter in one run: the timestamps against two host clocks, one through the
+/// runtime and one through bare wgpu.
+pub fn compare_timers(
+    rt: &mut ForgeRuntime,
+    only: &[String],
+    quick: bool,
+    mut progress: impl FnMut(&TimerComparison),
+) -> Result<Vec<TimerComparison>, ForgeError> {
+    let mut out = Vec::new();
+    for case in cases(quick) {
+        if !only.is_empty()
+            && !only
+                .iter()
+                .any(|k| case.kernel.name().starts_with(k.as_str()))
+        {
+            continue;
+        }
+        let args = arguments(case.kernel, &case.scalars)?;
+        let s = case.kernel.default_schedule();
+        let base = TimingOptions {
+            passes: if quick { 3 } else { 7 },
+            ..TimingOptions::default()
+        };
+        let time = |rt: &mut ForgeRuntime, o: TimingOptions| {
+            rt.time_kernel_with(case.kernel, &s, &args, &o)
+                .map(|t| t.timing.median_ns)
+        };
+        let alone = time(rt, base.clone())?;
+        let same = time(
+            rt,
+            TimingOptions {
+                rotate_bytes: 0,
+                ..base.clone()
+            },
+        )?;
+        // The old calibration: powers of two until a pass takes 2 ms.
+        let packed_dispatches = ((base.target_pass_ns / alone).ceil() as u32)
+            .next_power_of_two()
+            .clamp(1, 1024);
+        let packed = time(
+            rt,
+            TimingOptions {
+                rotate_bytes: 0,
+                dispatches_per_pass: packed_dispatches,
+                repeats: Some(1),
+                ..base.clone()
+            },
+        )?;
+        // Enough dispatches that a submission's fixed cost (tens of µs) is under 1%.
+        let wall_dispatches = ((20.0e6 / alone).ceil() as u32).clamp(8, 1024);
+        let wall = time(
+            rt,
+            TimingOptions {
+                wall_clock: true,
+                repeats: Some(wall_dispatches),
+                ..base.clone()
+            },
+        )?;
+        let bare = Bare::new(rt, case.kernel, &s, &args)?;
+        bare.time_dispatches(rt, wall_dispatches.min(16))?; // warm-up
+        let bare_runs: Vec<f64> = (0..base.passes)
+            .map(|_| bare.time_dispatches(rt, wall_dispatches))
+            .collect::<Result<_, _>>()?;
+        drop(bare);
+        let c = TimerComparison {
+            kernel: case.kernel.name().to_string(),
+            shape: case.shape.clone(),
+            schedule: s.to_string(),
+            alone_us: alone / 1e3,
+            alone_same_buffers_us: same / 1e3,
+            packed_us: packed / 1e3,
+            packed_dispatches,
+            wall_us: wall / 1e3,
+            bare_wall_us: median(&bare_runs).unwrap_or(f64::NAN) / 1e3,
+            wall_dispatches,
+        };
+        progress(&c);
+        out.push(c);
+    }
+    Ok(out)
+}
+
+/// [`compare_timers`]' results as an aligned table.
+pub fn comparison_table(rows: &[TimerComparison]) -> String {
+    let mut s = format!(
+        "{:<14} {:<18} {:<22} {:>10} {:>10} {:>16} {:>10} {:>10}\n",
+        "kernel", "shape", "schedule", "alone", "same bufs", "packed (n)", "wall", "bare wall"
+    );
+    for r in rows {
+        s.push_str(&format!(
+            "{:<14} {:<18} {:<22} {:>10.1} {:>10.1} {:>10.1} ({:>4}) {:>10.1} {:>10.1}\n",
+            r.kernel,
+            r.shape,
+            r.schedule,
+            r.alone_us,
+            r.alone_same_buffers_us,
+            r.packed_us,
+            r.packed_dispatches,
+            r.wall_us,
+            r.bare_wall_us
+        ));
+    }
+    s
+}
+
 /// The results as an aligned table.
 pub fn table(results: &[BenchResult]) -> String {
     let mut s = format!(
-        "{:<14} {:<18} {:<24} {:>12} {:>12} {:>10} {:>10} {:>8}\n",
-        "kernel", "shape", "schedule", "time (us)", "default (us)", "GB/s", "TFLOP/s", "of copy"
+        "{:<14} {:<18} {:<24} {:>12} {:>12} {:>10} {:>10} {:>8} {:>5}\n",
+        "kernel",
+        "shape",
+        "schedule",
+        "time (us)",
+        "default (us)",
+        "GB/s",
+        "TFLOP/s",
+        "of copy",
+        "sets"
     );
     for r in results {
         let f =
             |v: Option<f64>, p: usize| v.map(|x| format!("{x:.p$}")).unwrap_or_else(|| "-".into());
+        if let Some(peer) = r.peer_us {
+            s.push_str(&format!(
+                "{:<14} {} ({}): {:.1} us against {:.1} us for {}, {:.2}x\n",
+                r.kernel,
+                r.shape,
+                r.schedule,
+                r.us,
+                peer,
+                r.peer,
+                r.us / peer
+            ));
+            continue;
+        }
         s.push_str(&format!(
-            "{:<14} {:<18} {:<24} {:>12.1} {:>12.1} {:>10} {:>10} {:>8}\n",
+            "{:<14} {:<18} {:<24} {:>12.1} {:>12.1} {:>10} {:>10} {:>8} {:>5}\n",
             r.kernel,
             r.shape,
             r.schedule,
@@ -329,7 +587,8 @@ pub fn table(results: &[BenchResult]) -> String {
             r.default_us,
             f(r.gbps, 1),
             f(r.tflops, 2),
-            f(r.frac_copy, 2)
+            f(r.frac_copy, 2),
+            r.input_sets
         ));
     }
     s

@@ -425,9 +425,11 @@ fn no_cache_dir_means_the_declared_schedule() {
     );
 }
 
-/// Timing runs an in-place kernel many times; the reset before every pass keeps its data
-/// from drifting. What the last pass leaves is exactly its R dispatches applied to the
-/// pristine inputs, not the warm-up's, the calibration's and every pass's piled up.
+/// Timing runs an in-place kernel many times; the reset before every timed dispatch keeps
+/// its data from drifting. With timestamps, what the last timed dispatch leaves is one
+/// application to the pristine inputs, not the warm-up's, the calibration's and every
+/// batch's piled up; with the wall clock, whose batch runs without resets between its
+/// dispatches, it is exactly the batch's R applications, and no more.
 #[test]
 fn timing_an_in_place_kernel_resets_it() {
     use wgsl_forge::kernels::axpy::axpy;
@@ -435,17 +437,12 @@ fn timing_an_in_place_kernel_resets_it() {
     let n = 3000usize;
     let x = input(n, 1);
     let y = input(n, 2);
+    let f32s = wgsl_forge::ElemType::scalar(wgsl_forge::ScalarType::F32);
     let args = DynArgs {
         scalars: vec![ScalarValue::F32(1.5), ScalarValue::U32(n as u32)],
         buffers: vec![
-            Some(HostBuffer::from_slice(
-                wgsl_forge::ElemType::scalar(wgsl_forge::ScalarType::F32),
-                &x,
-            )),
-            Some(HostBuffer::from_slice(
-                wgsl_forge::ElemType::scalar(wgsl_forge::ScalarType::F32),
-                &y,
-            )),
+            Some(HostBuffer::from_slice(f32s, &x)),
+            Some(HostBuffer::from_slice(f32s, &y)),
         ],
     };
     let mut want = y.clone();
@@ -455,8 +452,6 @@ fn timing_an_in_place_kernel_resets_it() {
         axpy::cpu(1.5, &x, &mut want, n as u32).unwrap();
     }
     for wall_clock in [false, true] {
-        // A fixed repeat count: one dispatch can already fill a pass on lavapipe, and the
-        // point is many dispatches between resets.
         let opts = TimingOptions {
             passes: 4,
             repeats: Some(8),
@@ -482,15 +477,13 @@ fn timing_an_in_place_kernel_resets_it() {
             }
         );
         assert!(t.median_ns > 0.0 && t.samples.len() == 4, "{t:?}");
-        assert_eq!(
-            t.repeats, 8,
-            "several dispatches per pass: without resets y would drift"
-        );
+        assert_eq!(t.repeats, 8, "eight dispatches a batch");
+        let expected = if wall_clock { &want } else { &once };
         let outputs = run.outputs.expect("read back");
         assert_eq!(outputs.len(), 1);
         let got = outputs[0].to_f64();
         assert_eq!(got.len(), n);
-        for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+        for (i, (g, w)) in got.iter().zip(expected).enumerate() {
             let w = *w as f64;
             assert!(
                 (g - w).abs() <= 1e-4 * w.abs().max(1.0),
@@ -506,6 +499,53 @@ fn timing_an_in_place_kernel_resets_it() {
             (g - w).abs() <= 1e-5 * w.abs().max(1.0),
             "y[{i}] = {g}, want {w}"
         );
+    }
+}
+
+/// Small read-only inputs are rotated through several device copies, every one of which
+/// holds the caller's data: the timed dispatches on each set compute the same result.
+/// Each of the 8 dispatches of a batch takes the next set, so the last one read set
+/// (8·passes + warm-up + calibration − 1) mod sets, and a wrong copy would show whichever
+/// set it was.
+#[test]
+fn timing_rotates_small_inputs_through_identical_copies() {
+    let mut rt = runtime(None);
+    let n = 2000usize;
+    let x = input(n, 3);
+    let f32s = wgsl_forge::ElemType::scalar(wgsl_forge::ScalarType::F32);
+    let args = DynArgs {
+        scalars: vec![ScalarValue::U32(n as u32)],
+        buffers: vec![Some(HostBuffer::from_slice(f32s, &x)), None],
+    };
+    let want = affine::cpu(&x, n as u32).unwrap();
+    for rotate_bytes in [0, 4 * n as u64 * 3, 1 << 20] {
+        for repeats in [1, 3, 8] {
+            let run = rt
+                .time_kernel_with(
+                    &affine::Kernel,
+                    &affine::Kernel.default_schedule(),
+                    &args,
+                    &TimingOptions {
+                        passes: 2,
+                        warmup: 1,
+                        repeats: Some(repeats),
+                        read_back: true,
+                        rotate_bytes,
+                        ..TimingOptions::default()
+                    },
+                )
+                .expect("timed");
+            let sets = match rotate_bytes {
+                0 => 1,
+                1048576 => wgsl_forge::timing::MAX_INPUT_SETS,
+                _ => 3,
+            };
+            assert_eq!(run.input_sets, sets, "rotate {rotate_bytes}");
+            let got = run.outputs.expect("read back")[0].to_f64();
+            for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+                assert_eq!(*g, *w as f64, "y[{i}] with {sets} sets, {repeats} a batch");
+            }
+        }
     }
 }
 

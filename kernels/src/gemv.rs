@@ -7,10 +7,7 @@
 //! workgroup memory. A workgroup holds `WG / 64` teams, and each team takes `ITEMS`
 //! consecutive rows in turn.
 //!
-//! On an H200 at 16384×16384 the default schedule takes 257–267 µs (3.9–4.2 TB/s), against
-//! 253–255 µs for cuBLAS's SGEMV through `torch.mv`: 0.95–0.99× over several runs
-//! (`cargo run -p forge-kernels --example linear_bandwidth` measures it). Staging rows side
-//! by side in arrays, or `vec4` loads, were no faster there.
+//! `forge bench gemv` measures it; `docs/PERFORMANCE.md` has the H200's figures.
 //!
 //! The summation order of a row depends only on `n`: lane `l` of the team sums columns
 //! `l, l+64, l+128, …` into four accumulators in turn, adds them as `(s0 + s1) + (s2 + s3)`,

@@ -91,7 +91,8 @@ enum Command {
     /// Time the built-in kernels (GPU timestamps, median after warm-up, random data) at the
     /// shapes of the performance targets, with a device copy measured in the same run.
     Bench {
-        /// Kernels to time; all when none is named (the copy always runs).
+        /// Kernels to time, and `overhead` for the typed call's host overhead; all when none
+        /// is named (the copy always runs).
         kernels: Vec<String>,
         /// Print one JSON object per result instead of a table.
         #[arg(long)]
@@ -99,6 +100,11 @@ enum Command {
         /// Small shapes and the declared schedules only: runs on lavapipe in seconds.
         #[arg(long)]
         quick: bool,
+        /// Instead of the figures, time each case's declared schedule several ways
+        /// (each dispatch alone, on the same buffers, many dispatches per timed pass, the
+        /// wall clock, bare wgpu) to check the timer against independent clocks.
+        #[arg(long)]
+        compare_timers: bool,
     },
     /// Tune every built-in kernel (each candidate certified, then timed) and cache the
     /// winners; prints a summary: kernel, winner, time, speedup over the declared schedule.
@@ -199,9 +205,28 @@ fn run(cli: Cli) -> Result<ExitCode, ForgeError> {
             kernels,
             json,
             quick,
+            compare_timers,
         } => {
-            select(&kernels)?;
+            let named: Vec<String> = kernels
+                .iter()
+                .filter(|k| k.as_str() != wgsl_forge::bench::OVERHEAD)
+                .cloned()
+                .collect();
+            select(&named)?;
             let mut rt = runtime(&cli.runtime)?;
+            if compare_timers {
+                let rows = wgsl_forge::bench::compare_timers(&mut rt, &named, quick, |r| {
+                    if json {
+                        println!("{}", serde_json::to_string(r).unwrap_or_default());
+                    } else {
+                        eprintln!("  {} {}: {:.1} us alone", r.kernel, r.shape, r.alone_us);
+                    }
+                })?;
+                if !json {
+                    print!("{}", wgsl_forge::bench::comparison_table(&rows));
+                }
+                return Ok(ExitCode::SUCCESS);
+            }
             let results = wgsl_forge::bench::run(&mut rt, &kernels, quick, |r| {
                 if json {
                     println!("{}", serde_json::to_string(r).unwrap_or_default());

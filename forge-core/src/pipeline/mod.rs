@@ -12,7 +12,7 @@
 
 use crate::context::{error_scope, error_text, Backend};
 use crate::error::{ForgeError, Result};
-use crate::kernel::{Access, Kernel};
+use crate::kernel::{Access, Binding, Kernel};
 use crate::schedule::Schedule;
 use crate::ForgeRuntime;
 use std::borrow::Cow;
@@ -134,6 +134,39 @@ pub fn wgsl_to_spirv(
     spv::write_vec(&module, &info, &options, Some(&pipeline_options)).map_err(|e| e.to_string())
 }
 
+/// The bind group layout of a kernel: a storage buffer per binding (read-only for
+/// `Access::Read`), then the `Params` uniform when `params` is set.
+pub fn layout_entries(layout: &[Binding], params: bool) -> Vec<wgpu::BindGroupLayoutEntry> {
+    let buffer = |binding: u32, ty: wgpu::BufferBindingType| wgpu::BindGroupLayoutEntry {
+        binding,
+        visibility: wgpu::ShaderStages::COMPUTE,
+        ty: wgpu::BindingType::Buffer {
+            ty,
+            has_dynamic_offset: false,
+            min_binding_size: None,
+        },
+        count: None,
+    };
+    let mut entries: Vec<wgpu::BindGroupLayoutEntry> = layout
+        .iter()
+        .map(|b| {
+            buffer(
+                b.binding,
+                wgpu::BufferBindingType::Storage {
+                    read_only: b.access == Access::Read,
+                },
+            )
+        })
+        .collect();
+    if params {
+        entries.push(buffer(
+            layout.len() as u32,
+            wgpu::BufferBindingType::Uniform,
+        ));
+    }
+    entries
+}
+
 impl ForgeRuntime {
     /// The compiled pipeline for `kernel` at `schedule` with the runtime's emission backend,
     /// compiling it on first use. `params` says whether the layout ends with the uniform.
@@ -174,34 +207,7 @@ impl ForgeRuntime {
         };
         let source = kernel.wgsl(schedule);
 
-        let mut entries: Vec<wgpu::BindGroupLayoutEntry> = kernel
-            .layout()
-            .iter()
-            .map(|b| wgpu::BindGroupLayoutEntry {
-                binding: b.binding,
-                visibility: wgpu::ShaderStages::COMPUTE,
-                ty: wgpu::BindingType::Buffer {
-                    ty: wgpu::BufferBindingType::Storage {
-                        read_only: b.access == Access::Read,
-                    },
-                    has_dynamic_offset: false,
-                    min_binding_size: None,
-                },
-                count: None,
-            })
-            .collect();
-        if params {
-            entries.push(wgpu::BindGroupLayoutEntry {
-                binding: kernel.layout().len() as u32,
-                visibility: wgpu::ShaderStages::COMPUTE,
-                ty: wgpu::BindingType::Buffer {
-                    ty: wgpu::BufferBindingType::Uniform,
-                    has_dynamic_offset: false,
-                    min_binding_size: None,
-                },
-                count: None,
-            });
-        }
+        let entries = layout_entries(kernel.layout(), params);
 
         // SPIR-V is translated before touching the device: a naga error is clearer than the
         // driver's, and passthrough bypasses wgpu's own validation.

@@ -1,29 +1,47 @@
-//! Timing: how long one dispatch of a kernel takes on the device, measured on buffers that
+//! Timing: how long one call of a kernel takes on the device, measured on buffers that
 //! stay on the GPU. The tuner ranks schedules with it and `forge bench` reports it.
 //!
 //! This module owns [`ForgeRuntime::time_kernel`], its options ([`TimingOptions`]) and its
 //! result ([`Timing`]). The method:
 //! 1. uploads the arguments once; every `&mut` (read_write) binding also gets a pristine
-//!    copy on the device;
+//!    copy on the device. Read-only inputs smaller than [`TimingOptions::rotate_bytes`]
+//!    (256 MiB by default, several times the L2 cache of current GPUs) are copied on the
+//!    device into several **input sets** that together span that many bytes (at most
+//!    [`MAX_INPUT_SETS`], and what the capacity allows), and consecutive dispatches take
+//!    the sets in turn: a dispatch reads inputs that the ones before it pushed out of the
+//!    cache, as a call on fresh data would, not the cache's copy of the last dispatch's;
 //! 2. **warms up** (pipeline compiled, caches and clocks settled);
-//! 3. **calibrates** the repeat count `R`: a timed pass records `R` dispatches between two
-//!    timestamps, and `R` starts at 1 and grows by powers of two until one pass takes at
-//!    least [`TimingOptions::target_pass_ns`] (2 ms by default), far above the timer's
-//!    quantum, or reaches [`TimingOptions::max_repeats`];
-//! 4. records [`TimingOptions::passes`] timed passes. Before each, outside the timestamps,
-//!    every read_write binding is copied back from its pristine copy and every `#[out]`
-//!    binding is cleared, so each pass starts from the same inputs: an in-place kernel's
-//!    data cannot drift or blow up to infinities over thousands of repeats;
-//! 5. turns each pass into a per-dispatch time (`pass / R`) and **rejects** samples that
-//!    are not positive and finite (a timer that did not advance, or went backwards); the
-//!    rejected passes are retried, and if nothing usable remains the call fails with
-//!    [`ForgeError::TimingFailed`] instead of returning a meaningless zero;
-//! 6. reports the **median** per-dispatch time.
+//! 3. times each dispatch **alone**: a dispatch sits in a compute pass of its own, between
+//!    that pass's two timestamps, so a sample is what one call costs the GPU, launch and
+//!    tail included. Before it, outside the timestamps, every read_write binding is copied
+//!    back from its pristine copy and every `#[out]` binding is cleared, so each dispatch
+//!    starts from the same inputs (an in-place kernel cannot drift or blow up to
+//!    infinities);
+//! 4. submits the timed dispatches in **batches** of `R` ([`Timing::repeats`]), one
+//!    submission each; `R` starts at 1 and grows by powers of two until a batch keeps the
+//!    GPU busy for [`TimingOptions::target_pass_ns`] (2 ms by default) or reaches
+//!    [`TimingOptions::max_repeats`], so short kernels are measured back to back at the
+//!    clocks a busy GPU runs at;
+//! 5. **rejects** samples that are not positive and finite (a timer that did not advance,
+//!    or went backwards); a batch left with none is retried, and if nothing usable remains
+//!    the call fails with [`ForgeError::TimingFailed`] instead of returning a meaningless
+//!    zero;
+//! 6. takes the median of each batch's dispatches as the batch's sample
+//!    ([`Timing::samples`], [`TimingOptions::passes`] of them) and reports the **median**
+//!    of those.
+//!
+//! Why one dispatch per timed pass: many dispatches recorded back to back between two
+//! timestamps (what this module did before 2026-11-30, kept as
+//! [`TimingOptions::dispatches_per_pass`] for comparison) measured something else than a
+//! call on the H200. See `docs/PERFORMANCE.md` ("Timing") for the measurements that
+//! settled it.
 //!
 //! Timestamps come from `wgpu::QueryType::Timestamp` queries written at the start and end of
-//! each compute pass, converted with `Queue::get_timestamp_period`. An adapter without
-//! `TIMESTAMP_QUERY` falls back to wall-clock time around a submission and a wait, with a
-//! warning: that includes submission overhead, which the repeats amortise.
+//! each compute pass (Vulkan writes both once every earlier command has finished),
+//! converted with `Queue::get_timestamp_period`. An adapter without `TIMESTAMP_QUERY` falls
+//! back to wall-clock time around a submission of a whole batch and a wait, with a warning:
+//! that includes submission overhead, which the batch amortises, and no resets run between
+//! the batch's dispatches.
 
 use crate::buffers::{align_up, Lease, COPY_ALIGN};
 use crate::context::{error_scope, error_text};
@@ -36,6 +54,7 @@ use crate::pipeline::CompiledPipeline;
 use crate::schedule::Schedule;
 use crate::ForgeRuntime;
 use serde::{Deserialize, Serialize};
+use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
@@ -46,6 +65,13 @@ pub const DEFAULT_TARGET_PASS_NS: f64 = 2.0e6;
 
 /// The default cap on dispatches per timed pass.
 pub const DEFAULT_MAX_REPEATS: u32 = 1024;
+
+/// The default span of the rotated input sets: 256 MiB, several times the L2 cache of
+/// current GPUs (50–60 MB on an H100/H200).
+pub const DEFAULT_ROTATE_BYTES: u64 = 256 << 20;
+
+/// The most input sets a timing rotates through.
+pub const MAX_INPUT_SETS: u32 = 8;
 
 /// Which clock a [`Timing`] was measured with.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -63,9 +89,10 @@ pub enum Timer {
 pub struct Timing {
     /// The median over [`Timing::samples`], in nanoseconds per dispatch.
     pub median_ns: f64,
-    /// One per-dispatch time per accepted pass, in nanoseconds, in the order measured.
+    /// One per-dispatch time per accepted batch (the median of the batch's dispatches), in
+    /// nanoseconds, in the order measured.
     pub samples: Vec<f64>,
-    /// Dispatches recorded in each timed pass.
+    /// Dispatches timed in each batch.
     pub repeats: u32,
     /// The clock used.
     #[serde(default)]
@@ -176,34 +203,66 @@ pub fn next_repeats(repeats: u32, pass_ns: Option<f64>, target_ns: f64, max: u32
         .min(max.max(1))
 }
 
+/// How many input sets a timing rotates through: enough copies of `read_bytes` of
+/// read-only inputs to span `rotate_bytes`, at most [`MAX_INPUT_SETS`], with the copies
+/// beyond the first fitting in `available` bytes. At least 1.
+///
+/// ```
+/// use forge_core::timing::input_sets;
+/// assert_eq!(input_sets(1 << 30, 256 << 20, u64::MAX), 1); // already past the span
+/// assert_eq!(input_sets(64 << 20, 256 << 20, u64::MAX), 4);
+/// assert_eq!(input_sets(1 << 10, 256 << 20, u64::MAX), 8); // at most MAX_INPUT_SETS
+/// assert_eq!(input_sets(64 << 20, 256 << 20, 130 << 20), 3); // what the budget allows
+/// assert_eq!(input_sets(64 << 20, 0, u64::MAX), 1); // rotation off
+/// assert_eq!(input_sets(0, 256 << 20, u64::MAX), 1); // nothing to rotate
+/// ```
+pub fn input_sets(read_bytes: u64, rotate_bytes: u64, available: u64) -> u32 {
+    if read_bytes == 0 || rotate_bytes <= read_bytes {
+        return 1;
+    }
+    let wanted = rotate_bytes.div_ceil(read_bytes).min(MAX_INPUT_SETS as u64);
+    let affordable = available / read_bytes + 1;
+    wanted.min(affordable).max(1) as u32
+}
+
 /// How [`ForgeRuntime::time_kernel_with`] measures.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TimingOptions {
     /// Untimed dispatches first.
     pub warmup: u32,
-    /// Timed passes whose median is taken.
+    /// Timed batches; each gives one sample, the median of its dispatches, and the result is
+    /// the median of the samples.
     pub passes: u32,
-    /// The shortest timed pass worth having, in nanoseconds: the repeat count grows until
-    /// a pass takes this long.
+    /// The GPU time one batch should take, in nanoseconds: the number of dispatches in a
+    /// batch grows until a batch takes this long.
     pub target_pass_ns: f64,
-    /// The most dispatches in one pass.
+    /// The most dispatches in one batch.
     pub max_repeats: u32,
-    /// A fixed number of dispatches per pass, instead of calibrating one: to compare runs
-    /// with the same work per pass.
+    /// A fixed number of dispatches per batch, instead of calibrating one: to compare runs
+    /// with the same work per batch.
     pub repeats: Option<u32>,
-    /// Rejected passes that are retried before giving up with what was accepted.
+    /// Rejected batches that are retried before giving up with what was accepted.
     pub max_retries: u32,
     /// After timing, read every writable binding back into [`TimedRun::outputs`], as the
-    /// last timed pass left it, to check what the timed buffers computed.
+    /// last timed dispatch left it, to check what the timed buffers computed.
     pub read_back: bool,
     /// Use the wall clock even where timestamp queries exist.
     pub wall_clock: bool,
+    /// Read-only inputs are copied into input sets until the sets span this many bytes
+    /// (at most [`MAX_INPUT_SETS`]); consecutive dispatches take them in turn. 0 times every
+    /// dispatch on the same buffers, which measures the cache for inputs that fit in it.
+    pub rotate_bytes: u64,
+    /// Dispatches recorded back to back inside one timed compute pass, the pass's time then
+    /// divided by this count. 1, the default, times each dispatch alone: what one call
+    /// costs. More measures the throughput of a stream of dispatches with the barriers wgpu
+    /// puts between them; `forge bench --compare-timers` shows both.
+    pub dispatches_per_pass: u32,
 }
 
 impl Default for TimingOptions {
     fn default() -> Self {
         TimingOptions {
-            warmup: 2,
+            warmup: 3,
             passes: 7,
             target_pass_ns: DEFAULT_TARGET_PASS_NS,
             max_repeats: DEFAULT_MAX_REPEATS,
@@ -211,6 +270,8 @@ impl Default for TimingOptions {
             max_retries: 7,
             read_back: false,
             wall_clock: false,
+            rotate_bytes: DEFAULT_ROTATE_BYTES,
+            dispatches_per_pass: 1,
         }
     }
 }
@@ -220,18 +281,22 @@ impl Default for TimingOptions {
 pub struct TimedRun {
     /// The measurement.
     pub timing: Timing,
-    /// With [`TimingOptions::read_back`]: every writable binding as the last timed pass
-    /// left it, in layout order, as [`Kernel::run_dyn`] returns them. Each pass starts from
-    /// the pristine inputs, so this is [`Timing::repeats`] dispatches applied to them: for
-    /// a kernel that only reads its inputs, the result of one call.
+    /// With [`TimingOptions::read_back`]: every writable binding as the last timed dispatch
+    /// left it, in layout order, as [`Kernel::run_dyn`] returns them. With timestamps each
+    /// dispatch starts from the pristine inputs, so this is the result of one call. With
+    /// the wall clock the batch's [`Timing::repeats`] dispatches run without resets between
+    /// them, so an in-place kernel shows that many applications.
     pub outputs: Option<Vec<HostBuffer>>,
+    /// How many input sets the dispatches rotated through (1: no rotation).
+    pub input_sets: u32,
 }
 
 /// Everything one timing needs on the device, built once per call.
 struct Rig {
     name: &'static str,
     compiled: Arc<CompiledPipeline>,
-    bind_group: wgpu::BindGroup,
+    /// One bind group per input set.
+    bind_groups: Vec<wgpu::BindGroup>,
     dims: [u32; 3],
     /// (pristine, target, bytes) for every read_write binding.
     resets: Vec<(usize, usize, u64)>,
@@ -240,6 +305,8 @@ struct Rig {
     /// (binding, padded bytes, exact bytes) for every writable binding, in layout order.
     writable: Vec<(usize, u64, usize)>,
     leases: Vec<Lease>,
+    /// Dispatches recorded so far: which input set the next one takes.
+    next: Cell<usize>,
 }
 
 impl Rig {
@@ -257,11 +324,12 @@ impl Rig {
         }
     }
 
-    /// One compute pass of `repeats` dispatches, with timestamps at `query` and `query + 1`.
+    /// One compute pass of `dispatches` dispatches, each on the next input set, with
+    /// timestamps at `query` and `query + 1`.
     fn pass(
         &self,
         encoder: &mut wgpu::CommandEncoder,
-        repeats: u32,
+        dispatches: u32,
         query: Option<(&wgpu::QuerySet, u32)>,
     ) {
         let timestamp_writes = query.map(|(set, i)| wgpu::ComputePassTimestampWrites {
@@ -274,12 +342,29 @@ impl Rig {
             timestamp_writes,
         });
         pass.set_pipeline(&self.compiled.pipeline);
-        pass.set_bind_group(0, &self.bind_group, &[]);
         let [x, y, z] = self.dims;
-        for _ in 0..repeats {
+        let mut last = usize::MAX;
+        for _ in 0..dispatches {
+            let set = self.next.get() % self.bind_groups.len();
+            self.next.set(self.next.get().wrapping_add(1));
+            if set != last {
+                pass.set_bind_group(0, &self.bind_groups[set], &[]);
+                last = set;
+            }
             pass.dispatch_workgroups(x, y, z);
         }
     }
+}
+
+/// What one timed batch gave.
+struct Batch {
+    /// The batch's sample: the median per-dispatch time of its dispatches (timestamps), or
+    /// the batch's time over its dispatches (wall clock); `None` when nothing was usable.
+    per_dispatch: Option<f64>,
+    /// The GPU time the timed passes took together, for calibration.
+    busy_ns: Option<f64>,
+    /// Timed passes whose time was not positive and finite.
+    rejected: u32,
 }
 
 /// Timestamp queries and the buffers their results come back through.
@@ -358,16 +443,19 @@ impl ForgeRuntime {
         args: &DynArgs,
         opts: &TimingOptions,
     ) -> Result<TimedRun> {
-        let rig = self.rig(kernel, schedule, args)?;
+        let rig = self.rig(kernel, schedule, args, opts.rotate_bytes)?;
+        let input_sets = rig.bind_groups.len() as u32;
         let result = self.measure(&rig, opts);
         let result = match result {
             Ok(timing) if opts.read_back => self.read_back(&rig, kernel).map(|outputs| TimedRun {
                 timing,
                 outputs: Some(outputs),
+                input_sets,
             }),
             Ok(timing) => Ok(TimedRun {
                 timing,
                 outputs: None,
+                input_sets,
             }),
             Err(e) => Err(e),
         };
@@ -377,8 +465,15 @@ impl ForgeRuntime {
         result
     }
 
-    /// Checks the arguments, uploads them and builds the bind group.
-    fn rig(&mut self, kernel: &dyn Kernel, schedule: &Schedule, args: &DynArgs) -> Result<Rig> {
+    /// Checks the arguments, uploads them, copies the read-only ones into input sets that
+    /// span up to `rotate_bytes`, and builds a bind group per set.
+    fn rig(
+        &mut self,
+        kernel: &dyn Kernel,
+        schedule: &Schedule,
+        args: &DynArgs,
+        rotate_bytes: u64,
+    ) -> Result<Rig> {
         let name = kernel.name();
         let layout = kernel.layout();
         check_scalar_count(name, kernel.scalars().len(), args.scalars.len())?;
@@ -428,11 +523,30 @@ impl ForgeRuntime {
             .filter(|(b, _)| b.access == Access::ReadWrite)
             .map(|(_, s)| *s)
             .collect();
-        self.check_total(name, sizes.iter().chain(&pristine).copied().chain(uniform))?;
+        let base: Vec<u64> = sizes
+            .iter()
+            .chain(&pristine)
+            .copied()
+            .chain(uniform)
+            .collect();
+        self.check_total(name, base.iter().copied())?;
         // Launches recorded earlier are not part of this measurement.
         self.flush()?;
         self.check_lost()?;
         let compiled = self.pipeline(kernel, schedule, uniform.is_some())?;
+
+        // Input sets: as many copies of the read-only inputs as span `rotate_bytes`, within
+        // what the budget has left (idle pooled buffers can be freed for them).
+        let read_bytes: u64 = layout
+            .iter()
+            .zip(&sizes)
+            .filter(|(b, _)| b.access == Access::Read)
+            .map(|(_, s)| *s)
+            .sum();
+        let available = (self.capacity() + self.pool.idle_bytes())
+            .saturating_sub(self.pool.budget().in_use())
+            .saturating_sub(base.iter().sum::<u64>());
+        let sets = input_sets(read_bytes, rotate_bytes, available);
 
         let max_buffer = self.limits.max_buffer_size;
         let mut leases: Vec<Lease> = Vec::new();
@@ -448,6 +562,10 @@ impl ForgeRuntime {
         let mut clears = Vec::new();
         let mut writable = Vec::new();
         let mut uploads: Vec<(usize, &HostBuffer)> = Vec::new();
+        // For each input set, the lease of each binding; and the device copies that fill
+        // sets 1.. from set 0.
+        let mut set_slots: Vec<Vec<usize>> = vec![(0..layout.len()).collect()];
+        let mut set_copies: Vec<(usize, usize, u64)> = Vec::new();
         let acquired: Result<Option<usize>> = (|| {
             for (i, (b, &size)) in layout.iter().zip(&sizes).enumerate() {
                 let slot = acquire(
@@ -477,6 +595,21 @@ impl ForgeRuntime {
                     writable.push((i, size, lens[i] as usize * b.elem.size()));
                 }
             }
+            for set in 1..sets {
+                let mut slots: Vec<usize> = (0..layout.len()).collect();
+                for (i, (b, &size)) in layout.iter().zip(&sizes).enumerate() {
+                    if b.access == Access::Read {
+                        slots[i] = acquire(
+                            self,
+                            size,
+                            STORAGE_USAGE,
+                            format!("kernel `{name}`: input set {set} of `{}`", b.name),
+                        )?;
+                        set_copies.push((i, slots[i], size));
+                    }
+                }
+                set_slots.push(slots);
+            }
             match uniform {
                 Some(size) => Ok(Some(acquire(
                     self,
@@ -499,34 +632,57 @@ impl ForgeRuntime {
 
         let device = self.device.clone();
         let queue = &self.queue;
-        let (bind_group, err) = error_scope(&device, || {
+        let (bind_groups, err) = error_scope(&device, || {
             for &(slot, data) in &uploads {
                 write_padded(queue, leases[slot].buffer(), data.bytes(), COPY_ALIGN);
             }
             if let Some(slot) = uniform_slot {
                 write_padded(queue, leases[slot].buffer(), &params, 16);
             }
-            let mut entries: Vec<wgpu::BindGroupEntry<'_>> = layout
-                .iter()
-                .zip(&sizes)
-                .enumerate()
-                .map(|(i, (b, &size))| wgpu::BindGroupEntry {
-                    binding: b.binding,
-                    resource: binding_resource(leases[i].buffer(), size),
-                })
-                .collect();
-            if let (Some(slot), Some(size)) = (uniform_slot, uniform) {
-                entries.push(wgpu::BindGroupEntry {
-                    binding: layout.len() as u32,
-                    resource: binding_resource(leases[slot].buffer(), size),
-                });
+            if !set_copies.is_empty() {
+                // Written data lands before the commands of the next submission.
+                let mut encoder = device
+                    .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(name) });
+                for &(src, dst, size) in &set_copies {
+                    encoder.copy_buffer_to_buffer(
+                        leases[src].buffer(),
+                        0,
+                        leases[dst].buffer(),
+                        0,
+                        size,
+                    );
+                }
+                queue.submit([encoder.finish()]);
             }
-            device.create_bind_group(&wgpu::BindGroupDescriptor {
-                label: Some(name),
-                layout: &compiled.layout,
-                entries: &entries,
-            })
+            set_slots
+                .iter()
+                .map(|slots| {
+                    let mut entries: Vec<wgpu::BindGroupEntry<'_>> = layout
+                        .iter()
+                        .zip(&sizes)
+                        .zip(slots)
+                        .map(|((b, &size), &slot)| wgpu::BindGroupEntry {
+                            binding: b.binding,
+                            resource: binding_resource(leases[slot].buffer(), size),
+                        })
+                        .collect();
+                    if let (Some(slot), Some(size)) = (uniform_slot, uniform) {
+                        entries.push(wgpu::BindGroupEntry {
+                            binding: layout.len() as u32,
+                            resource: binding_resource(leases[slot].buffer(), size),
+                        });
+                    }
+                    device.create_bind_group(&wgpu::BindGroupDescriptor {
+                        label: Some(name),
+                        layout: &compiled.layout,
+                        entries: &entries,
+                    })
+                })
+                .collect::<Vec<_>>()
         });
+        if !set_copies.is_empty() {
+            self.stats.submissions += 1;
+        }
         if let Some(e) = err {
             for lease in leases {
                 self.pool.release(lease);
@@ -539,19 +695,22 @@ impl ForgeRuntime {
         Ok(Rig {
             name,
             compiled,
-            bind_group,
+            bind_groups,
             dims,
             resets,
             clears,
             writable,
             leases,
+            next: Cell::new(0),
         })
     }
 
-    /// Warm-up, calibration and the timed passes.
+    /// Warm-up, calibration and the timed batches.
     fn measure(&mut self, rig: &Rig, opts: &TimingOptions) -> Result<Timing> {
         let passes = opts.passes.max(1);
-        let max_repeats = opts.max_repeats.max(1);
+        let per_pass = opts.dispatches_per_pass.max(1);
+        // Two queries a timed pass, one submission's worth at most.
+        let max_repeats = opts.max_repeats.clamp(1, wgpu::QUERY_SET_MAX_QUERIES / 2);
         let timer = if opts.wall_clock || !self.has_timestamps() {
             if !opts.wall_clock && !WALL_CLOCK_WARNED.swap(true, Ordering::Relaxed) {
                 tracing::warn!(
@@ -563,59 +722,60 @@ impl ForgeRuntime {
         } else {
             Timer::Timestamp
         };
+        let fixed = opts.repeats.map(|r| r.clamp(1, max_repeats));
         let queries = match timer {
-            Timer::Timestamp => Some(self.queries(rig.name, 2 * passes)?),
+            Timer::Timestamp => Some(self.queries(rig.name, 2 * fixed.unwrap_or(max_repeats))?),
             Timer::WallClock => None,
         };
 
         if opts.warmup > 0 {
             let mut encoder = self.encoder(rig.name);
-            rig.reset(&mut encoder);
-            rig.pass(&mut encoder, opts.warmup, None);
+            for _ in 0..opts.warmup {
+                rig.reset(&mut encoder);
+                rig.pass(&mut encoder, 1, None);
+            }
             self.submit_and_wait(encoder)?;
         }
 
-        let mut repeats = opts.repeats.unwrap_or(1).max(1);
-        while opts.repeats.is_none() {
-            let ns = self.timed_passes(rig, queries.as_ref(), repeats, 1)?[0];
-            let long_enough = ns.is_some_and(|ns| ns >= opts.target_pass_ns);
+        let mut repeats = fixed.unwrap_or(1);
+        while fixed.is_none() {
+            let busy = self
+                .timed_batch(rig, queries.as_ref(), repeats, per_pass)?
+                .busy_ns;
+            let long_enough = busy.is_some_and(|ns| ns >= opts.target_pass_ns);
             if long_enough || repeats >= max_repeats {
                 break;
             }
-            repeats = next_repeats(repeats, ns, opts.target_pass_ns, max_repeats);
+            repeats = next_repeats(repeats, busy, opts.target_pass_ns, max_repeats);
         }
 
-        let mut pass_ns: Vec<f64> = Vec::with_capacity(passes as usize);
+        let mut samples: Vec<f64> = Vec::with_capacity(passes as usize);
         let mut rejected = 0u32;
         let mut retries_left = opts.max_retries;
-        let mut wanted = passes;
-        loop {
-            for ns in self.timed_passes(rig, queries.as_ref(), repeats, wanted)? {
-                match ns {
-                    Some(ns) => pass_ns.push(ns),
-                    None => rejected += 1,
+        while (samples.len() as u32) < passes {
+            let batch = self.timed_batch(rig, queries.as_ref(), repeats, per_pass)?;
+            rejected += batch.rejected;
+            match batch.per_dispatch {
+                Some(ns) => samples.push(ns),
+                None if retries_left == 0 => break,
+                None => {
+                    tracing::debug!(
+                        kernel = rig.name,
+                        rejected,
+                        "retrying a rejected timing batch"
+                    );
+                    retries_left -= 1;
                 }
             }
-            wanted = passes.saturating_sub(pass_ns.len() as u32);
-            if wanted == 0 || retries_left == 0 {
-                break;
-            }
-            if rejected > 0 {
-                tracing::debug!(
-                    kernel = rig.name,
-                    rejected,
-                    "retrying rejected timing passes"
-                );
-            }
-            retries_left = retries_left.saturating_sub(wanted);
         }
-        let mut timing = Timing::from_pass_ns(&pass_ns, repeats, timer).ok_or_else(|| ForgeError::TimingFailed {
+        let mut timing = Timing::from_pass_ns(&samples, 1, timer).ok_or_else(|| ForgeError::TimingFailed {
             kernel: rig.name,
             message: format!(
-                "all {rejected} timed passes of {repeats} dispatches were rejected: the timer did not advance; \
+                "all {rejected} timed passes of batches of {repeats} dispatches were rejected: the timer did not advance; \
                  check the adapter's timestamp support"
             ),
         })?;
+        timing.repeats = repeats;
         timing.rejected = rejected;
         if rejected > 0 {
             tracing::warn!(
@@ -628,66 +788,69 @@ impl ForgeRuntime {
         Ok(timing)
     }
 
-    /// `count` timed passes of `repeats` dispatches, each after a reset. `None` for a pass
-    /// whose duration is not positive.
-    fn timed_passes(
+    /// One batch: `repeats` timed passes of `per_pass` dispatches each, in one submission.
+    /// With timestamps each pass follows a reset and has its own pair of timestamps; with
+    /// the wall clock the batch follows one reset and is timed from submission to idle.
+    fn timed_batch(
         &mut self,
         rig: &Rig,
         queries: Option<&Queries>,
         repeats: u32,
-        count: u32,
-    ) -> Result<Vec<Option<f64>>> {
+        per_pass: u32,
+    ) -> Result<Batch> {
         let Some(q) = queries else {
-            // Wall clock: the reset goes in a submission of its own, then the pass alone is
-            // timed from submission to idle.
-            let mut out = Vec::with_capacity(count as usize);
-            for _ in 0..count {
-                let mut encoder = self.encoder(rig.name);
-                rig.reset(&mut encoder);
-                self.submit_and_wait(encoder)?;
-                let mut encoder = self.encoder(rig.name);
-                rig.pass(&mut encoder, repeats, None);
-                let start = Instant::now();
-                self.submit_and_wait(encoder)?;
-                let ns = start.elapsed().as_nanos() as f64;
-                out.push(valid_sample(ns).then_some(ns));
-            }
-            return Ok(out);
-        };
-        let mut out = Vec::with_capacity(count as usize);
-        let mut done = 0;
-        while done < count {
-            let batch = (count - done).min(q.capacity / 2);
             let mut encoder = self.encoder(rig.name);
-            for p in 0..batch {
-                rig.reset(&mut encoder);
-                rig.pass(&mut encoder, repeats, Some((&q.set, 2 * p)));
+            rig.reset(&mut encoder);
+            self.submit_and_wait(encoder)?;
+            let mut encoder = self.encoder(rig.name);
+            for _ in 0..repeats {
+                rig.pass(&mut encoder, per_pass, None);
             }
-            let bytes = 2 * batch as u64 * wgpu::QUERY_SIZE as u64;
-            encoder.resolve_query_set(&q.set, 0..2 * batch, &q.resolve, 0);
-            let staging = self.pool.acquire(
-                &self.device,
-                bytes,
-                STAGING_USAGE,
-                self.limits.max_buffer_size,
-                &|| format!("kernel `{}`: timestamps", rig.name),
-            )?;
-            encoder.copy_buffer_to_buffer(&q.resolve, 0, staging.buffer(), 0, bytes);
-            self.submit(encoder, rig.name)?;
-            let period = self.queue.get_timestamp_period();
-            let ticks = self.read_staging(staging.buffer(), bytes, |b| {
-                bytemuck::cast_slice::<u8, u64>(b).to_vec()
+            let start = Instant::now();
+            self.submit_and_wait(encoder)?;
+            let ns = start.elapsed().as_nanos() as f64;
+            let ok = valid_sample(ns);
+            return Ok(Batch {
+                per_dispatch: ok.then(|| ns / (repeats as f64 * per_pass as f64)),
+                busy_ns: ok.then_some(ns),
+                rejected: u32::from(!ok),
             });
-            self.pool.release(staging);
-            for pair in ticks?.chunks_exact(2) {
-                out.push(ticks_to_ns(pair[0], pair[1], period));
-            }
-            done += batch;
+        };
+        debug_assert!(2 * repeats <= q.capacity);
+        let mut encoder = self.encoder(rig.name);
+        for p in 0..repeats {
+            rig.reset(&mut encoder);
+            rig.pass(&mut encoder, per_pass, Some((&q.set, 2 * p)));
         }
-        Ok(out)
+        let bytes = 2 * repeats as u64 * wgpu::QUERY_SIZE as u64;
+        encoder.resolve_query_set(&q.set, 0..2 * repeats, &q.resolve, 0);
+        let staging = self.pool.acquire(
+            &self.device,
+            bytes,
+            STAGING_USAGE,
+            self.limits.max_buffer_size,
+            &|| format!("kernel `{}`: timestamps", rig.name),
+        )?;
+        encoder.copy_buffer_to_buffer(&q.resolve, 0, staging.buffer(), 0, bytes);
+        self.submit(encoder, rig.name)?;
+        let period = self.queue.get_timestamp_period();
+        let ticks = self.read_staging(staging.buffer(), bytes, |b| {
+            bytemuck::cast_slice::<u8, u64>(b).to_vec()
+        });
+        self.pool.release(staging);
+        let passes: Vec<Option<f64>> = ticks?
+            .chunks_exact(2)
+            .map(|pair| ticks_to_ns(pair[0], pair[1], period))
+            .collect();
+        let valid: Vec<f64> = passes.iter().flatten().copied().collect();
+        Ok(Batch {
+            per_dispatch: median(&valid).map(|ns| ns / per_pass as f64),
+            busy_ns: (!valid.is_empty()).then(|| valid.iter().sum()),
+            rejected: (passes.len() - valid.len()) as u32,
+        })
     }
 
-    /// Reads every writable binding back as the last pass left it.
+    /// Reads every writable binding back as the last timed dispatch left it.
     fn read_back(&mut self, rig: &Rig, kernel: &dyn Kernel) -> Result<Vec<HostBuffer>> {
         let layout = kernel.layout();
         let mut offsets = Vec::with_capacity(rig.writable.len());
