@@ -36,7 +36,7 @@
 //! See the README for the kernel language, the runtime, certification and tuning.
 
 pub use forge_core::{certify, context, dispatch, error, kernel, schedule, tensor, topology};
-pub use forge_core::{manifest, timing, tune, ManifestCache, Timing, TuningManifest};
+pub use forge_core::{emit, files, manifest, timing, tune, ManifestCache, Timing, TuningManifest};
 pub use forge_core::{
     Access, Backend, Binding, DynArgs, ElemType, Element, ForgeError, ForgeRuntime, GpuTensor,
     HardwareProfile, HostArg, HostBuffer, Kernel, RuntimeBuilder, RuntimeStats, ScalarParam,

@@ -158,6 +158,15 @@ pub enum ForgeError {
         valid: &'static str,
     },
 
+    /// A backend that `forge emit` translates to, but that the runtime cannot execute.
+    #[error("backend `{name}` can be emitted (`forge emit KERNEL --backend {name}`) but not executed; the runtime executes: {valid}")]
+    BackendNotExecutable {
+        /// The name given.
+        name: String,
+        /// The backends the runtime executes, comma separated.
+        valid: &'static str,
+    },
+
     /// The device was lost; the runtime must be recreated.
     #[error("the GPU device was lost: {0}; create a new `ForgeRuntime`")]
     DeviceLost(String),

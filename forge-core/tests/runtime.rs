@@ -610,6 +610,16 @@ fn unknown_backend_names_are_errors() {
             other => panic!("expected UnknownBackend for {name:?}, got {other:?}"),
         }
     }
+    // Languages `forge emit` writes but the runtime cannot run say so.
+    for name in ["msl", "HLSL", " glsl"] {
+        match Backend::parse(name) {
+            Err(ForgeError::BackendNotExecutable { name: n, valid }) => {
+                assert_eq!(n, name.trim().to_ascii_lowercase());
+                assert_eq!(valid, "wgsl, spirv");
+            }
+            other => panic!("expected BackendNotExecutable for {name:?}, got {other:?}"),
+        }
+    }
     assert_eq!(" WGSL ".parse::<Backend>().expect("parses"), Backend::Wgsl);
     assert_eq!(Backend::Spirv.to_string(), "spirv");
 }

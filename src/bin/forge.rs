@@ -9,6 +9,8 @@
 //! - `forge cache ls` and `forge cache clear` list and empty the manifest cache.
 //! - `forge bench [KERNEL...]` times the built-ins at the performance targets' shapes.
 //! - `forge expand KERNEL` prints the WGSL and the Rust that `#[forge_kernel]` generated.
+//! - `forge emit KERNEL --backend wgsl|spirv|msl|hlsl|glsl [--schedule ...] [-o PATH]`
+//!   translates a kernel with naga; it needs no GPU.
 //!
 //! The manifest cache is `--cache-dir`, else `FORGE_CACHE_DIR`, else
 //! `$XDG_CACHE_HOME/wgsl-forge` (`~/.cache/wgsl-forge`).
@@ -24,6 +26,7 @@ use clap::{Args, Parser, Subcommand};
 use std::process::ExitCode;
 use wgsl_forge::certify::{certify, CertOptions, CertReport, DEFAULT_SEED};
 use wgsl_forge::context::Backend;
+use wgsl_forge::emit::Target;
 use wgsl_forge::{Access, ForgeError, ForgeRuntime, Kernel, Schedule};
 
 /// Write GPU compute kernels once, as annotated Rust; run and certify them anywhere.
@@ -42,7 +45,8 @@ struct RuntimeArgs {
     /// Use the adapter whose name contains this text, ignoring case [env: FORGE_ADAPTER].
     #[arg(long, global = true)]
     adapter: Option<String>,
-    /// The shader form handed to wgpu: `wgsl` or `spirv` [env: FORGE_BACKEND].
+    /// The shader form handed to wgpu: `wgsl` or `spirv` [env: FORGE_BACKEND]. For `forge
+    /// emit`: the language to write, `wgsl`, `spirv`, `msl`, `hlsl` or `glsl`.
     #[arg(long, global = true)]
     backend: Option<String>,
     /// The runtime's memory budget, in MiB.
@@ -138,6 +142,9 @@ enum Command {
         #[command(subcommand)]
         action: CacheCommand,
     },
+    /// Translate a kernel's WGSL with naga (`--backend wgsl|spirv|msl|hlsl|glsl`), for one
+    /// schedule. Needs no GPU.
+    Emit(EmitArgs),
     /// Print what `#[forge_kernel]` generated for a kernel: its WGSL, then its Rust.
     Expand {
         /// The kernel.
@@ -146,6 +153,22 @@ enum Command {
         #[arg(long)]
         wgsl: bool,
     },
+}
+
+/// `forge emit KERNEL --backend ...`
+#[derive(Args, Debug)]
+struct EmitArgs {
+    /// The kernel.
+    kernel: String,
+    /// The schedule, written as `forge list` prints it, e.g. `wg=128,items=2,vec=1`; settings
+    /// left out keep the declared schedule's value. It must be the declared schedule or in
+    /// the kernel's tuning space. Default: the declared schedule.
+    #[arg(long)]
+    schedule: Option<String>,
+    /// Write to this file (replaced atomically) instead of stdout. SPIR-V is binary: it goes
+    /// to stdout only when stdout is not a terminal.
+    #[arg(short = 'o', long)]
+    output: Option<std::path::PathBuf>,
 }
 
 /// `forge cache ...`
@@ -176,7 +199,9 @@ fn main() -> ExitCode {
                 source = s.source();
             }
             match e {
-                ForgeError::UnknownKernel { .. } => ExitCode::from(2),
+                ForgeError::UnknownKernel { .. }
+                | ForgeError::UnknownBackend { .. }
+                | ForgeError::BackendNotExecutable { .. } => ExitCode::from(2),
                 _ => ExitCode::from(1),
             }
         }
@@ -271,6 +296,23 @@ fn run(cli: Cli) -> Result<ExitCode, ForgeError> {
                 CacheCommand::Clear => tuning::cache_clear(&dir),
             }
         }
+        Command::Emit(args) => {
+            // Emission names its target explicitly: FORGE_BACKEND picks what runs, not what
+            // is written, so it is not consulted here.
+            let Some(backend) = cli.runtime.backend.as_deref() else {
+                use clap::CommandFactory;
+                Cli::command()
+                    .error(
+                        clap::error::ErrorKind::MissingRequiredArgument,
+                        format!(
+                            "`forge emit` needs `--backend <BACKEND>`, one of: {}",
+                            Target::VALID
+                        ),
+                    )
+                    .exit()
+            };
+            emit(&args, Target::parse(backend)?)
+        }
         Command::Expand { kernel, wgsl } => {
             let k = select(std::slice::from_ref(&kernel))?[0];
             println!(
@@ -320,6 +362,54 @@ fn select(names: &[String]) -> Result<Vec<&'static dyn Kernel>, ForgeError> {
                 })
         })
         .collect()
+}
+
+/// `forge emit`: translates one kernel at one schedule and writes it out.
+fn emit(args: &EmitArgs, target: Target) -> Result<ExitCode, ForgeError> {
+    let kernel = select(std::slice::from_ref(&args.kernel))?[0];
+    let declared = kernel.default_schedule();
+    let schedule = match &args.schedule {
+        None => declared,
+        Some(text) => declared
+            .with_settings(text)
+            .map_err(|reason| ForgeError::BadSchedule {
+                kernel: kernel.name(),
+                schedule: format!("`{text}`"),
+                reason,
+            })?,
+    };
+    let emitted = wgsl_forge::emit::emit(kernel, &schedule, target)?;
+    match &args.output {
+        Some(path) => {
+            emitted.write_to(path)?;
+            eprintln!(
+                "wrote {} ({target}, {schedule}) to {}",
+                kernel.name(),
+                path.display()
+            );
+        }
+        None => {
+            use std::io::{IsTerminal, Write};
+            let mut stdout = std::io::stdout().lock();
+            if emitted.text().is_none() && stdout.is_terminal() {
+                return Err(ForgeError::InvalidArgument {
+                    kernel: "forge emit",
+                    message: format!(
+                        "SPIR-V is binary and stdout is a terminal: write it with `-o {}.spv`, or redirect stdout",
+                        kernel.name()
+                    ),
+                });
+            }
+            stdout
+                .write_all(&emitted.to_bytes())
+                .and_then(|()| stdout.flush())
+                .map_err(|source| ForgeError::Io {
+                    context: "writing to stdout".into(),
+                    source,
+                })?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Limits that decide whether and how a kernel runs.

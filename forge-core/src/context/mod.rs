@@ -47,18 +47,27 @@ impl Backend {
     /// The valid names, as error messages list them.
     pub const VALID: &'static str = "wgsl, spirv";
 
-    /// Parses `wgsl` or `spirv` (case-insensitive, surrounding spaces ignored). Anything else
-    /// is [`ForgeError::UnknownBackend`]; there is no silent fallback.
+    /// Parses `wgsl` or `spirv` (case-insensitive, surrounding spaces ignored). A name that
+    /// can only be emitted (`msl`, `hlsl`, `glsl`: see [`crate::emit`]) is
+    /// [`ForgeError::BackendNotExecutable`]; anything else is [`ForgeError::UnknownBackend`].
+    /// Both list the valid names; there is no silent fallback.
     ///
     /// ```
     /// use forge_core::context::Backend;
     /// assert_eq!(Backend::parse("SPIRV").unwrap(), Backend::Spirv);
     /// assert!(Backend::parse("metal").is_err());
+    /// assert!(Backend::parse("msl").is_err());
     /// ```
     pub fn parse(name: &str) -> Result<Backend> {
         match name.trim().to_ascii_lowercase().as_str() {
             "wgsl" => Ok(Backend::Wgsl),
             "spirv" => Ok(Backend::Spirv),
+            _ if crate::emit::Target::parse(name).is_ok() => {
+                Err(ForgeError::BackendNotExecutable {
+                    name: name.trim().to_ascii_lowercase(),
+                    valid: Self::VALID,
+                })
+            }
             _ => Err(ForgeError::UnknownBackend {
                 name: name.to_string(),
                 valid: Self::VALID,
@@ -303,6 +312,26 @@ fn select_adapter(
         .ok_or_else(|| ForgeError::NoAdapter {
             detail: format!(" (wgpu saw no adapter; adapters seen: {seen_list})"),
         })
+}
+
+/// Whether a device opened on `adapter` zeroes workgroup memory itself: a Vulkan 1.3
+/// device, where `shaderZeroInitializeWorkgroupMemory` is required and wgpu enables it.
+/// SPIR-V for such a device gives workgroup variables a null initializer instead of
+/// zeroing code ([`crate::emit::SpirvProfile`]).
+#[cfg(not(any(target_arch = "wasm32", target_vendor = "apple")))]
+pub(crate) fn vulkan_zeroes_workgroup_memory(adapter: &wgpu::Adapter) -> bool {
+    /// `VK_MAKE_API_VERSION(0, 1, 3, 0)`.
+    const VULKAN_1_3: u32 = (1 << 22) | (3 << 12);
+    // SAFETY: reads the properties the adapter queried when it was enumerated; nothing is
+    // created, destroyed or changed through the handle.
+    let hal = unsafe { adapter.as_hal::<wgpu::hal::api::Vulkan>() };
+    hal.is_some_and(|a| a.physical_device_capabilities().properties().api_version >= VULKAN_1_3)
+}
+
+/// Without wgpu's Vulkan backend there is no SPIR-V execution to tune.
+#[cfg(any(target_arch = "wasm32", target_vendor = "apple"))]
+pub(crate) fn vulkan_zeroes_workgroup_memory(_adapter: &wgpu::Adapter) -> bool {
+    false
 }
 
 /// The optional features the runtime asks for when the adapter has them.

@@ -28,11 +28,11 @@
 //! on this adapter ([`ForgeRuntime::check_schedule`]) loses its winner, with a warning.
 //!
 //! # Writing
-//! [`ManifestCache::store`] writes a temporary file in the destination directory, syncs it,
-//! and renames it over the manifest: readers see the old file or the new one, never a part,
-//! and concurrent writers (threads or processes) leave one whole file. Tuning merges its
-//! bucket into the manifest it read; two tuners of different sizes racing on one kernel
-//! can therefore drop each other's bucket (the last rename wins), never corrupt the file.
+//! [`ManifestCache::store`] writes through [`crate::files::write_atomically`]: readers see
+//! the old file or the new one, never a part, and concurrent writers (threads or processes)
+//! leave one whole file. Tuning merges its bucket into the manifest it read; two tuners of
+//! different sizes racing on one kernel can therefore drop each other's bucket (the last
+//! rename wins), never corrupt the file.
 
 use crate::certify::Verdict;
 use crate::error::{ForgeError, Result};
@@ -44,9 +44,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::fmt;
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// The manifest format this version writes. Files of a newer format are ignored.
@@ -395,8 +393,6 @@ pub struct ManifestCache {
     root: PathBuf,
 }
 
-static TMP_COUNTER: AtomicU64 = AtomicU64::new(0);
-
 impl ManifestCache {
     /// The cache rooted at `root` (created on the first write).
     pub fn new(root: impl Into<PathBuf>) -> Self {
@@ -469,34 +465,10 @@ impl ManifestCache {
         };
         std::fs::create_dir_all(&dir)
             .map_err(|e| io("creating the manifest directory", &dir, e))?;
-        let json = serde_json::to_vec_pretty(manifest)
+        let mut json = serde_json::to_vec_pretty(manifest)
             .map_err(|e| io("serializing", &path, std::io::Error::other(e)))?;
-        let tmp = dir.join(format!(
-            ".{}.json.{}.{}.{}.tmp",
-            file_safe(&manifest.kernel),
-            std::process::id(),
-            TMP_COUNTER.fetch_add(1, Ordering::Relaxed),
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.subsec_nanos())
-        ));
-        let written = (|| {
-            let mut f = std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(&tmp)?;
-            f.write_all(&json)?;
-            f.write_all(b"\n")?;
-            f.sync_all()
-        })();
-        if let Err(e) = written {
-            let _ = std::fs::remove_file(&tmp);
-            return Err(io("writing", &tmp, e));
-        }
-        if let Err(e) = std::fs::rename(&tmp, &path) {
-            let _ = std::fs::remove_file(&tmp);
-            return Err(io("renaming a temporary file to", &path, e));
-        }
+        json.push(b'\n');
+        crate::files::write_atomically(&path, &json)?;
         Ok(path)
     }
 

@@ -5,12 +5,14 @@
 //!   for `Access::Read`, read_write otherwise) plus, when the call has parameters, the
 //!   `Params` uniform at the next binding number. wgpu's automatic layout is not used, so a
 //!   binding the shader happens not to touch still matches the host's binding list;
-//! - WGSL is handed to wgpu as source; SPIR-V is produced by naga (WGSL in, validate,
-//!   SPIR-V out) and handed to wgpu through its passthrough API, on Vulkan only;
+//! - WGSL is handed to wgpu as source; SPIR-V is translated by [`crate::emit::to_spirv`]
+//!   (the translation `forge emit` uses too) and handed to wgpu through its passthrough
+//!   API, on Vulkan only;
 //! - creation runs inside error scopes, so a shader the driver rejects is a
 //!   [`ForgeError::ShaderCompile`], never a panic.
 
-use crate::context::{error_scope, error_text, Backend};
+use crate::context::{error_scope, error_text, vulkan_zeroes_workgroup_memory, Backend};
+use crate::emit;
 use crate::error::{ForgeError, Result};
 use crate::kernel::{Access, Binding, Kernel};
 use crate::schedule::Schedule;
@@ -71,67 +73,6 @@ impl PipelineCache {
     pub fn get(&self, key: &PipelineKey) -> Option<Arc<CompiledPipeline>> {
         self.map.get(key).cloned()
     }
-}
-
-/// naga's validation capabilities for what the device has enabled.
-fn naga_capabilities(features: wgpu::Features) -> naga::valid::Capabilities {
-    use naga::valid::Capabilities as Caps;
-    let mut caps = Caps::default();
-    caps.set(
-        Caps::SHADER_FLOAT16,
-        features.contains(wgpu::Features::SHADER_F16),
-    );
-    caps.set(Caps::SUBGROUP, features.contains(wgpu::Features::SUBGROUP));
-    caps.set(
-        Caps::SUBGROUP_BARRIER,
-        features.contains(wgpu::Features::SUBGROUP_BARRIER),
-    );
-    caps.set(
-        Caps::SHADER_INT64,
-        features.contains(wgpu::Features::SHADER_INT64),
-    );
-    caps
-}
-
-/// Translates WGSL to SPIR-V words with naga: parse, validate against the device's
-/// features, write. Bounds checks match what wgpu applies to WGSL on Vulkan (`Restrict`),
-/// so both forms of a kernel compute the same thing.
-pub fn wgsl_to_spirv(
-    source: &str,
-    features: wgpu::Features,
-) -> std::result::Result<Vec<u32>, String> {
-    use naga::back::spv;
-    let module = naga::front::wgsl::parse_str(source).map_err(|e| e.emit_to_string(source))?;
-    let mut validator = naga::valid::Validator::new(
-        naga::valid::ValidationFlags::all(),
-        naga_capabilities(features),
-    );
-    let info = validator
-        .validate(&module)
-        .map_err(|e| e.emit_to_string(source))?;
-    let policy = naga::proc::BoundsCheckPolicy::Restrict;
-    let options = spv::Options {
-        // 1.3 carries the subgroup operations; every Vulkan 1.1 driver takes it.
-        lang_version: if features.contains(wgpu::Features::SUBGROUP) {
-            (1, 3)
-        } else {
-            (1, 0)
-        },
-        flags: spv::WriterFlags::empty(),
-        fake_missing_bindings: true,
-        bounds_check_policies: naga::proc::BoundsCheckPolicies {
-            index: policy,
-            buffer: policy,
-            image_load: policy,
-            binding_array: naga::proc::BoundsCheckPolicy::Unchecked,
-        },
-        ..spv::Options::default()
-    };
-    let pipeline_options = spv::PipelineOptions {
-        shader_stage: naga::ShaderStage::Compute,
-        entry_point: ENTRY_POINT.to_string(),
-    };
-    spv::write_vec(&module, &info, &options, Some(&pipeline_options)).map_err(|e| e.to_string())
 }
 
 /// The bind group layout of a kernel: a storage buffer per binding (read-only for
@@ -223,7 +164,11 @@ impl ForgeRuntime {
                         self.info.name, self.info.backend
                     )));
                 }
-                Some(wgsl_to_spirv(&source, self.features).map_err(&compile_error)?)
+                let profile = emit::SpirvProfile::for_device(
+                    self.features,
+                    vulkan_zeroes_workgroup_memory(&self.adapter),
+                );
+                Some(emit::to_spirv(&source, &profile).map_err(&compile_error)?)
             }
         };
 
@@ -280,23 +225,5 @@ impl ForgeRuntime {
         self.check_lost()?;
         tracing::debug!(kernel = name, %schedule, %backend, "compiled pipeline");
         Ok(CompiledPipeline { pipeline, layout })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn spirv_translation_succeeds_and_reports_errors() {
-        let ok = "@group(0) @binding(0) var<storage, read_write> y: array<f32>;\n\
-                  @compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3<u32>) {\n\
-                  if g.x < arrayLength(&y) { y[g.x] = 1.0; } }";
-        let words = wgsl_to_spirv(ok, wgpu::Features::empty()).expect("valid WGSL translates");
-        assert_eq!(words.first(), Some(&0x0723_0203), "SPIR-V magic number");
-
-        let bad = "fn main() { let x: u32 = 1.5; }";
-        let err = wgsl_to_spirv(bad, wgpu::Features::empty()).expect_err("invalid WGSL");
-        assert!(!err.is_empty());
     }
 }

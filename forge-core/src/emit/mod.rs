@@ -1,0 +1,649 @@
+//! Emission to other backends: a kernel's WGSL translated by naga to SPIR-V, MSL, HLSL or
+//! GLSL.
+//!
+//! WGSL is the source of truth. This module owns the one translation from it, which both
+//! `forge emit` ([`emit`]) and the runtime's SPIR-V execution ([`to_spirv`]) go through:
+//! 1. **parse and validate** the WGSL with naga, with the capabilities the consumer has:
+//!    the device's features for the runtime ([`SpirvProfile`]), everything the kernel
+//!    language can ask for when emitting files ([`EMIT_CAPABILITIES`]);
+//! 2. **resolve pipeline overrides** for the compute entry point `main`
+//!    (`naga::back::pipeline_constants::process_overrides`). A schedule reaches the WGSL as
+//!    the constants `WG`, `ITEMS` and `VEC` ([`Schedule::wgsl_header`]), so the source is
+//!    already specialised to it; the step leaves a module with no unresolved `override`
+//!    (which every naga writer requires) or fails with the name of the one that has no
+//!    value;
+//! 3. **write** the target with options that keep WGSL's meaning: out-of-bounds indices
+//!    are clamped (`Restrict`, as wgpu does on Vulkan), workgroup memory starts zeroed,
+//!    and each binding keeps its WGSL number (group 0, binding `b`: set 0 binding `b` in
+//!    SPIR-V and GLSL, buffer slot `b` in MSL, register `b` of space 0 in HLSL).
+//!
+//! The targets' versions: SPIR-V 1.0 for files (1.3 where the runtime's device has
+//! subgroups), MSL 2.1, HLSL shader model 6.0 (6.2 when the kernel uses `f16`), GLSL 4.50
+//! core.
+//!
+//! # What the host of an emitted file provides
+//! Beyond the kernel's own buffers (and its `Params` uniform, at the binding after them):
+//! - **MSL:** Metal buffers carry no length, so a buffer at the next free slot holds the
+//!   byte size (`uint`) of each runtime-sized binding, in binding order
+//!   (`_mslBufferSizes`), for `arrayLength` and the bounds checks.
+//! - **HLSL:** HLSL has no `num_workgroups`; register `b<next>` holds the dispatch's
+//!   workgroup counts x, y, z as three `uint`s (`_NagaConstants`), as wgpu's DX12
+//!   backend passes them. Every generated kernel reads them to fold its grid.
+//! - **SPIR-V files** zero workgroup memory by code (one invocation stores zeros, then a
+//!   barrier), which any Vulkan runs. The runtime asks for the driver's own zeroing where
+//!   the device has it (Vulkan 1.3): LLVM-based drivers such as lavapipe take minutes to
+//!   compile the stores for a large workgroup array.
+
+use crate::context::Backend;
+use crate::error::{ForgeError, Result};
+use crate::kernel::Kernel;
+use crate::pipeline::ENTRY_POINT;
+use crate::schedule::Schedule;
+use naga::back::{glsl, hlsl, msl, spv};
+use naga::proc::{BoundsCheckPolicies, BoundsCheckPolicy};
+use naga::valid::{Capabilities, ModuleInfo, ValidationFlags, Validator};
+use naga::{AddressSpace, Module, ResourceBinding, ShaderStage};
+use std::fmt;
+use std::path::Path;
+use std::str::FromStr;
+
+/// A shader language that a kernel can be emitted in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Target {
+    /// WGSL, as `#[forge_kernel]` generated it (validated, not rewritten).
+    Wgsl,
+    /// SPIR-V, a binary module.
+    Spirv,
+    /// Metal Shading Language.
+    Msl,
+    /// HLSL for DirectX 12.
+    Hlsl,
+    /// GLSL for OpenGL 4.5.
+    Glsl,
+}
+
+impl Target {
+    /// The valid names, as error messages list them.
+    pub const VALID: &'static str = "wgsl, spirv, msl, hlsl, glsl";
+
+    /// Every target, in the order of [`Target::VALID`].
+    pub const ALL: [Target; 5] = [
+        Target::Wgsl,
+        Target::Spirv,
+        Target::Msl,
+        Target::Hlsl,
+        Target::Glsl,
+    ];
+
+    /// Parses a target name (case-insensitive, surrounding spaces ignored). Anything else
+    /// is [`ForgeError::UnknownBackend`], which lists the valid names.
+    ///
+    /// ```
+    /// use forge_core::emit::Target;
+    /// assert_eq!(Target::parse(" MSL ").unwrap(), Target::Msl);
+    /// assert!(Target::parse("metal").is_err());
+    /// ```
+    pub fn parse(name: &str) -> Result<Target> {
+        let wanted = name.trim().to_ascii_lowercase();
+        Target::ALL
+            .into_iter()
+            .find(|t| t.name() == wanted)
+            .ok_or_else(|| ForgeError::UnknownBackend {
+                name: name.to_string(),
+                valid: Self::VALID,
+            })
+    }
+
+    /// The lower-case name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Target::Wgsl => "wgsl",
+            Target::Spirv => "spirv",
+            Target::Msl => "msl",
+            Target::Hlsl => "hlsl",
+            Target::Glsl => "glsl",
+        }
+    }
+
+    /// The usual file extension, without the dot.
+    pub fn extension(&self) -> &'static str {
+        match self {
+            Target::Wgsl => "wgsl",
+            Target::Spirv => "spv",
+            Target::Msl => "metal",
+            Target::Hlsl => "hlsl",
+            Target::Glsl => "comp",
+        }
+    }
+}
+
+impl FromStr for Target {
+    type Err = ForgeError;
+
+    fn from_str(s: &str) -> Result<Self> {
+        Target::parse(s)
+    }
+}
+
+impl fmt::Display for Target {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl From<Backend> for Target {
+    /// The target that holds what the runtime runs for that backend.
+    fn from(backend: Backend) -> Target {
+        match backend {
+            Backend::Wgsl => Target::Wgsl,
+            Backend::Spirv => Target::Spirv,
+        }
+    }
+}
+
+/// A translated kernel.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Emitted {
+    /// Source text: WGSL, MSL, HLSL or GLSL.
+    Text(String),
+    /// SPIR-V words.
+    Spirv(Vec<u32>),
+}
+
+impl Emitted {
+    /// The bytes of a file holding this: the text as UTF-8, or the SPIR-V words
+    /// little-endian (the byte order `spirv-val`, `spirv-dis` and drivers read by default).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        match self {
+            Emitted::Text(text) => text.as_bytes().to_vec(),
+            Emitted::Spirv(words) => words.iter().flat_map(|w| w.to_le_bytes()).collect(),
+        }
+    }
+
+    /// The text, or `None` for SPIR-V.
+    pub fn text(&self) -> Option<&str> {
+        match self {
+            Emitted::Text(text) => Some(text),
+            Emitted::Spirv(_) => None,
+        }
+    }
+
+    /// Writes [`Emitted::to_bytes`] to `path`, atomically.
+    pub fn write_to(&self, path: &Path) -> Result<()> {
+        crate::files::write_atomically(path, &self.to_bytes())
+    }
+}
+
+/// The capabilities a file emitted offline may use: what the kernel language can ask for
+/// (`f16`, declared with `enable f16`). A device without one of them rejects the kernel
+/// when it runs, with the device's own message.
+pub const EMIT_CAPABILITIES: Capabilities = Capabilities::SHADER_FLOAT16;
+
+/// What a SPIR-V consumer supports, which decides how naga writes the module.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SpirvProfile {
+    /// What the module may use (validation fails otherwise). Subgroups raise the SPIR-V
+    /// version to 1.3.
+    pub capabilities: Capabilities,
+    /// Whether the consumer zeroes workgroup memory itself (Vulkan 1.3, or
+    /// `VK_KHR_zero_initialize_workgroup_memory` enabled): workgroup variables then carry a
+    /// null initializer instead of zeroing code.
+    pub native_workgroup_zeroing: bool,
+}
+
+impl SpirvProfile {
+    /// What `forge emit` writes: SPIR-V 1.0 for any Vulkan device.
+    pub const PORTABLE: SpirvProfile = SpirvProfile {
+        capabilities: EMIT_CAPABILITIES,
+        native_workgroup_zeroing: false,
+    };
+
+    /// The profile of an open device: its enabled features, and whether it zeroes
+    /// workgroup memory natively.
+    pub fn for_device(features: wgpu::Features, native_workgroup_zeroing: bool) -> SpirvProfile {
+        SpirvProfile {
+            capabilities: device_capabilities(features),
+            native_workgroup_zeroing,
+        }
+    }
+}
+
+/// naga's capabilities for what a device has enabled.
+pub fn device_capabilities(features: wgpu::Features) -> Capabilities {
+    let mut caps = Capabilities::default();
+    caps.set(
+        Capabilities::SHADER_FLOAT16,
+        features.contains(wgpu::Features::SHADER_F16),
+    );
+    caps.set(
+        Capabilities::SUBGROUP,
+        features.contains(wgpu::Features::SUBGROUP),
+    );
+    caps.set(
+        Capabilities::SUBGROUP_BARRIER,
+        features.contains(wgpu::Features::SUBGROUP_BARRIER),
+    );
+    caps.set(
+        Capabilities::SHADER_INT64,
+        features.contains(wgpu::Features::SHADER_INT64),
+    );
+    caps
+}
+
+/// Emits `kernel` at `schedule` for `target`.
+///
+/// The schedule must be the kernel's declared one or a point of its tuning space: those are
+/// what `forge certify` and the tuner check, and a kernel may rely on them (a power-of-two
+/// workgroup, a tile that the workgroup covers). Anything else is
+/// [`ForgeError::BadSchedule`]; a translation failure is [`ForgeError::ShaderCompile`]
+/// with naga's message.
+///
+/// ```
+/// use forge_core::emit::{emit, Emitted, Target};
+/// # use forge_core::*;
+/// # struct K;
+/// # impl Kernel for K {
+/// #     fn name(&self) -> &'static str { "fill" }
+/// #     fn wgsl(&self, s: &Schedule) -> String {
+/// #         format!("{}@group(0) @binding(0) var<storage, read_write> y: array<f32>;\n\
+/// #                  @compute @workgroup_size(WG) fn main(@builtin(global_invocation_id) g: vec3<u32>) {{\n\
+/// #                  if g.x < arrayLength(&y) {{ y[g.x] = 1.0; }} }}", s.wgsl_header())
+/// #     }
+/// #     fn layout(&self) -> &'static [Binding] { &[] }
+/// #     fn scalars(&self) -> &'static [ScalarParam] { &[] }
+/// #     fn default_schedule(&self) -> Schedule { Schedule::with_workgroup(64) }
+/// #     fn tune_space(&self) -> TuneSpace { TuneSpace { workgroup: &[64, 128], items: &[1], vector: &[1] } }
+/// #     fn cert_cases(&self) -> Vec<Vec<ScalarValue>> { vec![] }
+/// #     fn binding_lens(&self, _: &[ScalarValue]) -> Result<Vec<u64>> { Ok(vec![]) }
+/// #     fn threads(&self, _: &[ScalarValue]) -> Result<u64> { Ok(1) }
+/// #     fn run_dyn(&self, _: &mut ForgeRuntime, _: &Schedule, _: &DynArgs) -> Result<Vec<HostBuffer>> { Ok(vec![]) }
+/// #     fn cpu_dyn(&self, _: &Schedule, _: &DynArgs) -> Result<Vec<HostBuffer>> { Ok(vec![]) }
+/// # }
+/// let msl = emit(&K, &Schedule::with_workgroup(128), Target::Msl).unwrap();
+/// assert!(msl.text().unwrap().contains("kernel void"));
+/// let Emitted::Spirv(words) = emit(&K, &K.default_schedule(), Target::Spirv).unwrap() else {
+///     unreachable!()
+/// };
+/// assert_eq!(words[0], 0x0723_0203, "the SPIR-V magic number");
+/// assert!(emit(&K, &Schedule::with_workgroup(32), Target::Hlsl).is_err(), "not in the tuning space");
+/// ```
+pub fn emit(kernel: &dyn Kernel, schedule: &Schedule, target: Target) -> Result<Emitted> {
+    let space = kernel.tune_space();
+    if *schedule != kernel.default_schedule() && !space.contains(schedule) {
+        return Err(ForgeError::BadSchedule {
+            kernel: kernel.name(),
+            schedule: schedule.to_string(),
+            reason: format!(
+                "it is neither the declared schedule ({}) nor in the tuning space (wg {:?}, items {:?}, \
+                 vec {:?}), which are what certification covers",
+                kernel.default_schedule(),
+                space.workgroup,
+                space.items,
+                space.vector
+            ),
+        });
+    }
+    let source = kernel.wgsl(schedule);
+    translate(&source, target).map_err(|message| ForgeError::ShaderCompile {
+        kernel: kernel.name(),
+        backend: target.to_string(),
+        message,
+    })
+}
+
+/// Translates WGSL `source` to `target`, as a file for any consumer of that language
+/// ([`EMIT_CAPABILITIES`], [`SpirvProfile::PORTABLE`]). The error is naga's message, with
+/// the WGSL lines it points at where it has them.
+pub fn translate(source: &str, target: Target) -> std::result::Result<Emitted, String> {
+    let (module, info) = front(source, EMIT_CAPABILITIES)?;
+    match target {
+        // The generated WGSL is what the runtime runs, comments and all; naga's WGSL
+        // writer would only reformat it.
+        Target::Wgsl => Ok(Emitted::Text(source.to_string())),
+        Target::Spirv => write_spirv(&module, &info, &SpirvProfile::PORTABLE).map(Emitted::Spirv),
+        Target::Msl => write_msl(&module, &info).map(Emitted::Text),
+        Target::Hlsl => write_hlsl(&module, &info).map(Emitted::Text),
+        Target::Glsl => write_glsl(&module, &info).map(Emitted::Text),
+    }
+}
+
+/// Translates WGSL `source` to SPIR-V words for a consumer with `profile`: what the runtime
+/// hands to wgpu's passthrough.
+///
+/// ```
+/// use forge_core::emit::{to_spirv, SpirvProfile};
+/// let ok = "@group(0) @binding(0) var<storage, read_write> y: array<f32>;\n\
+///           @compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3<u32>) {\n\
+///           if g.x < arrayLength(&y) { y[g.x] = 1.0; } }";
+/// assert_eq!(to_spirv(ok, &SpirvProfile::PORTABLE).unwrap()[0], 0x0723_0203);
+/// assert!(to_spirv("fn main() { let x: u32 = 1.5; }", &SpirvProfile::PORTABLE).is_err());
+/// ```
+pub fn to_spirv(source: &str, profile: &SpirvProfile) -> std::result::Result<Vec<u32>, String> {
+    let (module, info) = front(source, profile.capabilities)?;
+    write_spirv(&module, &info, profile)
+}
+
+/// Parses and validates `source`, then resolves its pipeline overrides for the compute
+/// entry point.
+fn front(
+    source: &str,
+    capabilities: Capabilities,
+) -> std::result::Result<(Module, ModuleInfo), String> {
+    let module = naga::front::wgsl::parse_str(source).map_err(|e| e.emit_to_string(source))?;
+    let info = Validator::new(ValidationFlags::all(), capabilities)
+        .validate(&module)
+        .map_err(|e| e.emit_to_string(source))?;
+    if !module
+        .entry_points
+        .iter()
+        .any(|ep| ep.stage == ShaderStage::Compute && ep.name == ENTRY_POINT)
+    {
+        return Err(format!(
+            "the WGSL has no compute entry point `{ENTRY_POINT}`"
+        ));
+    }
+    let (module, info) = naga::back::pipeline_constants::process_overrides(
+        &module,
+        &info,
+        Some((ShaderStage::Compute, ENTRY_POINT)),
+        &naga::back::PipelineConstants::default(),
+    )
+    .map_err(|e| format!("resolving pipeline overrides: {e}"))?;
+    Ok((module.into_owned(), info.into_owned()))
+}
+
+/// WGSL's out-of-bounds rule, kept in every target: indices are clamped into range.
+const BOUNDS_CHECKS: BoundsCheckPolicies = BoundsCheckPolicies {
+    index: BoundsCheckPolicy::Restrict,
+    buffer: BoundsCheckPolicy::Restrict,
+    image_load: BoundsCheckPolicy::Restrict,
+    binding_array: BoundsCheckPolicy::Unchecked,
+};
+
+/// One resource of the module: its WGSL binding and whether the shader may write it.
+struct Resource {
+    binding: ResourceBinding,
+    writable: bool,
+}
+
+/// The module's bound globals (storage buffers and the `Params` uniform), in declaration
+/// order. Kernels bind everything in group 0.
+fn resources(module: &Module) -> Vec<Resource> {
+    module
+        .global_variables
+        .iter()
+        .filter_map(|(_, var)| {
+            let binding = var.binding?;
+            let writable = match var.space {
+                AddressSpace::Storage { access } => access.contains(naga::StorageAccess::STORE),
+                _ => false,
+            };
+            Some(Resource { binding, writable })
+        })
+        .collect()
+}
+
+/// Whether an entry point reads the `num_workgroups` built-in, as an argument or a member
+/// of an argument's struct.
+fn uses_num_workgroups(module: &Module) -> bool {
+    let is_it = |b: &Option<naga::Binding>| {
+        matches!(
+            b,
+            Some(naga::Binding::BuiltIn(naga::BuiltIn::NumWorkGroups))
+        )
+    };
+    module
+        .entry_points
+        .iter()
+        .flat_map(|ep| &ep.function.arguments)
+        .any(|arg| {
+            is_it(&arg.binding)
+                || match &module.types[arg.ty].inner {
+                    naga::TypeInner::Struct { members, .. } => {
+                        members.iter().any(|m| is_it(&m.binding))
+                    }
+                    _ => false,
+                }
+        })
+}
+
+fn write_spirv(
+    module: &Module,
+    info: &ModuleInfo,
+    profile: &SpirvProfile,
+) -> std::result::Result<Vec<u32>, String> {
+    let options = spv::Options {
+        // 1.3 carries the subgroup operations; every Vulkan 1.1 driver takes it. Without
+        // them, 1.0 runs on any Vulkan.
+        lang_version: if profile.capabilities.contains(Capabilities::SUBGROUP) {
+            (1, 3)
+        } else {
+            (1, 0)
+        },
+        // Names for every id, so a disassembled module reads like the kernel.
+        flags: spv::WriterFlags::DEBUG,
+        // Bindings keep their WGSL numbers: set 0, binding b.
+        fake_missing_bindings: true,
+        bounds_check_policies: BOUNDS_CHECKS,
+        zero_initialize_workgroup_memory: if profile.native_workgroup_zeroing {
+            spv::ZeroInitializeWorkgroupMemoryMode::Native
+        } else {
+            spv::ZeroInitializeWorkgroupMemoryMode::Polyfill
+        },
+        ..spv::Options::default()
+    };
+    let pipeline = spv::PipelineOptions {
+        shader_stage: ShaderStage::Compute,
+        entry_point: ENTRY_POINT.to_string(),
+    };
+    spv::write_vec(module, info, &options, Some(&pipeline)).map_err(|e| format!("SPIR-V: {e}"))
+}
+
+fn write_msl(module: &Module, info: &ModuleInfo) -> std::result::Result<String, String> {
+    let mut resources_map = msl::BindingMap::default();
+    let mut next_slot = 0u32;
+    for r in resources(module) {
+        let slot = msl::Slot::try_from(r.binding.binding)
+            .map_err(|_| format!("MSL: binding {} has no buffer slot", r.binding.binding))?;
+        resources_map.insert(
+            r.binding,
+            msl::BindTarget {
+                buffer: Some(slot),
+                mutable: r.writable,
+                ..Default::default()
+            },
+        );
+        next_slot = next_slot.max(r.binding.binding + 1);
+    }
+    // Metal buffers carry no length: the lengths of runtime-sized arrays (for `arrayLength`
+    // and the bounds checks) arrive in one more buffer, after the kernel's own.
+    let sizes_buffer = Some(
+        msl::Slot::try_from(next_slot)
+            .map_err(|_| "MSL: no buffer slot left for the sizes buffer".to_string())?,
+    );
+    let options = msl::Options {
+        lang_version: (2, 1),
+        per_entry_point_map: [(
+            ENTRY_POINT.to_string(),
+            msl::EntryPointResources {
+                resources: resources_map,
+                sizes_buffer,
+                ..Default::default()
+            },
+        )]
+        .into_iter()
+        .collect(),
+        fake_missing_bindings: false,
+        bounds_check_policies: BOUNDS_CHECKS,
+        zero_initialize_workgroup_memory: true,
+        ..msl::Options::default()
+    };
+    let pipeline = msl::PipelineOptions {
+        entry_point: Some((ShaderStage::Compute, ENTRY_POINT.to_string())),
+        ..msl::PipelineOptions::default()
+    };
+    msl::write_string(module, info, &options, &pipeline)
+        .map(|(text, _)| text)
+        .map_err(|e| format!("MSL: {e}"))
+}
+
+fn write_hlsl(module: &Module, info: &ModuleInfo) -> std::result::Result<String, String> {
+    let mut binding_map = hlsl::BindingMap::default();
+    let mut next_register = 0u32;
+    for r in resources(module) {
+        let target = hlsl::BindTarget {
+            space: r.binding.group as u8,
+            register: r.binding.binding,
+            ..Default::default()
+        };
+        binding_map.insert(r.binding, target);
+        next_register = next_register.max(r.binding.binding + 1);
+    }
+    // HLSL has no built-in for `num_workgroups`; without a constant buffer to read it
+    // from, naga would write `SV_GroupID` in its place (the workgroup's own id), and every
+    // generated kernel folds its grid with it. The host puts the dispatch's workgroup
+    // counts (x, y, z as u32) in register b<next>, as wgpu's DX12 backend does.
+    let special_constants_binding = uses_num_workgroups(module).then_some(hlsl::BindTarget {
+        space: 0,
+        register: next_register,
+        ..Default::default()
+    });
+    let uses_f16 = module.types.iter().any(|(_, ty)| {
+        ty.inner
+            .scalar()
+            .is_some_and(|s| s.kind == naga::ScalarKind::Float && s.width == 2)
+    });
+    let options = hlsl::Options {
+        // 6.0 brings the wave intrinsics; 16-bit types need 6.2.
+        shader_model: if uses_f16 {
+            hlsl::ShaderModel::V6_2
+        } else {
+            hlsl::ShaderModel::V6_0
+        },
+        binding_map,
+        fake_missing_bindings: false,
+        special_constants_binding,
+        zero_initialize_workgroup_memory: true,
+        restrict_indexing: true,
+        ..hlsl::Options::default()
+    };
+    let pipeline = hlsl::PipelineOptions {
+        entry_point: Some((ShaderStage::Compute, ENTRY_POINT.to_string())),
+    };
+    let mut text = String::new();
+    hlsl::Writer::new(&mut text, &options, &pipeline)
+        .write(module, info, None)
+        .map_err(|e| format!("HLSL: {e}"))?;
+    Ok(text)
+}
+
+fn write_glsl(module: &Module, info: &ModuleInfo) -> std::result::Result<String, String> {
+    let mut binding_map = glsl::BindingMap::default();
+    for r in resources(module) {
+        let slot = u8::try_from(r.binding.binding)
+            .map_err(|_| format!("GLSL: binding {} is out of range", r.binding.binding))?;
+        binding_map.insert(r.binding, slot);
+    }
+    let options = glsl::Options {
+        version: glsl::Version::Desktop(450),
+        // Compute only: nothing to adjust.
+        writer_flags: glsl::WriterFlags::empty(),
+        binding_map,
+        zero_initialize_workgroup_memory: true,
+    };
+    let pipeline = glsl::PipelineOptions {
+        shader_stage: ShaderStage::Compute,
+        entry_point: ENTRY_POINT.to_string(),
+        multiview: None,
+    };
+    let mut text = String::new();
+    glsl::Writer::new(&mut text, module, info, &options, &pipeline, BOUNDS_CHECKS)
+        .and_then(|mut w| w.write())
+        .map_err(|e| format!("GLSL: {e}"))?;
+    Ok(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NUM_WORKGROUPS: &str = "@group(0) @binding(0) var<storage, read_write> y: array<u32>;\n\
+        @compute @workgroup_size(64) fn main(@builtin(num_workgroups) n: vec3<u32>) { y[0] = n.x; }";
+
+    #[test]
+    fn overrides_are_resolved_or_named() {
+        let with_default = "override SIZE: u32 = 7u;\n\
+            @group(0) @binding(0) var<storage, read_write> y: array<u32>;\n\
+            @compute @workgroup_size(64) fn main() { y[0] = SIZE; }";
+        for target in Target::ALL {
+            let out = translate(with_default, target).unwrap_or_else(|e| panic!("{target}: {e}"));
+            assert!(!out.to_bytes().is_empty(), "{target}");
+        }
+        let msl = translate(with_default, Target::Msl).unwrap();
+        assert!(
+            msl.text().unwrap().contains("7u"),
+            "the override's value reaches the output"
+        );
+        let without = with_default.replace(" = 7u", "");
+        let err = translate(&without, Target::Hlsl).expect_err("no value");
+        assert!(err.contains("SIZE"), "{err}");
+    }
+
+    #[test]
+    fn hlsl_reads_num_workgroups_from_a_constant_buffer() {
+        // HLSL has no such built-in: naga would otherwise substitute the workgroup's id.
+        let hlsl = translate(NUM_WORKGROUPS, Target::Hlsl).unwrap();
+        let text = hlsl.text().unwrap();
+        assert!(text.contains("register(b1)"), "{text}");
+        assert!(text.contains("_NagaConstants.first_vertex"), "{text}");
+        let plain = "@group(0) @binding(0) var<storage, read_write> y: array<u32>;\n\
+            @compute @workgroup_size(64) fn main(@builtin(workgroup_id) w: vec3<u32>) { y[0] = w.x; }";
+        let hlsl = translate(plain, Target::Hlsl).unwrap();
+        assert!(!hlsl.text().unwrap().contains("NagaConstants"));
+    }
+
+    #[test]
+    fn errors_are_naga_messages() {
+        let err =
+            to_spirv("fn main() { let x: u32 = 1.5; }", &SpirvProfile::PORTABLE).expect_err("bad");
+        assert!(err.contains("1.5"), "{err}");
+        let no_entry = "@compute @workgroup_size(1) fn other() {}";
+        let err = translate(no_entry, Target::Glsl).expect_err("no main");
+        assert!(err.contains("`main`"), "{err}");
+        let f16 = "enable f16;\n@group(0) @binding(0) var<storage, read_write> y: array<f16>;\n\
+            @compute @workgroup_size(1) fn main() { y[0] = 1.0h; }";
+        assert!(
+            to_spirv(
+                f16,
+                &SpirvProfile::for_device(wgpu::Features::empty(), false)
+            )
+            .is_err(),
+            "a device without f16"
+        );
+        let hlsl = translate(f16, Target::Hlsl).unwrap();
+        assert!(hlsl.text().unwrap().contains("1.0h"), "{hlsl:?}");
+    }
+
+    #[test]
+    fn spirv_bytes_are_little_endian_words() {
+        let words = to_spirv(NUM_WORKGROUPS, &SpirvProfile::PORTABLE).unwrap();
+        let bytes = Emitted::Spirv(words.clone()).to_bytes();
+        assert_eq!(bytes.len(), words.len() * 4);
+        assert_eq!(&bytes[..4], &[0x03, 0x02, 0x23, 0x07]);
+    }
+
+    #[test]
+    fn target_names_round_trip() {
+        for t in Target::ALL {
+            assert_eq!(Target::parse(&t.to_string().to_uppercase()).unwrap(), t);
+        }
+        match Target::parse("metal") {
+            Err(ForgeError::UnknownBackend { name, valid }) => {
+                assert_eq!(name, "metal");
+                assert_eq!(valid, Target::VALID);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(Target::from(Backend::Spirv), Target::Spirv);
+    }
+}

@@ -1,0 +1,532 @@
+//! Every built-in kernel, and a kernel with atomics, emitted for every backend:
+//! - SPIR-V for every schedule it can run with passes `spirv-val` (Debian's `spirv-tools`),
+//!   and declares the schedule's workgroup size, both as `forge emit` writes it (any
+//!   Vulkan) and as the runtime writes it for a Vulkan 1.3 device with subgroups;
+//! - GLSL for every schedule passes `glslangValidator` as a compute shader (`glslang-tools`);
+//! - MSL and HLSL for the declared schedule are snapshot-tested (review a change with
+//!   `INSTA_UPDATE=always cargo test --test backends` and `git diff tests/snapshots/`), and
+//!   for every schedule they bind each buffer where the kernel's layout says;
+//! - the SPIR-V path runs the atomic kernel on the GPU and certifies it;
+//! - `forge emit` writes what the library emits, and rejects an unknown backend with the
+//!   list of valid ones.
+//!
+//! The validators are required: a missing one fails the test with how to install it.
+//! `bash .ci/setup` installs both.
+
+use naga::valid::Capabilities;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use wgsl_forge::certify::{certify, CertOptions};
+use wgsl_forge::context::Backend;
+use wgsl_forge::emit::{emit, to_spirv, Emitted, SpirvProfile, Target};
+use wgsl_forge::prelude::*;
+use wgsl_forge::Access;
+
+/// `bins[b]` += the number of values `v` with `v % 64 == b`: atomics in workgroup memory and
+/// in a storage buffer, and a barrier between them. No built-in kernel uses atomics.
+#[forge_kernel(workgroup = 128, threads = n, reference = histogram_reference,
+    tune(workgroup = [128, 256]), case(n = 1), case(n = 127), case(n = 5000))]
+pub fn backend_histogram(values: &[u32; n], bins: &mut [Atomic<u32>; 64], n: u32) {
+    #[shared]
+    let mut local = [0u32; 64];
+    let i = global_index();
+    if i < n {
+        local[values[i] % 64].fetch_add(1);
+    }
+    workgroup_barrier();
+    let lid = local_index();
+    if lid < 64 {
+        let c = local[lid].load();
+        if c > 0 {
+            bins[lid].fetch_add(c);
+        }
+    }
+}
+
+/// The reference: a sequential count.
+pub fn histogram_reference(values: &[u32], bins: &mut [u32], _n: u32) -> Result<(), ForgeError> {
+    for v in values {
+        bins[(*v % 64) as usize] += 1;
+    }
+    Ok(())
+}
+
+/// The registered kernels and the atomic one.
+fn kernels() -> Vec<&'static dyn Kernel> {
+    let mut all = wgsl_forge::kernels::registry::builtin();
+    all.push(&backend_histogram::Kernel);
+    all
+}
+
+/// The declared schedule and every point of the tuning space, without repeats.
+fn schedules(kernel: &dyn Kernel) -> Vec<Schedule> {
+    let mut out = vec![kernel.default_schedule()];
+    for s in kernel.tune_space().candidates() {
+        if !out.contains(&s) {
+            out.push(s);
+        }
+    }
+    out
+}
+
+/// A fresh directory for this test's files.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("forge-backends-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("create a scratch directory");
+    dir
+}
+
+/// Runs `tool args...`, failing with how to install it when it is missing.
+fn run_tool(tool: &str, package: &str, args: &[&str]) -> Output {
+    match Command::new(tool).args(args).output() {
+        Ok(out) => out,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => panic!(
+            "`{tool}` is not installed; it validates what `forge emit` writes. Install Debian's \
+             `{package}` (`apt-get install {package}`, or run `bash .ci/setup`)"
+        ),
+        Err(e) => panic!("cannot run `{tool}`: {e}"),
+    }
+}
+
+/// The emitted text, or a failure that names the kernel, schedule and target.
+fn text(kernel: &dyn Kernel, schedule: &Schedule, target: Target) -> String {
+    match emit(kernel, schedule, target) {
+        Ok(Emitted::Text(text)) => text,
+        Ok(Emitted::Spirv(_)) => panic!("{target} is text"),
+        Err(e) => panic!("{} ({schedule}) to {target}: {e}", kernel.name()),
+    }
+}
+
+/// The `LocalSize` execution mode of a SPIR-V module's entry point, read from its words:
+/// instructions follow the 5-word header, each `(word count << 16) | opcode`.
+fn spirv_local_size(words: &[u32]) -> Option<[u32; 3]> {
+    const OP_EXECUTION_MODE: u32 = 16;
+    const LOCAL_SIZE: u32 = 17;
+    let mut at = 5;
+    while at < words.len() {
+        let count = (words[at] >> 16) as usize;
+        if count == 0 {
+            return None;
+        }
+        let op = &words[at..(at + count).min(words.len())];
+        if words[at] & 0xffff == OP_EXECUTION_MODE && op.len() == 6 && op[2] == LOCAL_SIZE {
+            return Some([op[3], op[4], op[5]]);
+        }
+        at += count;
+    }
+    None
+}
+
+/// Writes `words` and runs `spirv-val` for `env` on them; the error is its report.
+fn spirv_val(path: &Path, words: Vec<u32>, env: &str) -> Result<(), String> {
+    Emitted::Spirv(words).write_to(path).expect("write SPIR-V");
+    let out = run_tool(
+        "spirv-val",
+        "spirv-tools",
+        &["--target-env", env, &path_arg(path)],
+    );
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ))
+    }
+}
+
+#[test]
+fn spirv_passes_spirv_val_for_every_schedule() {
+    let dir = scratch("spirv");
+    // What the runtime writes for a Vulkan 1.3 device with f16 and subgroups: SPIR-V 1.3,
+    // workgroup memory zeroed by the driver.
+    let device = SpirvProfile {
+        capabilities: Capabilities::SHADER_FLOAT16
+            | Capabilities::SUBGROUP
+            | Capabilities::SUBGROUP_BARRIER,
+        native_workgroup_zeroing: true,
+    };
+    let mut checked = 0;
+    let mut failures = Vec::new();
+    for kernel in kernels() {
+        for schedule in schedules(kernel) {
+            let file = dir.join(format!(
+                "{}_wg{}_items{}_vec{}.spv",
+                kernel.name(),
+                schedule.workgroup,
+                schedule.items,
+                schedule.vector
+            ));
+            let words = match emit(kernel, &schedule, Target::Spirv) {
+                Ok(Emitted::Spirv(words)) => words,
+                other => panic!("{} ({schedule}) to SPIR-V: {other:?}", kernel.name()),
+            };
+            let runtime_words = to_spirv(&kernel.wgsl(&schedule), &device)
+                .unwrap_or_else(|e| panic!("{} ({schedule}): {e}", kernel.name()));
+            assert_ne!(words, runtime_words, "the profiles differ");
+            for (words, env) in [(words, "vulkan1.0"), (runtime_words, "vulkan1.3")] {
+                assert_eq!(
+                    spirv_local_size(&words),
+                    Some([schedule.workgroup, 1, 1]),
+                    "{} ({schedule}): the module's workgroup size is the schedule's",
+                    kernel.name()
+                );
+                if let Err(report) = spirv_val(&file, words, env) {
+                    failures.push(format!("{} ({schedule}, {env}): {report}", kernel.name()));
+                }
+                checked += 1;
+            }
+        }
+    }
+    // The harness sees a rejection: a module cut short is invalid.
+    let axpy: &dyn Kernel = &wgsl_forge::kernels::axpy::axpy::Kernel;
+    let Ok(Emitted::Spirv(mut words)) = emit(axpy, &axpy.default_schedule(), Target::Spirv) else {
+        panic!("axpy to SPIR-V")
+    };
+    words.truncate(words.len() - 3);
+    assert!(spirv_val(&dir.join("cut.spv"), words, "vulkan1.0").is_err());
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(checked >= 100, "only {checked} modules checked");
+    assert!(
+        failures.is_empty(),
+        "spirv-val rejected:\n{}",
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn glsl_passes_glslang_for_every_schedule() {
+    let dir = scratch("glsl");
+    let mut failures = Vec::new();
+    for kernel in kernels() {
+        for schedule in schedules(kernel) {
+            let glsl = text(kernel, &schedule, Target::Glsl);
+            assert!(glsl.starts_with("#version 450 core"), "{}", kernel.name());
+            let local_size = format!("layout(local_size_x = {}, ", schedule.workgroup);
+            assert!(
+                glsl.contains(&local_size),
+                "{} ({schedule}): no `{local_size}`",
+                kernel.name()
+            );
+            let path = dir.join(format!("{}.comp", kernel.name()));
+            std::fs::write(&path, &glsl).expect("write GLSL");
+            let out = run_tool(
+                "glslangValidator",
+                "glslang-tools",
+                &["-S", "comp", &path.to_string_lossy()],
+            );
+            if !out.status.success() {
+                failures.push(format!(
+                    "{} ({schedule}): {}{}",
+                    kernel.name(),
+                    String::from_utf8_lossy(&out.stdout),
+                    String::from_utf8_lossy(&out.stderr)
+                ));
+            }
+        }
+    }
+    // The harness sees a rejection: an undeclared name is an error.
+    let bad = dir.join("bad.comp");
+    std::fs::write(
+        &bad,
+        "#version 450 core\nlayout(local_size_x = 1) in;\nvoid main() { x = 1; }\n",
+    )
+    .expect("write GLSL");
+    let out = run_tool(
+        "glslangValidator",
+        "glslang-tools",
+        &["-S", "comp", &path_arg(&bad)],
+    );
+    assert!(
+        !out.status.success(),
+        "glslangValidator accepted an undeclared name"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(
+        failures.is_empty(),
+        "glslangValidator rejected:\n{}",
+        failures.join("\n")
+    );
+}
+
+/// Where MSL and HLSL put each binding: checked against the kernel's layout for every
+/// schedule, so a wrong binding map fails here and not only as a snapshot diff.
+fn check_bindings(kernel: &dyn Kernel, msl: &str, hlsl: &str) {
+    let name = kernel.name();
+    for b in kernel.layout() {
+        let slot = format!("[[buffer({})]]", b.binding);
+        let line = msl
+            .lines()
+            .find(|l| l.contains(&slot))
+            .unwrap_or_else(|| panic!("{name}: MSL has no `{slot}` for `{}`", b.name));
+        assert_eq!(
+            line.contains(" const&"),
+            b.access == Access::Read,
+            "{name}: MSL binding `{}` is const exactly when read-only: {line}",
+            b.name
+        );
+        let register = match b.access {
+            Access::Read => format!(": register(t{})", b.binding),
+            Access::ReadWrite | Access::Out => format!(": register(u{})", b.binding),
+        };
+        assert!(
+            hlsl.contains(&register),
+            "{name}: HLSL has no `{register}` for `{}`",
+            b.name
+        );
+    }
+    if !kernel.scalars().is_empty() {
+        let params = kernel.layout().len();
+        assert!(
+            msl.contains(&format!("constant Params& fg_params [[buffer({params})]]")),
+            "{name}: MSL params"
+        );
+        assert!(
+            hlsl.contains(&format!("register(b{params})")),
+            "{name}: HLSL params"
+        );
+    }
+    // Every generated kernel folds its grid with `num_workgroups`, which HLSL lacks: it
+    // must come from the constant buffer, never from the workgroup id.
+    assert!(
+        hlsl.contains("_NagaConstants.first_vertex"),
+        "{name}: HLSL reads num_workgroups from the constants"
+    );
+    assert!(
+        msl.contains("[[threadgroups_per_grid]]"),
+        "{name}: MSL num_workgroups"
+    );
+}
+
+#[test]
+fn msl_and_hlsl_bind_every_buffer_for_every_schedule() {
+    for kernel in kernels() {
+        for schedule in schedules(kernel) {
+            let msl = text(kernel, &schedule, Target::Msl);
+            let hlsl = text(kernel, &schedule, Target::Hlsl);
+            check_bindings(kernel, &msl, &hlsl);
+            assert!(
+                msl.contains(&format!(
+                    "max_total_threads_per_threadgroup({})",
+                    schedule.workgroup
+                )),
+                "{} ({schedule}): MSL workgroup size",
+                kernel.name()
+            );
+            assert!(
+                hlsl.contains(&format!("[numthreads({}, 1, 1)]", schedule.workgroup)),
+                "{} ({schedule}): HLSL workgroup size",
+                kernel.name()
+            );
+        }
+    }
+}
+
+/// One snapshot per kernel and language, at the declared schedule: the other schedules
+/// differ only in the constants that the binding test above checks.
+#[test]
+fn msl_and_hlsl_snapshots() {
+    for kernel in kernels() {
+        let schedule = kernel.default_schedule();
+        let msl = text(kernel, &schedule, Target::Msl);
+        let hlsl = text(kernel, &schedule, Target::Hlsl);
+        assert!(msl.contains("kernel void main_("), "{}", kernel.name());
+        insta::assert_snapshot!(format!("{}_msl", kernel.name()), msl);
+        insta::assert_snapshot!(format!("{}_hlsl", kernel.name()), hlsl);
+    }
+}
+
+#[test]
+fn atomics_certify_through_spirv() {
+    let mut rt = ForgeRuntime::builder()
+        .capacity(64 << 20)
+        .emission(Backend::Spirv)
+        .build()
+        .unwrap_or_else(|e| panic!("lavapipe runs SPIR-V passthrough; building failed: {e}"));
+    assert_eq!(rt.emission(), Backend::Spirv);
+    for schedule in schedules(&backend_histogram::Kernel) {
+        let report = certify(
+            &mut rt,
+            &backend_histogram::Kernel,
+            &schedule,
+            &CertOptions::new(7),
+        )
+        .expect("certification runs");
+        assert!(report.passed(), "{schedule}: {report:?}");
+    }
+    // And directly against a count made here, with every bin's starting value kept.
+    let values: Vec<u32> = (0..20_000u32)
+        .map(|i| i.wrapping_mul(2_654_435_761) >> 9)
+        .collect();
+    let mut bins: Vec<u32> = (0..64).collect();
+    let mut want = bins.clone();
+    for v in &values {
+        want[(v % 64) as usize] += 1;
+    }
+    rt.backend_histogram(&values, &mut bins, values.len() as u32)
+        .expect("run through SPIR-V");
+    assert_eq!(bins, want);
+}
+
+// ---- the command line -----------------------------------------------------------------
+
+fn forge(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_forge"))
+        .args(args)
+        .env_remove("FORGE_BACKEND")
+        .output()
+        .expect("run the forge binary")
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn path_arg(path: &Path) -> String {
+    path.to_string_lossy().into_owned()
+}
+
+#[test]
+fn forge_emit_writes_files_and_stdout() {
+    let dir = scratch("cli");
+    let gemv: &dyn Kernel = &wgsl_forge::kernels::gemv::gemv::Kernel;
+
+    // SPIR-V to a file: the library's words, little-endian, and valid.
+    let spv = dir.join("gemv.spv");
+    let out = forge(&["emit", "gemv", "--backend", "spirv", "-o", &path_arg(&spv)]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(out.stdout.is_empty(), "nothing on stdout with -o");
+    let want = emit(gemv, &gemv.default_schedule(), Target::Spirv).expect("emit");
+    assert_eq!(std::fs::read(&spv).expect("the file"), want.to_bytes());
+    let val = run_tool("spirv-val", "spirv-tools", &[&path_arg(&spv)]);
+    assert!(
+        val.status.success(),
+        "{}",
+        String::from_utf8_lossy(&val.stderr)
+    );
+
+    // SPIR-V to stdout when stdout is not a terminal (here, a pipe).
+    let out = forge(&["emit", "gemv", "--backend", "SPIRV"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(out.stdout, want.to_bytes());
+
+    // Text to stdout, for a schedule given in part.
+    let out = forge(&[
+        "emit",
+        "gemv",
+        "--backend",
+        "msl",
+        "--schedule",
+        "wg=64,items=2",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let schedule = Schedule {
+        workgroup: 64,
+        items: 2,
+        vector: 1,
+    };
+    assert_eq!(
+        String::from_utf8(out.stdout).expect("UTF-8"),
+        text(gemv, &schedule, Target::Msl)
+    );
+
+    // The schedule as `forge list` prints it, and HLSL and GLSL to files.
+    for (backend, file) in [("hlsl", "gemv.hlsl"), ("glsl", "gemv.comp")] {
+        let path = dir.join(file);
+        let out = forge(&[
+            "emit",
+            "gemv",
+            "--backend",
+            backend,
+            "--schedule",
+            "wg=128 items=4 vec=1",
+            "-o",
+            &path_arg(&path),
+        ]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let schedule = Schedule {
+            workgroup: 128,
+            items: 4,
+            vector: 1,
+        };
+        let target = Target::parse(backend).expect("a target");
+        assert_eq!(
+            std::fs::read_to_string(&path).expect("the file"),
+            text(gemv, &schedule, target)
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn forge_emit_rejects_bad_input() {
+    // An unknown backend: usage error, every valid name listed, nothing written.
+    let dir = scratch("cli-bad");
+    let path = dir.join("out");
+    let out = forge(&["emit", "gemv", "--backend", "metal", "-o", &path_arg(&path)]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out)
+            .contains("unknown backend `metal`; valid backends are: wgsl, spirv, msl, hlsl, glsl"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!path.exists());
+
+    // No backend at all.
+    let out = forge(&["emit", "gemv"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("--backend"), "{}", stderr(&out));
+
+    // A schedule outside the tuning space, and one that does not parse.
+    let out = forge(&["emit", "gemv", "--backend", "glsl", "--schedule", "wg=96"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("tuning space"), "{}", stderr(&out));
+    let out = forge(&[
+        "emit",
+        "gemv",
+        "--backend",
+        "glsl",
+        "--schedule",
+        "threads=4",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("unknown setting `threads`"),
+        "{}",
+        stderr(&out)
+    );
+
+    // An unknown kernel.
+    let out = forge(&["emit", "nope", "--backend", "glsl"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("unknown kernel `nope`"),
+        "{}",
+        stderr(&out)
+    );
+
+    // The runtime's backend: FORGE_BACKEND and --backend alike, before any adapter is
+    // opened. A name that can only be emitted says so.
+    let out = Command::new(env!("CARGO_BIN_EXE_forge"))
+        .args(["certify", "axpy"])
+        .env("FORGE_BACKEND", "vulkan")
+        .output()
+        .expect("run forge");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("unknown backend `vulkan`; valid backends are: wgsl, spirv"),
+        "{}",
+        stderr(&out)
+    );
+    let out = forge(&["--backend", "msl", "certify", "axpy"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("backend `msl` can be emitted"),
+        "{}",
+        stderr(&out)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
