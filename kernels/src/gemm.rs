@@ -1,17 +1,36 @@
 //! Matrix product `C = A·B` for row-major `m×k` and `k×n` matrices, tiled through workgroup
 //! memory.
 //!
-//! # Schedule
-//! A workgroup of 256 invocations computes 64×64 tiles of `C`, `ITEMS` of them in turn. Its
-//! invocations form a 16×16 grid and each computes a 4×4 register block, strided by 16 so
-//! that neighbouring invocations read neighbouring words of workgroup memory. `A` and `B`
-//! are staged through workgroup memory in 64×16 and 16×64 slices. The register block is
-//! written out as 16 scalar accumulators, and the 8 loads that stage a slice are written out
-//! too: arrays indexed in loops and loops of dependent loads ran 12 times slower on an H200
-//! (1.4 against 16 TFLOP/s at 4096³, where cuBLAS reaches 51 in fp32).
+//! # Schedules
+//! A workgroup of 256 invocations, a 16×16 grid, computes one tile of `C` at a time. `ITEMS`
+//! is the number of 64×64 blocks of `C` a tile covers, and so picks the variant:
 //!
-//! Every invocation accumulates its elements with `mul_add` over `p = 0, 1, …, k-1` in that
-//! order, whatever the schedule, so every schedule gives bit-identical results.
+//! | ITEMS | tile of `C` | block per invocation | k slice |
+//! |---|---|---|---|
+//! | 4 | 128×128 | 8×8 | 8 |
+//! | 2 | 128×64 | 8×4 | 8 |
+//! | 1 | 64×64 | 4×4 | 16 |
+//!
+//! The runtime launches `ceil(blocks / ITEMS)` workgroups; where the tiles do not fill them
+//! exactly (an odd number of 64-row or 64-column blocks), a workgroup takes a further tile
+//! in a grid-stride loop. Large tiles read each element of `A` and `B` from memory fewer
+//! times and do more multiply-adds per workgroup-memory read; small ones give more
+//! workgroups to the 132 SMs of an H200 at 1024³. The tuner picks one per problem size.
+//!
+//! Each k slice of `A` (`tm×bk`) and `B` (`bk×tn`) is staged in workgroup memory as vec4s,
+//! in two buffers: while the workgroup multiplies one slice, each invocation's loads of the
+//! next are in flight in registers, and are stored into the other buffer afterwards; one
+//! barrier per slice. `A` is stored transposed (k-major), so that rows are read as vec4s. A
+//! vec4 holds rows (or columns) 16 apart: invocation `(tx, ty)` owns rows `ty + 16i` and
+//! columns `tx + 16j`, so neighbouring invocations load and store neighbouring words of `A`,
+//! `B` and `C`. The register block is 16 vec4 accumulators written out as plain variables,
+//! and the 8 k steps of a slice are written out too: arrays indexed in loops and loops of
+//! dependent loads ran 12 times slower on an H200. The smaller variants skip the half of the
+//! block they do not own through branches on constants, which the driver folds away.
+//!
+//! Every element is accumulated with `mul_add` over `p = 0, 1, …, k-1` in that order,
+//! starting from 0.0, whatever the schedule (the zero padding past `k` adds exact zeros), so
+//! every schedule gives bit-identical results.
 
 use crate::dims::dim;
 use forge_core::{ForgeError, ForgeRuntime};
@@ -20,10 +39,11 @@ use forge_macros::forge_kernel;
 /// `C = A·B` for row-major `A` (`m×k`) and `B` (`k×n`).
 #[forge_kernel(crate = ::forge_core, workgroup = 256,
     threads = m.div_ceil(64) * n.div_ceil(64) * 256, ext = false,
-    tune(workgroup = [256], items = [1, 2, 4]),
+    tune(workgroup = [256], items = [4, 2, 1]),
     reference = gemm_reference, tolerance(abs = 1e-4, rel = 1e-4),
     case(m = 1, k = 1, n = 1), case(m = 2, k = 3, n = 2), case(m = 7, k = 13, n = 29),
-    case(m = 67, k = 71, n = 73), case(m = 130, k = 17, n = 3), case(m = 3, k = 37, n = 131))]
+    case(m = 67, k = 71, n = 73), case(m = 130, k = 17, n = 3), case(m = 3, k = 37, n = 131),
+    case(m = 130, k = 37, n = 133))]
 pub fn gemm(
     a: &[f32; m * k],
     b: &[f32; k * n],
@@ -32,198 +52,351 @@ pub fn gemm(
     k: u32,
     n: u32,
 ) {
+    // Two buffers of a slice each, 256 vec4s a buffer: 16 KiB, the portable limit.
     #[shared]
-    let mut a_tile = [0.0f32; 1024];
+    let mut a_tile = [Vec4::ZERO; 512];
     #[shared]
-    let mut b_tile = [0.0f32; 1024];
-    let tiles_n = n.div_ceil(64);
+    let mut b_tile = [Vec4::ZERO; 512];
+    // The variant: a tile of `tm` rows and `tn` columns, slices `bk` deep (a slice of A is
+    // always 256 vec4s); `sa` and `sb` are the vec4s per k of a slice.
+    let wide_m = ITEMS >= 2;
+    let wide_n = ITEMS >= 4;
+    let tm = 64 * ITEMS.min(2);
+    let tn = 64 * (ITEMS / 2).max(1);
+    let bk = 1024 / tm;
+    let sa = tm / 4;
+    let sb = tn / 4;
     let lid = local_index();
-    let ty = lid / 16;
     let tx = lid % 16;
-    for item in 0..ITEMS {
-        let tile = workgroup_index() * ITEMS + item;
-        let row0 = (tile / tiles_n) * 64;
-        let col0 = (tile % tiles_n) * 64;
-        // The last workgroup's tiles past the end of `C` do nothing.
-        if row0 < m {
-            let mut c00 = 0.0f32;
-            let mut c01 = 0.0f32;
-            let mut c02 = 0.0f32;
-            let mut c03 = 0.0f32;
-            let mut c10 = 0.0f32;
-            let mut c11 = 0.0f32;
-            let mut c12 = 0.0f32;
-            let mut c13 = 0.0f32;
-            let mut c20 = 0.0f32;
-            let mut c21 = 0.0f32;
-            let mut c22 = 0.0f32;
-            let mut c23 = 0.0f32;
-            let mut c30 = 0.0f32;
-            let mut c31 = 0.0f32;
-            let mut c32 = 0.0f32;
-            let mut c33 = 0.0f32;
-            for t in 0..k.div_ceil(16) {
-                let k0 = t * 16;
-                // Each invocation stages 4 elements of each slice; the loads are written out
-                // so that all 8 are in flight at once.
-                let i0 = 0u32 + lid;
-                let ar0 = row0 + i0 / 16;
-                let ac0 = k0 + i0 % 16;
-                let av0 = if ar0 < m && ac0 < k {
-                    a[ar0 * k + ac0]
-                } else {
-                    0.0f32
-                };
-                let br0 = k0 + i0 / 64;
-                let bc0 = col0 + i0 % 64;
-                let bv0 = if br0 < k && bc0 < n {
-                    b[br0 * n + bc0]
-                } else {
-                    0.0f32
-                };
-                let i1 = 256u32 + lid;
-                let ar1 = row0 + i1 / 16;
-                let ac1 = k0 + i1 % 16;
-                let av1 = if ar1 < m && ac1 < k {
-                    a[ar1 * k + ac1]
-                } else {
-                    0.0f32
-                };
-                let br1 = k0 + i1 / 64;
-                let bc1 = col0 + i1 % 64;
-                let bv1 = if br1 < k && bc1 < n {
-                    b[br1 * n + bc1]
-                } else {
-                    0.0f32
-                };
-                let i2 = 512u32 + lid;
-                let ar2 = row0 + i2 / 16;
-                let ac2 = k0 + i2 % 16;
-                let av2 = if ar2 < m && ac2 < k {
-                    a[ar2 * k + ac2]
-                } else {
-                    0.0f32
-                };
-                let br2 = k0 + i2 / 64;
-                let bc2 = col0 + i2 % 64;
-                let bv2 = if br2 < k && bc2 < n {
-                    b[br2 * n + bc2]
-                } else {
-                    0.0f32
-                };
-                let i3 = 768u32 + lid;
-                let ar3 = row0 + i3 / 16;
-                let ac3 = k0 + i3 % 16;
-                let av3 = if ar3 < m && ac3 < k {
-                    a[ar3 * k + ac3]
-                } else {
-                    0.0f32
-                };
-                let br3 = k0 + i3 / 64;
-                let bc3 = col0 + i3 % 64;
-                let bv3 = if br3 < k && bc3 < n {
-                    b[br3 * n + bc3]
-                } else {
-                    0.0f32
-                };
-                a_tile[i0] = av0;
-                b_tile[i0] = bv0;
-                a_tile[i1] = av1;
-                b_tile[i1] = bv1;
-                a_tile[i2] = av2;
-                b_tile[i2] = bv2;
-                a_tile[i3] = av3;
-                b_tile[i3] = bv3;
-                workgroup_barrier();
-                for kk in 0..16u32 {
-                    let x0 = a_tile[ty * 16 + kk];
-                    let x1 = a_tile[(ty + 16) * 16 + kk];
-                    let x2 = a_tile[(ty + 32) * 16 + kk];
-                    let x3 = a_tile[(ty + 48) * 16 + kk];
-                    let y0 = b_tile[kk * 64 + tx];
-                    let y1 = b_tile[kk * 64 + tx + 16];
-                    let y2 = b_tile[kk * 64 + tx + 32];
-                    let y3 = b_tile[kk * 64 + tx + 48];
-                    c00 = x0.mul_add(y0, c00);
-                    c01 = x0.mul_add(y1, c01);
-                    c02 = x0.mul_add(y2, c02);
-                    c03 = x0.mul_add(y3, c03);
-                    c10 = x1.mul_add(y0, c10);
-                    c11 = x1.mul_add(y1, c11);
-                    c12 = x1.mul_add(y2, c12);
-                    c13 = x1.mul_add(y3, c13);
-                    c20 = x2.mul_add(y0, c20);
-                    c21 = x2.mul_add(y1, c21);
-                    c22 = x2.mul_add(y2, c22);
-                    c23 = x2.mul_add(y3, c23);
-                    c30 = x3.mul_add(y0, c30);
-                    c31 = x3.mul_add(y1, c31);
-                    c32 = x3.mul_add(y2, c32);
-                    c33 = x3.mul_add(y3, c33);
-                }
-                workgroup_barrier();
+    let ty = lid / 16;
+    // What this invocation stages: the vec4 of A at (k `a_k`, position `a_p`) and the vec4
+    // of B at (k `b_k`, position `b_q`). Position p holds rows (or columns)
+    // (p / 16)·64 + p % 16 + 16j. Four neighbouring lanes take four positions at one k: a
+    // warp reads 4 rows × 8 k of A, whole 32-byte sectors, and its stores meet at most two
+    // to a bank.
+    let a_k = (lid / 4) % bk;
+    let a_p = lid % 4 + 4 * (lid / (4 * bk));
+    let a_r = (a_p / 16) * 64 + a_p % 16;
+    let b_k = lid / sb;
+    let b_q = lid % sb;
+    let b_c = (b_q / 16) * 64 + b_q % 16;
+    // A slice of B is 128 vec4s with ITEMS = 2: half of the invocations stage it.
+    let b_stages = b_k < bk;
+    let tiles_n = n.div_ceil(tn);
+    let tiles = m.div_ceil(tm) * tiles_n;
+    // The launched grid: `threads / (WG·ITEMS)`, rounded up.
+    let groups = (m.div_ceil(64) * n.div_ceil(64) * 256).div_ceil(WG * ITEMS);
+    let slices = k.div_ceil(bk);
+    let k16 = 16 * k;
+    let mut tile = workgroup_index();
+    while tile < tiles {
+        let row0 = (tile / tiles_n) * tm;
+        let col0 = (tile % tiles_n) * tn;
+        // The rows of A and the columns of B this invocation stages, and which exist.
+        let ar = row0 + a_r;
+        let ra0 = ar < m;
+        let ra1 = ar + 16 < m;
+        let ra2 = ar + 32 < m;
+        let ra3 = ar + 48 < m;
+        let ao = ar * k + a_k;
+        let bc = col0 + b_c;
+        let cb0 = bc < n;
+        let cb1 = bc + 16 < n;
+        let cb2 = bc + 32 < n;
+        let cb3 = bc + 48 < n;
+        let mut c0l = Vec4::ZERO;
+        let mut c0h = Vec4::ZERO;
+        let mut c1l = Vec4::ZERO;
+        let mut c1h = Vec4::ZERO;
+        let mut c2l = Vec4::ZERO;
+        let mut c2h = Vec4::ZERO;
+        let mut c3l = Vec4::ZERO;
+        let mut c3h = Vec4::ZERO;
+        let mut c4l = Vec4::ZERO;
+        let mut c4h = Vec4::ZERO;
+        let mut c5l = Vec4::ZERO;
+        let mut c5h = Vec4::ZERO;
+        let mut c6l = Vec4::ZERO;
+        let mut c6h = Vec4::ZERO;
+        let mut c7l = Vec4::ZERO;
+        let mut c7h = Vec4::ZERO;
+        let mut staged_a = Vec4::ZERO;
+        let mut staged_b = Vec4::ZERO;
+        // Step t loads slice t, multiplies slice t - 1, then stores slice t.
+        for t in 0..slices + 1 {
+            if t < slices {
+                let k0 = t * bk;
+                let ka = k0 + a_k < k;
+                let o = ao + k0;
+                let v0 = if ka && ra0 { a[o] } else { 0.0f32 };
+                let v1 = if ka && ra1 { a[o + k16] } else { 0.0f32 };
+                let v2 = if ka && ra2 { a[o + 2 * k16] } else { 0.0f32 };
+                let v3 = if ka && ra3 { a[o + 3 * k16] } else { 0.0f32 };
+                staged_a = Vec4::new(v0, v1, v2, v3);
+                let kb = k0 + b_k;
+                let kbs = b_stages && kb < k;
+                let ob = kb * n + bc;
+                let w0 = if kbs && cb0 { b[ob] } else { 0.0f32 };
+                let w1 = if kbs && cb1 { b[ob + 16] } else { 0.0f32 };
+                let w2 = if kbs && cb2 { b[ob + 32] } else { 0.0f32 };
+                let w3 = if kbs && cb3 { b[ob + 48] } else { 0.0f32 };
+                staged_b = Vec4::new(w0, w1, w2, w3);
             }
-            let crow0 = row0 + ty;
-            if crow0 < m {
-                if col0 + tx < n {
-                    c[crow0 * n + col0 + tx] = c00;
-                }
-                if col0 + tx + 16 < n {
-                    c[crow0 * n + col0 + tx + 16] = c01;
-                }
-                if col0 + tx + 32 < n {
-                    c[crow0 * n + col0 + tx + 32] = c02;
-                }
-                if col0 + tx + 48 < n {
-                    c[crow0 * n + col0 + tx + 48] = c03;
+            if t > 0 {
+                let buf = ((t - 1) % 2) * 256;
+                for h in 0..bk / 8 {
+                    let ai = buf + h * 8 * sa + ty;
+                    let bi = buf + h * 8 * sb + tx;
+                    // k step 0
+                    let x0 = a_tile[ai];
+                    let x1 = if wide_m { a_tile[ai + 16] } else { x0 };
+                    let y0 = b_tile[bi];
+                    let y1 = if wide_n { b_tile[bi + 16] } else { y0 };
+                    c0l = y0.mul_add(Vec4::splat(x0.x), c0l);
+                    c0h = y1.mul_add(Vec4::splat(x0.x), c0h);
+                    c1l = y0.mul_add(Vec4::splat(x0.y), c1l);
+                    c1h = y1.mul_add(Vec4::splat(x0.y), c1h);
+                    c2l = y0.mul_add(Vec4::splat(x0.z), c2l);
+                    c2h = y1.mul_add(Vec4::splat(x0.z), c2h);
+                    c3l = y0.mul_add(Vec4::splat(x0.w), c3l);
+                    c3h = y1.mul_add(Vec4::splat(x0.w), c3h);
+                    c4l = y0.mul_add(Vec4::splat(x1.x), c4l);
+                    c4h = y1.mul_add(Vec4::splat(x1.x), c4h);
+                    c5l = y0.mul_add(Vec4::splat(x1.y), c5l);
+                    c5h = y1.mul_add(Vec4::splat(x1.y), c5h);
+                    c6l = y0.mul_add(Vec4::splat(x1.z), c6l);
+                    c6h = y1.mul_add(Vec4::splat(x1.z), c6h);
+                    c7l = y0.mul_add(Vec4::splat(x1.w), c7l);
+                    c7h = y1.mul_add(Vec4::splat(x1.w), c7h);
+                    // k step 1
+                    let x0 = a_tile[ai + sa];
+                    let x1 = if wide_m { a_tile[ai + sa + 16] } else { x0 };
+                    let y0 = b_tile[bi + sb];
+                    let y1 = if wide_n { b_tile[bi + sb + 16] } else { y0 };
+                    c0l = y0.mul_add(Vec4::splat(x0.x), c0l);
+                    c0h = y1.mul_add(Vec4::splat(x0.x), c0h);
+                    c1l = y0.mul_add(Vec4::splat(x0.y), c1l);
+                    c1h = y1.mul_add(Vec4::splat(x0.y), c1h);
+                    c2l = y0.mul_add(Vec4::splat(x0.z), c2l);
+                    c2h = y1.mul_add(Vec4::splat(x0.z), c2h);
+                    c3l = y0.mul_add(Vec4::splat(x0.w), c3l);
+                    c3h = y1.mul_add(Vec4::splat(x0.w), c3h);
+                    c4l = y0.mul_add(Vec4::splat(x1.x), c4l);
+                    c4h = y1.mul_add(Vec4::splat(x1.x), c4h);
+                    c5l = y0.mul_add(Vec4::splat(x1.y), c5l);
+                    c5h = y1.mul_add(Vec4::splat(x1.y), c5h);
+                    c6l = y0.mul_add(Vec4::splat(x1.z), c6l);
+                    c6h = y1.mul_add(Vec4::splat(x1.z), c6h);
+                    c7l = y0.mul_add(Vec4::splat(x1.w), c7l);
+                    c7h = y1.mul_add(Vec4::splat(x1.w), c7h);
+                    // k step 2
+                    let x0 = a_tile[ai + 2 * sa];
+                    let x1 = if wide_m { a_tile[ai + 2 * sa + 16] } else { x0 };
+                    let y0 = b_tile[bi + 2 * sb];
+                    let y1 = if wide_n { b_tile[bi + 2 * sb + 16] } else { y0 };
+                    c0l = y0.mul_add(Vec4::splat(x0.x), c0l);
+                    c0h = y1.mul_add(Vec4::splat(x0.x), c0h);
+                    c1l = y0.mul_add(Vec4::splat(x0.y), c1l);
+                    c1h = y1.mul_add(Vec4::splat(x0.y), c1h);
+                    c2l = y0.mul_add(Vec4::splat(x0.z), c2l);
+                    c2h = y1.mul_add(Vec4::splat(x0.z), c2h);
+                    c3l = y0.mul_add(Vec4::splat(x0.w), c3l);
+                    c3h = y1.mul_add(Vec4::splat(x0.w), c3h);
+                    c4l = y0.mul_add(Vec4::splat(x1.x), c4l);
+                    c4h = y1.mul_add(Vec4::splat(x1.x), c4h);
+                    c5l = y0.mul_add(Vec4::splat(x1.y), c5l);
+                    c5h = y1.mul_add(Vec4::splat(x1.y), c5h);
+                    c6l = y0.mul_add(Vec4::splat(x1.z), c6l);
+                    c6h = y1.mul_add(Vec4::splat(x1.z), c6h);
+                    c7l = y0.mul_add(Vec4::splat(x1.w), c7l);
+                    c7h = y1.mul_add(Vec4::splat(x1.w), c7h);
+                    // k step 3
+                    let x0 = a_tile[ai + 3 * sa];
+                    let x1 = if wide_m { a_tile[ai + 3 * sa + 16] } else { x0 };
+                    let y0 = b_tile[bi + 3 * sb];
+                    let y1 = if wide_n { b_tile[bi + 3 * sb + 16] } else { y0 };
+                    c0l = y0.mul_add(Vec4::splat(x0.x), c0l);
+                    c0h = y1.mul_add(Vec4::splat(x0.x), c0h);
+                    c1l = y0.mul_add(Vec4::splat(x0.y), c1l);
+                    c1h = y1.mul_add(Vec4::splat(x0.y), c1h);
+                    c2l = y0.mul_add(Vec4::splat(x0.z), c2l);
+                    c2h = y1.mul_add(Vec4::splat(x0.z), c2h);
+                    c3l = y0.mul_add(Vec4::splat(x0.w), c3l);
+                    c3h = y1.mul_add(Vec4::splat(x0.w), c3h);
+                    c4l = y0.mul_add(Vec4::splat(x1.x), c4l);
+                    c4h = y1.mul_add(Vec4::splat(x1.x), c4h);
+                    c5l = y0.mul_add(Vec4::splat(x1.y), c5l);
+                    c5h = y1.mul_add(Vec4::splat(x1.y), c5h);
+                    c6l = y0.mul_add(Vec4::splat(x1.z), c6l);
+                    c6h = y1.mul_add(Vec4::splat(x1.z), c6h);
+                    c7l = y0.mul_add(Vec4::splat(x1.w), c7l);
+                    c7h = y1.mul_add(Vec4::splat(x1.w), c7h);
+                    // k step 4
+                    let x0 = a_tile[ai + 4 * sa];
+                    let x1 = if wide_m { a_tile[ai + 4 * sa + 16] } else { x0 };
+                    let y0 = b_tile[bi + 4 * sb];
+                    let y1 = if wide_n { b_tile[bi + 4 * sb + 16] } else { y0 };
+                    c0l = y0.mul_add(Vec4::splat(x0.x), c0l);
+                    c0h = y1.mul_add(Vec4::splat(x0.x), c0h);
+                    c1l = y0.mul_add(Vec4::splat(x0.y), c1l);
+                    c1h = y1.mul_add(Vec4::splat(x0.y), c1h);
+                    c2l = y0.mul_add(Vec4::splat(x0.z), c2l);
+                    c2h = y1.mul_add(Vec4::splat(x0.z), c2h);
+                    c3l = y0.mul_add(Vec4::splat(x0.w), c3l);
+                    c3h = y1.mul_add(Vec4::splat(x0.w), c3h);
+                    c4l = y0.mul_add(Vec4::splat(x1.x), c4l);
+                    c4h = y1.mul_add(Vec4::splat(x1.x), c4h);
+                    c5l = y0.mul_add(Vec4::splat(x1.y), c5l);
+                    c5h = y1.mul_add(Vec4::splat(x1.y), c5h);
+                    c6l = y0.mul_add(Vec4::splat(x1.z), c6l);
+                    c6h = y1.mul_add(Vec4::splat(x1.z), c6h);
+                    c7l = y0.mul_add(Vec4::splat(x1.w), c7l);
+                    c7h = y1.mul_add(Vec4::splat(x1.w), c7h);
+                    // k step 5
+                    let x0 = a_tile[ai + 5 * sa];
+                    let x1 = if wide_m { a_tile[ai + 5 * sa + 16] } else { x0 };
+                    let y0 = b_tile[bi + 5 * sb];
+                    let y1 = if wide_n { b_tile[bi + 5 * sb + 16] } else { y0 };
+                    c0l = y0.mul_add(Vec4::splat(x0.x), c0l);
+                    c0h = y1.mul_add(Vec4::splat(x0.x), c0h);
+                    c1l = y0.mul_add(Vec4::splat(x0.y), c1l);
+                    c1h = y1.mul_add(Vec4::splat(x0.y), c1h);
+                    c2l = y0.mul_add(Vec4::splat(x0.z), c2l);
+                    c2h = y1.mul_add(Vec4::splat(x0.z), c2h);
+                    c3l = y0.mul_add(Vec4::splat(x0.w), c3l);
+                    c3h = y1.mul_add(Vec4::splat(x0.w), c3h);
+                    c4l = y0.mul_add(Vec4::splat(x1.x), c4l);
+                    c4h = y1.mul_add(Vec4::splat(x1.x), c4h);
+                    c5l = y0.mul_add(Vec4::splat(x1.y), c5l);
+                    c5h = y1.mul_add(Vec4::splat(x1.y), c5h);
+                    c6l = y0.mul_add(Vec4::splat(x1.z), c6l);
+                    c6h = y1.mul_add(Vec4::splat(x1.z), c6h);
+                    c7l = y0.mul_add(Vec4::splat(x1.w), c7l);
+                    c7h = y1.mul_add(Vec4::splat(x1.w), c7h);
+                    // k step 6
+                    let x0 = a_tile[ai + 6 * sa];
+                    let x1 = if wide_m { a_tile[ai + 6 * sa + 16] } else { x0 };
+                    let y0 = b_tile[bi + 6 * sb];
+                    let y1 = if wide_n { b_tile[bi + 6 * sb + 16] } else { y0 };
+                    c0l = y0.mul_add(Vec4::splat(x0.x), c0l);
+                    c0h = y1.mul_add(Vec4::splat(x0.x), c0h);
+                    c1l = y0.mul_add(Vec4::splat(x0.y), c1l);
+                    c1h = y1.mul_add(Vec4::splat(x0.y), c1h);
+                    c2l = y0.mul_add(Vec4::splat(x0.z), c2l);
+                    c2h = y1.mul_add(Vec4::splat(x0.z), c2h);
+                    c3l = y0.mul_add(Vec4::splat(x0.w), c3l);
+                    c3h = y1.mul_add(Vec4::splat(x0.w), c3h);
+                    c4l = y0.mul_add(Vec4::splat(x1.x), c4l);
+                    c4h = y1.mul_add(Vec4::splat(x1.x), c4h);
+                    c5l = y0.mul_add(Vec4::splat(x1.y), c5l);
+                    c5h = y1.mul_add(Vec4::splat(x1.y), c5h);
+                    c6l = y0.mul_add(Vec4::splat(x1.z), c6l);
+                    c6h = y1.mul_add(Vec4::splat(x1.z), c6h);
+                    c7l = y0.mul_add(Vec4::splat(x1.w), c7l);
+                    c7h = y1.mul_add(Vec4::splat(x1.w), c7h);
+                    // k step 7
+                    let x0 = a_tile[ai + 7 * sa];
+                    let x1 = if wide_m { a_tile[ai + 7 * sa + 16] } else { x0 };
+                    let y0 = b_tile[bi + 7 * sb];
+                    let y1 = if wide_n { b_tile[bi + 7 * sb + 16] } else { y0 };
+                    c0l = y0.mul_add(Vec4::splat(x0.x), c0l);
+                    c0h = y1.mul_add(Vec4::splat(x0.x), c0h);
+                    c1l = y0.mul_add(Vec4::splat(x0.y), c1l);
+                    c1h = y1.mul_add(Vec4::splat(x0.y), c1h);
+                    c2l = y0.mul_add(Vec4::splat(x0.z), c2l);
+                    c2h = y1.mul_add(Vec4::splat(x0.z), c2h);
+                    c3l = y0.mul_add(Vec4::splat(x0.w), c3l);
+                    c3h = y1.mul_add(Vec4::splat(x0.w), c3h);
+                    c4l = y0.mul_add(Vec4::splat(x1.x), c4l);
+                    c4h = y1.mul_add(Vec4::splat(x1.x), c4h);
+                    c5l = y0.mul_add(Vec4::splat(x1.y), c5l);
+                    c5h = y1.mul_add(Vec4::splat(x1.y), c5h);
+                    c6l = y0.mul_add(Vec4::splat(x1.z), c6l);
+                    c6h = y1.mul_add(Vec4::splat(x1.z), c6h);
+                    c7l = y0.mul_add(Vec4::splat(x1.w), c7l);
+                    c7h = y1.mul_add(Vec4::splat(x1.w), c7h);
                 }
             }
-            let crow1 = row0 + ty + 16;
-            if crow1 < m {
-                if col0 + tx < n {
-                    c[crow1 * n + col0 + tx] = c10;
-                }
-                if col0 + tx + 16 < n {
-                    c[crow1 * n + col0 + tx + 16] = c11;
-                }
-                if col0 + tx + 32 < n {
-                    c[crow1 * n + col0 + tx + 32] = c12;
-                }
-                if col0 + tx + 48 < n {
-                    c[crow1 * n + col0 + tx + 48] = c13;
+            if t < slices {
+                let buf = (t % 2) * 256;
+                a_tile[buf + a_k * sa + a_p] = staged_a;
+                if b_stages {
+                    b_tile[buf + b_k * sb + b_q] = staged_b;
                 }
             }
-            let crow2 = row0 + ty + 32;
-            if crow2 < m {
-                if col0 + tx < n {
-                    c[crow2 * n + col0 + tx] = c20;
+            workgroup_barrier();
+        }
+        // Row i of the block is row (i / 4)·64 + (i % 4)·16 + ty of the tile; its columns
+        // are tx + 16j (`lo`) and 64 + tx + 16j (`hi`).
+        for i in 0..8u32 {
+            let r = row0 + (i / 4) * 64 + (i % 4) * 16 + ty;
+            if (i < 4 || wide_m) && r < m {
+                let lo = if i == 0 {
+                    c0l
+                } else if i == 1 {
+                    c1l
+                } else if i == 2 {
+                    c2l
+                } else if i == 3 {
+                    c3l
+                } else if i == 4 {
+                    c4l
+                } else if i == 5 {
+                    c5l
+                } else if i == 6 {
+                    c6l
+                } else {
+                    c7l
+                };
+                let hi = if i == 0 {
+                    c0h
+                } else if i == 1 {
+                    c1h
+                } else if i == 2 {
+                    c2h
+                } else if i == 3 {
+                    c3h
+                } else if i == 4 {
+                    c4h
+                } else if i == 5 {
+                    c5h
+                } else if i == 6 {
+                    c6h
+                } else {
+                    c7h
+                };
+                let o = r * n;
+                let cl = col0 + tx;
+                if cl < n {
+                    c[o + cl] = lo.x;
                 }
-                if col0 + tx + 16 < n {
-                    c[crow2 * n + col0 + tx + 16] = c21;
+                if cl + 16 < n {
+                    c[o + cl + 16] = lo.y;
                 }
-                if col0 + tx + 32 < n {
-                    c[crow2 * n + col0 + tx + 32] = c22;
+                if cl + 32 < n {
+                    c[o + cl + 32] = lo.z;
                 }
-                if col0 + tx + 48 < n {
-                    c[crow2 * n + col0 + tx + 48] = c23;
+                if cl + 48 < n {
+                    c[o + cl + 48] = lo.w;
                 }
-            }
-            let crow3 = row0 + ty + 48;
-            if crow3 < m {
-                if col0 + tx < n {
-                    c[crow3 * n + col0 + tx] = c30;
-                }
-                if col0 + tx + 16 < n {
-                    c[crow3 * n + col0 + tx + 16] = c31;
-                }
-                if col0 + tx + 32 < n {
-                    c[crow3 * n + col0 + tx + 32] = c32;
-                }
-                if col0 + tx + 48 < n {
-                    c[crow3 * n + col0 + tx + 48] = c33;
+                let ch = cl + 64;
+                if wide_n {
+                    if ch < n {
+                        c[o + ch] = hi.x;
+                    }
+                    if ch + 16 < n {
+                        c[o + ch + 16] = hi.y;
+                    }
+                    if ch + 32 < n {
+                        c[o + ch + 32] = hi.z;
+                    }
+                    if ch + 48 < n {
+                        c[o + ch + 48] = hi.w;
+                    }
                 }
             }
         }
+        tile += groups;
     }
 }
 

@@ -477,6 +477,25 @@ fn info(args: &RuntimeArgs, all_limits: bool, json: bool) -> Result<ExitCode, Fo
     for f in &profile.features {
         println!("  {f}");
     }
+    // What cooperative-matrix multiplies the driver offers (A·B + C, per subgroup): the
+    // element types say whether an fp32 GEMM could use them.
+    let coop = rt.adapter().cooperative_matrix_properties();
+    println!("cooperative matrix configurations ({}):", coop.len());
+    for p in &coop {
+        println!(
+            "  {}x{}x{} (MxNxK): A, B {:?}; C {:?}{}",
+            p.m_size,
+            p.n_size,
+            p.k_size,
+            p.ab_type,
+            p.cr_type,
+            if p.saturating_accumulation {
+                ", saturating"
+            } else {
+                ""
+            }
+        );
+    }
     let enabled: Vec<String> = rt
         .features()
         .iter_names()
