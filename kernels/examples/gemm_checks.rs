@@ -1,7 +1,8 @@
 //! What wgpu's shader runtime checks cost `gemm`: every schedule of its tune space at `d×d×d`,
-//! compiled once as the runtime compiles it (checked: naga clamps every workgroup-array
-//! index and bounds every loop) and once with `ShaderRuntimeChecks::unchecked()`, timed the
-//! same way, with their results compared.
+//! compiled as the runtime compiles it (checked: naga clamps every workgroup-array index,
+//! bounds every loop and guards every integer division), then with each of those checks off
+//! on its own, then with none (`ShaderRuntimeChecks::unchecked()`), each timed the same way;
+//! every build must compute the same bits.
 //!
 //! ```text
 //! cargo run --release -p forge-kernels --example gemm_checks -- [d ...]
@@ -40,7 +41,7 @@ struct Rig {
 fn rig(
     device: &wgpu::Device,
     source: &str,
-    checked: bool,
+    checks: wgpu::ShaderRuntimeChecks,
     buffers: [&wgpu::Buffer; 4],
     groups: u64,
 ) -> Rig {
@@ -48,14 +49,10 @@ fn rig(
         label: Some("gemm"),
         source: wgpu::ShaderSource::Wgsl(Cow::Borrowed(source)),
     };
-    let module = if checked {
-        device.create_shader_module(desc)
-    } else {
-        // SAFETY: the probe's buffers hold exactly the lengths the kernel's LEN expressions
-        // ask for, and gemm is certified against its oracle, which reports any
-        // out-of-bounds index.
-        unsafe { device.create_shader_module_trusted(desc, wgpu::ShaderRuntimeChecks::unchecked()) }
-    };
+    // SAFETY: the probe's buffers hold exactly the lengths the kernel's LEN expressions ask
+    // for; gemm is certified against its oracle, which reports any out-of-bounds index; its
+    // loops end, and it divides only by nonzero constants and by dimensions, which are ≥ 1.
+    let module = unsafe { device.create_shader_module_trusted(desc, checks) };
     let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
         label: Some("gemm"),
         layout: None,
@@ -184,9 +181,38 @@ fn main() -> Result<(), ForgeError> {
         });
     }
     let device = rt.device();
-    let mut table = String::from(
-        "size   schedule               checked TFLOP/s  unchecked TFLOP/s  same bits\n",
-    );
+    // Each check of wgpu's on its own, then none: which one costs what.
+    let checked = wgpu::ShaderRuntimeChecks::checked();
+    let arms = [
+        ("checked", checked),
+        (
+            "no_bounds",
+            wgpu::ShaderRuntimeChecks {
+                bounds_checks: false,
+                ..checked
+            },
+        ),
+        (
+            "no_loop_bound",
+            wgpu::ShaderRuntimeChecks {
+                force_loop_bounding: false,
+                ..checked
+            },
+        ),
+        (
+            "no_div_checks",
+            wgpu::ShaderRuntimeChecks {
+                int_div_checks: false,
+                ..checked
+            },
+        ),
+        ("unchecked", wgpu::ShaderRuntimeChecks::unchecked()),
+    ];
+    let mut table = format!("{:<7} {:<21}", "size", "schedule");
+    for (name, _) in &arms {
+        table.push_str(&format!(" {name:>13}"));
+    }
+    table.push_str("  (TFLOP/s)\n");
     for d in sizes {
         let len = d as usize * d as usize;
         let (a, b) = (values(len, 1), values(len, 2));
@@ -221,8 +247,8 @@ fn main() -> Result<(), ForgeError> {
             let groups = s.groups_for(threads);
             let mut figures = Vec::new();
             let mut results = Vec::new();
-            for checked in [true, false] {
-                let r = rig(device, &source, checked, [&ab, &bb, &cb, &pb], groups);
+            for (name, checks) in arms {
+                let r = rig(device, &source, checks, [&ab, &bb, &cb, &pb], groups);
                 let ns = time(&rt, &r);
                 let c = read_c(&rt, &cb, len);
                 for &(i, j) in &spots {
@@ -232,26 +258,25 @@ fn main() -> Result<(), ForgeError> {
                     let got = c[i * d as usize + j] as f64;
                     assert!(
                         (got - want).abs() <= 1e-4 * (d as f64).sqrt(),
-                        "{d}^3 {s} checked={checked}: C[{i}][{j}] = {got}, expected {want}"
+                        "{d}^3 {s} {name}: C[{i}][{j}] = {got}, expected {want}"
                     );
                 }
-                figures.push(2.0 * (d as f64).powi(3) / ns / 1e3);
+                let tflops = 2.0 * (d as f64).powi(3) / ns / 1e3;
+                let same = results.first().is_none_or(|first: &Vec<f32>| *first == c);
+                println!(
+                    "{}",
+                    serde_json::json!({"what": "gemm_checks", "n": d, "schedule": s.to_string(),
+                        "checks": name, "tflops": tflops, "same_bits_as_checked": same})
+                );
+                assert!(same, "{d}^3 {s}: {name} computed other bits than checked");
+                figures.push(tflops);
                 results.push(c);
             }
-            let same = results[0] == results[1];
-            println!(
-                "{}",
-                serde_json::json!({"what": "gemm_checks", "n": d, "schedule": s.to_string(),
-                    "checked_tflops": figures[0], "unchecked_tflops": figures[1], "same_bits": same})
-            );
-            table.push_str(&format!(
-                "{:<6} {:<22} {:>15.2} {:>18.2} {:>10}\n",
-                format!("{d}^3"),
-                s.to_string(),
-                figures[0],
-                figures[1],
-                same
-            ));
+            table.push_str(&format!("{:<7} {:<21}", format!("{d}^3"), s.to_string()));
+            for f in figures {
+                table.push_str(&format!(" {f:>13.2}"));
+            }
+            table.push('\n');
         }
     }
     print!("{table}");
