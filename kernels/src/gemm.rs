@@ -5,11 +5,11 @@
 //! A workgroup of 256 invocations, a 16×16 grid, computes one tile of `C` at a time. `ITEMS`
 //! is the number of 64×64 blocks of `C` a tile covers, and so picks the variant:
 //!
-//! | ITEMS | tile of `C` | block per invocation | k slice |
-//! |---|---|---|---|
-//! | 4 | 128×128 | 8×8 | 8 |
-//! | 2 | 128×64 | 8×4 | 8 |
-//! | 1 | 64×64 | 4×4 | 16 |
+//! | ITEMS | tile of `C` | block per invocation |
+//! |---|---|---|
+//! | 4 | 128×128 | 8×8 |
+//! | 2 | 128×64 | 8×4 |
+//! | 1 | 64×64 | 4×4 |
 //!
 //! The runtime launches `ceil(blocks / ITEMS)` workgroups; where the tiles do not fill them
 //! exactly (an odd number of 64-row or 64-column blocks), a workgroup takes a further tile
@@ -17,7 +17,7 @@
 //! times and do more multiply-adds per workgroup-memory read; small ones give more
 //! workgroups to the 132 SMs of an H200 at 1024³. The tuner picks one per problem size.
 //!
-//! Each k slice of `A` (`tm×bk`) and `B` (`bk×tn`) is staged in workgroup memory as vec4s,
+//! Each k slice of `A` (`tm×8`) and `B` (`8×tn`) is staged in workgroup memory as vec4s,
 //! in two buffers: while the workgroup multiplies one slice, each invocation's loads of the
 //! next are in flight in registers, and are stored into the other buffer afterwards; one
 //! barrier per slice. `A` is stored transposed (k-major), so that rows are read as vec4s. A
@@ -57,36 +57,39 @@ pub fn gemm(
     let mut a_tile = [Vec4::ZERO; 512];
     #[shared]
     let mut b_tile = [Vec4::ZERO; 512];
-    // The variant: a tile of `tm` rows and `tn` columns, slices `bk` deep (a slice of A is
-    // always 256 vec4s); `sa` and `sb` are the vec4s per k of a slice.
+    // The variant: a tile of `tm` rows and `tn` columns, in slices 8 deep; `sa` and `sb`
+    // are the vec4s per k of a slice.
     let wide_m = ITEMS >= 2;
     let wide_n = ITEMS >= 4;
     let tm = 64 * ITEMS.min(2);
     let tn = 64 * (ITEMS / 2).max(1);
-    let bk = 1024 / tm;
     let sa = tm / 4;
     let sb = tn / 4;
     let lid = local_index();
+    // `% 16` on both, though `lid < 256`: it tells the driver that `ty` is below 16, so
+    // that it can see every workgroup-memory index below is in bounds and drop the clamp
+    // that naga puts on it.
     let tx = lid % 16;
-    let ty = lid / 16;
+    let ty = (lid / 16) % 16;
     // What this invocation stages: the vec4 of A at (k `a_k`, position `a_p`) and the vec4
     // of B at (k `b_k`, position `b_q`). Position p holds rows (or columns)
     // (p / 16)·64 + p % 16 + 16j. Four neighbouring lanes take four positions at one k: a
     // warp reads 4 rows × 8 k of A, whole 32-byte sectors, and its stores meet at most two
     // to a bank.
-    let a_k = (lid / 4) % bk;
-    let a_p = lid % 4 + 4 * (lid / (4 * bk));
+    let a_k = (lid / 4) % 8;
+    let a_p = lid % 4 + 4 * (lid / 32);
     let a_r = (a_p / 16) * 64 + a_p % 16;
     let b_k = lid / sb;
     let b_q = lid % sb;
     let b_c = (b_q / 16) * 64 + b_q % 16;
-    // A slice of B is 128 vec4s with ITEMS = 2: half of the invocations stage it.
-    let b_stages = b_k < bk;
+    // A 64-wide slice is 128 vec4s: half of the invocations stage it.
+    let a_stages = a_p < sa;
+    let b_stages = b_k < 8;
     let tiles_n = n.div_ceil(tn);
     let tiles = m.div_ceil(tm) * tiles_n;
     // The launched grid: `threads / (WG·ITEMS)`, rounded up.
     let groups = (m.div_ceil(64) * n.div_ceil(64) * 256).div_ceil(WG * ITEMS);
-    let slices = k.div_ceil(bk);
+    let slices = k.div_ceil(8);
     let k16 = 16 * k;
     let mut tile = workgroup_index();
     while tile < tiles {
@@ -125,8 +128,8 @@ pub fn gemm(
         // Step t loads slice t, multiplies slice t - 1, then stores slice t.
         for t in 0..slices + 1 {
             if t < slices {
-                let k0 = t * bk;
-                let ka = k0 + a_k < k;
+                let k0 = t * 8;
+                let ka = a_stages && k0 + a_k < k;
                 let o = ao + k0;
                 let v0 = if ka && ra0 { a[o] } else { 0.0f32 };
                 let v1 = if ka && ra1 { a[o + k16] } else { 0.0f32 };
@@ -144,182 +147,182 @@ pub fn gemm(
             }
             if t > 0 {
                 let buf = ((t - 1) % 2) * 256;
-                for h in 0..bk / 8 {
-                    let ai = buf + h * 8 * sa + ty;
-                    let bi = buf + h * 8 * sb + tx;
-                    // k step 0
-                    let x0 = a_tile[ai];
-                    let x1 = if wide_m { a_tile[ai + 16] } else { x0 };
-                    let y0 = b_tile[bi];
-                    let y1 = if wide_n { b_tile[bi + 16] } else { y0 };
-                    c0l = y0.mul_add(Vec4::splat(x0.x), c0l);
-                    c0h = y1.mul_add(Vec4::splat(x0.x), c0h);
-                    c1l = y0.mul_add(Vec4::splat(x0.y), c1l);
-                    c1h = y1.mul_add(Vec4::splat(x0.y), c1h);
-                    c2l = y0.mul_add(Vec4::splat(x0.z), c2l);
-                    c2h = y1.mul_add(Vec4::splat(x0.z), c2h);
-                    c3l = y0.mul_add(Vec4::splat(x0.w), c3l);
-                    c3h = y1.mul_add(Vec4::splat(x0.w), c3h);
-                    c4l = y0.mul_add(Vec4::splat(x1.x), c4l);
-                    c4h = y1.mul_add(Vec4::splat(x1.x), c4h);
-                    c5l = y0.mul_add(Vec4::splat(x1.y), c5l);
-                    c5h = y1.mul_add(Vec4::splat(x1.y), c5h);
-                    c6l = y0.mul_add(Vec4::splat(x1.z), c6l);
-                    c6h = y1.mul_add(Vec4::splat(x1.z), c6h);
-                    c7l = y0.mul_add(Vec4::splat(x1.w), c7l);
-                    c7h = y1.mul_add(Vec4::splat(x1.w), c7h);
-                    // k step 1
-                    let x0 = a_tile[ai + sa];
-                    let x1 = if wide_m { a_tile[ai + sa + 16] } else { x0 };
-                    let y0 = b_tile[bi + sb];
-                    let y1 = if wide_n { b_tile[bi + sb + 16] } else { y0 };
-                    c0l = y0.mul_add(Vec4::splat(x0.x), c0l);
-                    c0h = y1.mul_add(Vec4::splat(x0.x), c0h);
-                    c1l = y0.mul_add(Vec4::splat(x0.y), c1l);
-                    c1h = y1.mul_add(Vec4::splat(x0.y), c1h);
-                    c2l = y0.mul_add(Vec4::splat(x0.z), c2l);
-                    c2h = y1.mul_add(Vec4::splat(x0.z), c2h);
-                    c3l = y0.mul_add(Vec4::splat(x0.w), c3l);
-                    c3h = y1.mul_add(Vec4::splat(x0.w), c3h);
-                    c4l = y0.mul_add(Vec4::splat(x1.x), c4l);
-                    c4h = y1.mul_add(Vec4::splat(x1.x), c4h);
-                    c5l = y0.mul_add(Vec4::splat(x1.y), c5l);
-                    c5h = y1.mul_add(Vec4::splat(x1.y), c5h);
-                    c6l = y0.mul_add(Vec4::splat(x1.z), c6l);
-                    c6h = y1.mul_add(Vec4::splat(x1.z), c6h);
-                    c7l = y0.mul_add(Vec4::splat(x1.w), c7l);
-                    c7h = y1.mul_add(Vec4::splat(x1.w), c7h);
-                    // k step 2
-                    let x0 = a_tile[ai + 2 * sa];
-                    let x1 = if wide_m { a_tile[ai + 2 * sa + 16] } else { x0 };
-                    let y0 = b_tile[bi + 2 * sb];
-                    let y1 = if wide_n { b_tile[bi + 2 * sb + 16] } else { y0 };
-                    c0l = y0.mul_add(Vec4::splat(x0.x), c0l);
-                    c0h = y1.mul_add(Vec4::splat(x0.x), c0h);
-                    c1l = y0.mul_add(Vec4::splat(x0.y), c1l);
-                    c1h = y1.mul_add(Vec4::splat(x0.y), c1h);
-                    c2l = y0.mul_add(Vec4::splat(x0.z), c2l);
-                    c2h = y1.mul_add(Vec4::splat(x0.z), c2h);
-                    c3l = y0.mul_add(Vec4::splat(x0.w), c3l);
-                    c3h = y1.mul_add(Vec4::splat(x0.w), c3h);
-                    c4l = y0.mul_add(Vec4::splat(x1.x), c4l);
-                    c4h = y1.mul_add(Vec4::splat(x1.x), c4h);
-                    c5l = y0.mul_add(Vec4::splat(x1.y), c5l);
-                    c5h = y1.mul_add(Vec4::splat(x1.y), c5h);
-                    c6l = y0.mul_add(Vec4::splat(x1.z), c6l);
-                    c6h = y1.mul_add(Vec4::splat(x1.z), c6h);
-                    c7l = y0.mul_add(Vec4::splat(x1.w), c7l);
-                    c7h = y1.mul_add(Vec4::splat(x1.w), c7h);
-                    // k step 3
-                    let x0 = a_tile[ai + 3 * sa];
-                    let x1 = if wide_m { a_tile[ai + 3 * sa + 16] } else { x0 };
-                    let y0 = b_tile[bi + 3 * sb];
-                    let y1 = if wide_n { b_tile[bi + 3 * sb + 16] } else { y0 };
-                    c0l = y0.mul_add(Vec4::splat(x0.x), c0l);
-                    c0h = y1.mul_add(Vec4::splat(x0.x), c0h);
-                    c1l = y0.mul_add(Vec4::splat(x0.y), c1l);
-                    c1h = y1.mul_add(Vec4::splat(x0.y), c1h);
-                    c2l = y0.mul_add(Vec4::splat(x0.z), c2l);
-                    c2h = y1.mul_add(Vec4::splat(x0.z), c2h);
-                    c3l = y0.mul_add(Vec4::splat(x0.w), c3l);
-                    c3h = y1.mul_add(Vec4::splat(x0.w), c3h);
-                    c4l = y0.mul_add(Vec4::splat(x1.x), c4l);
-                    c4h = y1.mul_add(Vec4::splat(x1.x), c4h);
-                    c5l = y0.mul_add(Vec4::splat(x1.y), c5l);
-                    c5h = y1.mul_add(Vec4::splat(x1.y), c5h);
-                    c6l = y0.mul_add(Vec4::splat(x1.z), c6l);
-                    c6h = y1.mul_add(Vec4::splat(x1.z), c6h);
-                    c7l = y0.mul_add(Vec4::splat(x1.w), c7l);
-                    c7h = y1.mul_add(Vec4::splat(x1.w), c7h);
-                    // k step 4
-                    let x0 = a_tile[ai + 4 * sa];
-                    let x1 = if wide_m { a_tile[ai + 4 * sa + 16] } else { x0 };
-                    let y0 = b_tile[bi + 4 * sb];
-                    let y1 = if wide_n { b_tile[bi + 4 * sb + 16] } else { y0 };
-                    c0l = y0.mul_add(Vec4::splat(x0.x), c0l);
-                    c0h = y1.mul_add(Vec4::splat(x0.x), c0h);
-                    c1l = y0.mul_add(Vec4::splat(x0.y), c1l);
-                    c1h = y1.mul_add(Vec4::splat(x0.y), c1h);
-                    c2l = y0.mul_add(Vec4::splat(x0.z), c2l);
-                    c2h = y1.mul_add(Vec4::splat(x0.z), c2h);
-                    c3l = y0.mul_add(Vec4::splat(x0.w), c3l);
-                    c3h = y1.mul_add(Vec4::splat(x0.w), c3h);
-                    c4l = y0.mul_add(Vec4::splat(x1.x), c4l);
-                    c4h = y1.mul_add(Vec4::splat(x1.x), c4h);
-                    c5l = y0.mul_add(Vec4::splat(x1.y), c5l);
-                    c5h = y1.mul_add(Vec4::splat(x1.y), c5h);
-                    c6l = y0.mul_add(Vec4::splat(x1.z), c6l);
-                    c6h = y1.mul_add(Vec4::splat(x1.z), c6h);
-                    c7l = y0.mul_add(Vec4::splat(x1.w), c7l);
-                    c7h = y1.mul_add(Vec4::splat(x1.w), c7h);
-                    // k step 5
-                    let x0 = a_tile[ai + 5 * sa];
-                    let x1 = if wide_m { a_tile[ai + 5 * sa + 16] } else { x0 };
-                    let y0 = b_tile[bi + 5 * sb];
-                    let y1 = if wide_n { b_tile[bi + 5 * sb + 16] } else { y0 };
-                    c0l = y0.mul_add(Vec4::splat(x0.x), c0l);
-                    c0h = y1.mul_add(Vec4::splat(x0.x), c0h);
-                    c1l = y0.mul_add(Vec4::splat(x0.y), c1l);
-                    c1h = y1.mul_add(Vec4::splat(x0.y), c1h);
-                    c2l = y0.mul_add(Vec4::splat(x0.z), c2l);
-                    c2h = y1.mul_add(Vec4::splat(x0.z), c2h);
-                    c3l = y0.mul_add(Vec4::splat(x0.w), c3l);
-                    c3h = y1.mul_add(Vec4::splat(x0.w), c3h);
-                    c4l = y0.mul_add(Vec4::splat(x1.x), c4l);
-                    c4h = y1.mul_add(Vec4::splat(x1.x), c4h);
-                    c5l = y0.mul_add(Vec4::splat(x1.y), c5l);
-                    c5h = y1.mul_add(Vec4::splat(x1.y), c5h);
-                    c6l = y0.mul_add(Vec4::splat(x1.z), c6l);
-                    c6h = y1.mul_add(Vec4::splat(x1.z), c6h);
-                    c7l = y0.mul_add(Vec4::splat(x1.w), c7l);
-                    c7h = y1.mul_add(Vec4::splat(x1.w), c7h);
-                    // k step 6
-                    let x0 = a_tile[ai + 6 * sa];
-                    let x1 = if wide_m { a_tile[ai + 6 * sa + 16] } else { x0 };
-                    let y0 = b_tile[bi + 6 * sb];
-                    let y1 = if wide_n { b_tile[bi + 6 * sb + 16] } else { y0 };
-                    c0l = y0.mul_add(Vec4::splat(x0.x), c0l);
-                    c0h = y1.mul_add(Vec4::splat(x0.x), c0h);
-                    c1l = y0.mul_add(Vec4::splat(x0.y), c1l);
-                    c1h = y1.mul_add(Vec4::splat(x0.y), c1h);
-                    c2l = y0.mul_add(Vec4::splat(x0.z), c2l);
-                    c2h = y1.mul_add(Vec4::splat(x0.z), c2h);
-                    c3l = y0.mul_add(Vec4::splat(x0.w), c3l);
-                    c3h = y1.mul_add(Vec4::splat(x0.w), c3h);
-                    c4l = y0.mul_add(Vec4::splat(x1.x), c4l);
-                    c4h = y1.mul_add(Vec4::splat(x1.x), c4h);
-                    c5l = y0.mul_add(Vec4::splat(x1.y), c5l);
-                    c5h = y1.mul_add(Vec4::splat(x1.y), c5h);
-                    c6l = y0.mul_add(Vec4::splat(x1.z), c6l);
-                    c6h = y1.mul_add(Vec4::splat(x1.z), c6h);
-                    c7l = y0.mul_add(Vec4::splat(x1.w), c7l);
-                    c7h = y1.mul_add(Vec4::splat(x1.w), c7h);
-                    // k step 7
-                    let x0 = a_tile[ai + 7 * sa];
-                    let x1 = if wide_m { a_tile[ai + 7 * sa + 16] } else { x0 };
-                    let y0 = b_tile[bi + 7 * sb];
-                    let y1 = if wide_n { b_tile[bi + 7 * sb + 16] } else { y0 };
-                    c0l = y0.mul_add(Vec4::splat(x0.x), c0l);
-                    c0h = y1.mul_add(Vec4::splat(x0.x), c0h);
-                    c1l = y0.mul_add(Vec4::splat(x0.y), c1l);
-                    c1h = y1.mul_add(Vec4::splat(x0.y), c1h);
-                    c2l = y0.mul_add(Vec4::splat(x0.z), c2l);
-                    c2h = y1.mul_add(Vec4::splat(x0.z), c2h);
-                    c3l = y0.mul_add(Vec4::splat(x0.w), c3l);
-                    c3h = y1.mul_add(Vec4::splat(x0.w), c3h);
-                    c4l = y0.mul_add(Vec4::splat(x1.x), c4l);
-                    c4h = y1.mul_add(Vec4::splat(x1.x), c4h);
-                    c5l = y0.mul_add(Vec4::splat(x1.y), c5l);
-                    c5h = y1.mul_add(Vec4::splat(x1.y), c5h);
-                    c6l = y0.mul_add(Vec4::splat(x1.z), c6l);
-                    c6h = y1.mul_add(Vec4::splat(x1.z), c6h);
-                    c7l = y0.mul_add(Vec4::splat(x1.w), c7l);
-                    c7h = y1.mul_add(Vec4::splat(x1.w), c7h);
-                }
+                let ai = buf + ty;
+                let bi = buf + tx;
+                // k step 0
+                let x0 = a_tile[ai];
+                let x1 = if wide_m { a_tile[ai + 16] } else { x0 };
+                let y0 = b_tile[bi];
+                let y1 = if wide_n { b_tile[bi + 16] } else { y0 };
+                c0l = y0.mul_add(Vec4::splat(x0.x), c0l);
+                c0h = y1.mul_add(Vec4::splat(x0.x), c0h);
+                c1l = y0.mul_add(Vec4::splat(x0.y), c1l);
+                c1h = y1.mul_add(Vec4::splat(x0.y), c1h);
+                c2l = y0.mul_add(Vec4::splat(x0.z), c2l);
+                c2h = y1.mul_add(Vec4::splat(x0.z), c2h);
+                c3l = y0.mul_add(Vec4::splat(x0.w), c3l);
+                c3h = y1.mul_add(Vec4::splat(x0.w), c3h);
+                c4l = y0.mul_add(Vec4::splat(x1.x), c4l);
+                c4h = y1.mul_add(Vec4::splat(x1.x), c4h);
+                c5l = y0.mul_add(Vec4::splat(x1.y), c5l);
+                c5h = y1.mul_add(Vec4::splat(x1.y), c5h);
+                c6l = y0.mul_add(Vec4::splat(x1.z), c6l);
+                c6h = y1.mul_add(Vec4::splat(x1.z), c6h);
+                c7l = y0.mul_add(Vec4::splat(x1.w), c7l);
+                c7h = y1.mul_add(Vec4::splat(x1.w), c7h);
+                // k step 1
+                let x0 = a_tile[ai + sa];
+                let x1 = if wide_m { a_tile[ai + sa + 16] } else { x0 };
+                let y0 = b_tile[bi + sb];
+                let y1 = if wide_n { b_tile[bi + sb + 16] } else { y0 };
+                c0l = y0.mul_add(Vec4::splat(x0.x), c0l);
+                c0h = y1.mul_add(Vec4::splat(x0.x), c0h);
+                c1l = y0.mul_add(Vec4::splat(x0.y), c1l);
+                c1h = y1.mul_add(Vec4::splat(x0.y), c1h);
+                c2l = y0.mul_add(Vec4::splat(x0.z), c2l);
+                c2h = y1.mul_add(Vec4::splat(x0.z), c2h);
+                c3l = y0.mul_add(Vec4::splat(x0.w), c3l);
+                c3h = y1.mul_add(Vec4::splat(x0.w), c3h);
+                c4l = y0.mul_add(Vec4::splat(x1.x), c4l);
+                c4h = y1.mul_add(Vec4::splat(x1.x), c4h);
+                c5l = y0.mul_add(Vec4::splat(x1.y), c5l);
+                c5h = y1.mul_add(Vec4::splat(x1.y), c5h);
+                c6l = y0.mul_add(Vec4::splat(x1.z), c6l);
+                c6h = y1.mul_add(Vec4::splat(x1.z), c6h);
+                c7l = y0.mul_add(Vec4::splat(x1.w), c7l);
+                c7h = y1.mul_add(Vec4::splat(x1.w), c7h);
+                // k step 2
+                let x0 = a_tile[ai + 2 * sa];
+                let x1 = if wide_m { a_tile[ai + 2 * sa + 16] } else { x0 };
+                let y0 = b_tile[bi + 2 * sb];
+                let y1 = if wide_n { b_tile[bi + 2 * sb + 16] } else { y0 };
+                c0l = y0.mul_add(Vec4::splat(x0.x), c0l);
+                c0h = y1.mul_add(Vec4::splat(x0.x), c0h);
+                c1l = y0.mul_add(Vec4::splat(x0.y), c1l);
+                c1h = y1.mul_add(Vec4::splat(x0.y), c1h);
+                c2l = y0.mul_add(Vec4::splat(x0.z), c2l);
+                c2h = y1.mul_add(Vec4::splat(x0.z), c2h);
+                c3l = y0.mul_add(Vec4::splat(x0.w), c3l);
+                c3h = y1.mul_add(Vec4::splat(x0.w), c3h);
+                c4l = y0.mul_add(Vec4::splat(x1.x), c4l);
+                c4h = y1.mul_add(Vec4::splat(x1.x), c4h);
+                c5l = y0.mul_add(Vec4::splat(x1.y), c5l);
+                c5h = y1.mul_add(Vec4::splat(x1.y), c5h);
+                c6l = y0.mul_add(Vec4::splat(x1.z), c6l);
+                c6h = y1.mul_add(Vec4::splat(x1.z), c6h);
+                c7l = y0.mul_add(Vec4::splat(x1.w), c7l);
+                c7h = y1.mul_add(Vec4::splat(x1.w), c7h);
+                // k step 3
+                let x0 = a_tile[ai + 3 * sa];
+                let x1 = if wide_m { a_tile[ai + 3 * sa + 16] } else { x0 };
+                let y0 = b_tile[bi + 3 * sb];
+                let y1 = if wide_n { b_tile[bi + 3 * sb + 16] } else { y0 };
+                c0l = y0.mul_add(Vec4::splat(x0.x), c0l);
+                c0h = y1.mul_add(Vec4::splat(x0.x), c0h);
+                c1l = y0.mul_add(Vec4::splat(x0.y), c1l);
+                c1h = y1.mul_add(Vec4::splat(x0.y), c1h);
+                c2l = y0.mul_add(Vec4::splat(x0.z), c2l);
+                c2h = y1.mul_add(Vec4::splat(x0.z), c2h);
+                c3l = y0.mul_add(Vec4::splat(x0.w), c3l);
+                c3h = y1.mul_add(Vec4::splat(x0.w), c3h);
+                c4l = y0.mul_add(Vec4::splat(x1.x), c4l);
+                c4h = y1.mul_add(Vec4::splat(x1.x), c4h);
+                c5l = y0.mul_add(Vec4::splat(x1.y), c5l);
+                c5h = y1.mul_add(Vec4::splat(x1.y), c5h);
+                c6l = y0.mul_add(Vec4::splat(x1.z), c6l);
+                c6h = y1.mul_add(Vec4::splat(x1.z), c6h);
+                c7l = y0.mul_add(Vec4::splat(x1.w), c7l);
+                c7h = y1.mul_add(Vec4::splat(x1.w), c7h);
+                // k step 4
+                let x0 = a_tile[ai + 4 * sa];
+                let x1 = if wide_m { a_tile[ai + 4 * sa + 16] } else { x0 };
+                let y0 = b_tile[bi + 4 * sb];
+                let y1 = if wide_n { b_tile[bi + 4 * sb + 16] } else { y0 };
+                c0l = y0.mul_add(Vec4::splat(x0.x), c0l);
+                c0h = y1.mul_add(Vec4::splat(x0.x), c0h);
+                c1l = y0.mul_add(Vec4::splat(x0.y), c1l);
+                c1h = y1.mul_add(Vec4::splat(x0.y), c1h);
+                c2l = y0.mul_add(Vec4::splat(x0.z), c2l);
+                c2h = y1.mul_add(Vec4::splat(x0.z), c2h);
+                c3l = y0.mul_add(Vec4::splat(x0.w), c3l);
+                c3h = y1.mul_add(Vec4::splat(x0.w), c3h);
+                c4l = y0.mul_add(Vec4::splat(x1.x), c4l);
+                c4h = y1.mul_add(Vec4::splat(x1.x), c4h);
+                c5l = y0.mul_add(Vec4::splat(x1.y), c5l);
+                c5h = y1.mul_add(Vec4::splat(x1.y), c5h);
+                c6l = y0.mul_add(Vec4::splat(x1.z), c6l);
+                c6h = y1.mul_add(Vec4::splat(x1.z), c6h);
+                c7l = y0.mul_add(Vec4::splat(x1.w), c7l);
+                c7h = y1.mul_add(Vec4::splat(x1.w), c7h);
+                // k step 5
+                let x0 = a_tile[ai + 5 * sa];
+                let x1 = if wide_m { a_tile[ai + 5 * sa + 16] } else { x0 };
+                let y0 = b_tile[bi + 5 * sb];
+                let y1 = if wide_n { b_tile[bi + 5 * sb + 16] } else { y0 };
+                c0l = y0.mul_add(Vec4::splat(x0.x), c0l);
+                c0h = y1.mul_add(Vec4::splat(x0.x), c0h);
+                c1l = y0.mul_add(Vec4::splat(x0.y), c1l);
+                c1h = y1.mul_add(Vec4::splat(x0.y), c1h);
+                c2l = y0.mul_add(Vec4::splat(x0.z), c2l);
+                c2h = y1.mul_add(Vec4::splat(x0.z), c2h);
+                c3l = y0.mul_add(Vec4::splat(x0.w), c3l);
+                c3h = y1.mul_add(Vec4::splat(x0.w), c3h);
+                c4l = y0.mul_add(Vec4::splat(x1.x), c4l);
+                c4h = y1.mul_add(Vec4::splat(x1.x), c4h);
+                c5l = y0.mul_add(Vec4::splat(x1.y), c5l);
+                c5h = y1.mul_add(Vec4::splat(x1.y), c5h);
+                c6l = y0.mul_add(Vec4::splat(x1.z), c6l);
+                c6h = y1.mul_add(Vec4::splat(x1.z), c6h);
+                c7l = y0.mul_add(Vec4::splat(x1.w), c7l);
+                c7h = y1.mul_add(Vec4::splat(x1.w), c7h);
+                // k step 6
+                let x0 = a_tile[ai + 6 * sa];
+                let x1 = if wide_m { a_tile[ai + 6 * sa + 16] } else { x0 };
+                let y0 = b_tile[bi + 6 * sb];
+                let y1 = if wide_n { b_tile[bi + 6 * sb + 16] } else { y0 };
+                c0l = y0.mul_add(Vec4::splat(x0.x), c0l);
+                c0h = y1.mul_add(Vec4::splat(x0.x), c0h);
+                c1l = y0.mul_add(Vec4::splat(x0.y), c1l);
+                c1h = y1.mul_add(Vec4::splat(x0.y), c1h);
+                c2l = y0.mul_add(Vec4::splat(x0.z), c2l);
+                c2h = y1.mul_add(Vec4::splat(x0.z), c2h);
+                c3l = y0.mul_add(Vec4::splat(x0.w), c3l);
+                c3h = y1.mul_add(Vec4::splat(x0.w), c3h);
+                c4l = y0.mul_add(Vec4::splat(x1.x), c4l);
+                c4h = y1.mul_add(Vec4::splat(x1.x), c4h);
+                c5l = y0.mul_add(Vec4::splat(x1.y), c5l);
+                c5h = y1.mul_add(Vec4::splat(x1.y), c5h);
+                c6l = y0.mul_add(Vec4::splat(x1.z), c6l);
+                c6h = y1.mul_add(Vec4::splat(x1.z), c6h);
+                c7l = y0.mul_add(Vec4::splat(x1.w), c7l);
+                c7h = y1.mul_add(Vec4::splat(x1.w), c7h);
+                // k step 7
+                let x0 = a_tile[ai + 7 * sa];
+                let x1 = if wide_m { a_tile[ai + 7 * sa + 16] } else { x0 };
+                let y0 = b_tile[bi + 7 * sb];
+                let y1 = if wide_n { b_tile[bi + 7 * sb + 16] } else { y0 };
+                c0l = y0.mul_add(Vec4::splat(x0.x), c0l);
+                c0h = y1.mul_add(Vec4::splat(x0.x), c0h);
+                c1l = y0.mul_add(Vec4::splat(x0.y), c1l);
+                c1h = y1.mul_add(Vec4::splat(x0.y), c1h);
+                c2l = y0.mul_add(Vec4::splat(x0.z), c2l);
+                c2h = y1.mul_add(Vec4::splat(x0.z), c2h);
+                c3l = y0.mul_add(Vec4::splat(x0.w), c3l);
+                c3h = y1.mul_add(Vec4::splat(x0.w), c3h);
+                c4l = y0.mul_add(Vec4::splat(x1.x), c4l);
+                c4h = y1.mul_add(Vec4::splat(x1.x), c4h);
+                c5l = y0.mul_add(Vec4::splat(x1.y), c5l);
+                c5h = y1.mul_add(Vec4::splat(x1.y), c5h);
+                c6l = y0.mul_add(Vec4::splat(x1.z), c6l);
+                c6h = y1.mul_add(Vec4::splat(x1.z), c6h);
+                c7l = y0.mul_add(Vec4::splat(x1.w), c7l);
+                c7h = y1.mul_add(Vec4::splat(x1.w), c7h);
             }
             if t < slices {
                 let buf = (t % 2) * 256;
-                a_tile[buf + a_k * sa + a_p] = staged_a;
+                if a_stages {
+                    a_tile[buf + a_k * sa + a_p] = staged_a;
+                }
                 if b_stages {
                     b_tile[buf + b_k * sb + b_q] = staged_b;
                 }
