@@ -62,26 +62,27 @@ pub fn gemm(
     let wide_m = ITEMS >= 2;
     let wide_n = ITEMS >= 4;
     let tm = 64 * ITEMS.min(2);
-    let tn = 64 * (ITEMS / 2).max(1);
-    let sa = tm / 4;
-    let sb = tn / 4;
+    let tn = 64 * (ITEMS >> 1).max(1);
+    let sa = tm >> 2;
+    let sb = tn >> 2;
     let lid = local_index();
-    // `% 16` on both, though `lid < 256`: it tells the driver that `ty` is below 16, so
-    // that it can see every workgroup-memory index below is in bounds and drop the clamp
-    // that naga puts on it.
-    let tx = lid % 16;
-    let ty = (lid / 16) % 16;
+    // Masks and shifts rather than `%` and `/` by powers of two, and `ty` masked although
+    // `lid < 256`: naga wraps every integer division in a check for a zero divisor, and with
+    // those wrappers (or an unmasked `ty`) the driver did not see that the workgroup-memory
+    // indices of the k steps stay in bounds, and kept the clamp naga puts on each of them.
+    let tx = lid & 15;
+    let ty = (lid >> 4) & 15;
     // What this invocation stages: the vec4 of A at (k `a_k`, position `a_p`) and the vec4
     // of B at (k `b_k`, position `b_q`). Position p holds rows (or columns)
     // (p / 16)·64 + p % 16 + 16j. Four neighbouring lanes take four positions at one k: a
     // warp reads 4 rows × 8 k of A, whole 32-byte sectors, and its stores meet at most two
     // to a bank.
-    let a_k = (lid / 4) % 8;
-    let a_p = lid % 4 + 4 * (lid / 32);
-    let a_r = (a_p / 16) * 64 + a_p % 16;
+    let a_k = (lid >> 2) & 7;
+    let a_p = (lid & 3) + 4 * (lid >> 5);
+    let a_r = (a_p >> 4) * 64 + (a_p & 15);
     let b_k = lid / sb;
     let b_q = lid % sb;
-    let b_c = (b_q / 16) * 64 + b_q % 16;
+    let b_c = (b_q >> 4) * 64 + (b_q & 15);
     // A 64-wide slice is 128 vec4s: half of the invocations stage it.
     let a_stages = a_p < sa;
     let b_stages = b_k < 8;
@@ -146,7 +147,7 @@ pub fn gemm(
                 staged_b = Vec4::new(w0, w1, w2, w3);
             }
             if t > 0 {
-                let buf = ((t - 1) % 2) * 256;
+                let buf = ((t - 1) & 1) * 256;
                 let ai = buf + ty;
                 let bi = buf + tx;
                 // k step 0
@@ -319,7 +320,7 @@ pub fn gemm(
                 c7h = y1.mul_add(Vec4::splat(x1.w), c7h);
             }
             if t < slices {
-                let buf = (t % 2) * 256;
+                let buf = (t & 1) * 256;
                 if a_stages {
                     a_tile[buf + a_k * sa + a_p] = staged_a;
                 }
@@ -332,7 +333,7 @@ pub fn gemm(
         // Row i of the block is row (i / 4)·64 + (i % 4)·16 + ty of the tile; its columns
         // are tx + 16j (`lo`) and 64 + tx + 16j (`hi`).
         for i in 0..8u32 {
-            let r = row0 + (i / 4) * 64 + (i % 4) * 16 + ty;
+            let r = row0 + (i >> 2) * 64 + (i & 3) * 16 + ty;
             if (i < 4 || wide_m) && r < m {
                 let lo = if i == 0 {
                     c0l
