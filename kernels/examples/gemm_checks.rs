@@ -5,7 +5,7 @@
 //! every build must compute the same bits.
 //!
 //! ```text
-//! cargo run --release -p forge-kernels --example gemm_checks -- [d ...]
+//! cargo run --release -p forge-kernels --example gemm_checks -- [d ...] [checked]
 //! ```
 //!
 //! Timing: GPU timestamps around one compute pass of `r` dispatches (`r` chosen so that a
@@ -164,10 +164,10 @@ fn read_c(rt: &ForgeRuntime, c: &wgpu::Buffer, len: usize) -> Vec<f32> {
 }
 
 fn main() -> Result<(), ForgeError> {
-    let sizes: Vec<u32> = std::env::args()
-        .skip(1)
-        .filter_map(|s| s.parse().ok())
-        .collect();
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    // `checked` among the arguments: only the build the runtime uses.
+    let only_checked = args.iter().any(|a| a == "checked");
+    let sizes: Vec<u32> = args.iter().filter_map(|s| s.parse().ok()).collect();
     let sizes = if sizes.is_empty() {
         vec![1024, 2048, 4096, 8192]
     } else {
@@ -247,7 +247,7 @@ fn main() -> Result<(), ForgeError> {
             let groups = s.groups_for(threads);
             let mut figures = Vec::new();
             let mut results = Vec::new();
-            for (name, checks) in arms {
+            for (name, checks) in arms.into_iter().take(if only_checked { 1 } else { 5 }) {
                 let r = rig(device, &source, checks, [&ab, &bb, &cb, &pb], groups);
                 let ns = time(&rt, &r);
                 let c = read_c(&rt, &cb, len);

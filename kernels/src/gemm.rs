@@ -39,7 +39,7 @@ use forge_macros::forge_kernel;
 /// `C = A·B` for row-major `A` (`m×k`) and `B` (`k×n`).
 #[forge_kernel(crate = ::forge_core, workgroup = 256,
     threads = m.div_ceil(64) * n.div_ceil(64) * 256, ext = false,
-    tune(workgroup = [256], items = [4, 2, 1]),
+    tune(workgroup = [256], items = [4, 2, 1], vector = [1, 2]),
     reference = gemm_reference, tolerance(abs = 1e-4, rel = 1e-4),
     case(m = 1, k = 1, n = 1), case(m = 2, k = 3, n = 2), case(m = 7, k = 13, n = 29),
     case(m = 67, k = 71, n = 73), case(m = 130, k = 17, n = 3), case(m = 3, k = 37, n = 131),
@@ -127,208 +127,620 @@ pub fn gemm(
         let mut staged_a = Vec4::ZERO;
         let mut staged_b = Vec4::ZERO;
         // Step t loads slice t, multiplies slice t - 1, then stores slice t.
-        for t in 0..slices + 1 {
-            if t < slices {
-                let k0 = t * 8;
-                let ka = a_stages && k0 + a_k < k;
-                let o = ao + k0;
-                let v0 = if ka && ra0 { a[o] } else { 0.0f32 };
-                let v1 = if ka && ra1 { a[o + k16] } else { 0.0f32 };
-                let v2 = if ka && ra2 { a[o + 2 * k16] } else { 0.0f32 };
-                let v3 = if ka && ra3 { a[o + 3 * k16] } else { 0.0f32 };
-                staged_a = Vec4::new(v0, v1, v2, v3);
-                let kb = k0 + b_k;
-                let kbs = b_stages && kb < k;
-                let ob = kb * n + bc;
-                let w0 = if kbs && cb0 { b[ob] } else { 0.0f32 };
-                let w1 = if kbs && cb1 { b[ob + 16] } else { 0.0f32 };
-                let w2 = if kbs && cb2 { b[ob + 32] } else { 0.0f32 };
-                let w3 = if kbs && cb3 { b[ob + 48] } else { 0.0f32 };
-                staged_b = Vec4::new(w0, w1, w2, w3);
-            }
-            if t > 0 {
-                let buf = ((t - 1) & 1) * 256;
-                let ai = buf + ty;
-                let bi = buf + tx;
-                // k step 0
-                let x0 = a_tile[ai];
-                let x1 = if wide_m { a_tile[ai + 16] } else { x0 };
-                let y0 = b_tile[bi];
-                let y1 = if wide_n { b_tile[bi + 16] } else { y0 };
-                c0l = y0.mul_add(Vec4::splat(x0.x), c0l);
-                c0h = y1.mul_add(Vec4::splat(x0.x), c0h);
-                c1l = y0.mul_add(Vec4::splat(x0.y), c1l);
-                c1h = y1.mul_add(Vec4::splat(x0.y), c1h);
-                c2l = y0.mul_add(Vec4::splat(x0.z), c2l);
-                c2h = y1.mul_add(Vec4::splat(x0.z), c2h);
-                c3l = y0.mul_add(Vec4::splat(x0.w), c3l);
-                c3h = y1.mul_add(Vec4::splat(x0.w), c3h);
-                c4l = y0.mul_add(Vec4::splat(x1.x), c4l);
-                c4h = y1.mul_add(Vec4::splat(x1.x), c4h);
-                c5l = y0.mul_add(Vec4::splat(x1.y), c5l);
-                c5h = y1.mul_add(Vec4::splat(x1.y), c5h);
-                c6l = y0.mul_add(Vec4::splat(x1.z), c6l);
-                c6h = y1.mul_add(Vec4::splat(x1.z), c6h);
-                c7l = y0.mul_add(Vec4::splat(x1.w), c7l);
-                c7h = y1.mul_add(Vec4::splat(x1.w), c7h);
-                // k step 1
-                let x0 = a_tile[ai + sa];
-                let x1 = if wide_m { a_tile[ai + sa + 16] } else { x0 };
-                let y0 = b_tile[bi + sb];
-                let y1 = if wide_n { b_tile[bi + sb + 16] } else { y0 };
-                c0l = y0.mul_add(Vec4::splat(x0.x), c0l);
-                c0h = y1.mul_add(Vec4::splat(x0.x), c0h);
-                c1l = y0.mul_add(Vec4::splat(x0.y), c1l);
-                c1h = y1.mul_add(Vec4::splat(x0.y), c1h);
-                c2l = y0.mul_add(Vec4::splat(x0.z), c2l);
-                c2h = y1.mul_add(Vec4::splat(x0.z), c2h);
-                c3l = y0.mul_add(Vec4::splat(x0.w), c3l);
-                c3h = y1.mul_add(Vec4::splat(x0.w), c3h);
-                c4l = y0.mul_add(Vec4::splat(x1.x), c4l);
-                c4h = y1.mul_add(Vec4::splat(x1.x), c4h);
-                c5l = y0.mul_add(Vec4::splat(x1.y), c5l);
-                c5h = y1.mul_add(Vec4::splat(x1.y), c5h);
-                c6l = y0.mul_add(Vec4::splat(x1.z), c6l);
-                c6h = y1.mul_add(Vec4::splat(x1.z), c6h);
-                c7l = y0.mul_add(Vec4::splat(x1.w), c7l);
-                c7h = y1.mul_add(Vec4::splat(x1.w), c7h);
-                // k step 2
-                let x0 = a_tile[ai + 2 * sa];
-                let x1 = if wide_m { a_tile[ai + 2 * sa + 16] } else { x0 };
-                let y0 = b_tile[bi + 2 * sb];
-                let y1 = if wide_n { b_tile[bi + 2 * sb + 16] } else { y0 };
-                c0l = y0.mul_add(Vec4::splat(x0.x), c0l);
-                c0h = y1.mul_add(Vec4::splat(x0.x), c0h);
-                c1l = y0.mul_add(Vec4::splat(x0.y), c1l);
-                c1h = y1.mul_add(Vec4::splat(x0.y), c1h);
-                c2l = y0.mul_add(Vec4::splat(x0.z), c2l);
-                c2h = y1.mul_add(Vec4::splat(x0.z), c2h);
-                c3l = y0.mul_add(Vec4::splat(x0.w), c3l);
-                c3h = y1.mul_add(Vec4::splat(x0.w), c3h);
-                c4l = y0.mul_add(Vec4::splat(x1.x), c4l);
-                c4h = y1.mul_add(Vec4::splat(x1.x), c4h);
-                c5l = y0.mul_add(Vec4::splat(x1.y), c5l);
-                c5h = y1.mul_add(Vec4::splat(x1.y), c5h);
-                c6l = y0.mul_add(Vec4::splat(x1.z), c6l);
-                c6h = y1.mul_add(Vec4::splat(x1.z), c6h);
-                c7l = y0.mul_add(Vec4::splat(x1.w), c7l);
-                c7h = y1.mul_add(Vec4::splat(x1.w), c7h);
-                // k step 3
-                let x0 = a_tile[ai + 3 * sa];
-                let x1 = if wide_m { a_tile[ai + 3 * sa + 16] } else { x0 };
-                let y0 = b_tile[bi + 3 * sb];
-                let y1 = if wide_n { b_tile[bi + 3 * sb + 16] } else { y0 };
-                c0l = y0.mul_add(Vec4::splat(x0.x), c0l);
-                c0h = y1.mul_add(Vec4::splat(x0.x), c0h);
-                c1l = y0.mul_add(Vec4::splat(x0.y), c1l);
-                c1h = y1.mul_add(Vec4::splat(x0.y), c1h);
-                c2l = y0.mul_add(Vec4::splat(x0.z), c2l);
-                c2h = y1.mul_add(Vec4::splat(x0.z), c2h);
-                c3l = y0.mul_add(Vec4::splat(x0.w), c3l);
-                c3h = y1.mul_add(Vec4::splat(x0.w), c3h);
-                c4l = y0.mul_add(Vec4::splat(x1.x), c4l);
-                c4h = y1.mul_add(Vec4::splat(x1.x), c4h);
-                c5l = y0.mul_add(Vec4::splat(x1.y), c5l);
-                c5h = y1.mul_add(Vec4::splat(x1.y), c5h);
-                c6l = y0.mul_add(Vec4::splat(x1.z), c6l);
-                c6h = y1.mul_add(Vec4::splat(x1.z), c6h);
-                c7l = y0.mul_add(Vec4::splat(x1.w), c7l);
-                c7h = y1.mul_add(Vec4::splat(x1.w), c7h);
-                // k step 4
-                let x0 = a_tile[ai + 4 * sa];
-                let x1 = if wide_m { a_tile[ai + 4 * sa + 16] } else { x0 };
-                let y0 = b_tile[bi + 4 * sb];
-                let y1 = if wide_n { b_tile[bi + 4 * sb + 16] } else { y0 };
-                c0l = y0.mul_add(Vec4::splat(x0.x), c0l);
-                c0h = y1.mul_add(Vec4::splat(x0.x), c0h);
-                c1l = y0.mul_add(Vec4::splat(x0.y), c1l);
-                c1h = y1.mul_add(Vec4::splat(x0.y), c1h);
-                c2l = y0.mul_add(Vec4::splat(x0.z), c2l);
-                c2h = y1.mul_add(Vec4::splat(x0.z), c2h);
-                c3l = y0.mul_add(Vec4::splat(x0.w), c3l);
-                c3h = y1.mul_add(Vec4::splat(x0.w), c3h);
-                c4l = y0.mul_add(Vec4::splat(x1.x), c4l);
-                c4h = y1.mul_add(Vec4::splat(x1.x), c4h);
-                c5l = y0.mul_add(Vec4::splat(x1.y), c5l);
-                c5h = y1.mul_add(Vec4::splat(x1.y), c5h);
-                c6l = y0.mul_add(Vec4::splat(x1.z), c6l);
-                c6h = y1.mul_add(Vec4::splat(x1.z), c6h);
-                c7l = y0.mul_add(Vec4::splat(x1.w), c7l);
-                c7h = y1.mul_add(Vec4::splat(x1.w), c7h);
-                // k step 5
-                let x0 = a_tile[ai + 5 * sa];
-                let x1 = if wide_m { a_tile[ai + 5 * sa + 16] } else { x0 };
-                let y0 = b_tile[bi + 5 * sb];
-                let y1 = if wide_n { b_tile[bi + 5 * sb + 16] } else { y0 };
-                c0l = y0.mul_add(Vec4::splat(x0.x), c0l);
-                c0h = y1.mul_add(Vec4::splat(x0.x), c0h);
-                c1l = y0.mul_add(Vec4::splat(x0.y), c1l);
-                c1h = y1.mul_add(Vec4::splat(x0.y), c1h);
-                c2l = y0.mul_add(Vec4::splat(x0.z), c2l);
-                c2h = y1.mul_add(Vec4::splat(x0.z), c2h);
-                c3l = y0.mul_add(Vec4::splat(x0.w), c3l);
-                c3h = y1.mul_add(Vec4::splat(x0.w), c3h);
-                c4l = y0.mul_add(Vec4::splat(x1.x), c4l);
-                c4h = y1.mul_add(Vec4::splat(x1.x), c4h);
-                c5l = y0.mul_add(Vec4::splat(x1.y), c5l);
-                c5h = y1.mul_add(Vec4::splat(x1.y), c5h);
-                c6l = y0.mul_add(Vec4::splat(x1.z), c6l);
-                c6h = y1.mul_add(Vec4::splat(x1.z), c6h);
-                c7l = y0.mul_add(Vec4::splat(x1.w), c7l);
-                c7h = y1.mul_add(Vec4::splat(x1.w), c7h);
-                // k step 6
-                let x0 = a_tile[ai + 6 * sa];
-                let x1 = if wide_m { a_tile[ai + 6 * sa + 16] } else { x0 };
-                let y0 = b_tile[bi + 6 * sb];
-                let y1 = if wide_n { b_tile[bi + 6 * sb + 16] } else { y0 };
-                c0l = y0.mul_add(Vec4::splat(x0.x), c0l);
-                c0h = y1.mul_add(Vec4::splat(x0.x), c0h);
-                c1l = y0.mul_add(Vec4::splat(x0.y), c1l);
-                c1h = y1.mul_add(Vec4::splat(x0.y), c1h);
-                c2l = y0.mul_add(Vec4::splat(x0.z), c2l);
-                c2h = y1.mul_add(Vec4::splat(x0.z), c2h);
-                c3l = y0.mul_add(Vec4::splat(x0.w), c3l);
-                c3h = y1.mul_add(Vec4::splat(x0.w), c3h);
-                c4l = y0.mul_add(Vec4::splat(x1.x), c4l);
-                c4h = y1.mul_add(Vec4::splat(x1.x), c4h);
-                c5l = y0.mul_add(Vec4::splat(x1.y), c5l);
-                c5h = y1.mul_add(Vec4::splat(x1.y), c5h);
-                c6l = y0.mul_add(Vec4::splat(x1.z), c6l);
-                c6h = y1.mul_add(Vec4::splat(x1.z), c6h);
-                c7l = y0.mul_add(Vec4::splat(x1.w), c7l);
-                c7h = y1.mul_add(Vec4::splat(x1.w), c7h);
-                // k step 7
-                let x0 = a_tile[ai + 7 * sa];
-                let x1 = if wide_m { a_tile[ai + 7 * sa + 16] } else { x0 };
-                let y0 = b_tile[bi + 7 * sb];
-                let y1 = if wide_n { b_tile[bi + 7 * sb + 16] } else { y0 };
-                c0l = y0.mul_add(Vec4::splat(x0.x), c0l);
-                c0h = y1.mul_add(Vec4::splat(x0.x), c0h);
-                c1l = y0.mul_add(Vec4::splat(x0.y), c1l);
-                c1h = y1.mul_add(Vec4::splat(x0.y), c1h);
-                c2l = y0.mul_add(Vec4::splat(x0.z), c2l);
-                c2h = y1.mul_add(Vec4::splat(x0.z), c2h);
-                c3l = y0.mul_add(Vec4::splat(x0.w), c3l);
-                c3h = y1.mul_add(Vec4::splat(x0.w), c3h);
-                c4l = y0.mul_add(Vec4::splat(x1.x), c4l);
-                c4h = y1.mul_add(Vec4::splat(x1.x), c4h);
-                c5l = y0.mul_add(Vec4::splat(x1.y), c5l);
-                c5h = y1.mul_add(Vec4::splat(x1.y), c5h);
-                c6l = y0.mul_add(Vec4::splat(x1.z), c6l);
-                c6h = y1.mul_add(Vec4::splat(x1.z), c6h);
-                c7l = y0.mul_add(Vec4::splat(x1.w), c7l);
-                c7h = y1.mul_add(Vec4::splat(x1.w), c7h);
-            }
-            if t < slices {
-                let buf = (t & 1) * 256;
-                if a_stages {
-                    a_tile[buf + a_k * sa + a_p] = staged_a;
+        if VEC == 2 {
+            // The same steps two at a time, so that each step's buffers are constants.
+            for t2 in 0..slices / 2 + 1 {
+                let t = 2 * t2;
+                if t < slices {
+                    let k0 = t * 8;
+                    let ka = a_stages && k0 + a_k < k;
+                    let o = ao + k0;
+                    let v0 = if ka && ra0 { a[o] } else { 0.0f32 };
+                    let v1 = if ka && ra1 { a[o + k16] } else { 0.0f32 };
+                    let v2 = if ka && ra2 { a[o + 2 * k16] } else { 0.0f32 };
+                    let v3 = if ka && ra3 { a[o + 3 * k16] } else { 0.0f32 };
+                    staged_a = Vec4::new(v0, v1, v2, v3);
+                    let kb = k0 + b_k;
+                    let kbs = b_stages && kb < k;
+                    let ob = kb * n + bc;
+                    let w0 = if kbs && cb0 { b[ob] } else { 0.0f32 };
+                    let w1 = if kbs && cb1 { b[ob + 16] } else { 0.0f32 };
+                    let w2 = if kbs && cb2 { b[ob + 32] } else { 0.0f32 };
+                    let w3 = if kbs && cb3 { b[ob + 48] } else { 0.0f32 };
+                    staged_b = Vec4::new(w0, w1, w2, w3);
                 }
-                if b_stages {
-                    b_tile[buf + b_k * sb + b_q] = staged_b;
+                if t > 0 {
+                    let buf = 256u32;
+                    let ai = buf + ty;
+                    let bi = buf + tx;
+                    // k step 0
+                    let x0 = a_tile[ai];
+                    let x1 = if wide_m { a_tile[ai + 16] } else { x0 };
+                    let y0 = b_tile[bi];
+                    let y1 = if wide_n { b_tile[bi + 16] } else { y0 };
+                    c0l = y0.mul_add(Vec4::splat(x0.x), c0l);
+                    c0h = y1.mul_add(Vec4::splat(x0.x), c0h);
+                    c1l = y0.mul_add(Vec4::splat(x0.y), c1l);
+                    c1h = y1.mul_add(Vec4::splat(x0.y), c1h);
+                    c2l = y0.mul_add(Vec4::splat(x0.z), c2l);
+                    c2h = y1.mul_add(Vec4::splat(x0.z), c2h);
+                    c3l = y0.mul_add(Vec4::splat(x0.w), c3l);
+                    c3h = y1.mul_add(Vec4::splat(x0.w), c3h);
+                    c4l = y0.mul_add(Vec4::splat(x1.x), c4l);
+                    c4h = y1.mul_add(Vec4::splat(x1.x), c4h);
+                    c5l = y0.mul_add(Vec4::splat(x1.y), c5l);
+                    c5h = y1.mul_add(Vec4::splat(x1.y), c5h);
+                    c6l = y0.mul_add(Vec4::splat(x1.z), c6l);
+                    c6h = y1.mul_add(Vec4::splat(x1.z), c6h);
+                    c7l = y0.mul_add(Vec4::splat(x1.w), c7l);
+                    c7h = y1.mul_add(Vec4::splat(x1.w), c7h);
+                    // k step 1
+                    let x0 = a_tile[ai + sa];
+                    let x1 = if wide_m { a_tile[ai + sa + 16] } else { x0 };
+                    let y0 = b_tile[bi + sb];
+                    let y1 = if wide_n { b_tile[bi + sb + 16] } else { y0 };
+                    c0l = y0.mul_add(Vec4::splat(x0.x), c0l);
+                    c0h = y1.mul_add(Vec4::splat(x0.x), c0h);
+                    c1l = y0.mul_add(Vec4::splat(x0.y), c1l);
+                    c1h = y1.mul_add(Vec4::splat(x0.y), c1h);
+                    c2l = y0.mul_add(Vec4::splat(x0.z), c2l);
+                    c2h = y1.mul_add(Vec4::splat(x0.z), c2h);
+                    c3l = y0.mul_add(Vec4::splat(x0.w), c3l);
+                    c3h = y1.mul_add(Vec4::splat(x0.w), c3h);
+                    c4l = y0.mul_add(Vec4::splat(x1.x), c4l);
+                    c4h = y1.mul_add(Vec4::splat(x1.x), c4h);
+                    c5l = y0.mul_add(Vec4::splat(x1.y), c5l);
+                    c5h = y1.mul_add(Vec4::splat(x1.y), c5h);
+                    c6l = y0.mul_add(Vec4::splat(x1.z), c6l);
+                    c6h = y1.mul_add(Vec4::splat(x1.z), c6h);
+                    c7l = y0.mul_add(Vec4::splat(x1.w), c7l);
+                    c7h = y1.mul_add(Vec4::splat(x1.w), c7h);
+                    // k step 2
+                    let x0 = a_tile[ai + 2 * sa];
+                    let x1 = if wide_m { a_tile[ai + 2 * sa + 16] } else { x0 };
+                    let y0 = b_tile[bi + 2 * sb];
+                    let y1 = if wide_n { b_tile[bi + 2 * sb + 16] } else { y0 };
+                    c0l = y0.mul_add(Vec4::splat(x0.x), c0l);
+                    c0h = y1.mul_add(Vec4::splat(x0.x), c0h);
+                    c1l = y0.mul_add(Vec4::splat(x0.y), c1l);
+                    c1h = y1.mul_add(Vec4::splat(x0.y), c1h);
+                    c2l = y0.mul_add(Vec4::splat(x0.z), c2l);
+                    c2h = y1.mul_add(Vec4::splat(x0.z), c2h);
+                    c3l = y0.mul_add(Vec4::splat(x0.w), c3l);
+                    c3h = y1.mul_add(Vec4::splat(x0.w), c3h);
+                    c4l = y0.mul_add(Vec4::splat(x1.x), c4l);
+                    c4h = y1.mul_add(Vec4::splat(x1.x), c4h);
+                    c5l = y0.mul_add(Vec4::splat(x1.y), c5l);
+                    c5h = y1.mul_add(Vec4::splat(x1.y), c5h);
+                    c6l = y0.mul_add(Vec4::splat(x1.z), c6l);
+                    c6h = y1.mul_add(Vec4::splat(x1.z), c6h);
+                    c7l = y0.mul_add(Vec4::splat(x1.w), c7l);
+                    c7h = y1.mul_add(Vec4::splat(x1.w), c7h);
+                    // k step 3
+                    let x0 = a_tile[ai + 3 * sa];
+                    let x1 = if wide_m { a_tile[ai + 3 * sa + 16] } else { x0 };
+                    let y0 = b_tile[bi + 3 * sb];
+                    let y1 = if wide_n { b_tile[bi + 3 * sb + 16] } else { y0 };
+                    c0l = y0.mul_add(Vec4::splat(x0.x), c0l);
+                    c0h = y1.mul_add(Vec4::splat(x0.x), c0h);
+                    c1l = y0.mul_add(Vec4::splat(x0.y), c1l);
+                    c1h = y1.mul_add(Vec4::splat(x0.y), c1h);
+                    c2l = y0.mul_add(Vec4::splat(x0.z), c2l);
+                    c2h = y1.mul_add(Vec4::splat(x0.z), c2h);
+                    c3l = y0.mul_add(Vec4::splat(x0.w), c3l);
+                    c3h = y1.mul_add(Vec4::splat(x0.w), c3h);
+                    c4l = y0.mul_add(Vec4::splat(x1.x), c4l);
+                    c4h = y1.mul_add(Vec4::splat(x1.x), c4h);
+                    c5l = y0.mul_add(Vec4::splat(x1.y), c5l);
+                    c5h = y1.mul_add(Vec4::splat(x1.y), c5h);
+                    c6l = y0.mul_add(Vec4::splat(x1.z), c6l);
+                    c6h = y1.mul_add(Vec4::splat(x1.z), c6h);
+                    c7l = y0.mul_add(Vec4::splat(x1.w), c7l);
+                    c7h = y1.mul_add(Vec4::splat(x1.w), c7h);
+                    // k step 4
+                    let x0 = a_tile[ai + 4 * sa];
+                    let x1 = if wide_m { a_tile[ai + 4 * sa + 16] } else { x0 };
+                    let y0 = b_tile[bi + 4 * sb];
+                    let y1 = if wide_n { b_tile[bi + 4 * sb + 16] } else { y0 };
+                    c0l = y0.mul_add(Vec4::splat(x0.x), c0l);
+                    c0h = y1.mul_add(Vec4::splat(x0.x), c0h);
+                    c1l = y0.mul_add(Vec4::splat(x0.y), c1l);
+                    c1h = y1.mul_add(Vec4::splat(x0.y), c1h);
+                    c2l = y0.mul_add(Vec4::splat(x0.z), c2l);
+                    c2h = y1.mul_add(Vec4::splat(x0.z), c2h);
+                    c3l = y0.mul_add(Vec4::splat(x0.w), c3l);
+                    c3h = y1.mul_add(Vec4::splat(x0.w), c3h);
+                    c4l = y0.mul_add(Vec4::splat(x1.x), c4l);
+                    c4h = y1.mul_add(Vec4::splat(x1.x), c4h);
+                    c5l = y0.mul_add(Vec4::splat(x1.y), c5l);
+                    c5h = y1.mul_add(Vec4::splat(x1.y), c5h);
+                    c6l = y0.mul_add(Vec4::splat(x1.z), c6l);
+                    c6h = y1.mul_add(Vec4::splat(x1.z), c6h);
+                    c7l = y0.mul_add(Vec4::splat(x1.w), c7l);
+                    c7h = y1.mul_add(Vec4::splat(x1.w), c7h);
+                    // k step 5
+                    let x0 = a_tile[ai + 5 * sa];
+                    let x1 = if wide_m { a_tile[ai + 5 * sa + 16] } else { x0 };
+                    let y0 = b_tile[bi + 5 * sb];
+                    let y1 = if wide_n { b_tile[bi + 5 * sb + 16] } else { y0 };
+                    c0l = y0.mul_add(Vec4::splat(x0.x), c0l);
+                    c0h = y1.mul_add(Vec4::splat(x0.x), c0h);
+                    c1l = y0.mul_add(Vec4::splat(x0.y), c1l);
+                    c1h = y1.mul_add(Vec4::splat(x0.y), c1h);
+                    c2l = y0.mul_add(Vec4::splat(x0.z), c2l);
+                    c2h = y1.mul_add(Vec4::splat(x0.z), c2h);
+                    c3l = y0.mul_add(Vec4::splat(x0.w), c3l);
+                    c3h = y1.mul_add(Vec4::splat(x0.w), c3h);
+                    c4l = y0.mul_add(Vec4::splat(x1.x), c4l);
+                    c4h = y1.mul_add(Vec4::splat(x1.x), c4h);
+                    c5l = y0.mul_add(Vec4::splat(x1.y), c5l);
+                    c5h = y1.mul_add(Vec4::splat(x1.y), c5h);
+                    c6l = y0.mul_add(Vec4::splat(x1.z), c6l);
+                    c6h = y1.mul_add(Vec4::splat(x1.z), c6h);
+                    c7l = y0.mul_add(Vec4::splat(x1.w), c7l);
+                    c7h = y1.mul_add(Vec4::splat(x1.w), c7h);
+                    // k step 6
+                    let x0 = a_tile[ai + 6 * sa];
+                    let x1 = if wide_m { a_tile[ai + 6 * sa + 16] } else { x0 };
+                    let y0 = b_tile[bi + 6 * sb];
+                    let y1 = if wide_n { b_tile[bi + 6 * sb + 16] } else { y0 };
+                    c0l = y0.mul_add(Vec4::splat(x0.x), c0l);
+                    c0h = y1.mul_add(Vec4::splat(x0.x), c0h);
+                    c1l = y0.mul_add(Vec4::splat(x0.y), c1l);
+                    c1h = y1.mul_add(Vec4::splat(x0.y), c1h);
+                    c2l = y0.mul_add(Vec4::splat(x0.z), c2l);
+                    c2h = y1.mul_add(Vec4::splat(x0.z), c2h);
+                    c3l = y0.mul_add(Vec4::splat(x0.w), c3l);
+                    c3h = y1.mul_add(Vec4::splat(x0.w), c3h);
+                    c4l = y0.mul_add(Vec4::splat(x1.x), c4l);
+                    c4h = y1.mul_add(Vec4::splat(x1.x), c4h);
+                    c5l = y0.mul_add(Vec4::splat(x1.y), c5l);
+                    c5h = y1.mul_add(Vec4::splat(x1.y), c5h);
+                    c6l = y0.mul_add(Vec4::splat(x1.z), c6l);
+                    c6h = y1.mul_add(Vec4::splat(x1.z), c6h);
+                    c7l = y0.mul_add(Vec4::splat(x1.w), c7l);
+                    c7h = y1.mul_add(Vec4::splat(x1.w), c7h);
+                    // k step 7
+                    let x0 = a_tile[ai + 7 * sa];
+                    let x1 = if wide_m { a_tile[ai + 7 * sa + 16] } else { x0 };
+                    let y0 = b_tile[bi + 7 * sb];
+                    let y1 = if wide_n { b_tile[bi + 7 * sb + 16] } else { y0 };
+                    c0l = y0.mul_add(Vec4::splat(x0.x), c0l);
+                    c0h = y1.mul_add(Vec4::splat(x0.x), c0h);
+                    c1l = y0.mul_add(Vec4::splat(x0.y), c1l);
+                    c1h = y1.mul_add(Vec4::splat(x0.y), c1h);
+                    c2l = y0.mul_add(Vec4::splat(x0.z), c2l);
+                    c2h = y1.mul_add(Vec4::splat(x0.z), c2h);
+                    c3l = y0.mul_add(Vec4::splat(x0.w), c3l);
+                    c3h = y1.mul_add(Vec4::splat(x0.w), c3h);
+                    c4l = y0.mul_add(Vec4::splat(x1.x), c4l);
+                    c4h = y1.mul_add(Vec4::splat(x1.x), c4h);
+                    c5l = y0.mul_add(Vec4::splat(x1.y), c5l);
+                    c5h = y1.mul_add(Vec4::splat(x1.y), c5h);
+                    c6l = y0.mul_add(Vec4::splat(x1.z), c6l);
+                    c6h = y1.mul_add(Vec4::splat(x1.z), c6h);
+                    c7l = y0.mul_add(Vec4::splat(x1.w), c7l);
+                    c7h = y1.mul_add(Vec4::splat(x1.w), c7h);
                 }
+                if t < slices {
+                    let buf = 0u32;
+                    if a_stages {
+                        a_tile[buf + a_k * sa + a_p] = staged_a;
+                    }
+                    if b_stages {
+                        b_tile[buf + b_k * sb + b_q] = staged_b;
+                    }
+                }
+                workgroup_barrier();
+                let t = t + 1;
+                if t <= slices {
+                    if t < slices {
+                        let k0 = t * 8;
+                        let ka = a_stages && k0 + a_k < k;
+                        let o = ao + k0;
+                        let v0 = if ka && ra0 { a[o] } else { 0.0f32 };
+                        let v1 = if ka && ra1 { a[o + k16] } else { 0.0f32 };
+                        let v2 = if ka && ra2 { a[o + 2 * k16] } else { 0.0f32 };
+                        let v3 = if ka && ra3 { a[o + 3 * k16] } else { 0.0f32 };
+                        staged_a = Vec4::new(v0, v1, v2, v3);
+                        let kb = k0 + b_k;
+                        let kbs = b_stages && kb < k;
+                        let ob = kb * n + bc;
+                        let w0 = if kbs && cb0 { b[ob] } else { 0.0f32 };
+                        let w1 = if kbs && cb1 { b[ob + 16] } else { 0.0f32 };
+                        let w2 = if kbs && cb2 { b[ob + 32] } else { 0.0f32 };
+                        let w3 = if kbs && cb3 { b[ob + 48] } else { 0.0f32 };
+                        staged_b = Vec4::new(w0, w1, w2, w3);
+                    }
+                    if t > 0 {
+                        let buf = 0u32;
+                        let ai = buf + ty;
+                        let bi = buf + tx;
+                        // k step 0
+                        let x0 = a_tile[ai];
+                        let x1 = if wide_m { a_tile[ai + 16] } else { x0 };
+                        let y0 = b_tile[bi];
+                        let y1 = if wide_n { b_tile[bi + 16] } else { y0 };
+                        c0l = y0.mul_add(Vec4::splat(x0.x), c0l);
+                        c0h = y1.mul_add(Vec4::splat(x0.x), c0h);
+                        c1l = y0.mul_add(Vec4::splat(x0.y), c1l);
+                        c1h = y1.mul_add(Vec4::splat(x0.y), c1h);
+                        c2l = y0.mul_add(Vec4::splat(x0.z), c2l);
+                        c2h = y1.mul_add(Vec4::splat(x0.z), c2h);
+                        c3l = y0.mul_add(Vec4::splat(x0.w), c3l);
+                        c3h = y1.mul_add(Vec4::splat(x0.w), c3h);
+                        c4l = y0.mul_add(Vec4::splat(x1.x), c4l);
+                        c4h = y1.mul_add(Vec4::splat(x1.x), c4h);
+                        c5l = y0.mul_add(Vec4::splat(x1.y), c5l);
+                        c5h = y1.mul_add(Vec4::splat(x1.y), c5h);
+                        c6l = y0.mul_add(Vec4::splat(x1.z), c6l);
+                        c6h = y1.mul_add(Vec4::splat(x1.z), c6h);
+                        c7l = y0.mul_add(Vec4::splat(x1.w), c7l);
+                        c7h = y1.mul_add(Vec4::splat(x1.w), c7h);
+                        // k step 1
+                        let x0 = a_tile[ai + sa];
+                        let x1 = if wide_m { a_tile[ai + sa + 16] } else { x0 };
+                        let y0 = b_tile[bi + sb];
+                        let y1 = if wide_n { b_tile[bi + sb + 16] } else { y0 };
+                        c0l = y0.mul_add(Vec4::splat(x0.x), c0l);
+                        c0h = y1.mul_add(Vec4::splat(x0.x), c0h);
+                        c1l = y0.mul_add(Vec4::splat(x0.y), c1l);
+                        c1h = y1.mul_add(Vec4::splat(x0.y), c1h);
+                        c2l = y0.mul_add(Vec4::splat(x0.z), c2l);
+                        c2h = y1.mul_add(Vec4::splat(x0.z), c2h);
+                        c3l = y0.mul_add(Vec4::splat(x0.w), c3l);
+                        c3h = y1.mul_add(Vec4::splat(x0.w), c3h);
+                        c4l = y0.mul_add(Vec4::splat(x1.x), c4l);
+                        c4h = y1.mul_add(Vec4::splat(x1.x), c4h);
+                        c5l = y0.mul_add(Vec4::splat(x1.y), c5l);
+                        c5h = y1.mul_add(Vec4::splat(x1.y), c5h);
+                        c6l = y0.mul_add(Vec4::splat(x1.z), c6l);
+                        c6h = y1.mul_add(Vec4::splat(x1.z), c6h);
+                        c7l = y0.mul_add(Vec4::splat(x1.w), c7l);
+                        c7h = y1.mul_add(Vec4::splat(x1.w), c7h);
+                        // k step 2
+                        let x0 = a_tile[ai + 2 * sa];
+                        let x1 = if wide_m { a_tile[ai + 2 * sa + 16] } else { x0 };
+                        let y0 = b_tile[bi + 2 * sb];
+                        let y1 = if wide_n { b_tile[bi + 2 * sb + 16] } else { y0 };
+                        c0l = y0.mul_add(Vec4::splat(x0.x), c0l);
+                        c0h = y1.mul_add(Vec4::splat(x0.x), c0h);
+                        c1l = y0.mul_add(Vec4::splat(x0.y), c1l);
+                        c1h = y1.mul_add(Vec4::splat(x0.y), c1h);
+                        c2l = y0.mul_add(Vec4::splat(x0.z), c2l);
+                        c2h = y1.mul_add(Vec4::splat(x0.z), c2h);
+                        c3l = y0.mul_add(Vec4::splat(x0.w), c3l);
+                        c3h = y1.mul_add(Vec4::splat(x0.w), c3h);
+                        c4l = y0.mul_add(Vec4::splat(x1.x), c4l);
+                        c4h = y1.mul_add(Vec4::splat(x1.x), c4h);
+                        c5l = y0.mul_add(Vec4::splat(x1.y), c5l);
+                        c5h = y1.mul_add(Vec4::splat(x1.y), c5h);
+                        c6l = y0.mul_add(Vec4::splat(x1.z), c6l);
+                        c6h = y1.mul_add(Vec4::splat(x1.z), c6h);
+                        c7l = y0.mul_add(Vec4::splat(x1.w), c7l);
+                        c7h = y1.mul_add(Vec4::splat(x1.w), c7h);
+                        // k step 3
+                        let x0 = a_tile[ai + 3 * sa];
+                        let x1 = if wide_m { a_tile[ai + 3 * sa + 16] } else { x0 };
+                        let y0 = b_tile[bi + 3 * sb];
+                        let y1 = if wide_n { b_tile[bi + 3 * sb + 16] } else { y0 };
+                        c0l = y0.mul_add(Vec4::splat(x0.x), c0l);
+                        c0h = y1.mul_add(Vec4::splat(x0.x), c0h);
+                        c1l = y0.mul_add(Vec4::splat(x0.y), c1l);
+                        c1h = y1.mul_add(Vec4::splat(x0.y), c1h);
+                        c2l = y0.mul_add(Vec4::splat(x0.z), c2l);
+                        c2h = y1.mul_add(Vec4::splat(x0.z), c2h);
+                        c3l = y0.mul_add(Vec4::splat(x0.w), c3l);
+                        c3h = y1.mul_add(Vec4::splat(x0.w), c3h);
+                        c4l = y0.mul_add(Vec4::splat(x1.x), c4l);
+                        c4h = y1.mul_add(Vec4::splat(x1.x), c4h);
+                        c5l = y0.mul_add(Vec4::splat(x1.y), c5l);
+                        c5h = y1.mul_add(Vec4::splat(x1.y), c5h);
+                        c6l = y0.mul_add(Vec4::splat(x1.z), c6l);
+                        c6h = y1.mul_add(Vec4::splat(x1.z), c6h);
+                        c7l = y0.mul_add(Vec4::splat(x1.w), c7l);
+                        c7h = y1.mul_add(Vec4::splat(x1.w), c7h);
+                        // k step 4
+                        let x0 = a_tile[ai + 4 * sa];
+                        let x1 = if wide_m { a_tile[ai + 4 * sa + 16] } else { x0 };
+                        let y0 = b_tile[bi + 4 * sb];
+                        let y1 = if wide_n { b_tile[bi + 4 * sb + 16] } else { y0 };
+                        c0l = y0.mul_add(Vec4::splat(x0.x), c0l);
+                        c0h = y1.mul_add(Vec4::splat(x0.x), c0h);
+                        c1l = y0.mul_add(Vec4::splat(x0.y), c1l);
+                        c1h = y1.mul_add(Vec4::splat(x0.y), c1h);
+                        c2l = y0.mul_add(Vec4::splat(x0.z), c2l);
+                        c2h = y1.mul_add(Vec4::splat(x0.z), c2h);
+                        c3l = y0.mul_add(Vec4::splat(x0.w), c3l);
+                        c3h = y1.mul_add(Vec4::splat(x0.w), c3h);
+                        c4l = y0.mul_add(Vec4::splat(x1.x), c4l);
+                        c4h = y1.mul_add(Vec4::splat(x1.x), c4h);
+                        c5l = y0.mul_add(Vec4::splat(x1.y), c5l);
+                        c5h = y1.mul_add(Vec4::splat(x1.y), c5h);
+                        c6l = y0.mul_add(Vec4::splat(x1.z), c6l);
+                        c6h = y1.mul_add(Vec4::splat(x1.z), c6h);
+                        c7l = y0.mul_add(Vec4::splat(x1.w), c7l);
+                        c7h = y1.mul_add(Vec4::splat(x1.w), c7h);
+                        // k step 5
+                        let x0 = a_tile[ai + 5 * sa];
+                        let x1 = if wide_m { a_tile[ai + 5 * sa + 16] } else { x0 };
+                        let y0 = b_tile[bi + 5 * sb];
+                        let y1 = if wide_n { b_tile[bi + 5 * sb + 16] } else { y0 };
+                        c0l = y0.mul_add(Vec4::splat(x0.x), c0l);
+                        c0h = y1.mul_add(Vec4::splat(x0.x), c0h);
+                        c1l = y0.mul_add(Vec4::splat(x0.y), c1l);
+                        c1h = y1.mul_add(Vec4::splat(x0.y), c1h);
+                        c2l = y0.mul_add(Vec4::splat(x0.z), c2l);
+                        c2h = y1.mul_add(Vec4::splat(x0.z), c2h);
+                        c3l = y0.mul_add(Vec4::splat(x0.w), c3l);
+                        c3h = y1.mul_add(Vec4::splat(x0.w), c3h);
+                        c4l = y0.mul_add(Vec4::splat(x1.x), c4l);
+                        c4h = y1.mul_add(Vec4::splat(x1.x), c4h);
+                        c5l = y0.mul_add(Vec4::splat(x1.y), c5l);
+                        c5h = y1.mul_add(Vec4::splat(x1.y), c5h);
+                        c6l = y0.mul_add(Vec4::splat(x1.z), c6l);
+                        c6h = y1.mul_add(Vec4::splat(x1.z), c6h);
+                        c7l = y0.mul_add(Vec4::splat(x1.w), c7l);
+                        c7h = y1.mul_add(Vec4::splat(x1.w), c7h);
+                        // k step 6
+                        let x0 = a_tile[ai + 6 * sa];
+                        let x1 = if wide_m { a_tile[ai + 6 * sa + 16] } else { x0 };
+                        let y0 = b_tile[bi + 6 * sb];
+                        let y1 = if wide_n { b_tile[bi + 6 * sb + 16] } else { y0 };
+                        c0l = y0.mul_add(Vec4::splat(x0.x), c0l);
+                        c0h = y1.mul_add(Vec4::splat(x0.x), c0h);
+                        c1l = y0.mul_add(Vec4::splat(x0.y), c1l);
+                        c1h = y1.mul_add(Vec4::splat(x0.y), c1h);
+                        c2l = y0.mul_add(Vec4::splat(x0.z), c2l);
+                        c2h = y1.mul_add(Vec4::splat(x0.z), c2h);
+                        c3l = y0.mul_add(Vec4::splat(x0.w), c3l);
+                        c3h = y1.mul_add(Vec4::splat(x0.w), c3h);
+                        c4l = y0.mul_add(Vec4::splat(x1.x), c4l);
+                        c4h = y1.mul_add(Vec4::splat(x1.x), c4h);
+                        c5l = y0.mul_add(Vec4::splat(x1.y), c5l);
+                        c5h = y1.mul_add(Vec4::splat(x1.y), c5h);
+                        c6l = y0.mul_add(Vec4::splat(x1.z), c6l);
+                        c6h = y1.mul_add(Vec4::splat(x1.z), c6h);
+                        c7l = y0.mul_add(Vec4::splat(x1.w), c7l);
+                        c7h = y1.mul_add(Vec4::splat(x1.w), c7h);
+                        // k step 7
+                        let x0 = a_tile[ai + 7 * sa];
+                        let x1 = if wide_m { a_tile[ai + 7 * sa + 16] } else { x0 };
+                        let y0 = b_tile[bi + 7 * sb];
+                        let y1 = if wide_n { b_tile[bi + 7 * sb + 16] } else { y0 };
+                        c0l = y0.mul_add(Vec4::splat(x0.x), c0l);
+                        c0h = y1.mul_add(Vec4::splat(x0.x), c0h);
+                        c1l = y0.mul_add(Vec4::splat(x0.y), c1l);
+                        c1h = y1.mul_add(Vec4::splat(x0.y), c1h);
+                        c2l = y0.mul_add(Vec4::splat(x0.z), c2l);
+                        c2h = y1.mul_add(Vec4::splat(x0.z), c2h);
+                        c3l = y0.mul_add(Vec4::splat(x0.w), c3l);
+                        c3h = y1.mul_add(Vec4::splat(x0.w), c3h);
+                        c4l = y0.mul_add(Vec4::splat(x1.x), c4l);
+                        c4h = y1.mul_add(Vec4::splat(x1.x), c4h);
+                        c5l = y0.mul_add(Vec4::splat(x1.y), c5l);
+                        c5h = y1.mul_add(Vec4::splat(x1.y), c5h);
+                        c6l = y0.mul_add(Vec4::splat(x1.z), c6l);
+                        c6h = y1.mul_add(Vec4::splat(x1.z), c6h);
+                        c7l = y0.mul_add(Vec4::splat(x1.w), c7l);
+                        c7h = y1.mul_add(Vec4::splat(x1.w), c7h);
+                    }
+                    if t < slices {
+                        let buf = 256u32;
+                        if a_stages {
+                            a_tile[buf + a_k * sa + a_p] = staged_a;
+                        }
+                        if b_stages {
+                            b_tile[buf + b_k * sb + b_q] = staged_b;
+                        }
+                    }
+                }
+                workgroup_barrier();
             }
-            workgroup_barrier();
+        } else {
+            for t in 0..slices + 1 {
+                if t < slices {
+                    let k0 = t * 8;
+                    let ka = a_stages && k0 + a_k < k;
+                    let o = ao + k0;
+                    let v0 = if ka && ra0 { a[o] } else { 0.0f32 };
+                    let v1 = if ka && ra1 { a[o + k16] } else { 0.0f32 };
+                    let v2 = if ka && ra2 { a[o + 2 * k16] } else { 0.0f32 };
+                    let v3 = if ka && ra3 { a[o + 3 * k16] } else { 0.0f32 };
+                    staged_a = Vec4::new(v0, v1, v2, v3);
+                    let kb = k0 + b_k;
+                    let kbs = b_stages && kb < k;
+                    let ob = kb * n + bc;
+                    let w0 = if kbs && cb0 { b[ob] } else { 0.0f32 };
+                    let w1 = if kbs && cb1 { b[ob + 16] } else { 0.0f32 };
+                    let w2 = if kbs && cb2 { b[ob + 32] } else { 0.0f32 };
+                    let w3 = if kbs && cb3 { b[ob + 48] } else { 0.0f32 };
+                    staged_b = Vec4::new(w0, w1, w2, w3);
+                }
+                if t > 0 {
+                    let buf = ((t - 1) & 1) * 256;
+                    let ai = buf + ty;
+                    let bi = buf + tx;
+                    // k step 0
+                    let x0 = a_tile[ai];
+                    let x1 = if wide_m { a_tile[ai + 16] } else { x0 };
+                    let y0 = b_tile[bi];
+                    let y1 = if wide_n { b_tile[bi + 16] } else { y0 };
+                    c0l = y0.mul_add(Vec4::splat(x0.x), c0l);
+                    c0h = y1.mul_add(Vec4::splat(x0.x), c0h);
+                    c1l = y0.mul_add(Vec4::splat(x0.y), c1l);
+                    c1h = y1.mul_add(Vec4::splat(x0.y), c1h);
+                    c2l = y0.mul_add(Vec4::splat(x0.z), c2l);
+                    c2h = y1.mul_add(Vec4::splat(x0.z), c2h);
+                    c3l = y0.mul_add(Vec4::splat(x0.w), c3l);
+                    c3h = y1.mul_add(Vec4::splat(x0.w), c3h);
+                    c4l = y0.mul_add(Vec4::splat(x1.x), c4l);
+                    c4h = y1.mul_add(Vec4::splat(x1.x), c4h);
+                    c5l = y0.mul_add(Vec4::splat(x1.y), c5l);
+                    c5h = y1.mul_add(Vec4::splat(x1.y), c5h);
+                    c6l = y0.mul_add(Vec4::splat(x1.z), c6l);
+                    c6h = y1.mul_add(Vec4::splat(x1.z), c6h);
+                    c7l = y0.mul_add(Vec4::splat(x1.w), c7l);
+                    c7h = y1.mul_add(Vec4::splat(x1.w), c7h);
+                    // k step 1
+                    let x0 = a_tile[ai + sa];
+                    let x1 = if wide_m { a_tile[ai + sa + 16] } else { x0 };
+                    let y0 = b_tile[bi + sb];
+                    let y1 = if wide_n { b_tile[bi + sb + 16] } else { y0 };
+                    c0l = y0.mul_add(Vec4::splat(x0.x), c0l);
+                    c0h = y1.mul_add(Vec4::splat(x0.x), c0h);
+                    c1l = y0.mul_add(Vec4::splat(x0.y), c1l);
+                    c1h = y1.mul_add(Vec4::splat(x0.y), c1h);
+                    c2l = y0.mul_add(Vec4::splat(x0.z), c2l);
+                    c2h = y1.mul_add(Vec4::splat(x0.z), c2h);
+                    c3l = y0.mul_add(Vec4::splat(x0.w), c3l);
+                    c3h = y1.mul_add(Vec4::splat(x0.w), c3h);
+                    c4l = y0.mul_add(Vec4::splat(x1.x), c4l);
+                    c4h = y1.mul_add(Vec4::splat(x1.x), c4h);
+                    c5l = y0.mul_add(Vec4::splat(x1.y), c5l);
+                    c5h = y1.mul_add(Vec4::splat(x1.y), c5h);
+                    c6l = y0.mul_add(Vec4::splat(x1.z), c6l);
+                    c6h = y1.mul_add(Vec4::splat(x1.z), c6h);
+                    c7l = y0.mul_add(Vec4::splat(x1.w), c7l);
+                    c7h = y1.mul_add(Vec4::splat(x1.w), c7h);
+                    // k step 2
+                    let x0 = a_tile[ai + 2 * sa];
+                    let x1 = if wide_m { a_tile[ai + 2 * sa + 16] } else { x0 };
+                    let y0 = b_tile[bi + 2 * sb];
+                    let y1 = if wide_n { b_tile[bi + 2 * sb + 16] } else { y0 };
+                    c0l = y0.mul_add(Vec4::splat(x0.x), c0l);
+                    c0h = y1.mul_add(Vec4::splat(x0.x), c0h);
+                    c1l = y0.mul_add(Vec4::splat(x0.y), c1l);
+                    c1h = y1.mul_add(Vec4::splat(x0.y), c1h);
+                    c2l = y0.mul_add(Vec4::splat(x0.z), c2l);
+                    c2h = y1.mul_add(Vec4::splat(x0.z), c2h);
+                    c3l = y0.mul_add(Vec4::splat(x0.w), c3l);
+                    c3h = y1.mul_add(Vec4::splat(x0.w), c3h);
+                    c4l = y0.mul_add(Vec4::splat(x1.x), c4l);
+                    c4h = y1.mul_add(Vec4::splat(x1.x), c4h);
+                    c5l = y0.mul_add(Vec4::splat(x1.y), c5l);
+                    c5h = y1.mul_add(Vec4::splat(x1.y), c5h);
+                    c6l = y0.mul_add(Vec4::splat(x1.z), c6l);
+                    c6h = y1.mul_add(Vec4::splat(x1.z), c6h);
+                    c7l = y0.mul_add(Vec4::splat(x1.w), c7l);
+                    c7h = y1.mul_add(Vec4::splat(x1.w), c7h);
+                    // k step 3
+                    let x0 = a_tile[ai + 3 * sa];
+                    let x1 = if wide_m { a_tile[ai + 3 * sa + 16] } else { x0 };
+                    let y0 = b_tile[bi + 3 * sb];
+                    let y1 = if wide_n { b_tile[bi + 3 * sb + 16] } else { y0 };
+                    c0l = y0.mul_add(Vec4::splat(x0.x), c0l);
+                    c0h = y1.mul_add(Vec4::splat(x0.x), c0h);
+                    c1l = y0.mul_add(Vec4::splat(x0.y), c1l);
+                    c1h = y1.mul_add(Vec4::splat(x0.y), c1h);
+                    c2l = y0.mul_add(Vec4::splat(x0.z), c2l);
+                    c2h = y1.mul_add(Vec4::splat(x0.z), c2h);
+                    c3l = y0.mul_add(Vec4::splat(x0.w), c3l);
+                    c3h = y1.mul_add(Vec4::splat(x0.w), c3h);
+                    c4l = y0.mul_add(Vec4::splat(x1.x), c4l);
+                    c4h = y1.mul_add(Vec4::splat(x1.x), c4h);
+                    c5l = y0.mul_add(Vec4::splat(x1.y), c5l);
+                    c5h = y1.mul_add(Vec4::splat(x1.y), c5h);
+                    c6l = y0.mul_add(Vec4::splat(x1.z), c6l);
+                    c6h = y1.mul_add(Vec4::splat(x1.z), c6h);
+                    c7l = y0.mul_add(Vec4::splat(x1.w), c7l);
+                    c7h = y1.mul_add(Vec4::splat(x1.w), c7h);
+                    // k step 4
+                    let x0 = a_tile[ai + 4 * sa];
+                    let x1 = if wide_m { a_tile[ai + 4 * sa + 16] } else { x0 };
+                    let y0 = b_tile[bi + 4 * sb];
+                    let y1 = if wide_n { b_tile[bi + 4 * sb + 16] } else { y0 };
+                    c0l = y0.mul_add(Vec4::splat(x0.x), c0l);
+                    c0h = y1.mul_add(Vec4::splat(x0.x), c0h);
+                    c1l = y0.mul_add(Vec4::splat(x0.y), c1l);
+                    c1h = y1.mul_add(Vec4::splat(x0.y), c1h);
+                    c2l = y0.mul_add(Vec4::splat(x0.z), c2l);
+                    c2h = y1.mul_add(Vec4::splat(x0.z), c2h);
+                    c3l = y0.mul_add(Vec4::splat(x0.w), c3l);
+                    c3h = y1.mul_add(Vec4::splat(x0.w), c3h);
+                    c4l = y0.mul_add(Vec4::splat(x1.x), c4l);
+                    c4h = y1.mul_add(Vec4::splat(x1.x), c4h);
+                    c5l = y0.mul_add(Vec4::splat(x1.y), c5l);
+                    c5h = y1.mul_add(Vec4::splat(x1.y), c5h);
+                    c6l = y0.mul_add(Vec4::splat(x1.z), c6l);
+                    c6h = y1.mul_add(Vec4::splat(x1.z), c6h);
+                    c7l = y0.mul_add(Vec4::splat(x1.w), c7l);
+                    c7h = y1.mul_add(Vec4::splat(x1.w), c7h);
+                    // k step 5
+                    let x0 = a_tile[ai + 5 * sa];
+                    let x1 = if wide_m { a_tile[ai + 5 * sa + 16] } else { x0 };
+                    let y0 = b_tile[bi + 5 * sb];
+                    let y1 = if wide_n { b_tile[bi + 5 * sb + 16] } else { y0 };
+                    c0l = y0.mul_add(Vec4::splat(x0.x), c0l);
+                    c0h = y1.mul_add(Vec4::splat(x0.x), c0h);
+                    c1l = y0.mul_add(Vec4::splat(x0.y), c1l);
+                    c1h = y1.mul_add(Vec4::splat(x0.y), c1h);
+                    c2l = y0.mul_add(Vec4::splat(x0.z), c2l);
+                    c2h = y1.mul_add(Vec4::splat(x0.z), c2h);
+                    c3l = y0.mul_add(Vec4::splat(x0.w), c3l);
+                    c3h = y1.mul_add(Vec4::splat(x0.w), c3h);
+                    c4l = y0.mul_add(Vec4::splat(x1.x), c4l);
+                    c4h = y1.mul_add(Vec4::splat(x1.x), c4h);
+                    c5l = y0.mul_add(Vec4::splat(x1.y), c5l);
+                    c5h = y1.mul_add(Vec4::splat(x1.y), c5h);
+                    c6l = y0.mul_add(Vec4::splat(x1.z), c6l);
+                    c6h = y1.mul_add(Vec4::splat(x1.z), c6h);
+                    c7l = y0.mul_add(Vec4::splat(x1.w), c7l);
+                    c7h = y1.mul_add(Vec4::splat(x1.w), c7h);
+                    // k step 6
+                    let x0 = a_tile[ai + 6 * sa];
+                    let x1 = if wide_m { a_tile[ai + 6 * sa + 16] } else { x0 };
+                    let y0 = b_tile[bi + 6 * sb];
+                    let y1 = if wide_n { b_tile[bi + 6 * sb + 16] } else { y0 };
+                    c0l = y0.mul_add(Vec4::splat(x0.x), c0l);
+                    c0h = y1.mul_add(Vec4::splat(x0.x), c0h);
+                    c1l = y0.mul_add(Vec4::splat(x0.y), c1l);
+                    c1h = y1.mul_add(Vec4::splat(x0.y), c1h);
+                    c2l = y0.mul_add(Vec4::splat(x0.z), c2l);
+                    c2h = y1.mul_add(Vec4::splat(x0.z), c2h);
+                    c3l = y0.mul_add(Vec4::splat(x0.w), c3l);
+                    c3h = y1.mul_add(Vec4::splat(x0.w), c3h);
+                    c4l = y0.mul_add(Vec4::splat(x1.x), c4l);
+                    c4h = y1.mul_add(Vec4::splat(x1.x), c4h);
+                    c5l = y0.mul_add(Vec4::splat(x1.y), c5l);
+                    c5h = y1.mul_add(Vec4::splat(x1.y), c5h);
+                    c6l = y0.mul_add(Vec4::splat(x1.z), c6l);
+                    c6h = y1.mul_add(Vec4::splat(x1.z), c6h);
+                    c7l = y0.mul_add(Vec4::splat(x1.w), c7l);
+                    c7h = y1.mul_add(Vec4::splat(x1.w), c7h);
+                    // k step 7
+                    let x0 = a_tile[ai + 7 * sa];
+                    let x1 = if wide_m { a_tile[ai + 7 * sa + 16] } else { x0 };
+                    let y0 = b_tile[bi + 7 * sb];
+                    let y1 = if wide_n { b_tile[bi + 7 * sb + 16] } else { y0 };
+                    c0l = y0.mul_add(Vec4::splat(x0.x), c0l);
+                    c0h = y1.mul_add(Vec4::splat(x0.x), c0h);
+                    c1l = y0.mul_add(Vec4::splat(x0.y), c1l);
+                    c1h = y1.mul_add(Vec4::splat(x0.y), c1h);
+                    c2l = y0.mul_add(Vec4::splat(x0.z), c2l);
+                    c2h = y1.mul_add(Vec4::splat(x0.z), c2h);
+                    c3l = y0.mul_add(Vec4::splat(x0.w), c3l);
+                    c3h = y1.mul_add(Vec4::splat(x0.w), c3h);
+                    c4l = y0.mul_add(Vec4::splat(x1.x), c4l);
+                    c4h = y1.mul_add(Vec4::splat(x1.x), c4h);
+                    c5l = y0.mul_add(Vec4::splat(x1.y), c5l);
+                    c5h = y1.mul_add(Vec4::splat(x1.y), c5h);
+                    c6l = y0.mul_add(Vec4::splat(x1.z), c6l);
+                    c6h = y1.mul_add(Vec4::splat(x1.z), c6h);
+                    c7l = y0.mul_add(Vec4::splat(x1.w), c7l);
+                    c7h = y1.mul_add(Vec4::splat(x1.w), c7h);
+                }
+                if t < slices {
+                    let buf = (t & 1) * 256;
+                    if a_stages {
+                        a_tile[buf + a_k * sa + a_p] = staged_a;
+                    }
+                    if b_stages {
+                        b_tile[buf + b_k * sb + b_q] = staged_b;
+                    }
+                }
+                workgroup_barrier();
+            }
         }
         // Row i of the block is row (i / 4)·64 + (i % 4)·16 + ty of the tile; its columns
         // are tx + 16j (`lo`) and 64 + tx + 16j (`hi`).
