@@ -28,6 +28,18 @@
 //! dependent loads ran 12 times slower on an H200. The smaller variants skip the half of the
 //! block they do not own through branches on constants, which the driver folds away.
 //!
+//! `VEC` picks the loop over slices: 1 takes one slice a step, with the buffer chosen by the
+//! step's parity; 2 takes two slices a step, written out, so that each has constant buffer
+//! offsets. On the H200 the first is faster (37.5 against 33.4 TFLOP/s at 8192³); the second
+//! is there for drivers that fold constant offsets better.
+//!
+//! What the driver does with this source is sensitive to things that should not matter:
+//! wgpu bounds every loop with a counter, and a one-pass loop over the half-slices of a
+//! 16-deep slice cost a fifth of the rate until it was removed; the `ITEMS = 4, VEC = 1`
+//! build measured 35.4 TFLOP/s at 8192³ before the `VEC = 2` code was added and 37.5 after,
+//! while the other schedules stayed within 0.1%. `examples/gemm_checks` measures what each
+//! of wgpu's shader runtime checks costs.
+//!
 //! Every element is accumulated with `mul_add` over `p = 0, 1, …, k-1` in that order,
 //! starting from 0.0, whatever the schedule (the zero padding past `k` adds exact zeros), so
 //! every schedule gives bit-identical results.
@@ -66,10 +78,11 @@ pub fn gemm(
     let sa = tm >> 2;
     let sb = tn >> 2;
     let lid = local_index();
-    // Masks and shifts rather than `%` and `/` by powers of two, and `ty` masked although
-    // `lid < 256`: naga wraps every integer division in a check for a zero divisor, and with
-    // those wrappers (or an unmasked `ty`) the driver did not see that the workgroup-memory
-    // indices of the k steps stay in bounds, and kept the clamp naga puts on each of them.
+    // Masks and shifts rather than `%` and `/` by powers of two (naga wraps every integer
+    // division in a check for a zero divisor), and `ty` masked although `lid < 256`, so
+    // that a driver can see that the k steps' workgroup indices stay in bounds and drop the
+    // clamp naga puts on each. The H200's driver did not: its rate was the same without
+    // them, and 7% higher with wgpu's bounds checks off (`examples/gemm_checks`).
     let tx = lid & 15;
     let ty = (lid >> 4) & 15;
     // What this invocation stages: the vec4 of A at (k `a_k`, position `a_p`) and the vec4
