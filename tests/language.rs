@@ -238,6 +238,83 @@ fn float_methods_keep_their_rust_meaning() {
     close(&gpu, &cpu, 1e-5);
 }
 
+/// Rust's `powf` special cases (C's `pow`): signed zeros, infinities, NaN, negative bases
+/// with integral and non-integral exponents.
+#[forge_kernel(threads = n)]
+pub fn powf_edges(x: &[f32; n], e: &[f32; n], #[out] y: &mut [f32; n], n: u32) {
+    let i = global_index();
+    if i < n {
+        y[i] = x[i].powf(e[i]);
+    }
+}
+
+#[test]
+fn powf_special_cases_match_rust_on_gpu_and_oracle() {
+    let bases = [
+        -0.0f32,
+        0.0,
+        -1.0,
+        1.0,
+        -2.0,
+        2.0,
+        0.5,
+        -0.5,
+        -3.0,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+        f32::MIN_POSITIVE,
+        -f32::MIN_POSITIVE,
+    ];
+    let exps = [
+        3.0f32,
+        -3.0,
+        1.0,
+        -1.0,
+        2.0,
+        -2.0,
+        0.5,
+        -0.5,
+        2.5,
+        0.0,
+        -0.0,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+        1e30,
+        -1e30,
+        16777217.0,
+    ];
+    let (mut x, mut e) = (Vec::new(), Vec::new());
+    for b in bases {
+        for p in exps {
+            x.push(b);
+            e.push(p);
+        }
+    }
+    let n = x.len() as u32;
+    let gpu = rt().powf_edges(&x, &e, n).unwrap();
+    let cpu = powf_edges::cpu(&x, &e, n).unwrap();
+    for i in 0..x.len() {
+        let want = x[i].powf(e[i]);
+        for (side, got) in [("oracle", cpu[i]), ("gpu", gpu[i])] {
+            let ok = if want.is_nan() {
+                got.is_nan()
+            } else if want == 0.0 || want.is_infinite() {
+                // Exact, sign included: -0.0 and -inf are the point of this test.
+                got.to_bits() == want.to_bits()
+            } else {
+                (got - want).abs() <= 1e-5 * want.abs()
+            };
+            assert!(
+                ok,
+                "{side}: ({}).powf({}) = {got:?}, Rust gives {want:?}",
+                x[i], e[i]
+            );
+        }
+    }
+}
+
 // ---- in place, loops, local arrays, `if` values ------------------------------------------
 
 /// A `&mut` binding is read and written in place; loops of every kind.
@@ -310,6 +387,70 @@ fn in_place_binding_and_every_loop_form() {
     loops_reference(&mut reference, &w, 7);
     close(&cpu, &reference, 1e-5);
     close(&gpu, &cpu, 1e-5);
+}
+
+/// `if` values assigned to binding elements and local array elements, plainly and with
+/// compound assignment, including `else if` chains and statements inside the branches.
+#[forge_kernel(workgroup = 64, threads = n)]
+pub fn if_values(x: &[i32; n], #[out] y: &mut [i32; n], z: &mut [i32; n], n: u32) {
+    let i = global_index();
+    if i < n {
+        let v = x[i];
+        y[i] = if v > 10 {
+            v * 2
+        } else if v < -10 {
+            let t = v + 1;
+            t * 3
+        } else {
+            0
+        };
+        z[i] += if v % 2 == 0 { v } else { -1 };
+        let mut parts = [0i32; 2];
+        parts[i % 2] = if v >= 0 { 1 } else { 2 };
+        let mut acc = parts[0] * 10 + parts[1];
+        acc *= if v == 0 { 7 } else { 1 };
+        z[i] ^= (if acc > 5 { acc } else { 100 });
+    }
+}
+
+fn if_values_reference(x: &[i32], z: &mut [i32]) -> Vec<i32> {
+    let mut y = vec![0; x.len()];
+    for (i, &v) in x.iter().enumerate() {
+        y[i] = if v > 10 {
+            v * 2
+        } else if v < -10 {
+            (v + 1) * 3
+        } else {
+            0
+        };
+        z[i] = z[i].wrapping_add(if v % 2 == 0 { v } else { -1 });
+        let mut parts = [0i32; 2];
+        parts[i % 2] = if v >= 0 { 1 } else { 2 };
+        let mut acc = parts[0] * 10 + parts[1];
+        acc *= if v == 0 { 7 } else { 1 };
+        z[i] ^= if acc > 5 { acc } else { 100 };
+    }
+    y
+}
+
+#[test]
+fn if_values_assign_to_binding_and_array_elements() {
+    let mut rng = ChaCha8Rng::seed_from_u64(11);
+    let n = 1000;
+    let mut x: Vec<i32> = (0..n).map(|_| rng.gen_range(-30..30)).collect();
+    x[..5].copy_from_slice(&[0, 10, 11, -10, -11]);
+    let z0: Vec<i32> = (0..n).map(|_| rng.gen_range(-1000..1000)).collect();
+    let mut rt = rt();
+    let mut z_gpu = z0.clone();
+    let y_gpu = rt.if_values(&x, &mut z_gpu, n as u32).unwrap();
+    let mut z_cpu = z0.clone();
+    let y_cpu = if_values::cpu(&x, &mut z_cpu, n as u32).unwrap();
+    let mut z_ref = z0.clone();
+    let y_ref = if_values_reference(&x, &mut z_ref);
+    assert_eq!(y_cpu, y_ref);
+    assert_eq!(z_cpu, z_ref);
+    assert_eq!(y_gpu, y_cpu);
+    assert_eq!(z_gpu, z_cpu);
 }
 
 // ---- past 65535 workgroups --------------------------------------------------------------

@@ -12,6 +12,9 @@ pub const PORTABLE_STORAGE_BUFFERS: usize = 8;
 pub const PORTABLE_WORKGROUP_BYTES: u64 = 16384;
 /// wgpu's default (portable) `max_compute_invocations_per_workgroup`.
 pub const PORTABLE_WORKGROUP_SIZE: u32 = 256;
+/// The largest `max_compute_invocations_per_workgroup` of any adapter (Vulkan, Metal and
+/// D3D12 devices stop at 1024).
+pub const MAX_WORKGROUP_SIZE: u32 = 1024;
 
 pub fn check(cx: &Ctxt, k: &Kernel<'_>) {
     read_only_not_written(cx, k);
@@ -22,12 +25,13 @@ pub fn check(cx: &Ctxt, k: &Kernel<'_>) {
     workgroup_memory_zeroed(cx, k);
     has_threads(cx, k);
     writes_something(cx, k);
-    cases_name_scalars(cx, k);
+    cases_valid(cx, k);
     no_f16_yet(cx, k);
     array_values_only_in_let(cx, k);
     atomic_store_is_a_statement(cx, k);
     atomic_arrays_only_atomically(cx, k);
     uniformity::barriers_uniform(cx, k);
+    constants::constant_operations(cx, k);
 }
 
 fn assigned_bindings(k: &Kernel<'_>) -> Vec<(usize, Span)> {
@@ -95,34 +99,31 @@ fn storage_binding_limit(cx: &Ctxt, k: &Kernel<'_>) {
     }
 }
 
-/// The workgroup size is zero or over the portable limit.
+/// The workgroup size, declared or tuned, is zero or larger than any adapter runs. One rule
+/// for both: the adapter decides (`max_compute_invocations_per_workgroup`, at least 256 on
+/// every adapter wgpu supports and at most 1024), so the runtime checks it when a schedule
+/// runs, and the tuner skips candidates over it; at compile time only sizes that no adapter
+/// can run are errors.
 fn workgroup_size(cx: &Ctxt, k: &Kernel<'_>) {
     let wg = k.options.workgroup;
-    if wg == 0 || wg > PORTABLE_WORKGROUP_SIZE {
+    if wg == 0 || wg > MAX_WORKGROUP_SIZE {
         cx.error(
             k.options.workgroup_span,
-            format!("`workgroup = {wg}` is out of range; use 1 to {PORTABLE_WORKGROUP_SIZE} (`max_compute_invocations_per_workgroup`)"),
+            format!("`workgroup = {wg}` is out of range; use 1 to {MAX_WORKGROUP_SIZE} (the most any adapter runs; {PORTABLE_WORKGROUP_SIZE} or less runs on every adapter)"),
         );
     }
-    let span = k.options.tune_span.unwrap_or(k.options.workgroup_span);
-    let lists = [
-        ("workgroup", &k.options.tune_workgroup),
-        ("items", &k.options.tune_items),
-        ("vector", &k.options.tune_vector),
-    ];
-    for (name, list) in lists {
-        if list.contains(&0) {
+    for (axis, v, span) in &k.options.tune_values {
+        if *v == 0 {
             cx.error(
-                span,
-                format!("`tune({name} = ..)` contains 0; every value must be at least 1"),
+                *span,
+                format!("`tune({axis} = ..)` contains 0; every value must be at least 1"),
+            );
+        } else if *axis == "workgroup" && *v > MAX_WORKGROUP_SIZE {
+            cx.error(
+                *span,
+                format!("`tune(workgroup = ..)` contains {v}, over {MAX_WORKGROUP_SIZE}, the most any adapter runs; use 1 to {MAX_WORKGROUP_SIZE} (the tuner skips sizes over this adapter's own limit)"),
             );
         }
-    }
-    if k.options.tune_workgroup.iter().any(|w| *w > 1024) {
-        cx.error(
-            span,
-            "`tune(workgroup = ..)` has a value over 1024, which no adapter supports",
-        );
     }
 }
 
@@ -293,33 +294,174 @@ fn writes_something(cx: &Ctxt, k: &Kernel<'_>) {
     }
 }
 
-/// `case(name = value)` must name scalar parameters, and give every one of them.
-fn cases_name_scalars(cx: &Ctxt, k: &Kernel<'_>) {
+/// `case(name = value)` must name scalar parameters, give every one of them a constant of
+/// its type, and describe work the certifier can run: every LEN and `threads` evaluates,
+/// and no binding is empty (the certifier would skip such a case).
+fn cases_valid(cx: &Ctxt, k: &Kernel<'_>) {
     for case in &k.options.cases {
-        for (id, _) in case {
-            if !k.scalars.iter().any(|s| *id == s.name) {
+        let mut values = Vec::new();
+        for (id, e) in &case.values {
+            let Some(s) = k.scalars.iter().find(|s| *id == s.name) else {
+                let known: Vec<String> =
+                    k.scalars.iter().map(|s| format!("`{}`", s.name)).collect();
+                let hint = crate::parse::did_you_mean(
+                    &id.to_string(),
+                    k.scalars.iter().map(|s| s.name.as_str()),
+                )
+                .map(|n| format!("did you mean `{n}`? "))
+                .unwrap_or_default();
                 cx.error(
                     id.span(),
-                    format!("`case` names `{id}`, which is not a scalar parameter of this kernel"),
-                );
-            }
-        }
-        for s in &k.scalars {
-            if !case.iter().any(|(id, _)| *id == s.name) {
-                let span = case
-                    .first()
-                    .map(|(id, _)| id.span())
-                    .unwrap_or(k.func.sig.ident.span());
-                cx.error(
-                    span,
                     format!(
-                        "this `case` does not give `{}`; every scalar parameter needs a value",
-                        s.name
+                        "`case` names `{id}`, which is not a scalar parameter of this kernel; {hint}the scalar parameters are {}",
+                        if known.is_empty() { "none".to_string() } else { known.join(", ") }
                     ),
                 );
+                continue;
+            };
+            if case.values.iter().filter(|(other, _)| other == id).count() > 1 {
+                cx.error(
+                    id.span(),
+                    format!("this `case` gives `{id}` more than once"),
+                );
+            }
+            match crate::parse::case_value(e, s.ty) {
+                Ok(v) => values.push((s.name.as_str(), v)),
+                Err((at, msg)) => {
+                    cx.error_spanned(at, format!("{msg} (for `{id}: {}`)", s.ty.wgsl()))
+                }
+            }
+        }
+        let missing: Vec<String> = k
+            .scalars
+            .iter()
+            .filter(|s| !case.values.iter().any(|(id, _)| *id == s.name))
+            .map(|s| format!("`{}`", s.name))
+            .collect();
+        if !missing.is_empty() {
+            cx.error(
+                case.span,
+                format!(
+                    "this `case` does not give {}; every scalar parameter needs a value, such as `{} = 1`",
+                    missing.join(", "),
+                    missing[0].trim_matches('`')
+                ),
+            );
+            continue;
+        }
+        if values.len() != k.scalars.len() {
+            continue;
+        }
+        // Scalar values in declaration order, for the LEN and `threads` expressions.
+        let vals: Vec<CaseValue> = k
+            .scalars
+            .iter()
+            .filter_map(|s| values.iter().find(|(n, _)| *n == s.name).map(|(_, v)| *v))
+            .collect();
+        let given: Vec<String> = k
+            .scalars
+            .iter()
+            .zip(&vals)
+            .map(|(s, v)| match v {
+                CaseValue::U32(x) => format!("{} = {x}", s.name),
+                CaseValue::I32(x) => format!("{} = {x}", s.name),
+                CaseValue::F32(x) => format!("{} = {x:?}", s.name),
+            })
+            .collect();
+        let given = given.join(", ");
+        for b in &k.bindings {
+            match eval_len(&b.len, &vals) {
+                Err(why) => cx.error(
+                    case.span,
+                    format!("with this case ({given}), the length `{}` of `{}` cannot be evaluated: {why}", b.len_text, b.name),
+                ),
+                Ok(v) if v <= 0 => cx.error(
+                    case.span,
+                    format!("with this case ({given}), the length `{}` of `{}` is {v}, so the certifier would skip it; give values that make every binding at least one element long", b.len_text, b.name),
+                ),
+                Ok(_) => {}
+            }
+        }
+        if let Some(t) = k.threads_len() {
+            match eval_threads(t, &vals) {
+                Err(why) => cx.error(
+                    case.span,
+                    format!("with this case ({given}), `threads = {}` cannot be evaluated: {why}", k.threads_text()),
+                ),
+                Ok(0) => cx.error(
+                    case.span,
+                    format!("with this case ({given}), `threads = {}` is 0, so nothing would run; give values that make it at least 1", k.threads_text()),
+                ),
+                Ok(_) => {}
             }
         }
     }
+}
+
+/// A LEN expression for a case, as the runtime evaluates it (`oracle::len`): in `i128`,
+/// checked.
+fn eval_len(e: &LenExpr, vals: &[CaseValue]) -> Result<i128, &'static str> {
+    Ok(match e {
+        LenExpr::Lit(v) => *v as i128,
+        LenExpr::Param(i) => match vals[*i] {
+            CaseValue::U32(v) => v as i128,
+            CaseValue::I32(v) => v as i128,
+            CaseValue::F32(_) => return Err("a float parameter"),
+        },
+        LenExpr::Binary(op, a, b) => {
+            let (a, b) = (eval_len(a, vals)?, eval_len(b, vals)?);
+            match op {
+                LenOp::Add => a.checked_add(b).ok_or("overflow")?,
+                LenOp::Sub => a.checked_sub(b).ok_or("overflow")?,
+                LenOp::Mul => a.checked_mul(b).ok_or("overflow")?,
+                LenOp::Div => a.checked_div(b).ok_or("division by zero")?,
+                LenOp::Rem => a.checked_rem(b).ok_or("division by zero")?,
+            }
+        }
+        LenExpr::Method(m, a, b) => {
+            let (a, b) = (eval_len(a, vals)?, eval_len(b, vals)?);
+            match m {
+                LenMethod::DivCeil if b == 0 => return Err("division by zero"),
+                LenMethod::DivCeil if a < 0 || b < 0 => return Err("div_ceil of a negative value"),
+                LenMethod::DivCeil => a / b + i128::from(a % b != 0),
+                LenMethod::Min => a.min(b),
+                LenMethod::Max => a.max(b),
+            }
+        }
+    })
+}
+
+/// `threads` for a case, as the runtime evaluates it (`oracle::threads`): every step in
+/// `u32`, an `i32` parameter taken as its bits.
+fn eval_threads(e: &LenExpr, vals: &[CaseValue]) -> Result<u32, &'static str> {
+    const OVER: &str = "a step overflows u32, the type the GPU evaluates it in";
+    Ok(match e {
+        LenExpr::Lit(v) => u32::try_from(*v).map_err(|_| OVER)?,
+        LenExpr::Param(i) => match vals[*i] {
+            CaseValue::U32(v) => v,
+            CaseValue::I32(v) => v as u32,
+            CaseValue::F32(_) => return Err("a float parameter"),
+        },
+        LenExpr::Binary(op, a, b) => {
+            let (a, b) = (eval_threads(a, vals)?, eval_threads(b, vals)?);
+            match op {
+                LenOp::Add => a.checked_add(b).ok_or(OVER)?,
+                LenOp::Sub => a.checked_sub(b).ok_or("a step is negative")?,
+                LenOp::Mul => a.checked_mul(b).ok_or(OVER)?,
+                LenOp::Div => a.checked_div(b).ok_or("division by zero")?,
+                LenOp::Rem => a.checked_rem(b).ok_or("division by zero")?,
+            }
+        }
+        LenExpr::Method(m, a, b) => {
+            let (a, b) = (eval_threads(a, vals)?, eval_threads(b, vals)?);
+            match m {
+                LenMethod::DivCeil if b == 0 => return Err("division by zero"),
+                LenMethod::DivCeil => a / b + u32::from(a % b != 0),
+                LenMethod::Min => a.min(b),
+                LenMethod::Max => a.max(b),
+            }
+        }
+    })
 }
 
 /// f16 needs an f16-capable CPU oracle, which is not built yet.
@@ -422,71 +564,140 @@ fn atomic_arrays_only_atomically(cx: &Ctxt, k: &Kernel<'_>) {
 pub mod uniformity {
     use super::*;
 
-    pub struct Analysis {
-        /// Locals whose value may differ between invocations of a workgroup.
-        pub nonuniform: Vec<bool>,
+    /// What made control flow non-uniform, for the error at a barrier.
+    #[derive(Clone, Copy)]
+    enum Cause<'k> {
+        /// An `if` or `while` condition that differs between invocations.
+        Cond(&'k Expr, &'static str),
+        /// A `for` loop bound that differs between invocations.
+        Bound(&'k Expr),
+        /// A `break` or `continue` that some invocations take and others don't.
+        Exit(Span, &'static str),
+        /// A `return` that some invocations take and others don't.
+        Return(Span),
     }
 
     struct State<'k> {
         k: &'k Kernel<'k>,
         nonuniform: Vec<bool>,
-        /// Loops whose iterations some invocations may leave early.
-        loop_divergent: Vec<bool>,
+        /// For a non-uniform local, how it came to be ("is computed from `global_index()`").
+        origin: Vec<Option<String>>,
+        /// Loops whose iterations some invocations may leave early, and the exit that does.
+        loop_divergent: Vec<Option<Cause<'k>>>,
         changed: bool,
         /// Set once a `return` under non-uniform control flow has run.
-        returned_divergently: Option<Span>,
+        returned_divergently: Option<Cause<'k>>,
         /// Barrier errors, collected on the final pass.
-        errors: Option<Vec<(Span, String)>>,
+        errors: Option<Vec<(Span, Barrier, Cause<'k>)>>,
     }
 
-    pub fn expr_uniform(e: &Expr, nonuniform: &[bool]) -> bool {
-        let mut ok = true;
-        walk_expr(e, &mut |x| match &x.kind {
-            ExprKind::LoadBinding(..) | ExprKind::Atomic { .. } => ok = false,
-            ExprKind::Local(id) if nonuniform[*id] => ok = false,
-            ExprKind::Builtin(b) | ExprKind::BuiltinComponent(b, _) if !b.uniform() => ok = false,
-            _ => {}
-        });
-        ok
+    fn builtin_name(b: Builtin) -> &'static str {
+        match b {
+            Builtin::GlobalIndex => "global_index()",
+            Builtin::LocalIndex => "local_index()",
+            Builtin::WorkgroupIndex => "workgroup_index()",
+            Builtin::GlobalId => "global_id()",
+            Builtin::LocalId => "local_id()",
+            Builtin::WorkgroupId => "workgroup_id()",
+            Builtin::NumWorkgroups => "num_workgroups()",
+        }
     }
 
-    impl State<'_> {
-        fn mark(&mut self, id: LocalId) {
+    impl<'k> State<'k> {
+        /// Marks a local as non-uniform; `how` completes "`v` ..." for messages.
+        fn mark(&mut self, id: LocalId, how: impl FnOnce() -> String) {
             if !self.nonuniform[id] {
                 self.nonuniform[id] = true;
+                self.origin[id] = Some(how());
                 self.changed = true;
             }
         }
 
         fn uni(&self, e: &Expr) -> bool {
-            // Reads of workgroup memory differ between invocations, as WGSL assumes.
-            let mut shared = false;
-            walk_expr(e, &mut |x| {
-                if let ExprKind::Local(id) = x.kind {
-                    if self.k.locals[id].shared {
-                        shared = true;
-                    }
-                }
-            });
-            !shared && expr_uniform(e, &self.nonuniform)
+            self.culprit(e).is_none()
         }
 
-        fn block(&mut self, b: &Block, ctrl: Option<Span>) {
+        /// The first value in `e` that differs between invocations, as a noun phrase, and
+        /// why it differs.
+        fn culprit(&self, e: &Expr) -> Option<(String, String)> {
+            let mut found = None;
+            walk_expr(e, &mut |x| {
+                if found.is_some() {
+                    return;
+                }
+                found = match &x.kind {
+                    ExprKind::LoadBinding(b, _) => Some((
+                        format!("the binding `{}`", self.k.bindings[*b].name),
+                        "whose elements differ between invocations".to_string(),
+                    )),
+                    ExprKind::Atomic { .. } => Some((
+                        "the result of an atomic operation".to_string(),
+                        "which differs between invocations".to_string(),
+                    )),
+                    // Reads of workgroup memory differ between invocations, as WGSL assumes.
+                    ExprKind::Local(id) if self.k.locals[*id].shared => Some((
+                        format!("the workgroup array `{}`", self.k.locals[*id].name),
+                        "which invocations see differently".to_string(),
+                    )),
+                    ExprKind::Local(id) if self.nonuniform[*id] => Some((
+                        format!("`{}`", self.k.locals[*id].name),
+                        format!(
+                            "which {}",
+                            self.origin[*id]
+                                .as_deref()
+                                .unwrap_or("differs between invocations")
+                        ),
+                    )),
+                    ExprKind::Builtin(b) if !b.uniform() => Some((
+                        format!("`{}`", builtin_name(*b)),
+                        "which differs between invocations".to_string(),
+                    )),
+                    ExprKind::BuiltinComponent(b, c) if !b.uniform() => Some((
+                        format!("`{}.{}`", builtin_name(*b), ["x", "y", "z"][*c as usize]),
+                        "which differs between invocations".to_string(),
+                    )),
+                    _ => None,
+                };
+            });
+            found
+        }
+
+        /// Why an expression differs between invocations, for an error.
+        fn why_not_uniform(&self, e: &Expr) -> String {
+            self.culprit(e)
+                .map(|(what, why)| format!("it reads {what}, {why}"))
+                .unwrap_or_default()
+        }
+
+        /// "is computed from `global_index()`", for a local assigned `e`.
+        fn computed_from(&self, e: &Expr) -> String {
+            self.culprit(e)
+                .map(|(what, _)| format!("is computed from {what}"))
+                .unwrap_or_else(|| "differs between invocations".to_string())
+        }
+
+        fn cond_cause(&self, e: &'k Expr, what: &'static str) -> Option<Cause<'k>> {
+            (!self.uni(e)).then_some(Cause::Cond(e, what))
+        }
+
+        fn block(&mut self, b: &'k Block, ctrl: Option<Cause<'k>>) {
             for s in b {
                 self.stmt(s, ctrl);
             }
         }
 
-        /// `ctrl` is `None` in uniform control flow, or the span of what made it non-uniform.
-        fn stmt(&mut self, s: &Stmt, ctrl: Option<Span>) {
+        /// `ctrl` is `None` in uniform control flow, or what made it non-uniform.
+        fn stmt(&mut self, s: &'k Stmt, ctrl: Option<Cause<'k>>) {
             let ctrl = ctrl.or(self.returned_divergently);
             match s {
                 Stmt::Let { local, init, .. } => {
-                    if ctrl.is_some()
-                        || init.as_ref().is_some_and(|e| !self.uni(e))
-                        || self.k.locals[*local].shared
-                    {
-                        self.mark(*local);
+                    if let Some(e) = init.as_ref().filter(|e| !self.uni(e)) {
+                        let how = self.computed_from(e);
+                        self.mark(*local, || how);
+                    } else if ctrl.is_some() || self.k.locals[*local].shared {
+                        self.mark(*local, || {
+                            "is assigned under non-uniform control flow".into()
+                        });
                     }
                 }
                 Stmt::Assign { place, value, .. } => {
@@ -496,15 +707,22 @@ pub mod uniformity {
                         Place::Binding(..) => None,
                     };
                     if let Some((id, idx_uniform)) = id {
-                        if ctrl.is_some() || !idx_uniform || !self.uni(value) {
-                            self.mark(id);
+                        if !self.uni(value) {
+                            let how = self.computed_from(value);
+                            self.mark(id, || how);
+                        } else if !idx_uniform {
+                            self.mark(id, || {
+                                "is written at an index that differs between invocations".into()
+                            });
+                        } else if ctrl.is_some() {
+                            self.mark(id, || "is assigned under non-uniform control flow".into());
                         }
                     }
                 }
                 Stmt::If {
                     cond, then, els, ..
                 } => {
-                    let inner = ctrl.or((!self.uni(cond)).then_some(cond.span));
+                    let inner = ctrl.or(self.cond_cause(cond, "if"));
                     self.block(then, inner);
                     if let Some(e) = els {
                         self.block(e, inner);
@@ -516,108 +734,577 @@ pub mod uniformity {
                     end,
                     body,
                     id,
-                    span,
                     ..
                 } => {
-                    let bounds = self.uni(start) && self.uni(end);
-                    if ctrl.is_some() || !bounds {
-                        self.mark(*var);
+                    let bound = if !self.uni(start) {
+                        Some(Cause::Bound(start))
+                    } else if !self.uni(end) {
+                        Some(Cause::Bound(end))
+                    } else {
+                        None
+                    };
+                    if bound.is_some() {
+                        self.mark(*var, || "counts a loop with non-uniform bounds".into());
+                    } else if ctrl.is_some() {
+                        self.mark(*var, || {
+                            "counts a loop under non-uniform control flow".into()
+                        });
                     }
-                    let inner = ctrl
-                        .or((!bounds).then_some(start.span))
-                        .or(self.loop_divergent[*id].then_some(*span));
+                    let inner = ctrl.or(bound).or(self.loop_divergent[*id]);
                     self.block(body, inner);
                 }
-                Stmt::While {
-                    cond,
-                    body,
-                    id,
-                    span,
-                } => {
+                Stmt::While { cond, body, id, .. } => {
                     // The condition is evaluated after the body too: iterate for its locals.
                     let inner = ctrl
-                        .or((!self.uni(cond)).then_some(cond.span))
-                        .or(self.loop_divergent[*id].then_some(*span));
+                        .or(self.cond_cause(cond, "while"))
+                        .or(self.loop_divergent[*id]);
                     self.block(body, inner);
-                    let inner = inner.or((!self.uni(cond)).then_some(cond.span));
+                    let inner = inner.or(self.cond_cause(cond, "while"));
                     self.block(body, inner);
                 }
-                Stmt::Loop { body, id, span } => {
-                    let inner = ctrl.or(self.loop_divergent[*id].then_some(*span));
+                Stmt::Loop { body, id, .. } => {
+                    let inner = ctrl.or(self.loop_divergent[*id]);
                     self.block(body, inner);
                 }
                 Stmt::Break { target, span } | Stmt::Continue { target, span } => {
-                    if ctrl.is_some() && !self.loop_divergent[*target] {
-                        self.loop_divergent[*target] = true;
+                    let what = if matches!(s, Stmt::Break { .. }) {
+                        "break"
+                    } else {
+                        "continue"
+                    };
+                    if ctrl.is_some() && self.loop_divergent[*target].is_none() {
+                        self.loop_divergent[*target] = Some(Cause::Exit(*span, what));
                         self.changed = true;
-                        let _ = span;
                     }
                 }
                 Stmt::Return { span } => {
                     if ctrl.is_some() && self.returned_divergently.is_none() {
-                        self.returned_divergently = Some(*span);
+                        self.returned_divergently = Some(Cause::Return(*span));
                     }
                 }
                 Stmt::Eval { .. } | Stmt::ReturnValue { .. } => {}
                 Stmt::Barrier { kind, span } => {
                     if let (Some(errors), Some(why)) = (&mut self.errors, ctrl) {
-                        let name = match kind {
-                            Barrier::Workgroup => "workgroup_barrier()",
-                            Barrier::Storage => "storage_barrier()",
+                        errors.push((*span, *kind, why));
+                    }
+                }
+            }
+        }
+
+        /// The barrier's error, then a second one at its cause: stable proc macros cannot
+        /// attach notes, and an error at each place reads like rustc's primary and note.
+        fn report(&self, cx: &Ctxt, span: Span, kind: Barrier, why: Cause<'k>) {
+            let name = match kind {
+                Barrier::Workgroup => "workgroup_barrier()",
+                Barrier::Storage => "storage_barrier()",
+            };
+            let (what, hint) = match why {
+                Cause::Cond(_, "while") | Cause::Bound(_) | Cause::Exit(..) => (
+                    "the loop around it",
+                    "runs a different number of times in different invocations",
+                ),
+                Cause::Cond(..) => (
+                    "an enclosing `if`",
+                    "is taken by some invocations and not others",
+                ),
+                Cause::Return(_) => ("an earlier `return`", "leaves some invocations early"),
+            };
+            cx.error(
+                span,
+                format!("`{name}` sits in non-uniform control flow: {what} {hint}, so not every invocation of the workgroup reaches it; the next error shows why"),
+            );
+            const UNIFORM: &str = "scalar parameters, literals, `WG`/`ITEMS`/`VEC`, `workgroup_index()` and locals assigned only from these";
+            match why {
+                Cause::Cond(e, kw) => cx.error_range(
+                    e.span,
+                    e.end,
+                    format!(
+                        "this `{kw}` condition differs between invocations: {}; base it on {UNIFORM}, or move `{name}` out of the `{kw}`",
+                        self.why_not_uniform(e)
+                    ),
+                ),
+                Cause::Bound(e) => cx.error_range(
+                    e.span,
+                    e.end,
+                    format!(
+                        "this loop bound differs between invocations: {}; base it on {UNIFORM}, or move `{name}` out of the loop",
+                        self.why_not_uniform(e)
+                    ),
+                ),
+                Cause::Exit(span, kw) => cx.error(
+                    span,
+                    format!("this `{kw}` is taken by some invocations only, as it sits under non-uniform control flow; make its condition uniform (based on {UNIFORM}), or move `{name}` out of the loop"),
+                ),
+                Cause::Return(span) => cx.error(
+                    span,
+                    format!("this `return` is taken by some invocations only, as it sits under non-uniform control flow; instead of returning early, guard the work with an `if` and keep `{name}` outside it"),
+                ),
+            }
+        }
+    }
+
+    fn fixpoint<'k>(k: &'k Kernel<'k>, nonuniform: Vec<bool>) -> State<'k> {
+        let mut st = State {
+            k,
+            origin: vec![None; nonuniform.len()],
+            nonuniform,
+            loop_divergent: vec![None; k.loops],
+            changed: true,
+            returned_divergently: None,
+            errors: None,
+        };
+        while st.changed {
+            st.changed = false;
+            st.returned_divergently = None;
+            st.block(&k.body, None);
+        }
+        st
+    }
+
+    /// A barrier in non-uniform control flow.
+    pub fn barriers_uniform(cx: &Ctxt, k: &Kernel<'_>) {
+        let mut st = fixpoint(k, vec![false; k.locals.len()]);
+        st.errors = Some(Vec::new());
+        st.returned_divergently = None;
+        st.block(&k.body, None);
+        for (span, kind, why) in st.errors.take().unwrap_or_default() {
+            st.report(cx, span, kind, why);
+        }
+    }
+}
+
+/// Constant operations that Rust rejects at compile time (`unconditional_panic`,
+/// `arithmetic_overflow`) or that WGSL's constant evaluation rejects, caught here with a
+/// Rust-like message at the expression instead of a naga report at the kernel:
+/// - integer division or remainder by a constant zero (naga rejects it even when the
+///   dividend varies);
+/// - `i32::MIN / -1` and `i32::MIN % -1` on constants;
+/// - a constant index out of the bounds of a fixed-size local or workgroup array;
+/// - a shift by a constant amount that is negative or at least 32;
+/// - a constant `<<` that drops set bits, and constant float arithmetic that gives an
+///   infinity or NaN: Rust accepts both, but WGSL's constant evaluation rejects them.
+///
+/// Immutable locals with a constant initializer count as constants, as naga's `let`
+/// bindings do, and every schedule of the tuning space is checked, since `WG`, `ITEMS`
+/// and `VEC` are WGSL constants.
+pub mod constants {
+    use super::*;
+    use std::collections::HashSet;
+
+    #[derive(Clone, Copy, Debug)]
+    enum C {
+        U(u32),
+        I(i32),
+        F(f32),
+        B(bool),
+    }
+
+    /// A constant value; `direct` when it is computed from literals without going through a
+    /// local (naga folds float arithmetic only then).
+    #[derive(Clone, Copy, Debug)]
+    struct Cv {
+        c: C,
+        direct: bool,
+        /// It depends on `WG`, `ITEMS` or `VEC`.
+        sched: bool,
+    }
+
+    struct Eval<'a> {
+        cx: &'a Ctxt,
+        locals: &'a [Local],
+        consts: Vec<Option<Cv>>,
+        sched: (u32, u32, u32),
+        /// Expressions already reported, so that each error shows once over all schedules.
+        reported: &'a mut HashSet<*const Expr>,
+    }
+
+    pub fn constant_operations(cx: &Ctxt, k: &Kernel<'_>) {
+        let mut reported = HashSet::new();
+        for wg in k.tune_workgroups() {
+            for items in k.tune_items() {
+                for vec in k.tune_vectors() {
+                    let mut bodies: Vec<(&[Local], &Block)> = vec![(&k.locals, &k.body)];
+                    for h in k.used_helpers() {
+                        bodies.push((&k.helpers[h].locals, &k.helpers[h].body));
+                    }
+                    for (locals, body) in bodies {
+                        let mut ev = Eval {
+                            cx,
+                            locals,
+                            consts: vec![None; locals.len()],
+                            sched: (wg, items, vec),
+                            reported: &mut reported,
                         };
-                        let _ = why;
-                        errors.push((
-                            *span,
-                            format!(
-                                "`{name}` sits in non-uniform control flow: an enclosing condition, loop exit or earlier `return` depends on values that differ between invocations; base the control flow on scalar parameters, literals, `WG`/`ITEMS`/`VEC` and `workgroup_index()` only"
-                            ),
-                        ));
+                        ev.block(body);
                     }
                 }
             }
         }
     }
 
-    pub fn analyse(k: &Kernel<'_>) -> Analysis {
-        let mut st = State {
-            k,
-            nonuniform: vec![false; k.locals.len()],
-            loop_divergent: vec![false; k.loops],
-            changed: true,
-            returned_divergently: None,
-            errors: None,
-        };
-        while st.changed {
-            st.changed = false;
-            st.returned_divergently = None;
-            st.block(&k.body, None);
+    impl Eval<'_> {
+        fn report(&mut self, e: &Expr, sched: bool, msg: String) {
+            if self.reported.insert(e as *const Expr) {
+                let (wg, items, vec) = self.sched;
+                let when = if sched {
+                    format!(" (with WG={wg}, ITEMS={items}, VEC={vec})")
+                } else {
+                    String::new()
+                };
+                self.cx.error_range(e.span, e.end, format!("{msg}{when}"));
+            }
         }
-        Analysis {
-            nonuniform: st.nonuniform,
-        }
-    }
 
-    /// A barrier in non-uniform control flow.
-    pub fn barriers_uniform(cx: &Ctxt, k: &Kernel<'_>) {
-        let a = analyse(k);
-        let mut st = State {
-            k,
-            nonuniform: a.nonuniform,
-            loop_divergent: vec![false; k.loops],
-            changed: true,
-            returned_divergently: None,
-            errors: None,
-        };
-        while st.changed {
-            st.changed = false;
-            st.returned_divergently = None;
-            st.block(&k.body, None);
+        fn block(&mut self, b: &Block) {
+            for s in b {
+                self.stmt(s);
+            }
         }
-        st.errors = Some(Vec::new());
-        st.returned_divergently = None;
-        st.block(&k.body, None);
-        for (span, msg) in st.errors.unwrap_or_default() {
-            cx.error(span, msg);
+
+        fn stmt(&mut self, s: &Stmt) {
+            match s {
+                Stmt::Let { local, init } => {
+                    let v = init.as_ref().and_then(|e| self.expr(e));
+                    let l = &self.locals[*local];
+                    if !l.mutable && !l.shared {
+                        self.consts[*local] = v.map(|v| Cv { direct: false, ..v });
+                    }
+                }
+                Stmt::Assign {
+                    place, op, value, ..
+                } => {
+                    let v = self.expr(value);
+                    match place {
+                        Place::Local(_) => {}
+                        Place::LocalIndex(id, idx) => {
+                            let mut ty = self.locals[*id].ty.clone();
+                            for i in idx {
+                                let iv = self.expr(i);
+                                ty = self.bounds(&ty, i, iv);
+                            }
+                        }
+                        Place::Binding(_, i) => {
+                            self.expr(i);
+                        }
+                    }
+                    if let Some(op) = op {
+                        self.divisor_and_shift(*op, value, v);
+                    }
+                }
+                Stmt::If { cond, then, els } => {
+                    self.expr(cond);
+                    self.block(then);
+                    if let Some(e) = els {
+                        self.block(e);
+                    }
+                }
+                Stmt::For {
+                    start, end, body, ..
+                } => {
+                    self.expr(start);
+                    self.expr(end);
+                    self.block(body);
+                }
+                Stmt::While { cond, body, .. } => {
+                    self.expr(cond);
+                    self.block(body);
+                }
+                Stmt::Loop { body, .. } => self.block(body),
+                Stmt::Eval { expr } | Stmt::ReturnValue { value: expr } => {
+                    self.expr(expr);
+                }
+                Stmt::Break { .. }
+                | Stmt::Continue { .. }
+                | Stmt::Return { .. }
+                | Stmt::Barrier { .. } => {}
+            }
+        }
+
+        /// Checks a constant index against an array type; returns the element type.
+        fn bounds(&mut self, ty: &Ty, idx: &Expr, v: Option<Cv>) -> Ty {
+            let Ty::Array(elem, len) = ty else {
+                return ty.clone();
+            };
+            let (wg, items, vec) = self.sched;
+            let (n, len_sched) = match len {
+                ConstLen::Lit(n) => (Some(*n as i64), false),
+                ConstLen::Sched { wgsl, .. } => {
+                    (eval_sched(wgsl, wg, items, vec).map(|n| n as i64), true)
+                }
+            };
+            let i = match v.map(|v| v.c) {
+                Some(C::U(i)) => Some(i as i64),
+                Some(C::I(i)) => Some(i as i64),
+                _ => None,
+            };
+            if let (Some(n), Some(i)) = (n, i) {
+                if i < 0 || i >= n {
+                    let sched = len_sched || v.is_some_and(|v| v.sched);
+                    self.report(
+                        idx,
+                        sched,
+                        format!("index out of bounds: the length is {n} but the index is {i}; Rust and WGSL both reject a constant index past the end of an array"),
+                    );
+                }
+            }
+            (**elem).clone()
+        }
+
+        /// Division and remainder by a constant zero, and constant shift amounts.
+        fn divisor_and_shift(&mut self, op: BinOp, rhs: &Expr, v: Option<Cv>) {
+            let Some(v) = v else { return };
+            let int = match v.c {
+                C::U(x) => x as i64,
+                C::I(x) => x as i64,
+                _ => return,
+            };
+            match op {
+                BinOp::Div | BinOp::Rem if int == 0 => {
+                    let what = if op == BinOp::Div {
+                        "attempt to divide by zero"
+                    } else {
+                        "attempt to calculate the remainder with a divisor of zero"
+                    };
+                    self.report(
+                        rhs,
+                        v.sched,
+                        format!("{what}: this divisor is the constant 0, which Rust and WGSL both reject"),
+                    );
+                }
+                BinOp::Shl | BinOp::Shr if !(0..32).contains(&int) => {
+                    let dir = if op == BinOp::Shl { "left" } else { "right" };
+                    self.report(
+                        rhs,
+                        v.sched,
+                        format!("attempt to shift {dir} by {int}, which would overflow: shift amounts are 0 to 31, and Rust rejects a constant amount outside them"),
+                    );
+                }
+                _ => {}
+            }
+        }
+
+        /// Evaluates an expression where it is constant, checking every operation in it.
+        fn expr(&mut self, e: &Expr) -> Option<Cv> {
+            let lit = |c| {
+                Some(Cv {
+                    c,
+                    direct: true,
+                    sched: false,
+                })
+            };
+            match &e.kind {
+                ExprKind::IntLit(v) => match e.ty {
+                    Ty::Scalar(Scalar::U32) => lit(C::U(*v as u32)),
+                    Ty::Scalar(Scalar::I32) => lit(C::I(*v as i32)),
+                    _ => None,
+                },
+                ExprKind::FloatLit(v) => match e.ty {
+                    Ty::Scalar(Scalar::F32) => lit(C::F(*v as f32)),
+                    _ => None,
+                },
+                ExprKind::BoolLit(b) => lit(C::B(*b)),
+                ExprKind::Sched(c) => {
+                    let (wg, items, vec) = self.sched;
+                    Some(Cv {
+                        c: C::U(match c {
+                            SchedConst::Wg => wg,
+                            SchedConst::Items => items,
+                            SchedConst::Vec => vec,
+                        }),
+                        direct: true,
+                        sched: true,
+                    })
+                }
+                ExprKind::Local(id) => self.consts[*id],
+                ExprKind::LoadArray(base, idx) => {
+                    self.expr(base);
+                    let v = self.expr(idx);
+                    self.bounds(&base.ty, idx, v);
+                    None
+                }
+                ExprKind::Unary(op, a) => {
+                    let v = self.expr(a)?;
+                    let c = match (op, v.c) {
+                        (UnOp::Neg, C::I(x)) => C::I(x.wrapping_neg()),
+                        (UnOp::Neg, C::F(x)) => C::F(-x),
+                        (UnOp::Not, C::B(x)) => C::B(!x),
+                        (UnOp::Not, C::U(x)) => C::U(!x),
+                        (UnOp::Not, C::I(x)) => C::I(!x),
+                        _ => return None,
+                    };
+                    Some(Cv { c, ..v })
+                }
+                ExprKind::Binary(op, a, b) => {
+                    let (va, vb) = (self.expr(a), self.expr(b));
+                    self.divisor_and_shift(*op, b, vb);
+                    let (va, vb) = (va?, vb?);
+                    let direct = va.direct && vb.direct;
+                    let sched = va.sched || vb.sched;
+                    let c = self.binary(e, *op, va.c, vb.c, direct, sched)?;
+                    Some(Cv { c, direct, sched })
+                }
+                ExprKind::Cast(a) => {
+                    let v = self.expr(a)?;
+                    let c = match (v.c, e.ty.scalar()?) {
+                        (C::U(x), Scalar::I32) => C::I(x as i32),
+                        (C::I(x), Scalar::U32) => C::U(x as u32),
+                        (C::U(x), Scalar::F32) => C::F(x as f32),
+                        (C::I(x), Scalar::F32) => C::F(x as f32),
+                        (c @ C::U(_), Scalar::U32) | (c @ C::I(_), Scalar::I32) => c,
+                        (c @ C::F(_), Scalar::F32) => c,
+                        _ => return None,
+                    };
+                    Some(Cv { c, ..v })
+                }
+                ExprKind::Math(f, args) => {
+                    let vals: Vec<Option<Cv>> = args.iter().map(|a| self.expr(a)).collect();
+                    if *f == MathFn::DivCeil {
+                        self.divisor_and_shift(BinOp::Div, &args[1], vals[1]);
+                    }
+                    None
+                }
+                ExprKind::LoadBinding(_, i) => {
+                    self.expr(i);
+                    None
+                }
+                ExprKind::Atomic { index, args, .. } => {
+                    self.expr(index);
+                    for a in args {
+                        self.expr(a);
+                    }
+                    None
+                }
+                ExprKind::ArrayRepeat(a) | ExprKind::Swizzle(a, _) => {
+                    self.expr(a);
+                    None
+                }
+                ExprKind::ArrayList(items) | ExprKind::VecNew(items) | ExprKind::Call(_, items) => {
+                    for a in items {
+                        self.expr(a);
+                    }
+                    None
+                }
+                ExprKind::Select(a, b, c) => {
+                    self.expr(a);
+                    self.expr(b);
+                    self.expr(c);
+                    None
+                }
+                ExprKind::Scalar(_) | ExprKind::Builtin(_) | ExprKind::BuiltinComponent(..) => None,
+            }
+        }
+
+        /// A binary operation on two constants, with WGSL's constant-evaluation errors.
+        fn binary(
+            &mut self,
+            e: &Expr,
+            op: BinOp,
+            a: C,
+            b: C,
+            direct: bool,
+            sched: bool,
+        ) -> Option<C> {
+            use BinOp::*;
+            if op.is_shift() {
+                // The emitted amount is masked to 0..=31 (`check` rejected larger constants).
+                let s = match b {
+                    C::U(y) => y,
+                    C::I(y) => y as u32,
+                    _ => return None,
+                } & 31;
+                return match (a, op) {
+                    (C::U(x), Shr) => Some(C::U(x >> s)),
+                    (C::I(x), Shr) => Some(C::I(x >> s)),
+                    (C::U(x), _) => {
+                        let v = x << s;
+                        if direct && x.checked_mul(1u32 << s).is_none() {
+                            self.report(e, sched, format!("this constant `<<` drops set bits of `{x:#x}`, which WGSL's constant evaluation rejects (Rust gives `{v:#x}`); write the value `{v:#x}` instead, or mask first: `({x:#x} & {:#x}) << {s}`", u32::MAX >> s));
+                        }
+                        Some(C::U(v))
+                    }
+                    (C::I(x), _) => {
+                        let v = x << s;
+                        let magnitude = if x < 0 { !x } else { x };
+                        if direct && magnitude.leading_zeros() <= s {
+                            self.report(e, sched, format!("this constant `<<` overflows `i32` (it drops bits or changes the sign of `{x}i32`), which WGSL's constant evaluation rejects (Rust gives {v}); write the value `{v}` instead"));
+                        }
+                        Some(C::I(v))
+                    }
+                    _ => None,
+                };
+            }
+            // The integer operations of both types; `None` for operators they lack.
+            macro_rules! int_op {
+                ($x:ident, $y:ident, $k:path) => {
+                    match op {
+                        Add => $k($x.wrapping_add($y)),
+                        Sub => $k($x.wrapping_sub($y)),
+                        Mul => $k($x.wrapping_mul($y)),
+                        Div => $k($x.checked_div($y)?),
+                        Rem => $k($x.checked_rem($y)?),
+                        BitAnd => $k($x & $y),
+                        BitOr => $k($x | $y),
+                        BitXor => $k($x ^ $y),
+                        Eq => C::B($x == $y),
+                        Ne => C::B($x != $y),
+                        Lt => C::B($x < $y),
+                        Le => C::B($x <= $y),
+                        Gt => C::B($x > $y),
+                        Ge => C::B($x >= $y),
+                        _ => return None,
+                    }
+                };
+            }
+            Some(match (a, b) {
+                (C::U(x), C::U(y)) => int_op!(x, y, C::U),
+                (C::I(x), C::I(y)) if matches!(op, Div | Rem) && x == i32::MIN && y == -1 => {
+                    let sym = op.wgsl();
+                    self.report(e, sched, format!("attempt to compute `i32::MIN {sym} -1`, which would overflow: Rust and WGSL's constant evaluation both reject it"));
+                    return None;
+                }
+                (C::I(x), C::I(y)) => int_op!(x, y, C::I),
+                (C::F(x), C::F(y)) => {
+                    let v = match op {
+                        Add => x + y,
+                        Sub => x - y,
+                        Mul => x * y,
+                        Div => x / y,
+                        Rem => x % y,
+                        Eq => return Some(C::B(x == y)),
+                        Ne => return Some(C::B(x != y)),
+                        Lt => return Some(C::B(x < y)),
+                        Le => return Some(C::B(x <= y)),
+                        Gt => return Some(C::B(x > y)),
+                        Ge => return Some(C::B(x >= y)),
+                        _ => return None,
+                    };
+                    if direct && !v.is_finite() && x.is_finite() && y.is_finite() {
+                        let (what, name) = if v.is_nan() {
+                            ("NaN", "f32::NAN")
+                        } else {
+                            (
+                                "infinite",
+                                if v > 0.0 {
+                                    "f32::INFINITY"
+                                } else {
+                                    "f32::NEG_INFINITY"
+                                },
+                            )
+                        };
+                        self.report(e, sched, format!("this constant float expression is {what}, which WGSL's constant evaluation rejects; write `{name}` if that value is meant"));
+                        return None;
+                    }
+                    C::F(v)
+                }
+                (C::B(x), C::B(y)) => match op {
+                    And | BitAnd => C::B(x && y),
+                    Or | BitOr => C::B(x || y),
+                    BitXor | Ne => C::B(x != y),
+                    Eq => C::B(x == y),
+                    _ => return None,
+                },
+                _ => return None,
+            })
         }
     }
 }

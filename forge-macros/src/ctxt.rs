@@ -20,6 +20,28 @@ impl Ctxt {
         self.errors.borrow_mut().push(syn::Error::new(span, msg));
     }
 
+    /// Records an error that underlines every token from `start` to `end`. On stable Rust a
+    /// proc macro cannot join spans, but `compile_error!` spanned from one token to another
+    /// shows the whole range (`syn::Error::new_spanned` does the same).
+    pub fn error_range(&self, start: Span, end: Span, msg: impl std::fmt::Display) {
+        let range: TokenStream = [
+            proc_macro2::TokenTree::Ident(proc_macro2::Ident::new("start", start)),
+            proc_macro2::TokenTree::Ident(proc_macro2::Ident::new("end", end)),
+        ]
+        .into_iter()
+        .collect();
+        self.errors
+            .borrow_mut()
+            .push(syn::Error::new_spanned(range, msg));
+    }
+
+    /// Records an error that underlines all of `tokens`.
+    pub fn error_spanned(&self, tokens: impl quote::ToTokens, msg: impl std::fmt::Display) {
+        self.errors
+            .borrow_mut()
+            .push(syn::Error::new_spanned(tokens, msg));
+    }
+
     pub fn syn_error(&self, err: syn::Error) {
         self.errors.borrow_mut().push(err);
     }

@@ -440,19 +440,21 @@ pub fn emit(k: &Kernel<'_>, wgsl: &Wgsl) -> TokenStream {
             .cases
             .iter()
             .map(|case| {
+                // `check::cases_valid` proved every value evaluates for its parameter.
                 let vals: Vec<TokenStream> = k
                     .scalars
                     .iter()
                     .map(|s| {
-                        let e = case
+                        let v = case
+                            .values
                             .iter()
                             .find(|(id, _)| *id == s.name)
-                            .map(|(_, e)| quote!(#e))
-                            .unwrap_or(quote!(0));
-                        match s.ty {
-                            Scalar::U32 => quote!(#scalar_value::U32((#e) as u32)),
-                            Scalar::I32 => quote!(#scalar_value::I32((#e) as i32)),
-                            _ => quote!(#scalar_value::F32((#e) as f32)),
+                            .and_then(|(_, e)| crate::parse::case_value(e, s.ty).ok());
+                        match v {
+                            Some(CaseValue::U32(v)) => quote!(#scalar_value::U32(#v)),
+                            Some(CaseValue::I32(v)) => quote!(#scalar_value::I32(#v)),
+                            Some(CaseValue::F32(v)) => quote!(#scalar_value::F32(#v)),
+                            None => quote!(#scalar_value::U32(0u32)),
                         }
                     })
                     .collect();

@@ -8,6 +8,7 @@
 
 use crate::lower::wgsl_name;
 use crate::model::*;
+use proc_macro2::Span;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
@@ -16,6 +17,9 @@ pub struct Wgsl {
     pub directives: String,
     /// Everything after the schedule constants.
     pub body: String,
+    /// For lines of `body` (0-based) emitted from a statement of the kernel or of a helper:
+    /// the user's tokens it came from, so that naga's errors point at the user's code.
+    pub origins: Vec<(usize, Span, Span)>,
 }
 
 struct Emitter<'k> {
@@ -26,6 +30,10 @@ struct Emitter<'k> {
     indent: usize,
     helpers: BTreeMap<&'static str, &'static str>,
     tmp: usize,
+    /// The statement being emitted, as a span range.
+    at: Option<(Span, Span)>,
+    /// The origin of each line of `out`.
+    origins: Vec<Option<(Span, Span)>>,
 }
 
 pub fn emit<'k>(k: &'k Kernel<'k>) -> Wgsl {
@@ -36,8 +44,12 @@ pub fn emit<'k>(k: &'k Kernel<'k>) -> Wgsl {
         indent: 1,
         helpers: BTreeMap::new(),
         tmp: 0,
+        at: None,
+        origins: Vec::new(),
     };
     e.block_contents(&k.body);
+    // (line in `functions`, origin) of the helpers' lines.
+    let mut helper_origins: Vec<(usize, Span, Span)> = Vec::new();
     // `#[forge_fn]` helpers, each emitted with its own locals; their math helpers join ours.
     let mut functions = String::new();
     for h in k.used_helpers() {
@@ -49,6 +61,8 @@ pub fn emit<'k>(k: &'k Kernel<'k>) -> Wgsl {
             indent: 1,
             helpers: BTreeMap::new(),
             tmp: 0,
+            at: None,
+            origins: Vec::new(),
         };
         let params: Vec<String> = helper
             .params
@@ -77,6 +91,14 @@ pub fn emit<'k>(k: &'k Kernel<'k>) -> Wgsl {
             ));
         }
         he.block_contents(&helper.body);
+        // The function's lines start after a blank line and its signature.
+        let first = functions.matches('\n').count() + 2;
+        helper_origins.extend(
+            he.origins
+                .iter()
+                .enumerate()
+                .filter_map(|(i, o)| o.map(|(a, b)| (first + i, a, b))),
+        );
         let _ = write!(
             functions,
             "\nfn {}({}){ret} {{\n{}}}\n",
@@ -135,6 +157,11 @@ pub fn emit<'k>(k: &'k Kernel<'k>) -> Wgsl {
         s.push('\n');
         s.push_str(h);
     }
+    let functions_line = s.matches('\n').count();
+    let mut origins: Vec<(usize, Span, Span)> = helper_origins
+        .into_iter()
+        .map(|(l, a, b)| (functions_line + l, a, b))
+        .collect();
     s.push_str(&functions);
     s.push_str(
         "\n@compute @workgroup_size(WG)\nfn main(\n    @builtin(workgroup_id) fg_wid: vec3<u32>,\n    @builtin(num_workgroups) fg_nwg: vec3<u32>,\n    @builtin(local_invocation_index) fg_lidx: u32,\n    @builtin(local_invocation_id) fg_lid: vec3<u32>,\n    @builtin(global_invocation_id) fg_gid: vec3<u32>,\n) {\n",
@@ -158,6 +185,13 @@ pub fn emit<'k>(k: &'k Kernel<'k>) -> Wgsl {
     );
     s.push_str("    if fg_wg_index >= fg_threads / fg_per_group + select(0u, 1u, fg_threads % fg_per_group != 0u) {\n        return;\n    }\n");
     s.push_str("    let fg_global_index = fg_wg_index * WG + fg_lidx;\n");
+    let body_line = s.matches('\n').count();
+    origins.extend(
+        e.origins
+            .iter()
+            .enumerate()
+            .filter_map(|(i, o)| o.map(|(a, b)| (body_line + i, a, b))),
+    );
     s.push_str(&body_code);
     s.push_str("}\n");
     let directives = if uses_f16(k) {
@@ -168,6 +202,7 @@ pub fn emit<'k>(k: &'k Kernel<'k>) -> Wgsl {
     Wgsl {
         directives,
         body: s,
+        origins,
     }
 }
 
@@ -234,6 +269,7 @@ pub fn len_wgsl(e: &LenExpr, kernel: &Kernel<'_>) -> String {
 
 impl Emitter<'_> {
     fn line(&mut self, text: &str) {
+        self.origins.push(self.at);
         for _ in 0..self.indent {
             self.out.push_str("    ");
         }
@@ -254,7 +290,26 @@ impl Emitter<'_> {
         self.indent -= 1;
     }
 
+    /// The user's tokens a statement came from, for naga's errors.
+    fn origin(s: &Stmt) -> Option<(Span, Span)> {
+        let range = |e: &Expr| Some((e.span, e.end));
+        match s {
+            Stmt::Let { init: Some(e), .. } => range(e),
+            Stmt::Let { .. } | Stmt::Loop { .. } => None,
+            Stmt::Assign { span, value, .. } => Some((*span, value.end)),
+            Stmt::If { cond, .. } | Stmt::While { cond, .. } => range(cond),
+            Stmt::For { start, end, .. } => Some((start.span, end.end)),
+            Stmt::Break { span, .. }
+            | Stmt::Continue { span, .. }
+            | Stmt::Return { span }
+            | Stmt::Barrier { span, .. } => Some((*span, *span)),
+            Stmt::ReturnValue { value } => range(value),
+            Stmt::Eval { expr } => range(expr),
+        }
+    }
+
     fn stmt(&mut self, s: &Stmt) {
+        self.at = Self::origin(s);
         match s {
             Stmt::Let { local, init, .. } => {
                 let l = &self.locals[*local];
@@ -691,5 +746,7 @@ const HELPER_ROUND_F32: &str = "fn fg_round_f32(x: f32) -> f32 {\n    let t = tr
 // Rust's signum: +0.0 gives 1.0, -0.0 gives -1.0, NaN stays NaN.
 const HELPER_SIGNUM_F32: &str = "fn fg_signum_f32(x: f32) -> f32 {\n    let s = select(1.0f, -1.0f, (bitcast<u32>(x) & 0x80000000u) != 0u);\n    return select(s, x, fg_isnan_f32(x));\n}\n";
 
-// Rust's powf: defined for a negative base with an integral exponent, 1 for x^0 and 1^y.
-const HELPER_POWF: &str = "fn fg_powf(x: f32, y: f32) -> f32 {\n    if y == 0.0f || x == 1.0f {\n        return 1.0f;\n    }\n    if fg_isnan_f32(x) || fg_isnan_f32(y) {\n        return bitcast<f32>(0x7fc00000u);\n    }\n    let ax = abs(x);\n    var r: f32;\n    if ax == 0.0f {\n        r = select(0.0f, bitcast<f32>(0x7f800000u), y < 0.0f);\n    } else {\n        r = pow(ax, y);\n    }\n    if x < 0.0f {\n        if trunc(y) != y {\n            return bitcast<f32>(0x7fc00000u);\n        }\n        // Every float of magnitude 2^24 or more is an even integer.\n        if abs(y) < 16777216.0f && (i32(y) & 1i) != 0i {\n            r = -r;\n        }\n    }\n    return r;\n}\n";
+// Rust's powf, which is C's pow: 1 for x^0 and 1^y (NaN included), NaN for a finite negative
+// base with a finite non-integral exponent, (-1)^±inf = 1, and the base's sign (-0.0 and
+// -inf included) kept for odd integral exponents. WGSL's `pow` covers only positive bases.
+const HELPER_POWF: &str = "fn fg_powf(x: f32, y: f32) -> f32 {\n    if y == 0.0f || x == 1.0f {\n        return 1.0f;\n    }\n    if fg_isnan_f32(x) || fg_isnan_f32(y) {\n        return bitcast<f32>(0x7fc00000u);\n    }\n    // Infinities are tested through the bits: WGSL lets drivers assume there are none.\n    let inf = bitcast<f32>(0x7f800000u);\n    let ax = abs(x);\n    let x_inf = (bitcast<u32>(x) & 0x7fffffffu) == 0x7f800000u;\n    let y_inf = (bitcast<u32>(y) & 0x7fffffffu) == 0x7f800000u;\n    let integral = !y_inf && trunc(y) == y;\n    var r: f32;\n    if y_inf {\n        if ax == 1.0f {\n            return 1.0f;\n        }\n        r = select(0.0f, inf, (ax > 1.0f) == (y > 0.0f));\n    } else if x_inf {\n        r = select(0.0f, inf, y > 0.0f);\n    } else if ax == 0.0f {\n        r = select(0.0f, inf, y < 0.0f);\n    } else if x < 0.0f && !integral {\n        return bitcast<f32>(0x7fc00000u);\n    } else {\n        r = pow(ax, y);\n    }\n    // Every float of magnitude 2^24 or more is an even integer.\n    let odd = integral && abs(y) < 16777216.0f && (i32(y) & 1i) != 0i;\n    if (bitcast<u32>(x) & 0x80000000u) != 0u && odd {\n        r = -r;\n    }\n    return r;\n}\n";

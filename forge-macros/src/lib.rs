@@ -167,21 +167,79 @@ fn expand(
         return fallback(&func, cx.to_compile_errors());
     }
     let wgsl = emit_wgsl::emit(&kernel);
-    let (wg, items, vec) = kernel.default_schedule();
-    let full = format!(
-        "{}{}{}",
-        wgsl.directives,
-        emit_rust::schedule_header(wg, items, vec),
-        wgsl.body
-    );
-    if let Err(report) = validate::validate(&full) {
-        cx.error(
-            func.sig.ident.span(),
-            format!("naga rejected the WGSL generated for this kernel; this is a bug in the kernel or in forge_kernel:\n{report}\n--- generated WGSL ---\n{full}"),
-        );
-        return fallback(&func, cx.to_compile_errors());
+    // Every schedule of the tuning space, default first: `WG`, `ITEMS` and `VEC` are WGSL
+    // constants, so a schedule can make a constant expression invalid.
+    let default = kernel.default_schedule();
+    let mut schedules = vec![default];
+    for wg in kernel.tune_workgroups() {
+        for items in kernel.tune_items() {
+            for vec in kernel.tune_vectors() {
+                if !schedules.contains(&(wg, items, vec)) {
+                    schedules.push((wg, items, vec));
+                }
+            }
+        }
+    }
+    for (wg, items, vec) in schedules {
+        let header = emit_rust::schedule_header(wg, items, vec);
+        let full = format!("{}{header}{}", wgsl.directives, wgsl.body);
+        if let Err(rejection) = validate::validate(&full) {
+            report_rejection(
+                &cx,
+                &kernel,
+                &wgsl,
+                &full,
+                (wg, items, vec) == default,
+                (wg, items, vec),
+                rejection,
+            );
+            return fallback(&func, cx.to_compile_errors());
+        }
     }
     emit_rust::emit(&kernel, &wgsl)
+}
+
+/// naga rejected the generated WGSL: an error at the user's statement that the offending
+/// line came from, with naga's message and that line; without such a statement, at the
+/// kernel with naga's whole report and the source.
+fn report_rejection(
+    cx: &ctxt::Ctxt,
+    kernel: &model::Kernel<'_>,
+    wgsl: &emit_wgsl::Wgsl,
+    full: &str,
+    is_default: bool,
+    (wg, items, vec): (u32, u32, u32),
+    rejection: validate::Rejection,
+) {
+    let schedule = if is_default {
+        String::new()
+    } else {
+        format!(" with WG={wg}, ITEMS={items}, VEC={vec}")
+    };
+    let preamble = wgsl.directives.matches('\n').count()
+        + emit_rust::schedule_header(wg, items, vec)
+            .matches('\n')
+            .count();
+    let origin = rejection.ranges.iter().find_map(|r| {
+        let line = validate::line_of(full, r.start).checked_sub(preamble)?;
+        let (_, start, end) = wgsl.origins.iter().find(|(l, _, _)| *l == line)?;
+        let text = full.lines().nth(line + preamble)?.trim();
+        Some((*start, *end, text))
+    });
+    match origin {
+        Some((start, end, text)) => cx.error_range(
+            start,
+            end,
+            format!(
+                "naga rejects the WGSL generated for this code{schedule}: {} (in `{text}`); WGSL forbids this and `forge_kernel` does not check it yet: change the code, or report it as a bug in `forge_kernel`",
+                rejection.message
+            ),
+        ),
+        None => cx.error(
+            kernel.func.sig.ident.span(),
+            format!("naga rejected the WGSL generated for this kernel{schedule}; this is a bug in the kernel or in forge_kernel:\n{}\n--- generated WGSL ---\n{full}", rejection.report),
+        ),
+    }
 }
 
 /// On error: the errors, plus a module of the same name so that uses of the kernel do not

@@ -428,6 +428,7 @@ impl<'k, 'a> Lowerer<'k, 'a> {
             kind,
             ty: Ty::BOOL,
             span,
+            end: span,
             tv,
         }
     }
@@ -532,8 +533,8 @@ impl<'k, 'a> Lowerer<'k, 'a> {
         let shared = l.attrs.iter().any(|a| a.path().is_ident("shared"));
         for a in &l.attrs {
             if !a.path().is_ident("shared") {
-                self.cx.error(
-                    a.span(),
+                self.cx.error_spanned(
+                    a,
                     "unknown attribute on `let`; only `#[shared]` (workgroup memory) is allowed",
                 );
             }
@@ -744,7 +745,7 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                         }
                     }
                 }
-                let value = self.expr(&a.right)?;
+                let value = self.value_or_if(&a.right, out)?;
                 let (place, ptv) = self.place(&a.left)?;
                 self.unify_at(value.span, ptv, value.tv);
                 out.push(Stmt::Assign {
@@ -756,7 +757,7 @@ impl<'k, 'a> Lowerer<'k, 'a> {
             }
             syn::Expr::Binary(b) if compound_op(&b.op).is_some() => {
                 let op = compound_op(&b.op).unwrap_or(BinOp::Add);
-                let value = self.expr(&b.right)?;
+                let value = self.value_or_if(&b.right, out)?;
                 let (place, ptv) = self.place(&b.left)?;
                 if op.is_shift() {
                     self.constrain_at(b.left.span(), ptv, infer::S_INT, "shifts need integers");
@@ -839,7 +840,6 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                     inclusive,
                     body,
                     id,
-                    span,
                 });
             }
             syn::Expr::While(w) => {
@@ -858,12 +858,7 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                 self.loop_stack.push(id);
                 let body = self.block(&w.body);
                 self.loop_stack.pop();
-                out.push(Stmt::While {
-                    cond,
-                    body,
-                    id,
-                    span,
-                });
+                out.push(Stmt::While { cond, body, id });
             }
             syn::Expr::Loop(l) => {
                 if let Some(lb) = &l.label {
@@ -874,7 +869,7 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                 self.loop_stack.push(id);
                 let body = self.block(&l.body);
                 self.loop_stack.pop();
-                out.push(Stmt::Loop { body, id, span });
+                out.push(Stmt::Loop { body, id });
             }
             syn::Expr::Break(b) => {
                 if b.label.is_some() || b.expr.is_some() {
@@ -1027,6 +1022,36 @@ impl<'k, 'a> Lowerer<'k, 'a> {
         Ok(())
     }
 
+    /// The right-hand side of an assignment. An `if` value (`y[i] = if c { a } else { b }`,
+    /// `acc += if ..`) is computed first into a fresh local, as Rust evaluates the value
+    /// before the place; the assignment then reads that local.
+    fn value_or_if(&mut self, e: &syn::Expr, out: &mut Block) -> R<Expr> {
+        let mut inner = e;
+        while let syn::Expr::Paren(p) = inner {
+            inner = &p.expr;
+        }
+        let syn::Expr::If(ei) = inner else {
+            return self.expr(e);
+        };
+        let span = e.span();
+        let tv = self.inf.fresh();
+        let id = self.declare("fg_if", true, false, span, tv);
+        // A hidden local: no user name resolves to it, and messages call it what it is.
+        if let Some(scope) = self.scopes.last_mut() {
+            scope.remove("fg_if");
+        }
+        self.locals[id].name = "if value".to_string();
+        self.locals[id].assigned = true;
+        out.push(Stmt::Let {
+            local: id,
+            init: None,
+        });
+        self.if_into(ei, id, out)?;
+        let mut value = self.expr_of(ExprKind::Local(id), tv, span);
+        value.end = last_span(e);
+        Ok(value)
+    }
+
     fn block_into(&mut self, b: &syn::Block, target: LocalId) -> R<Block> {
         self.scopes.push(HashMap::new());
         let mut out = Vec::new();
@@ -1154,6 +1179,12 @@ impl<'k, 'a> Lowerer<'k, 'a> {
     // ---- expressions -------------------------------------------------------------
 
     pub fn expr(&mut self, e: &syn::Expr) -> R<Expr> {
+        let mut x = self.expr_kind(e)?;
+        x.end = last_span(e);
+        Ok(x)
+    }
+
+    fn expr_kind(&mut self, e: &syn::Expr) -> R<Expr> {
         let span = e.span();
         match e {
             syn::Expr::Lit(l) => self.lit(&l.lit, false),
@@ -1319,7 +1350,7 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                 let tv = self.inf.of_scalar(s);
                 Ok(self.expr_of(ExprKind::Swizzle(Box::new(base), vec![comp]), tv, span))
             }
-            syn::Expr::If(_) => self.err(span, "an `if` used as a value must be the whole right-hand side of a `let` or an assignment"),
+            syn::Expr::If(_) => self.err(span, "an `if` used as a value must be the whole right-hand side of a `let` or an assignment; bind it first: `let v = if .. { .. } else { .. };`"),
             syn::Expr::Block(_) => self.err(span, "block expressions are not supported here"),
             syn::Expr::Closure(_) => self.err(span, "closures are not supported in kernels"),
             syn::Expr::Reference(_) => self.err(span, "references are not supported in kernel bodies; index bindings directly"),
@@ -2048,6 +2079,31 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                 e.kind = ExprKind::FloatLit(*v as f64);
             }
         }
+    }
+}
+
+/// The span of an expression's last token, for errors that underline the whole expression.
+fn last_span(e: &syn::Expr) -> Span {
+    match e {
+        syn::Expr::Binary(b) => last_span(&b.right),
+        syn::Expr::Unary(u) => last_span(&u.expr),
+        syn::Expr::Cast(c) => c.ty.span(),
+        syn::Expr::Paren(p) => p.paren_token.span.close(),
+        syn::Expr::Call(c) => c.paren_token.span.close(),
+        syn::Expr::MethodCall(m) => m.paren_token.span.close(),
+        syn::Expr::Index(i) => i.bracket_token.span.close(),
+        syn::Expr::Field(f) => f.member.span(),
+        syn::Expr::Path(p) => p
+            .path
+            .segments
+            .last()
+            .map(|s| s.ident.span())
+            .unwrap_or_else(|| e.span()),
+        other => quote::ToTokens::to_token_stream(other)
+            .into_iter()
+            .last()
+            .map(|t| t.span())
+            .unwrap_or_else(|| other.span()),
     }
 }
 

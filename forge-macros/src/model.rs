@@ -338,6 +338,9 @@ pub struct Expr {
     pub kind: ExprKind,
     pub ty: Ty,
     pub span: Span,
+    /// The span of the expression's last token: an error from `span` to `end` underlines
+    /// the whole expression (see `Ctxt::error_range`).
+    pub end: Span,
     /// The inference variable `parse` gave this expression; `ty` is its solution.
     pub tv: usize,
 }
@@ -488,18 +491,15 @@ pub enum Stmt {
         inclusive: bool,
         body: Block,
         id: usize,
-        span: Span,
     },
     While {
         cond: Expr,
         body: Block,
         id: usize,
-        span: Span,
     },
     Loop {
         body: Block,
         id: usize,
-        span: Span,
     },
     Break {
         target: usize,
@@ -528,6 +528,21 @@ pub enum Stmt {
 
 pub type Block = Vec<Stmt>;
 
+/// A certification case: `case(name = value, ...)`.
+pub struct Case {
+    /// The `case` keyword, for errors about the whole case.
+    pub span: Span,
+    pub values: Vec<(syn::Ident, syn::Expr)>,
+}
+
+/// A scalar parameter's value in a certification case.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum CaseValue {
+    U32(u32),
+    I32(i32),
+    F32(f32),
+}
+
 /// Parsed `#[forge_kernel(...)]` options.
 pub struct Options {
     pub workgroup: u32,
@@ -538,10 +553,11 @@ pub struct Options {
     pub tune_workgroup: Vec<u32>,
     pub tune_items: Vec<u32>,
     pub tune_vector: Vec<u32>,
-    pub tune_span: Option<Span>,
+    /// Every value of `tune(...)`: its axis, value and literal, for errors at the value.
+    pub tune_values: Vec<(&'static str, u32, Span)>,
     pub reference: Option<syn::Path>,
     pub krate: syn::Path,
-    pub cases: Vec<Vec<(syn::Ident, syn::Expr)>>,
+    pub cases: Vec<Case>,
     pub tolerance: Option<(f64, f64)>,
     pub ext: bool,
 }
@@ -696,11 +712,7 @@ pub fn contains_barrier(s: &Stmt) -> bool {
 /// Calls `f` on every expression of a statement (not of nested statements).
 pub fn stmt_exprs<'b>(s: &'b Stmt, f: &mut dyn FnMut(&'b Expr)) {
     match s {
-        Stmt::Let { init, .. } => {
-            if let Some(e) = init {
-                f(e)
-            }
-        }
+        Stmt::Let { init: Some(e), .. } => f(e),
         Stmt::Assign { place, value, .. } => {
             match place {
                 Place::Local(_) => {}

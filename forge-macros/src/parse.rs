@@ -3,13 +3,172 @@
 
 use crate::ctxt::Ctxt;
 use crate::model::{
-    Access, BindingParam, LenExpr, LenMethod, LenOp, Options, ParamRef, Scalar, ScalarParam,
+    Access, BindingParam, Case, CaseValue, LenExpr, LenMethod, LenOp, Options, ParamRef, Scalar,
+    ScalarParam,
 };
 use proc_macro2::{Span, TokenStream};
 use syn::spanned::Spanned;
 
-/// Parses `#[forge_kernel(...)]`'s arguments. Unknown options are errors with the list of
-/// known ones.
+/// The options of `#[forge_kernel(...)]`, each with the form it takes, for messages.
+const OPTIONS: &[(&str, &str)] = &[
+    ("workgroup", "`workgroup = 64`"),
+    ("threads", "`threads = n`"),
+    (
+        "tune",
+        "`tune(workgroup = [64, 128], items = [1, 2], vector = [1])`",
+    ),
+    ("reference", "`reference = my_reference`"),
+    ("case", "`case(n = 1000)`"),
+    ("tolerance", "`tolerance(abs = 1e-5, rel = 1e-4)`"),
+    ("ext", "`ext = false`"),
+    ("crate", "`crate = ::wgsl_forge`"),
+];
+
+/// The tuning axes, and the schedule constant each one sets in the body.
+const TUNE_AXES: &[(&str, &str)] = &[("workgroup", "WG"), ("items", "ITEMS"), ("vector", "VEC")];
+
+fn option_form(name: &str) -> &'static str {
+    OPTIONS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, f)| *f)
+        .unwrap_or("")
+}
+
+/// The closest known name, when it is close enough to be a likely typo.
+pub fn did_you_mean<'n>(name: &str, known: impl IntoIterator<Item = &'n str>) -> Option<&'n str> {
+    fn distance(a: &str, b: &str) -> usize {
+        let b: Vec<char> = b.chars().collect();
+        let mut prev: Vec<usize> = (0..=b.len()).collect();
+        for (i, ca) in a.chars().enumerate() {
+            let mut cur = vec![i + 1];
+            for (j, cb) in b.iter().enumerate() {
+                let sub = prev[j] + usize::from(ca != *cb);
+                cur.push(sub.min(prev[j + 1] + 1).min(cur[j] + 1));
+            }
+            prev = cur;
+        }
+        prev[b.len()]
+    }
+    known
+        .into_iter()
+        .map(|k| (distance(&name.to_lowercase(), k), k))
+        .filter(|(d, k)| *d <= (k.len() / 3).max(1))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, k)| k)
+}
+
+/// A one-identifier path as text, or nothing.
+fn ident_text(p: &syn::Path) -> String {
+    p.get_ident().map(|i| i.to_string()).unwrap_or_default()
+}
+
+/// Skips what follows an option's name (`= value` or `(...)`), so that parsing goes on
+/// with the next option after an error.
+fn skip_option_value(meta: &syn::meta::ParseNestedMeta<'_>) -> syn::Result<()> {
+    if meta.input.peek(syn::Token![=]) {
+        meta.input.parse::<syn::Token![=]>()?;
+        meta.input.parse::<syn::Expr>()?;
+    } else if meta.input.peek(syn::token::Paren) {
+        let _content;
+        syn::parenthesized!(_content in meta.input);
+    }
+    Ok(())
+}
+
+/// `name = <expr>`; an error naming the expected form when the option is written as a list.
+fn option_value(
+    cx: &Ctxt,
+    meta: &syn::meta::ParseNestedMeta<'_>,
+    name: &str,
+) -> syn::Result<Option<syn::Expr>> {
+    if meta.input.peek(syn::token::Paren) {
+        cx.error(
+            meta.path.span(),
+            format!(
+                "`{name}` takes a value, not a list: write {}",
+                option_form(name)
+            ),
+        );
+        skip_option_value(meta)?;
+        return Ok(None);
+    }
+    if !meta.input.peek(syn::Token![=]) {
+        cx.error(
+            meta.path.span(),
+            format!("`{name}` needs a value: write {}", option_form(name)),
+        );
+        // Skip to the next option, so that this mistake is reported once.
+        while !meta.input.is_empty() && !meta.input.peek(syn::Token![,]) {
+            meta.input.parse::<proc_macro2::TokenTree>()?;
+        }
+        return Ok(None);
+    }
+    Ok(Some(meta.value()?.parse()?))
+}
+
+/// `name(...)`; an error naming the expected form when the option is given a value.
+fn option_list(cx: &Ctxt, meta: &syn::meta::ParseNestedMeta<'_>, name: &str) -> syn::Result<bool> {
+    if meta.input.peek(syn::token::Paren) {
+        return Ok(true);
+    }
+    cx.error(
+        meta.path.span(),
+        format!(
+            "`{name}` takes a list in parentheses: write {}",
+            option_form(name)
+        ),
+    );
+    skip_option_value(meta)?;
+    Ok(false)
+}
+
+/// An integer literal that fits `u32`, or an error at the expression.
+fn u32_literal(cx: &Ctxt, e: &syn::Expr, what: &str) -> Option<(u32, Span)> {
+    match e {
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(i),
+            ..
+        }) => match i.base10_parse::<u32>() {
+            Ok(v) => Some((v, i.span())),
+            Err(_) => {
+                cx.error(i.span(), format!("{what} must fit in `u32`"));
+                None
+            }
+        },
+        other => {
+            cx.error_spanned(
+                other,
+                format!(
+                    "{what} takes an integer literal, found `{}`",
+                    quote::quote!(#other)
+                ),
+            );
+            None
+        }
+    }
+}
+
+/// A float or integer literal, possibly negated, as `f64`.
+fn number_literal(e: &syn::Expr) -> Option<f64> {
+    match e {
+        syn::Expr::Lit(syn::ExprLit { lit, .. }) => match lit {
+            syn::Lit::Float(f) => f.base10_parse().ok(),
+            syn::Lit::Int(i) => i.base10_parse::<u64>().ok().map(|v| v as f64),
+            _ => None,
+        },
+        syn::Expr::Unary(syn::ExprUnary {
+            op: syn::UnOp::Neg(_),
+            expr,
+            ..
+        }) => number_literal(expr).map(|v| -v),
+        syn::Expr::Paren(p) => number_literal(&p.expr),
+        _ => None,
+    }
+}
+
+/// Parses `#[forge_kernel(...)]`'s arguments. Each malformed option is an error that names
+/// the form it takes; parsing goes on with the next option, so every mistake shows at once.
 pub fn options(cx: &Ctxt, attr: TokenStream) -> Options {
     let mut o = Options {
         workgroup: 64,
@@ -19,7 +178,7 @@ pub fn options(cx: &Ctxt, attr: TokenStream) -> Options {
         tune_workgroup: Vec::new(),
         tune_items: Vec::new(),
         tune_vector: Vec::new(),
-        tune_span: None,
+        tune_values: Vec::new(),
         reference: None,
         krate: syn::parse_quote!(::wgsl_forge),
         cases: Vec::new(),
@@ -27,94 +186,389 @@ pub fn options(cx: &Ctxt, attr: TokenStream) -> Options {
         ext: true,
     };
     let mut threads_expr: Option<syn::Expr> = None;
+    let mut seen: Vec<String> = Vec::new();
     let parser = syn::meta::parser(|meta| {
         let key = meta
             .path
             .get_ident()
             .map(|i| i.to_string())
-            .unwrap_or_default();
+            .unwrap_or_else(|| {
+                // `crate` is a keyword: a path of that one segment.
+                let p = &meta.path;
+                quote::quote!(#p).to_string().replace(' ', "")
+            });
+        if key != "case" && OPTIONS.iter().any(|(n, _)| *n == key) {
+            if seen.contains(&key) {
+                cx.error(
+                    meta.path.span(),
+                    format!("`{key}` is given twice; keep one"),
+                );
+                return skip_option_value(&meta);
+            }
+            seen.push(key.clone());
+        }
         match key.as_str() {
             "workgroup" => {
-                let lit: syn::LitInt = meta.value()?.parse()?;
-                o.workgroup = lit.base10_parse()?;
-                o.workgroup_span = lit.span();
+                if let Some(e) = option_value(cx, &meta, "workgroup")? {
+                    if let Some((v, span)) = u32_literal(cx, &e, "`workgroup`") {
+                        o.workgroup = v;
+                        o.workgroup_span = span;
+                    }
+                }
             }
-            "threads" => threads_expr = Some(meta.value()?.parse()?),
-            "reference" => o.reference = Some(meta.value()?.parse()?),
+            "threads" => threads_expr = option_value(cx, &meta, "threads")?,
+            "reference" => {
+                if let Some(e) = option_value(cx, &meta, "reference")? {
+                    match e {
+                        syn::Expr::Path(p) if p.qself.is_none() => o.reference = Some(p.path),
+                        other => cx.error_spanned(
+                            &other,
+                            "`reference` takes the path of a function with the signature of `cpu`, such as `reference = my_reference`",
+                        ),
+                    }
+                }
+            }
             "crate" => {
-                let v = meta.value()?;
-                o.krate = if v.peek(syn::LitStr) {
-                    v.parse::<syn::LitStr>()?.parse()?
-                } else {
-                    v.parse()?
-                };
+                if let Some(e) = option_value(cx, &meta, "crate")? {
+                    let path = match &e {
+                        syn::Expr::Path(p) if p.qself.is_none() => Some(p.path.clone()),
+                        syn::Expr::Lit(syn::ExprLit {
+                            lit: syn::Lit::Str(s),
+                            ..
+                        }) => s.parse().ok(),
+                        _ => None,
+                    };
+                    match path {
+                        Some(p) => o.krate = p,
+                        None => cx.error_spanned(
+                            &e,
+                            "`crate` takes the path of the runtime crate, such as `crate = ::wgsl_forge`",
+                        ),
+                    }
+                }
             }
-            "ext" => o.ext = meta.value()?.parse::<syn::LitBool>()?.value,
+            "ext" => {
+                if let Some(e) = option_value(cx, &meta, "ext")? {
+                    match e {
+                        syn::Expr::Lit(syn::ExprLit {
+                            lit: syn::Lit::Bool(b),
+                            ..
+                        }) => o.ext = b.value,
+                        other => cx.error_spanned(
+                            &other,
+                            "`ext` takes `true` or `false`: `ext = false` leaves out the `…Ext` trait",
+                        ),
+                    }
+                }
+            }
             "tune" => {
-                o.tune_span = Some(meta.path.span());
-                meta.parse_nested_meta(|inner| {
-                    let k = inner.path.get_ident().map(|i| i.to_string()).unwrap_or_default();
-                    let arr: syn::ExprArray = inner.value()?.parse()?;
-                    let mut vals = Vec::new();
-                    for e in &arr.elems {
-                        match e {
-                            syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) => vals.push(i.base10_parse()?),
-                            other => return Err(syn::Error::new(other.span(), "expected an integer literal")),
+                if option_list(cx, &meta, "tune")? {
+                    let mut axes_seen: Vec<String> = Vec::new();
+                    meta.parse_nested_meta(|inner| {
+                        let k = ident_text(&inner.path);
+                        let axis = TUNE_AXES
+                            .iter()
+                            .find(|(a, c)| *a == k || *c == k)
+                            .map(|(a, _)| *a);
+                        let Some(axis) = axis.filter(|a| *a == k) else {
+                            let hint = match axis {
+                                Some(a) => format!("; `{k}` is the body's name for it, the axis is `{a}`"),
+                                None => did_you_mean(&k, TUNE_AXES.iter().map(|(a, _)| *a))
+                                    .map(|a| format!("; did you mean `{a}`?"))
+                                    .unwrap_or_default(),
+                            };
+                            cx.error_spanned(
+                                &inner.path,
+                                format!("unknown tuning axis `{k}`; the axes are `workgroup`, `items` and `vector`, as in {}{hint}", option_form("tune")),
+                            );
+                            return skip_option_value(&inner);
+                        };
+                        if axes_seen.iter().any(|a| a == axis) {
+                            cx.error(inner.path.span(), format!("`tune({axis} = ..)` is given twice; keep one list"));
+                            return skip_option_value(&inner);
                         }
-                    }
-                    if vals.is_empty() {
-                        return Err(syn::Error::new(arr.span(), "a tuning list needs at least one value"));
-                    }
-                    match k.as_str() {
-                        "workgroup" => o.tune_workgroup = vals,
-                        "items" => o.tune_items = vals,
-                        "vector" => o.tune_vector = vals,
-                        _ => {
-                            return Err(inner.error("unknown tuning axis; expected `workgroup`, `items` or `vector`"))
+                        axes_seen.push(axis.to_string());
+                        let Some(e) = option_value(cx, &inner, "tune")? else {
+                            return Ok(());
+                        };
+                        let syn::Expr::Array(arr) = &e else {
+                            cx.error_spanned(
+                                &e,
+                                format!("`tune({axis} = ..)` takes a list of integers in brackets, such as `{axis} = [64, 128]`"),
+                            );
+                            return Ok(());
+                        };
+                        if arr.elems.is_empty() {
+                            cx.error_spanned(arr, format!("`tune({axis} = [])` is empty; give at least one value, such as `{axis} = [64]`"));
+                            return Ok(());
                         }
-                    }
-                    Ok(())
-                })?;
+                        let mut vals = Vec::new();
+                        for el in &arr.elems {
+                            if let Some((v, span)) = u32_literal(cx, el, &format!("`tune({axis} = [..])`")) {
+                                vals.push(v);
+                                o.tune_values.push((axis, v, span));
+                            }
+                        }
+                        match axis {
+                            "workgroup" => o.tune_workgroup = vals,
+                            "items" => o.tune_items = vals,
+                            _ => o.tune_vector = vals,
+                        }
+                        Ok(())
+                    })?;
+                }
             }
             "case" => {
-                let mut case = Vec::new();
-                meta.parse_nested_meta(|inner| {
-                    let Some(id) = inner.path.get_ident().cloned() else {
-                        return Err(inner.error("expected `name = value`"));
-                    };
-                    case.push((id, inner.value()?.parse()?));
-                    Ok(())
-                })?;
-                o.cases.push(case);
+                if option_list(cx, &meta, "case")? {
+                    let mut case = Vec::new();
+                    meta.parse_nested_meta(|inner| {
+                        let Some(id) = inner.path.get_ident().cloned() else {
+                            cx.error_spanned(
+                                &inner.path,
+                                "a `case` gives scalar parameters by name, such as `case(n = 1000)`",
+                            );
+                            return skip_option_value(&inner);
+                        };
+                        if let Some(e) = option_value(cx, &inner, "case")? {
+                            case.push((id, e));
+                        }
+                        Ok(())
+                    })?;
+                    o.cases.push(Case {
+                        span: meta.path.span(),
+                        values: case,
+                    });
+                }
             }
             "tolerance" => {
-                let (mut abs, mut rel) = (0.0, 0.0);
-                meta.parse_nested_meta(|inner| {
-                    let k = inner.path.get_ident().map(|i| i.to_string()).unwrap_or_default();
-                    let lit: syn::LitFloat = inner.value()?.parse()?;
-                    let v: f64 = lit.base10_parse()?;
-                    match k.as_str() {
-                        "abs" => abs = v,
-                        "rel" => rel = v,
-                        _ => return Err(inner.error("expected `abs` or `rel`")),
-                    }
-                    Ok(())
-                })?;
-                o.tolerance = Some((abs, rel));
+                if option_list(cx, &meta, "tolerance")? {
+                    let (mut abs, mut rel) = (0.0, 0.0);
+                    meta.parse_nested_meta(|inner| {
+                        let k = ident_text(&inner.path);
+                        if k != "abs" && k != "rel" {
+                            cx.error_spanned(
+                                &inner.path,
+                                format!("unknown tolerance `{k}`; write {}", option_form("tolerance")),
+                            );
+                            return skip_option_value(&inner);
+                        }
+                        let Some(e) = option_value(cx, &inner, "tolerance")? else {
+                            return Ok(());
+                        };
+                        match number_literal(&e) {
+                            Some(v) if v >= 0.0 && v.is_finite() => {
+                                if k == "abs" {
+                                    abs = v
+                                } else {
+                                    rel = v
+                                }
+                            }
+                            _ => cx.error_spanned(
+                                &e,
+                                format!("`tolerance({k} = ..)` takes a non-negative number, such as `{k} = 1e-5`"),
+                            ),
+                        }
+                        Ok(())
+                    })?;
+                    o.tolerance = Some((abs, rel));
+                }
             }
             _ => {
-                return Err(meta.error(
-                    "unknown `forge_kernel` option; expected one of `workgroup`, `threads`, `tune`, `reference`, `crate`, `case`, `tolerance`, `ext`",
-                ))
+                let hint = did_you_mean(&key, OPTIONS.iter().map(|(n, _)| *n))
+                    .map(|n| format!("did you mean {}? ", option_form(n)))
+                    .unwrap_or_default();
+                let forms: Vec<&str> = OPTIONS.iter().map(|(_, f)| *f).collect();
+                cx.error_spanned(
+                    &meta.path,
+                    format!(
+                        "unknown `forge_kernel` option `{key}`; {hint}the options are {}",
+                        forms.join(", ")
+                    ),
+                );
+                skip_option_value(&meta)?;
             }
         }
         Ok(())
     });
     if let Err(e) = syn::parse::Parser::parse2(parser, attr) {
-        cx.syn_error(e);
+        cx.error(
+            e.span(),
+            format!("malformed `forge_kernel` options: {e}; write options as `name = value` or `name(...)`, separated by commas, such as `#[forge_kernel(workgroup = 64, threads = n)]`"),
+        );
     }
     o.threads_syn = threads_expr;
     o
+}
+
+/// A `case(name = value)` value for a parameter of type `ty`: a literal, or arithmetic on
+/// literals (`1 << 20`, `1.0 / 1024.0`), typed as Rust would type it for that parameter.
+/// On error: the (sub)expression at fault and a message.
+pub fn case_value(e: &syn::Expr, ty: Scalar) -> Result<CaseValue, (&syn::Expr, String)> {
+    enum V {
+        Int(i128),
+        Float(f64),
+    }
+    let ty_name = ty.wgsl();
+    fn eval(e: &syn::Expr, ty: Scalar) -> Result<V, (&syn::Expr, String)> {
+        let ty_name = ty.wgsl();
+        let mismatch = |found: &str, fix: &str| {
+            Err((
+                e,
+                format!("mismatched types: expected `{ty_name}`, found {found}{fix}"),
+            ))
+        };
+        match e {
+            syn::Expr::Lit(syn::ExprLit { lit, .. }) => match lit {
+                syn::Lit::Int(i) => {
+                    let suffix_ok = match i.suffix() {
+                        "" => true,
+                        sfx => sfx == ty_name,
+                    };
+                    if !suffix_ok {
+                        return mismatch(&format!("`{}`", i.suffix()), "");
+                    }
+                    if ty == Scalar::F32 {
+                        let d = i.base10_digits();
+                        return mismatch("an integer", &format!("; write `{d}.0`"));
+                    }
+                    i.base10_parse::<u64>()
+                        .map(|v| V::Int(v as i128))
+                        .map_err(|_| (e, format!("literal out of range for `{ty_name}`")))
+                }
+                syn::Lit::Float(f) => {
+                    if ty != Scalar::F32 {
+                        return mismatch("a float", "; write an integer");
+                    }
+                    if !matches!(f.suffix(), "" | "f32") {
+                        return mismatch(&format!("`{}`", f.suffix()), "");
+                    }
+                    f.base10_parse::<f64>()
+                        .map(V::Float)
+                        .map_err(|err| (e, err.to_string()))
+                }
+                syn::Lit::Bool(_) => mismatch("`bool`", ""),
+                _ => mismatch("a literal of another type", ""),
+            },
+            syn::Expr::Paren(p) => eval(&p.expr, ty),
+            syn::Expr::Group(g) => eval(&g.expr, ty),
+            syn::Expr::Unary(syn::ExprUnary {
+                op: syn::UnOp::Neg(_),
+                expr,
+                ..
+            }) => match eval(expr, ty)? {
+                V::Int(_) if ty == Scalar::U32 => Err((
+                    e,
+                    "cannot negate a `u32`: the parameter is unsigned".to_string(),
+                )),
+                V::Int(v) => Ok(V::Int(-v)),
+                V::Float(v) => Ok(V::Float(-v)),
+            },
+            syn::Expr::Binary(b) => {
+                let (l, r) = (eval(&b.left, ty)?, eval(&b.right, ty)?);
+                let op = &b.op;
+                let op_text = quote::quote!(#op).to_string();
+                match (l, r) {
+                    (V::Int(a), V::Int(c)) => {
+                        let v = match b.op {
+                            syn::BinOp::Add(_) => a.checked_add(c),
+                            syn::BinOp::Sub(_) => a.checked_sub(c),
+                            syn::BinOp::Mul(_) => a.checked_mul(c),
+                            syn::BinOp::Div(_) | syn::BinOp::Rem(_) if c == 0 => {
+                                return Err((e, "attempt to divide by zero".to_string()))
+                            }
+                            syn::BinOp::Div(_) => a.checked_div(c),
+                            syn::BinOp::Rem(_) => a.checked_rem(c),
+                            syn::BinOp::Shl(_) | syn::BinOp::Shr(_) if !(0..32).contains(&c) => {
+                                return Err((
+                                    e,
+                                    format!("attempt to shift by {c}, which would overflow `{ty_name}`"),
+                                ))
+                            }
+                            syn::BinOp::Shl(_) => a.checked_shl(c as u32),
+                            syn::BinOp::Shr(_) => a.checked_shr(c as u32),
+                            syn::BinOp::BitAnd(_) => Some(a & c),
+                            syn::BinOp::BitOr(_) => Some(a | c),
+                            syn::BinOp::BitXor(_) => Some(a ^ c),
+                            _ => {
+                                return Err((
+                                    e,
+                                    format!("`{op_text}` is not allowed in a `case` value; use `+ - * / % << >> & | ^`"),
+                                ))
+                            }
+                        };
+                        v.map(V::Int)
+                            .ok_or_else(|| (e, format!("this arithmetic overflows `{ty_name}`")))
+                    }
+                    (V::Float(a), V::Float(c)) => Ok(V::Float(match b.op {
+                        syn::BinOp::Add(_) => a + c,
+                        syn::BinOp::Sub(_) => a - c,
+                        syn::BinOp::Mul(_) => a * c,
+                        syn::BinOp::Div(_) => a / c,
+                        syn::BinOp::Rem(_) => a % c,
+                        _ => {
+                            return Err((
+                                e,
+                                format!("`{op_text}` is not defined for `f32`; use `+ - * / %`"),
+                            ))
+                        }
+                    })),
+                    _ => unreachable_mix(e),
+                }
+            }
+            syn::Expr::Path(p) if p.qself.is_none() && p.path.segments.len() == 2 => {
+                let t = p.path.segments[0].ident.to_string();
+                let c = p.path.segments[1].ident.to_string();
+                if t != ty_name {
+                    return mismatch(&format!("`{t}::{c}`"), "");
+                }
+                match (ty, c.as_str()) {
+                    (Scalar::U32, "MAX") => Ok(V::Int(u32::MAX as i128)),
+                    (Scalar::U32, "MIN") => Ok(V::Int(0)),
+                    (Scalar::I32, "MAX") => Ok(V::Int(i32::MAX as i128)),
+                    (Scalar::I32, "MIN") => Ok(V::Int(i32::MIN as i128)),
+                    (Scalar::F32, "MAX") => Ok(V::Float(f32::MAX as f64)),
+                    (Scalar::F32, "MIN") => Ok(V::Float(f32::MIN as f64)),
+                    (Scalar::F32, "EPSILON") => Ok(V::Float(f32::EPSILON as f64)),
+                    (Scalar::F32, "MIN_POSITIVE") => Ok(V::Float(f32::MIN_POSITIVE as f64)),
+                    _ => Err((e, format!("unknown constant `{t}::{c}` in a `case` value"))),
+                }
+            }
+            other => Err((
+                other,
+                format!(
+                    "a `case` value is a constant of type `{ty_name}`: a literal, or arithmetic on literals such as `1 << 20`; found `{}`",
+                    quote::quote!(#other)
+                ),
+            )),
+        }
+    }
+    /// Both sides of a binary operation are evaluated for the same parameter type, so
+    /// they are both integers or both floats; this arm only keeps the match total.
+    fn unreachable_mix(e: &syn::Expr) -> Result<V, (&syn::Expr, String)> {
+        Err((e, "cannot mix integers and floats".to_string()))
+    }
+    let out_of_range = |v: &dyn std::fmt::Display| {
+        (
+            e,
+            format!("this case gives {v}, out of range for `{ty_name}`"),
+        )
+    };
+    match (eval(e, ty)?, ty) {
+        (V::Int(v), Scalar::U32) => u32::try_from(v)
+            .map(CaseValue::U32)
+            .map_err(|_| out_of_range(&v)),
+        (V::Int(v), _) => i32::try_from(v)
+            .map(CaseValue::I32)
+            .map_err(|_| out_of_range(&v)),
+        (V::Float(v), _) => {
+            let f = v as f32;
+            if f.is_finite() {
+                Ok(CaseValue::F32(f))
+            } else {
+                Err(out_of_range(&v))
+            }
+        }
+    }
 }
 
 /// The text of a LEN expression as the user wrote it, for error messages and `LAYOUT`.
@@ -143,14 +597,14 @@ pub fn params<'a>(
     let mut scalars: Vec<ScalarParam<'a>> = Vec::new();
     let mut order = Vec::new();
     if let Some(g) = func.sig.generics.params.first() {
-        cx.error(
-            g.span(),
+        cx.error_spanned(
+            g,
             "generic kernels are not supported; write one kernel per element type",
         );
     }
     if let syn::ReturnType::Type(_, ty) = &func.sig.output {
-        cx.error(
-            ty.span(),
+        cx.error_spanned(
+            ty,
             "a kernel returns nothing; write results through `#[out]` bindings",
         );
     }
@@ -167,31 +621,35 @@ pub fn params<'a>(
                 continue;
             }
         };
-        let name = match &*pt.pat {
+        let (name, name_span) = match &*pt.pat {
             syn::Pat::Ident(pi) if pi.subpat.is_none() && pi.by_ref.is_none() => {
-                pi.ident.to_string()
+                (pi.ident.to_string(), pi.ident.span())
             }
             other => {
-                cx.error(other.span(), "kernel parameters must be plain identifiers");
+                cx.error_spanned(other, "kernel parameters must be plain identifiers");
                 continue;
             }
         };
         let is_out = pt.attrs.iter().any(|a| a.path().is_ident("out"));
         for a in &pt.attrs {
             if !a.path().is_ident("out") {
-                cx.error(
-                    a.span(),
+                cx.error_spanned(
+                    a,
                     "unknown parameter attribute; only `#[out]` is allowed on kernel parameters",
                 );
             }
         }
         match &*pt.ty {
-            syn::Type::Reference(_) => pending.push((pt, name, is_out)),
+            syn::Type::Reference(_) => pending.push((pt, name, name_span, is_out)),
             ty => {
                 if is_out {
-                    cx.error(
-                        pt.span(),
-                        "`#[out]` needs a slice binding such as `&mut [f32; n]`",
+                    cx.error_spanned(
+                        ty,
+                        format!(
+                            "`#[out]` needs a binding, but `{name}` is a scalar `{}`; return values through a binding such as `#[out] {name}: &mut [{}; 1]`",
+                            quote::quote!(#ty),
+                            quote::quote!(#ty)
+                        ),
                     );
                 }
                 match scalar_type(ty) {
@@ -199,8 +657,8 @@ pub fn params<'a>(
                         order.push(ParamRef::Scalar(scalars.len()));
                         scalars.push(ScalarParam { original: pt, name, ty: s });
                     }
-                    _ => cx.error(
-                        ty.span(),
+                    _ => cx.error_spanned(
+                        ty,
                         format!(
                             "unsupported parameter type `{}`; use `u32`, `i32` or `f32`, or a binding such as `&[f32; n]`",
                             quote::quote!(#ty)
@@ -210,7 +668,7 @@ pub fn params<'a>(
             }
         }
     }
-    for (pt, name, is_out) in pending {
+    for (pt, name, name_span, is_out) in pending {
         let syn::Type::Reference(r) = &*pt.ty else {
             continue;
         };
@@ -219,24 +677,24 @@ pub fn params<'a>(
             (true, false) => Access::ReadWrite,
             (true, true) => Access::Out,
             (false, true) => {
-                cx.error(
-                    pt.ty.span(),
+                cx.error_spanned(
+                    &pt.ty,
                     "an `#[out]` binding must be `&mut`; write `&mut [T; LEN]`",
                 );
                 Access::Out
             }
         };
         let syn::Type::Array(arr) = &*r.elem else {
-            cx.error(
-                r.elem.span(),
+            cx.error_spanned(
+                &r.elem,
                 "a binding must be a reference to an array with a length, such as `&[f32; n]`; write the length expression after `;`",
             );
             continue;
         };
         let (elem, width, atomic) = match elem_type(&arr.elem) {
             Some((s, 3, _)) => {
-                cx.error(
-                    arr.elem.span(),
+                cx.error_spanned(
+                    &arr.elem,
                     "`Vec3` bindings are not supported: WGSL pads them to 16 bytes; use `Vec4`",
                 );
                 (s, 4, false)
@@ -244,8 +702,8 @@ pub fn params<'a>(
             Some(x) => x,
             None => {
                 let t = &arr.elem;
-                cx.error(
-                    t.span(),
+                cx.error_spanned(
+                    t,
                     format!(
                         "unsupported element type `{}`; use `f32`, `u32`, `i32`, `Vec2`/`Vec4` (and `UVec`/`IVec`), `Atomic<u32>` or `Atomic<i32>`",
                         quote::quote!(#t)
@@ -255,9 +713,14 @@ pub fn params<'a>(
             }
         };
         if atomic && access == Access::Read {
-            cx.error(
-                arr.elem.span(),
-                "atomic bindings must be writable; use `&mut [Atomic<u32>; n]`",
+            let elem = &arr.elem;
+            cx.error_spanned(
+                &pt.ty,
+                format!(
+                    "atomic bindings must be writable; write `&mut [{}; {}]`",
+                    quote::quote!(#elem).to_string().replace(' ', ""),
+                    len_text(&arr.len)
+                ),
             );
         }
         let len = len_expr(cx, &arr.len, &scalars);
@@ -265,7 +728,7 @@ pub fn params<'a>(
         bindings.push(BindingParam {
             original: pt,
             name,
-            span: pt.span(),
+            span: name_span,
             elem,
             width,
             atomic,
@@ -436,8 +899,8 @@ pub fn len_expr(cx: &Ctxt, e: &syn::Expr, scalars: &[ScalarParam<'_>]) -> LenExp
             )
         }
         other => {
-            cx.error(
-                other.span(),
+            cx.error_spanned(
+                other,
                 "unsupported length expression; use scalar parameters, integer literals, `+ - * / %`, `.div_ceil(x)`, `.min(x)` and `.max(x)`",
             );
             LenExpr::Lit(1)

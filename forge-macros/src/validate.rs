@@ -1,14 +1,57 @@
 //! naga validation of the generated WGSL while the macro expands: a kernel that naga
-//! rejects is a compile error at the kernel, with naga's report.
+//! rejects is a compile error at the user's statement that the offending WGSL came from
+//! (or at the kernel, with naga's whole report, when no statement can be found).
 
-/// Parses and validates WGSL; returns naga's report on failure.
-pub fn validate(source: &str) -> Result<naga::Module, String> {
-    let module = naga::front::wgsl::parse_str(source).map_err(|e| e.emit_to_string(source))?;
+/// Why naga rejected a module.
+pub struct Rejection {
+    /// naga's full report, with the source excerpt.
+    pub report: String,
+    /// The innermost cause, in one line (`Division by zero`).
+    pub message: String,
+    /// Byte ranges in the source that naga's labels point at, narrowest first.
+    pub ranges: Vec<std::ops::Range<usize>>,
+}
+
+/// Parses and validates WGSL; returns why naga rejects it.
+pub fn validate(source: &str) -> Result<naga::Module, Rejection> {
+    let module = naga::front::wgsl::parse_str(source).map_err(|e| Rejection {
+        report: e.emit_to_string(source),
+        message: e.message().to_string(),
+        ranges: narrowest(e.labels().filter_map(|(s, _)| s.to_range())),
+    })?;
     naga::valid::Validator::new(
         naga::valid::ValidationFlags::all(),
         naga::valid::Capabilities::all(),
     )
     .validate(&module)
-    .map_err(|e| e.emit_to_string(source))?;
+    .map_err(|e| {
+        // The chain of causes ends with the specific one ("Expression [43] is invalid" →
+        // "Accessing index 3 is out of bounds").
+        let mut message = e.as_inner().to_string();
+        let mut cause: Option<&dyn std::error::Error> = std::error::Error::source(e.as_inner());
+        while let Some(c) = cause {
+            message = c.to_string();
+            cause = c.source();
+        }
+        Rejection {
+            report: e.emit_to_string(source),
+            message,
+            ranges: narrowest(e.spans().filter_map(|(s, _)| s.to_range())),
+        }
+    })?;
     Ok(module)
+}
+
+fn narrowest(ranges: impl Iterator<Item = std::ops::Range<usize>>) -> Vec<std::ops::Range<usize>> {
+    let mut v: Vec<_> = ranges.collect();
+    v.sort_by_key(|r| r.len());
+    v
+}
+
+/// The 0-based line of a byte offset.
+pub fn line_of(source: &str, offset: usize) -> usize {
+    source
+        .get(..offset.min(source.len()))
+        .map(|s| s.matches('\n').count())
+        .unwrap_or(0)
 }

@@ -17,8 +17,7 @@
 //! - no diagnostic says that a macro (or rustc) panicked;
 //! - the valid control kernels of the batch compile, so errors stayed in their kernels;
 //! - no kernel that the macro accepted fails later in the generated Rust: the macro must
-//!   reject an invalid kernel itself (one known bug, in `case(...)` values, is counted and
-//!   allowed; see `known_case_value_bug`).
+//!   reject an invalid kernel itself.
 //!
 //! Environment: `FORGE_NO_PANIC_SEED` (a u64) picks other cases, `FORGE_NO_PANIC_CASES`
 //! the batch size. A failing batch stays in `target/forge-no-panic/src/lib.rs`.
@@ -1322,8 +1321,6 @@ struct Diag {
     message: String,
     code: Option<String>,
     line: Option<usize>,
-    /// The source line of the primary span.
-    text: String,
     rendered: String,
 }
 
@@ -1389,14 +1386,6 @@ fn diagnostics(stdout: &str) -> (Vec<Diag>, bool, String) {
                 .and_then(|sp| sp.get("line_start"))
                 .and_then(|n| n.as_u64())
                 .map(|n| n as usize),
-            text: primary
-                .and_then(|sp| sp.get("text"))
-                .and_then(|t| t.as_array())
-                .and_then(|t| t.first())
-                .and_then(|t| t.get("text"))
-                .and_then(|t| t.as_str())
-                .unwrap_or("")
-                .to_string(),
             rendered: m
                 .get("rendered")
                 .and_then(|s| s.as_str())
@@ -1441,15 +1430,6 @@ fn check(dir: &Path, root: &Path, target: &Path, cases: &mut [Case]) -> Checked 
         sentinel,
         stderr: String::from_utf8_lossy(&output.stderr).into_owned() + &other,
     }
-}
-
-/// A known macro bug, left to its owner: `case(name = value)` values are pasted into the
-/// generated Rust as `(value) as T` without a check against the parameter's type, so
-/// `case(n = -1)` for a `u32`, `case(s = true)` for an `f32` or an out-of-range literal fail
-/// in rustc's later passes at the attribute instead of as the macro's own error. Drop this
-/// allowance once `check` validates case values.
-fn known_case_value_bug(d: &Diag) -> bool {
-    d.text.contains("forge_kernel(") && d.text.contains("case(")
 }
 
 /// rustc reports a panicking attribute macro as "custom attribute panicked", and its own
@@ -1578,7 +1558,6 @@ fn macro_never_panics_on_malformed_kernels() {
     // Attribute each error to the kernel whose lines hold it.
     let mut per_case: BTreeMap<usize, Vec<&Diag>> = BTreeMap::new();
     let mut failures = String::new();
-    let mut known = 0;
     for d in &out.diags {
         match owner(&cases, d) {
             Some(i) => per_case.entry(i).or_default().push(d),
@@ -1600,10 +1579,6 @@ fn macro_never_panics_on_malformed_kernels() {
         // Errors only from rustc's later passes: the macro accepted the kernel and emitted
         // Rust that does not compile. The macro's own errors have no code.
         if !errs.is_empty() && errs.iter().all(|d| d.code.is_some()) {
-            if errs.iter().all(|d| known_case_value_bug(d)) {
-                known += 1;
-                continue;
-            }
             let _ = writeln!(
                 failures,
                 "k{i:03}: the macro accepted this kernel, but its generated Rust does not compile:\n{}\n{}",
@@ -1614,8 +1589,7 @@ fn macro_never_panics_on_malformed_kernels() {
     let rejected = per_case.len();
     eprintln!(
         "no_panic: seed {seed:#x}: {} kernels checked ({} controls), {rejected} rejected by the macro, {} accepted; \
-         {unparsable} candidates dropped as unparsable by syn, {rustc_unparsable} by rustc; \
-         {known} hit the known `case(...)` bug",
+         {unparsable} candidates dropped as unparsable by syn, {rustc_unparsable} by rustc",
         cases.len(),
         SEEDS.len(),
         cases.len() - rejected,
