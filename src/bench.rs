@@ -220,7 +220,8 @@ pub fn cases(quick: bool) -> Vec<Case> {
     v
 }
 
-/// Random arguments for a case, generated once.
+/// Random arguments for a case, generated once: floats uniform in [-1, 1), `u32` words
+/// with every bit random.
 fn arguments(kernel: &dyn Kernel, scalars: &[ScalarValue]) -> Result<DynArgs, ForgeError> {
     let lens = kernel.binding_lens(scalars)?;
     let buffers = kernel
@@ -230,7 +231,14 @@ fn arguments(kernel: &dyn Kernel, scalars: &[ScalarValue]) -> Result<DynArgs, Fo
         .map(|(b, len)| {
             (b.access != forge_core::Access::Out).then(|| {
                 let mut rng = case_rng(0xbe4c, kernel.name(), 0, b.name);
-                generate(&mut rng, b.elem, *len as usize, Distribution::Default)
+                // Words as real data has them (packed codes, record fields): every bit
+                // random, not the certifier's small counts.
+                let dist = if b.elem.scalar == forge_core::ScalarType::U32 {
+                    Distribution::Bits
+                } else {
+                    Distribution::Default
+                };
+                generate(&mut rng, b.elem, *len as usize, dist)
             })
         })
         .collect();

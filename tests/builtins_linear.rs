@@ -39,6 +39,17 @@ fn assert_close(what: &str, got: &[f32], want: &[f64], magnitude: &[f64], tol: f
 
 const EPS: f64 = f32::EPSILON as f64;
 
+/// `v` as the vec4s `gemv` binds, zero-padded to a whole last vec4.
+fn quads(v: &[f32]) -> Vec<[f32; 4]> {
+    v.chunks(4)
+        .map(|c| {
+            let mut q = [0.0; 4];
+            q[..c.len()].copy_from_slice(c);
+            q
+        })
+        .collect()
+}
+
 // ---- gemm ----------------------------------------------------------------------------
 
 /// `C = A·B` in f64, with `Σ|a·b|` for each element.
@@ -208,11 +219,13 @@ fn gemv_matches_f64_reference() {
 fn gemv_every_schedule_gives_the_same_result() {
     let mut rt = runtime();
     let mut r = rng(4);
-    for (m, n) in [(1, 1), (7, 13), (67, 300)] {
+    // Both paths: rows on whole vec4s (n % 4 == 0) and rows that straddle them.
+    for (m, n) in [(1, 1), (7, 13), (67, 300), (9, 1028), (5, 2051)] {
         let a = floats(&mut r, m * n);
         let x = floats(&mut r, n);
         let (_, mag) = gemv_f64(&a, &x, m, n);
         let (m, n) = (m as u32, n as u32);
+        let (a, x) = (quads(&a), quads(&x));
         let oracle = gemv::cpu(&a, &x, m, n).unwrap();
         for s in gemv::Kernel.tune_space().candidates() {
             let cpu = gemv::cpu_with(&s, &a, &x, m, n).unwrap();
@@ -247,7 +260,7 @@ fn gemv_past_65535_workgroups() {
         items: 1,
         vector: 1,
     };
-    let got = gemv::run_with(&mut rt, &s, &a, &x, m as u32, n as u32).unwrap();
+    let got = gemv::run_with(&mut rt, &s, &quads(&a), &quads(&x), m as u32, n as u32).unwrap();
     let (want, mag) = gemv_f64(&a, &x, m, n);
     assert_close("gemv 65537×3", &got, &want, &mag, 2.0 * n as f64 * EPS);
     // And the seed method, whose default schedule covers 4 rows a workgroup.
@@ -329,6 +342,8 @@ fn ternary_gemv_matches_f64_reference() {
         (300, 17),
         (5, 1031),
         (131, 2053),
+        (33, 4096),
+        (70, 4100),
     ] {
         let x = floats(&mut r, k);
         let w = ternary_weights(&mut r, m * k);
@@ -510,7 +525,13 @@ fn p64_project_every_schedule_gives_the_same_result() {
     for n in [1usize, 7, 1031] {
         let recs = records(&mut r, n);
         let weights = floats(&mut r, 16);
-        let words: &[u32] = &recs.iter().flat_map(|r| r.words).collect::<Vec<u32>>();
+        let words: &[[u32; 4]] = &recs
+            .iter()
+            .flat_map(|r| r.words)
+            .collect::<Vec<u32>>()
+            .chunks(4)
+            .map(|q| [q[0], q[1], q[2], q[3]])
+            .collect::<Vec<_>>();
         let (_, mag) = p64_f64(&recs, &weights);
         let oracle = p64_project::cpu(words, &weights, n as u32).unwrap();
         for s in p64_project::Kernel.tune_space().candidates() {

@@ -8,12 +8,12 @@
 //! without a copy, and [`P64ProjectExt::p64_project_records`] takes them directly.
 //!
 //! # Schedule
-//! Memory-bound. A workgroup takes `ITEMS` chunks of `WG` consecutive records in turn. Its
-//! invocations copy a chunk's `16·WG` words into workgroup memory with 16 contiguous loads
-//! each, all in flight together, then each invocation projects one record from workgroup
-//! memory, instead of reading its own record's words 64 bytes away from its neighbour's. On
-//! an H200, 16·2^20 records take 302–317 µs at `WG = 64`, 3.6–3.8 TB/s, where a device copy
-//! reaches 4.2 TB/s.
+//! Memory-bound: 64 bytes read per record, 4 written. The records are bound as `UVec4`s,
+//! so an invocation reads its record with four 16-byte loads, all in flight together, and
+//! projects it in registers. A warp's four loads cover 2 KiB contiguously, which the L1
+//! cache hands out whole. A workgroup takes `ITEMS` chunks of `WG` consecutive records in
+//! turn. `forge bench p64_project` measures it; `docs/PERFORMANCE.md` has the H200's
+//! figures.
 //!
 //! Every record is summed over `w = 0, 1, …, 15` in order (the first term a product, then
 //! `mul_add`), whatever the schedule, so every schedule gives bit-identical results.
@@ -22,170 +22,71 @@ use crate::dims::dim;
 use forge_core::{ForgeError, ForgeRuntime};
 use forge_macros::forge_kernel;
 
-/// `out[r] = Σ_w weights[w] · f32(records[16·r + w])`, one invocation per record.
+/// `out[r] = Σ_w weights[w] · f32(word w of record r)`, one invocation per record; a record
+/// is four `UVec4`s, words 0–3, 4–7, 8–11 and 12–15.
 #[forge_kernel(crate = ::forge_core, workgroup = 64, threads = record_count, ext = false,
-    tune(workgroup = [64, 128], items = [4, 1, 2]),
+    tune(workgroup = [64, 128, 256], items = [1, 2, 4]),
     reference = p64_project_reference, tolerance(abs = 1e-3, rel = 1e-4),
     case(record_count = 1), case(record_count = 7), case(record_count = 257), case(record_count = 1031))]
 pub fn p64_project(
-    records: &[u32; record_count * 16],
+    records: &[UVec4; record_count * 4],
     weights: &[f32; 16],
     #[out] out: &mut [f32; record_count],
     record_count: u32,
 ) {
-    // A stride of 17 words puts the words of neighbouring records on distinct banks.
-    #[shared]
-    let mut tile = [0u32; WG * 17];
-    let lid = local_index();
-    let total = record_count * 16;
+    let w0 = weights[0];
+    let w1 = weights[1];
+    let w2 = weights[2];
+    let w3 = weights[3];
+    let w4 = weights[4];
+    let w5 = weights[5];
+    let w6 = weights[6];
+    let w7 = weights[7];
+    let w8 = weights[8];
+    let w9 = weights[9];
+    let w10 = weights[10];
+    let w11 = weights[11];
+    let w12 = weights[12];
+    let w13 = weights[13];
+    let w14 = weights[14];
+    let w15 = weights[15];
     for i in 0..ITEMS {
-        let r0 = (workgroup_index() * ITEMS + i) * WG;
-        // The chunk's 16·WG words, read contiguously: 16 loads in flight per invocation.
-        let g = r0 * 16 + lid;
-        let v0 = if g + 0 * WG < total {
-            records[g + 0 * WG]
-        } else {
-            0u32
-        };
-        let v1 = if g + 1 * WG < total {
-            records[g + 1 * WG]
-        } else {
-            0u32
-        };
-        let v2 = if g + 2 * WG < total {
-            records[g + 2 * WG]
-        } else {
-            0u32
-        };
-        let v3 = if g + 3 * WG < total {
-            records[g + 3 * WG]
-        } else {
-            0u32
-        };
-        let v4 = if g + 4 * WG < total {
-            records[g + 4 * WG]
-        } else {
-            0u32
-        };
-        let v5 = if g + 5 * WG < total {
-            records[g + 5 * WG]
-        } else {
-            0u32
-        };
-        let v6 = if g + 6 * WG < total {
-            records[g + 6 * WG]
-        } else {
-            0u32
-        };
-        let v7 = if g + 7 * WG < total {
-            records[g + 7 * WG]
-        } else {
-            0u32
-        };
-        let v8 = if g + 8 * WG < total {
-            records[g + 8 * WG]
-        } else {
-            0u32
-        };
-        let v9 = if g + 9 * WG < total {
-            records[g + 9 * WG]
-        } else {
-            0u32
-        };
-        let v10 = if g + 10 * WG < total {
-            records[g + 10 * WG]
-        } else {
-            0u32
-        };
-        let v11 = if g + 11 * WG < total {
-            records[g + 11 * WG]
-        } else {
-            0u32
-        };
-        let v12 = if g + 12 * WG < total {
-            records[g + 12 * WG]
-        } else {
-            0u32
-        };
-        let v13 = if g + 13 * WG < total {
-            records[g + 13 * WG]
-        } else {
-            0u32
-        };
-        let v14 = if g + 14 * WG < total {
-            records[g + 14 * WG]
-        } else {
-            0u32
-        };
-        let v15 = if g + 15 * WG < total {
-            records[g + 15 * WG]
-        } else {
-            0u32
-        };
-        let q0 = 0 * WG + lid;
-        tile[(q0 / 16) * 17 + q0 % 16] = v0;
-        let q1 = 1 * WG + lid;
-        tile[(q1 / 16) * 17 + q1 % 16] = v1;
-        let q2 = 2 * WG + lid;
-        tile[(q2 / 16) * 17 + q2 % 16] = v2;
-        let q3 = 3 * WG + lid;
-        tile[(q3 / 16) * 17 + q3 % 16] = v3;
-        let q4 = 4 * WG + lid;
-        tile[(q4 / 16) * 17 + q4 % 16] = v4;
-        let q5 = 5 * WG + lid;
-        tile[(q5 / 16) * 17 + q5 % 16] = v5;
-        let q6 = 6 * WG + lid;
-        tile[(q6 / 16) * 17 + q6 % 16] = v6;
-        let q7 = 7 * WG + lid;
-        tile[(q7 / 16) * 17 + q7 % 16] = v7;
-        let q8 = 8 * WG + lid;
-        tile[(q8 / 16) * 17 + q8 % 16] = v8;
-        let q9 = 9 * WG + lid;
-        tile[(q9 / 16) * 17 + q9 % 16] = v9;
-        let q10 = 10 * WG + lid;
-        tile[(q10 / 16) * 17 + q10 % 16] = v10;
-        let q11 = 11 * WG + lid;
-        tile[(q11 / 16) * 17 + q11 % 16] = v11;
-        let q12 = 12 * WG + lid;
-        tile[(q12 / 16) * 17 + q12 % 16] = v12;
-        let q13 = 13 * WG + lid;
-        tile[(q13 / 16) * 17 + q13 % 16] = v13;
-        let q14 = 14 * WG + lid;
-        tile[(q14 / 16) * 17 + q14 % 16] = v14;
-        let q15 = 15 * WG + lid;
-        tile[(q15 / 16) * 17 + q15 % 16] = v15;
-        workgroup_barrier();
-        if r0 + lid < record_count {
-            let mut acc = weights[0] * (tile[lid * 17] as f32);
-            acc = weights[1].mul_add(tile[lid * 17 + 1] as f32, acc);
-            acc = weights[2].mul_add(tile[lid * 17 + 2] as f32, acc);
-            acc = weights[3].mul_add(tile[lid * 17 + 3] as f32, acc);
-            acc = weights[4].mul_add(tile[lid * 17 + 4] as f32, acc);
-            acc = weights[5].mul_add(tile[lid * 17 + 5] as f32, acc);
-            acc = weights[6].mul_add(tile[lid * 17 + 6] as f32, acc);
-            acc = weights[7].mul_add(tile[lid * 17 + 7] as f32, acc);
-            acc = weights[8].mul_add(tile[lid * 17 + 8] as f32, acc);
-            acc = weights[9].mul_add(tile[lid * 17 + 9] as f32, acc);
-            acc = weights[10].mul_add(tile[lid * 17 + 10] as f32, acc);
-            acc = weights[11].mul_add(tile[lid * 17 + 11] as f32, acc);
-            acc = weights[12].mul_add(tile[lid * 17 + 12] as f32, acc);
-            acc = weights[13].mul_add(tile[lid * 17 + 13] as f32, acc);
-            acc = weights[14].mul_add(tile[lid * 17 + 14] as f32, acc);
-            acc = weights[15].mul_add(tile[lid * 17 + 15] as f32, acc);
-            out[r0 + lid] = acc;
+        let r = (workgroup_index() * ITEMS + i) * WG + local_index();
+        if r < record_count {
+            let q0 = records[4 * r];
+            let q1 = records[4 * r + 1];
+            let q2 = records[4 * r + 2];
+            let q3 = records[4 * r + 3];
+            let mut acc = w0 * (q0.x as f32);
+            acc = w1.mul_add(q0.y as f32, acc);
+            acc = w2.mul_add(q0.z as f32, acc);
+            acc = w3.mul_add(q0.w as f32, acc);
+            acc = w4.mul_add(q1.x as f32, acc);
+            acc = w5.mul_add(q1.y as f32, acc);
+            acc = w6.mul_add(q1.z as f32, acc);
+            acc = w7.mul_add(q1.w as f32, acc);
+            acc = w8.mul_add(q2.x as f32, acc);
+            acc = w9.mul_add(q2.y as f32, acc);
+            acc = w10.mul_add(q2.z as f32, acc);
+            acc = w11.mul_add(q2.w as f32, acc);
+            acc = w12.mul_add(q3.x as f32, acc);
+            acc = w13.mul_add(q3.y as f32, acc);
+            acc = w14.mul_add(q3.z as f32, acc);
+            acc = w15.mul_add(q3.w as f32, acc);
+            out[r] = acc;
         }
-        workgroup_barrier();
     }
 }
 
 /// The independent reference: each word converted to `f32` as the contract says, then
 /// weighted and summed in f64.
 pub fn p64_project_reference(
-    records: &[u32],
+    records: &[[u32; 4]],
     weights: &[f32],
     record_count: u32,
 ) -> Result<Vec<f32>, ForgeError> {
     Ok(records
+        .as_flattened()
         .chunks_exact(16)
         .take(record_count as usize)
         .map(|rec| {
@@ -300,11 +201,11 @@ impl P64ProjectExt for ForgeRuntime {
             });
         }
         words_fit(record_count)?;
-        match bytemuck::try_cast_slice::<u8, u32>(bytes) {
-            Ok(words) => p64_project::run(self, words, weights, count),
+        match bytemuck::try_cast_slice::<u8, [u32; 4]>(bytes) {
+            Ok(quads) => p64_project::run(self, quads, weights, count),
             Err(_) => p64_project::run(
                 self,
-                &bytemuck::pod_collect_to_vec::<u8, u32>(bytes),
+                &bytemuck::pod_collect_to_vec::<u8, [u32; 4]>(bytes),
                 weights,
                 count,
             ),

@@ -9,27 +9,41 @@
 //! ignored. [`pack_ternary`] builds this layout from `i8` weights.
 //!
 //! # Schedule
-//! As for `gemv`: a team of 64 invocations reads one row, lane `l` taking columns
-//! `l, l+64, …` into four accumulators in turn, so that the team's loads of `x` are
-//! contiguous and 16 lanes share each word of codes; the team's partial sums meet in a fixed
-//! tree in workgroup memory. A workgroup holds `WG / 64` teams, and each team takes `ITEMS`
-//! consecutive rows in turn. The summation order depends only on `k`, so every schedule
-//! gives bit-identical results.
-//! On an H200 a 16384×16384 matrix (64 MiB of codes) takes about 200 µs.
+//! The packed weights are 2 bits each: reading them takes a sixteenth of the time an f32
+//! matrix would, so decoding, not memory, is what limits a direct kernel. This one decodes
+//! two codes per table lookup. For each chunk of 128 columns, the workgroup first writes a
+//! table per pair of columns `(c, c+1)`: its 16 entries hold `A[lo] + B[hi]` for the 4-bit
+//! code pair `lo + 4·hi`, with `A = (0, x[c], −x[c], 0)` and `B` the same for `x[c+1]`
+//! (code 3 reads as 0). An invocation then adds one table entry per 4 bits of weights:
+//! a shift, a mask, a load from workgroup memory and an add, for two weights.
 //!
-//! Weights of `0` add nothing, so an infinite or NaN `x[c]` only matters where `w[r][c] ≠ 0`.
+//! The tables cost the workgroup the same however many rows it holds, so a workgroup holds
+//! many rows: `WG / 4` of them, each cut into 4 segments of whole chunks (a quarter of the
+//! row each) taken by 4 invocations; one warp holds one segment of 32 rows, so its lanes
+//! look up the same pair's table at the same time, on distinct banks. Every invocation
+//! reads its row's 8 words of a chunk one chunk ahead, so the loads fly while the tables
+//! are built. The 4 segment sums meet in workgroup memory.
+//!
+//! The summation order depends only on `k`: each invocation adds its segment's entries in
+//! column order into four accumulators (word `i` of a chunk into accumulator `i % 4`),
+//! `(s0 + s1) + (s2 + s3)`, then the segments in order. Every schedule gives bit-identical
+//! results.
+//!
+//! Weights of `0` add nothing (their entries hold only the other column's term), so an
+//! infinite or NaN `x[c]` only matters where `w[r][c] ≠ 0`; with its pair partner, though,
+//! `x[c] + x[c+1]` is formed for the table whatever the weights.
 
 use crate::dims::dim;
 use forge_core::{ForgeError, ForgeRuntime};
 use forge_macros::forge_kernel;
 
 /// `y[r] = scale[r] · Σ_c w[r][c] · x[c]`, with `w` packed 16 codes to a word, row stride
-/// `k.div_ceil(16)` words.
-#[forge_kernel(crate = ::forge_core, workgroup = 256, threads = m * 64, ext = false,
-    tune(workgroup = [256, 128, 64], items = [1, 2, 4]),
+/// `k.div_ceil(16)` words; decoded two codes per table lookup.
+#[forge_kernel(crate = ::forge_core, workgroup = 256, threads = m * 4, ext = false,
+    tune(workgroup = [256, 128, 512]),
     reference = ternary_gemv_reference, tolerance(abs = 1e-4, rel = 1e-4),
     case(m = 1, k = 1), case(m = 2, k = 4), case(m = 7, k = 13), case(m = 3, k = 16),
-    case(m = 5, k = 1031), case(m = 300, k = 17), case(m = 131, k = 2053))]
+    case(m = 5, k = 1031), case(m = 300, k = 17), case(m = 131, k = 2053), case(m = 70, k = 4100))]
 pub fn ternary_gemv(
     x: &[f32; k],
     packed_w: &[u32; m * k.div_ceil(16)],
@@ -38,97 +52,263 @@ pub fn ternary_gemv(
     m: u32,
     k: u32,
 ) {
+    // 4 segments × 64 pairs of columns × 16 entries, entry `e` of pair `q` at
+    // `16·q + (e ^ (q % 16))`: the builders' stores spread over the banks.
     #[shared]
-    let mut partial = [0.0f32; WG];
+    let mut lut = [0.0f32; 4096];
     let lid = local_index();
-    let lane = lid % 64;
+    let rows = WG / 4;
+    let seg = lid / rows;
+    let local_row = lid % rows;
+    let row0 = workgroup_index() * rows + local_row;
+    // Rows past `m` read the last row again and store nothing: every lane reaches the
+    // barriers.
+    let row = row0.min(m - 1);
     let words = k.div_ceil(16);
-    // Lane `l` only reads columns `c ≡ l (mod 64)`, so its codes sit at one fixed shift.
-    let shift = 2 * (lane % 16);
-    let first = (workgroup_index() * (WG / 64) + lid / 64) * ITEMS;
-    for r in 0..ITEMS {
-        let row = first + r;
-        let mut sum = 0.0f32;
-        if row < m {
-            let base = row * words;
-            let mut s0 = 0.0f32;
-            let mut s1 = 0.0f32;
-            let mut s2 = 0.0f32;
-            let mut s3 = 0.0f32;
-            let mut c = lane;
-            while c + 192 < k {
-                // Columns `c + 64u` sit in word `c / 16 + 4u`; 16 lanes share each word.
-                let wi = base + c / 16;
-                let k0 = (packed_w[wi] >> shift) & 3;
-                let k1 = (packed_w[wi + 4] >> shift) & 3;
-                let k2 = (packed_w[wi + 8] >> shift) & 3;
-                let k3 = (packed_w[wi + 12] >> shift) & 3;
-                let x0 = x[c];
-                let x1 = x[c + 64];
-                let x2 = x[c + 128];
-                let x3 = x[c + 192];
-                let v0 = if k0 == 1 {
-                    x0
-                } else if k0 == 2 {
-                    -x0
-                } else {
-                    0.0f32
-                };
-                let v1 = if k1 == 1 {
-                    x1
-                } else if k1 == 2 {
-                    -x1
-                } else {
-                    0.0f32
-                };
-                let v2 = if k2 == 1 {
-                    x2
-                } else if k2 == 2 {
-                    -x2
-                } else {
-                    0.0f32
-                };
-                let v3 = if k3 == 1 {
-                    x3
-                } else if k3 == 2 {
-                    -x3
-                } else {
-                    0.0f32
-                };
-                s0 += v0;
-                s1 += v1;
-                s2 += v2;
-                s3 += v3;
-                c += 256;
-            }
-            while c < k {
-                let code = (packed_w[base + c / 16] >> shift) & 3;
-                let xv = x[c];
-                let v = if code == 1 {
-                    xv
-                } else if code == 2 {
-                    -xv
-                } else {
-                    0.0f32
-                };
-                s0 += v;
-                c += 64;
-            }
-            sum = (s0 + s1) + (s2 + s3);
+    // Each row is cut into 4 segments of whole chunks of 8 words (128 columns).
+    let seg_words = words.div_ceil(4).div_ceil(8) * 8;
+    let chunks = seg_words / 8;
+    let rb = row * words;
+    let tail = k % 16;
+    let tail_mask = if tail == 0 {
+        0xffff_ffffu32
+    } else {
+        (1u32 << (2 * tail)) - 1
+    };
+    let mut acc0 = 0.0f32;
+    let mut acc1 = 0.0f32;
+    let mut acc2 = 0.0f32;
+    let mut acc3 = 0.0f32;
+    // The next chunk's words, loaded a chunk ahead.
+    let first = seg * seg_words;
+    let mut n0 = if first + 0 < words {
+        packed_w[rb + first + 0]
+    } else {
+        0u32
+    };
+    let mut n1 = if first + 1 < words {
+        packed_w[rb + first + 1]
+    } else {
+        0u32
+    };
+    let mut n2 = if first + 2 < words {
+        packed_w[rb + first + 2]
+    } else {
+        0u32
+    };
+    let mut n3 = if first + 3 < words {
+        packed_w[rb + first + 3]
+    } else {
+        0u32
+    };
+    let mut n4 = if first + 4 < words {
+        packed_w[rb + first + 4]
+    } else {
+        0u32
+    };
+    let mut n5 = if first + 5 < words {
+        packed_w[rb + first + 5]
+    } else {
+        0u32
+    };
+    let mut n6 = if first + 6 < words {
+        packed_w[rb + first + 6]
+    } else {
+        0u32
+    };
+    let mut n7 = if first + 7 < words {
+        packed_w[rb + first + 7]
+    } else {
+        0u32
+    };
+    for t in 0..chunks {
+        let wb = seg * seg_words + t * 8;
+        let w0 = if wb + 0 == words - 1 {
+            n0 & tail_mask
+        } else {
+            n0
+        };
+        let w1 = if wb + 1 == words - 1 {
+            n1 & tail_mask
+        } else {
+            n1
+        };
+        let w2 = if wb + 2 == words - 1 {
+            n2 & tail_mask
+        } else {
+            n2
+        };
+        let w3 = if wb + 3 == words - 1 {
+            n3 & tail_mask
+        } else {
+            n3
+        };
+        let w4 = if wb + 4 == words - 1 {
+            n4 & tail_mask
+        } else {
+            n4
+        };
+        let w5 = if wb + 5 == words - 1 {
+            n5 & tail_mask
+        } else {
+            n5
+        };
+        let w6 = if wb + 6 == words - 1 {
+            n6 & tail_mask
+        } else {
+            n6
+        };
+        let w7 = if wb + 7 == words - 1 {
+            n7 & tail_mask
+        } else {
+            n7
+        };
+        let nb = wb + 8;
+        n0 = if t + 1 < chunks && nb + 0 < words {
+            packed_w[rb + nb + 0]
+        } else {
+            0u32
+        };
+        n1 = if t + 1 < chunks && nb + 1 < words {
+            packed_w[rb + nb + 1]
+        } else {
+            0u32
+        };
+        n2 = if t + 1 < chunks && nb + 2 < words {
+            packed_w[rb + nb + 2]
+        } else {
+            0u32
+        };
+        n3 = if t + 1 < chunks && nb + 3 < words {
+            packed_w[rb + nb + 3]
+        } else {
+            0u32
+        };
+        n4 = if t + 1 < chunks && nb + 4 < words {
+            packed_w[rb + nb + 4]
+        } else {
+            0u32
+        };
+        n5 = if t + 1 < chunks && nb + 5 < words {
+            packed_w[rb + nb + 5]
+        } else {
+            0u32
+        };
+        n6 = if t + 1 < chunks && nb + 6 < words {
+            packed_w[rb + nb + 6]
+        } else {
+            0u32
+        };
+        n7 = if t + 1 < chunks && nb + 7 < words {
+            packed_w[rb + nb + 7]
+        } else {
+            0u32
+        };
+        // The chunk's tables: pair `q` (segment q / 64, pair q % 64 of its chunk) holds
+        // `A[lo] + B[hi]` at entry `lo + 4·hi`, with A = (0, x0, −x0, 0) and
+        // B = (0, x1, −x1, 0): code 3 reads as 0.
+        let mut q = lid;
+        while q < 256 {
+            let c = ((q / 64) * seg_words + t * 8) * 16 + 2 * (q % 64);
+            let x0 = if c < k { x[c] } else { 0.0f32 };
+            let x1 = if c + 1 < k { x[c + 1] } else { 0.0f32 };
+            let n0 = -x0;
+            let n1 = -x1;
+            let b = q * 16;
+            let qm = q % 16;
+            lut[b + (0u32 ^ qm)] = 0.0f32 + 0.0f32;
+            lut[b + (1u32 ^ qm)] = x0 + 0.0f32;
+            lut[b + (2u32 ^ qm)] = n0 + 0.0f32;
+            lut[b + (3u32 ^ qm)] = 0.0f32 + 0.0f32;
+            lut[b + (4u32 ^ qm)] = 0.0f32 + x1;
+            lut[b + (5u32 ^ qm)] = x0 + x1;
+            lut[b + (6u32 ^ qm)] = n0 + x1;
+            lut[b + (7u32 ^ qm)] = 0.0f32 + x1;
+            lut[b + (8u32 ^ qm)] = 0.0f32 + n1;
+            lut[b + (9u32 ^ qm)] = x0 + n1;
+            lut[b + (10u32 ^ qm)] = n0 + n1;
+            lut[b + (11u32 ^ qm)] = 0.0f32 + n1;
+            lut[b + (12u32 ^ qm)] = 0.0f32 + 0.0f32;
+            lut[b + (13u32 ^ qm)] = x0 + 0.0f32;
+            lut[b + (14u32 ^ qm)] = n0 + 0.0f32;
+            lut[b + (15u32 ^ qm)] = 0.0f32 + 0.0f32;
+            q += WG;
         }
-        partial[lid] = sum;
         workgroup_barrier();
-        let mut stride = 32u32;
-        while stride > 0 {
-            if lane < stride {
-                partial[lid] = partial[lid] + partial[lid + stride];
-            }
-            workgroup_barrier();
-            stride = stride / 2;
-        }
-        if lane == 0 && row < m {
-            y[row] = partial[lid] * scale[row];
-        }
+        let tb = seg * 1024;
+        acc0 += lut[tb + 0u32 + ((w0 & 15u32) ^ 0u32)];
+        acc0 += lut[tb + 16u32 + (((w0 >> 4u32) & 15u32) ^ 1u32)];
+        acc0 += lut[tb + 32u32 + (((w0 >> 8u32) & 15u32) ^ 2u32)];
+        acc0 += lut[tb + 48u32 + (((w0 >> 12u32) & 15u32) ^ 3u32)];
+        acc0 += lut[tb + 64u32 + (((w0 >> 16u32) & 15u32) ^ 4u32)];
+        acc0 += lut[tb + 80u32 + (((w0 >> 20u32) & 15u32) ^ 5u32)];
+        acc0 += lut[tb + 96u32 + (((w0 >> 24u32) & 15u32) ^ 6u32)];
+        acc0 += lut[tb + 112u32 + ((w0 >> 28u32) ^ 7u32)];
+        acc1 += lut[tb + 128u32 + ((w1 & 15u32) ^ 8u32)];
+        acc1 += lut[tb + 144u32 + (((w1 >> 4u32) & 15u32) ^ 9u32)];
+        acc1 += lut[tb + 160u32 + (((w1 >> 8u32) & 15u32) ^ 10u32)];
+        acc1 += lut[tb + 176u32 + (((w1 >> 12u32) & 15u32) ^ 11u32)];
+        acc1 += lut[tb + 192u32 + (((w1 >> 16u32) & 15u32) ^ 12u32)];
+        acc1 += lut[tb + 208u32 + (((w1 >> 20u32) & 15u32) ^ 13u32)];
+        acc1 += lut[tb + 224u32 + (((w1 >> 24u32) & 15u32) ^ 14u32)];
+        acc1 += lut[tb + 240u32 + ((w1 >> 28u32) ^ 15u32)];
+        acc2 += lut[tb + 256u32 + ((w2 & 15u32) ^ 0u32)];
+        acc2 += lut[tb + 272u32 + (((w2 >> 4u32) & 15u32) ^ 1u32)];
+        acc2 += lut[tb + 288u32 + (((w2 >> 8u32) & 15u32) ^ 2u32)];
+        acc2 += lut[tb + 304u32 + (((w2 >> 12u32) & 15u32) ^ 3u32)];
+        acc2 += lut[tb + 320u32 + (((w2 >> 16u32) & 15u32) ^ 4u32)];
+        acc2 += lut[tb + 336u32 + (((w2 >> 20u32) & 15u32) ^ 5u32)];
+        acc2 += lut[tb + 352u32 + (((w2 >> 24u32) & 15u32) ^ 6u32)];
+        acc2 += lut[tb + 368u32 + ((w2 >> 28u32) ^ 7u32)];
+        acc3 += lut[tb + 384u32 + ((w3 & 15u32) ^ 8u32)];
+        acc3 += lut[tb + 400u32 + (((w3 >> 4u32) & 15u32) ^ 9u32)];
+        acc3 += lut[tb + 416u32 + (((w3 >> 8u32) & 15u32) ^ 10u32)];
+        acc3 += lut[tb + 432u32 + (((w3 >> 12u32) & 15u32) ^ 11u32)];
+        acc3 += lut[tb + 448u32 + (((w3 >> 16u32) & 15u32) ^ 12u32)];
+        acc3 += lut[tb + 464u32 + (((w3 >> 20u32) & 15u32) ^ 13u32)];
+        acc3 += lut[tb + 480u32 + (((w3 >> 24u32) & 15u32) ^ 14u32)];
+        acc3 += lut[tb + 496u32 + ((w3 >> 28u32) ^ 15u32)];
+        acc0 += lut[tb + 512u32 + ((w4 & 15u32) ^ 0u32)];
+        acc0 += lut[tb + 528u32 + (((w4 >> 4u32) & 15u32) ^ 1u32)];
+        acc0 += lut[tb + 544u32 + (((w4 >> 8u32) & 15u32) ^ 2u32)];
+        acc0 += lut[tb + 560u32 + (((w4 >> 12u32) & 15u32) ^ 3u32)];
+        acc0 += lut[tb + 576u32 + (((w4 >> 16u32) & 15u32) ^ 4u32)];
+        acc0 += lut[tb + 592u32 + (((w4 >> 20u32) & 15u32) ^ 5u32)];
+        acc0 += lut[tb + 608u32 + (((w4 >> 24u32) & 15u32) ^ 6u32)];
+        acc0 += lut[tb + 624u32 + ((w4 >> 28u32) ^ 7u32)];
+        acc1 += lut[tb + 640u32 + ((w5 & 15u32) ^ 8u32)];
+        acc1 += lut[tb + 656u32 + (((w5 >> 4u32) & 15u32) ^ 9u32)];
+        acc1 += lut[tb + 672u32 + (((w5 >> 8u32) & 15u32) ^ 10u32)];
+        acc1 += lut[tb + 688u32 + (((w5 >> 12u32) & 15u32) ^ 11u32)];
+        acc1 += lut[tb + 704u32 + (((w5 >> 16u32) & 15u32) ^ 12u32)];
+        acc1 += lut[tb + 720u32 + (((w5 >> 20u32) & 15u32) ^ 13u32)];
+        acc1 += lut[tb + 736u32 + (((w5 >> 24u32) & 15u32) ^ 14u32)];
+        acc1 += lut[tb + 752u32 + ((w5 >> 28u32) ^ 15u32)];
+        acc2 += lut[tb + 768u32 + ((w6 & 15u32) ^ 0u32)];
+        acc2 += lut[tb + 784u32 + (((w6 >> 4u32) & 15u32) ^ 1u32)];
+        acc2 += lut[tb + 800u32 + (((w6 >> 8u32) & 15u32) ^ 2u32)];
+        acc2 += lut[tb + 816u32 + (((w6 >> 12u32) & 15u32) ^ 3u32)];
+        acc2 += lut[tb + 832u32 + (((w6 >> 16u32) & 15u32) ^ 4u32)];
+        acc2 += lut[tb + 848u32 + (((w6 >> 20u32) & 15u32) ^ 5u32)];
+        acc2 += lut[tb + 864u32 + (((w6 >> 24u32) & 15u32) ^ 6u32)];
+        acc2 += lut[tb + 880u32 + ((w6 >> 28u32) ^ 7u32)];
+        acc3 += lut[tb + 896u32 + ((w7 & 15u32) ^ 8u32)];
+        acc3 += lut[tb + 912u32 + (((w7 >> 4u32) & 15u32) ^ 9u32)];
+        acc3 += lut[tb + 928u32 + (((w7 >> 8u32) & 15u32) ^ 10u32)];
+        acc3 += lut[tb + 944u32 + (((w7 >> 12u32) & 15u32) ^ 11u32)];
+        acc3 += lut[tb + 960u32 + (((w7 >> 16u32) & 15u32) ^ 12u32)];
+        acc3 += lut[tb + 976u32 + (((w7 >> 20u32) & 15u32) ^ 13u32)];
+        acc3 += lut[tb + 992u32 + (((w7 >> 24u32) & 15u32) ^ 14u32)];
+        acc3 += lut[tb + 1008u32 + ((w7 >> 28u32) ^ 15u32)];
+        workgroup_barrier();
+    }
+    // The tables are done with (the loop ends on a barrier): the segment sums go there.
+    lut[lid] = (acc0 + acc1) + (acc2 + acc3);
+    workgroup_barrier();
+    if seg == 0 && row0 < m {
+        let s = ((lut[local_row] + lut[rows + local_row]) + lut[2 * rows + local_row])
+            + lut[3 * rows + local_row];
+        y[row0] = s * scale[row0];
     }
 }
 
