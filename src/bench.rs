@@ -138,6 +138,8 @@ pub struct BenchResult {
     /// For a row measured against a peer in the same process (the overhead row): the
     /// peer's time in microseconds, so `us / peer_us` is the ratio.
     pub peer_us: Option<f64>,
+    /// Every schedule timed, with its median in microseconds, in the order timed.
+    pub schedules: Vec<(String, f64)>,
 }
 
 fn u(v: u32) -> ScalarValue {
@@ -287,6 +289,7 @@ pub fn run(
         let mut best: Option<(Schedule, f64)> = None;
         let mut default_ns = f64::NAN;
         let mut input_sets = 1;
+        let mut schedules = Vec::new();
         for s in candidates {
             if rt.check_schedule(case.kernel, &s).is_err() {
                 continue;
@@ -301,6 +304,7 @@ pub fn run(
                     continue;
                 }
             };
+            schedules.push((s.to_string(), t / 1e3));
             if s == default {
                 default_ns = t;
             }
@@ -334,6 +338,7 @@ pub fn run(
             adapter: adapter.clone(),
             input_sets,
             peer_us: None,
+            schedules,
         };
         progress(&r);
         out.push(r);
@@ -419,6 +424,7 @@ pub fn overhead(rt: &mut ForgeRuntime, quick: bool) -> Result<BenchResult, Forge
         adapter: rt.adapter_info().name.clone(),
         input_sets: 1,
         peer_us: Some(bare_med / 1e3),
+        schedules: Vec::new(),
     })
 }
 
@@ -510,7 +516,10 @@ pub fn compare_timers(
             },
         )?;
         let bare = Bare::new(rt, case.kernel, &s, &args)?;
-        bare.time_dispatches(rt, wall_dispatches.min(16))?; // warm-up
+        let warm = Instant::now();
+        while (warm.elapsed().as_nanos() as f64) < base.warmup_ns {
+            bare.time_dispatches(rt, wall_dispatches)?;
+        }
         let bare_runs: Vec<f64> = (0..base.passes)
             .map(|_| bare.time_dispatches(rt, wall_dispatches))
             .collect::<Result<_, _>>()?;

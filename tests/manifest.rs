@@ -61,6 +61,7 @@ fn quick() -> TuneOptions {
     TuneOptions {
         timing: TimingOptions {
             warmup: 1,
+            warmup_ns: 0.0,
             passes: 3,
             target_pass_ns: 2.0e5,
             max_repeats: 64,
@@ -454,6 +455,7 @@ fn timing_an_in_place_kernel_resets_it() {
     for wall_clock in [false, true] {
         let opts = TimingOptions {
             passes: 4,
+            warmup_ns: 0.0,
             repeats: Some(8),
             read_back: true,
             wall_clock,
@@ -528,6 +530,7 @@ fn timing_rotates_small_inputs_through_identical_copies() {
                     &TimingOptions {
                         passes: 2,
                         warmup: 1,
+                        warmup_ns: 0.0,
                         repeats: Some(repeats),
                         read_back: true,
                         rotate_bytes,

@@ -10,7 +10,9 @@
 //!    [`MAX_INPUT_SETS`], and what the capacity allows), and consecutive dispatches take
 //!    the sets in turn: a dispatch reads inputs that the ones before it pushed out of the
 //!    cache, as a call on fresh data would, not the cache's copy of the last dispatch's;
-//! 2. **warms up** (pipeline compiled, caches and clocks settled);
+//! 2. **warms up** for [`TimingOptions::warmup_ns`] (300 ms by default) of back-to-back
+//!    dispatches: pipeline compiled, caches filled, and the clocks of a GPU that sat idle
+//!    ramped up;
 //! 3. times each dispatch **alone**: a dispatch sits in a compute pass of its own, between
 //!    that pass's two timestamps, so a sample is what one call costs the GPU, launch and
 //!    tail included. Before it, outside the timestamps, every read_write binding is copied
@@ -62,6 +64,11 @@ use std::time::Instant;
 /// The default length of one timed pass: 2 ms, some thousands of timer ticks on any
 /// adapter.
 pub const DEFAULT_TARGET_PASS_NS: f64 = 2.0e6;
+
+/// The default warm-up: 300 ms of back-to-back dispatches. On the H200 an idle GPU's
+/// first few hundred milliseconds of work ran at a fraction of its speed (the clocks
+/// ramp up under load); a handful of warm-up dispatches left the measurement inside that.
+pub const DEFAULT_WARMUP_NS: f64 = 3.0e8;
 
 /// The default cap on dispatches per timed pass.
 pub const DEFAULT_MAX_REPEATS: u32 = 1024;
@@ -228,8 +235,12 @@ pub fn input_sets(read_bytes: u64, rotate_bytes: u64, available: u64) -> u32 {
 /// How [`ForgeRuntime::time_kernel_with`] measures.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TimingOptions {
-    /// Untimed dispatches first.
+    /// Untimed dispatches first, at least.
     pub warmup: u32,
+    /// And untimed dispatches for at least this long, in nanoseconds of wall time, in
+    /// batches that keep the GPU busy: a GPU that sat idle (while the host generated the
+    /// next case's data, say) runs at low clocks until it has been loaded for a while.
+    pub warmup_ns: f64,
     /// Timed batches; each gives one sample, the median of its dispatches, and the result is
     /// the median of the samples.
     pub passes: u32,
@@ -263,6 +274,7 @@ impl Default for TimingOptions {
     fn default() -> Self {
         TimingOptions {
             warmup: 3,
+            warmup_ns: DEFAULT_WARMUP_NS,
             passes: 7,
             target_pass_ns: DEFAULT_TARGET_PASS_NS,
             max_repeats: DEFAULT_MAX_REPEATS,
@@ -728,13 +740,23 @@ impl ForgeRuntime {
             Timer::WallClock => None,
         };
 
-        if opts.warmup > 0 {
+        // Warm-up: at least `warmup` dispatches and `warmup_ns` of wall time, in batches
+        // that double until one takes 10 ms, so the GPU, not the host, is busy.
+        let start = Instant::now();
+        let mut batch = opts.warmup.max(1);
+        let mut done = 0u32;
+        while done < opts.warmup || (start.elapsed().as_nanos() as f64) < opts.warmup_ns {
             let mut encoder = self.encoder(rig.name);
-            for _ in 0..opts.warmup {
+            for _ in 0..batch {
                 rig.reset(&mut encoder);
                 rig.pass(&mut encoder, 1, None);
             }
+            let t = Instant::now();
             self.submit_and_wait(encoder)?;
+            done = done.saturating_add(batch);
+            if t.elapsed().as_secs_f64() < 0.01 && batch < 4096 {
+                batch *= 2;
+            }
         }
 
         let mut repeats = fixed.unwrap_or(1);
