@@ -278,6 +278,16 @@ pub fn run(
         }
         let args = arguments(case.kernel, &case.scalars)?;
         let default = case.kernel.default_schedule();
+        // The GPU idled while the host generated the data: a second of the declared
+        // schedule first, so the first schedule timed meets the clocks the others do.
+        if !quick && rt.check_schedule(case.kernel, &default).is_ok() {
+            let warm = TimingOptions {
+                warmup_ns: 1.0e9,
+                passes: 1,
+                ..opts.clone()
+            };
+            rt.time_kernel_with(case.kernel, &default, &args, &warm)?;
+        }
         let mut candidates: Vec<Schedule> = if quick {
             vec![default]
         } else {

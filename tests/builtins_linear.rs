@@ -380,7 +380,7 @@ fn ternary_gemv_ignores_code_3_and_bits_past_k() {
 fn ternary_gemv_every_schedule_gives_the_same_result() {
     let mut rt = runtime();
     let mut r = rng(7);
-    for (m, k) in [(1, 1), (7, 13), (67, 1031)] {
+    for (m, k) in [(1, 1), (7, 13), (67, 1031), (9, 4100)] {
         let x = floats(&mut r, k);
         let w = ternary_weights(&mut r, m * k);
         let scale = floats(&mut r, m);
@@ -388,7 +388,17 @@ fn ternary_gemv_every_schedule_gives_the_same_result() {
         let (_, mag) = ternary_f64(&x, &w, &scale, m, k);
         let (m, k) = (m as u32, k as u32);
         let oracle = ternary_gemv::cpu(&x, &packed, &scale, m, k).unwrap();
-        for s in ternary_gemv::Kernel.tune_space().candidates() {
+        // And schedules outside the tune space: workgroups under 128 build more than two
+        // table pairs an invocation.
+        let mut schedules = ternary_gemv::Kernel.tune_space().candidates();
+        for vector in [1, 2] {
+            schedules.push(Schedule {
+                workgroup: 64,
+                items: 1,
+                vector,
+            });
+        }
+        for s in schedules {
             let cpu = ternary_gemv::cpu_with(&s, &x, &packed, &scale, m, k).unwrap();
             assert_eq!(
                 cpu, oracle,

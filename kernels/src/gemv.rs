@@ -7,10 +7,9 @@
 //! columns `l, l+64, l+128, …`, so each step of the team reads 1 KiB contiguously, and
 //! keeps four such loads in flight per row. A team takes `ITEMS` consecutive rows *at
 //! once*, loading each `x` vec4 once for all of them: `ITEMS` times the loads in flight and
-//! a fraction of the `x` traffic. A workgroup holds `WG / 64` teams. With `VEC = 2`,
-//! `x` comes through workgroup memory a tile of 512 vec4s at a time, loaded once for all
-//! the workgroup's rows: for long rows, whose `x` does not stay in the L1 cache, every row
-//! would otherwise read all of `x` again from L2. A team's 64 partial
+//! a fraction of the `x` traffic. A workgroup holds `WG / 64` teams. (Bringing `x`
+//! through workgroup memory a tile at a time, for all the workgroup's rows, was slower on
+//! the H200 at every shape: `x` stays in the L1 and L2 caches.) A team's 64 partial
 //! sums of a row meet in workgroup memory: eight lanes each add eight in order, then one
 //! lane adds the eight results in order (two barriers).
 //!
@@ -33,7 +32,7 @@ use forge_macros::forge_kernel;
 /// `y = A·x` for a row-major `m×n` matrix `A`, bound as vec4s (`A` and `x` zero-padded to
 /// whole vec4s): a team of 64 invocations per `ITEMS` rows.
 #[forge_kernel(crate = ::forge_core, workgroup = 256, threads = m * 64, ext = false,
-    tune(workgroup = [256, 128, 64], items = [1, 2, 4], vector = [1, 2]),
+    tune(workgroup = [256, 128, 64], items = [1, 2, 4]),
     reference = gemv_reference, tolerance(abs = 1e-4, rel = 1e-4),
     case(m = 1, n = 1), case(m = 7, n = 13), case(m = 64, n = 64), case(m = 300, n = 17),
     case(m = 5, n = 1031), case(m = 131, n = 257), case(m = 9, n = 1028), case(m = 6, n = 4096))]
@@ -46,10 +45,6 @@ pub fn gemv(
 ) {
     #[shared]
     let mut partial = [0.0f32; WG * ITEMS];
-    // With VEC = 2: a tile of `x`.
-    #[shared]
-    let mut xs = [Vec4::ZERO; 256 * VEC];
-    let zero4 = Vec4::ZERO;
     let lid = local_index();
     let lane = lid % 64;
     let team = lid / 64;
@@ -81,283 +76,133 @@ pub fn gemv(
         // Rows start on a vec4: lane `l` takes vec4 columns `l, l+64, l+128, …`, four
         // steps apart into four accumulators, each vec4 folded in x, y, z, w order.
         let n4 = n / 4;
-        if VEC == 2 {
-            // `x` a tile of 512 vec4s at a time through workgroup memory, shared by every row of
-            // the workgroup; the same columns in the same order as below.
-            let tiles = n4.div_ceil(512);
-            for t in 0..tiles {
-                let tb = t * 512;
-                let mut i = lid;
-                while i < 512 {
-                    let xv = if tb + i < n4 { x[tb + i] } else { zero4 };
-                    xs[i] = xv;
-                    i += WG;
-                }
-                workgroup_barrier();
-                let end = (tb + 512).min(n4);
-                let mut j = tb + lane;
-                while j < end {
-                    if j + 192 < n4 {
-                        let x0 = xs[j - tb];
-                        let x1 = xs[j - tb + 64];
-                        let x2 = xs[j - tb + 128];
-                        let x3 = xs[j - tb + 192];
-                        let b = row0 * n4 + j;
-                        let a0 = a[b];
-                        let a1 = a[b + 64];
-                        let a2 = a[b + 128];
-                        let a3 = a[b + 192];
-                        s00 = a0.x.mul_add(x0.x, s00);
-                        s00 = a0.y.mul_add(x0.y, s00);
-                        s00 = a0.z.mul_add(x0.z, s00);
-                        s00 = a0.w.mul_add(x0.w, s00);
-                        s01 = a1.x.mul_add(x1.x, s01);
-                        s01 = a1.y.mul_add(x1.y, s01);
-                        s01 = a1.z.mul_add(x1.z, s01);
-                        s01 = a1.w.mul_add(x1.w, s01);
-                        s02 = a2.x.mul_add(x2.x, s02);
-                        s02 = a2.y.mul_add(x2.y, s02);
-                        s02 = a2.z.mul_add(x2.z, s02);
-                        s02 = a2.w.mul_add(x2.w, s02);
-                        s03 = a3.x.mul_add(x3.x, s03);
-                        s03 = a3.y.mul_add(x3.y, s03);
-                        s03 = a3.z.mul_add(x3.z, s03);
-                        s03 = a3.w.mul_add(x3.w, s03);
-                        if ITEMS > 1 {
-                            let b = row1 * n4 + j;
-                            let a0 = a[b];
-                            let a1 = a[b + 64];
-                            let a2 = a[b + 128];
-                            let a3 = a[b + 192];
-                            s10 = a0.x.mul_add(x0.x, s10);
-                            s10 = a0.y.mul_add(x0.y, s10);
-                            s10 = a0.z.mul_add(x0.z, s10);
-                            s10 = a0.w.mul_add(x0.w, s10);
-                            s11 = a1.x.mul_add(x1.x, s11);
-                            s11 = a1.y.mul_add(x1.y, s11);
-                            s11 = a1.z.mul_add(x1.z, s11);
-                            s11 = a1.w.mul_add(x1.w, s11);
-                            s12 = a2.x.mul_add(x2.x, s12);
-                            s12 = a2.y.mul_add(x2.y, s12);
-                            s12 = a2.z.mul_add(x2.z, s12);
-                            s12 = a2.w.mul_add(x2.w, s12);
-                            s13 = a3.x.mul_add(x3.x, s13);
-                            s13 = a3.y.mul_add(x3.y, s13);
-                            s13 = a3.z.mul_add(x3.z, s13);
-                            s13 = a3.w.mul_add(x3.w, s13);
-                        }
-                        if ITEMS > 2 {
-                            let b = row2 * n4 + j;
-                            let a0 = a[b];
-                            let a1 = a[b + 64];
-                            let a2 = a[b + 128];
-                            let a3 = a[b + 192];
-                            s20 = a0.x.mul_add(x0.x, s20);
-                            s20 = a0.y.mul_add(x0.y, s20);
-                            s20 = a0.z.mul_add(x0.z, s20);
-                            s20 = a0.w.mul_add(x0.w, s20);
-                            s21 = a1.x.mul_add(x1.x, s21);
-                            s21 = a1.y.mul_add(x1.y, s21);
-                            s21 = a1.z.mul_add(x1.z, s21);
-                            s21 = a1.w.mul_add(x1.w, s21);
-                            s22 = a2.x.mul_add(x2.x, s22);
-                            s22 = a2.y.mul_add(x2.y, s22);
-                            s22 = a2.z.mul_add(x2.z, s22);
-                            s22 = a2.w.mul_add(x2.w, s22);
-                            s23 = a3.x.mul_add(x3.x, s23);
-                            s23 = a3.y.mul_add(x3.y, s23);
-                            s23 = a3.z.mul_add(x3.z, s23);
-                            s23 = a3.w.mul_add(x3.w, s23);
-                        }
-                        if ITEMS > 3 {
-                            let b = row3 * n4 + j;
-                            let a0 = a[b];
-                            let a1 = a[b + 64];
-                            let a2 = a[b + 128];
-                            let a3 = a[b + 192];
-                            s30 = a0.x.mul_add(x0.x, s30);
-                            s30 = a0.y.mul_add(x0.y, s30);
-                            s30 = a0.z.mul_add(x0.z, s30);
-                            s30 = a0.w.mul_add(x0.w, s30);
-                            s31 = a1.x.mul_add(x1.x, s31);
-                            s31 = a1.y.mul_add(x1.y, s31);
-                            s31 = a1.z.mul_add(x1.z, s31);
-                            s31 = a1.w.mul_add(x1.w, s31);
-                            s32 = a2.x.mul_add(x2.x, s32);
-                            s32 = a2.y.mul_add(x2.y, s32);
-                            s32 = a2.z.mul_add(x2.z, s32);
-                            s32 = a2.w.mul_add(x2.w, s32);
-                            s33 = a3.x.mul_add(x3.x, s33);
-                            s33 = a3.y.mul_add(x3.y, s33);
-                            s33 = a3.z.mul_add(x3.z, s33);
-                            s33 = a3.w.mul_add(x3.w, s33);
-                        }
-                    } else {
-                        let mut jj = j;
-                        while jj < n4 {
-                            let xv = xs[jj - tb];
-                            let av = a[row0 * n4 + jj];
-                            s00 = av.x.mul_add(xv.x, s00);
-                            s00 = av.y.mul_add(xv.y, s00);
-                            s00 = av.z.mul_add(xv.z, s00);
-                            s00 = av.w.mul_add(xv.w, s00);
-                            if ITEMS > 1 {
-                                let av = a[row1 * n4 + jj];
-                                s10 = av.x.mul_add(xv.x, s10);
-                                s10 = av.y.mul_add(xv.y, s10);
-                                s10 = av.z.mul_add(xv.z, s10);
-                                s10 = av.w.mul_add(xv.w, s10);
-                            }
-                            if ITEMS > 2 {
-                                let av = a[row2 * n4 + jj];
-                                s20 = av.x.mul_add(xv.x, s20);
-                                s20 = av.y.mul_add(xv.y, s20);
-                                s20 = av.z.mul_add(xv.z, s20);
-                                s20 = av.w.mul_add(xv.w, s20);
-                            }
-                            if ITEMS > 3 {
-                                let av = a[row3 * n4 + jj];
-                                s30 = av.x.mul_add(xv.x, s30);
-                                s30 = av.y.mul_add(xv.y, s30);
-                                s30 = av.z.mul_add(xv.z, s30);
-                                s30 = av.w.mul_add(xv.w, s30);
-                            }
-                            jj += 64;
-                        }
-                    }
-                    j += 256;
-                }
-                workgroup_barrier();
-            }
-        } else {
-            let mut j = lane;
-            while j + 192 < n4 {
-                let x0 = x[j];
-                let x1 = x[j + 64];
-                let x2 = x[j + 128];
-                let x3 = x[j + 192];
-                let b = row0 * n4 + j;
+        let mut j = lane;
+        while j + 192 < n4 {
+            let x0 = x[j];
+            let x1 = x[j + 64];
+            let x2 = x[j + 128];
+            let x3 = x[j + 192];
+            let b = row0 * n4 + j;
+            let a0 = a[b];
+            let a1 = a[b + 64];
+            let a2 = a[b + 128];
+            let a3 = a[b + 192];
+            s00 = a0.x.mul_add(x0.x, s00);
+            s00 = a0.y.mul_add(x0.y, s00);
+            s00 = a0.z.mul_add(x0.z, s00);
+            s00 = a0.w.mul_add(x0.w, s00);
+            s01 = a1.x.mul_add(x1.x, s01);
+            s01 = a1.y.mul_add(x1.y, s01);
+            s01 = a1.z.mul_add(x1.z, s01);
+            s01 = a1.w.mul_add(x1.w, s01);
+            s02 = a2.x.mul_add(x2.x, s02);
+            s02 = a2.y.mul_add(x2.y, s02);
+            s02 = a2.z.mul_add(x2.z, s02);
+            s02 = a2.w.mul_add(x2.w, s02);
+            s03 = a3.x.mul_add(x3.x, s03);
+            s03 = a3.y.mul_add(x3.y, s03);
+            s03 = a3.z.mul_add(x3.z, s03);
+            s03 = a3.w.mul_add(x3.w, s03);
+            if ITEMS > 1 {
+                let b = row1 * n4 + j;
                 let a0 = a[b];
                 let a1 = a[b + 64];
                 let a2 = a[b + 128];
                 let a3 = a[b + 192];
-                s00 = a0.x.mul_add(x0.x, s00);
-                s00 = a0.y.mul_add(x0.y, s00);
-                s00 = a0.z.mul_add(x0.z, s00);
-                s00 = a0.w.mul_add(x0.w, s00);
-                s01 = a1.x.mul_add(x1.x, s01);
-                s01 = a1.y.mul_add(x1.y, s01);
-                s01 = a1.z.mul_add(x1.z, s01);
-                s01 = a1.w.mul_add(x1.w, s01);
-                s02 = a2.x.mul_add(x2.x, s02);
-                s02 = a2.y.mul_add(x2.y, s02);
-                s02 = a2.z.mul_add(x2.z, s02);
-                s02 = a2.w.mul_add(x2.w, s02);
-                s03 = a3.x.mul_add(x3.x, s03);
-                s03 = a3.y.mul_add(x3.y, s03);
-                s03 = a3.z.mul_add(x3.z, s03);
-                s03 = a3.w.mul_add(x3.w, s03);
-                if ITEMS > 1 {
-                    let b = row1 * n4 + j;
-                    let a0 = a[b];
-                    let a1 = a[b + 64];
-                    let a2 = a[b + 128];
-                    let a3 = a[b + 192];
-                    s10 = a0.x.mul_add(x0.x, s10);
-                    s10 = a0.y.mul_add(x0.y, s10);
-                    s10 = a0.z.mul_add(x0.z, s10);
-                    s10 = a0.w.mul_add(x0.w, s10);
-                    s11 = a1.x.mul_add(x1.x, s11);
-                    s11 = a1.y.mul_add(x1.y, s11);
-                    s11 = a1.z.mul_add(x1.z, s11);
-                    s11 = a1.w.mul_add(x1.w, s11);
-                    s12 = a2.x.mul_add(x2.x, s12);
-                    s12 = a2.y.mul_add(x2.y, s12);
-                    s12 = a2.z.mul_add(x2.z, s12);
-                    s12 = a2.w.mul_add(x2.w, s12);
-                    s13 = a3.x.mul_add(x3.x, s13);
-                    s13 = a3.y.mul_add(x3.y, s13);
-                    s13 = a3.z.mul_add(x3.z, s13);
-                    s13 = a3.w.mul_add(x3.w, s13);
-                }
-                if ITEMS > 2 {
-                    let b = row2 * n4 + j;
-                    let a0 = a[b];
-                    let a1 = a[b + 64];
-                    let a2 = a[b + 128];
-                    let a3 = a[b + 192];
-                    s20 = a0.x.mul_add(x0.x, s20);
-                    s20 = a0.y.mul_add(x0.y, s20);
-                    s20 = a0.z.mul_add(x0.z, s20);
-                    s20 = a0.w.mul_add(x0.w, s20);
-                    s21 = a1.x.mul_add(x1.x, s21);
-                    s21 = a1.y.mul_add(x1.y, s21);
-                    s21 = a1.z.mul_add(x1.z, s21);
-                    s21 = a1.w.mul_add(x1.w, s21);
-                    s22 = a2.x.mul_add(x2.x, s22);
-                    s22 = a2.y.mul_add(x2.y, s22);
-                    s22 = a2.z.mul_add(x2.z, s22);
-                    s22 = a2.w.mul_add(x2.w, s22);
-                    s23 = a3.x.mul_add(x3.x, s23);
-                    s23 = a3.y.mul_add(x3.y, s23);
-                    s23 = a3.z.mul_add(x3.z, s23);
-                    s23 = a3.w.mul_add(x3.w, s23);
-                }
-                if ITEMS > 3 {
-                    let b = row3 * n4 + j;
-                    let a0 = a[b];
-                    let a1 = a[b + 64];
-                    let a2 = a[b + 128];
-                    let a3 = a[b + 192];
-                    s30 = a0.x.mul_add(x0.x, s30);
-                    s30 = a0.y.mul_add(x0.y, s30);
-                    s30 = a0.z.mul_add(x0.z, s30);
-                    s30 = a0.w.mul_add(x0.w, s30);
-                    s31 = a1.x.mul_add(x1.x, s31);
-                    s31 = a1.y.mul_add(x1.y, s31);
-                    s31 = a1.z.mul_add(x1.z, s31);
-                    s31 = a1.w.mul_add(x1.w, s31);
-                    s32 = a2.x.mul_add(x2.x, s32);
-                    s32 = a2.y.mul_add(x2.y, s32);
-                    s32 = a2.z.mul_add(x2.z, s32);
-                    s32 = a2.w.mul_add(x2.w, s32);
-                    s33 = a3.x.mul_add(x3.x, s33);
-                    s33 = a3.y.mul_add(x3.y, s33);
-                    s33 = a3.z.mul_add(x3.z, s33);
-                    s33 = a3.w.mul_add(x3.w, s33);
-                }
-                j += 256;
+                s10 = a0.x.mul_add(x0.x, s10);
+                s10 = a0.y.mul_add(x0.y, s10);
+                s10 = a0.z.mul_add(x0.z, s10);
+                s10 = a0.w.mul_add(x0.w, s10);
+                s11 = a1.x.mul_add(x1.x, s11);
+                s11 = a1.y.mul_add(x1.y, s11);
+                s11 = a1.z.mul_add(x1.z, s11);
+                s11 = a1.w.mul_add(x1.w, s11);
+                s12 = a2.x.mul_add(x2.x, s12);
+                s12 = a2.y.mul_add(x2.y, s12);
+                s12 = a2.z.mul_add(x2.z, s12);
+                s12 = a2.w.mul_add(x2.w, s12);
+                s13 = a3.x.mul_add(x3.x, s13);
+                s13 = a3.y.mul_add(x3.y, s13);
+                s13 = a3.z.mul_add(x3.z, s13);
+                s13 = a3.w.mul_add(x3.w, s13);
             }
-            while j < n4 {
-                let xv = x[j];
-                let av = a[row0 * n4 + j];
-                s00 = av.x.mul_add(xv.x, s00);
-                s00 = av.y.mul_add(xv.y, s00);
-                s00 = av.z.mul_add(xv.z, s00);
-                s00 = av.w.mul_add(xv.w, s00);
-                if ITEMS > 1 {
-                    let av = a[row1 * n4 + j];
-                    s10 = av.x.mul_add(xv.x, s10);
-                    s10 = av.y.mul_add(xv.y, s10);
-                    s10 = av.z.mul_add(xv.z, s10);
-                    s10 = av.w.mul_add(xv.w, s10);
-                }
-                if ITEMS > 2 {
-                    let av = a[row2 * n4 + j];
-                    s20 = av.x.mul_add(xv.x, s20);
-                    s20 = av.y.mul_add(xv.y, s20);
-                    s20 = av.z.mul_add(xv.z, s20);
-                    s20 = av.w.mul_add(xv.w, s20);
-                }
-                if ITEMS > 3 {
-                    let av = a[row3 * n4 + j];
-                    s30 = av.x.mul_add(xv.x, s30);
-                    s30 = av.y.mul_add(xv.y, s30);
-                    s30 = av.z.mul_add(xv.z, s30);
-                    s30 = av.w.mul_add(xv.w, s30);
-                }
-                j += 64;
+            if ITEMS > 2 {
+                let b = row2 * n4 + j;
+                let a0 = a[b];
+                let a1 = a[b + 64];
+                let a2 = a[b + 128];
+                let a3 = a[b + 192];
+                s20 = a0.x.mul_add(x0.x, s20);
+                s20 = a0.y.mul_add(x0.y, s20);
+                s20 = a0.z.mul_add(x0.z, s20);
+                s20 = a0.w.mul_add(x0.w, s20);
+                s21 = a1.x.mul_add(x1.x, s21);
+                s21 = a1.y.mul_add(x1.y, s21);
+                s21 = a1.z.mul_add(x1.z, s21);
+                s21 = a1.w.mul_add(x1.w, s21);
+                s22 = a2.x.mul_add(x2.x, s22);
+                s22 = a2.y.mul_add(x2.y, s22);
+                s22 = a2.z.mul_add(x2.z, s22);
+                s22 = a2.w.mul_add(x2.w, s22);
+                s23 = a3.x.mul_add(x3.x, s23);
+                s23 = a3.y.mul_add(x3.y, s23);
+                s23 = a3.z.mul_add(x3.z, s23);
+                s23 = a3.w.mul_add(x3.w, s23);
             }
+            if ITEMS > 3 {
+                let b = row3 * n4 + j;
+                let a0 = a[b];
+                let a1 = a[b + 64];
+                let a2 = a[b + 128];
+                let a3 = a[b + 192];
+                s30 = a0.x.mul_add(x0.x, s30);
+                s30 = a0.y.mul_add(x0.y, s30);
+                s30 = a0.z.mul_add(x0.z, s30);
+                s30 = a0.w.mul_add(x0.w, s30);
+                s31 = a1.x.mul_add(x1.x, s31);
+                s31 = a1.y.mul_add(x1.y, s31);
+                s31 = a1.z.mul_add(x1.z, s31);
+                s31 = a1.w.mul_add(x1.w, s31);
+                s32 = a2.x.mul_add(x2.x, s32);
+                s32 = a2.y.mul_add(x2.y, s32);
+                s32 = a2.z.mul_add(x2.z, s32);
+                s32 = a2.w.mul_add(x2.w, s32);
+                s33 = a3.x.mul_add(x3.x, s33);
+                s33 = a3.y.mul_add(x3.y, s33);
+                s33 = a3.z.mul_add(x3.z, s33);
+                s33 = a3.w.mul_add(x3.w, s33);
+            }
+            j += 256;
+        }
+        while j < n4 {
+            let xv = x[j];
+            let av = a[row0 * n4 + j];
+            s00 = av.x.mul_add(xv.x, s00);
+            s00 = av.y.mul_add(xv.y, s00);
+            s00 = av.z.mul_add(xv.z, s00);
+            s00 = av.w.mul_add(xv.w, s00);
+            if ITEMS > 1 {
+                let av = a[row1 * n4 + j];
+                s10 = av.x.mul_add(xv.x, s10);
+                s10 = av.y.mul_add(xv.y, s10);
+                s10 = av.z.mul_add(xv.z, s10);
+                s10 = av.w.mul_add(xv.w, s10);
+            }
+            if ITEMS > 2 {
+                let av = a[row2 * n4 + j];
+                s20 = av.x.mul_add(xv.x, s20);
+                s20 = av.y.mul_add(xv.y, s20);
+                s20 = av.z.mul_add(xv.z, s20);
+                s20 = av.w.mul_add(xv.w, s20);
+            }
+            if ITEMS > 3 {
+                let av = a[row3 * n4 + j];
+                s30 = av.x.mul_add(xv.x, s30);
+                s30 = av.y.mul_add(xv.y, s30);
+                s30 = av.z.mul_add(xv.z, s30);
+                s30 = av.w.mul_add(xv.w, s30);
+            }
+            j += 64;
         }
     } else {
         // Rows straddle vec4s: lane `l` takes columns `l, l+64, …` one at a time.

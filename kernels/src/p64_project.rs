@@ -9,14 +9,11 @@
 //!
 //! # Schedule
 //! Memory-bound: 64 bytes read per record, 4 written. The records are bound as `UVec4`s,
-//! 16-byte loads. A workgroup takes `ITEMS` chunks of `WG` consecutive records in turn, in
-//! one of two ways (the tuner picks):
-//! - `VEC = 1`: an invocation reads its record with four loads, all in flight together,
-//!   and projects it in registers; a warp's loads cover 2 KiB, each load touching every
-//!   other 16 bytes of it, which the L1 cache has to piece together;
-//! - `VEC = 4`: the workgroup reads the chunk's `4·WG` vec4s contiguously (each load of a
-//!   warp covers 512 bytes), writes their words to workgroup memory, and each invocation
-//!   then projects one record from there (two barriers a chunk). `forge bench p64_project` measures it; `docs/PERFORMANCE.md` has the H200's
+//! so an invocation reads its record with four 16-byte loads, all in flight together, and
+//! projects it in registers; a warp's four loads cover 2 KiB, which the L1 cache hands out
+//! whole. A workgroup takes `ITEMS` chunks of `WG` consecutive records in turn. (Staging a
+//! chunk through workgroup memory with contiguous loads, as this kernel did before, was
+//! 5–15% slower on the H200.) `forge bench p64_project` measures it; `docs/PERFORMANCE.md` has the H200's
 //! figures.
 //!
 //! Every record is summed over `w = 0, 1, …, 15` in order (the first term a product, then
@@ -27,10 +24,9 @@ use forge_core::{ForgeError, ForgeRuntime};
 use forge_macros::forge_kernel;
 
 /// `out[r] = Σ_w weights[w] · f32(word w of record r)`, one invocation per record; a record
-/// is four `UVec4`s, words 0–3, 4–7, 8–11 and 12–15. `VEC = 1` reads each record straight
-/// into registers; `VEC = 4` stages a chunk of records through workgroup memory.
-#[forge_kernel(crate = ::forge_core, workgroup = 64, threads = record_count, ext = false,
-    tune(workgroup = [64, 128, 256], items = [1, 2, 4], vector = [1, 4]),
+/// is four `UVec4`s, words 0–3, 4–7, 8–11 and 12–15.
+#[forge_kernel(crate = ::forge_core, workgroup = 256, threads = record_count, ext = false,
+    tune(workgroup = [64, 128, 256], items = [1, 2, 4]),
     reference = p64_project_reference, tolerance(abs = 1e-3, rel = 1e-4),
     case(record_count = 1), case(record_count = 7), case(record_count = 257), case(record_count = 1031))]
 pub fn p64_project(
@@ -39,9 +35,6 @@ pub fn p64_project(
     #[out] out: &mut [f32; record_count],
     record_count: u32,
 ) {
-    // With VEC = 4: a chunk's words, record `r`'s word `w` at `16·r + (w ^ (r % 16))`.
-    #[shared]
-    let mut tile = [0u32; WG * 4 * VEC];
     let w0 = weights[0];
     let w1 = weights[1];
     let w2 = weights[2];
@@ -58,113 +51,30 @@ pub fn p64_project(
     let w13 = weights[13];
     let w14 = weights[14];
     let w15 = weights[15];
-    let lid = local_index();
-    let quads = record_count * 4;
-    let zero = UVec4::new(0u32, 0u32, 0u32, 0u32);
     for i in 0..ITEMS {
-        let r0 = (workgroup_index() * ITEMS + i) * WG;
-        if VEC == 4 {
-            // The chunk's 4·WG vec4s, read contiguously by the workgroup.
-            let q0 = lid + 0 * WG;
-            let v0 = if r0 * 4 + q0 < quads {
-                records[r0 * 4 + q0]
-            } else {
-                zero
-            };
-            let t0 = (q0 / 4) * 16;
-            let s0 = (q0 / 4) % 16;
-            let b0 = (q0 % 4) * 4;
-            tile[t0 + (b0 ^ s0)] = v0.x;
-            tile[t0 + ((b0 + 1) ^ s0)] = v0.y;
-            tile[t0 + ((b0 + 2) ^ s0)] = v0.z;
-            tile[t0 + ((b0 + 3) ^ s0)] = v0.w;
-            let q1 = lid + 1 * WG;
-            let v1 = if r0 * 4 + q1 < quads {
-                records[r0 * 4 + q1]
-            } else {
-                zero
-            };
-            let t1 = (q1 / 4) * 16;
-            let s1 = (q1 / 4) % 16;
-            let b1 = (q1 % 4) * 4;
-            tile[t1 + (b1 ^ s1)] = v1.x;
-            tile[t1 + ((b1 + 1) ^ s1)] = v1.y;
-            tile[t1 + ((b1 + 2) ^ s1)] = v1.z;
-            tile[t1 + ((b1 + 3) ^ s1)] = v1.w;
-            let q2 = lid + 2 * WG;
-            let v2 = if r0 * 4 + q2 < quads {
-                records[r0 * 4 + q2]
-            } else {
-                zero
-            };
-            let t2 = (q2 / 4) * 16;
-            let s2 = (q2 / 4) % 16;
-            let b2 = (q2 % 4) * 4;
-            tile[t2 + (b2 ^ s2)] = v2.x;
-            tile[t2 + ((b2 + 1) ^ s2)] = v2.y;
-            tile[t2 + ((b2 + 2) ^ s2)] = v2.z;
-            tile[t2 + ((b2 + 3) ^ s2)] = v2.w;
-            let q3 = lid + 3 * WG;
-            let v3 = if r0 * 4 + q3 < quads {
-                records[r0 * 4 + q3]
-            } else {
-                zero
-            };
-            let t3 = (q3 / 4) * 16;
-            let s3 = (q3 / 4) % 16;
-            let b3 = (q3 % 4) * 4;
-            tile[t3 + (b3 ^ s3)] = v3.x;
-            tile[t3 + ((b3 + 1) ^ s3)] = v3.y;
-            tile[t3 + ((b3 + 2) ^ s3)] = v3.z;
-            tile[t3 + ((b3 + 3) ^ s3)] = v3.w;
-            workgroup_barrier();
-            if r0 + lid < record_count {
-                let rb = lid * 16;
-                let sw = lid % 16;
-                let mut acc = w0 * (tile[rb + (0u32 ^ sw)] as f32);
-                acc = w1.mul_add(tile[rb + (1u32 ^ sw)] as f32, acc);
-                acc = w2.mul_add(tile[rb + (2u32 ^ sw)] as f32, acc);
-                acc = w3.mul_add(tile[rb + (3u32 ^ sw)] as f32, acc);
-                acc = w4.mul_add(tile[rb + (4u32 ^ sw)] as f32, acc);
-                acc = w5.mul_add(tile[rb + (5u32 ^ sw)] as f32, acc);
-                acc = w6.mul_add(tile[rb + (6u32 ^ sw)] as f32, acc);
-                acc = w7.mul_add(tile[rb + (7u32 ^ sw)] as f32, acc);
-                acc = w8.mul_add(tile[rb + (8u32 ^ sw)] as f32, acc);
-                acc = w9.mul_add(tile[rb + (9u32 ^ sw)] as f32, acc);
-                acc = w10.mul_add(tile[rb + (10u32 ^ sw)] as f32, acc);
-                acc = w11.mul_add(tile[rb + (11u32 ^ sw)] as f32, acc);
-                acc = w12.mul_add(tile[rb + (12u32 ^ sw)] as f32, acc);
-                acc = w13.mul_add(tile[rb + (13u32 ^ sw)] as f32, acc);
-                acc = w14.mul_add(tile[rb + (14u32 ^ sw)] as f32, acc);
-                acc = w15.mul_add(tile[rb + (15u32 ^ sw)] as f32, acc);
-                out[r0 + lid] = acc;
-            }
-            workgroup_barrier();
-        } else {
-            let r = r0 + lid;
-            if r < record_count {
-                let q0 = records[4 * r];
-                let q1 = records[4 * r + 1];
-                let q2 = records[4 * r + 2];
-                let q3 = records[4 * r + 3];
-                let mut acc = w0 * (q0.x as f32);
-                acc = w1.mul_add(q0.y as f32, acc);
-                acc = w2.mul_add(q0.z as f32, acc);
-                acc = w3.mul_add(q0.w as f32, acc);
-                acc = w4.mul_add(q1.x as f32, acc);
-                acc = w5.mul_add(q1.y as f32, acc);
-                acc = w6.mul_add(q1.z as f32, acc);
-                acc = w7.mul_add(q1.w as f32, acc);
-                acc = w8.mul_add(q2.x as f32, acc);
-                acc = w9.mul_add(q2.y as f32, acc);
-                acc = w10.mul_add(q2.z as f32, acc);
-                acc = w11.mul_add(q2.w as f32, acc);
-                acc = w12.mul_add(q3.x as f32, acc);
-                acc = w13.mul_add(q3.y as f32, acc);
-                acc = w14.mul_add(q3.z as f32, acc);
-                acc = w15.mul_add(q3.w as f32, acc);
-                out[r] = acc;
-            }
+        let r = (workgroup_index() * ITEMS + i) * WG + local_index();
+        if r < record_count {
+            let q0 = records[4 * r];
+            let q1 = records[4 * r + 1];
+            let q2 = records[4 * r + 2];
+            let q3 = records[4 * r + 3];
+            let mut acc = w0 * (q0.x as f32);
+            acc = w1.mul_add(q0.y as f32, acc);
+            acc = w2.mul_add(q0.z as f32, acc);
+            acc = w3.mul_add(q0.w as f32, acc);
+            acc = w4.mul_add(q1.x as f32, acc);
+            acc = w5.mul_add(q1.y as f32, acc);
+            acc = w6.mul_add(q1.z as f32, acc);
+            acc = w7.mul_add(q1.w as f32, acc);
+            acc = w8.mul_add(q2.x as f32, acc);
+            acc = w9.mul_add(q2.y as f32, acc);
+            acc = w10.mul_add(q2.z as f32, acc);
+            acc = w11.mul_add(q2.w as f32, acc);
+            acc = w12.mul_add(q3.x as f32, acc);
+            acc = w13.mul_add(q3.y as f32, acc);
+            acc = w14.mul_add(q3.z as f32, acc);
+            acc = w15.mul_add(q3.w as f32, acc);
+            out[r] = acc;
         }
     }
 }

@@ -22,7 +22,8 @@
 //! row each) taken by 4 invocations; one warp holds one segment of 32 rows, so its lanes
 //! look up the same pair's table at the same time, on distinct banks. Every invocation
 //! reads its row's 8 words of a chunk one chunk ahead, so the loads fly while the tables
-//! are built. The 4 segment sums meet in workgroup memory.
+//! are built; with `VEC = 2` it also reads the `x` of its table pairs a chunk ahead. The 4
+//! segment sums meet in workgroup memory.
 //!
 //! The summation order depends only on `k`: each invocation adds its segment's entries in
 //! column order into four accumulators (word `i` of a chunk into accumulator `i % 4`),
@@ -40,7 +41,7 @@ use forge_macros::forge_kernel;
 /// `y[r] = scale[r] · Σ_c w[r][c] · x[c]`, with `w` packed 16 codes to a word, row stride
 /// `k.div_ceil(16)` words; decoded two codes per table lookup.
 #[forge_kernel(crate = ::forge_core, workgroup = 256, threads = m * 4, ext = false,
-    tune(workgroup = [256, 128, 512]),
+    tune(workgroup = [256, 128, 512], vector = [1, 2]),
     reference = ternary_gemv_reference, tolerance(abs = 1e-4, rel = 1e-4),
     case(m = 1, k = 1), case(m = 2, k = 4), case(m = 7, k = 13), case(m = 3, k = 16),
     case(m = 5, k = 1031), case(m = 300, k = 17), case(m = 131, k = 2053), case(m = 70, k = 4100))]
@@ -81,6 +82,36 @@ pub fn ternary_gemv(
     let mut acc3 = 0.0f32;
     // The next chunk's words, loaded a chunk ahead.
     let first = seg * seg_words;
+    // With VEC = 2, the x of this invocation's table pairs (`lid` and `lid + WG`), a chunk
+    // ahead too.
+    let mut pa = 0.0f32;
+    let mut pb = 0.0f32;
+    let mut qa = 0.0f32;
+    let mut qb = 0.0f32;
+    if VEC == 2 {
+        let c_p = (((lid) / 64) * seg_words + 0u32 * 8) * 16 + 2 * ((lid) % 64);
+        pa = if (lid) < 256 && c_p < k {
+            x[c_p]
+        } else {
+            0.0f32
+        };
+        pb = if (lid) < 256 && c_p + 1 < k {
+            x[c_p + 1]
+        } else {
+            0.0f32
+        };
+        let c_q = (((lid + WG) / 64) * seg_words + 0u32 * 8) * 16 + 2 * ((lid + WG) % 64);
+        qa = if (lid + WG) < 256 && c_q < k {
+            x[c_q]
+        } else {
+            0.0f32
+        };
+        qb = if (lid + WG) < 256 && c_q + 1 < k {
+            x[c_q + 1]
+        } else {
+            0.0f32
+        };
+    }
     let mut n0 = if first + 0 < words {
         packed_w[rb + first + 0]
     } else {
@@ -204,35 +235,143 @@ pub fn ternary_gemv(
         } else {
             0u32
         };
-        // The chunk's tables: pair `q` (segment q / 64, pair q % 64 of its chunk) holds
-        // `A[lo] + B[hi]` at entry `lo + 4·hi`, with A = (0, x0, −x0, 0) and
-        // B = (0, x1, −x1, 0): code 3 reads as 0.
-        let mut q = lid;
-        while q < 256 {
-            let c = ((q / 64) * seg_words + t * 8) * 16 + 2 * (q % 64);
-            let x0 = if c < k { x[c] } else { 0.0f32 };
-            let x1 = if c + 1 < k { x[c + 1] } else { 0.0f32 };
-            let n0 = -x0;
-            let n1 = -x1;
-            let b = q * 16;
-            let qm = q % 16;
-            lut[b + (0u32 ^ qm)] = 0.0f32 + 0.0f32;
-            lut[b + (1u32 ^ qm)] = x0 + 0.0f32;
-            lut[b + (2u32 ^ qm)] = n0 + 0.0f32;
-            lut[b + (3u32 ^ qm)] = 0.0f32 + 0.0f32;
-            lut[b + (4u32 ^ qm)] = 0.0f32 + x1;
-            lut[b + (5u32 ^ qm)] = x0 + x1;
-            lut[b + (6u32 ^ qm)] = n0 + x1;
-            lut[b + (7u32 ^ qm)] = 0.0f32 + x1;
-            lut[b + (8u32 ^ qm)] = 0.0f32 + n1;
-            lut[b + (9u32 ^ qm)] = x0 + n1;
-            lut[b + (10u32 ^ qm)] = n0 + n1;
-            lut[b + (11u32 ^ qm)] = 0.0f32 + n1;
-            lut[b + (12u32 ^ qm)] = 0.0f32 + 0.0f32;
-            lut[b + (13u32 ^ qm)] = x0 + 0.0f32;
-            lut[b + (14u32 ^ qm)] = n0 + 0.0f32;
-            lut[b + (15u32 ^ qm)] = 0.0f32 + 0.0f32;
-            q += WG;
+        if VEC == 2 {
+            let q = lid;
+            if q < 256 {
+                let x0 = pa;
+                let x1 = pb;
+                let n0 = -x0;
+                let n1 = -x1;
+                let b = q * 16;
+                let qm = q % 16;
+                lut[b + (0u32 ^ qm)] = 0.0f32 + 0.0f32;
+                lut[b + (1u32 ^ qm)] = x0 + 0.0f32;
+                lut[b + (2u32 ^ qm)] = n0 + 0.0f32;
+                lut[b + (3u32 ^ qm)] = 0.0f32 + 0.0f32;
+                lut[b + (4u32 ^ qm)] = 0.0f32 + x1;
+                lut[b + (5u32 ^ qm)] = x0 + x1;
+                lut[b + (6u32 ^ qm)] = n0 + x1;
+                lut[b + (7u32 ^ qm)] = 0.0f32 + x1;
+                lut[b + (8u32 ^ qm)] = 0.0f32 + n1;
+                lut[b + (9u32 ^ qm)] = x0 + n1;
+                lut[b + (10u32 ^ qm)] = n0 + n1;
+                lut[b + (11u32 ^ qm)] = 0.0f32 + n1;
+                lut[b + (12u32 ^ qm)] = 0.0f32 + 0.0f32;
+                lut[b + (13u32 ^ qm)] = x0 + 0.0f32;
+                lut[b + (14u32 ^ qm)] = n0 + 0.0f32;
+                lut[b + (15u32 ^ qm)] = 0.0f32 + 0.0f32;
+            }
+            let q = lid + WG;
+            if q < 256 {
+                let x0 = qa;
+                let x1 = qb;
+                let n0 = -x0;
+                let n1 = -x1;
+                let b = q * 16;
+                let qm = q % 16;
+                lut[b + (0u32 ^ qm)] = 0.0f32 + 0.0f32;
+                lut[b + (1u32 ^ qm)] = x0 + 0.0f32;
+                lut[b + (2u32 ^ qm)] = n0 + 0.0f32;
+                lut[b + (3u32 ^ qm)] = 0.0f32 + 0.0f32;
+                lut[b + (4u32 ^ qm)] = 0.0f32 + x1;
+                lut[b + (5u32 ^ qm)] = x0 + x1;
+                lut[b + (6u32 ^ qm)] = n0 + x1;
+                lut[b + (7u32 ^ qm)] = 0.0f32 + x1;
+                lut[b + (8u32 ^ qm)] = 0.0f32 + n1;
+                lut[b + (9u32 ^ qm)] = x0 + n1;
+                lut[b + (10u32 ^ qm)] = n0 + n1;
+                lut[b + (11u32 ^ qm)] = 0.0f32 + n1;
+                lut[b + (12u32 ^ qm)] = 0.0f32 + 0.0f32;
+                lut[b + (13u32 ^ qm)] = x0 + 0.0f32;
+                lut[b + (14u32 ^ qm)] = n0 + 0.0f32;
+                lut[b + (15u32 ^ qm)] = 0.0f32 + 0.0f32;
+            }
+            // Any pairs past `lid + WG` (workgroups under 128), loaded now.
+            let mut q = lid + 2 * WG;
+            while q < 256 {
+                let c = ((q / 64) * seg_words + t * 8) * 16 + 2 * (q % 64);
+                let xa = if c < k { x[c] } else { 0.0f32 };
+                let xb = if c + 1 < k { x[c + 1] } else { 0.0f32 };
+                if q < 256 {
+                    let x0 = xa;
+                    let x1 = xb;
+                    let n0 = -x0;
+                    let n1 = -x1;
+                    let b = q * 16;
+                    let qm = q % 16;
+                    lut[b + (0u32 ^ qm)] = 0.0f32 + 0.0f32;
+                    lut[b + (1u32 ^ qm)] = x0 + 0.0f32;
+                    lut[b + (2u32 ^ qm)] = n0 + 0.0f32;
+                    lut[b + (3u32 ^ qm)] = 0.0f32 + 0.0f32;
+                    lut[b + (4u32 ^ qm)] = 0.0f32 + x1;
+                    lut[b + (5u32 ^ qm)] = x0 + x1;
+                    lut[b + (6u32 ^ qm)] = n0 + x1;
+                    lut[b + (7u32 ^ qm)] = 0.0f32 + x1;
+                    lut[b + (8u32 ^ qm)] = 0.0f32 + n1;
+                    lut[b + (9u32 ^ qm)] = x0 + n1;
+                    lut[b + (10u32 ^ qm)] = n0 + n1;
+                    lut[b + (11u32 ^ qm)] = 0.0f32 + n1;
+                    lut[b + (12u32 ^ qm)] = 0.0f32 + 0.0f32;
+                    lut[b + (13u32 ^ qm)] = x0 + 0.0f32;
+                    lut[b + (14u32 ^ qm)] = n0 + 0.0f32;
+                    lut[b + (15u32 ^ qm)] = 0.0f32 + 0.0f32;
+                }
+                q += WG;
+            }
+            // The next chunk's x, loaded while this chunk is looked up.
+            let c_p = (((lid) / 64) * seg_words + (t + 1) * 8) * 16 + 2 * ((lid) % 64);
+            pa = if (lid) < 256 && c_p < k {
+                x[c_p]
+            } else {
+                0.0f32
+            };
+            pb = if (lid) < 256 && c_p + 1 < k {
+                x[c_p + 1]
+            } else {
+                0.0f32
+            };
+            let c_q = (((lid + WG) / 64) * seg_words + (t + 1) * 8) * 16 + 2 * ((lid + WG) % 64);
+            qa = if (lid + WG) < 256 && c_q < k {
+                x[c_q]
+            } else {
+                0.0f32
+            };
+            qb = if (lid + WG) < 256 && c_q + 1 < k {
+                x[c_q + 1]
+            } else {
+                0.0f32
+            };
+        } else {
+            // The chunk's tables: pair `q` (segment q / 64, pair q % 64 of its chunk) holds
+            // `A[lo] + B[hi]` at entry `lo + 4·hi`, with A = (0, x0, −x0, 0) and
+            // B = (0, x1, −x1, 0): code 3 reads as 0.
+            let mut q = lid;
+            while q < 256 {
+                let c = ((q / 64) * seg_words + t * 8) * 16 + 2 * (q % 64);
+                let x0 = if c < k { x[c] } else { 0.0f32 };
+                let x1 = if c + 1 < k { x[c + 1] } else { 0.0f32 };
+                let n0 = -x0;
+                let n1 = -x1;
+                let b = q * 16;
+                let qm = q % 16;
+                lut[b + (0u32 ^ qm)] = 0.0f32 + 0.0f32;
+                lut[b + (1u32 ^ qm)] = x0 + 0.0f32;
+                lut[b + (2u32 ^ qm)] = n0 + 0.0f32;
+                lut[b + (3u32 ^ qm)] = 0.0f32 + 0.0f32;
+                lut[b + (4u32 ^ qm)] = 0.0f32 + x1;
+                lut[b + (5u32 ^ qm)] = x0 + x1;
+                lut[b + (6u32 ^ qm)] = n0 + x1;
+                lut[b + (7u32 ^ qm)] = 0.0f32 + x1;
+                lut[b + (8u32 ^ qm)] = 0.0f32 + n1;
+                lut[b + (9u32 ^ qm)] = x0 + n1;
+                lut[b + (10u32 ^ qm)] = n0 + n1;
+                lut[b + (11u32 ^ qm)] = 0.0f32 + n1;
+                lut[b + (12u32 ^ qm)] = 0.0f32 + 0.0f32;
+                lut[b + (13u32 ^ qm)] = x0 + 0.0f32;
+                lut[b + (14u32 ^ qm)] = n0 + 0.0f32;
+                lut[b + (15u32 ^ qm)] = 0.0f32 + 0.0f32;
+                q += WG;
+            }
         }
         workgroup_barrier();
         let tb = seg * 1024;
