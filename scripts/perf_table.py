@@ -3,7 +3,12 @@
 
 Usage: scripts/perf_table.py BENCH.jsonl ANCHORS.jsonl COMMIT DATE [SVG_OUT]
 BENCH.jsonl is `forge bench --json`; ANCHORS.jsonl is shared/anchors/torch_anchors.py, both
-from the same device call, so every ratio compares figures measured minutes apart."""
+from the same device call, so every ratio compares figures measured minutes apart.
+
+A BENCH line may also carry its own `peer_name` and `peer_figure` (a peer measured in another
+call, with the line's figure) and its own `commit`: rows measured elsewhere keep their ratio.
+The overhead row (`peer_us`: a bare wgpu call timed in the same process) gets the ratio of
+the two times, lower being better, and no bar in the SVG."""
 import json, sys
 
 def load(path):
@@ -21,6 +26,9 @@ copy_gbps = copy["GBps"] if copy else None
 
 def peer(r):
     k, shape = r["kernel"], r["shape"]
+    if "peer_figure" in r:
+        unit_val = r["tflops"] if r.get("tflops") else r["gbps"]
+        return (r["peer_name"], r["peer_figure"], unit_val)
     if k == "gemv":
         m, n = map(int, shape.split("x"))
         a = next((a for a in anchors if a["what"] == "sgemv" and a["m"] == m and a["k"] == n), None)
@@ -40,6 +48,10 @@ for r in bench:
     p = peer(r)
     t = r["us"]
     time = f"{t/1e3:.3f} ms" if t >= 1000 else f"{t:.1f} µs"
+    row_commit = r.get("commit", commit)
+    if r.get("peer_us"):
+        rows.append(f"| {r['kernel']} | {r['shape']} | {r['schedule']} | {time} | - | - | - | {r['peer']} | {r['peer_us']:.1f} µs | {t / r['peer_us']:.2f}× the time | {date} | {row_commit} |")
+        continue
     gb = f"{r['gbps']:.0f}" if r.get("gbps") else "-"
     tf = f"{r['tflops']:.2f}" if r.get("tflops") else "-"
     fc = f"{r['frac_copy']:.2f}" if r.get("frac_copy") else "-"
@@ -47,10 +59,10 @@ for r in bench:
         name, fig, ours = p
         ratio = ours / fig
         unit = "TFLOP/s" if "SGEMM" in name else "GB/s"
-        rows.append(f"| {r['kernel']} | {r['shape']} | {r['schedule']} | {time} | {gb} | {tf} | {fc} | {name} | {fig:.1f} {unit} | {ratio:.2f}× | {date} | {commit} |")
+        rows.append(f"| {r['kernel']} | {r['shape']} | {r['schedule']} | {time} | {gb} | {tf} | {fc} | {name} | {fig:.1f} {unit} | {ratio:.2f}× | {date} | {row_commit} |")
         bars.append((f"{r['kernel']} {r['shape']}", ratio))
     else:
-        rows.append(f"| {r['kernel']} | {r['shape']} | {r['schedule']} | {time} | {gb} | {tf} | {fc} | - | - | - | {date} | {commit} |")
+        rows.append(f"| {r['kernel']} | {r['shape']} | {r['schedule']} | {time} | {gb} | {tf} | {fc} | - | - | - | {date} | {row_commit} |")
 print("\n".join(rows))
 
 if svg_out and bars:

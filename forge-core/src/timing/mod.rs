@@ -32,11 +32,14 @@
 //!    ([`Timing::samples`], [`TimingOptions::passes`] of them) and reports the **median**
 //!    of those.
 //!
-//! Why one dispatch per timed pass: many dispatches recorded back to back between two
-//! timestamps (what this module did before 2026-11-30, kept as
-//! [`TimingOptions::dispatches_per_pass`] for comparison) measured something else than a
-//! call on the H200. See `docs/PERFORMANCE.md` ("Timing") for the measurements that
-//! settled it.
+//! Why: before 2026-11-30 this module timed many dispatches back to back between two
+//! timestamps after a two-dispatch warm-up, and on the H200 it read 2–4× slower than the
+//! kernels' own examples. The packing was not the cause (kept as
+//! [`TimingOptions::dispatches_per_pass`]; it agrees within a few percent): an idle GPU's
+//! clocks take a few hundred milliseconds of load to come up, which the warm-up now covers.
+//! One dispatch per pass is what a call costs, launch and tail included; the rotation keeps
+//! inputs that fit in L2 from being read from it. `docs/PERFORMANCE.md` ("Timing") has the
+//! measurements.
 //!
 //! Timestamps come from `wgpu::QueryType::Timestamp` queries written at the start and end of
 //! each compute pass (Vulkan writes both once every earlier command has finished),
