@@ -38,9 +38,9 @@
 pub use forge_core::{certify, context, dispatch, error, kernel, schedule, tensor, topology};
 pub use forge_core::{emit, files, manifest, timing, tune, ManifestCache, Timing, TuningManifest};
 pub use forge_core::{
-    Access, Backend, Binding, DynArgs, ElemType, Element, ForgeError, ForgeRuntime, GpuTensor,
-    HardwareProfile, HostArg, HostBuffer, Kernel, RuntimeBuilder, RuntimeStats, ScalarParam,
-    ScalarType, ScalarValue, Schedule, Tolerance, TuneSpace,
+    Access, Backend, Binding, DynArgs, ElemType, Element, Feature, ForgeError, ForgeRuntime,
+    GpuTensor, HardwareProfile, HostArg, HostBuffer, Kernel, RuntimeBuilder, RuntimeStats,
+    ScalarParam, ScalarType, ScalarValue, Schedule, Tolerance, TuneSpace,
 };
 pub mod bench;
 pub use forge_kernels as kernels;

@@ -857,3 +857,474 @@ fn helper_functions_are_shared_by_the_kernels_of_a_module() {
         close(&g, &c, 1e-5);
     }
 }
+
+// ---- subgroup operations ----------------------------------------------------------------
+
+/// The GPU's subgroup size, as the kernels below observe it, and the size lavapipe reports.
+fn gpu_subgroup_size(rt: &ForgeRuntime, observed: &[u32]) -> u32 {
+    let size = observed[1];
+    let info = rt.adapter_info();
+    assert!(
+        (info.subgroup_min_size..=info.subgroup_max_size).contains(&size),
+        "subgroup_size() = {size}, outside the adapter's {}..={}",
+        info.subgroup_min_size,
+        info.subgroup_max_size
+    );
+    size
+}
+
+/// Every subgroup operation on `f32` values and `Vec2`s, one result per invocation. The
+/// workgroup of 60 leaves a partial last subgroup for sizes 8, 16 and 32. Shuffles whose
+/// source lane lies outside the subgroup are indeterminate in WGSL: they are masked.
+#[forge_kernel(workgroup = 60, threads = n)]
+pub fn sg_each_f32(
+    x: &[f32; n],
+    #[out] y: &mut [f32; n * 13],
+    #[out] ids: &mut [u32; n * 4],
+    n: u32,
+) {
+    let i = global_index();
+    let mut v = 0.0f32;
+    if i < n {
+        v = x[i];
+    }
+    let lane = subgroup_invocation_id();
+    let size = subgroup_size();
+    // The lanes of this subgroup: fewer than `size` in a partial last subgroup.
+    let active = size.min(WG - subgroup_id() * size);
+    let add = subgroup_add(v);
+    let mx = subgroup_max(v);
+    let mn = subgroup_min(v);
+    let ex = subgroup_exclusive_add(v);
+    let inc = subgroup_inclusive_add(v);
+    let bc = subgroup_broadcast(v, 1);
+    let first = subgroup_broadcast_first(v * 2.0);
+    let sh = subgroup_shuffle(v, (lane * 3 + 1) % active);
+    let sx = subgroup_shuffle_xor(v, 1);
+    let down = subgroup_shuffle_down(v, 1);
+    let up = subgroup_shuffle_up(v, 2);
+    let pair = subgroup_add(Vec2::new(v, subgroup_max(-v)));
+    if i < n {
+        let o = i * 13;
+        y[o] = add;
+        y[o + 1] = mx;
+        y[o + 2] = mn;
+        y[o + 3] = ex;
+        y[o + 4] = inc;
+        y[o + 5] = bc;
+        y[o + 6] = first;
+        y[o + 7] = sh;
+        y[o + 8] = sx;
+        y[o + 9] = select(0.0, down, lane + 1 < active);
+        y[o + 10] = select(0.0, up, lane >= 2);
+        y[o + 11] = pair.x;
+        y[o + 12] = pair.y;
+        ids[i * 4] = lane;
+        ids[i * 4 + 1] = size;
+        ids[i * 4 + 2] = subgroup_id();
+        ids[i * 4 + 3] = num_subgroups();
+    }
+}
+
+/// The integer subgroup operations: wrapping sums and products, bitwise reductions, votes
+/// and ballots, on `i32`, `u32` and `IVec2`.
+#[forge_kernel(workgroup = 60, threads = n)]
+pub fn sg_each_int(
+    a: &[i32; n],
+    b: &[u32; n],
+    #[out] yi: &mut [i32; n * 7],
+    #[out] yu: &mut [u32; n * 11],
+    n: u32,
+) {
+    let i = global_index();
+    let mut s = 0i32;
+    let mut u = 0u32;
+    if i < n {
+        s = a[i];
+        u = b[i];
+    }
+    let vec = subgroup_add(IVec2::new(s, -s * 3));
+    let all = subgroup_all(u < 990);
+    let any = subgroup_any(u < 10);
+    let ballot = subgroup_ballot(u % 3 == 0);
+    let (add, min, max) = (subgroup_add(s), subgroup_min(s), subgroup_max(s));
+    let ex_mul = subgroup_exclusive_mul(s | 1);
+    let in_mul = subgroup_inclusive_mul(s);
+    if i < n {
+        let o = i * 7;
+        yi[o] = add;
+        yi[o + 1] = min;
+        yi[o + 2] = max;
+        yi[o + 3] = ex_mul;
+        yi[o + 4] = in_mul;
+        yi[o + 5] = vec.x;
+        yi[o + 6] = vec.y;
+    }
+    // Operations in a branch that every invocation takes alike are allowed.
+    if n > 0 {
+        let o = i * 11;
+        let sums = UVec2::new(subgroup_add(u), subgroup_exclusive_add(u));
+        let bits = UVec4::new(subgroup_and(u | 1), subgroup_or(u), subgroup_xor(u), 0);
+        let lo = subgroup_min(u);
+        let hi = subgroup_max(u);
+        if i < n {
+            yu[o] = sums.x;
+            yu[o + 1] = lo;
+            yu[o + 2] = hi;
+            yu[o + 3] = bits.x;
+            yu[o + 4] = bits.y;
+            yu[o + 5] = bits.z;
+            yu[o + 6] = sums.y;
+            yu[o + 7] = select(0, 1, all);
+            yu[o + 8] = select(0, 1, any);
+            yu[o + 9] = ballot.x;
+            yu[o + 10] = ballot.y;
+        }
+    }
+}
+
+/// The subgroups of one workgroup of `wg` invocations with `size` lanes: ranges of local
+/// indices, the last one partial.
+fn subgroup_ranges(wg: usize, size: usize) -> Vec<std::ops::Range<usize>> {
+    (0..wg)
+        .step_by(size)
+        .map(|s| s..(s + size).min(wg))
+        .collect()
+}
+
+/// `sg_each_f32` written from WGSL's definitions, in f64, for subgroups of `size` lanes.
+fn sg_each_f32_reference(x: &[f32], size: usize) -> (Vec<f64>, Vec<u32>) {
+    let (n, wg) = (x.len(), 60);
+    let padded: Vec<f64> = (0..n.div_ceil(wg) * wg)
+        .map(|i| x.get(i).map_or(0.0, |v| *v as f64))
+        .collect();
+    let mut y = vec![0.0; n * 13];
+    let mut ids = vec![0u32; n * 4];
+    for w in 0..n.div_ceil(wg) {
+        for (k, sg) in subgroup_ranges(wg, size).into_iter().enumerate() {
+            let vals: Vec<f64> = sg.clone().map(|l| padded[w * wg + l]).collect();
+            let active = vals.len();
+            for (lane, l) in sg.clone().enumerate() {
+                let i = w * wg + l;
+                if i >= n {
+                    continue;
+                }
+                let v = vals[lane];
+                let r = &mut y[i * 13..i * 13 + 13];
+                r[0] = vals.iter().sum();
+                r[1] = vals.iter().cloned().fold(f64::MIN, f64::max);
+                r[2] = vals.iter().cloned().fold(f64::MAX, f64::min);
+                r[3] = vals[..lane].iter().sum();
+                r[4] = vals[..=lane].iter().sum();
+                r[5] = vals[1];
+                r[6] = vals[0] * 2.0;
+                r[7] = vals[(lane * 3 + 1) % active];
+                r[8] = vals[lane ^ 1];
+                r[9] = if lane + 1 < active {
+                    vals[lane + 1]
+                } else {
+                    0.0
+                };
+                r[10] = if lane >= 2 { vals[lane - 2] } else { 0.0 };
+                r[11] = r[0];
+                r[12] = -vals.iter().cloned().fold(f64::MAX, f64::min) * active as f64;
+                let _ = v;
+                ids[i * 4..i * 4 + 4].copy_from_slice(&[
+                    lane as u32,
+                    size as u32,
+                    k as u32,
+                    wg.div_ceil(size) as u32,
+                ]);
+            }
+        }
+    }
+    (y, ids)
+}
+
+/// `sg_each_int` from WGSL's definitions, for subgroups of `size` lanes.
+fn sg_each_int_reference(a: &[i32], b: &[u32], size: usize) -> (Vec<i32>, Vec<u32>) {
+    let (n, wg) = (a.len(), 60);
+    let mut yi = vec![0i32; n * 7];
+    let mut yu = vec![0u32; n * 11];
+    for w in 0..n.div_ceil(wg) {
+        for sg in subgroup_ranges(wg, size) {
+            let s: Vec<i32> = sg
+                .clone()
+                .map(|l| *a.get(w * wg + l).unwrap_or(&0))
+                .collect();
+            let u: Vec<u32> = sg
+                .clone()
+                .map(|l| *b.get(w * wg + l).unwrap_or(&0))
+                .collect();
+            let wrap_sum = |v: &[i64]| v.iter().sum::<i64>().rem_euclid(1 << 32);
+            let to_i32 = |v: i64| v.rem_euclid(1 << 32) as u32 as i32;
+            let product = |v: &[i32]| {
+                v.iter()
+                    .fold(1i64, |p, x| (p * *x as i64).rem_euclid(1 << 32))
+            };
+            let mut ballot = [0u32; 2];
+            for (lane, v) in u.iter().enumerate() {
+                if v % 3 == 0 {
+                    ballot[lane / 32] |= 1 << (lane % 32);
+                }
+            }
+            for (lane, l) in sg.clone().enumerate() {
+                let i = w * wg + l;
+                if i >= n {
+                    continue;
+                }
+                let s64: Vec<i64> = s.iter().map(|v| *v as i64).collect();
+                let odd: Vec<i32> = s[..lane].iter().map(|v| v | 1).collect();
+                let r = &mut yi[i * 7..i * 7 + 7];
+                r[0] = to_i32(wrap_sum(&s64));
+                r[1] = *s.iter().min().unwrap();
+                r[2] = *s.iter().max().unwrap();
+                r[3] = to_i32(product(&odd));
+                r[4] = to_i32(product(&s[..=lane]));
+                r[5] = r[0];
+                r[6] = to_i32(-3 * wrap_sum(&s64));
+                let u64s: Vec<i64> = u.iter().map(|v| *v as i64).collect();
+                let r = &mut yu[i * 11..i * 11 + 11];
+                r[0] = wrap_sum(&u64s) as u32;
+                r[1] = *u.iter().min().unwrap();
+                r[2] = *u.iter().max().unwrap();
+                r[3] = u.iter().fold(!0, |x, v| x & (v | 1));
+                r[4] = u.iter().fold(0, |x, v| x | v);
+                r[5] = u.iter().fold(0, |x, v| x ^ v);
+                r[6] = wrap_sum(&u64s[..lane]) as u32;
+                r[7] = u.iter().all(|v| *v < 990) as u32;
+                r[8] = u.iter().any(|v| *v < 10) as u32;
+                r[9] = ballot[0];
+                r[10] = ballot[1];
+            }
+        }
+    }
+    (yi, yu)
+}
+
+fn close_f64(got: &[f32], want: &[f64], tol: f64, what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}: lengths");
+    for (k, (g, w)) in got.iter().zip(want).enumerate() {
+        let (g, w) = (*g as f64, *w);
+        assert!(
+            (g - w).abs() <= tol * (1.0 + w.abs()),
+            "{what}: element {k} (invocation {}, result {}): {g} vs {w}",
+            k / 13,
+            k % 13
+        );
+    }
+}
+
+fn sg_inputs(n: usize, seed: u64) -> (Vec<f32>, Vec<i32>, Vec<u32>) {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let x = (0..n).map(|_| rng.gen_range(-4.0..4.0)).collect();
+    let a = (0..n).map(|_| rng.gen_range(-100_000..100_000)).collect();
+    let b = (0..n).map(|_| rng.gen_range(0..1000)).collect();
+    (x, a, b)
+}
+
+#[test]
+fn every_subgroup_operation_matches_gpu_oracle_and_reference() {
+    use wgsl_forge::__private::oracle::subgroup::with_subgroup_size;
+    // Three workgroups and a partial fourth; the last workgroup's lanes past n take part with 0.
+    let n = 60 * 3 + 37;
+    let (x, a, b) = sg_inputs(n, 8);
+    let mut rt = rt();
+    let (gy, gids) = rt.sg_each_f32(&x, n as u32).unwrap();
+    let size = gpu_subgroup_size(&rt, &gids);
+    for (i, id) in gids.chunks(4).enumerate() {
+        // The mapping the oracle assumes: local index = subgroup_id * size + lane.
+        let lid = (i % 60) as u32;
+        assert_eq!(
+            id,
+            [lid % size, size, lid / size, 60u32.div_ceil(size)],
+            "invocation {i}"
+        );
+    }
+    // The oracle with the GPU's subgroup size computes what the GPU does.
+    let (cy, cids) = with_subgroup_size(size, || sg_each_f32::cpu(&x, n as u32))
+        .unwrap()
+        .unwrap();
+    assert_eq!(cids, gids);
+    let (ry, rids) = sg_each_f32_reference(&x, size as usize);
+    assert_eq!(cids, rids);
+    close_f64(&cy, &ry, 1e-5, "oracle vs reference");
+    let gy64: Vec<f64> = gy.iter().map(|v| *v as f64).collect();
+    close_f64(&cy, &gy64, 1e-5, "oracle vs gpu");
+
+    let (gi, gu) = rt.sg_each_int(&a, &b, n as u32).unwrap();
+    let (ci, cu) = with_subgroup_size(size, || sg_each_int::cpu(&a, &b, n as u32))
+        .unwrap()
+        .unwrap();
+    let (ri, ru) = sg_each_int_reference(&a, &b, size as usize);
+    assert_eq!(ci, ri, "i32: oracle vs reference");
+    assert_eq!(cu, ru, "u32: oracle vs reference");
+    assert_eq!(gi, ci, "i32: gpu vs oracle");
+    assert_eq!(gu, cu, "u32: gpu vs oracle");
+}
+
+#[test]
+fn the_oracle_follows_the_definitions_at_every_subgroup_size() {
+    use wgsl_forge::__private::oracle::subgroup::{with_subgroup_size, ORACLE_SUBGROUP_SIZE};
+    let n = 60 * 2 + 11;
+    let (x, a, b) = sg_inputs(n, 9);
+    // 4 divides the workgroup; 8, 16 and 32 leave a partial subgroup; 64 is one partial one.
+    for size in [4u32, 8, 16, 32, 64] {
+        let (cy, cids) = with_subgroup_size(size, || sg_each_f32::cpu(&x, n as u32))
+            .unwrap()
+            .unwrap();
+        let (ry, rids) = sg_each_f32_reference(&x, size as usize);
+        assert_eq!(cids, rids, "size {size}");
+        close_f64(&cy, &ry, 1e-5, &format!("f32 at size {size}"));
+        let (ci, cu) = with_subgroup_size(size, || sg_each_int::cpu(&a, &b, n as u32))
+            .unwrap()
+            .unwrap();
+        let (ri, ru) = sg_each_int_reference(&a, &b, size as usize);
+        assert_eq!(ci, ri, "i32 at size {size}");
+        assert_eq!(cu, ru, "u32 at size {size}");
+    }
+    // Without `with_subgroup_size`, the documented default.
+    let (_, ids) = sg_each_f32::cpu(&x, n as u32).unwrap();
+    assert_eq!(ids[1], ORACLE_SUBGROUP_SIZE);
+}
+
+/// A workgroup sum written for any subgroup size: each subgroup adds its values, the
+/// subgroup sums go to workgroup memory, and the subgroups add those again until one is
+/// left. 80 invocations leave a partial subgroup of 16 lanes when subgroups have 32.
+#[forge_kernel(workgroup = 80, threads = n, reference = sg_block_sum_reference)]
+pub fn sg_block_sum(x: &[f32; n], #[out] sums: &mut [f32; n.div_ceil(80)], n: u32) {
+    #[shared]
+    let mut partial = [0.0f32; WG];
+    let lid = local_index();
+    let i = global_index();
+    let mut v = 0.0f32;
+    if i < n {
+        v = x[i];
+    }
+    let mut s = subgroup_add(v);
+    let mut count = num_subgroups();
+    if subgroup_invocation_id() == 0 {
+        partial[subgroup_id()] = s;
+    }
+    workgroup_barrier();
+    while count > 1 {
+        let mut p = 0.0f32;
+        if lid < count {
+            p = partial[lid];
+        }
+        workgroup_barrier();
+        s = subgroup_add(p);
+        if subgroup_invocation_id() == 0 {
+            partial[subgroup_id()] = s;
+        }
+        count = count.div_ceil(subgroup_size());
+        workgroup_barrier();
+    }
+    if lid == 0 {
+        sums[workgroup_index()] = partial[0];
+    }
+}
+
+fn sg_block_sum_reference(x: &[f32], _n: u32) -> Result<Vec<f32>, ForgeError> {
+    Ok(x.chunks(80)
+        .map(|c| c.iter().map(|v| *v as f64).sum::<f64>() as f32)
+        .collect())
+}
+
+/// An inclusive prefix sum over each workgroup, for any subgroup size: scans inside
+/// subgroups, plus the totals of the subgroups before.
+#[forge_kernel(workgroup = 80, threads = n)]
+pub fn sg_workgroup_scan(x: &[u32; n], #[out] y: &mut [u32; n], n: u32) {
+    #[shared]
+    let mut totals = [0u32; WG];
+    let i = global_index();
+    let mut v = 0u32;
+    if i < n {
+        v = x[i];
+    }
+    let inclusive = subgroup_inclusive_add(v);
+    let total = subgroup_add(v);
+    if subgroup_invocation_id() == 0 {
+        totals[subgroup_id()] = total;
+    }
+    workgroup_barrier();
+    let mut before = 0u32;
+    for k in 0..subgroup_id() {
+        before += totals[k];
+    }
+    if i < n {
+        y[i] = before + inclusive;
+    }
+}
+
+#[test]
+fn size_agnostic_subgroup_kernels_certify_on_a_gpu_of_another_subgroup_size() {
+    use wgsl_forge::__private::oracle::subgroup::with_subgroup_size;
+    use wgsl_forge::certify::{certify_default, CertOptions};
+    let mut rt = rt();
+    // lavapipe's subgroups have 8 lanes, the oracle's 32: certification compares the two.
+    let report = certify_default(&mut rt, &sg_block_sum::Kernel, &CertOptions::default()).unwrap();
+    assert!(report.passed(), "{:?}", report.failures);
+    assert!(report.cases >= 3, "{report:?}");
+
+    let mut rng = ChaCha8Rng::seed_from_u64(10);
+    let n = 80 * 9 + 51;
+    let x: Vec<f32> = (0..n).map(|_| rng.gen_range(-1.0..1.0)).collect();
+    let gpu = rt.sg_block_sum(&x, n as u32).unwrap();
+    let reference = sg_block_sum_reference(&x, n as u32).unwrap();
+    close(&gpu, &reference, 1e-5);
+    // (Subgroups of one lane would never shrink `count`: GPUs have 4 and more.)
+    for size in [2u32, 4, 8, 16, 32, 64, 128] {
+        let cpu = with_subgroup_size(size, || sg_block_sum::cpu(&x, n as u32))
+            .unwrap()
+            .unwrap();
+        close(&cpu, &reference, 1e-5);
+    }
+
+    let u: Vec<u32> = (0..n).map(|_| rng.gen_range(0..1 << 20)).collect();
+    let gpu = rt.sg_workgroup_scan(&u, n as u32).unwrap();
+    let mut reference = vec![0u32; n];
+    for (c, r) in u.chunks(80).zip(reference.chunks_mut(80)) {
+        let mut acc = 0;
+        for (v, o) in c.iter().zip(r) {
+            acc += v;
+            *o = acc;
+        }
+    }
+    assert_eq!(gpu, reference);
+    for size in [1u32, 8, 32, 128] {
+        let cpu = with_subgroup_size(size, || sg_workgroup_scan::cpu(&u, n as u32))
+            .unwrap()
+            .unwrap();
+        assert_eq!(cpu, reference, "oracle at subgroup size {size}");
+    }
+}
+
+#[test]
+fn a_device_without_subgroups_refuses_subgroup_kernels_by_name() {
+    let mut rt = ForgeRuntime::builder()
+        .capacity(64 << 20)
+        .without_feature(wgsl_forge::Feature::Subgroups)
+        .build()
+        .unwrap();
+    assert!(!rt.supports(wgsl_forge::Feature::Subgroups));
+    let err = rt.sg_block_sum(&[1.0; 100], 100).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            ForgeError::MissingFeature {
+                feature: "SUBGROUP",
+                kernel: "sg_block_sum",
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    let msg = err.to_string();
+    assert!(
+        msg.contains("SUBGROUP") && msg.contains("subgroup operations"),
+        "{msg}"
+    );
+    // Kernels without subgroup operations still run there.
+    assert_eq!(rt.index_map(3, 0).unwrap(), index_map::cpu(3, 0).unwrap());
+}

@@ -138,6 +138,19 @@ pub enum ForgeError {
         message: String,
     },
 
+    /// The kernel needs a device feature that the runtime's device does not have.
+    #[error("kernel `{kernel}` uses {used_for}, which need the device feature `{feature}`; the device on `{adapter}` does not have it; run the kernel on an adapter that offers `{feature}`, or choose a variant without {used_for} where `ForgeRuntime::supports` says it is missing")]
+    MissingFeature {
+        /// Kernel name.
+        kernel: &'static str,
+        /// wgpu's name for the feature, e.g. `SUBGROUP`.
+        feature: &'static str,
+        /// What in the kernel needs it.
+        used_for: &'static str,
+        /// The adapter's name.
+        adapter: String,
+    },
+
     /// The generated shader failed to compile on this adapter.
     #[error("kernel `{kernel}`: shader failed to compile for {backend}: {message}")]
     ShaderCompile {

@@ -259,6 +259,45 @@ impl Tolerance {
     }
 }
 
+/// An optional device feature that a kernel's shader needs. `#[forge_kernel]` lists the
+/// ones a kernel uses ([`Kernel::features`]); the runtime requests each from the adapter
+/// where it has it, and refuses a kernel whose feature the device lacks with
+/// [`ForgeError::MissingFeature`] before wgpu sees the shader.
+#[non_exhaustive]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Feature {
+    /// Subgroup operations and builtins (`subgroup_add`, `subgroup_size()`, ...).
+    Subgroups,
+    /// `f16` values.
+    F16,
+}
+
+impl Feature {
+    /// The wgpu feature that provides it.
+    pub fn wgpu(&self) -> wgpu::Features {
+        match self {
+            Feature::Subgroups => wgpu::Features::SUBGROUP,
+            Feature::F16 => wgpu::Features::SHADER_F16,
+        }
+    }
+
+    /// The wgpu feature's name, as error messages and `forge info` show it.
+    pub fn wgpu_name(&self) -> &'static str {
+        match self {
+            Feature::Subgroups => "SUBGROUP",
+            Feature::F16 => "SHADER_F16",
+        }
+    }
+
+    /// What in a kernel needs it, for error messages.
+    pub fn used_for(&self) -> &'static str {
+        match self {
+            Feature::Subgroups => "subgroup operations",
+            Feature::F16 => "`f16` values",
+        }
+    }
+}
+
 /// The type-erased interface to a kernel that `#[forge_kernel]` generates (as `<name>::Kernel`).
 /// The certifier, the tuner and the CLI drive kernels through it.
 pub trait Kernel: Sync {
@@ -296,6 +335,10 @@ pub trait Kernel: Sync {
     /// The Rust that `#[forge_kernel]` generated, pretty-printed (for `forge expand`).
     fn expanded_rust(&self) -> &'static str {
         ""
+    }
+    /// The optional device features the kernel's shader needs.
+    fn features(&self) -> &'static [Feature] {
+        &[]
     }
     /// Runs the independent reference, where the kernel names one.
     fn reference_dyn(&self, _args: &DynArgs) -> Option<Result<Vec<HostBuffer>>> {

@@ -30,6 +30,8 @@ pub fn check(cx: &Ctxt, k: &Kernel<'_>) {
     array_values_only_in_let(cx, k);
     atomic_store_is_a_statement(cx, k);
     atomic_arrays_only_atomically(cx, k);
+    subgroup_ops_not_short_circuited(cx, k);
+    subgroup_broadcast_lane_constant(cx, k);
     uniformity::barriers_uniform(cx, k);
     constants::constant_operations(cx, k);
 }
@@ -560,7 +562,69 @@ fn atomic_arrays_only_atomically(cx: &Ctxt, k: &Kernel<'_>) {
     });
 }
 
-/// Uniformity: where barriers may sit. The rules are WGSL's, restricted to our language.
+/// `&&` and `||` skip their right side for some invocations: a subgroup operation there
+/// would not be reached by the whole subgroup.
+fn subgroup_ops_not_short_circuited(cx: &Ctxt, k: &Kernel<'_>) {
+    walk_stmts(&k.body, &mut |s| {
+        stmt_exprs(s, &mut |e| {
+            walk_expr(e, &mut |x| {
+                let ExprKind::Binary(op @ (BinOp::And | BinOp::Or), _, rhs) = &x.kind else {
+                    return;
+                };
+                walk_expr(rhs, &mut |y| {
+                    if let ExprKind::Subgroup { op: sg, .. } = y.kind {
+                        let name = sg.name();
+                        cx.error(
+                            y.span,
+                            format!(
+                                "`{name}` on the right of `{}` does not run for every invocation, since `{}` skips its right side; call it first, `let s = {name}(..);`, and use `s` in the condition",
+                                op.wgsl(),
+                                op.wgsl()
+                            ),
+                        );
+                    }
+                });
+            })
+        })
+    });
+}
+
+/// WGSL's `subgroupBroadcast` takes a constant lane; a lane known only at run time is a
+/// shuffle.
+fn subgroup_broadcast_lane_constant(cx: &Ctxt, k: &Kernel<'_>) {
+    fn constant(e: &Expr) -> bool {
+        match &e.kind {
+            ExprKind::IntLit(_) | ExprKind::Sched(_) => true,
+            ExprKind::Binary(op, a, b) => {
+                !op.is_comparison() && !op.is_logical() && constant(a) && constant(b)
+            }
+            ExprKind::Cast(a) => constant(a),
+            _ => false,
+        }
+    }
+    walk_stmts(&k.body, &mut |s| {
+        stmt_exprs(s, &mut |e| {
+            walk_expr(e, &mut |x| {
+                if let ExprKind::Subgroup {
+                    op: SubgroupOp::Broadcast,
+                    args,
+                    ..
+                } = &x.kind
+                {
+                    if let Some(lane) = args.get(1).filter(|l| !constant(l)) {
+                        cx.error_range(
+                            lane.span,
+                            lane.end,
+                            "the lane of `subgroup_broadcast` must be a constant, such as `0` or `WG - 1`; for a lane computed at run time use `subgroup_shuffle(value, lane)`",
+                        );
+                    }
+                }
+            })
+        })
+    });
+}
+
+/// Uniformity: where barriers and subgroup operations may sit. The rules are WGSL's, restricted to our language.
 pub mod uniformity {
     use super::*;
 
@@ -587,8 +651,9 @@ pub mod uniformity {
         changed: bool,
         /// Set once a `return` under non-uniform control flow has run.
         returned_divergently: Option<Cause<'k>>,
-        /// Barrier errors, collected on the final pass.
-        errors: Option<Vec<(Span, Barrier, Cause<'k>)>>,
+        /// Errors at barriers and subgroup operations (`workgroup_barrier()`,
+        /// `subgroup_add`), collected on the final pass.
+        errors: Option<Vec<(Span, &'static str, Cause<'k>)>>,
     }
 
     fn builtin_name(b: Builtin) -> &'static str {
@@ -600,6 +665,10 @@ pub mod uniformity {
             Builtin::LocalId => "local_id()",
             Builtin::WorkgroupId => "workgroup_id()",
             Builtin::NumWorkgroups => "num_workgroups()",
+            Builtin::SubgroupInvocationId => "subgroup_invocation_id()",
+            Builtin::SubgroupSize => "subgroup_size()",
+            Builtin::SubgroupId => "subgroup_id()",
+            Builtin::NumSubgroups => "num_subgroups()",
         }
     }
 
@@ -633,6 +702,10 @@ pub mod uniformity {
                     ExprKind::Atomic { .. } => Some((
                         "the result of an atomic operation".to_string(),
                         "which differs between invocations".to_string(),
+                    )),
+                    ExprKind::Subgroup { op, .. } => Some((
+                        format!("the result of `{}`", op.name()),
+                        "which differs between the subgroups of a workgroup".to_string(),
                     )),
                     // Reads of workgroup memory differ between invocations, as WGSL assumes.
                     ExprKind::Local(id) if self.k.locals[*id].shared => Some((
@@ -689,6 +762,7 @@ pub mod uniformity {
         /// `ctrl` is `None` in uniform control flow, or what made it non-uniform.
         fn stmt(&mut self, s: &'k Stmt, ctrl: Option<Cause<'k>>) {
             let ctrl = ctrl.or(self.returned_divergently);
+            self.subgroup_ops_uniform(s, ctrl);
             match s {
                 Stmt::Let { local, init, .. } => {
                     if let Some(e) = init.as_ref().filter(|e| !self.uni(e)) {
@@ -784,20 +858,44 @@ pub mod uniformity {
                 }
                 Stmt::Eval { .. } | Stmt::ReturnValue { .. } => {}
                 Stmt::Barrier { kind, span } => {
+                    let name = match kind {
+                        Barrier::Workgroup => "workgroup_barrier()",
+                        Barrier::Storage => "storage_barrier()",
+                    };
                     if let (Some(errors), Some(why)) = (&mut self.errors, ctrl) {
-                        errors.push((*span, *kind, why));
+                        errors.push((*span, name, why));
                     }
                 }
             }
         }
 
+        /// Subgroup operations are collective, as barriers are: on the final pass, one in
+        /// non-uniform control flow is an error. A `while` condition runs again after each
+        /// iteration, under the control flow of the loop that its own result decides, and a
+        /// subgroup operation's result differs between subgroups: there it is always one.
+        fn subgroup_ops_uniform(&mut self, s: &'k Stmt, ctrl: Option<Cause<'k>>) {
+            let Some(errors) = &mut self.errors else {
+                return;
+            };
+            let why = match s {
+                Stmt::While { cond, .. } => ctrl.or(Some(Cause::Cond(cond, "while"))),
+                _ => ctrl,
+            };
+            let Some(why) = why else {
+                return;
+            };
+            stmt_exprs(s, &mut |e| {
+                walk_expr(e, &mut |x| {
+                    if let ExprKind::Subgroup { op, .. } = x.kind {
+                        errors.push((x.span, op.name(), why));
+                    }
+                })
+            });
+        }
+
         /// The barrier's error, then a second one at its cause: stable proc macros cannot
         /// attach notes, and an error at each place reads like rustc's primary and note.
-        fn report(&self, cx: &Ctxt, span: Span, kind: Barrier, why: Cause<'k>) {
-            let name = match kind {
-                Barrier::Workgroup => "workgroup_barrier()",
-                Barrier::Storage => "storage_barrier()",
-            };
+        fn report(&self, cx: &Ctxt, span: Span, name: &str, why: Cause<'k>) {
             let (what, hint) = match why {
                 Cause::Cond(_, "while") | Cause::Bound(_) | Cause::Exit(..) => (
                     "the loop around it",
@@ -809,9 +907,14 @@ pub mod uniformity {
                 ),
                 Cause::Return(_) => ("an earlier `return`", "leaves some invocations early"),
             };
+            let collective = if name.starts_with("subgroup_") {
+                " (a subgroup operation is collective, like a barrier)"
+            } else {
+                ""
+            };
             cx.error(
                 span,
-                format!("`{name}` sits in non-uniform control flow: {what} {hint}, so not every invocation of the workgroup reaches it; the next error shows why"),
+                format!("`{name}` sits in non-uniform control flow: {what} {hint}, so not every invocation of the workgroup reaches it{collective}; the next error shows why"),
             );
             const UNIFORM: &str = "scalar parameters, literals, `WG`/`ITEMS`/`VEC`, `workgroup_index()` and locals assigned only from these";
             match why {
@@ -867,8 +970,12 @@ pub mod uniformity {
         st.errors = Some(Vec::new());
         st.returned_divergently = None;
         st.block(&k.body, None);
-        for (span, kind, why) in st.errors.take().unwrap_or_default() {
-            st.report(cx, span, kind, why);
+        // A `while` body is walked twice (its condition runs after it too): report once.
+        let mut seen = std::collections::HashSet::new();
+        for (span, name, why) in st.errors.take().unwrap_or_default() {
+            if seen.insert((format!("{span:?}"), name)) {
+                st.report(cx, span, name, why);
+            }
         }
     }
 }
@@ -1178,7 +1285,10 @@ pub mod constants {
                     self.expr(a);
                     None
                 }
-                ExprKind::ArrayList(items) | ExprKind::VecNew(items) | ExprKind::Call(_, items) => {
+                ExprKind::ArrayList(items)
+                | ExprKind::VecNew(items)
+                | ExprKind::Call(_, items)
+                | ExprKind::Subgroup { args: items, .. } => {
                     for a in items {
                         self.expr(a);
                     }

@@ -8,6 +8,12 @@
 //! live across regions, so they are kept per invocation (`Vec<T>` indexed by lane); every
 //! other local is a plain Rust local. A kernel without barriers is one region: each
 //! invocation runs to completion in turn, as fast as straight Rust.
+//!
+//! A subgroup operation is a meeting point too, handled by the same machinery: a statement
+//! that calls one ends the region before it. Each operation's operands are evaluated for
+//! every live invocation into a per-lane buffer, `oracle::subgroup` computes the results
+//! from each subgroup's operands, and the statement then runs per invocation with its
+//! result in place of the call. `check` proved that the whole workgroup reaches it.
 
 use crate::model::*;
 use crate::paths::Paths;
@@ -55,6 +61,30 @@ fn loop_label(id: usize) -> syn::Lifetime {
     syn::Lifetime::new(&format!("'__fg_l{id}"), proc_macro2::Span::call_site())
 }
 
+/// The per-lane buffers of subgroup operation `id`: operands, results and lanes.
+fn subgroup_buffers(id: usize) -> (Ident, Ident, Ident) {
+    (
+        format_ident!("__fg_sga{}", id),
+        format_ident!("__fg_sgr{}", id),
+        format_ident!("__fg_sgl{}", id),
+    )
+}
+
+/// Every subgroup operation of a body.
+fn subgroup_ops(body: &Block) -> Vec<&Expr> {
+    let mut ops = Vec::new();
+    walk_stmts(body, &mut |s| {
+        stmt_exprs(s, &mut |e| {
+            walk_expr(e, &mut |x| {
+                if matches!(x.kind, ExprKind::Subgroup { .. }) {
+                    ops.push(x)
+                }
+            })
+        })
+    });
+    ops
+}
+
 pub fn local_ident(l: &Local) -> Ident {
     format_ident!("{}", l.unique)
 }
@@ -69,7 +99,7 @@ impl<'k> Oracle<'k> {
             storage: vec![Storage::Plain; k.locals.len()],
             uniform_loops: Vec::new(),
         };
-        if k.body.iter().any(contains_barrier) {
+        if k.body.iter().any(contains_collective) {
             o.classify(&k.body);
         }
         o
@@ -121,7 +151,7 @@ impl<'k> Oracle<'k> {
                 Stmt::Let { local, .. } if !self.locals[*local].shared => {
                     self.storage[*local] = Storage::Lane
                 }
-                s if contains_barrier(s) => match s {
+                s if collective_inside(s) => match s {
                     Stmt::If { then, els, .. } => {
                         self.classify(then);
                         if let Some(e) = els {
@@ -174,6 +204,20 @@ impl<'k> Oracle<'k> {
         }
     }
 
+    /// One of a scalar or vector type: the identity of products.
+    fn one(&self, t: &Ty) -> TokenStream {
+        match t {
+            Ty::Scalar(Scalar::U32) => quote!(1u32),
+            Ty::Scalar(Scalar::I32) => quote!(1i32),
+            Ty::Vector(s, n) => {
+                let o = self.one(&Ty::Scalar(*s));
+                let n = Literal::usize_unsuffixed(*n as usize);
+                quote!([#o; #n])
+            }
+            _ => quote!(1.0f32),
+        }
+    }
+
     fn repeat(&self, v: &TokenStream, len: &ConstLen) -> TokenStream {
         match len {
             ConstLen::Lit(n) => {
@@ -220,6 +264,23 @@ impl<'k> Oracle<'k> {
                 );
             }
         }
+        for x in subgroup_ops(&k.body) {
+            let ExprKind::Subgroup { op, id, args } = &x.kind else {
+                continue;
+            };
+            let (a, r, l) = subgroup_buffers(*id);
+            let (ta, za) = (self.ty(&args[0].ty), self.zero(&args[0].ty));
+            let (tr, zr) = (self.ty(&x.ty), self.zero(&x.ty));
+            setup.extend(quote! {
+                let mut #a: ::std::vec::Vec<#ta> = ::std::vec![#za; __fg_wg as usize];
+                let mut #r: ::std::vec::Vec<#tr> = ::std::vec![#zr; __fg_wg as usize];
+            });
+            if op.takes_lane() {
+                setup.extend(
+                    quote!(let mut #l: ::std::vec::Vec<u32> = ::std::vec![0u32; __fg_wg as usize];),
+                );
+            }
+        }
         let body = self.uniform_block(&k.body);
         quote! {
             #[allow(unused_mut, unused_variables, unused_assignments, unused_labels, unused_parens, unreachable_code, non_snake_case, clippy::all)]
@@ -227,6 +288,7 @@ impl<'k> Oracle<'k> {
                 let __fg_wg: u32 = __fg_sched.workgroup;
                 let __fg_items: u32 = __fg_sched.items;
                 let __fg_vec: u32 = __fg_sched.vector;
+                let __fg_sg: u32 = #oracle::subgroup::subgroup_size();
                 let __fg_threads: u32 = __threads(#(#scalar_names),*)?;
                 let __fg_groups: u64 = __fg_sched.groups_for(__fg_threads as u64);
                 let __fg_dims: [u32; 3] = #oracle::fold_groups(NAME, __fg_groups)?;
@@ -274,10 +336,15 @@ impl<'k> Oracle<'k> {
         let mut out = TokenStream::new();
         let mut region: Vec<&Stmt> = Vec::new();
         for s in b {
-            if contains_barrier(s) {
+            if contains_collective(s) {
                 out.extend(self.region(&region));
                 region.clear();
-                out.extend(self.uniform_stmt(s));
+                if collective_inside(s) || matches!(s, Stmt::Barrier { .. }) {
+                    out.extend(self.uniform_stmt(s));
+                } else {
+                    out.extend(self.subgroup_results(s));
+                    out.extend(self.region(&[s]));
+                }
             } else if !matches!(s, Stmt::Let { local, .. } if self.locals[*local].shared) {
                 region.push(s);
             }
@@ -361,6 +428,124 @@ impl<'k> Oracle<'k> {
             // boundary between two regions and needs no code of its own.
             Stmt::Barrier { .. } => TokenStream::new(),
             _ => TokenStream::new(),
+        }
+    }
+
+    /// The results of the subgroup operations that a statement calls, innermost first (an
+    /// operand may hold another operation): each operation's operands for every live
+    /// invocation, then every invocation's result, into the operation's buffers.
+    fn subgroup_results(&self, s: &Stmt) -> TokenStream {
+        let oracle = self.p.oracle();
+        let sg = quote!(#oracle::subgroup);
+        let mut ops = Vec::new();
+        stmt_exprs(s, &mut |e| {
+            walk_expr(e, &mut |x| {
+                if matches!(x.kind, ExprKind::Subgroup { .. }) {
+                    ops.push(x)
+                }
+            })
+        });
+        // Reversed pre-order puts every operation after those inside its operands.
+        ops.reverse();
+        let mut out = TokenStream::new();
+        for x in ops {
+            let ExprKind::Subgroup { op, id, args } = &x.kind else {
+                continue;
+            };
+            let (a, r, l) = subgroup_buffers(*id);
+            let value = self.expr(&args[0]);
+            let lane = match args.get(1) {
+                Some(e) => {
+                    let e = self.expr(e);
+                    quote!(#l[__fg_lane as usize] = #e;)
+                }
+                None => TokenStream::new(),
+            };
+            let t = &args[0].ty;
+            let gather = |mode: &str| {
+                let mode = format_ident!("{}", mode);
+                quote!(#sg::gather(&#a, &#l, &__fg_alive, __fg_sg, &mut #r, #sg::Gather::#mode))
+            };
+            let compute = match op {
+                SubgroupOp::Add
+                | SubgroupOp::Mul
+                | SubgroupOp::Min
+                | SubgroupOp::Max
+                | SubgroupOp::And
+                | SubgroupOp::Or
+                | SubgroupOp::Xor
+                | SubgroupOp::All
+                | SubgroupOp::Any => {
+                    let f = self.subgroup_combine(*op, t);
+                    quote!(#sg::reduce(&#a, &__fg_alive, __fg_sg, &mut #r, #f))
+                }
+                SubgroupOp::ExclusiveAdd
+                | SubgroupOp::InclusiveAdd
+                | SubgroupOp::ExclusiveMul
+                | SubgroupOp::InclusiveMul => {
+                    let f = self.subgroup_combine(*op, t);
+                    let inclusive =
+                        matches!(op, SubgroupOp::InclusiveAdd | SubgroupOp::InclusiveMul);
+                    let identity =
+                        if matches!(op, SubgroupOp::ExclusiveAdd | SubgroupOp::InclusiveAdd) {
+                            self.zero(t)
+                        } else {
+                            self.one(t)
+                        };
+                    quote!(#sg::scan(&#a, &__fg_alive, __fg_sg, &mut #r, #identity, #inclusive, #f))
+                }
+                SubgroupOp::Broadcast | SubgroupOp::Shuffle => gather("Lane"),
+                SubgroupOp::ShuffleXor => gather("Xor"),
+                SubgroupOp::ShuffleDown => gather("Down"),
+                SubgroupOp::ShuffleUp => gather("Up"),
+                SubgroupOp::BroadcastFirst => {
+                    quote!(#sg::broadcast_first(&#a, &__fg_alive, __fg_sg, &mut #r))
+                }
+                SubgroupOp::Ballot => quote!(#sg::ballot(&#a, &__fg_alive, __fg_sg, &mut #r)),
+            };
+            out.extend(quote! {{
+                for __fg_lane in 0..__fg_wg {
+                    if !__fg_alive[__fg_lane as usize] { continue; }
+                    let __fg_gi: u32 = (__fg_w as u32).wrapping_mul(__fg_wg).wrapping_add(__fg_lane);
+                    #a[__fg_lane as usize] = #value;
+                    #lane
+                }
+                #compute;
+            }});
+        }
+        out
+    }
+
+    /// The combining function of a reduction or scan, with WGSL's semantics (integers
+    /// wrap) and Rust's meaning of `min`/`max`, componentwise on vectors.
+    fn subgroup_combine(&self, op: SubgroupOp, t: &Ty) -> TokenStream {
+        let s = t.component().unwrap_or(Scalar::F32);
+        let st = Ty::Scalar(s);
+        let (x, y) = (quote!(__fg_x), quote!(__fg_y));
+        let body = match op {
+            SubgroupOp::Add | SubgroupOp::ExclusiveAdd | SubgroupOp::InclusiveAdd => {
+                self.binop(BinOp::Add, &st, &st, x, y)
+            }
+            SubgroupOp::Mul | SubgroupOp::ExclusiveMul | SubgroupOp::InclusiveMul => {
+                self.binop(BinOp::Mul, &st, &st, x, y)
+            }
+            SubgroupOp::Min => self.math_tokens(MathFn::Min, s, &[x, y]),
+            SubgroupOp::Max => self.math_tokens(MathFn::Max, s, &[x, y]),
+            SubgroupOp::And => self.plain_binop(BinOp::BitAnd, x, y),
+            SubgroupOp::Or => self.plain_binop(BinOp::BitOr, x, y),
+            SubgroupOp::Xor => self.plain_binop(BinOp::BitXor, x, y),
+            SubgroupOp::All => quote!((__fg_x && __fg_y)),
+            _ => quote!((__fg_x || __fg_y)),
+        };
+        let rs = rust_scalar(s);
+        match t {
+            Ty::Vector(_, n) => {
+                let n = Literal::usize_unsuffixed(*n as usize);
+                quote!(|__fg_a: [#rs; #n], __fg_b: [#rs; #n]| -> [#rs; #n] {
+                    ::core::array::from_fn(|__fg_c| { let __fg_x = __fg_a[__fg_c]; let __fg_y = __fg_b[__fg_c]; #body })
+                })
+            }
+            _ => quote!(|__fg_x: #rs, __fg_y: #rs| -> #rs { #body }),
         }
     }
 
@@ -670,6 +855,10 @@ impl<'k> Oracle<'k> {
             ExprKind::Builtin(Builtin::GlobalIndex) => quote!(__fg_gi),
             ExprKind::Builtin(Builtin::LocalIndex) => quote!(__fg_lane),
             ExprKind::Builtin(Builtin::WorkgroupIndex) => quote!((__fg_w as u32)),
+            ExprKind::Builtin(Builtin::SubgroupInvocationId) => quote!((__fg_lane % __fg_sg)),
+            ExprKind::Builtin(Builtin::SubgroupSize) => quote!(__fg_sg),
+            ExprKind::Builtin(Builtin::SubgroupId) => quote!((__fg_lane / __fg_sg)),
+            ExprKind::Builtin(Builtin::NumSubgroups) => quote!(__fg_wg.div_ceil(__fg_sg)),
             ExprKind::Builtin(_) => quote!(0u32),
             ExprKind::BuiltinComponent(b, c) => {
                 let c = *c as usize;
@@ -804,6 +993,11 @@ impl<'k> Oracle<'k> {
                 } else {
                     quote!({ let __fg_s = #v; [#(__fg_s[#cs]),*] })
                 }
+            }
+            // `subgroup_results` computed it before the statement ran.
+            ExprKind::Subgroup { id, .. } => {
+                let (_, r, _) = subgroup_buffers(*id);
+                quote!(#r[__fg_lane as usize])
             }
             // WGSL's `select` evaluates both sides; neither has effects in this language.
             ExprKind::Select(f, t, c) => {

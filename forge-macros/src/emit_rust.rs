@@ -476,6 +476,18 @@ pub fn emit(k: &Kernel<'_>, wgsl: &Wgsl) -> TokenStream {
         None => quote!(),
     };
 
+    // The optional device features the WGSL needs; the runtime checks them before compiling.
+    let feature = p.feature();
+    let mut features = Vec::new();
+    if k.uses_subgroups() {
+        features.push(quote!(#feature::Subgroups));
+    }
+    let features_fn = if features.is_empty() {
+        quote!()
+    } else {
+        quote!(fn features(&self) -> &'static [#feature] { &[#(#features),*] })
+    };
+
     let tune_wg = k.tune_workgroups();
     let tune_items = k.tune_items();
     let tune_vec = k.tune_vectors();
@@ -633,6 +645,7 @@ pub fn emit(k: &Kernel<'_>, wgsl: &Wgsl) -> TokenStream {
                     ::std::vec![#(#cases),*]
                 }
                 #tolerance_fn
+                #features_fn
                 fn binding_lens(&self, __fg_s: &[#scalar_value]) -> ::core::result::Result<::std::vec::Vec<u64>, #err> {
                     #(#scalar_getters)*
                     Ok(__lens(#(#scalar_ids),*)?.iter().map(|l| *l as u64).collect())

@@ -164,8 +164,33 @@ pub fn emit<'k>(k: &'k Kernel<'k>) -> Wgsl {
         .collect();
     s.push_str(&functions);
     s.push_str(
-        "\n@compute @workgroup_size(WG)\nfn main(\n    @builtin(workgroup_id) fg_wid: vec3<u32>,\n    @builtin(num_workgroups) fg_nwg: vec3<u32>,\n    @builtin(local_invocation_index) fg_lidx: u32,\n    @builtin(local_invocation_id) fg_lid: vec3<u32>,\n    @builtin(global_invocation_id) fg_gid: vec3<u32>,\n) {\n",
+        "\n@compute @workgroup_size(WG)\nfn main(\n    @builtin(workgroup_id) fg_wid: vec3<u32>,\n    @builtin(num_workgroups) fg_nwg: vec3<u32>,\n    @builtin(local_invocation_index) fg_lidx: u32,\n    @builtin(local_invocation_id) fg_lid: vec3<u32>,\n    @builtin(global_invocation_id) fg_gid: vec3<u32>,\n",
     );
+    // Subgroup builtins need the device's subgroup feature: declared only when read.
+    // `num_subgroups` is computed from the size instead: lavapipe (Mesa 22) rounds it down
+    // when the last subgroup is partial.
+    let mut sg_builtins = used_subgroup_builtins(k);
+    let num_subgroups = sg_builtins.contains(&Builtin::NumSubgroups);
+    if num_subgroups && !sg_builtins.contains(&Builtin::SubgroupSize) {
+        sg_builtins.push(Builtin::SubgroupSize);
+    }
+    for b in sg_builtins.iter().filter(|b| **b != Builtin::NumSubgroups) {
+        let wgsl = match b {
+            Builtin::SubgroupInvocationId => "subgroup_invocation_id",
+            Builtin::SubgroupSize => "subgroup_size",
+            _ => "subgroup_id",
+        };
+        let _ = writeln!(s, "    @builtin({wgsl}) {}: u32,", builtin(*b));
+    }
+    s.push_str(") {\n");
+    if num_subgroups {
+        let _ = writeln!(
+            s,
+            "    let {} = (WG + {1} - 1u) / {1};",
+            builtin(Builtin::NumSubgroups),
+            builtin(Builtin::SubgroupSize)
+        );
+    }
     for p in &k.scalars {
         let n = wgsl_name(&p.name);
         let _ = writeln!(s, "    let {n} = fg_params.{n};");
@@ -204,6 +229,24 @@ pub fn emit<'k>(k: &'k Kernel<'k>) -> Wgsl {
         body: s,
         origins,
     }
+}
+
+/// The subgroup builtins the body reads, in a fixed order.
+fn used_subgroup_builtins(k: &Kernel<'_>) -> Vec<Builtin> {
+    let mut used = Vec::new();
+    walk_stmts(&k.body, &mut |s| {
+        stmt_exprs(s, &mut |e| {
+            walk_expr(e, &mut |x| {
+                if let ExprKind::Builtin(b) = x.kind {
+                    if b.is_subgroup() && !used.contains(&b) {
+                        used.push(b);
+                    }
+                }
+            })
+        })
+    });
+    used.sort_by_key(|b| *b as u8);
+    used
 }
 
 fn uses_f16(k: &Kernel<'_>) -> bool {
@@ -603,6 +646,10 @@ impl Emitter<'_> {
                 let (f, t, c) = (self.expr(f), self.expr(t), self.expr(c));
                 format!("select({f}, {t}, {c})")
             }
+            ExprKind::Subgroup { op, args, .. } => {
+                let items: Vec<String> = args.iter().map(|a| self.expr(a)).collect();
+                format!("{}({})", op.wgsl(), items.join(", "))
+            }
             ExprKind::ArrayRepeat(_) | ExprKind::ArrayList(_) => {
                 // `check::array_values_only_in_let` keeps these at `let`s, handled there.
                 String::from("/* array value */")
@@ -701,6 +748,10 @@ fn builtin(b: Builtin) -> &'static str {
         Builtin::LocalId => "fg_lid",
         Builtin::WorkgroupId => "fg_wid",
         Builtin::NumWorkgroups => "fg_nwg",
+        Builtin::SubgroupInvocationId => "fg_sg_lane",
+        Builtin::SubgroupSize => "fg_sg_size",
+        Builtin::SubgroupId => "fg_sg_id",
+        Builtin::NumSubgroups => "fg_nsg",
     }
 }
 

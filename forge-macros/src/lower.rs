@@ -28,6 +28,8 @@ pub struct Lowerer<'k, 'a> {
     in_helper: Option<Option<usize>>,
     /// Helpers called so far.
     pub calls: Vec<usize>,
+    /// Subgroup operations lowered so far: the next one's id.
+    subgroup_ops: usize,
 }
 
 /// Identifiers that WGSL reserves or predeclares: a user name equal to one of these is
@@ -287,7 +289,12 @@ const WGSL_TAKEN: &[&str] = &[
 /// The name a user identifier gets in generated WGSL: itself, unless WGSL reserves it or
 /// it uses the `fg_` prefix that generated names own.
 pub fn wgsl_name(name: &str) -> String {
-    if WGSL_TAKEN.contains(&name) || name.starts_with("fg_") || name.starts_with("__") {
+    let subgroup_builtin = SubgroupOp::ALL.iter().any(|op| op.wgsl() == name);
+    if WGSL_TAKEN.contains(&name)
+        || subgroup_builtin
+        || name.starts_with("fg_")
+        || name.starts_with("__")
+    {
         format!("fg_u_{}", name.trim_start_matches('_'))
     } else {
         name.to_string()
@@ -326,6 +333,7 @@ impl<'k, 'a> Lowerer<'k, 'a> {
             helpers,
             in_helper: None,
             calls: Vec::new(),
+            subgroup_ops: 0,
         }
     }
 
@@ -1570,6 +1578,10 @@ impl<'k, 'a> Lowerer<'k, 'a> {
             "global_index" => Some(Builtin::GlobalIndex),
             "local_index" => Some(Builtin::LocalIndex),
             "workgroup_index" => Some(Builtin::WorkgroupIndex),
+            "subgroup_invocation_id" => Some(Builtin::SubgroupInvocationId),
+            "subgroup_size" => Some(Builtin::SubgroupSize),
+            "subgroup_id" => Some(Builtin::SubgroupId),
+            "num_subgroups" => Some(Builtin::NumSubgroups),
             _ => None,
         };
         if scalar_builtin.is_some() && self.in_helper.is_some() {
@@ -1616,6 +1628,9 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                 return Ok(self.expr_of(ExprKind::VecNew(args), tv, span));
             }
         }
+        if let Some(op) = SubgroupOp::from_name(&name) {
+            return self.subgroup(c, op);
+        }
         if name == "select" {
             if c.args.len() != 3 {
                 return self.err(
@@ -1659,6 +1674,78 @@ impl<'k, 'a> Lowerer<'k, 'a> {
             c.func.span(),
             format!("cannot call `{name}` in a kernel; kernels call builtins (`global_index()`, ...) and methods such as `x.sqrt()`"),
         )
+    }
+
+    /// `subgroup_add(v)`, `subgroup_shuffle(v, lane)` and the other subgroup operations.
+    fn subgroup(&mut self, c: &syn::ExprCall, op: SubgroupOp) -> R<Expr> {
+        use infer::{S_BOOL, S_F32, S_INT, S_U32};
+        let span = c.span();
+        let name = op.name();
+        if self.in_helper.is_some() {
+            return self.err(
+                span,
+                format!("helpers cannot call `{name}`: subgroup operations are collective and belong in the kernel body; call it there and pass the value in"),
+            );
+        }
+        let predicate = matches!(op, SubgroupOp::All | SubgroupOp::Any | SubgroupOp::Ballot);
+        let want = if op.takes_lane() { 2 } else { 1 };
+        if c.args.len() != want {
+            let usage = match op {
+                SubgroupOp::Broadcast => {
+                    "`subgroup_broadcast(value, LANE)` takes a value and a constant `u32` lane"
+                        .to_string()
+                }
+                _ if op.takes_lane() => {
+                    format!("`{name}(value, lane)` takes a value and a `u32` lane")
+                }
+                _ if predicate => format!("`{name}(condition)` takes one `bool`"),
+                _ => format!("`{name}(value)` takes one value"),
+            };
+            return self.err(span, usage);
+        }
+        let v = self.expr(&c.args[0])?;
+        if predicate {
+            self.constrain_at(v.span, v.tv, S_BOOL, &format!("`{name}` takes a `bool`"));
+        } else {
+            let (set, what) = match op {
+                SubgroupOp::And | SubgroupOp::Or | SubgroupOp::Xor => {
+                    (S_INT, "`u32` or `i32` values, or vectors of them")
+                }
+                _ => (
+                    S_F32 | S_INT,
+                    "`f32`, `u32` or `i32` values, or vectors of them",
+                ),
+            };
+            match self.inf.vector(v.tv) {
+                Some((s, n)) if infer::bit(s) & set == 0 => {
+                    return self.err(
+                        v.span,
+                        format!("`{name}` takes {what}, not `vec{n}<{}>`", s.wgsl()),
+                    )
+                }
+                Some(_) => {}
+                None => self.constrain_at(v.span, v.tv, set, &format!("`{name}` takes {what}")),
+            }
+        }
+        let mut args = vec![v];
+        if op.takes_lane() {
+            let lane = self.expr(&c.args[1])?;
+            self.constrain_at(
+                lane.span,
+                lane.tv,
+                S_U32,
+                &format!("the lane of `{name}` is a `u32`"),
+            );
+            args.push(lane);
+        }
+        let tv = match op {
+            SubgroupOp::All | SubgroupOp::Any => self.inf.of_scalar(Scalar::Bool),
+            SubgroupOp::Ballot => self.inf.of_vector(Scalar::U32, 4),
+            _ => args[0].tv,
+        };
+        let id = self.subgroup_ops;
+        self.subgroup_ops += 1;
+        Ok(self.expr_of(ExprKind::Subgroup { op, id, args }, tv, span))
     }
 
     /// `target[i].fetch_add(v)` and friends, on an atomic binding or a workgroup array.
@@ -2051,7 +2138,7 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                 self.finish_expr(index);
                 args.iter_mut().for_each(|a| self.finish_expr(a))
             }
-            ExprKind::VecNew(args) | ExprKind::Call(_, args) => {
+            ExprKind::VecNew(args) | ExprKind::Call(_, args) | ExprKind::Subgroup { args, .. } => {
                 args.iter_mut().for_each(|a| self.finish_expr(a))
             }
             ExprKind::Swizzle(a, _) => self.finish_expr(a),

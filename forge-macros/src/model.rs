@@ -200,14 +200,157 @@ pub enum Builtin {
     LocalId,
     WorkgroupId,
     NumWorkgroups,
+    /// The invocation's lane in its subgroup.
+    SubgroupInvocationId,
+    SubgroupSize,
+    /// The subgroup's index in the workgroup.
+    SubgroupId,
+    NumSubgroups,
 }
 
 impl Builtin {
-    /// Whether the value is the same for every invocation of a workgroup.
+    /// Whether the value is the same for every invocation of a workgroup. The subgroup
+    /// size is taken as one per dispatch, as Tint's uniformity analysis does in compute.
     pub fn uniform(self) -> bool {
         matches!(
             self,
-            Builtin::WorkgroupIndex | Builtin::WorkgroupId | Builtin::NumWorkgroups
+            Builtin::WorkgroupIndex
+                | Builtin::WorkgroupId
+                | Builtin::NumWorkgroups
+                | Builtin::SubgroupSize
+                | Builtin::NumSubgroups
+        )
+    }
+
+    /// Whether reading it needs the device's subgroup feature.
+    pub fn is_subgroup(self) -> bool {
+        matches!(
+            self,
+            Builtin::SubgroupInvocationId
+                | Builtin::SubgroupSize
+                | Builtin::SubgroupId
+                | Builtin::NumSubgroups
+        )
+    }
+}
+
+/// The subgroup operations, named after WGSL's in snake case (`subgroup_add` is
+/// `subgroupAdd`). Every one is collective: the invocations of a subgroup meet at it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SubgroupOp {
+    Add,
+    Mul,
+    Min,
+    Max,
+    And,
+    Or,
+    Xor,
+    All,
+    Any,
+    ExclusiveAdd,
+    InclusiveAdd,
+    ExclusiveMul,
+    InclusiveMul,
+    /// `subgroup_broadcast(v, LANE)`, with a constant lane.
+    Broadcast,
+    BroadcastFirst,
+    Shuffle,
+    ShuffleXor,
+    ShuffleDown,
+    ShuffleUp,
+    /// `subgroup_ballot(p)`: a `UVec4` with bit `i` set where lane `i`'s `p` holds.
+    Ballot,
+}
+
+impl SubgroupOp {
+    pub const ALL: [SubgroupOp; 20] = [
+        SubgroupOp::Add,
+        SubgroupOp::Mul,
+        SubgroupOp::Min,
+        SubgroupOp::Max,
+        SubgroupOp::And,
+        SubgroupOp::Or,
+        SubgroupOp::Xor,
+        SubgroupOp::All,
+        SubgroupOp::Any,
+        SubgroupOp::ExclusiveAdd,
+        SubgroupOp::InclusiveAdd,
+        SubgroupOp::ExclusiveMul,
+        SubgroupOp::InclusiveMul,
+        SubgroupOp::Broadcast,
+        SubgroupOp::BroadcastFirst,
+        SubgroupOp::Shuffle,
+        SubgroupOp::ShuffleXor,
+        SubgroupOp::ShuffleDown,
+        SubgroupOp::ShuffleUp,
+        SubgroupOp::Ballot,
+    ];
+
+    /// The kernel language's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            SubgroupOp::Add => "subgroup_add",
+            SubgroupOp::Mul => "subgroup_mul",
+            SubgroupOp::Min => "subgroup_min",
+            SubgroupOp::Max => "subgroup_max",
+            SubgroupOp::And => "subgroup_and",
+            SubgroupOp::Or => "subgroup_or",
+            SubgroupOp::Xor => "subgroup_xor",
+            SubgroupOp::All => "subgroup_all",
+            SubgroupOp::Any => "subgroup_any",
+            SubgroupOp::ExclusiveAdd => "subgroup_exclusive_add",
+            SubgroupOp::InclusiveAdd => "subgroup_inclusive_add",
+            SubgroupOp::ExclusiveMul => "subgroup_exclusive_mul",
+            SubgroupOp::InclusiveMul => "subgroup_inclusive_mul",
+            SubgroupOp::Broadcast => "subgroup_broadcast",
+            SubgroupOp::BroadcastFirst => "subgroup_broadcast_first",
+            SubgroupOp::Shuffle => "subgroup_shuffle",
+            SubgroupOp::ShuffleXor => "subgroup_shuffle_xor",
+            SubgroupOp::ShuffleDown => "subgroup_shuffle_down",
+            SubgroupOp::ShuffleUp => "subgroup_shuffle_up",
+            SubgroupOp::Ballot => "subgroup_ballot",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<SubgroupOp> {
+        SubgroupOp::ALL.into_iter().find(|op| op.name() == name)
+    }
+
+    /// WGSL's name.
+    pub fn wgsl(self) -> &'static str {
+        match self {
+            SubgroupOp::Add => "subgroupAdd",
+            SubgroupOp::Mul => "subgroupMul",
+            SubgroupOp::Min => "subgroupMin",
+            SubgroupOp::Max => "subgroupMax",
+            SubgroupOp::And => "subgroupAnd",
+            SubgroupOp::Or => "subgroupOr",
+            SubgroupOp::Xor => "subgroupXor",
+            SubgroupOp::All => "subgroupAll",
+            SubgroupOp::Any => "subgroupAny",
+            SubgroupOp::ExclusiveAdd => "subgroupExclusiveAdd",
+            SubgroupOp::InclusiveAdd => "subgroupInclusiveAdd",
+            SubgroupOp::ExclusiveMul => "subgroupExclusiveMul",
+            SubgroupOp::InclusiveMul => "subgroupInclusiveMul",
+            SubgroupOp::Broadcast => "subgroupBroadcast",
+            SubgroupOp::BroadcastFirst => "subgroupBroadcastFirst",
+            SubgroupOp::Shuffle => "subgroupShuffle",
+            SubgroupOp::ShuffleXor => "subgroupShuffleXor",
+            SubgroupOp::ShuffleDown => "subgroupShuffleDown",
+            SubgroupOp::ShuffleUp => "subgroupShuffleUp",
+            SubgroupOp::Ballot => "subgroupBallot",
+        }
+    }
+
+    /// Whether the second argument is a lane (or a lane offset or mask).
+    pub fn takes_lane(self) -> bool {
+        matches!(
+            self,
+            SubgroupOp::Broadcast
+                | SubgroupOp::Shuffle
+                | SubgroupOp::ShuffleXor
+                | SubgroupOp::ShuffleDown
+                | SubgroupOp::ShuffleUp
         )
     }
 }
@@ -385,6 +528,13 @@ pub enum ExprKind {
     Select(Box<Expr>, Box<Expr>, Box<Expr>),
     /// A call of a `#[forge_fn]` helper, by index into `Kernel::helpers`.
     Call(usize, Vec<Expr>),
+    /// A subgroup operation: the value, then the lane for those that take one. `id`
+    /// numbers the kernel's subgroup operations from 0, for the oracle's buffers.
+    Subgroup {
+        op: SubgroupOp,
+        id: usize,
+        args: Vec<Expr>,
+    },
 }
 
 /// What an atomic method works on.
@@ -618,6 +768,22 @@ impl Kernel<'_> {
 }
 
 impl Kernel<'_> {
+    /// Whether the body calls a subgroup operation or reads a subgroup builtin, which
+    /// needs the device's subgroup feature.
+    pub fn uses_subgroups(&self) -> bool {
+        let mut found = false;
+        walk_stmts(&self.body, &mut |s| {
+            stmt_exprs(s, &mut |e| {
+                walk_expr(e, &mut |x| match x.kind {
+                    ExprKind::Subgroup { .. } => found = true,
+                    ExprKind::Builtin(b) if b.is_subgroup() => found = true,
+                    _ => {}
+                })
+            })
+        });
+        found
+    }
+
     /// The LEN expression of `threads`, defaulting to the first `#[out]` binding's length,
     /// then to the first binding's.
     pub fn threads_len(&self) -> Option<&LenExpr> {
@@ -698,15 +864,48 @@ pub fn walk_stmts<'b>(block: &'b Block, f: &mut dyn FnMut(&'b Stmt)) {
     }
 }
 
-/// Whether a statement is or contains a barrier.
-pub fn contains_barrier(s: &Stmt) -> bool {
+/// Whether an expression calls a subgroup operation.
+pub fn expr_has_subgroup_op(e: &Expr) -> bool {
     let mut found = false;
-    walk_stmts(&vec![s.clone()], &mut |s| {
-        if matches!(s, Stmt::Barrier { .. }) {
+    walk_expr(e, &mut |x| {
+        if matches!(x.kind, ExprKind::Subgroup { .. }) {
             found = true;
         }
     });
     found
+}
+
+/// Whether a statement's own expressions (not those of nested statements) call a
+/// subgroup operation.
+pub fn has_subgroup_op(s: &Stmt) -> bool {
+    let mut found = false;
+    stmt_exprs(s, &mut |e| found |= expr_has_subgroup_op(e));
+    found
+}
+
+/// Whether a statement is or contains a collective point: a barrier, where the
+/// invocations of a workgroup meet, or a subgroup operation, where those of a subgroup do.
+pub fn contains_collective(s: &Stmt) -> bool {
+    let mut found = false;
+    walk_stmts(&vec![s.clone()], &mut |s| {
+        if matches!(s, Stmt::Barrier { .. }) || has_subgroup_op(s) {
+            found = true;
+        }
+    });
+    found
+}
+
+/// Whether a compound statement (`if`, loops) holds a collective point in its body, so
+/// that its control flow must run the same way for the whole workgroup.
+pub fn collective_inside(s: &Stmt) -> bool {
+    let in_block = |b: &Block| b.iter().any(contains_collective);
+    match s {
+        Stmt::If { then, els, .. } => in_block(then) || els.as_ref().is_some_and(in_block),
+        Stmt::For { body, .. } | Stmt::While { body, .. } | Stmt::Loop { body, .. } => {
+            in_block(body)
+        }
+        _ => false,
+    }
 }
 
 /// Calls `f` on every expression of a statement (not of nested statements).
@@ -753,7 +952,7 @@ pub fn walk_expr<'b>(e: &'b Expr, f: &mut dyn FnMut(&'b Expr)) {
             walk_expr(index, f);
             args.iter().for_each(|a| walk_expr(a, f))
         }
-        ExprKind::VecNew(args) | ExprKind::Call(_, args) => {
+        ExprKind::VecNew(args) | ExprKind::Call(_, args) | ExprKind::Subgroup { args, .. } => {
             args.iter().for_each(|a| walk_expr(a, f))
         }
         ExprKind::Swizzle(a, _) => walk_expr(a, f),

@@ -63,6 +63,9 @@ impl Paths {
     pub fn kernel_trait(&self) -> TokenStream {
         self.p(quote!(Kernel))
     }
+    pub fn feature(&self) -> TokenStream {
+        self.p(quote!(Feature))
+    }
     pub fn tolerance(&self) -> TokenStream {
         self.p(quote!(Tolerance))
     }

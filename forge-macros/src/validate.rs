@@ -2,6 +2,8 @@
 //! rejects is a compile error at the user's statement that the offending WGSL came from
 //! (or at the kernel, with naga's whole report, when no statement can be found).
 
+use naga::valid::{Capabilities, ShaderStages, SubgroupOperationSet, ValidationFlags, Validator};
+
 /// Why naga rejected a module.
 pub struct Rejection {
     /// naga's full report, with the source excerpt.
@@ -19,12 +21,7 @@ pub fn validate(source: &str) -> Result<naga::Module, Rejection> {
         message: e.message().to_string(),
         ranges: narrowest(e.labels().filter_map(|(s, _)| s.to_range())),
     })?;
-    naga::valid::Validator::new(
-        naga::valid::ValidationFlags::all(),
-        naga::valid::Capabilities::all(),
-    )
-    .validate(&module)
-    .map_err(|e| {
+    validator().validate(&module).map_err(|e| {
         // The chain of causes ends with the specific one ("Expression [43] is invalid" →
         // "Accessing index 3 is out of bounds").
         let mut message = e.as_inner().to_string();
@@ -40,6 +37,29 @@ pub fn validate(source: &str) -> Result<naga::Module, Rejection> {
         }
     })?;
     Ok(module)
+}
+
+/// naga's validator with the optional capabilities the kernel language can use: subgroup
+/// operations and `f16`.
+/// Whether the device has them is checked at run time (`Kernel::features`); anything else
+/// the emitters produced by mistake is an error here.
+fn validator() -> Validator {
+    let mut validator = Validator::new(
+        ValidationFlags::all(),
+        Capabilities::SUBGROUP | Capabilities::SHADER_FLOAT16,
+    );
+    // Compute shaders use the basic, vote, arithmetic, ballot and shuffle operations.
+    validator
+        .subgroup_stages(ShaderStages::COMPUTE)
+        .subgroup_operations(
+            SubgroupOperationSet::BASIC
+                | SubgroupOperationSet::VOTE
+                | SubgroupOperationSet::ARITHMETIC
+                | SubgroupOperationSet::BALLOT
+                | SubgroupOperationSet::SHUFFLE
+                | SubgroupOperationSet::SHUFFLE_RELATIVE,
+        );
+    validator
 }
 
 fn narrowest(ranges: impl Iterator<Item = std::ops::Range<usize>>) -> Vec<std::ops::Range<usize>> {

@@ -132,6 +132,7 @@ pub struct RuntimeBuilder {
     emission: Option<Backend>,
     capacity: Option<u64>,
     cache_dir: Option<PathBuf>,
+    without: wgpu::Features,
 }
 
 impl RuntimeBuilder {
@@ -173,6 +174,20 @@ impl RuntimeBuilder {
         self
     }
 
+    /// Opens the device without this optional feature even where the adapter has it, to run
+    /// or test what a program does on adapters that lack it. A kernel that needs it then
+    /// fails with [`ForgeError::MissingFeature`].
+    ///
+    /// ```
+    /// use forge_core::{Feature, ForgeRuntime};
+    /// let rt = ForgeRuntime::builder().without_feature(Feature::Subgroups).build().unwrap();
+    /// assert!(!rt.supports(Feature::Subgroups));
+    /// ```
+    pub fn without_feature(mut self, feature: crate::kernel::Feature) -> Self {
+        self.without |= feature.wgpu();
+        self
+    }
+
     /// Finds the adapter, opens the device and builds the runtime.
     pub fn build(self) -> Result<ForgeRuntime> {
         let filter = match self.adapter {
@@ -208,7 +223,7 @@ impl RuntimeBuilder {
             filter.as_ref().map(|(n, src)| (n.as_str(), *src)),
             emission,
         )?;
-        ForgeRuntime::open(adapter, emission, capacity, cache_dir)
+        ForgeRuntime::open(adapter, emission, capacity, cache_dir, self.without)
     }
 }
 
@@ -445,9 +460,10 @@ impl ForgeRuntime {
         emission: Backend,
         capacity: u64,
         cache_dir: Option<PathBuf>,
+        without: wgpu::Features,
     ) -> Result<Self> {
         let info = adapter.get_info();
-        let required_features = adapter.features() & wanted_features();
+        let required_features = adapter.features() & wanted_features() & !without;
         // The adapter's own limits, not wgpu's conservative defaults: large buffers need them.
         let required_limits = adapter.limits();
         let desc = wgpu::DeviceDescriptor {
@@ -519,6 +535,12 @@ impl ForgeRuntime {
     /// The features enabled on the device.
     pub fn features(&self) -> wgpu::Features {
         self.features
+    }
+
+    /// Whether the device has a feature that kernels may need; a kernel that uses one the
+    /// device lacks fails with [`ForgeError::MissingFeature`].
+    pub fn supports(&self, feature: crate::kernel::Feature) -> bool {
+        self.features.contains(feature.wgpu())
     }
 
     /// The wgpu device.

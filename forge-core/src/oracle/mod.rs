@@ -8,6 +8,8 @@
 use crate::error::{ForgeError, Result};
 use crate::kernel::{DynArgs, ElemType, HostBuffer, ScalarValue};
 
+pub mod subgroup;
+
 /// The per-dimension workgroup limit every adapter has (`max_compute_workgroups_per_dimension`).
 pub const GROUPS_PER_DIMENSION: u32 = 65535;
 

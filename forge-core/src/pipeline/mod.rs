@@ -108,6 +108,20 @@ pub fn layout_entries(layout: &[Binding], params: bool) -> Vec<wgpu::BindGroupLa
     entries
 }
 
+/// Refuses a kernel that needs a feature the device lacks, naming it: wgpu would report a
+/// naga capability error from deep inside shader creation instead.
+pub fn check_features(kernel: &dyn Kernel, have: wgpu::Features, adapter: &str) -> Result<()> {
+    match kernel.features().iter().find(|f| !have.contains(f.wgpu())) {
+        None => Ok(()),
+        Some(f) => Err(ForgeError::MissingFeature {
+            kernel: kernel.name(),
+            feature: f.wgpu_name(),
+            used_for: f.used_for(),
+            adapter: adapter.to_string(),
+        }),
+    }
+}
+
 impl ForgeRuntime {
     /// The compiled pipeline for `kernel` at `schedule` with the runtime's emission backend,
     /// compiling it on first use. `params` says whether the layout ends with the uniform.
@@ -127,6 +141,7 @@ impl ForgeRuntime {
             return Ok(hit);
         }
         self.check_lost()?;
+        check_features(kernel, self.features, &self.info.name)?;
         let compiled = Arc::new(self.compile(kernel, schedule, params)?);
         self.pipelines.map.insert(key, Arc::clone(&compiled));
         self.pipelines.compiled += 1;
