@@ -1125,7 +1125,7 @@ fn sg_inputs(n: usize, seed: u64) -> (Vec<f32>, Vec<i32>, Vec<u32>) {
 
 #[test]
 fn every_subgroup_operation_matches_gpu_oracle_and_reference() {
-    use wgsl_forge::__private::oracle::subgroup::with_subgroup_size;
+    use wgsl_forge::oracle::subgroup::with_subgroup_size;
     // Three workgroups and a partial fourth; the last workgroup's lanes past n take part with 0.
     let n = 60 * 3 + 37;
     let (x, a, b) = sg_inputs(n, 8);
@@ -1165,7 +1165,7 @@ fn every_subgroup_operation_matches_gpu_oracle_and_reference() {
 
 #[test]
 fn the_oracle_follows_the_definitions_at_every_subgroup_size() {
-    use wgsl_forge::__private::oracle::subgroup::{with_subgroup_size, ORACLE_SUBGROUP_SIZE};
+    use wgsl_forge::oracle::subgroup::{with_subgroup_size, ORACLE_SUBGROUP_SIZE};
     let n = 60 * 2 + 11;
     let (x, a, b) = sg_inputs(n, 9);
     // 4 divides the workgroup; 8, 16 and 32 leave a partial subgroup; 64 is one partial one.
@@ -1259,8 +1259,8 @@ pub fn sg_workgroup_scan(x: &[u32; n], #[out] y: &mut [u32; n], n: u32) {
 
 #[test]
 fn size_agnostic_subgroup_kernels_certify_on_a_gpu_of_another_subgroup_size() {
-    use wgsl_forge::__private::oracle::subgroup::with_subgroup_size;
     use wgsl_forge::certify::{certify_default, CertOptions};
+    use wgsl_forge::oracle::subgroup::with_subgroup_size;
     let mut rt = rt();
     // lavapipe's subgroups have 8 lanes, the oracle's 32: certification compares the two.
     let report = certify_default(&mut rt, &sg_block_sum::Kernel, &CertOptions::default()).unwrap();
@@ -1304,10 +1304,10 @@ fn size_agnostic_subgroup_kernels_certify_on_a_gpu_of_another_subgroup_size() {
 fn a_device_without_subgroups_refuses_subgroup_kernels_by_name() {
     let mut rt = ForgeRuntime::builder()
         .capacity(64 << 20)
-        .without_feature(wgsl_forge::Feature::Subgroups)
+        .without_feature(Feature::Subgroups)
         .build()
         .unwrap();
-    assert!(!rt.supports(wgsl_forge::Feature::Subgroups));
+    assert!(!rt.supports(Feature::Subgroups));
     let err = rt.sg_block_sum(&[1.0; 100], 100).unwrap_err();
     assert!(
         matches!(

@@ -175,3 +175,58 @@ fn tuned_schedule_wgsl() {
     );
     insta::assert_snapshot!("axpy_items_wg256_items4", tuned);
 }
+
+// ---- subgroup operations: a reduction, a scan, a shuffle and the subgroup builtins -----
+
+/// A workgroup sum through subgroup sums in workgroup memory, for any subgroup size, and
+/// each element's inclusive prefix within its subgroup.
+#[forge_kernel(workgroup = 128, threads = n)]
+pub fn snap_subgroup_sum(
+    x: &[f32; n],
+    #[out] sums: &mut [f32; n.div_ceil(128)],
+    #[out] prefix: &mut [f32; n],
+    n: u32,
+) {
+    #[shared]
+    let mut partial = [0.0f32; WG];
+    let lid = local_index();
+    let i = global_index();
+    let mut v = 0.0f32;
+    if i < n {
+        v = x[i];
+    }
+    let scan = subgroup_inclusive_add(v);
+    let neighbour = subgroup_shuffle_xor(v, 1);
+    let mut s = subgroup_add(v);
+    let mut count = num_subgroups();
+    if subgroup_invocation_id() == 0 {
+        partial[subgroup_id()] = s;
+    }
+    workgroup_barrier();
+    while count > 1 {
+        let mut p = 0.0f32;
+        if lid < count {
+            p = partial[lid];
+        }
+        workgroup_barrier();
+        s = subgroup_add(p);
+        if subgroup_invocation_id() == 0 {
+            partial[subgroup_id()] = s;
+        }
+        count = count.div_ceil(subgroup_size());
+        workgroup_barrier();
+    }
+    let total = subgroup_broadcast(partial[0], 0);
+    if i < n {
+        prefix[i] = scan + neighbour * 0.0;
+    }
+    if lid == 0 {
+        sums[workgroup_index()] = total;
+    }
+}
+
+#[test]
+fn subgroup_wgsl() {
+    validate("snap_subgroup_sum", snap_subgroup_sum::WGSL);
+    insta::assert_snapshot!("subgroup_sum", snap_subgroup_sum::WGSL);
+}

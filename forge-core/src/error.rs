@@ -108,7 +108,7 @@ pub enum ForgeError {
     },
 
     /// The oracle found control flow that must be workgroup-uniform but was not.
-    #[error("kernel `{kernel}`: workgroup {workgroup}: {what} diverged between invocations, but it encloses a barrier and must be workgroup-uniform")]
+    #[error("kernel `{kernel}`: workgroup {workgroup}: {what} diverged between invocations, but it encloses a barrier or a subgroup operation and must be workgroup-uniform")]
     NonUniform {
         /// Kernel name.
         kernel: &'static str,

@@ -358,7 +358,7 @@ impl<'k> Oracle<'k> {
         let oracle = self.p.oracle();
         let v = self.expr(e);
         let t = self.ty(&e.ty);
-        let what = format!("{what} that encloses a barrier");
+        let what = format!("{what} that encloses a barrier or a subgroup operation");
         quote! {{
             let mut __fg_seen: ::core::option::Option<#t> = None;
             for __fg_lane in 0..__fg_wg {
@@ -575,7 +575,7 @@ impl<'k> Oracle<'k> {
                 if __fg_code == 1 {
                     __fg_alive[__fg_lane as usize] = false;
                 } else {
-                    #oracle::agree_value(NAME, __fg_w, "a `break` or `continue` of a loop that encloses a barrier", &mut __fg_flow, __fg_code)?;
+                    #oracle::agree_value(NAME, __fg_w, "a `break` or `continue` of a loop that encloses a barrier or a subgroup operation", &mut __fg_flow, __fg_code)?;
                 }
             }
             if !__fg_alive.iter().any(|a| *a) { continue '__fg_wgs; }

@@ -163,6 +163,14 @@ const LEAVES: &[&str] = &[
     "global_id().w",
     "global_id()",
     "global_index(1)",
+    "subgroup_size()",
+    "subgroup_invocation_id(2)",
+    "subgroup_add(x[i])",
+    "subgroup_add()",
+    "subgroup_broadcast(1.0, i)",
+    "subgroup_shuffle(1.0)",
+    "subgroup_ballot(true).x",
+    "subgroup_all(1.0)",
     "true",
     "false",
     "f32::NAN",
@@ -766,6 +774,14 @@ impl Typed {
             },
             6 => format!("(-{})", self.f(d - 1)),
             7 => format!("{}.powi({})", self.f(d - 1), self.i(d - 1)),
+            // Subgroup operations: the uniformity check rejects many of these places.
+            8 if self.chance(30) => match self.below(5) {
+                0 => format!("subgroup_add({})", self.f(d - 1)),
+                1 => format!("subgroup_inclusive_add({})", self.f(d - 1)),
+                2 => format!("subgroup_shuffle_xor({}, {})", self.f(d - 1), self.u(d - 1)),
+                3 => format!("subgroup_broadcast({}, 0)", self.f(d - 1)),
+                _ => format!("subgroup_max(Vec2::splat({})).y", self.f(d - 1)),
+            },
             _ => format!("x[{} % n]", self.u(d - 1)),
         }
     }
@@ -790,6 +806,8 @@ impl Typed {
                     "global_id().x",
                     "local_id().x",
                     "num_workgroups().y",
+                    "subgroup_size()",
+                    "subgroup_invocation_id()",
                     "a[i]",
                     "0xffff_ffffu32",
                 ])
@@ -900,6 +918,11 @@ impl Typed {
                 let op = self.pick(&["&&", "||", "^", "&", "|", "==", "!="]);
                 format!("({} {op} {})", self.b(d - 1), self.b(d - 1))
             }
+            4 if self.chance(15) => format!(
+                "{}({})",
+                self.pick(&["subgroup_all", "subgroup_any"]),
+                self.b(d - 1)
+            ),
             4 => format!("(!{})", self.b(d - 1)),
             _ => format!(
                 "{}.{}()",

@@ -3,7 +3,9 @@
 //! invocation, the binding, the index and the length, evaluation of LEN and `threads`
 //! expressions, and conversions between typed slices and type-erased buffers.
 //!
-//! Generated code calls these; they are public so that it can, not as a user API.
+//! Generated code calls these; they are public so that it can, not as a user API. The
+//! exception is [`subgroup`], whose [`subgroup::with_subgroup_size`] runs oracles with
+//! another subgroup size.
 
 use crate::error::{ForgeError, Result};
 use crate::kernel::{DynArgs, ElemType, HostBuffer, ScalarValue};
@@ -38,11 +40,7 @@ pub fn ix(
 /// WGSL `u32` division: `x / 0` is `x`.
 #[inline(always)]
 pub fn div_u32(a: u32, b: u32) -> u32 {
-    if b == 0 {
-        a
-    } else {
-        a / b
-    }
+    a.checked_div(b).unwrap_or(a)
 }
 
 /// WGSL `u32` remainder: `x % 0` is `0`.
@@ -281,11 +279,9 @@ pub mod threads {
     /// `a.div_ceil(b)`
     pub fn div_ceil(a: R, b: R) -> R {
         let (a, b) = (a?, b?);
-        if b == 0 {
-            Err("division by zero")
-        } else {
-            Ok(a / b + (a % b != 0) as u32)
-        }
+        a.checked_div(b)
+            .map(|q| q + (a % b != 0) as u32)
+            .ok_or("division by zero")
     }
     /// `a.min(b)`
     pub fn min(a: R, b: R) -> R {
