@@ -11,24 +11,28 @@
 //! # Schedule
 //! The packed weights are 2 bits each: reading them takes a sixteenth of the time an f32
 //! matrix would, so decoding, not memory, is what limits a direct kernel. This one decodes
-//! two codes per table lookup. For each chunk of 128 columns, the workgroup first writes a
-//! table per pair of columns `(c, c+1)`: its 16 entries hold `A[lo] + B[hi]` for the 4-bit
-//! code pair `lo + 4·hi`, with `A = (0, x[c], −x[c], 0)` and `B` the same for `x[c+1]`
-//! (code 3 reads as 0). An invocation then adds one table entry per 4 bits of weights:
-//! a shift, a mask, a load from workgroup memory and an add, for two weights.
+//! two codes per table lookup, and is laid out so that both its global loads and its
+//! lookups use whole transactions.
 //!
-//! The tables cost the workgroup the same however many rows it holds, so a workgroup holds
-//! many rows: `WG / 4` of them, each cut into 4 segments of whole chunks (a quarter of the
-//! row each) taken by 4 invocations; one warp holds one segment of 32 rows, so its lanes
-//! look up the same pair's table at the same time, on distinct banks. Every invocation
-//! reads its row's 8 words of a chunk one chunk ahead, so the loads fly while the tables
-//! are built; with `VEC = 2` it also reads the `x` of its table pairs a chunk ahead. The 4
-//! segment sums meet in workgroup memory.
+//! Columns go by chunks of 512 (32 words a row). For each chunk the workgroup writes a table
+//! per pair of columns `(c, c+1)`: its 16 entries hold `A[lo] + B[hi]` for the 4-bit code
+//! pair `lo + 4·hi`, with `A = (0, x[c], −x[c], 0)` and `B` the same for `x[c+1]` (code 3
+//! reads as 0). The 256 tables fill the 16 KiB of workgroup memory, entry-major: entry `e`
+//! of the pair in slot `s` sits at `256·e + s`, and pair `8·j + n` of the chunk (nibble `n`
+//! of the chunk's word `j`) takes slot `j + 32·n`.
 //!
-//! The summation order depends only on `k`: each invocation adds its segment's entries in
-//! column order into four accumulators (word `i` of a chunk into accumulator `i % 4`),
-//! `(s0 + s1) + (s2 + s3)`, then the segments in order. Every schedule gives bit-identical
-//! results.
+//! A warp holds `ITEMS` consecutive rows (8 at a time). Lane `j` of the warp reads word `j`
+//! of each of its rows' chunk: one 128-byte line per row and load, a chunk ahead. It then
+//! adds one entry per nibble: a shift, a mask, a load from workgroup memory and an add, for
+//! two weights. At nibble `n` the 32 lanes read slots `j + 32·n`, 32 distinct banks whatever
+//! the codes. The table costs the workgroup the same however many rows it holds, so the
+//! workgroup holds `WG / 32 · ITEMS` rows; `ITEMS` rows per lane also keep that many
+//! independent loads and sums in flight.
+//!
+//! The summation order depends only on `k`: lane `j` adds the entries of words `j`,
+//! `j + 32`, … of a row in column order into one sum, and the 32 lane sums meet in lane
+//! order. Every schedule gives bit-identical results. (Schedules need `WG ≤ 512`: the lane
+//! sums of 16 warps × 8 rows fill the table memory.)
 //!
 //! Weights of `0` add nothing (their entries hold only the other column's term), so an
 //! infinite or NaN `x[c]` only matters where `w[r][c] ≠ 0`; with its pair partner, though,
@@ -40,8 +44,8 @@ use forge_macros::forge_kernel;
 
 /// `y[r] = scale[r] · Σ_c w[r][c] · x[c]`, with `w` packed 16 codes to a word, row stride
 /// `k.div_ceil(16)` words; decoded two codes per table lookup.
-#[forge_kernel(crate = ::forge_core, workgroup = 256, threads = m * 4, ext = false,
-    tune(workgroup = [256, 128, 512], vector = [1, 2]),
+#[forge_kernel(crate = ::forge_core, workgroup = 256, threads = m * 32, ext = false,
+    tune(workgroup = [256, 128, 512], items = [8, 4, 2]),
     reference = ternary_gemv_reference, tolerance(abs = 1e-4, rel = 1e-4),
     case(m = 1, k = 1), case(m = 2, k = 4), case(m = 7, k = 13), case(m = 3, k = 16),
     case(m = 5, k = 1031), case(m = 300, k = 17), case(m = 131, k = 2053), case(m = 70, k = 4100))]
@@ -53,401 +57,270 @@ pub fn ternary_gemv(
     m: u32,
     k: u32,
 ) {
-    // 4 segments × 64 pairs of columns × 16 entries, entry `e` of pair `q` at
-    // `16·q + (e ^ (q % 16))`: the builders' stores spread over the banks.
+    // 16 entries × 256 slots: the tables of one chunk's 256 pairs of columns.
     #[shared]
     let mut lut = [0.0f32; 4096];
     let lid = local_index();
-    let rows = WG / 4;
-    let seg = lid / rows;
-    let local_row = lid % rows;
-    let row0 = workgroup_index() * rows + local_row;
-    // Rows past `m` read the last row again and store nothing: every lane reaches the
-    // barriers.
-    let row = row0.min(m - 1);
+    let lane = lid % 32;
+    let warp = lid / 32;
     let words = k.div_ceil(16);
-    // Each row is cut into 4 segments of whole chunks of 8 words (128 columns).
-    let seg_words = words.div_ceil(4).div_ceil(8) * 8;
-    let chunks = seg_words / 8;
-    let rb = row * words;
+    let chunks = words.div_ceil(32);
     let tail = k % 16;
     let tail_mask = if tail == 0 {
         0xffff_ffffu32
     } else {
         (1u32 << (2 * tail)) - 1
     };
-    let mut acc0 = 0.0f32;
-    let mut acc1 = 0.0f32;
-    let mut acc2 = 0.0f32;
-    let mut acc3 = 0.0f32;
-    // The next chunk's words, loaded a chunk ahead.
-    let first = seg * seg_words;
-    // With VEC = 2, the x of this invocation's table pairs (`lid` and `lid + WG`), a chunk
-    // ahead too.
-    let mut pa = 0.0f32;
-    let mut pb = 0.0f32;
-    let mut qa = 0.0f32;
-    let mut qb = 0.0f32;
-    if VEC == 2 {
-        let c_p = (((lid) / 64) * seg_words + 0u32 * 8) * 16 + 2 * ((lid) % 64);
-        pa = if (lid) < 256 && c_p < k {
-            x[c_p]
-        } else {
-            0.0f32
-        };
-        pb = if (lid) < 256 && c_p + 1 < k {
-            x[c_p + 1]
-        } else {
-            0.0f32
-        };
-        let c_q = (((lid + WG) / 64) * seg_words + 0u32 * 8) * 16 + 2 * ((lid + WG) % 64);
-        qa = if (lid + WG) < 256 && c_q < k {
-            x[c_q]
-        } else {
-            0.0f32
-        };
-        qb = if (lid + WG) < 256 && c_q + 1 < k {
-            x[c_q + 1]
-        } else {
-            0.0f32
-        };
-    }
-    let mut n0 = if first + 0 < words {
-        packed_w[rb + first + 0]
-    } else {
-        0u32
-    };
-    let mut n1 = if first + 1 < words {
-        packed_w[rb + first + 1]
-    } else {
-        0u32
-    };
-    let mut n2 = if first + 2 < words {
-        packed_w[rb + first + 2]
-    } else {
-        0u32
-    };
-    let mut n3 = if first + 3 < words {
-        packed_w[rb + first + 3]
-    } else {
-        0u32
-    };
-    let mut n4 = if first + 4 < words {
-        packed_w[rb + first + 4]
-    } else {
-        0u32
-    };
-    let mut n5 = if first + 5 < words {
-        packed_w[rb + first + 5]
-    } else {
-        0u32
-    };
-    let mut n6 = if first + 6 < words {
-        packed_w[rb + first + 6]
-    } else {
-        0u32
-    };
-    let mut n7 = if first + 7 < words {
-        packed_w[rb + first + 7]
-    } else {
-        0u32
-    };
-    for t in 0..chunks {
-        let wb = seg * seg_words + t * 8;
-        let w0 = if wb + 0 == words - 1 {
-            n0 & tail_mask
-        } else {
-            n0
-        };
-        let w1 = if wb + 1 == words - 1 {
-            n1 & tail_mask
-        } else {
-            n1
-        };
-        let w2 = if wb + 2 == words - 1 {
-            n2 & tail_mask
-        } else {
-            n2
-        };
-        let w3 = if wb + 3 == words - 1 {
-            n3 & tail_mask
-        } else {
-            n3
-        };
-        let w4 = if wb + 4 == words - 1 {
-            n4 & tail_mask
-        } else {
-            n4
-        };
-        let w5 = if wb + 5 == words - 1 {
-            n5 & tail_mask
-        } else {
-            n5
-        };
-        let w6 = if wb + 6 == words - 1 {
-            n6 & tail_mask
-        } else {
-            n6
-        };
-        let w7 = if wb + 7 == words - 1 {
-            n7 & tail_mask
-        } else {
-            n7
-        };
-        let nb = wb + 8;
-        n0 = if t + 1 < chunks && nb + 0 < words {
-            packed_w[rb + nb + 0]
-        } else {
-            0u32
-        };
-        n1 = if t + 1 < chunks && nb + 1 < words {
-            packed_w[rb + nb + 1]
-        } else {
-            0u32
-        };
-        n2 = if t + 1 < chunks && nb + 2 < words {
-            packed_w[rb + nb + 2]
-        } else {
-            0u32
-        };
-        n3 = if t + 1 < chunks && nb + 3 < words {
-            packed_w[rb + nb + 3]
-        } else {
-            0u32
-        };
-        n4 = if t + 1 < chunks && nb + 4 < words {
-            packed_w[rb + nb + 4]
-        } else {
-            0u32
-        };
-        n5 = if t + 1 < chunks && nb + 5 < words {
-            packed_w[rb + nb + 5]
-        } else {
-            0u32
-        };
-        n6 = if t + 1 < chunks && nb + 6 < words {
-            packed_w[rb + nb + 6]
-        } else {
-            0u32
-        };
-        n7 = if t + 1 < chunks && nb + 7 < words {
-            packed_w[rb + nb + 7]
-        } else {
-            0u32
-        };
-        if VEC == 2 {
-            let q = lid;
-            if q < 256 {
-                let x0 = pa;
-                let x1 = pb;
+    // A warp holds `ITEMS` consecutive rows, taken 8 at a time (a batch).
+    let per = ITEMS.min(8);
+    let wg_row0 = workgroup_index() * (WG / 32) * ITEMS;
+    for b in 0..ITEMS.div_ceil(8) {
+        // The row of this warp's slot 0 in the batch. Rows past `m` read the last row again
+        // and store nothing: every lane reaches the barriers.
+        let first = wg_row0 + warp * ITEMS + b * 8;
+        let rb0 = (first + 0).min(m - 1) * words;
+        let rb1 = (first + 1).min(m - 1) * words;
+        let rb2 = (first + 2).min(m - 1) * words;
+        let rb3 = (first + 3).min(m - 1) * words;
+        let rb4 = (first + 4).min(m - 1) * words;
+        let rb5 = (first + 5).min(m - 1) * words;
+        let rb6 = (first + 6).min(m - 1) * words;
+        let rb7 = (first + 7).min(m - 1) * words;
+        let mut acc0 = 0.0f32;
+        let mut acc1 = 0.0f32;
+        let mut acc2 = 0.0f32;
+        let mut acc3 = 0.0f32;
+        let mut acc4 = 0.0f32;
+        let mut acc5 = 0.0f32;
+        let mut acc6 = 0.0f32;
+        let mut acc7 = 0.0f32;
+        // Chunk 0's words; each chunk then reads the next one's, a chunk ahead.
+        let g0 = lane.min(words - 1);
+        let mut n0 = if 0u32 < ITEMS { packed_w[rb0 + g0] } else { 0u32 };
+        let mut n1 = if 1u32 < ITEMS { packed_w[rb1 + g0] } else { 0u32 };
+        let mut n2 = if 2u32 < ITEMS { packed_w[rb2 + g0] } else { 0u32 };
+        let mut n3 = if 3u32 < ITEMS { packed_w[rb3 + g0] } else { 0u32 };
+        let mut n4 = if 4u32 < ITEMS { packed_w[rb4 + g0] } else { 0u32 };
+        let mut n5 = if 5u32 < ITEMS { packed_w[rb5 + g0] } else { 0u32 };
+        let mut n6 = if 6u32 < ITEMS { packed_w[rb6 + g0] } else { 0u32 };
+        let mut n7 = if 7u32 < ITEMS { packed_w[rb7 + g0] } else { 0u32 };
+        // The x of this invocation's first table slot (`lid`), a chunk ahead too.
+        let c0 = 2 * (8 * (lid % 32) + lid / 32);
+        let mut xa = if lid < 256 && c0 < k { x[c0] } else { 0.0f32 };
+        let mut xb = if lid < 256 && c0 + 1 < k { x[c0 + 1] } else { 0.0f32 };
+        for t in 0..chunks {
+            // Word `32·t + lane` of each row: whole, the row's last (bits past `k` cleared), or
+            // past the row (cleared: its lookups read entry 0, which holds 0).
+            let g = t * 32 + lane;
+            let keep = if g + 1 < words {
+                0xffff_ffffu32
+            } else if g + 1 == words {
+                tail_mask
+            } else {
+                0u32
+            };
+            let w0 = n0 & keep;
+            let w1 = n1 & keep;
+            let w2 = n2 & keep;
+            let w3 = n3 & keep;
+            let w4 = n4 & keep;
+            let w5 = n5 & keep;
+            let w6 = n6 & keep;
+            let w7 = n7 & keep;
+            let gn = (g + 32).min(words - 1);
+            let more = t + 1 < chunks;
+            n0 = if 0u32 < ITEMS && more { packed_w[rb0 + gn] } else { 0u32 };
+            n1 = if 1u32 < ITEMS && more { packed_w[rb1 + gn] } else { 0u32 };
+            n2 = if 2u32 < ITEMS && more { packed_w[rb2 + gn] } else { 0u32 };
+            n3 = if 3u32 < ITEMS && more { packed_w[rb3 + gn] } else { 0u32 };
+            n4 = if 4u32 < ITEMS && more { packed_w[rb4 + gn] } else { 0u32 };
+            n5 = if 5u32 < ITEMS && more { packed_w[rb5 + gn] } else { 0u32 };
+            n6 = if 6u32 < ITEMS && more { packed_w[rb6 + gn] } else { 0u32 };
+            n7 = if 7u32 < ITEMS && more { packed_w[rb7 + gn] } else { 0u32 };
+            // The chunk's tables: slot `s` holds pair `8·(s % 32) + s / 32` of the chunk, its
+            // entry `e` at `256·e + s`. Entry `lo + 4·hi` is `A[lo] + B[hi]`, with
+            // A = (0, x0, −x0, 0) and B = (0, x1, −x1, 0): code 3 reads as 0.
+            if lid < 256 {
+                let x0 = xa;
+                let x1 = xb;
                 let n0 = -x0;
                 let n1 = -x1;
-                let b = q * 16;
-                let qm = q % 16;
-                lut[b + (0u32 ^ qm)] = 0.0f32 + 0.0f32;
-                lut[b + (1u32 ^ qm)] = x0 + 0.0f32;
-                lut[b + (2u32 ^ qm)] = n0 + 0.0f32;
-                lut[b + (3u32 ^ qm)] = 0.0f32 + 0.0f32;
-                lut[b + (4u32 ^ qm)] = 0.0f32 + x1;
-                lut[b + (5u32 ^ qm)] = x0 + x1;
-                lut[b + (6u32 ^ qm)] = n0 + x1;
-                lut[b + (7u32 ^ qm)] = 0.0f32 + x1;
-                lut[b + (8u32 ^ qm)] = 0.0f32 + n1;
-                lut[b + (9u32 ^ qm)] = x0 + n1;
-                lut[b + (10u32 ^ qm)] = n0 + n1;
-                lut[b + (11u32 ^ qm)] = 0.0f32 + n1;
-                lut[b + (12u32 ^ qm)] = 0.0f32 + 0.0f32;
-                lut[b + (13u32 ^ qm)] = x0 + 0.0f32;
-                lut[b + (14u32 ^ qm)] = n0 + 0.0f32;
-                lut[b + (15u32 ^ qm)] = 0.0f32 + 0.0f32;
+                lut[0u32 + lid] = 0.0f32 + 0.0f32;
+                lut[256u32 + lid] = x0 + 0.0f32;
+                lut[512u32 + lid] = n0 + 0.0f32;
+                lut[768u32 + lid] = 0.0f32 + 0.0f32;
+                lut[1024u32 + lid] = 0.0f32 + x1;
+                lut[1280u32 + lid] = x0 + x1;
+                lut[1536u32 + lid] = n0 + x1;
+                lut[1792u32 + lid] = 0.0f32 + x1;
+                lut[2048u32 + lid] = 0.0f32 + n1;
+                lut[2304u32 + lid] = x0 + n1;
+                lut[2560u32 + lid] = n0 + n1;
+                lut[2816u32 + lid] = 0.0f32 + n1;
+                lut[3072u32 + lid] = 0.0f32 + 0.0f32;
+                lut[3328u32 + lid] = x0 + 0.0f32;
+                lut[3584u32 + lid] = n0 + 0.0f32;
+                lut[3840u32 + lid] = 0.0f32 + 0.0f32;
             }
-            let q = lid + WG;
-            if q < 256 {
-                let x0 = qa;
-                let x1 = qb;
-                let n0 = -x0;
-                let n1 = -x1;
-                let b = q * 16;
-                let qm = q % 16;
-                lut[b + (0u32 ^ qm)] = 0.0f32 + 0.0f32;
-                lut[b + (1u32 ^ qm)] = x0 + 0.0f32;
-                lut[b + (2u32 ^ qm)] = n0 + 0.0f32;
-                lut[b + (3u32 ^ qm)] = 0.0f32 + 0.0f32;
-                lut[b + (4u32 ^ qm)] = 0.0f32 + x1;
-                lut[b + (5u32 ^ qm)] = x0 + x1;
-                lut[b + (6u32 ^ qm)] = n0 + x1;
-                lut[b + (7u32 ^ qm)] = 0.0f32 + x1;
-                lut[b + (8u32 ^ qm)] = 0.0f32 + n1;
-                lut[b + (9u32 ^ qm)] = x0 + n1;
-                lut[b + (10u32 ^ qm)] = n0 + n1;
-                lut[b + (11u32 ^ qm)] = 0.0f32 + n1;
-                lut[b + (12u32 ^ qm)] = 0.0f32 + 0.0f32;
-                lut[b + (13u32 ^ qm)] = x0 + 0.0f32;
-                lut[b + (14u32 ^ qm)] = n0 + 0.0f32;
-                lut[b + (15u32 ^ qm)] = 0.0f32 + 0.0f32;
-            }
-            // Any pairs past `lid + WG` (workgroups under 128), loaded now.
-            let mut q = lid + 2 * WG;
-            while q < 256 {
-                let c = ((q / 64) * seg_words + t * 8) * 16 + 2 * (q % 64);
-                let xa = if c < k { x[c] } else { 0.0f32 };
-                let xb = if c + 1 < k { x[c + 1] } else { 0.0f32 };
-                if q < 256 {
-                    let x0 = xa;
-                    let x1 = xb;
-                    let n0 = -x0;
-                    let n1 = -x1;
-                    let b = q * 16;
-                    let qm = q % 16;
-                    lut[b + (0u32 ^ qm)] = 0.0f32 + 0.0f32;
-                    lut[b + (1u32 ^ qm)] = x0 + 0.0f32;
-                    lut[b + (2u32 ^ qm)] = n0 + 0.0f32;
-                    lut[b + (3u32 ^ qm)] = 0.0f32 + 0.0f32;
-                    lut[b + (4u32 ^ qm)] = 0.0f32 + x1;
-                    lut[b + (5u32 ^ qm)] = x0 + x1;
-                    lut[b + (6u32 ^ qm)] = n0 + x1;
-                    lut[b + (7u32 ^ qm)] = 0.0f32 + x1;
-                    lut[b + (8u32 ^ qm)] = 0.0f32 + n1;
-                    lut[b + (9u32 ^ qm)] = x0 + n1;
-                    lut[b + (10u32 ^ qm)] = n0 + n1;
-                    lut[b + (11u32 ^ qm)] = 0.0f32 + n1;
-                    lut[b + (12u32 ^ qm)] = 0.0f32 + 0.0f32;
-                    lut[b + (13u32 ^ qm)] = x0 + 0.0f32;
-                    lut[b + (14u32 ^ qm)] = n0 + 0.0f32;
-                    lut[b + (15u32 ^ qm)] = 0.0f32 + 0.0f32;
-                }
-                q += WG;
-            }
-            // The next chunk's x, loaded while this chunk is looked up.
-            let c_p = (((lid) / 64) * seg_words + (t + 1) * 8) * 16 + 2 * ((lid) % 64);
-            pa = if (lid) < 256 && c_p < k {
-                x[c_p]
-            } else {
-                0.0f32
-            };
-            pb = if (lid) < 256 && c_p + 1 < k {
-                x[c_p + 1]
-            } else {
-                0.0f32
-            };
-            let c_q = (((lid + WG) / 64) * seg_words + (t + 1) * 8) * 16 + 2 * ((lid + WG) % 64);
-            qa = if (lid + WG) < 256 && c_q < k {
-                x[c_q]
-            } else {
-                0.0f32
-            };
-            qb = if (lid + WG) < 256 && c_q + 1 < k {
-                x[c_q + 1]
-            } else {
-                0.0f32
-            };
-        } else {
-            // The chunk's tables: pair `q` (segment q / 64, pair q % 64 of its chunk) holds
-            // `A[lo] + B[hi]` at entry `lo + 4·hi`, with A = (0, x0, −x0, 0) and
-            // B = (0, x1, −x1, 0): code 3 reads as 0.
-            let mut q = lid;
-            while q < 256 {
-                let c = ((q / 64) * seg_words + t * 8) * 16 + 2 * (q % 64);
+            // Slots past `WG` (workgroups under 256), their x read now.
+            let mut s = lid + WG;
+            while s < 256 {
+                let c = t * 512 + 2 * (8 * (s % 32) + s / 32);
                 let x0 = if c < k { x[c] } else { 0.0f32 };
                 let x1 = if c + 1 < k { x[c + 1] } else { 0.0f32 };
                 let n0 = -x0;
                 let n1 = -x1;
-                let b = q * 16;
-                let qm = q % 16;
-                lut[b + (0u32 ^ qm)] = 0.0f32 + 0.0f32;
-                lut[b + (1u32 ^ qm)] = x0 + 0.0f32;
-                lut[b + (2u32 ^ qm)] = n0 + 0.0f32;
-                lut[b + (3u32 ^ qm)] = 0.0f32 + 0.0f32;
-                lut[b + (4u32 ^ qm)] = 0.0f32 + x1;
-                lut[b + (5u32 ^ qm)] = x0 + x1;
-                lut[b + (6u32 ^ qm)] = n0 + x1;
-                lut[b + (7u32 ^ qm)] = 0.0f32 + x1;
-                lut[b + (8u32 ^ qm)] = 0.0f32 + n1;
-                lut[b + (9u32 ^ qm)] = x0 + n1;
-                lut[b + (10u32 ^ qm)] = n0 + n1;
-                lut[b + (11u32 ^ qm)] = 0.0f32 + n1;
-                lut[b + (12u32 ^ qm)] = 0.0f32 + 0.0f32;
-                lut[b + (13u32 ^ qm)] = x0 + 0.0f32;
-                lut[b + (14u32 ^ qm)] = n0 + 0.0f32;
-                lut[b + (15u32 ^ qm)] = 0.0f32 + 0.0f32;
-                q += WG;
+                lut[0u32 + s] = 0.0f32 + 0.0f32;
+                lut[256u32 + s] = x0 + 0.0f32;
+                lut[512u32 + s] = n0 + 0.0f32;
+                lut[768u32 + s] = 0.0f32 + 0.0f32;
+                lut[1024u32 + s] = 0.0f32 + x1;
+                lut[1280u32 + s] = x0 + x1;
+                lut[1536u32 + s] = n0 + x1;
+                lut[1792u32 + s] = 0.0f32 + x1;
+                lut[2048u32 + s] = 0.0f32 + n1;
+                lut[2304u32 + s] = x0 + n1;
+                lut[2560u32 + s] = n0 + n1;
+                lut[2816u32 + s] = 0.0f32 + n1;
+                lut[3072u32 + s] = 0.0f32 + 0.0f32;
+                lut[3328u32 + s] = x0 + 0.0f32;
+                lut[3584u32 + s] = n0 + 0.0f32;
+                lut[3840u32 + s] = 0.0f32 + 0.0f32;
+                s += WG;
+            }
+            // The next chunk's x for slot `lid`, read while this chunk is looked up.
+            let cn = c0 + (t + 1) * 512;
+            xa = if lid < 256 && cn < k { x[cn] } else { 0.0f32 };
+            xb = if lid < 256 && cn + 1 < k { x[cn + 1] } else { 0.0f32 };
+            workgroup_barrier();
+            // Nibble `j` of this invocation's word is pair `8·lane + j`: slot `lane + 32·j`. The
+            // 32 lanes of a warp read 32 distinct slots, so 32 distinct banks, whatever the codes.
+            if 0u32 < ITEMS {
+                acc0 += lut[((w0 << 8u32) & 0xf00u32) | lane];
+                acc0 += lut[((w0 << 4u32) & 0xf00u32) | (lane + 32u32)];
+                acc0 += lut[(w0 & 0xf00u32) | (lane + 64u32)];
+                acc0 += lut[((w0 >> 4u32) & 0xf00u32) | (lane + 96u32)];
+                acc0 += lut[((w0 >> 8u32) & 0xf00u32) | (lane + 128u32)];
+                acc0 += lut[((w0 >> 12u32) & 0xf00u32) | (lane + 160u32)];
+                acc0 += lut[((w0 >> 16u32) & 0xf00u32) | (lane + 192u32)];
+                acc0 += lut[((w0 >> 20u32) & 0xf00u32) | (lane + 224u32)];
+            }
+            if 1u32 < ITEMS {
+                acc1 += lut[((w1 << 8u32) & 0xf00u32) | lane];
+                acc1 += lut[((w1 << 4u32) & 0xf00u32) | (lane + 32u32)];
+                acc1 += lut[(w1 & 0xf00u32) | (lane + 64u32)];
+                acc1 += lut[((w1 >> 4u32) & 0xf00u32) | (lane + 96u32)];
+                acc1 += lut[((w1 >> 8u32) & 0xf00u32) | (lane + 128u32)];
+                acc1 += lut[((w1 >> 12u32) & 0xf00u32) | (lane + 160u32)];
+                acc1 += lut[((w1 >> 16u32) & 0xf00u32) | (lane + 192u32)];
+                acc1 += lut[((w1 >> 20u32) & 0xf00u32) | (lane + 224u32)];
+            }
+            if 2u32 < ITEMS {
+                acc2 += lut[((w2 << 8u32) & 0xf00u32) | lane];
+                acc2 += lut[((w2 << 4u32) & 0xf00u32) | (lane + 32u32)];
+                acc2 += lut[(w2 & 0xf00u32) | (lane + 64u32)];
+                acc2 += lut[((w2 >> 4u32) & 0xf00u32) | (lane + 96u32)];
+                acc2 += lut[((w2 >> 8u32) & 0xf00u32) | (lane + 128u32)];
+                acc2 += lut[((w2 >> 12u32) & 0xf00u32) | (lane + 160u32)];
+                acc2 += lut[((w2 >> 16u32) & 0xf00u32) | (lane + 192u32)];
+                acc2 += lut[((w2 >> 20u32) & 0xf00u32) | (lane + 224u32)];
+            }
+            if 3u32 < ITEMS {
+                acc3 += lut[((w3 << 8u32) & 0xf00u32) | lane];
+                acc3 += lut[((w3 << 4u32) & 0xf00u32) | (lane + 32u32)];
+                acc3 += lut[(w3 & 0xf00u32) | (lane + 64u32)];
+                acc3 += lut[((w3 >> 4u32) & 0xf00u32) | (lane + 96u32)];
+                acc3 += lut[((w3 >> 8u32) & 0xf00u32) | (lane + 128u32)];
+                acc3 += lut[((w3 >> 12u32) & 0xf00u32) | (lane + 160u32)];
+                acc3 += lut[((w3 >> 16u32) & 0xf00u32) | (lane + 192u32)];
+                acc3 += lut[((w3 >> 20u32) & 0xf00u32) | (lane + 224u32)];
+            }
+            if 4u32 < ITEMS {
+                acc4 += lut[((w4 << 8u32) & 0xf00u32) | lane];
+                acc4 += lut[((w4 << 4u32) & 0xf00u32) | (lane + 32u32)];
+                acc4 += lut[(w4 & 0xf00u32) | (lane + 64u32)];
+                acc4 += lut[((w4 >> 4u32) & 0xf00u32) | (lane + 96u32)];
+                acc4 += lut[((w4 >> 8u32) & 0xf00u32) | (lane + 128u32)];
+                acc4 += lut[((w4 >> 12u32) & 0xf00u32) | (lane + 160u32)];
+                acc4 += lut[((w4 >> 16u32) & 0xf00u32) | (lane + 192u32)];
+                acc4 += lut[((w4 >> 20u32) & 0xf00u32) | (lane + 224u32)];
+            }
+            if 5u32 < ITEMS {
+                acc5 += lut[((w5 << 8u32) & 0xf00u32) | lane];
+                acc5 += lut[((w5 << 4u32) & 0xf00u32) | (lane + 32u32)];
+                acc5 += lut[(w5 & 0xf00u32) | (lane + 64u32)];
+                acc5 += lut[((w5 >> 4u32) & 0xf00u32) | (lane + 96u32)];
+                acc5 += lut[((w5 >> 8u32) & 0xf00u32) | (lane + 128u32)];
+                acc5 += lut[((w5 >> 12u32) & 0xf00u32) | (lane + 160u32)];
+                acc5 += lut[((w5 >> 16u32) & 0xf00u32) | (lane + 192u32)];
+                acc5 += lut[((w5 >> 20u32) & 0xf00u32) | (lane + 224u32)];
+            }
+            if 6u32 < ITEMS {
+                acc6 += lut[((w6 << 8u32) & 0xf00u32) | lane];
+                acc6 += lut[((w6 << 4u32) & 0xf00u32) | (lane + 32u32)];
+                acc6 += lut[(w6 & 0xf00u32) | (lane + 64u32)];
+                acc6 += lut[((w6 >> 4u32) & 0xf00u32) | (lane + 96u32)];
+                acc6 += lut[((w6 >> 8u32) & 0xf00u32) | (lane + 128u32)];
+                acc6 += lut[((w6 >> 12u32) & 0xf00u32) | (lane + 160u32)];
+                acc6 += lut[((w6 >> 16u32) & 0xf00u32) | (lane + 192u32)];
+                acc6 += lut[((w6 >> 20u32) & 0xf00u32) | (lane + 224u32)];
+            }
+            if 7u32 < ITEMS {
+                acc7 += lut[((w7 << 8u32) & 0xf00u32) | lane];
+                acc7 += lut[((w7 << 4u32) & 0xf00u32) | (lane + 32u32)];
+                acc7 += lut[(w7 & 0xf00u32) | (lane + 64u32)];
+                acc7 += lut[((w7 >> 4u32) & 0xf00u32) | (lane + 96u32)];
+                acc7 += lut[((w7 >> 8u32) & 0xf00u32) | (lane + 128u32)];
+                acc7 += lut[((w7 >> 12u32) & 0xf00u32) | (lane + 160u32)];
+                acc7 += lut[((w7 >> 16u32) & 0xf00u32) | (lane + 192u32)];
+                acc7 += lut[((w7 >> 20u32) & 0xf00u32) | (lane + 224u32)];
+            }
+            workgroup_barrier();
+        }
+        // The loop ends on a barrier: the tables are done with, the lanes' sums go there.
+        if 0u32 < ITEMS {
+            lut[(warp * 8 + 0) * 32 + lane] = acc0;
+        }
+        if 1u32 < ITEMS {
+            lut[(warp * 8 + 1) * 32 + lane] = acc1;
+        }
+        if 2u32 < ITEMS {
+            lut[(warp * 8 + 2) * 32 + lane] = acc2;
+        }
+        if 3u32 < ITEMS {
+            lut[(warp * 8 + 3) * 32 + lane] = acc3;
+        }
+        if 4u32 < ITEMS {
+            lut[(warp * 8 + 4) * 32 + lane] = acc4;
+        }
+        if 5u32 < ITEMS {
+            lut[(warp * 8 + 5) * 32 + lane] = acc5;
+        }
+        if 6u32 < ITEMS {
+            lut[(warp * 8 + 6) * 32 + lane] = acc6;
+        }
+        if 7u32 < ITEMS {
+            lut[(warp * 8 + 7) * 32 + lane] = acc7;
+        }
+
+        workgroup_barrier();
+        // Lane `lid` (under `WG / 32 · per`) sums row slot `lid % per` of warp `lid / per`
+        // over the 32 lanes, in lane order.
+        if lid < (WG / 32) * per {
+            let ws = lid / per;
+            let slot = lid % per;
+            let row = wg_row0 + ws * ITEMS + b * 8 + slot;
+            if b * 8 + slot < ITEMS && row < m {
+                let base = (ws * 8 + slot) * 32;
+                let mut sum = 0.0f32;
+                for l in 0..32u32 {
+                    sum += lut[base + l];
+                }
+                y[row] = sum * scale[row];
             }
         }
+        // The sums are read before the next batch's tables overwrite them.
         workgroup_barrier();
-        let tb = seg * 1024;
-        acc0 += lut[tb + 0u32 + ((w0 & 15u32) ^ 0u32)];
-        acc0 += lut[tb + 16u32 + (((w0 >> 4u32) & 15u32) ^ 1u32)];
-        acc0 += lut[tb + 32u32 + (((w0 >> 8u32) & 15u32) ^ 2u32)];
-        acc0 += lut[tb + 48u32 + (((w0 >> 12u32) & 15u32) ^ 3u32)];
-        acc0 += lut[tb + 64u32 + (((w0 >> 16u32) & 15u32) ^ 4u32)];
-        acc0 += lut[tb + 80u32 + (((w0 >> 20u32) & 15u32) ^ 5u32)];
-        acc0 += lut[tb + 96u32 + (((w0 >> 24u32) & 15u32) ^ 6u32)];
-        acc0 += lut[tb + 112u32 + ((w0 >> 28u32) ^ 7u32)];
-        acc1 += lut[tb + 128u32 + ((w1 & 15u32) ^ 8u32)];
-        acc1 += lut[tb + 144u32 + (((w1 >> 4u32) & 15u32) ^ 9u32)];
-        acc1 += lut[tb + 160u32 + (((w1 >> 8u32) & 15u32) ^ 10u32)];
-        acc1 += lut[tb + 176u32 + (((w1 >> 12u32) & 15u32) ^ 11u32)];
-        acc1 += lut[tb + 192u32 + (((w1 >> 16u32) & 15u32) ^ 12u32)];
-        acc1 += lut[tb + 208u32 + (((w1 >> 20u32) & 15u32) ^ 13u32)];
-        acc1 += lut[tb + 224u32 + (((w1 >> 24u32) & 15u32) ^ 14u32)];
-        acc1 += lut[tb + 240u32 + ((w1 >> 28u32) ^ 15u32)];
-        acc2 += lut[tb + 256u32 + ((w2 & 15u32) ^ 0u32)];
-        acc2 += lut[tb + 272u32 + (((w2 >> 4u32) & 15u32) ^ 1u32)];
-        acc2 += lut[tb + 288u32 + (((w2 >> 8u32) & 15u32) ^ 2u32)];
-        acc2 += lut[tb + 304u32 + (((w2 >> 12u32) & 15u32) ^ 3u32)];
-        acc2 += lut[tb + 320u32 + (((w2 >> 16u32) & 15u32) ^ 4u32)];
-        acc2 += lut[tb + 336u32 + (((w2 >> 20u32) & 15u32) ^ 5u32)];
-        acc2 += lut[tb + 352u32 + (((w2 >> 24u32) & 15u32) ^ 6u32)];
-        acc2 += lut[tb + 368u32 + ((w2 >> 28u32) ^ 7u32)];
-        acc3 += lut[tb + 384u32 + ((w3 & 15u32) ^ 8u32)];
-        acc3 += lut[tb + 400u32 + (((w3 >> 4u32) & 15u32) ^ 9u32)];
-        acc3 += lut[tb + 416u32 + (((w3 >> 8u32) & 15u32) ^ 10u32)];
-        acc3 += lut[tb + 432u32 + (((w3 >> 12u32) & 15u32) ^ 11u32)];
-        acc3 += lut[tb + 448u32 + (((w3 >> 16u32) & 15u32) ^ 12u32)];
-        acc3 += lut[tb + 464u32 + (((w3 >> 20u32) & 15u32) ^ 13u32)];
-        acc3 += lut[tb + 480u32 + (((w3 >> 24u32) & 15u32) ^ 14u32)];
-        acc3 += lut[tb + 496u32 + ((w3 >> 28u32) ^ 15u32)];
-        acc0 += lut[tb + 512u32 + ((w4 & 15u32) ^ 0u32)];
-        acc0 += lut[tb + 528u32 + (((w4 >> 4u32) & 15u32) ^ 1u32)];
-        acc0 += lut[tb + 544u32 + (((w4 >> 8u32) & 15u32) ^ 2u32)];
-        acc0 += lut[tb + 560u32 + (((w4 >> 12u32) & 15u32) ^ 3u32)];
-        acc0 += lut[tb + 576u32 + (((w4 >> 16u32) & 15u32) ^ 4u32)];
-        acc0 += lut[tb + 592u32 + (((w4 >> 20u32) & 15u32) ^ 5u32)];
-        acc0 += lut[tb + 608u32 + (((w4 >> 24u32) & 15u32) ^ 6u32)];
-        acc0 += lut[tb + 624u32 + ((w4 >> 28u32) ^ 7u32)];
-        acc1 += lut[tb + 640u32 + ((w5 & 15u32) ^ 8u32)];
-        acc1 += lut[tb + 656u32 + (((w5 >> 4u32) & 15u32) ^ 9u32)];
-        acc1 += lut[tb + 672u32 + (((w5 >> 8u32) & 15u32) ^ 10u32)];
-        acc1 += lut[tb + 688u32 + (((w5 >> 12u32) & 15u32) ^ 11u32)];
-        acc1 += lut[tb + 704u32 + (((w5 >> 16u32) & 15u32) ^ 12u32)];
-        acc1 += lut[tb + 720u32 + (((w5 >> 20u32) & 15u32) ^ 13u32)];
-        acc1 += lut[tb + 736u32 + (((w5 >> 24u32) & 15u32) ^ 14u32)];
-        acc1 += lut[tb + 752u32 + ((w5 >> 28u32) ^ 15u32)];
-        acc2 += lut[tb + 768u32 + ((w6 & 15u32) ^ 0u32)];
-        acc2 += lut[tb + 784u32 + (((w6 >> 4u32) & 15u32) ^ 1u32)];
-        acc2 += lut[tb + 800u32 + (((w6 >> 8u32) & 15u32) ^ 2u32)];
-        acc2 += lut[tb + 816u32 + (((w6 >> 12u32) & 15u32) ^ 3u32)];
-        acc2 += lut[tb + 832u32 + (((w6 >> 16u32) & 15u32) ^ 4u32)];
-        acc2 += lut[tb + 848u32 + (((w6 >> 20u32) & 15u32) ^ 5u32)];
-        acc2 += lut[tb + 864u32 + (((w6 >> 24u32) & 15u32) ^ 6u32)];
-        acc2 += lut[tb + 880u32 + ((w6 >> 28u32) ^ 7u32)];
-        acc3 += lut[tb + 896u32 + ((w7 & 15u32) ^ 8u32)];
-        acc3 += lut[tb + 912u32 + (((w7 >> 4u32) & 15u32) ^ 9u32)];
-        acc3 += lut[tb + 928u32 + (((w7 >> 8u32) & 15u32) ^ 10u32)];
-        acc3 += lut[tb + 944u32 + (((w7 >> 12u32) & 15u32) ^ 11u32)];
-        acc3 += lut[tb + 960u32 + (((w7 >> 16u32) & 15u32) ^ 12u32)];
-        acc3 += lut[tb + 976u32 + (((w7 >> 20u32) & 15u32) ^ 13u32)];
-        acc3 += lut[tb + 992u32 + (((w7 >> 24u32) & 15u32) ^ 14u32)];
-        acc3 += lut[tb + 1008u32 + ((w7 >> 28u32) ^ 15u32)];
-        workgroup_barrier();
-    }
-    // The tables are done with (the loop ends on a barrier): the segment sums go there.
-    lut[lid] = (acc0 + acc1) + (acc2 + acc3);
-    workgroup_barrier();
-    if seg == 0 && row0 < m {
-        let s = ((lut[local_row] + lut[rows + local_row]) + lut[2 * rows + local_row])
-            + lut[3 * rows + local_row];
-        y[row0] = s * scale[row0];
     }
 }
 
