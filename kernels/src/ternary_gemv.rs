@@ -96,18 +96,54 @@ pub fn ternary_gemv(
         let mut acc7 = 0.0f32;
         // Chunk 0's words; each chunk then reads the next one's, a chunk ahead.
         let g0 = lane.min(words - 1);
-        let mut n0 = if 0u32 < ITEMS { packed_w[rb0 + g0] } else { 0u32 };
-        let mut n1 = if 1u32 < ITEMS { packed_w[rb1 + g0] } else { 0u32 };
-        let mut n2 = if 2u32 < ITEMS { packed_w[rb2 + g0] } else { 0u32 };
-        let mut n3 = if 3u32 < ITEMS { packed_w[rb3 + g0] } else { 0u32 };
-        let mut n4 = if 4u32 < ITEMS { packed_w[rb4 + g0] } else { 0u32 };
-        let mut n5 = if 5u32 < ITEMS { packed_w[rb5 + g0] } else { 0u32 };
-        let mut n6 = if 6u32 < ITEMS { packed_w[rb6 + g0] } else { 0u32 };
-        let mut n7 = if 7u32 < ITEMS { packed_w[rb7 + g0] } else { 0u32 };
+        let mut n0 = if 0u32 < ITEMS {
+            packed_w[rb0 + g0]
+        } else {
+            0u32
+        };
+        let mut n1 = if 1u32 < ITEMS {
+            packed_w[rb1 + g0]
+        } else {
+            0u32
+        };
+        let mut n2 = if 2u32 < ITEMS {
+            packed_w[rb2 + g0]
+        } else {
+            0u32
+        };
+        let mut n3 = if 3u32 < ITEMS {
+            packed_w[rb3 + g0]
+        } else {
+            0u32
+        };
+        let mut n4 = if 4u32 < ITEMS {
+            packed_w[rb4 + g0]
+        } else {
+            0u32
+        };
+        let mut n5 = if 5u32 < ITEMS {
+            packed_w[rb5 + g0]
+        } else {
+            0u32
+        };
+        let mut n6 = if 6u32 < ITEMS {
+            packed_w[rb6 + g0]
+        } else {
+            0u32
+        };
+        let mut n7 = if 7u32 < ITEMS {
+            packed_w[rb7 + g0]
+        } else {
+            0u32
+        };
         // The x of this invocation's first table slot (`lid`), a chunk ahead too.
         let c0 = 2 * (8 * (lid % 32) + lid / 32);
         let mut xa = if lid < 256 && c0 < k { x[c0] } else { 0.0f32 };
-        let mut xb = if lid < 256 && c0 + 1 < k { x[c0 + 1] } else { 0.0f32 };
+        let mut xb = if lid < 256 && c0 + 1 < k {
+            x[c0 + 1]
+        } else {
+            0.0f32
+        };
         for t in 0..chunks {
             // Word `32·t + lane` of each row: whole, the row's last (bits past `k` cleared), or
             // past the row (cleared: its lookups read entry 0, which holds 0).
@@ -129,14 +165,46 @@ pub fn ternary_gemv(
             let w7 = n7 & keep;
             let gn = (g + 32).min(words - 1);
             let more = t + 1 < chunks;
-            n0 = if 0u32 < ITEMS && more { packed_w[rb0 + gn] } else { 0u32 };
-            n1 = if 1u32 < ITEMS && more { packed_w[rb1 + gn] } else { 0u32 };
-            n2 = if 2u32 < ITEMS && more { packed_w[rb2 + gn] } else { 0u32 };
-            n3 = if 3u32 < ITEMS && more { packed_w[rb3 + gn] } else { 0u32 };
-            n4 = if 4u32 < ITEMS && more { packed_w[rb4 + gn] } else { 0u32 };
-            n5 = if 5u32 < ITEMS && more { packed_w[rb5 + gn] } else { 0u32 };
-            n6 = if 6u32 < ITEMS && more { packed_w[rb6 + gn] } else { 0u32 };
-            n7 = if 7u32 < ITEMS && more { packed_w[rb7 + gn] } else { 0u32 };
+            n0 = if 0u32 < ITEMS && more {
+                packed_w[rb0 + gn]
+            } else {
+                0u32
+            };
+            n1 = if 1u32 < ITEMS && more {
+                packed_w[rb1 + gn]
+            } else {
+                0u32
+            };
+            n2 = if 2u32 < ITEMS && more {
+                packed_w[rb2 + gn]
+            } else {
+                0u32
+            };
+            n3 = if 3u32 < ITEMS && more {
+                packed_w[rb3 + gn]
+            } else {
+                0u32
+            };
+            n4 = if 4u32 < ITEMS && more {
+                packed_w[rb4 + gn]
+            } else {
+                0u32
+            };
+            n5 = if 5u32 < ITEMS && more {
+                packed_w[rb5 + gn]
+            } else {
+                0u32
+            };
+            n6 = if 6u32 < ITEMS && more {
+                packed_w[rb6 + gn]
+            } else {
+                0u32
+            };
+            n7 = if 7u32 < ITEMS && more {
+                packed_w[rb7 + gn]
+            } else {
+                0u32
+            };
             // The chunk's tables: slot `s` holds pair `8·(s % 32) + s / 32` of the chunk, its
             // entry `e` at `256·e + s`. Entry `lo + 4·hi` is `A[lo] + B[hi]`, with
             // A = (0, x0, −x0, 0) and B = (0, x1, −x1, 0): code 3 reads as 0.
@@ -191,7 +259,11 @@ pub fn ternary_gemv(
             // The next chunk's x for slot `lid`, read while this chunk is looked up.
             let cn = c0 + (t + 1) * 512;
             xa = if lid < 256 && cn < k { x[cn] } else { 0.0f32 };
-            xb = if lid < 256 && cn + 1 < k { x[cn + 1] } else { 0.0f32 };
+            xb = if lid < 256 && cn + 1 < k {
+                x[cn + 1]
+            } else {
+                0.0f32
+            };
             workgroup_barrier();
             // Nibble `j` of this invocation's word is pair `8·lane + j`: slot `lane + 32·j`. The
             // 32 lanes of a warp read 32 distinct slots, so 32 distinct banks, whatever the codes.
