@@ -9,7 +9,10 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rustfft::{num_complex::Complex, FftPlanner};
 use std::cmp::Ordering;
-use wgsl_forge::kernels::{fft::fft_pass, topk::topk_select};
+use wgsl_forge::kernels::{
+    fft::{fft_pass, fft_pass_reference},
+    topk::topk_select,
+};
 use wgsl_forge::prelude::*;
 
 fn runtime() -> ForgeRuntime {
@@ -464,38 +467,39 @@ fn ifft_inverts_fft() {
 fn fft_every_schedule_matches_the_oracle() {
     let mut rt = runtime();
     let mut r = rng(23);
-    // One pass of each kind: a batch in one workgroup, a transform past a small workgroup's
-    // slots, and both passes of a four-step transform of 2^13 points.
-    let cases: [[u32; 11]; 4] = [
-        [96, 32, 1, 32, 0, 1, 32, 0, 1, 0, 0],
-        [4096, 2048, 1, 2048, 0, 1, 2048, 0, 1, 0, 1],
-        [8192, 4, 2048, 8192, 1, 2048, 8192, 1, 2048, 8192, 0],
-        [8192, 2048, 4, 8192, 2048, 1, 8192, 1, 4, 0, 0],
+    // (len, m, n, ns, inverse): a batch of short rows, a row longer than a small
+    // workgroup's slots, a row of 4096 in two halves, and both passes of 2^13 points.
+    let cases: [[u32; 5]; 5] = [
+        [96, 32, 32, 1, 0],
+        [4096, 2048, 2048, 1, 1],
+        [8192, 4096, 4096, 1, 0],
+        [8192, 128, 8192, 1, 0],
+        [8192, 64, 8192, 128, 1],
     ];
-    for [len, m, inner, ih, il, is, oh, ol, os, tw, inv] in cases {
-        let x: Vec<f32> = (0..2 * len).map(|_| r.gen_range(-1.0..1.0)).collect();
-        let oracle =
-            fft_pass::cpu(&x, len, m, inner, ih, il, is, oh, ol, os, tw, inv, 1.0).unwrap();
+    for [len, m, n, ns, inv] in cases {
+        let x: Vec<[f32; 2]> = (0..len)
+            .map(|_| [r.gen_range(-1.0..1.0), r.gen_range(-1.0..1.0)])
+            .collect();
+        let oracle = fft_pass::cpu(&x, len, m, n, ns, inv, 1.0).unwrap();
+        let reference = fft_pass_reference(&x, len, m, n, ns, inv, 1.0).unwrap();
         let mag = (m as f64).sqrt();
+        let close = |what: &str, a: &[[f32; 2]], b: &[[f32; 2]]| {
+            for (i, (g, c)) in a.iter().zip(b).enumerate() {
+                for p in 0..2 {
+                    let err = (g[p] - c[p]).abs() as f64;
+                    assert!(err <= 1e-5 * mag, "m={m} n={n} ns={ns} {what}: element {i}: {g:?} vs {c:?}");
+                }
+            }
+        };
+        close("oracle vs reference", &oracle, &reference);
         for s in fft_pass::Kernel.tune_space().candidates() {
-            let cpu =
-                fft_pass::cpu_with(&s, &x, len, m, inner, ih, il, is, oh, ol, os, tw, inv, 1.0)
-                    .unwrap();
+            let cpu = fft_pass::cpu_with(&s, &x, len, m, n, ns, inv, 1.0).unwrap();
             assert_eq!(
                 cpu, oracle,
                 "m={m}: the oracle at {s} differs from the declared schedule"
             );
-            let gpu = fft_pass::run_with(
-                &mut rt, &s, &x, len, m, inner, ih, il, is, oh, ol, os, tw, inv, 1.0,
-            )
-            .unwrap();
-            for (i, (g, c)) in gpu.iter().zip(&cpu).enumerate() {
-                let err = (g - c).abs() as f64;
-                assert!(
-                    err <= 1e-5 * mag,
-                    "m={m} at {s}: float {i}: gpu {g}, oracle {c}"
-                );
-            }
+            let gpu = fft_pass::run_with(&mut rt, &s, &x, len, m, n, ns, inv, 1.0).unwrap();
+            close(&format!("gpu at {s}"), &gpu, &cpu);
         }
     }
 }

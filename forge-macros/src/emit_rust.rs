@@ -619,12 +619,18 @@ pub fn emit(k: &Kernel<'_>, wgsl: &Wgsl) -> TokenStream {
             /// Records the kernel on device-resident tensors, without a readback; the work is
             /// submitted with the next download or `flush`, together with other launches.
             pub fn launch(rt: &mut #rt, #(#tensor_args),*) -> ::core::result::Result<(), #err> {
+                let __fg_sched = rt.schedule_for_threads(&Kernel, __threads(#(#scalar_ids),*)? as u64);
+                launch_with(rt, &__fg_sched, #(#tensor_names),*)
+            }
+
+            /// [`launch`] with the given schedule: how multi-pass drivers and `forge bench`
+            /// try a schedule other than the tuned one.
+            pub fn launch_with(rt: &mut #rt, __fg_sched: &#schedule, #(#tensor_args),*) -> ::core::result::Result<(), #err> {
                 let __fg_lens = __lens(#(#scalar_ids),*)?;
                 #(#oracle_mod::check_len(NAME, #names_all, #len_texts_all, __fg_lens[#idx_all], #binding_ids.len())?;)*
                 let __fg_threads = __threads(#(#scalar_ids),*)?;
                 let __fg_params = Params { #(#scalar_ids),* };
-                let __fg_sched = rt.schedule_for_threads(&Kernel, __fg_threads as u64);
-                rt.launch_tensors(&Kernel, &__fg_sched, #bytemuck::bytes_of(&__fg_params), __fg_threads as u64, &[#(#binding_ids.raw()),*])
+                rt.launch_tensors(&Kernel, __fg_sched, #bytemuck::bytes_of(&__fg_params), __fg_threads as u64, &[#(#binding_ids.raw()),*])
             }
 
             /// The kernel as the certifier, the tuner and the CLI see it.

@@ -5,257 +5,325 @@
 //! Complex values are interleaved `(re, im)` pairs of `f32`: a transform of length `n`
 //! takes `2n` floats. The forward transform is `X[k] = Σ_j x[j]·e^(-2πi·jk/n)`, unscaled;
 //! the inverse is `x[j] = (1/n)·Σ_k X[k]·e^(+2πi·jk/n)`, normalised as numpy's `ifft`.
-//! A batch holds `batch` transforms one after another.
+//! A batch holds `batch` transforms one after another. On the device a complex value is
+//! one `Vec2`.
 //!
 //! # Passes
-//! One kernel, [`fft_pass`], computes a batch of strided sub-transforms of length
-//! `m ≤ 2048` in workgroup memory: it loads each sub-transform in bit-reversed order, runs
-//! `log2 m` radix-2 butterfly stages in place, optionally multiplies each output by a
-//! twiddle factor, scales it, and stores it with another stride. A length `n ≤ 2048` takes
-//! one pass. A longer one takes two (the "four-step" FFT, with `n = n1·n2`, `n2 = 2048`):
-//! 1. `n2` transforms of length `n1` over columns `x[j1·n2 + j2]`, each output `k1`
-//!    multiplied by `e^(∓2πi·j2·k1/n)` and stored at `k1·n2 + j2`;
-//! 2. `n1` transforms of length `n2` over the contiguous rows, output `k2` stored at
-//!    `k1 + n1·k2`, which is the natural order: no transpose pass.
+//! A transform is a Stockham FFT whose radices are whole sub-transforms computed in
+//! workgroup memory by one kernel, [`fft_pass`]. A pass of radix `m` (a power of two up to
+//! [`FFT_MAX_LOCAL`] = 4096) over transforms of length `n`, after passes whose radices
+//! multiply to `ns`, takes for each column `j` in `0..n/m` the `m` elements
+//! `x[j + r·n/m]`, multiplies element `r` by `e^(∓2πi·r·(j mod ns)/(ns·m))`, transforms
+//! them, and stores output `r` at `(j / ns)·ns·m + (j mod ns) + r·ns`. After the last pass
+//! the result is in natural order: no transpose, no bit reversal in memory.
 //!
-//! Both passes are recorded on device tensors and submitted together, ping-ponging between
-//! the input and a scratch tensor. Certification checks the per-pass kernel against
-//! [`fft_pass_reference`], a direct `O(m²)` DFT of each sub-transform in `f64` with the
-//! same strides and twiddles; the tests check whole transforms against `rustfft`.
+//! A length up to 4096 takes one pass (`m = n`, `ns = 1`): one read and one write of the
+//! data. A longer one takes two or three passes of radices up to 1024 (2^20 as 1024·1024),
+//! so that every pass reads and writes runs of at least four contiguous complex values. All
+//! passes are recorded on device tensors and submitted together ([`fft_record`]).
+//!
+//! # Inside a pass
+//! A workgroup holds `slots = max(WG·ITEMS, m)` complex values (at most 4096: 32 KiB) of
+//! `slots / m` consecutive columns. It loads them with the mapping that makes neighbouring
+//! invocations read neighbouring addresses (whole rows when `n = m`, across columns
+//! otherwise), runs radix-4 decimation-in-frequency stages in place (a radix-2 stage last
+//! when `log2 m` is odd), one barrier per stage, and stores the outputs, reading them at
+//! their digit-reversed slots, again with the coalesced mapping. Slots are XOR-swizzled so
+//! that the strided patterns of the last stages and of the column mapping spread over the
+//! memory banks.
 //!
 //! # Twiddle factors
-//! Twiddles are computed in the kernel, not with `sin`/`cos` (whose accuracy WGSL only
-//! bounds loosely), but exactly reduced: the angle, a multiple of `2π/2^30`, is reduced
-//! to `[0, π/4]` with integer arithmetic, and sine and cosine there are Taylor polynomials
-//! accurate to below half an `f32` ulp. The GPU and the oracle run the same arithmetic;
-//! every schedule computes every element with the same operations in the same order.
+//! Twiddles are computed in the kernel by one helper, `twiddle`, not with `sin`/`cos`
+//! (whose accuracy WGSL only bounds loosely): the angle, a multiple of `2π/2^30`, is
+//! reduced to `[0, π/4]` with integer arithmetic, and sine and cosine there are Taylor
+//! polynomials accurate to below half an `f32` ulp. A radix-4 butterfly computes `w` so and
+//! `w²`, `w³` as products. The GPU and the oracle run the same arithmetic; every schedule
+//! computes every element with the same operations in the same order.
 //!
 //! # Accuracy
-//! Each radix-2 stage adds a relative error of a few `f32` ulps, so the error of an output
-//! grows like `log2 n`. The tests hold every real and imaginary part of every output to
-//! `|X̂[k] − X[k]| ≤ ε·(log2 n + 1)·‖x‖₂`, with `ε = 2^-23` and `x` the transform's input
-//! (times `1/n` for the inverse); the worst error seen is about a third of that bound, at
-//! every length from 8 to 2^20. `ifft(fft(x))` is within `8·ε·(log2 n + 1)` times the RMS
-//! value of `x`.
+//! The error of an output grows like `log2 n`. The tests hold every real and imaginary
+//! part of every output to `|X̂[k] − X[k]| ≤ ε·(log2 n + 1)·‖x‖₂`, with `ε = 2^-23` and `x`
+//! the transform's input (times `1/n` for the inverse), at every length from 1 to 2^20.
+//! `ifft(fft(x))` is within `8·ε·(log2 n + 1)` times the RMS value of `x`. Certification
+//! checks each pass against [`fft_pass_reference`], a direct `O(m²)` DFT in `f64` of each
+//! column with the pass's twiddles; the tests check whole transforms against `rustfft`.
 
 use crate::dims::dim;
-use forge_core::{ForgeError, ForgeRuntime};
-use forge_macros::forge_kernel;
+use forge_core::{ForgeError, ForgeRuntime, GpuTensor, Schedule};
+use forge_macros::forge_module;
+
+pub use passes::fft_pass;
 
 /// The longest transform one pass computes in workgroup memory.
-pub const FFT_MAX_LOCAL: usize = 2048;
+pub const FFT_MAX_LOCAL: usize = 4096;
 
-/// The longest transform: two passes of [`FFT_MAX_LOCAL`].
-pub const FFT_MAX_LEN: usize = FFT_MAX_LOCAL * FFT_MAX_LOCAL;
+/// The longest transform.
+pub const FFT_MAX_LEN: usize = 1 << 22;
 
-/// One pass: `len / m` sub-transforms of length `m` (a power of two, at most 2048).
-///
-/// Sub-transform `t` (with `hi = t / inner`, `lo = t % inner`, `inner` a power of two)
-/// reads element `j` at
-/// `hi·in_hi + lo·in_lo + j·in_stride` and writes output `k` at
-/// `hi·out_hi + lo·out_lo + k·out_stride`, after multiplying it by `e^(∓2πi·(lo·k mod tw_n)/tw_n)`
-/// when `tw_n > 0` (a power of two, at most 2^26) and by `scale`. The exponent's sign is `+`
-/// when `inverse ≠ 0`. The output map must be a permutation of `0..len`.
-#[forge_kernel(crate = ::forge_core, workgroup = 256, threads = len, ext = false,
-    tune(workgroup = [256, 128, 64], items = [8, 4, 2, 1]),
-    reference = fft_pass_reference, tolerance(abs = 1e-4, rel = 1e-4),
-    case(len = 3, m = 1, inner = 1, in_hi = 1, in_lo = 0, in_stride = 1, out_hi = 1, out_lo = 0,
-        out_stride = 1, tw_n = 0, inverse = 0, scale = 1.0),
-    case(len = 2, m = 2, inner = 1, in_hi = 2, in_lo = 0, in_stride = 1, out_hi = 2, out_lo = 0,
-        out_stride = 1, tw_n = 0, inverse = 1, scale = 0.5),
-    case(len = 40, m = 8, inner = 1, in_hi = 8, in_lo = 0, in_stride = 1, out_hi = 8, out_lo = 0,
-        out_stride = 1, tw_n = 0, inverse = 0, scale = 1.0),
-    case(len = 2048, m = 1024, inner = 1, in_hi = 1024, in_lo = 0, in_stride = 1, out_hi = 1024,
-        out_lo = 0, out_stride = 1, tw_n = 0, inverse = 1, scale = 1.0 / 1024.0),
-    case(len = 2048, m = 2048, inner = 1, in_hi = 2048, in_lo = 0, in_stride = 1, out_hi = 2048,
-        out_lo = 0, out_stride = 1, tw_n = 0, inverse = 0, scale = 1.0),
-    case(len = 192, m = 8, inner = 8, in_hi = 64, in_lo = 1, in_stride = 8, out_hi = 64, out_lo = 1,
-        out_stride = 8, tw_n = 64, inverse = 0, scale = 1.0),
-    case(len = 192, m = 8, inner = 8, in_hi = 64, in_lo = 8, in_stride = 1, out_hi = 64, out_lo = 1,
-        out_stride = 8, tw_n = 0, inverse = 0, scale = 1.0),
-    case(len = 8192, m = 4, inner = 2048, in_hi = 8192, in_lo = 1, in_stride = 2048, out_hi = 8192,
-        out_lo = 1, out_stride = 2048, tw_n = 8192, inverse = 1, scale = 1.0),
-    case(len = 8192, m = 2048, inner = 4, in_hi = 8192, in_lo = 2048, in_stride = 1, out_hi = 8192,
-        out_lo = 1, out_stride = 4, tw_n = 0, inverse = 1, scale = 1.0 / 8192.0))]
-pub fn fft_pass(
-    // Interleaved `f32` rather than `Vec2` elements: the certifier's dyn path cannot yet
-    // feed vector bindings to the oracle.
-    input: &[f32; len * 2],
-    #[out] output: &mut [f32; len * 2],
-    len: u32,
-    m: u32,
-    inner: u32,
-    in_hi: u32,
-    in_lo: u32,
-    in_stride: u32,
-    out_hi: u32,
-    out_lo: u32,
-    out_stride: u32,
-    tw_n: u32,
-    inverse: u32,
-    scale: f32,
-) {
-    #[shared]
-    let mut sre = [0.0f32; 2048];
-    #[shared]
-    let mut sim = [0.0f32; 2048];
-    let lid = local_index();
-    // `m`, `inner` and every butterfly span are powers of two: shifts and masks, not
-    // divisions.
-    let log_m = m.trailing_zeros();
-    let log_inner = inner.trailing_zeros();
-    let count = len >> log_m;
-    let groups = ((WG * ITEMS) >> log_m).max(1);
-    let slots = groups * m;
-    let first = workgroup_index() * groups;
-    let sign = if inverse != 0 { 1.0f32 } else { -1.0f32 };
-    // When a sub-transform is longer than `WG·ITEMS`, the launch has more workgroups than
-    // sub-transforms.
-    if first < count {
-        // Load in bit-reversed order, so that the butterflies run in place.
-        let mut i = lid;
-        while i < slots {
-            let t = first + (i >> log_m);
-            let j = i & (m - 1);
-            let mut re = 0.0f32;
-            let mut im = 0.0f32;
-            if t < count {
-                let src = (t >> log_inner) * in_hi + (t & (inner - 1)) * in_lo + j * in_stride;
-                re = input[2 * src];
-                im = input[2 * src + 1];
-            }
-            let mut r = 0u32;
-            if log_m > 0 {
-                r = j.reverse_bits() >> (32 - log_m);
-            }
-            // Slot `d` lives at `d ^ ((d >> 5) & 31)`: bit-reversed stores of consecutive `j`
-            // land 32 slots apart, which would all hit one memory bank.
-            let d = (i & !(m - 1)) + r;
-            let ds = d ^ ((d >> 5) & 31);
-            sre[ds] = re;
-            sim[ds] = im;
-            i += WG;
+/// The largest radix of a pass of a transform longer than [`FFT_MAX_LOCAL`]: with 2048
+/// slots a workgroup then holds at least eight columns, so loads and stores move runs of at
+/// least eight contiguous complex values (64 bytes).
+const FFT_MULTI_PASS_RADIX_LOG: u32 = 8;
+
+#[forge_module]
+mod passes {
+    use super::*;
+
+    /// `e^(sign·2πi·e/2^30)`: the twiddle of an angle of `e` units of `2^-30` turns, with
+    /// `sign` ±1. The angle is reduced to `[0, π/4]` exactly; sine and cosine there are
+    /// Taylor polynomials.
+    #[forge_fn]
+    fn twiddle(e: u32, sign: f32) -> Vec2 {
+        let quad = e >> 28;
+        let u = e & 0x0fffffff;
+        let swap = u > 0x08000000;
+        let v = if swap { 0x10000000 - u } else { u };
+        let x = v as f32 * 5.8516725e-9;
+        let x2 = x * x;
+        let mut ps = x2.mul_add(2.7557319e-6, -1.984127e-4);
+        ps = x2.mul_add(ps, 8.333334e-3);
+        ps = x2.mul_add(ps, -0.16666667);
+        ps = x2.mul_add(ps, 1.0);
+        let sn = x * ps;
+        let mut pc = x2.mul_add(-2.755732e-7, 2.4801588e-5);
+        pc = x2.mul_add(pc, -1.3888889e-3);
+        pc = x2.mul_add(pc, 4.1666668e-2);
+        pc = x2.mul_add(pc, -0.5);
+        let cs = x2.mul_add(pc, 1.0);
+        let c1 = if swap { sn } else { cs };
+        let s1 = if swap { cs } else { sn };
+        let mut ct = c1;
+        let mut st = s1;
+        if quad == 1 {
+            ct = -s1;
+            st = c1;
+        } else if quad == 2 {
+            ct = -c1;
+            st = -s1;
+        } else if quad == 3 {
+            ct = s1;
+            st = -c1;
         }
-        workgroup_barrier();
+        Vec2::new(ct, sign * st)
+    }
 
-        // Radix-2 stages: butterflies of span `2h` with twiddles `e^(∓2πi·r/(2h))`.
-        let half_m = m / 2;
-        let mut h = 1u32;
-        let mut log_2h = 1u32;
-        while h < m {
-            let mut t = lid;
-            while t < slots / 2 {
-                // Butterfly `t`: transform `t / half_m`, pair `q` within it, whose lower
-                // element is `q` with bit `log2 h` opened up.
-                let q = t & (half_m - 1);
-                let r = q & (h - 1);
-                let a = ((t >> (log_m - 1)) << log_m) + q + (q & !(h - 1));
-                let c = a + h;
-                // The angle in units of 2^-30 turns, reduced to [0, π/4].
-                let e = r << (30 - log_2h);
-                let quad = e >> 28;
-                let u = e & 0x0fffffff;
-                let swap = u > 0x08000000;
-                let v = if swap { 0x10000000 - u } else { u };
-                let x = v as f32 * 5.8516725e-9;
-                let x2 = x * x;
-                let mut ps = x2.mul_add(2.7557319e-6, -1.984127e-4);
-                ps = x2.mul_add(ps, 8.333334e-3);
-                ps = x2.mul_add(ps, -0.16666667);
-                ps = x2.mul_add(ps, 1.0);
-                let sn = x * ps;
-                let mut pc = x2.mul_add(-2.755732e-7, 2.4801588e-5);
-                pc = x2.mul_add(pc, -1.3888889e-3);
-                pc = x2.mul_add(pc, 4.1666668e-2);
-                pc = x2.mul_add(pc, -0.5);
-                let cs = x2.mul_add(pc, 1.0);
-                let c1 = if swap { sn } else { cs };
-                let s1 = if swap { cs } else { sn };
-                let mut ct = c1;
-                let mut st = s1;
-                if quad == 1 {
-                    ct = -s1;
-                    st = c1;
-                } else if quad == 2 {
-                    ct = -c1;
-                    st = -s1;
-                } else if quad == 3 {
-                    ct = s1;
-                    st = -c1;
-                }
-                let wr = ct;
-                let wi = sign * st;
-                let a = a ^ ((a >> 5) & 31);
-                let c = c ^ ((c >> 5) & 31);
-                let xr = sre[c];
-                let xi = sim[c];
-                let vr = xr * wr - xi * wi;
-                let vi = xr * wi + xi * wr;
-                let ur = sre[a];
-                let ui = sim[a];
-                sre[a] = ur + vr;
-                sim[a] = ui + vi;
-                sre[c] = ur - vr;
-                sim[c] = ui - vi;
-                t += WG;
-            }
-            workgroup_barrier();
-            h = h * 2;
-            log_2h += 1;
+    /// The complex product `a·b`.
+    #[forge_fn]
+    fn cmul(a: Vec2, b: Vec2) -> Vec2 {
+        Vec2::new(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x)
+    }
+
+    /// The workgroup slot where logical slot `i` lives. The XOR only mixes bits at or above
+    /// bit 4 into bits 0..4, so it is a permutation; it spreads the strided accesses of the
+    /// last stages (bits 4..8) and of the column mapping (the column, `i >> log_m`, when
+    /// `m ≥ 16`) over the banks.
+    #[forge_fn]
+    fn swizzle(i: u32, log_m: u32) -> u32 {
+        let mut x = i >> 4;
+        if log_m >= 4 {
+            x = x ^ (i >> log_m);
         }
+        i ^ (x & 15)
+    }
 
-        // Twiddle, scale and store with the output strides.
-        let mut i = lid;
-        while i < slots {
-            let t = first + (i >> log_m);
-            if t < count {
-                let kq = i & (m - 1);
-                let is = i ^ ((i >> 5) & 31);
-                let mut re = sre[is];
-                let mut im = sim[is];
-                if tw_n > 0 {
-                    let e = (((t & (inner - 1)) * kq) & (tw_n - 1)) << (30 - tw_n.trailing_zeros());
-                    let quad = e >> 28;
-                    let u = e & 0x0fffffff;
-                    let swap = u > 0x08000000;
-                    let v = if swap { 0x10000000 - u } else { u };
-                    let x = v as f32 * 5.8516725e-9;
-                    let x2 = x * x;
-                    let mut ps = x2.mul_add(2.7557319e-6, -1.984127e-4);
-                    ps = x2.mul_add(ps, 8.333334e-3);
-                    ps = x2.mul_add(ps, -0.16666667);
-                    ps = x2.mul_add(ps, 1.0);
-                    let sn = x * ps;
-                    let mut pc = x2.mul_add(-2.755732e-7, 2.4801588e-5);
-                    pc = x2.mul_add(pc, -1.3888889e-3);
-                    pc = x2.mul_add(pc, 4.1666668e-2);
-                    pc = x2.mul_add(pc, -0.5);
-                    let cs = x2.mul_add(pc, 1.0);
-                    let c1 = if swap { sn } else { cs };
-                    let s1 = if swap { cs } else { sn };
-                    let mut ct = c1;
-                    let mut st = s1;
-                    if quad == 1 {
-                        ct = -s1;
-                        st = c1;
-                    } else if quad == 2 {
-                        ct = -c1;
-                        st = -s1;
-                    } else if quad == 3 {
-                        ct = s1;
-                        st = -c1;
+    /// The slot that holds output `k` after the decimation-in-frequency stages: radix-4
+    /// digits from the top of the slot index (a radix-2 digit last when `log_m` is odd)
+    /// are the output's digits from the bottom.
+    #[forge_fn]
+    fn output_slot(k: u32, log_m: u32) -> u32 {
+        if log_m == 0 {
+            return 0;
+        }
+        let odd = log_m & 1;
+        let r = k.reverse_bits() >> (32 - log_m);
+        let hi = r >> odd;
+        let swapped = ((hi & 0x55555555) << 1) | ((hi >> 1) & 0x55555555);
+        (swapped << odd) | (r & odd)
+    }
+
+    /// One Stockham pass: for every column `j` of every transform of length `n` in `input`
+    /// (`len / n` transforms), the `m` elements `j + r·n/m`, twiddled by
+    /// `e^(∓2πi·r·(j mod ns)/(ns·m))`, transformed, scaled by `scale` and stored at
+    /// `(j / ns)·ns·m + (j mod ns) + r·ns`. `m`, `n` and `ns` are powers of two, `m ≤ 4096`,
+    /// `ns·m ≤ n`; the exponent's sign is `+` when `inverse ≠ 0`. With `m = n` (`ns = 1`)
+    /// this is a whole batch of transforms.
+    #[forge_kernel(crate = ::forge_core, workgroup = 256, threads = len, ext = false,
+        tune(workgroup = [256, 128, 64], items = [8, 4, 2]),
+        reference = fft_pass_reference, tolerance(abs = 1e-4, rel = 1e-4),
+        case(len = 3, m = 1, n = 1, ns = 1, inverse = 0, scale = 1.0),
+        case(len = 2, m = 2, n = 2, ns = 1, inverse = 1, scale = 0.5),
+        case(len = 40, m = 8, n = 8, ns = 1, inverse = 0, scale = 1.0),
+        case(len = 96, m = 32, n = 32, ns = 1, inverse = 0, scale = 1.0),
+        case(len = 2048, m = 1024, n = 1024, ns = 1, inverse = 1, scale = 1.0 / 1024.0),
+        case(len = 4096, m = 2048, n = 2048, ns = 1, inverse = 0, scale = 1.0),
+        case(len = 8192, m = 4096, n = 4096, ns = 1, inverse = 1, scale = 1.0 / 4096.0),
+        case(len = 8192, m = 128, n = 8192, ns = 1, inverse = 0, scale = 1.0),
+        case(len = 8192, m = 64, n = 8192, ns = 128, inverse = 1, scale = 1.0 / 8192.0),
+        case(len = 16384, m = 4096, n = 8192, ns = 1, inverse = 0, scale = 1.0),
+        case(len = 16384, m = 2, n = 8192, ns = 4096, inverse = 0, scale = 1.0),
+        case(len = 1024, m = 16, n = 512, ns = 1, inverse = 0, scale = 1.0),
+        case(len = 1024, m = 32, n = 512, ns = 16, inverse = 0, scale = 1.0),
+        case(len = 128, m = 2, n = 64, ns = 32, inverse = 1, scale = 1.0))]
+    pub fn fft_pass(
+        input: &[Vec2; len],
+        #[out] output: &mut [Vec2; len],
+        len: u32,
+        m: u32,
+        n: u32,
+        ns: u32,
+        inverse: u32,
+        scale: f32,
+    ) {
+        #[shared]
+        let mut buf = [Vec2::ZERO; 2048];
+        let lid = local_index();
+        // Every size is a power of two: shifts and masks, not divisions.
+        let log_m = m.trailing_zeros();
+        let log_n = n.trailing_zeros();
+        let log_ns = ns.trailing_zeros();
+        let log_q = log_n - log_m;
+        // Workgroup memory holds columns of `mm ≤ 2048`; a column of 4096 goes through it
+        // as two halves (even and odd outputs), after a first radix-2 stage in registers.
+        let log_mm = log_m.min(11);
+        let mm = 1u32 << log_mm;
+        let halves = m >> log_mm;
+        let slots = (WG * ITEMS).max(mm);
+        let log_c = slots.trailing_zeros() - log_mm;
+        let cols = 1u32 << log_c;
+        let count = len >> log_m;
+        let first = workgroup_index() << log_c;
+        let sign = if inverse != 0 { 1.0f32 } else { -1.0f32 };
+        let log_tw = log_ns + log_m;
+        // When a column is longer than `WG·ITEMS`, the launch has more workgroups than
+        // needed.
+        if first < count {
+            let mut half = 0u32;
+            while half < halves {
+                // Load, twiddled. Rows (`n = m`) are contiguous: invocations walk along them.
+                // Otherwise invocations walk across the workgroup's columns, which are
+                // adjacent.
+                let mut s = lid;
+                while s < slots {
+                    let mut c = s >> log_mm;
+                    let mut r = s & (mm - 1);
+                    if log_q > 0 {
+                        c = s & (cols - 1);
+                        r = s >> log_c;
                     }
-                    let wr = ct;
-                    let wi = sign * st;
-                    let nr = re * wr - im * wi;
-                    im = re * wi + im * wr;
-                    re = nr;
+                    let t = first + c;
+                    if t < count {
+                        let b = t >> log_q;
+                        let j = t & ((1u32 << log_q) - 1);
+                        let src = (b << log_n) + j;
+                        let mut v = input[src + (r << log_q)];
+                        if ns > 1 {
+                            v = cmul(v, twiddle((r * (j & (ns - 1))) << (30 - log_tw), sign));
+                        }
+                        if halves > 1 {
+                            let r2 = r + mm;
+                            let mut v2 = input[src + (r2 << log_q)];
+                            if ns > 1 {
+                                let e = (r2 * (j & (ns - 1))) << (30 - log_tw);
+                                v2 = cmul(v2, twiddle(e, sign));
+                            }
+                            if half == 0 {
+                                v = v + v2;
+                            } else {
+                                v = cmul(v - v2, twiddle(r << (30 - log_m), sign));
+                            }
+                        }
+                        buf[swizzle((c << log_mm) + r, log_mm)] = v;
+                    }
+                    s += WG;
                 }
-                let o = (t >> log_inner) * out_hi + (t & (inner - 1)) * out_lo + kq * out_stride;
-                output[2 * o] = re * scale;
-                output[2 * o + 1] = im * scale;
+                workgroup_barrier();
+
+                // Radix-4 decimation in frequency, in place: span `L`, quarter `L/4`.
+                let mut log_span = log_mm;
+                while log_span >= 2 {
+                    let log_quarter = log_span - 2;
+                    let quarter = 1u32 << log_quarter;
+                    let mut t = lid;
+                    while t < (slots >> 2) {
+                        let a = t & (quarter - 1);
+                        let base = ((t >> log_quarter) << log_span) + a;
+                        let i0 = swizzle(base, log_mm);
+                        let i1 = swizzle(base + quarter, log_mm);
+                        let i2 = swizzle(base + 2 * quarter, log_mm);
+                        let i3 = swizzle(base + 3 * quarter, log_mm);
+                        let x0 = buf[i0];
+                        let x1 = buf[i1];
+                        let x2 = buf[i2];
+                        let x3 = buf[i3];
+                        let t0 = x0 + x2;
+                        let t1 = x0 - x2;
+                        let t2 = x1 + x3;
+                        let t3 = x1 - x3;
+                        // `sign·i·t3`
+                        let it3 = Vec2::new(-sign * t3.y, sign * t3.x);
+                        let mut y1 = t1 + it3;
+                        let mut y2 = t0 - t2;
+                        let mut y3 = t1 - it3;
+                        if log_span > 2 {
+                            let w1 = twiddle(a << (30 - log_span), sign);
+                            let w2 = cmul(w1, w1);
+                            let w3 = cmul(w1, w2);
+                            y1 = cmul(y1, w1);
+                            y2 = cmul(y2, w2);
+                            y3 = cmul(y3, w3);
+                        }
+                        buf[i0] = t0 + t2;
+                        buf[i1] = y1;
+                        buf[i2] = y2;
+                        buf[i3] = y3;
+                        t += WG;
+                    }
+                    workgroup_barrier();
+                    log_span -= 2;
+                }
+                // A last radix-2 stage when `log2 mm` is odd: pairs, no twiddles.
+                if log_span == 1 {
+                    let mut t = lid;
+                    while t < (slots >> 1) {
+                        let i0 = swizzle(2 * t, log_mm);
+                        let i1 = swizzle(2 * t + 1, log_mm);
+                        let x0 = buf[i0];
+                        let x1 = buf[i1];
+                        buf[i0] = x0 + x1;
+                        buf[i1] = x0 - x1;
+                        t += WG;
+                    }
+                    workgroup_barrier();
+                }
+
+                // Store output `k·halves + half` of column `c` from the digit-reversed slot
+                // of `k`. The first pass (`ns = 1`) writes each column's outputs
+                // contiguously; later ones write runs across columns.
+                let mut s = lid;
+                while s < slots {
+                    let mut c = s >> log_mm;
+                    let mut k = s & (mm - 1);
+                    if ns > 1 {
+                        c = s & (cols - 1);
+                        k = s >> log_c;
+                    }
+                    let t = first + c;
+                    if t < count {
+                        let b = t >> log_q;
+                        let j = t & ((1u32 << log_q) - 1);
+                        let v = buf[swizzle((c << log_mm) + output_slot(k, log_mm), log_mm)];
+                        let r = k * halves + half;
+                        let o = (b << log_n)
+                            + ((j >> log_ns) << log_tw)
+                            + (j & (ns - 1))
+                            + (r << log_ns);
+                        output[o] = v * scale;
+                    }
+                    s += WG;
+                }
+                workgroup_barrier();
+                half += 1;
             }
-            i += WG;
         }
     }
 }
@@ -270,54 +338,129 @@ fn roots(sign: f64, den: u64) -> Vec<(f64, f64)> {
         .collect()
 }
 
-/// The independent reference: each sub-transform as a direct `O(m²)` DFT in `f64`, with the
-/// pass's strides, twiddles and scale.
-#[allow(clippy::too_many_arguments)]
+/// The independent reference of one pass: each column as a direct `O(m²)` DFT in `f64`,
+/// with the pass's gather, input twiddles, scatter and scale.
 pub fn fft_pass_reference(
-    input: &[f32],
+    input: &[[f32; 2]],
     len: u32,
     m: u32,
-    inner: u32,
-    in_hi: u32,
-    in_lo: u32,
-    in_stride: u32,
-    out_hi: u32,
-    out_lo: u32,
-    out_stride: u32,
-    tw_n: u32,
+    n: u32,
+    ns: u32,
     inverse: u32,
     scale: f32,
-) -> Result<Vec<f32>, ForgeError> {
+) -> Result<Vec<[f32; 2]>, ForgeError> {
     let sign = if inverse != 0 { 1.0 } else { -1.0 };
-    let (m, inner) = (m as u64, inner as u64);
-    let mut out = vec![0.0f32; 2 * len as usize];
-    let w = roots(sign, m);
-    let tw = roots(sign, tw_n.max(1) as u64);
-    for t in 0..len as u64 / m {
-        let (hi, lo) = (t / inner, t % inner);
-        let x: Vec<(f64, f64)> = (0..m)
-            .map(|j| {
-                let src = (hi * in_hi as u64 + lo * in_lo as u64 + j * in_stride as u64) as usize;
-                (input[2 * src] as f64, input[2 * src + 1] as f64)
-            })
-            .collect();
-        for k in 0..m {
-            let (mut re, mut im) = (0.0, 0.0);
-            for (j, &(xr, xi)) in x.iter().enumerate() {
-                let (c, s) = w[(j as u64 * k % m) as usize];
-                re += xr * c - xi * s;
-                im += xr * s + xi * c;
+    let (len, m, n, ns) = (len as usize, m as usize, n as usize, ns as usize);
+    let q = n / m;
+    let mut out = vec![[0.0f32; 2]; len];
+    let w = roots(sign, m as u64);
+    let tw = roots(sign, (ns * m) as u64);
+    for b in 0..len / n {
+        for j in 0..q {
+            let x: Vec<(f64, f64)> = (0..m)
+                .map(|r| {
+                    let [re, im] = input[b * n + j + r * q];
+                    let (re, im) = (re as f64, im as f64);
+                    let (c, s) = tw[r * (j % ns)];
+                    (re * c - im * s, re * s + im * c)
+                })
+                .collect();
+            for k in 0..m {
+                let (mut re, mut im) = (0.0, 0.0);
+                for (r, &(xr, xi)) in x.iter().enumerate() {
+                    let (c, s) = w[r * k % m];
+                    re += xr * c - xi * s;
+                    im += xr * s + xi * c;
+                }
+                let o = b * n + (j / ns) * ns * m + j % ns + k * ns;
+                out[o] = [(re * scale as f64) as f32, (im * scale as f64) as f32];
             }
-            if tw_n > 0 {
-                let (c, s) = tw[(lo * k % tw_n as u64) as usize];
-                (re, im) = (re * c - im * s, re * s + im * c);
-            }
-            let o = hi * out_hi as u64 + lo * out_lo as u64 + k * out_stride as u64;
-            out[2 * o as usize] = (re * scale as f64) as f32;
-            out[2 * o as usize + 1] = (im * scale as f64) as f32;
         }
     }
     Ok(out)
+}
+
+/// The radices of the passes of a transform of length `2^log_n`: one pass up to 4096,
+/// otherwise as few passes of radix at most 1024 as cover it, as even as possible.
+pub fn fft_radices(log_n: u32) -> Vec<u32> {
+    if log_n <= FFT_MAX_LOCAL.trailing_zeros() {
+        return vec![1 << log_n];
+    }
+    let passes = log_n.div_ceil(FFT_MULTI_PASS_RADIX_LOG);
+    (0..passes)
+        .map(|p| 1 << (log_n / passes + u32::from(p < log_n % passes)))
+        .collect()
+}
+
+/// Records `batch` transforms of length `n` of `input` into `output`, one launch per pass
+/// (see the [module docs](crate::fft)), without submitting them. `scratch` holds the data
+/// between passes; it is needed (and must be as long as the others) only when `n > 4096`.
+/// `schedule` overrides the tuned schedule of every pass.
+///
+/// Errors: `n` not a power of two from 1 to 2^22 ([`ForgeError::InvalidArgument`]), tensors
+/// whose lengths are not `n·batch` ([`ForgeError::LengthMismatch`]), and launch errors.
+#[allow(clippy::too_many_arguments)]
+pub fn fft_record(
+    rt: &mut ForgeRuntime,
+    input: &GpuTensor<[f32; 2]>,
+    scratch: Option<&GpuTensor<[f32; 2]>>,
+    output: &GpuTensor<[f32; 2]>,
+    n: usize,
+    batch: usize,
+    inverse: bool,
+    schedule: Option<&Schedule>,
+) -> Result<(), ForgeError> {
+    check_shape(n, batch)?;
+    let len = dim(fft_pass::NAME, "n * batch", n * batch)?;
+    let radices = fft_radices(n.trailing_zeros());
+    let scale = if inverse { 1.0 / n as f32 } else { 1.0 };
+    let dir = u32::from(inverse);
+    let scratch = match (scratch, radices.len()) {
+        (_, 1) => output,
+        (Some(s), _) => s,
+        (None, _) => {
+            return Err(ForgeError::InvalidArgument {
+                kernel: fft_pass::NAME,
+                message: format!("a transform of length {n} takes several passes and needs a scratch tensor"),
+            })
+        }
+    };
+    let mut ns = 1u32;
+    let mut src = input;
+    for (p, &m) in radices.iter().enumerate() {
+        // Ping-pong so that the last pass lands in `output`.
+        let dst = if (radices.len() - 1 - p) % 2 == 0 {
+            output
+        } else {
+            scratch
+        };
+        let last = p + 1 == radices.len();
+        let s = if last { scale } else { 1.0 };
+        match schedule {
+            Some(sch) => fft_pass::launch_with(rt, sch, src, dst, len, m, n as u32, ns, dir, s)?,
+            None => fft_pass::launch(rt, src, dst, len, m, n as u32, ns, dir, s)?,
+        }
+        ns *= m;
+        src = dst;
+    }
+    Ok(())
+}
+
+/// Checks a transform length and batch.
+fn check_shape(n: usize, batch: usize) -> Result<(), ForgeError> {
+    if n == 0 || batch == 0 {
+        return Err(ForgeError::EmptyWork {
+            kernel: fft_pass::NAME,
+            what: format!("n = {n}, batch = {batch}"),
+        });
+    }
+    if !n.is_power_of_two() || n > FFT_MAX_LEN {
+        return Err(ForgeError::InvalidArgument {
+            kernel: fft_pass::NAME,
+            message: format!("the transform length n = {n} is not a power of two from 1 to 2^22"),
+        });
+    }
+    Ok(())
 }
 
 /// Checks interleaved data of `batch` transforms of length `n` and runs them.
@@ -328,27 +471,22 @@ fn transform(
     batch: usize,
     inverse: bool,
 ) -> Result<Vec<f32>, ForgeError> {
-    let invalid = |message: String| ForgeError::InvalidArgument {
-        kernel: fft_pass::NAME,
-        message,
-    };
-    if data.is_empty() || n == 0 || batch == 0 {
+    if data.is_empty() {
         return Err(ForgeError::EmptyWork {
             kernel: fft_pass::NAME,
             what: format!("{} floats, n = {n}, batch = {batch}", data.len()),
         });
     }
     if data.len() % 2 != 0 {
-        return Err(invalid(format!(
-            "the data has {} floats, an odd number; complex values are interleaved (re, im) pairs",
-            data.len()
-        )));
+        return Err(ForgeError::InvalidArgument {
+            kernel: fft_pass::NAME,
+            message: format!(
+                "the data has {} floats, an odd number; complex values are interleaved (re, im) pairs",
+                data.len()
+            ),
+        });
     }
-    if !n.is_power_of_two() || n > FFT_MAX_LEN {
-        return Err(invalid(format!(
-            "the transform length n = {n} is not a power of two from 1 to 2^22"
-        )));
-    }
+    check_shape(n, batch)?;
     let total = n as u128 * batch as u128;
     if data.len() as u128 != 2 * total {
         return Err(ForgeError::LengthMismatch {
@@ -359,31 +497,17 @@ fn transform(
             actual: data.len(),
         });
     }
-    let len = dim(fft_pass::NAME, "n * batch", n * batch)?;
-    let n32 = n as u32;
-    let (dir, scale) = if inverse {
-        (1, 1.0 / n as f32)
+    let complex: &[[f32; 2]] = bytemuck::cast_slice(data);
+    let x = rt.upload(complex)?;
+    let out = rt.zeros::<[f32; 2]>(complex.len())?;
+    let scratch = if n > FFT_MAX_LOCAL {
+        Some(rt.zeros::<[f32; 2]>(complex.len())?)
     } else {
-        (0, 1.0)
+        None
     };
-    if n <= FFT_MAX_LOCAL {
-        fft_pass::run(rt, data, len, n32, 1, n32, 0, 1, n32, 0, 1, 0, dir, scale)
-    } else {
-        let n2 = FFT_MAX_LOCAL as u32;
-        let n1 = n32 / n2;
-        let x = rt.upload(data)?;
-        let mid = rt.zeros::<f32>(data.len())?;
-        let out = rt.zeros::<f32>(data.len())?;
-        // Columns: length n1, stride n2, twiddled by e^(∓2πi·j2·k1/n), stored at k1·n2 + j2.
-        fft_pass::launch(
-            rt, &x, &mid, len, n1, n2, n32, 1, n2, n32, 1, n2, n32, dir, 1.0,
-        )?;
-        // Rows: length n2, contiguous, stored at k1 + n1·k2.
-        fft_pass::launch(
-            rt, &mid, &out, len, n2, n1, n32, n2, 1, n32, 1, n1, 0, dir, scale,
-        )?;
-        rt.download(&out)
-    }
+    fft_record(rt, &x, scratch.as_ref(), &out, n, batch, inverse, None)?;
+    let result = rt.download(&out)?;
+    Ok(bytemuck::cast_slice(&result).to_vec())
 }
 
 /// `rt.fft(&complex_interleaved)`, the seed's signature, and what goes beyond it: the

@@ -272,6 +272,31 @@ impl ForgeRuntime {
         }
     }
 
+    /// Records setting every byte of a tensor to zero, ordered after the launches already
+    /// recorded and before those recorded later; it is submitted with them.
+    ///
+    /// ```
+    /// let mut rt = forge_core::ForgeRuntime::new(1 << 20, None).unwrap();
+    /// let t = rt.upload(&[1u32, 2, 3]).unwrap();
+    /// rt.clear(&t).unwrap();
+    /// assert_eq!(rt.download(&t).unwrap(), vec![0, 0, 0]);
+    /// ```
+    pub fn clear<T: Element>(&mut self, tensor: &GpuTensor<T>) -> Result<()> {
+        self.check_lost()?;
+        let device = self.device.clone();
+        let pending = self.pending.get_or_insert_with(|| Pending::new(&device));
+        let ((), err) = error_scope(&device, || {
+            pending.encoder.clear_buffer(&tensor.raw.buffer, 0, None);
+        });
+        match err {
+            Some(e) => Err(self.explain(ForgeError::Gpu {
+                context: "clearing a tensor",
+                message: error_text(&e),
+            })),
+            None => Ok(()),
+        }
+    }
+
     /// Copies a tensor back to the host. Pending launches are submitted together with the
     /// copy: one submission and one readback.
     pub fn download<T: Element>(&mut self, tensor: &GpuTensor<T>) -> Result<Vec<T>> {

@@ -48,6 +48,8 @@
 //! that includes submission overhead, which the batch amortises, and no resets run between
 //! the batch's dispatches.
 
+pub mod calls;
+
 use crate::buffers::{align_up, Lease, COPY_ALIGN};
 use crate::context::{error_scope, error_text};
 use crate::dispatch::{
