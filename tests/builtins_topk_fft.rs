@@ -210,6 +210,68 @@ fn topk_every_schedule_gives_the_same_result() {
 }
 
 #[test]
+fn topk_rows_every_schedule_matches_oracle_and_reference() {
+    use wgsl_forge::kernels::topk::{topk_rows, topk_rows_reference};
+    let mut rt = runtime();
+    let mut r = rng(14);
+    // (n, block, k, local): the seed's shape, blocks that are not multiples of four (loads
+    // straddle blocks), a short tail block, k = 1.
+    for (n, b, k, local) in [
+        (4096u32, 64u32, 8u32, 1u32),
+        (1003, 8, 8, 1),
+        (777, 13, 5, 0),
+        (2500, 1000, 1, 1),
+        (10, 3, 3, 0),
+    ] {
+        let x = nasty(&mut r, n as usize);
+        let mut v4: Vec<[f32; 4]> = x.chunks(4).map(|c| {
+            let mut q = [0.0f32; 4];
+            q[..c.len()].copy_from_slice(c);
+            q
+        }).collect();
+        if v4.is_empty() {
+            v4.push([0.0; 4]);
+        }
+        let oracle = topk_rows::cpu(&v4, n, b, k, local).unwrap();
+        let reference = topk_rows_reference(&v4, n, b, k, local).unwrap();
+        let what = format!("rows n={n} b={b} k={k}");
+        assert_bits(&what, &oracle.0, &reference.0);
+        assert_eq!(oracle.1, reference.1, "{what}");
+        for s in topk_rows::Kernel.tune_space().candidates() {
+            let gpu = topk_rows::run_with(&mut rt, &s, &v4, n, b, k, local).unwrap();
+            assert_bits(&format!("{what} at {s}"), &gpu.0, &oracle.0);
+            assert_eq!(gpu.1, oracle.1, "{what} at {s}");
+        }
+    }
+}
+
+#[test]
+fn topk_global_radix_levels() {
+    // Uniform [0, 1): an eighth of the values share the top key digit, so the select needs
+    // a second level; then the same through the index levels: a block of equal values
+    // past the first 2048 candidates.
+    let mut rt = runtime();
+    let mut r = rng(15);
+    let x: Vec<f32> = (0..(1 << 20)).map(|_| r.gen_range(0.0f32..1.0)).collect();
+    for k in [1, 100, 1024] {
+        let want = sorted_top(&x, 0..x.len(), k);
+        let (v, i) = rt.topk_global_with_indices(&x, k).unwrap();
+        let want_v: Vec<f32> = want.iter().map(|w| w.0).collect();
+        let want_i: Vec<u32> = want.iter().map(|w| w.1 as u32).collect();
+        assert_bits(&format!("uniform k={k}"), &v, &want_v);
+        assert_eq!(i, want_i, "uniform k={k}");
+    }
+    let mut y = vec![0.5f32; 300_000];
+    for (j, v) in y.iter_mut().enumerate().step_by(7) {
+        *v = if j % 2 == 0 { 0.75 } else { f32::NAN };
+    }
+    let want = sorted_top(&y, 0..y.len(), 1000);
+    let (v, i) = rt.topk_global_with_indices(&y, 1000).unwrap();
+    assert_bits("ties", &v, &want.iter().map(|w| w.0).collect::<Vec<_>>());
+    assert_eq!(i, want.iter().map(|w| w.1 as u32).collect::<Vec<_>>());
+}
+
+#[test]
 fn topk_blocks_past_65535_workgroups() {
     // With 64 invocations and one item each, a workgroup holds one block of 64: 65537
     // blocks need 65537 workgroups, folded into y.

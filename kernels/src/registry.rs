@@ -11,6 +11,11 @@ pub fn builtin() -> Vec<&'static dyn Kernel> {
         &crate::ternary_gemv::ternary_gemv::Kernel,
         &crate::p64_project::p64_project::Kernel,
         &crate::topk::topk_select::Kernel,
+        &crate::topk::topk_rows::Kernel,
+        &crate::topk::topk_radix_hist::Kernel,
+        &crate::topk::topk_radix_select::Kernel,
+        &crate::topk::topk_radix_collect::Kernel,
+        &crate::topk::topk_radix_sort::Kernel,
         &crate::fft::fft_pass::Kernel,
     ]
 }

@@ -41,8 +41,13 @@
 //! pass, against [`topk_select_reference`]; the tests check whole global runs against a
 //! sort of the input.
 
-use forge_core::{ForgeError, ForgeRuntime};
-use forge_macros::forge_kernel;
+use crate::dims::dim;
+use forge_core::{ForgeError, ForgeRuntime, GpuTensor, Schedule};
+use forge_macros::{forge_kernel, forge_module};
+
+pub use selection::{
+    topk_radix_collect, topk_radix_hist, topk_radix_select, topk_radix_sort, topk_rows,
+};
 
 /// The index that pads a block shorter than `k`, after its real values. Its value is `-inf`.
 pub const TOPK_PAD_INDEX: u32 = u32::MAX;
@@ -59,9 +64,8 @@ pub const TOPK_GLOBAL_MAX_K: usize = 1024;
 /// The largest input of [`TopkExt::topk_global`]: 2^28 elements.
 pub const TOPK_GLOBAL_MAX_LEN: usize = 1 << 28;
 
-/// The candidate group of the global passes: the kernel's largest block (its workgroup
-/// memory holds 2048 keys and positions).
-const GLOBAL_GROUP: u32 = 2048;
+/// The largest `k` of the register path of the block top-k ([`topk_rows`]).
+pub const TOPK_ROWS_MAX_K: usize = 8;
 
 /// The top `k` of each block of `b` elements of `vals`, in descending order.
 ///
@@ -319,6 +323,780 @@ pub fn topk_select_reference(
     Ok((out_v, out_i))
 }
 
+/// The kernels of the fast paths: blocks with `k ≤ 8` in registers, and the global top-k as
+/// a radix select.
+#[forge_module]
+mod selection {
+    use super::*;
+
+    /// The order key of a value: larger keys come first. Every NaN maps to `u32::MAX`,
+    /// `+0.0` sits just above `-0.0`, and no value maps to 0, which marks padding.
+    #[forge_fn]
+    fn order_key(x: f32) -> u32 {
+        let bits = x.to_bits();
+        let mut key = bits | 0x80000000;
+        if (bits & 0x7fffffff) > 0x7f800000 {
+            key = 0xffffffff;
+        } else if (bits >> 31) != 0 {
+            key = !bits;
+        }
+        key
+    }
+
+    /// Component `c` (0..4) of `v`.
+    #[forge_fn]
+    fn component(v: Vec4, c: u32) -> f32 {
+        select(select(v.z, v.w, c == 3), select(v.x, v.y, c == 1), c < 2)
+    }
+
+    /// The top `k ≤ 8` of each block of `b` elements of `vals` (the first `n` of the
+    /// `Vec4`s' components), one invocation per block, in registers: no workgroup memory,
+    /// no barriers. The index written is the position within the block when `local ≠ 0`,
+    /// in `vals` otherwise. Block results and padding are as [`topk_select`]'s.
+    #[forge_kernel(crate = ::forge_core, workgroup = 128, threads = n.div_ceil(b), ext = false,
+        tune(workgroup = [128, 64, 256]),
+        reference = topk_rows_reference, tolerance(abs = 0.0, rel = 0.0),
+        case(n = 1, b = 1, k = 1, local = 1),
+        case(n = 5, b = 64, k = 3, local = 1),
+        case(n = 4096, b = 64, k = 8, local = 1),
+        case(n = 1000, b = 100, k = 7, local = 0),
+        case(n = 1003, b = 8, k = 8, local = 1),
+        case(n = 777, b = 13, k = 8, local = 0),
+        case(n = 2500, b = 1000, k = 1, local = 1))]
+    pub fn topk_rows(
+        vals: &[Vec4; n.div_ceil(4)],
+        #[out] out_vals: &mut [f32; n.div_ceil(b) * k],
+        #[out] out_ids: &mut [u32; n.div_ceil(b) * k],
+        n: u32,
+        b: u32,
+        k: u32,
+        local: u32,
+    ) {
+        let blk = global_index();
+        if blk < n.div_ceil(b) {
+            let start = blk * b;
+            let end = (start + b).min(n);
+            // The best eight (key, position) pairs, best first; key 0 is padding. Positions
+            // only grow, so a new element beats an equal key never: ties keep the lower
+            // position, as the order requires.
+            let (mut k0, mut k1, mut k2, mut k3) = (0u32, 0u32, 0u32, 0u32);
+            let (mut k4, mut k5, mut k6, mut k7) = (0u32, 0u32, 0u32, 0u32);
+            let (mut p0, mut p1, mut p2, mut p3) = (0u32, 0u32, 0u32, 0u32);
+            let (mut p4, mut p5, mut p6, mut p7) = (0u32, 0u32, 0u32, 0u32);
+            // Two `Vec4` loads in flight per step.
+            let last4 = (n - 1) >> 2;
+            let mut w = start >> 2;
+            while (w << 2) < end {
+                let va = vals[w];
+                let vb = vals[(w + 1).min(last4)];
+                for c in 0..8u32 {
+                    let i = (w << 2) + c;
+                    if i >= start && i < end {
+                        let x = if c < 4 { component(va, c) } else { component(vb, c - 4) };
+                        let key = order_key(x);
+                        let q = i - start;
+                        let g0 = key > k0;
+                        let g1 = key > k1;
+                        let g2 = key > k2;
+                        let g3 = key > k3;
+                        let g4 = key > k4;
+                        let g5 = key > k5;
+                        let g6 = key > k6;
+                        let g7 = key > k7;
+                        k7 = select(k7, select(key, k6, g6), g7);
+                        p7 = select(p7, select(q, p6, g6), g7);
+                        k6 = select(k6, select(key, k5, g5), g6);
+                        p6 = select(p6, select(q, p5, g5), g6);
+                        k5 = select(k5, select(key, k4, g4), g5);
+                        p5 = select(p5, select(q, p4, g4), g5);
+                        k4 = select(k4, select(key, k3, g3), g4);
+                        p4 = select(p4, select(q, p3, g3), g4);
+                        k3 = select(k3, select(key, k2, g2), g3);
+                        p3 = select(p3, select(q, p2, g2), g3);
+                        k2 = select(k2, select(key, k1, g1), g2);
+                        p2 = select(p2, select(q, p1, g1), g2);
+                        k1 = select(k1, select(key, k0, g0), g1);
+                        p1 = select(p1, select(q, p0, g0), g1);
+                        k0 = select(k0, key, g0);
+                        p0 = select(p0, q, g0);
+                    }
+                }
+                w += 2;
+            }
+            // Write the best `k`, shifting the list up after each.
+            let mut r = 0u32;
+            while r < k {
+                let o = blk * k + r;
+                if k0 == 0 {
+                    out_vals[o] = f32::from_bits(0xff800000u32);
+                    out_ids[o] = 0xffffffff;
+                } else {
+                    let src = start + p0;
+                    // Values keep their bits: re-read rather than decode the key (NaNs share
+                    // one key).
+                    out_vals[o] = component(vals[src >> 2], src & 3);
+                    out_ids[o] = select(src, p0, local != 0);
+                }
+                k0 = k1;
+                k1 = k2;
+                k2 = k3;
+                k3 = k4;
+                k4 = k5;
+                k5 = k6;
+                k6 = k7;
+                k7 = 0;
+                p0 = p1;
+                p1 = p2;
+                p2 = p3;
+                p3 = p4;
+                p4 = p5;
+                p5 = p6;
+                p6 = p7;
+                r += 1;
+            }
+        }
+    }
+
+    /// Global top-k, radix select, pass 1 of each level: the histogram of digit `level` of
+    /// the elements that match the prefix chosen so far (see [`RadixState`]). Levels 0..3
+    /// are the digits of the order key (bits 21..32, 10..21, 0..10), levels 3..6 those of
+    /// the complemented index, so that equal keys are ordered by index. Level 0 ignores
+    /// `state`; later levels do nothing once `state` says the threshold is final. `grid`
+    /// invocations stride over the data; each workgroup counts in workgroup memory and adds
+    /// its non-zero bins to `hist[level·2048 ..]`.
+    #[forge_kernel(crate = ::forge_core, workgroup = 256, threads = grid, ext = false,
+        tune(workgroup = [256, 128]),
+        reference = topk_radix_hist_reference, tolerance(abs = 0.0, rel = 0.0),
+        case(n = 1, level = 0, grid = 1),
+        case(n = 5000, level = 0, grid = 512),
+        case(n = 4099, level = 1, grid = 300),
+        case(n = 3000, level = 4, grid = 256))]
+    pub fn topk_radix_hist(
+        vals: &[Vec4; n.div_ceil(4)],
+        state: &[u32; 8],
+        hist: &mut [Atomic<u32>; 12288],
+        n: u32,
+        level: u32,
+        grid: u32,
+    ) {
+        #[shared]
+        let mut bins = [0u32; 2048];
+        let lid = local_index();
+        let mut i = lid;
+        while i < 2048 {
+            bins[i].store(0);
+            i += WG;
+        }
+        workgroup_barrier();
+        let digit = level % 3;
+        let shift = select(select(0u32, 10u32, digit == 1), 21u32, digit == 0);
+        let mask = select(0x3ffu32, 0x7ffu32, digit < 2);
+        let mut pk = 0u32;
+        let mut pmask = 0u32;
+        let mut pi = 0u32;
+        let mut imask = 0u32;
+        let mut active = global_index() < grid;
+        if level > 0 {
+            active = active && state[0] == 0;
+            pk = state[2];
+            pmask = state[3];
+            pi = state[4];
+            imask = state[5];
+        }
+        if active {
+            let mut w = global_index();
+            while (w << 2) < n {
+                let v = vals[w];
+                for c in 0..4u32 {
+                    let e = (w << 2) + c;
+                    let key = order_key(component(v, c));
+                    let inv = !e;
+                    if e < n && (key & pmask) == pk && (inv & imask) == pi {
+                        let d = (select(inv, key, level < 3) >> shift) & mask;
+                        bins[d].fetch_add(1);
+                    }
+                }
+                w += grid;
+            }
+        }
+        workgroup_barrier();
+        let mut i = lid;
+        while i < 2048 {
+            let c = bins[i].load();
+            if c > 0 {
+                hist[level * 2048 + i].fetch_add(c);
+            }
+            i += WG;
+        }
+    }
+
+    /// Global top-k, radix select, pass 2 of each level (one workgroup): finds the bin of
+    /// digit `level` that holds the element of rank `r` among those matching the prefix
+    /// (`r = k` at level 0), and narrows the prefix to it (see [`RadixState`]). The
+    /// threshold is final once the elements above the prefix and those matching it fit the
+    /// final sort's 2048 slots, or at the last level.
+    #[forge_kernel(crate = ::forge_core, workgroup = 256, threads = 1, ext = false,
+        tune(workgroup = [256, 128]),
+        reference = topk_radix_select_reference, tolerance(abs = 0.0, rel = 0.0),
+        case(level = 0, k = 1),
+        case(level = 0, k = 100),
+        case(level = 2, k = 1000),
+        case(level = 5, k = 7))]
+    pub fn topk_radix_select(hist: &[u32; 12288], state: &mut [u32; 8], level: u32, k: u32) {
+        #[shared]
+        let mut sums = [0u32; 256];
+        let lid = local_index();
+        let digit = level % 3;
+        let shift = select(select(0u32, 10u32, digit == 1), 21u32, digit == 0);
+        let bins = select(1024u32, 2048u32, digit < 2);
+        let base = level * 2048;
+        // Invocation `t` sums a run of bins from the top: run 0 holds the largest digits.
+        let run = bins / WG;
+        let top = bins - lid * run;
+        let mut part = 0u32;
+        let mut d = top - run;
+        while d < top {
+            part += hist[base + d];
+            d += 1;
+        }
+        sums[lid] = part;
+        workgroup_barrier();
+        // Inclusive scan over the runs.
+        let mut off = 1u32;
+        while off < WG {
+            let mut add = 0u32;
+            if lid >= off {
+                add = sums[lid - off];
+            }
+            workgroup_barrier();
+            sums[lid] += add;
+            workgroup_barrier();
+            off *= 2;
+        }
+        let above = sums[lid] - part;
+        let mut r = k;
+        let mut final_before = false;
+        let mut pk = 0u32;
+        let mut pmask = 0u32;
+        let mut pi = 0u32;
+        let mut imask = 0u32;
+        if level > 0 {
+            r = state[1];
+            final_before = state[0] != 0;
+            pk = state[2];
+            pmask = state[3];
+            pi = state[4];
+            imask = state[5];
+        }
+        if !final_before && above < r && r <= above + part {
+            // Walk down this run to the bin that reaches rank `r`.
+            let mut seen = above;
+            let mut d = top - 1;
+            let mut count = hist[base + d];
+            while seen + count < r {
+                seen += count;
+                d -= 1;
+                count = hist[base + d];
+            }
+            let field = (bins - 1) << shift;
+            if level < 3 {
+                pk = pk | (d << shift);
+                pmask = pmask | field;
+            } else {
+                pi = pi | (d << shift);
+                imask = imask | field;
+            }
+            let left = r - seen;
+            state[0] = select(0u32, 1u32, (k - left) + count <= 2048 || level >= 5);
+            state[1] = left;
+            state[2] = pk;
+            state[3] = pmask;
+            state[4] = pi;
+            state[5] = imask;
+        }
+    }
+
+    /// Global top-k, radix select, pass 3: the elements above the final prefix or matching
+    /// it (at most 2048 in all). Workgroup `w < groups` scans its own contiguous chunk of
+    /// `4·ceil(ceil(n/4)/groups)` elements (at most 65536), marks them in a bitmap in
+    /// workgroup memory, then writes their indices, ascending, to `regions[w·2048 ..]` and
+    /// their count to `counts[w]`: the result does not depend on the order in which
+    /// invocations run.
+    #[forge_kernel(crate = ::forge_core, workgroup = 256, threads = groups * 256, ext = false,
+        tune(workgroup = [256, 128]),
+        reference = topk_radix_collect_reference, tolerance(abs = 0.0, rel = 0.0),
+        case(n = 1, groups = 1),
+        case(n = 5000, groups = 2),
+        case(n = 4099, groups = 3),
+        case(n = 70000, groups = 2))]
+    pub fn topk_radix_collect(
+        vals: &[Vec4; n.div_ceil(4)],
+        state: &[u32; 8],
+        #[out] counts: &mut [u32; groups],
+        regions: &mut [u32; groups * 2048],
+        n: u32,
+        groups: u32,
+    ) {
+        #[shared]
+        let mut marks = [0u32; 2048];
+        #[shared]
+        let mut sums = [0u32; 256];
+        let lid = local_index();
+        let wg = workgroup_index();
+        if wg < groups {
+            let mut i = lid;
+            while i < 2048 {
+                marks[i].store(0);
+                i += WG;
+            }
+            workgroup_barrier();
+            let pk = state[2];
+            let pmask = state[3];
+            let pi = state[4];
+            let imask = state[5];
+            let chunk4 = n.div_ceil(4).div_ceil(groups);
+            let first4 = wg * chunk4;
+            let end4 = (first4 + chunk4).min(n.div_ceil(4));
+            let mut w = first4 + lid;
+            while w < end4 {
+                let v = vals[w];
+                for c in 0..4u32 {
+                    let e = (w << 2) + c;
+                    let key = order_key(component(v, c));
+                    let kp = key & pmask;
+                    let bit = e - (first4 << 2);
+                    if e < n && bit < 65536 && (kp > pk || (kp == pk && (!e & imask) >= pi)) {
+                        marks[bit >> 5].fetch_add(1u32 << (bit & 31));
+                    }
+                }
+                w += WG;
+            }
+            workgroup_barrier();
+            // Each invocation owns a run of bitmap words; a scan over the runs gives every
+            // marked element its place, in index order.
+            let run = 2048 / WG;
+            let mut own = 0u32;
+            let mut j = 0u32;
+            while j < run {
+                own += marks[lid * run + j].load().count_ones();
+                j += 1;
+            }
+            sums[lid] = own;
+            workgroup_barrier();
+            let mut off = 1u32;
+            while off < WG {
+                let mut add = 0u32;
+                if lid >= off {
+                    add = sums[lid - off];
+                }
+                workgroup_barrier();
+                sums[lid] += add;
+                workgroup_barrier();
+                off *= 2;
+            }
+            let mut at = sums[lid] - own;
+            let mut j = 0u32;
+            while j < run {
+                let word_index = lid * run + j;
+                let mut word = marks[word_index].load();
+                while word != 0 {
+                    let bit = word.trailing_zeros();
+                    if at < 2048 {
+                        regions[wg * 2048 + at] = (first4 << 2) + word_index * 32 + bit;
+                    }
+                    at += 1;
+                    word = word & (word - 1);
+                }
+                j += 1;
+            }
+            if lid == WG - 1 {
+                counts[wg] = sums[lid];
+            }
+        }
+    }
+
+    /// Global top-k, radix select, pass 4 (one workgroup): gathers the candidates of every
+    /// workgroup of pass 3 (the first `counts[w]` indices of each region, at most 2048 in
+    /// all; indices past `n` count as padding), sorts them by key, descending, then index,
+    /// ascending, with a bitonic network in workgroup memory, and writes the first `k`:
+    /// values re-read from `vals`, so that they keep their bits, and indices.
+    #[forge_kernel(crate = ::forge_core, workgroup = 256, threads = 1, ext = false,
+        tune(workgroup = [256, 128]),
+        reference = topk_radix_sort_reference, tolerance(abs = 0.0, rel = 0.0),
+        case(n = 4000, k = 1, groups = 1),
+        case(n = 900, k = 100, groups = 3),
+        case(n = 4000, k = 1024, groups = 5))]
+    pub fn topk_radix_sort(
+        vals: &[Vec4; n.div_ceil(4)],
+        counts: &[u32; groups],
+        regions: &[u32; groups * 2048],
+        #[out] out_vals: &mut [f32; k],
+        #[out] out_ids: &mut [u32; k],
+        n: u32,
+        k: u32,
+        groups: u32,
+    ) {
+        #[shared]
+        let mut skey = [0u32; 2048];
+        #[shared]
+        let mut sid = [0u32; 2048];
+        let lid = local_index();
+        let mut i = lid;
+        while i < 2048 {
+            skey[i] = 0;
+            sid[i] = 0xffffffff;
+            i += WG;
+        }
+        // Invocation `t` owns a run of consecutive regions; a scan over the invocations'
+        // totals places the regions one after another, in order. `skey` holds the totals
+        // first.
+        let per = groups.div_ceil(WG);
+        let g_first = (lid * per).min(groups);
+        let g_end = (g_first + per).min(groups);
+        let mut own = 0u32;
+        let mut g = g_first;
+        while g < g_end {
+            own += counts[g].min(2048);
+            g += 1;
+        }
+        workgroup_barrier();
+        skey[lid] = own;
+        workgroup_barrier();
+        let mut off = 1u32;
+        while off < WG {
+            let mut add = 0u32;
+            if lid >= off {
+                add = skey[lid - off];
+            }
+            workgroup_barrier();
+            skey[lid] += add;
+            workgroup_barrier();
+            off *= 2;
+        }
+        let mut at = skey[lid] - own;
+        workgroup_barrier();
+        skey[lid] = 0;
+        workgroup_barrier();
+        let mut g = g_first;
+        while g < g_end {
+            let c = counts[g].min(2048);
+            let mut j = 0u32;
+            while j < c && at < 2048 {
+                let id = regions[g * 2048 + j];
+                sid[at] = id;
+                if id < n {
+                    skey[at] = order_key(component(vals[id >> 2], id & 3));
+                }
+                at += 1;
+                j += 1;
+            }
+            g += 1;
+        }
+        workgroup_barrier();
+        let mut size = 2u32;
+        while size <= 2048 {
+            let mut stride = size / 2;
+            while stride > 0 {
+                let mut t = lid;
+                while t < 1024 {
+                    // Pair `t`: its lower slot is `t` with bit `log2 stride` opened up.
+                    let lo = t + (t & !(stride - 1));
+                    let hi = lo + stride;
+                    let desc = (lo & size) == 0;
+                    let ka = skey[lo];
+                    let kb = skey[hi];
+                    let ia = sid[lo];
+                    let ib = sid[hi];
+                    let hi_first = kb > ka || (kb == ka && ib < ia);
+                    if hi_first == desc {
+                        skey[lo] = kb;
+                        skey[hi] = ka;
+                        sid[lo] = ib;
+                        sid[hi] = ia;
+                    }
+                    t += WG;
+                }
+                workgroup_barrier();
+                stride /= 2;
+            }
+            size *= 2;
+        }
+        let mut t = lid;
+        while t < k {
+            let id = sid[t];
+            if skey[t] == 0 {
+                out_vals[t] = f32::from_bits(0xff800000u32);
+                out_ids[t] = 0xffffffff;
+            } else {
+                out_vals[t] = component(vals[id >> 2], id & 3);
+                out_ids[t] = id;
+            }
+            t += WG;
+        }
+    }
+}
+/// The values of `[f32; 4]` elements, the first `n`.
+fn flat(vals: &[[f32; 4]], n: u32) -> Vec<f32> {
+    vals.iter().flatten().copied().take(n as usize).collect()
+}
+
+/// The independent reference of [`topk_rows`]: [`topk_select_reference`] on the values.
+pub fn topk_rows_reference(
+    vals: &[[f32; 4]],
+    n: u32,
+    b: u32,
+    k: u32,
+    local: u32,
+) -> Result<(Vec<f32>, Vec<u32>), ForgeError> {
+    topk_select_reference(&flat(vals, n), &[0], n, b, k, 0, 0, local)
+}
+
+/// The radix-select key of a value, as torch orders values: larger keys first, every NaN
+/// `u32::MAX`, `-0.0` just below `+0.0`, nothing at 0.
+fn radix_key(v: f32) -> u32 {
+    if v.is_nan() {
+        u32::MAX
+    } else if v.is_sign_negative() {
+        !v.to_bits()
+    } else {
+        v.to_bits() | 0x8000_0000
+    }
+}
+
+/// The bit range `(shift, width)` of the digit of radix-select `level` (0..6): levels
+/// 0..3 are digits of the key, levels 3..6 digits of the complemented index.
+fn radix_digit(level: u32) -> (u32, u32) {
+    match level % 3 {
+        0 => (21, 11),
+        1 => (10, 11),
+        _ => (0, 10),
+    }
+}
+
+/// Whether element `e` with key `key` matches the prefix `(pk, pmask, pi, imask)`.
+fn radix_matches(key: u32, e: u32, state: [u32; 4]) -> bool {
+    let [pk, pmask, pi, imask] = state;
+    (key & pmask) == pk && (!e & imask) == pi
+}
+
+/// The independent reference of [`topk_radix_hist`].
+pub fn topk_radix_hist_reference(
+    vals: &[[f32; 4]],
+    state: &[u32],
+    hist: &mut [u32],
+    n: u32,
+    level: u32,
+    _grid: u32,
+) -> Result<(), ForgeError> {
+    let prefix = if level == 0 {
+        [0; 4]
+    } else if state[0] != 0 {
+        return Ok(());
+    } else {
+        [state[2], state[3], state[4], state[5]]
+    };
+    let (shift, width) = radix_digit(level);
+    for (e, v) in flat(vals, n).into_iter().enumerate() {
+        let (key, e) = (radix_key(v), e as u32);
+        if radix_matches(key, e, prefix) {
+            let field = if level < 3 { key } else { !e };
+            let d = (field >> shift) & ((1 << width) - 1);
+            let slot = &mut hist[(level * 2048 + d) as usize];
+            *slot = slot.wrapping_add(1);
+        }
+    }
+    Ok(())
+}
+
+/// The independent reference of [`topk_radix_select`].
+pub fn topk_radix_select_reference(
+    hist: &[u32],
+    state: &mut [u32],
+    level: u32,
+    k: u32,
+) -> Result<(), ForgeError> {
+    let (r, mut prefix) = if level == 0 {
+        (k, [0; 4])
+    } else if state[0] != 0 {
+        return Ok(());
+    } else {
+        (state[1], [state[2], state[3], state[4], state[5]])
+    };
+    let (shift, width) = radix_digit(level);
+    let counts = &hist[(level * 2048) as usize..][..1 << width];
+    let mut seen = 0u32;
+    for d in (0..counts.len()).rev() {
+        let count = counts[d];
+        if r >= 1 && seen < r && r <= seen.wrapping_add(count) {
+            let (value, mask) = if level < 3 { (0, 1) } else { (2, 3) };
+            prefix[value] |= (d as u32) << shift;
+            prefix[mask] |= ((1 << width) - 1) << shift;
+            let left = r - seen;
+            let done = k.wrapping_sub(left).wrapping_add(count) <= 2048 || level >= 5;
+            state[0] = u32::from(done);
+            state[1] = left;
+            state[2..6].copy_from_slice(&prefix);
+            return Ok(());
+        }
+        seen = seen.wrapping_add(count);
+    }
+    Ok(())
+}
+
+/// The independent reference of [`topk_radix_collect`]: the counts; the regions in place.
+pub fn topk_radix_collect_reference(
+    vals: &[[f32; 4]],
+    state: &[u32],
+    regions: &mut [u32],
+    n: u32,
+    groups: u32,
+) -> Result<Vec<u32>, ForgeError> {
+    let [pk, pmask, pi, imask] = [state[2], state[3], state[4], state[5]];
+    let x = flat(vals, n);
+    let chunk = 4 * n.div_ceil(4).div_ceil(groups) as usize;
+    let mut counts = vec![0u32; groups as usize];
+    for (w, count) in counts.iter_mut().enumerate() {
+        let first = w * chunk;
+        let picked: Vec<u32> = (first..(first + chunk.min(65536)).min(x.len()))
+            .map(|e| e as u32)
+            .filter(|&e| {
+                let kp = radix_key(x[e as usize]) & pmask;
+                kp > pk || (kp == pk && (!e & imask) >= pi)
+            })
+            .collect();
+        for (j, &e) in picked.iter().take(2048).enumerate() {
+            regions[w * 2048 + j] = e;
+        }
+        *count = picked.len() as u32;
+    }
+    Ok(counts)
+}
+
+/// The independent reference of [`topk_radix_sort`]: the regions' candidates in order (2048
+/// at most), sorted by a comparator, the first `k` kept.
+pub fn topk_radix_sort_reference(
+    vals: &[[f32; 4]],
+    counts: &[u32],
+    regions: &[u32],
+    n: u32,
+    k: u32,
+    groups: u32,
+) -> Result<(Vec<f32>, Vec<u32>), ForgeError> {
+    let x = flat(vals, n);
+    let mut cand: Vec<(u32, u32)> = (0..groups as usize)
+        .flat_map(|g| {
+            let c = counts[g].min(2048) as usize;
+            regions[g * 2048..g * 2048 + c].iter().copied()
+        })
+        .take(2048)
+        .map(|id| {
+            let key = if id < n { radix_key(x[id as usize]) } else { 0 };
+            (key, id)
+        })
+        .collect();
+    cand.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    let (mut out_v, mut out_i) = (Vec::new(), Vec::new());
+    for t in 0..k as usize {
+        match cand.get(t) {
+            Some(&(key, id)) if key != 0 => {
+                out_v.push(x[id as usize]);
+                out_i.push(id);
+            }
+            _ => {
+                out_v.push(f32::NEG_INFINITY);
+                out_i.push(TOPK_PAD_INDEX);
+            }
+        }
+    }
+    Ok((out_v, out_i))
+}
+
+/// The device buffers of the global top-k's radix select, reusable from call to call.
+pub struct TopkGlobalScratch {
+    hist: GpuTensor<u32>,
+    state: GpuTensor<u32>,
+    counts: GpuTensor<u32>,
+    regions: GpuTensor<u32>,
+    groups: u32,
+    grid: u32,
+}
+
+impl TopkGlobalScratch {
+    /// Buffers for inputs of `n` values: the histograms of the six levels, the select's
+    /// state, and one region of 2048 candidate indices per workgroup of the collect pass.
+    pub fn new(rt: &mut ForgeRuntime, n: usize) -> Result<Self, ForgeError> {
+        let n4 = dim(topk_radix_hist::NAME, "n / 4", n.div_ceil(4))?;
+        // The collect pass's bitmap covers 65536 elements per workgroup.
+        let groups = n4.div_ceil(16384).max(n4.div_ceil(4096).min(1024));
+        Ok(TopkGlobalScratch {
+            hist: rt.zeros(6 * 2048)?,
+            state: rt.zeros(8)?,
+            counts: rt.zeros(groups as usize)?,
+            regions: rt.zeros(groups as usize * 2048)?,
+            groups,
+            grid: n4.min(1 << 18),
+        })
+    }
+}
+
+/// Records the global top-`k` of the first `n` values of `vals` (a `Vec4` per four values)
+/// into `out_vals` and `out_ids` (`k` each), as [`TopkExt::topk_global_with_indices`]
+/// computes it: the six levels of the radix select (histogram and select; levels after
+/// the threshold is final do nothing), the collect and the final sort. Nothing is
+/// submitted. `k` is 1..=1024 and at most `n`; `scratch` was made for at least `n` values.
+pub fn topk_global_record(
+    rt: &mut ForgeRuntime,
+    vals: &GpuTensor<[f32; 4]>,
+    n: u32,
+    k: u32,
+    scratch: &TopkGlobalScratch,
+    out_vals: &GpuTensor<f32>,
+    out_ids: &GpuTensor<u32>,
+) -> Result<(), ForgeError> {
+    let s = scratch;
+    rt.clear(&s.hist)?;
+    rt.clear(&s.state)?;
+    for level in 0..6 {
+        topk_radix_hist::launch(rt, vals, &s.state, &s.hist, n, level, s.grid)?;
+        topk_radix_select::launch(rt, &s.hist, &s.state, level, k)?;
+    }
+    topk_radix_collect::launch(rt, vals, &s.state, &s.counts, &s.regions, n, s.groups)?;
+    topk_radix_sort::launch(rt, vals, &s.counts, &s.regions, out_vals, out_ids, n, k, s.groups)
+}
+
+/// Records the top `k ≤ 8` of each block of `b` of the first `n` values of `vals` into
+/// `out_vals` and `out_ids` (`k` per block), indices within the block when `local`:
+/// [`topk_rows`], one invocation per block. `schedule` overrides the tuned one.
+#[allow(clippy::too_many_arguments)]
+pub fn topk_rows_record(
+    rt: &mut ForgeRuntime,
+    vals: &GpuTensor<[f32; 4]>,
+    n: u32,
+    b: u32,
+    k: u32,
+    local: bool,
+    out_vals: &GpuTensor<f32>,
+    out_ids: &GpuTensor<u32>,
+    schedule: Option<&Schedule>,
+) -> Result<(), ForgeError> {
+    let local = u32::from(local);
+    match schedule {
+        Some(s) => topk_rows::launch_with(rt, s, vals, out_vals, out_ids, n, b, k, local),
+        None => topk_rows::launch(rt, vals, out_vals, out_ids, n, b, k, local),
+    }
+}
+
+/// The input as `Vec4`s, zero-padded to a multiple of four values.
+fn upload_vec4(rt: &mut ForgeRuntime, input: &[f32]) -> Result<GpuTensor<[f32; 4]>, ForgeError> {
+    let mut padded: Vec<[f32; 4]> = bytemuck::cast_slice(&input[..input.len() / 4 * 4]).to_vec();
+    if input.len() % 4 != 0 {
+        let mut last = [0.0f32; 4];
+        last[..input.len() % 4].copy_from_slice(&input[input.len() / 4 * 4..]);
+        padded.push(last);
+    }
+    rt.upload(&padded)
+}
+
 fn invalid(message: String) -> ForgeError {
     ForgeError::InvalidArgument {
         kernel: topk_select::NAME,
@@ -369,14 +1147,22 @@ fn blocks(
             "`k` = {k} is larger than `block` = {block}; each block gives at most `block` values"
         )));
     }
-    let b = block as u32;
+    let (b, k32) = (block as u32, k as u32);
+    if k <= TOPK_ROWS_MAX_K {
+        let vals = upload_vec4(rt, input)?;
+        let outs = dim(topk_rows::NAME, "blocks * k", input.len().div_ceil(block) * k)? as usize;
+        let out_vals = rt.zeros::<f32>(outs)?;
+        let out_ids = rt.zeros::<u32>(outs)?;
+        topk_rows_record(rt, &vals, n, b, k32, local, &out_vals, &out_ids, None)?;
+        return Ok((rt.download(&out_vals)?, rt.download(&out_ids)?));
+    }
     topk_select::run(
         rt,
         input,
         &[0],
         n,
         b,
-        k as u32,
+        k32,
         b.next_power_of_two(),
         0,
         local as u32,
@@ -407,52 +1193,12 @@ fn global(
             input.len()
         )));
     }
-    let k = k as u32;
-    if n <= GLOBAL_GROUP {
-        return topk_select::run(rt, input, &[0], n, n, k, n.next_power_of_two(), 0, 0);
-    }
-    // Every pass is recorded on device tensors; the downloads submit them together.
-    let x = rt.upload(input)?;
-    let no_ids = rt.upload(&[0u32])?;
-    let mut m = n.div_ceil(GLOBAL_GROUP) * k;
-    let mut vals = rt.zeros::<f32>(m as usize)?;
-    let mut ids = rt.zeros::<u32>(m as usize)?;
-    topk_select::launch(
-        rt,
-        &x,
-        &no_ids,
-        &vals,
-        &ids,
-        n,
-        GLOBAL_GROUP,
-        k,
-        GLOBAL_GROUP,
-        0,
-        0,
-    )?;
-    drop(x);
-    // Each pass keeps `k` of every 2048 candidates: `k ≤ 1024` halves them at least.
-    while m > k {
-        let b = m.min(GLOBAL_GROUP);
-        let next = m.div_ceil(b) * k;
-        let next_vals = rt.zeros::<f32>(next as usize)?;
-        let next_ids = rt.zeros::<u32>(next as usize)?;
-        topk_select::launch(
-            rt,
-            &vals,
-            &ids,
-            &next_vals,
-            &next_ids,
-            m,
-            b,
-            k,
-            b.next_power_of_two(),
-            1,
-            0,
-        )?;
-        (vals, ids, m) = (next_vals, next_ids, next);
-    }
-    Ok((rt.download(&vals)?, rt.download(&ids)?))
+    let vals = upload_vec4(rt, input)?;
+    let scratch = TopkGlobalScratch::new(rt, input.len())?;
+    let out_vals = rt.zeros::<f32>(k)?;
+    let out_ids = rt.zeros::<u32>(k)?;
+    topk_global_record(rt, &vals, n, k as u32, &scratch, &out_vals, &out_ids)?;
+    Ok((rt.download(&out_vals)?, rt.download(&out_ids)?))
 }
 
 /// `rt.topk(&input, k)`, the seed's signature, and what goes beyond it: any block size,

@@ -345,23 +345,31 @@ fn runtime(args: &RuntimeArgs) -> Result<ForgeRuntime, ForgeError> {
 }
 
 /// The registered kernels named on the command line, in the order given, or all of them.
+/// A name that is no kernel's but a family's (`topk` for `topk_select`, `topk_rows`, …)
+/// names every kernel of the family.
 fn select(names: &[String]) -> Result<Vec<&'static dyn Kernel>, ForgeError> {
     let all = wgsl_forge::kernels::registry::builtin();
     if names.is_empty() {
         return Ok(all);
     }
-    names
-        .iter()
-        .map(|name| {
-            all.iter()
-                .copied()
-                .find(|k| k.name() == name)
-                .ok_or_else(|| ForgeError::UnknownKernel {
-                    name: name.clone(),
-                    known: all.iter().map(|k| k.name()).collect::<Vec<_>>().join(", "),
-                })
-        })
-        .collect()
+    let mut out = Vec::new();
+    for name in names {
+        let exact: Vec<_> = all.iter().copied().filter(|k| k.name() == name).collect();
+        let family: Vec<_> = all
+            .iter()
+            .copied()
+            .filter(|k| k.name().strip_prefix(name.as_str()).is_some_and(|r| r.starts_with('_')))
+            .collect();
+        let found = if exact.is_empty() { family } else { exact };
+        if found.is_empty() {
+            return Err(ForgeError::UnknownKernel {
+                name: name.clone(),
+                known: all.iter().map(|k| k.name()).collect::<Vec<_>>().join(", "),
+            });
+        }
+        out.extend(found);
+    }
+    Ok(out)
 }
 
 /// `forge emit`: translates one kernel at one schedule and writes it out.
