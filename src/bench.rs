@@ -9,12 +9,15 @@
 //! can run and reports the fastest (and the declared one), since that is what the tuner
 //! would pick.
 //!
+//! The multi-pass built-ins (FFT, top-k) are timed as whole calls by [`calls`].
+//!
 //! Two more measurements live here: the host overhead of a typed call on a tiny kernel
 //! against the same shader driven by bare wgpu ([`overhead`]), and a comparison of timing
 //! methods on the same kernels ([`compare_timers`]), which is how the figures of this
 //! module were checked against an independent clock.
 
 mod bare;
+pub mod calls;
 
 pub use bare::Bare;
 use forge_core::certify::{case_rng, generate, Distribution};
@@ -353,6 +356,7 @@ pub fn run(
         progress(&r);
         out.push(r);
     }
+    out.extend(calls::run(rt, only, quick, copy_gbps, &mut progress)?);
     if only.is_empty() || only.iter().any(|k| k == OVERHEAD) {
         let r = overhead(rt, quick)?;
         progress(&r);

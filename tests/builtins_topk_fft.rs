@@ -216,19 +216,32 @@ fn topk_rows_every_schedule_matches_oracle_and_reference() {
     let mut r = rng(14);
     // (n, block, k, local): the seed's shape, blocks that are not multiples of four (loads
     // straddle blocks), a short tail block, k = 1.
-    for (n, b, k, local) in [
-        (4096u32, 64u32, 8u32, 1u32),
-        (1003, 8, 8, 1),
-        (777, 13, 5, 0),
-        (2500, 1000, 1, 1),
-        (10, 3, 3, 0),
+    // The last two draw from a hundred adjacent floats: keys that differ only in the low
+    // bits, which the packed fast path cannot tell apart, so the exact path must run.
+    for (n, b, k, local, adjacent) in [
+        (4096u32, 64u32, 8u32, 1u32, false),
+        (1003, 8, 8, 1, false),
+        (777, 13, 5, 0, false),
+        (2500, 1000, 1, 1, false),
+        (10, 3, 3, 0, false),
+        (4096, 64, 8, 1, true),
+        (999, 100, 3, 0, true),
     ] {
-        let x = nasty(&mut r, n as usize);
-        let mut v4: Vec<[f32; 4]> = x.chunks(4).map(|c| {
-            let mut q = [0.0f32; 4];
-            q[..c.len()].copy_from_slice(c);
-            q
-        }).collect();
+        let x = if adjacent {
+            (0..n)
+                .map(|_| f32::from_bits(0x3f80_0000 + r.gen_range(0..100u32)))
+                .collect()
+        } else {
+            nasty(&mut r, n as usize)
+        };
+        let mut v4: Vec<[f32; 4]> = x
+            .chunks(4)
+            .map(|c| {
+                let mut q = [0.0f32; 4];
+                q[..c.len()].copy_from_slice(c);
+                q
+            })
+            .collect();
         if v4.is_empty() {
             v4.push([0.0; 4]);
         }
@@ -549,7 +562,10 @@ fn fft_every_schedule_matches_the_oracle() {
             for (i, (g, c)) in a.iter().zip(b).enumerate() {
                 for p in 0..2 {
                     let err = (g[p] - c[p]).abs() as f64;
-                    assert!(err <= 1e-5 * mag, "m={m} n={n} ns={ns} {what}: element {i}: {g:?} vs {c:?}");
+                    assert!(
+                        err <= 1e-5 * mag,
+                        "m={m} n={n} ns={ns} {what}: element {i}: {g:?} vs {c:?}"
+                    );
                 }
             }
         };

@@ -141,6 +141,74 @@ mod passes {
         (swapped << odd) | (r & odd)
     }
 
+    /// Where slot `s` of the workgroup's columns comes from: `(column, row)`. Rows (`n = m`)
+    /// are contiguous in memory, so invocations walk along them; otherwise (`across`)
+    /// invocations walk across the workgroup's adjacent columns.
+    #[forge_fn]
+    fn place(s: u32, log_mm: u32, log_c: u32, across: bool) -> UVec2 {
+        let cols = 1u32 << log_c;
+        let mm = 1u32 << log_mm;
+        select(
+            UVec2::new(s >> log_mm, s & (mm - 1)),
+            UVec2::new(s & (cols - 1), s >> log_c),
+            across,
+        )
+    }
+
+    /// The index in the data of element `r` of column `t` of a pass: column `j` of
+    /// transform `b` (`t = b·n/m + j`) reads `b·n + j + r·n/m`.
+    #[forge_fn]
+    fn column_index(t: u32, r: u32, log_q: u32, log_n: u32) -> u32 {
+        ((t >> log_q) << log_n) + (t & ((1u32 << log_q) - 1)) + (r << log_q)
+    }
+
+    /// The index in the data where output `r` of column `t` goes:
+    /// `b·n + (j / ns)·ns·m + (j mod ns) + r·ns`.
+    #[forge_fn]
+    fn output_index(t: u32, r: u32, log_q: u32, log_n: u32, log_ns: u32, log_tw: u32) -> u32 {
+        let j = t & ((1u32 << log_q) - 1);
+        ((t >> log_q) << log_n)
+            + ((j >> log_ns) << log_tw)
+            + (j & ((1u32 << log_ns) - 1))
+            + (r << log_ns)
+    }
+
+    /// A loaded element `x` (row `r` of column `t`), twiddled for the pass when `ns > 1`.
+    /// For a column of 4096 (`halves = 2`), `y` is row `r + 2048`, and the result is the
+    /// first radix-2 stage's even (`half = 0`) or odd output.
+    #[forge_fn]
+    fn loaded(
+        x: Vec2,
+        y: Vec2,
+        t: u32,
+        r: u32,
+        half: u32,
+        halves: u32,
+        ns: u32,
+        log_q: u32,
+        log_tw: u32,
+        log_m: u32,
+        sign: f32,
+    ) -> Vec2 {
+        let mut a = x;
+        let mut b = y;
+        if ns > 1 {
+            let j = (t & ((1u32 << log_q) - 1)) & (ns - 1);
+            a = cmul(a, twiddle((r * j) << (30 - log_tw), sign));
+            if halves > 1 {
+                b = cmul(b, twiddle(((r + 2048) * j) << (30 - log_tw), sign));
+            }
+        }
+        if halves > 1 {
+            if half == 0 {
+                a = a + b;
+            } else {
+                a = cmul(a - b, twiddle(r << (30 - log_m), sign));
+            }
+        }
+        a
+    }
+
     /// One Stockham pass: for every column `j` of every transform of length `n` in `input`
     /// (`len / n` transforms), the `m` elements `j + r·n/m`, twiddled by
     /// `e^(∓2πi·r·(j mod ns)/(ns·m))`, transformed, scaled by `scale` and stored at
@@ -148,7 +216,7 @@ mod passes {
     /// `ns·m ≤ n`; the exponent's sign is `+` when `inverse ≠ 0`. With `m = n` (`ns = 1`)
     /// this is a whole batch of transforms.
     #[forge_kernel(crate = ::forge_core, workgroup = 256, threads = len, ext = false,
-        tune(workgroup = [256, 128, 64], items = [8, 4, 2]),
+        tune(workgroup = [256, 128, 64], items = [8, 4]),
         reference = fft_pass_reference, tolerance(abs = 1e-4, rel = 1e-4),
         case(len = 3, m = 1, n = 1, ns = 1, inverse = 0, scale = 1.0),
         case(len = 2, m = 2, n = 2, ns = 1, inverse = 1, scale = 0.5),
@@ -199,42 +267,65 @@ mod passes {
         if first < count {
             let mut half = 0u32;
             while half < halves {
-                // Load, twiddled. Rows (`n = m`) are contiguous: invocations walk along them.
-                // Otherwise invocations walk across the workgroup's columns, which are
-                // adjacent.
-                let mut s = lid;
-                while s < slots {
-                    let mut c = s >> log_mm;
-                    let mut r = s & (mm - 1);
-                    if log_q > 0 {
-                        c = s & (cols - 1);
-                        r = s >> log_c;
+                // Load, twiddled, four slots at a time so that four loads are in flight.
+                let across = log_q > 0;
+                let far = mm << log_q;
+                let mut s0 = lid;
+                while s0 < slots {
+                    let (s1, s2, s3) = (s0 + WG, s0 + 2 * WG, s0 + 3 * WG);
+                    // Slots past the end are clamped for the arithmetic, and skipped.
+                    let top = slots - 1;
+                    let p0 = place(s0, log_mm, log_c, across);
+                    let p1 = place(s1.min(top), log_mm, log_c, across);
+                    let p2 = place(s2.min(top), log_mm, log_c, across);
+                    let p3 = place(s3.min(top), log_mm, log_c, across);
+                    let (t0, t1) = (first + p0.x, first + p1.x);
+                    let (t2, t3) = (first + p2.x, first + p3.x);
+                    let ok0 = t0 < count;
+                    let ok1 = s1 < slots && t1 < count;
+                    let ok2 = s2 < slots && t2 < count;
+                    let ok3 = s3 < slots && t3 < count;
+                    let last = count - 1;
+                    let g0 = column_index(t0.min(last), p0.y, log_q, log_n);
+                    let g1 = column_index(t1.min(last), p1.y, log_q, log_n);
+                    let g2 = column_index(t2.min(last), p2.y, log_q, log_n);
+                    let g3 = column_index(t3.min(last), p3.y, log_q, log_n);
+                    let x0 = input[g0];
+                    let x1 = input[g1];
+                    let x2 = input[g2];
+                    let x3 = input[g3];
+                    let (mut y0, mut y1, mut y2, mut y3) = (x0, x1, x2, x3);
+                    if halves > 1 {
+                        y0 = input[g0 + far];
+                        y1 = input[g1 + far];
+                        y2 = input[g2 + far];
+                        y3 = input[g3 + far];
                     }
-                    let t = first + c;
-                    if t < count {
-                        let b = t >> log_q;
-                        let j = t & ((1u32 << log_q) - 1);
-                        let src = (b << log_n) + j;
-                        let mut v = input[src + (r << log_q)];
-                        if ns > 1 {
-                            v = cmul(v, twiddle((r * (j & (ns - 1))) << (30 - log_tw), sign));
-                        }
-                        if halves > 1 {
-                            let r2 = r + mm;
-                            let mut v2 = input[src + (r2 << log_q)];
-                            if ns > 1 {
-                                let e = (r2 * (j & (ns - 1))) << (30 - log_tw);
-                                v2 = cmul(v2, twiddle(e, sign));
-                            }
-                            if half == 0 {
-                                v = v + v2;
-                            } else {
-                                v = cmul(v - v2, twiddle(r << (30 - log_m), sign));
-                            }
-                        }
-                        buf[swizzle((c << log_mm) + r, log_mm)] = v;
+                    if ok0 {
+                        let v = loaded(
+                            x0, y0, t0, p0.y, half, halves, ns, log_q, log_tw, log_m, sign,
+                        );
+                        buf[swizzle((p0.x << log_mm) + p0.y, log_mm)] = v;
                     }
-                    s += WG;
+                    if ok1 {
+                        let v = loaded(
+                            x1, y1, t1, p1.y, half, halves, ns, log_q, log_tw, log_m, sign,
+                        );
+                        buf[swizzle((p1.x << log_mm) + p1.y, log_mm)] = v;
+                    }
+                    if ok2 {
+                        let v = loaded(
+                            x2, y2, t2, p2.y, half, halves, ns, log_q, log_tw, log_m, sign,
+                        );
+                        buf[swizzle((p2.x << log_mm) + p2.y, log_mm)] = v;
+                    }
+                    if ok3 {
+                        let v = loaded(
+                            x3, y3, t3, p3.y, half, halves, ns, log_q, log_tw, log_m, sign,
+                        );
+                        buf[swizzle((p3.x << log_mm) + p3.y, log_mm)] = v;
+                    }
+                    s0 += 4 * WG;
                 }
                 workgroup_barrier();
 
@@ -297,29 +388,45 @@ mod passes {
                 }
 
                 // Store output `k·halves + half` of column `c` from the digit-reversed slot
-                // of `k`. The first pass (`ns = 1`) writes each column's outputs
-                // contiguously; later ones write runs across columns.
-                let mut s = lid;
-                while s < slots {
-                    let mut c = s >> log_mm;
-                    let mut k = s & (mm - 1);
-                    if ns > 1 {
-                        c = s & (cols - 1);
-                        k = s >> log_c;
+                // of `k`, four at a time. The first pass (`ns = 1`) writes each column's
+                // outputs contiguously; later ones write runs across columns.
+                let across = ns > 1;
+                let mut s0 = lid;
+                while s0 < slots {
+                    let (s1, s2, s3) = (s0 + WG, s0 + 2 * WG, s0 + 3 * WG);
+                    // Slots past the end are clamped for the arithmetic, and skipped.
+                    let top = slots - 1;
+                    let p0 = place(s0, log_mm, log_c, across);
+                    let p1 = place(s1.min(top), log_mm, log_c, across);
+                    let p2 = place(s2.min(top), log_mm, log_c, across);
+                    let p3 = place(s3.min(top), log_mm, log_c, across);
+                    let (t0, t1) = (first + p0.x, first + p1.x);
+                    let (t2, t3) = (first + p2.x, first + p3.x);
+                    let v0 = buf[swizzle((p0.x << log_mm) + output_slot(p0.y, log_mm), log_mm)];
+                    let v1 = buf[swizzle((p1.x << log_mm) + output_slot(p1.y, log_mm), log_mm)];
+                    let v2 = buf[swizzle((p2.x << log_mm) + output_slot(p2.y, log_mm), log_mm)];
+                    let v3 = buf[swizzle((p3.x << log_mm) + output_slot(p3.y, log_mm), log_mm)];
+                    if t0 < count {
+                        let o =
+                            output_index(t0, p0.y * halves + half, log_q, log_n, log_ns, log_tw);
+                        output[o] = v0 * scale;
                     }
-                    let t = first + c;
-                    if t < count {
-                        let b = t >> log_q;
-                        let j = t & ((1u32 << log_q) - 1);
-                        let v = buf[swizzle((c << log_mm) + output_slot(k, log_mm), log_mm)];
-                        let r = k * halves + half;
-                        let o = (b << log_n)
-                            + ((j >> log_ns) << log_tw)
-                            + (j & (ns - 1))
-                            + (r << log_ns);
-                        output[o] = v * scale;
+                    if s1 < slots && t1 < count {
+                        let o =
+                            output_index(t1, p1.y * halves + half, log_q, log_n, log_ns, log_tw);
+                        output[o] = v1 * scale;
                     }
-                    s += WG;
+                    if s2 < slots && t2 < count {
+                        let o =
+                            output_index(t2, p2.y * halves + half, log_q, log_n, log_ns, log_tw);
+                        output[o] = v2 * scale;
+                    }
+                    if s3 < slots && t3 < count {
+                        let o =
+                            output_index(t3, p3.y * halves + half, log_q, log_n, log_ns, log_tw);
+                        output[o] = v3 * scale;
+                    }
+                    s0 += 4 * WG;
                 }
                 workgroup_barrier();
                 half += 1;
@@ -411,8 +518,43 @@ pub fn fft_record(
     schedule: Option<&Schedule>,
 ) -> Result<(), ForgeError> {
     check_shape(n, batch)?;
-    let len = dim(fft_pass::NAME, "n * batch", n * batch)?;
     let radices = fft_radices(n.trailing_zeros());
+    fft_record_radices(
+        rt, input, scratch, output, n, batch, inverse, schedule, &radices,
+    )
+}
+
+/// [`fft_record`] with the passes' radices given (powers of two up to 4096 whose product
+/// is `n`), to compare plans: `forge bench` tries several.
+#[allow(clippy::too_many_arguments)]
+pub fn fft_record_radices(
+    rt: &mut ForgeRuntime,
+    input: &GpuTensor<[f32; 2]>,
+    scratch: Option<&GpuTensor<[f32; 2]>>,
+    output: &GpuTensor<[f32; 2]>,
+    n: usize,
+    batch: usize,
+    inverse: bool,
+    schedule: Option<&Schedule>,
+    radices: &[u32],
+) -> Result<(), ForgeError> {
+    check_shape(n, batch)?;
+    let len = dim(fft_pass::NAME, "n * batch", n * batch)?;
+    let product = radices
+        .iter()
+        .try_fold(1usize, |p, &m| p.checked_mul(m as usize));
+    if product != Some(n)
+        || radices
+            .iter()
+            .any(|&m| !m.is_power_of_two() || m as usize > FFT_MAX_LOCAL)
+    {
+        return Err(ForgeError::InvalidArgument {
+            kernel: fft_pass::NAME,
+            message: format!(
+                "radices {radices:?} are not powers of two up to 4096 whose product is n = {n}"
+            ),
+        });
+    }
     let scale = if inverse { 1.0 / n as f32 } else { 1.0 };
     let dir = u32::from(inverse);
     let scratch = match (scratch, radices.len()) {
@@ -421,7 +563,9 @@ pub fn fft_record(
         (None, _) => {
             return Err(ForgeError::InvalidArgument {
                 kernel: fft_pass::NAME,
-                message: format!("a transform of length {n} takes several passes and needs a scratch tensor"),
+                message: format!(
+                    "a transform of length {n} takes several passes and needs a scratch tensor"
+                ),
             })
         }
     };

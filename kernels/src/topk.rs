@@ -349,10 +349,23 @@ mod selection {
         select(select(v.z, v.w, c == 3), select(v.x, v.y, c == 1), c < 2)
     }
 
+    /// The `Vec4` `c` (0..4) of four.
+    #[forge_fn]
+    fn quad(v0: Vec4, v1: Vec4, v2: Vec4, v3: Vec4, c: u32) -> Vec4 {
+        select(select(v2, v3, c == 3), select(v0, v1, c == 1), c < 2)
+    }
+
     /// The top `k ≤ 8` of each block of `b` elements of `vals` (the first `n` of the
     /// `Vec4`s' components), one invocation per block, in registers: no workgroup memory,
     /// no barriers. The index written is the position within the block when `local ≠ 0`,
     /// in `vals` otherwise. Block results and padding are as [`topk_select`]'s.
+    ///
+    /// The fast path packs each element into one `u32`: its order key with the low
+    /// `log2 b` bits replaced by the complemented position, so that keys are unique and the
+    /// best nine take two instructions per list entry (max and min). Packing merges keys
+    /// that differ only in those low bits; when that could change the result (two of the
+    /// first `k + 1` entries share the packed key's high bits but not their whole keys, or
+    /// the `k`-th and `k+1`-th do), the block is redone exactly with (key, position) pairs.
     #[forge_kernel(crate = ::forge_core, workgroup = 128, threads = n.div_ceil(b), ext = false,
         tune(workgroup = [128, 64, 256]),
         reference = topk_rows_reference, tolerance(abs = 0.0, rel = 0.0),
@@ -376,60 +389,144 @@ mod selection {
         if blk < n.div_ceil(b) {
             let start = blk * b;
             let end = (start + b).min(n);
-            // The best eight (key, position) pairs, best first; key 0 is padding. Positions
-            // only grow, so a new element beats an equal key never: ties keep the lower
-            // position, as the order requires.
-            let (mut k0, mut k1, mut k2, mut k3) = (0u32, 0u32, 0u32, 0u32);
-            let (mut k4, mut k5, mut k6, mut k7) = (0u32, 0u32, 0u32, 0u32);
-            let (mut p0, mut p1, mut p2, mut p3) = (0u32, 0u32, 0u32, 0u32);
-            let (mut p4, mut p5, mut p6, mut p7) = (0u32, 0u32, 0u32, 0u32);
-            // Two `Vec4` loads in flight per step.
             let last4 = (n - 1) >> 2;
+            let pbits = 32 - (b - 1).leading_zeros();
+            let pmask = (1u32 << pbits) - 1;
+            // The best nine packed keys, best first; 0 is padding (no element packs to 0).
+            let (mut l0, mut l1, mut l2, mut l3) = (0u32, 0u32, 0u32, 0u32);
+            let (mut l4, mut l5, mut l6, mut l7, mut l8) = (0u32, 0u32, 0u32, 0u32, 0u32);
+            // Four `Vec4` loads in flight per step.
             let mut w = start >> 2;
             while (w << 2) < end {
-                let va = vals[w];
-                let vb = vals[(w + 1).min(last4)];
-                for c in 0..8u32 {
+                let v0 = vals[w];
+                let v1 = vals[(w + 1).min(last4)];
+                let v2 = vals[(w + 2).min(last4)];
+                let v3 = vals[(w + 3).min(last4)];
+                for c in 0..16u32 {
                     let i = (w << 2) + c;
                     if i >= start && i < end {
-                        let x = if c < 4 { component(va, c) } else { component(vb, c - 4) };
-                        let key = order_key(x);
-                        let q = i - start;
-                        let g0 = key > k0;
-                        let g1 = key > k1;
-                        let g2 = key > k2;
-                        let g3 = key > k3;
-                        let g4 = key > k4;
-                        let g5 = key > k5;
-                        let g6 = key > k6;
-                        let g7 = key > k7;
-                        k7 = select(k7, select(key, k6, g6), g7);
-                        p7 = select(p7, select(q, p6, g6), g7);
-                        k6 = select(k6, select(key, k5, g5), g6);
-                        p6 = select(p6, select(q, p5, g5), g6);
-                        k5 = select(k5, select(key, k4, g4), g5);
-                        p5 = select(p5, select(q, p4, g4), g5);
-                        k4 = select(k4, select(key, k3, g3), g4);
-                        p4 = select(p4, select(q, p3, g3), g4);
-                        k3 = select(k3, select(key, k2, g2), g3);
-                        p3 = select(p3, select(q, p2, g2), g3);
-                        k2 = select(k2, select(key, k1, g1), g2);
-                        p2 = select(p2, select(q, p1, g1), g2);
-                        k1 = select(k1, select(key, k0, g0), g1);
-                        p1 = select(p1, select(q, p0, g0), g1);
-                        k0 = select(k0, key, g0);
-                        p0 = select(p0, q, g0);
+                        let x = component(quad(v0, v1, v2, v3, c >> 2), c & 3);
+                        let mut y = (order_key(x) & !pmask) | (pmask - (i - start));
+                        let t = l0.max(y);
+                        y = l0.min(y);
+                        l0 = t;
+                        let t = l1.max(y);
+                        y = l1.min(y);
+                        l1 = t;
+                        let t = l2.max(y);
+                        y = l2.min(y);
+                        l2 = t;
+                        let t = l3.max(y);
+                        y = l3.min(y);
+                        l3 = t;
+                        let t = l4.max(y);
+                        y = l4.min(y);
+                        l4 = t;
+                        let t = l5.max(y);
+                        y = l5.min(y);
+                        l5 = t;
+                        let t = l6.max(y);
+                        y = l6.min(y);
+                        l6 = t;
+                        let t = l7.max(y);
+                        y = l7.min(y);
+                        l7 = t;
+                        l8 = l8.max(y);
                     }
                 }
-                w += 2;
+                w += 4;
+            }
+            // Whether packing could have changed the first `k`: walk entries r and r + 1.
+            let mut exact = true;
+            let (mut c0, mut c1, mut c2, mut c3) = (l0, l1, l2, l3);
+            let (mut c4, mut c5, mut c6, mut c7, mut c8) = (l4, l5, l6, l7, l8);
+            let mut r = 0u32;
+            while r < k {
+                if c1 != 0 && (c0 & !pmask) == (c1 & !pmask) {
+                    if r + 1 == k {
+                        exact = false;
+                    } else {
+                        let s0 = start + pmask - (c0 & pmask);
+                        let s1 = start + pmask - (c1 & pmask);
+                        let x0 = order_key(component(vals[s0 >> 2], s0 & 3));
+                        let x1 = order_key(component(vals[s1 >> 2], s1 & 3));
+                        if x0 != x1 {
+                            exact = false;
+                        }
+                    }
+                }
+                c0 = c1;
+                c1 = c2;
+                c2 = c3;
+                c3 = c4;
+                c4 = c5;
+                c5 = c6;
+                c6 = c7;
+                c7 = c8;
+                c8 = 0;
+                r += 1;
+            }
+            // Positions of the first eight, u32::MAX for padding.
+            let pad = 0xffffffffu32;
+            let mut p0 = select(pad, pmask - (l0 & pmask), l0 != 0);
+            let mut p1 = select(pad, pmask - (l1 & pmask), l1 != 0);
+            let mut p2 = select(pad, pmask - (l2 & pmask), l2 != 0);
+            let mut p3 = select(pad, pmask - (l3 & pmask), l3 != 0);
+            let mut p4 = select(pad, pmask - (l4 & pmask), l4 != 0);
+            let mut p5 = select(pad, pmask - (l5 & pmask), l5 != 0);
+            let mut p6 = select(pad, pmask - (l6 & pmask), l6 != 0);
+            let mut p7 = select(pad, pmask - (l7 & pmask), l7 != 0);
+            if !exact {
+                // The exact path: (key, position) pairs. Positions only grow, so a new
+                // element never beats an equal key: ties keep the lower position.
+                let (mut k0, mut k1, mut k2, mut k3) = (0u32, 0u32, 0u32, 0u32);
+                let (mut k4, mut k5, mut k6, mut k7) = (0u32, 0u32, 0u32, 0u32);
+                p0 = pad;
+                p1 = pad;
+                p2 = pad;
+                p3 = pad;
+                p4 = pad;
+                p5 = pad;
+                p6 = pad;
+                p7 = pad;
+                let mut i = start;
+                while i < end {
+                    let key = order_key(component(vals[i >> 2], i & 3));
+                    let q = i - start;
+                    let g0 = key > k0;
+                    let g1 = key > k1;
+                    let g2 = key > k2;
+                    let g3 = key > k3;
+                    let g4 = key > k4;
+                    let g5 = key > k5;
+                    let g6 = key > k6;
+                    let g7 = key > k7;
+                    k7 = select(k7, select(key, k6, g6), g7);
+                    p7 = select(p7, select(q, p6, g6), g7);
+                    k6 = select(k6, select(key, k5, g5), g6);
+                    p6 = select(p6, select(q, p5, g5), g6);
+                    k5 = select(k5, select(key, k4, g4), g5);
+                    p5 = select(p5, select(q, p4, g4), g5);
+                    k4 = select(k4, select(key, k3, g3), g4);
+                    p4 = select(p4, select(q, p3, g3), g4);
+                    k3 = select(k3, select(key, k2, g2), g3);
+                    p3 = select(p3, select(q, p2, g2), g3);
+                    k2 = select(k2, select(key, k1, g1), g2);
+                    p2 = select(p2, select(q, p1, g1), g2);
+                    k1 = select(k1, select(key, k0, g0), g1);
+                    p1 = select(p1, select(q, p0, g0), g1);
+                    k0 = select(k0, key, g0);
+                    p0 = select(p0, q, g0);
+                    i += 1;
+                }
             }
             // Write the best `k`, shifting the list up after each.
             let mut r = 0u32;
             while r < k {
                 let o = blk * k + r;
-                if k0 == 0 {
+                if p0 == pad {
                     out_vals[o] = f32::from_bits(0xff800000u32);
-                    out_ids[o] = 0xffffffff;
+                    out_ids[o] = pad;
                 } else {
                     let src = start + p0;
                     // Values keep their bits: re-read rather than decode the key (NaNs share
@@ -437,14 +534,6 @@ mod selection {
                     out_vals[o] = component(vals[src >> 2], src & 3);
                     out_ids[o] = select(src, p0, local != 0);
                 }
-                k0 = k1;
-                k1 = k2;
-                k2 = k3;
-                k3 = k4;
-                k4 = k5;
-                k5 = k6;
-                k6 = k7;
-                k7 = 0;
                 p0 = p1;
                 p1 = p2;
                 p2 = p3;
@@ -452,32 +541,42 @@ mod selection {
                 p4 = p5;
                 p5 = p6;
                 p6 = p7;
+                p7 = pad;
                 r += 1;
             }
         }
     }
 
     /// Global top-k, radix select, pass 1 of each level: the histogram of digit `level` of
-    /// the elements that match the prefix chosen so far (see [`RadixState`]). Levels 0..3
-    /// are the digits of the order key (bits 21..32, 10..21, 0..10), levels 3..6 those of
-    /// the complemented index, so that equal keys are ordered by index. Level 0 ignores
-    /// `state`; later levels do nothing once `state` says the threshold is final. `grid`
-    /// invocations stride over the data; each workgroup counts in workgroup memory and adds
-    /// its non-zero bins to `hist[level·2048 ..]`.
+    /// the elements that count (see [`TopkGlobalScratch`] for `state`), added to
+    /// `hist[slot·2048 ..]`. Levels 0..3 are the digits of the order key (bits 21..32,
+    /// 10..21, 0..10), levels 3..6 those of the complemented index, so that equal keys are
+    /// ordered by index.
+    /// - With `sample > 1`, the sample pass: digit 0 of every element of every `sample`-th
+    ///   `Vec4`; `state` is not read.
+    /// - At level 0 (`sample = 1`): the elements whose key is at least `state[6]`.
+    /// - At later levels: the elements that match the prefix chosen so far, once
+    ///   `state[0]` says the threshold is not final yet; otherwise nothing.
+    ///
+    /// `grid` invocations stride over the data, four `Vec4` loads in flight each; each
+    /// workgroup counts in workgroup memory and adds its non-zero bins to `hist`.
     #[forge_kernel(crate = ::forge_core, workgroup = 256, threads = grid, ext = false,
         tune(workgroup = [256, 128]),
         reference = topk_radix_hist_reference, tolerance(abs = 0.0, rel = 0.0),
-        case(n = 1, level = 0, grid = 1),
-        case(n = 5000, level = 0, grid = 512),
-        case(n = 4099, level = 1, grid = 300),
-        case(n = 3000, level = 4, grid = 256))]
+        case(n = 1, level = 0, grid = 1, sample = 1, slot = 0),
+        case(n = 5000, level = 0, grid = 512, sample = 1, slot = 0),
+        case(n = 70000, level = 0, grid = 300, sample = 16, slot = 6),
+        case(n = 4099, level = 1, grid = 300, sample = 1, slot = 1),
+        case(n = 3000, level = 4, grid = 256, sample = 1, slot = 4))]
     pub fn topk_radix_hist(
         vals: &[Vec4; n.div_ceil(4)],
         state: &[u32; 8],
-        hist: &mut [Atomic<u32>; 12288],
+        hist: &mut [Atomic<u32>; 16384],
         n: u32,
         level: u32,
         grid: u32,
+        sample: u32,
+        slot: u32,
     ) {
         #[shared]
         let mut bins = [0u32; 2048];
@@ -491,32 +590,48 @@ mod selection {
         let digit = level % 3;
         let shift = select(select(0u32, 10u32, digit == 1), 21u32, digit == 0);
         let mask = select(0x3ffu32, 0x7ffu32, digit < 2);
+        let mut floor = 0u32;
         let mut pk = 0u32;
         let mut pmask = 0u32;
         let mut pi = 0u32;
         let mut imask = 0u32;
         let mut active = global_index() < grid;
-        if level > 0 {
-            active = active && state[0] == 0;
-            pk = state[2];
-            pmask = state[3];
-            pi = state[4];
-            imask = state[5];
+        if sample == 1 {
+            if level == 0 {
+                floor = state[6];
+            } else {
+                active = active && state[0] == 0;
+                pk = state[2];
+                pmask = state[3];
+                pi = state[4];
+                imask = state[5];
+            }
         }
         if active {
-            let mut w = global_index();
-            while (w << 2) < n {
-                let v = vals[w];
-                for c in 0..4u32 {
-                    let e = (w << 2) + c;
-                    let key = order_key(component(v, c));
+            let step = sample.max(1);
+            let units = n.div_ceil(4).div_ceil(step);
+            let mut u = global_index();
+            while u < units {
+                let va = vals[u * step];
+                let vb = vals[(u + grid).min(units - 1) * step];
+                let vc = vals[(u + 2 * grid).min(units - 1) * step];
+                let vd = vals[(u + 3 * grid).min(units - 1) * step];
+                for q in 0..16u32 {
+                    let unit = u + (q >> 2) * grid;
+                    let e = ((unit * step) << 2) + (q & 3);
+                    let key = order_key(component(quad(va, vb, vc, vd, q >> 2), q & 3));
                     let inv = !e;
-                    if e < n && (key & pmask) == pk && (inv & imask) == pi {
+                    if unit < units
+                        && e < n
+                        && key >= floor
+                        && (key & pmask) == pk
+                        && (inv & imask) == pi
+                    {
                         let d = (select(inv, key, level < 3) >> shift) & mask;
                         bins[d].fetch_add(1);
                     }
                 }
-                w += grid;
+                u += 4 * grid;
             }
         }
         workgroup_barrier();
@@ -524,39 +639,60 @@ mod selection {
         while i < 2048 {
             let c = bins[i].load();
             if c > 0 {
-                hist[level * 2048 + i].fetch_add(c);
+                hist[slot * 2048 + i].fetch_add(c);
             }
             i += WG;
         }
     }
 
-    /// Global top-k, radix select, pass 2 of each level (one workgroup): finds the bin of
-    /// digit `level` that holds the element of rank `r` among those matching the prefix
-    /// (`r = k` at level 0), and narrows the prefix to it (see [`RadixState`]). The
-    /// threshold is final once the elements above the prefix and those matching it fit the
-    /// final sort's 2048 slots, or at the last level.
+    /// Global top-k, radix select, pass 2 of each level (one workgroup): in the histogram
+    /// `hist[slot·2048 ..]` of digit `level`, finds the bin that holds the element of rank
+    /// `r` from the top.
+    /// - With `floor ≠ 0`, over the sample's histogram with `r = k`: sets `state[6]`, the
+    ///   floor of the level-0 pass, to the bin's lowest key (0 when the sample holds fewer
+    ///   than `k`). The sample is part of the data, so at least `k` elements reach it.
+    /// - At level 0, with `r = k`, and at later levels, with `r = state[1]` and only while
+    ///   `state[0]` is 0: narrows the prefix to the bin (see [`TopkGlobalScratch`]). The
+    ///   threshold is final once the elements above the prefix and those matching it fit
+    ///   the final sort's 2048 slots, or at the last level.
     #[forge_kernel(crate = ::forge_core, workgroup = 256, threads = 1, ext = false,
         tune(workgroup = [256, 128]),
         reference = topk_radix_select_reference, tolerance(abs = 0.0, rel = 0.0),
-        case(level = 0, k = 1),
-        case(level = 0, k = 100),
-        case(level = 2, k = 1000),
-        case(level = 5, k = 7))]
-    pub fn topk_radix_select(hist: &[u32; 12288], state: &mut [u32; 8], level: u32, k: u32) {
+        case(level = 0, slot = 6, k = 100, floor = 1),
+        case(level = 0, slot = 0, k = 1, floor = 0),
+        case(level = 0, slot = 0, k = 100, floor = 0),
+        case(level = 2, slot = 2, k = 1000, floor = 0),
+        case(level = 5, slot = 5, k = 7, floor = 0))]
+    pub fn topk_radix_select(
+        hist: &[u32; 16384],
+        state: &mut [u32; 8],
+        level: u32,
+        slot: u32,
+        k: u32,
+        floor: u32,
+    ) {
+        #[shared]
+        let mut counts = [0u32; 2048];
         #[shared]
         let mut sums = [0u32; 256];
         let lid = local_index();
         let digit = level % 3;
         let shift = select(select(0u32, 10u32, digit == 1), 21u32, digit == 0);
         let bins = select(1024u32, 2048u32, digit < 2);
-        let base = level * 2048;
+        // Coalesced loads, all in flight at once.
+        let mut i = lid;
+        while i < 2048 {
+            counts[i] = hist[slot * 2048 + i];
+            i += WG;
+        }
+        workgroup_barrier();
         // Invocation `t` sums a run of bins from the top: run 0 holds the largest digits.
         let run = bins / WG;
         let top = bins - lid * run;
         let mut part = 0u32;
         let mut d = top - run;
         while d < top {
-            part += hist[base + d];
+            part += counts[d];
             d += 1;
         }
         sums[lid] = part;
@@ -575,44 +711,51 @@ mod selection {
         }
         let above = sums[lid] - part;
         let mut r = k;
-        let mut final_before = false;
+        let mut skip = false;
         let mut pk = 0u32;
         let mut pmask = 0u32;
         let mut pi = 0u32;
         let mut imask = 0u32;
-        if level > 0 {
+        if floor == 0 && level > 0 {
             r = state[1];
-            final_before = state[0] != 0;
+            skip = state[0] != 0;
             pk = state[2];
             pmask = state[3];
             pi = state[4];
             imask = state[5];
         }
-        if !final_before && above < r && r <= above + part {
+        if floor != 0 && lid == 0 && sums[WG - 1] < r {
+            state[6] = 0;
+        }
+        if !skip && above < r && r <= above + part {
             // Walk down this run to the bin that reaches rank `r`.
             let mut seen = above;
             let mut d = top - 1;
-            let mut count = hist[base + d];
+            let mut count = counts[d];
             while seen + count < r {
                 seen += count;
                 d -= 1;
-                count = hist[base + d];
+                count = counts[d];
             }
-            let field = (bins - 1) << shift;
-            if level < 3 {
-                pk = pk | (d << shift);
-                pmask = pmask | field;
+            if floor != 0 {
+                state[6] = d << shift;
             } else {
-                pi = pi | (d << shift);
-                imask = imask | field;
+                let field = (bins - 1) << shift;
+                if level < 3 {
+                    pk = pk | (d << shift);
+                    pmask = pmask | field;
+                } else {
+                    pi = pi | (d << shift);
+                    imask = imask | field;
+                }
+                let left = r - seen;
+                state[0] = select(0u32, 1u32, (k - left) + count <= 2048 || level >= 5);
+                state[1] = left;
+                state[2] = pk;
+                state[3] = pmask;
+                state[4] = pi;
+                state[5] = imask;
             }
-            let left = r - seen;
-            state[0] = select(0u32, 1u32, (k - left) + count <= 2048 || level >= 5);
-            state[1] = left;
-            state[2] = pk;
-            state[3] = pmask;
-            state[4] = pi;
-            state[5] = imask;
         }
     }
 
@@ -657,19 +800,28 @@ mod selection {
             let chunk4 = n.div_ceil(4).div_ceil(groups);
             let first4 = wg * chunk4;
             let end4 = (first4 + chunk4).min(n.div_ceil(4));
+            // Four `Vec4` loads in flight per step.
             let mut w = first4 + lid;
             while w < end4 {
-                let v = vals[w];
-                for c in 0..4u32 {
-                    let e = (w << 2) + c;
-                    let key = order_key(component(v, c));
+                let va = vals[w];
+                let vb = vals[(w + WG).min(end4 - 1)];
+                let vc = vals[(w + 2 * WG).min(end4 - 1)];
+                let vd = vals[(w + 3 * WG).min(end4 - 1)];
+                for q in 0..16u32 {
+                    let wq = w + (q >> 2) * WG;
+                    let e = (wq << 2) + (q & 3);
+                    let key = order_key(component(quad(va, vb, vc, vd, q >> 2), q & 3));
                     let kp = key & pmask;
                     let bit = e - (first4 << 2);
-                    if e < n && bit < 65536 && (kp > pk || (kp == pk && (!e & imask) >= pi)) {
+                    if wq < end4
+                        && e < n
+                        && bit < 65536
+                        && (kp > pk || (kp == pk && (!e & imask) >= pi))
+                    {
                         marks[bit >> 5].fetch_add(1u32 << (bit & 31));
                     }
                 }
-                w += WG;
+                w += 4 * WG;
             }
             workgroup_barrier();
             // Each invocation owns a run of bitmap words; a scan over the runs gives every
@@ -880,6 +1032,7 @@ fn radix_matches(key: u32, e: u32, state: [u32; 4]) -> bool {
 }
 
 /// The independent reference of [`topk_radix_hist`].
+#[allow(clippy::too_many_arguments)]
 pub fn topk_radix_hist_reference(
     vals: &[[f32; 4]],
     state: &[u32],
@@ -887,22 +1040,30 @@ pub fn topk_radix_hist_reference(
     n: u32,
     level: u32,
     _grid: u32,
+    sample: u32,
+    slot: u32,
 ) -> Result<(), ForgeError> {
-    let prefix = if level == 0 {
-        [0; 4]
+    let (floor, prefix) = if sample > 1 {
+        (0, [0; 4])
+    } else if level == 0 {
+        (state[6], [0; 4])
     } else if state[0] != 0 {
         return Ok(());
     } else {
-        [state[2], state[3], state[4], state[5]]
+        (0, [state[2], state[3], state[4], state[5]])
     };
     let (shift, width) = radix_digit(level);
-    for (e, v) in flat(vals, n).into_iter().enumerate() {
-        let (key, e) = (radix_key(v), e as u32);
-        if radix_matches(key, e, prefix) {
-            let field = if level < 3 { key } else { !e };
-            let d = (field >> shift) & ((1 << width) - 1);
-            let slot = &mut hist[(level * 2048 + d) as usize];
-            *slot = slot.wrapping_add(1);
+    let x = flat(vals, n);
+    let step = sample.max(1) as usize;
+    for w in (0..x.len().div_ceil(4)).step_by(step) {
+        for e in 4 * w..(4 * w + 4).min(x.len()) {
+            let (key, e) = (radix_key(x[e]), e as u32);
+            if key >= floor && radix_matches(key, e, prefix) {
+                let field = if level < 3 { key } else { !e };
+                let d = (field >> shift) & ((1 << width) - 1);
+                let at = &mut hist[(slot * 2048 + d) as usize];
+                *at = at.wrapping_add(1);
+            }
         }
     }
     Ok(())
@@ -913,9 +1074,11 @@ pub fn topk_radix_select_reference(
     hist: &[u32],
     state: &mut [u32],
     level: u32,
+    slot: u32,
     k: u32,
+    floor: u32,
 ) -> Result<(), ForgeError> {
-    let (r, mut prefix) = if level == 0 {
+    let (r, mut prefix) = if floor != 0 || level == 0 {
         (k, [0; 4])
     } else if state[0] != 0 {
         return Ok(());
@@ -923,11 +1086,19 @@ pub fn topk_radix_select_reference(
         (state[1], [state[2], state[3], state[4], state[5]])
     };
     let (shift, width) = radix_digit(level);
-    let counts = &hist[(level * 2048) as usize..][..1 << width];
+    let counts = &hist[(slot * 2048) as usize..][..1 << width];
+    let total = counts.iter().fold(0u32, |a, c| a.wrapping_add(*c));
+    if floor != 0 && total < r {
+        state[6] = 0;
+    }
     let mut seen = 0u32;
     for d in (0..counts.len()).rev() {
         let count = counts[d];
         if r >= 1 && seen < r && r <= seen.wrapping_add(count) {
+            if floor != 0 {
+                state[6] = (d as u32) << shift;
+                return Ok(());
+            }
             let (value, mask) = if level < 3 { (0, 1) } else { (2, 3) };
             prefix[value] |= (d as u32) << shift;
             prefix[mask] |= ((1 << width) - 1) << shift;
@@ -1012,6 +1183,18 @@ pub fn topk_radix_sort_reference(
 }
 
 /// The device buffers of the global top-k's radix select, reusable from call to call.
+///
+/// The select works on a 64-bit composite key, the order key of a value (see
+/// [`topk_rows`]) then its complemented index, which is unique and orders equal values by
+/// index. `state` (eight `u32`) holds what the passes decided:
+/// - `[0]`: 1 once the threshold is final (later levels do nothing);
+/// - `[1]`: how many of the elements that match the prefix are still to be taken;
+/// - `[2]`, `[3]`: the prefix of the key, and the mask of the key bits it fixes;
+/// - `[4]`, `[5]`: the same for the complemented index (levels 3..6);
+/// - `[6]`: the floor of the level-0 histogram, from the sample pass.
+///
+/// The elements above the prefix number fewer than `k`; with those matching it they are
+/// what the collect pass gathers.
 pub struct TopkGlobalScratch {
     hist: GpuTensor<u32>,
     state: GpuTensor<u32>,
@@ -1019,6 +1202,7 @@ pub struct TopkGlobalScratch {
     regions: GpuTensor<u32>,
     groups: u32,
     grid: u32,
+    sample: u32,
 }
 
 impl TopkGlobalScratch {
@@ -1029,13 +1213,21 @@ impl TopkGlobalScratch {
         // The collect pass's bitmap covers 65536 elements per workgroup.
         let groups = n4.div_ceil(16384).max(n4.div_ceil(4096).min(1024));
         Ok(TopkGlobalScratch {
-            hist: rt.zeros(6 * 2048)?,
+            hist: rt.zeros(8 * 2048)?,
             state: rt.zeros(8)?,
             counts: rt.zeros(groups as usize)?,
             regions: rt.zeros(groups as usize * 2048)?,
             groups,
             grid: n4.min(1 << 18),
+            // About 2^16 `Vec4`s, one in up to 256.
+            sample: (n4 >> 16).clamp(1, 256),
         })
+    }
+
+    /// The invocations of the histogram passes (`min(n/4, 2^18)` by default), which stride
+    /// over the data; at least 1.
+    pub fn set_grid(&mut self, grid: u32) {
+        self.grid = grid.max(1);
     }
 }
 
@@ -1056,12 +1248,18 @@ pub fn topk_global_record(
     let s = scratch;
     rt.clear(&s.hist)?;
     rt.clear(&s.state)?;
+    // The floor from a sample: elements below it never reach the level-0 histogram.
+    let (st, h) = (&s.state, &s.hist);
+    topk_radix_hist::launch(rt, vals, st, h, n, 0, s.grid.min(1 << 16), s.sample, 6)?;
+    topk_radix_select::launch(rt, h, st, 0, 6, k, 1)?;
     for level in 0..6 {
-        topk_radix_hist::launch(rt, vals, &s.state, &s.hist, n, level, s.grid)?;
-        topk_radix_select::launch(rt, &s.hist, &s.state, level, k)?;
+        topk_radix_hist::launch(rt, vals, st, h, n, level, s.grid, 1, level)?;
+        topk_radix_select::launch(rt, h, st, level, level, k, 0)?;
     }
     topk_radix_collect::launch(rt, vals, &s.state, &s.counts, &s.regions, n, s.groups)?;
-    topk_radix_sort::launch(rt, vals, &s.counts, &s.regions, out_vals, out_ids, n, k, s.groups)
+    topk_radix_sort::launch(
+        rt, vals, &s.counts, &s.regions, out_vals, out_ids, n, k, s.groups,
+    )
 }
 
 /// Records the top `k ≤ 8` of each block of `b` of the first `n` values of `vals` into
@@ -1150,7 +1348,11 @@ fn blocks(
     let (b, k32) = (block as u32, k as u32);
     if k <= TOPK_ROWS_MAX_K {
         let vals = upload_vec4(rt, input)?;
-        let outs = dim(topk_rows::NAME, "blocks * k", input.len().div_ceil(block) * k)? as usize;
+        let outs = dim(
+            topk_rows::NAME,
+            "blocks * k",
+            input.len().div_ceil(block) * k,
+        )? as usize;
         let out_vals = rt.zeros::<f32>(outs)?;
         let out_ids = rt.zeros::<u32>(outs)?;
         topk_rows_record(rt, &vals, n, b, k32, local, &out_vals, &out_ids, None)?;

@@ -358,7 +358,11 @@ fn select(names: &[String]) -> Result<Vec<&'static dyn Kernel>, ForgeError> {
         let family: Vec<_> = all
             .iter()
             .copied()
-            .filter(|k| k.name().strip_prefix(name.as_str()).is_some_and(|r| r.starts_with('_')))
+            .filter(|k| {
+                k.name()
+                    .strip_prefix(name.as_str())
+                    .is_some_and(|r| r.starts_with('_'))
+            })
             .collect();
         let found = if exact.is_empty() { family } else { exact };
         if found.is_empty() {

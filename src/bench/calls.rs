@@ -1,0 +1,288 @@
+//! The multi-pass built-ins in `forge bench`: FFT and top-k, timed as whole calls.
+//!
+//! One call of these records several launches (the passes of an FFT longer than 4096, the
+//! levels of the global top-k's radix select), so a row here is the GPU time of every
+//! launch of one call, between two timestamps ([`ForgeRuntime::time_calls`]), median of
+//! the timed calls after a warm-up. The data are random, generated once per case on the
+//! host and uploaded: 128 MiB or more per case at the full shapes, several times the L2.
+//! Each variant (schedule) of a case is timed and the fastest reported, as for the
+//! single-dispatch cases.
+//!
+//! Shapes are written as `key=value` pairs (`n=1024 batch=16384`), which
+//! `scripts/perf_table.py` matches against the peers' figures.
+
+use super::{BenchResult, Work};
+use forge_core::certify::{case_rng, generate, Distribution};
+use forge_core::timing::TimingOptions;
+use forge_core::{ElemType, ForgeError, ForgeRuntime, GpuTensor, Kernel, ScalarType, Schedule};
+use forge_kernels::fft::{fft_pass, fft_radices, fft_record_radices};
+use forge_kernels::topk::{topk_global_record, topk_rows, topk_rows_record, TopkGlobalScratch};
+
+/// The row names, which `forge bench NAME` selects by prefix (`fft`, `topk`).
+pub const CALL_KERNELS: [&str; 3] = ["fft", "topk_blocks", "topk_global"];
+
+/// `len` random floats: uniform in `[-1, 1)`, or standard normal (as the peers' `randn`)
+/// when `normal`.
+fn random(name: &str, len: usize, normal: bool) -> Vec<f32> {
+    let mut rng = case_rng(0xbe4c, name, 0, "input");
+    let elem = ElemType::scalar(ScalarType::F32);
+    if !normal {
+        let b = generate(&mut rng, elem, len, Distribution::Default);
+        return bytemuck::cast_slice(b.bytes()).to_vec();
+    }
+    // Box–Muller on pairs of uniforms in (0, 1].
+    let dist = Distribution::Uniform { lo: 0.0, hi: 1.0 };
+    let u = generate(&mut rng, elem, len + 1, dist);
+    let u: &[f32] = bytemuck::cast_slice(u.bytes());
+    u.chunks_exact(2)
+        .flat_map(|p| {
+            let r = (-2.0 * (1.0 - p[0] as f64).ln()).sqrt();
+            let a = 2.0 * std::f64::consts::PI * p[1] as f64;
+            [(r * a.cos()) as f32, (r * a.sin()) as f32]
+        })
+        .take(len)
+        .collect()
+}
+
+/// Times each variant of a call (`record(rt, i)` records variant `i` of `labels`) and
+/// returns the fastest (label, ns), and the first variant's time.
+fn fastest(
+    rt: &mut ForgeRuntime,
+    label: &'static str,
+    opts: &TimingOptions,
+    labels: &[String],
+    mut record: impl FnMut(&mut ForgeRuntime, usize) -> Result<(), ForgeError>,
+) -> Result<(String, f64, f64), ForgeError> {
+    let mut best: Option<(String, f64)> = None;
+    let mut first = f64::NAN;
+    for (i, name) in labels.iter().enumerate() {
+        let t = match rt.time_calls(label, opts, |rt| record(rt, i)) {
+            Ok(t) => t.median_ns,
+            Err(e) => {
+                tracing::warn!("{label} with {name}: {e}");
+                continue;
+            }
+        };
+        tracing::info!("{label} {name}: {:.1} us", t / 1e3);
+        if i == 0 {
+            first = t;
+        }
+        if best.as_ref().is_none_or(|(_, b)| t < *b) {
+            best = Some((name.clone(), t));
+        }
+    }
+    let (name, ns) = best.ok_or_else(|| ForgeError::InvalidArgument {
+        kernel: label,
+        message: "no variant could be timed".into(),
+    })?;
+    Ok((name, ns, first))
+}
+
+/// The schedules of a kernel's tuning space that the adapter runs, the declared one first;
+/// only the declared one with `quick`.
+fn schedules(
+    rt: &ForgeRuntime,
+    kernel: &dyn Kernel,
+    quick: bool,
+) -> Vec<(String, Option<Schedule>)> {
+    let default = kernel.default_schedule();
+    let mut all = vec![default];
+    if !quick {
+        all.extend(
+            kernel
+                .tune_space()
+                .candidates()
+                .into_iter()
+                .filter(|s| *s != default),
+        );
+    }
+    all.into_iter()
+        .filter(|s| rt.check_schedule(kernel, s).is_ok())
+        .map(|s| (s.to_string(), Some(s)))
+        .collect()
+}
+
+/// What [`run`] needs to fill a row.
+struct Row<'a> {
+    kernel: &'static str,
+    shape: String,
+    work: Work,
+    peer: &'static str,
+    copy_gbps: Option<f64>,
+    adapter: &'a str,
+}
+
+impl Row<'_> {
+    fn result(self, (schedule, ns, first): (String, f64, f64)) -> BenchResult {
+        let gbps = match self.work {
+            Work::Bytes(b) => Some(b as f64 / ns),
+            Work::Flops(_) => None,
+        };
+        BenchResult {
+            kernel: self.kernel.to_string(),
+            shape: self.shape,
+            schedule,
+            us: ns / 1e3,
+            default_us: first / 1e3,
+            gbps,
+            tflops: None,
+            frac_copy: gbps.zip(self.copy_gbps).map(|(g, c)| g / c),
+            peer: self.peer.to_string(),
+            adapter: self.adapter.to_string(),
+            input_sets: 1,
+            peer_us: None,
+        }
+    }
+}
+
+/// Runs the call cases whose name starts with one of `only` (all when empty).
+pub fn run(
+    rt: &mut ForgeRuntime,
+    only: &[String],
+    quick: bool,
+    copy_gbps: Option<f64>,
+    progress: &mut impl FnMut(&BenchResult),
+) -> Result<Vec<BenchResult>, ForgeError> {
+    let wanted = |name: &str| only.is_empty() || only.iter().any(|k| name.starts_with(k.as_str()));
+    let opts = TimingOptions {
+        passes: if quick { 3 } else { 9 },
+        ..TimingOptions::default()
+    };
+    let adapter = rt.adapter_info().name.clone();
+    let mut out = Vec::new();
+
+    if wanted("fft") {
+        let shapes: &[(usize, usize)] = if quick {
+            &[(1024, 8), (4096, 2), (1 << 13, 2)]
+        } else {
+            &[(1024, 16384), (4096, 4096), (1 << 20, 16)]
+        };
+        for &(n, batch) in shapes {
+            let data = random("fft", 2 * n * batch, false);
+            let x = rt.upload::<[f32; 2]>(bytemuck::cast_slice(&data))?;
+            drop(data);
+            let y = rt.zeros::<[f32; 2]>(n * batch)?;
+            let scratch = rt.zeros::<[f32; 2]>(n * batch)?;
+            // The default plan first, then one other: one pass against two for n ≤ 4096,
+            // 2^20 as 128·128·64 against 1024·1024.
+            let log_n = n.trailing_zeros();
+            let mut plans = vec![fft_radices(log_n)];
+            if !quick && log_n >= 2 {
+                let (a, b) = (log_n / 2, log_n - log_n / 2);
+                let two = vec![1u32 << b, 1 << a];
+                if !plans.contains(&two) {
+                    plans.push(two);
+                }
+            }
+            let mut variants: Vec<(String, Option<Schedule>, Vec<u32>)> = Vec::new();
+            for plan in &plans {
+                for (s, sch) in schedules(rt, &fft_pass::Kernel, quick) {
+                    variants.push((format!("{s}, radices {plan:?}"), sch, plan.clone()));
+                }
+            }
+            let labels: Vec<String> = variants.iter().map(|v| v.0.clone()).collect();
+            let best = fastest(rt, "fft", &opts, &labels, |rt, i| {
+                let (_, sch, plan) = &variants[i];
+                fft_record_radices(
+                    rt,
+                    &x,
+                    Some(&scratch),
+                    &y,
+                    n,
+                    batch,
+                    false,
+                    sch.as_ref(),
+                    plan,
+                )
+            })?;
+            let r = Row {
+                kernel: "fft",
+                shape: format!("n={n} batch={batch}"),
+                // The floor: the data read once and written once.
+                work: Work::Bytes(2 * (n * batch) as u64 * 8),
+                peer: "cuFFT c2c",
+                copy_gbps,
+                adapter: &adapter,
+            }
+            .result(best);
+            progress(&r);
+            out.push(r);
+        }
+    }
+
+    let n: usize = if quick { 1 << 16 } else { 1 << 26 };
+    let topk_blocks = wanted("topk_blocks");
+    let topk_global = wanted("topk_global");
+    if topk_blocks || topk_global {
+        let data = random("topk", n, true);
+        let x: GpuTensor<[f32; 4]> = rt.upload(bytemuck::cast_slice::<f32, [f32; 4]>(&data))?;
+        drop(data);
+        if topk_blocks {
+            let (block, k) = (64usize, 8usize);
+            let outs = n / block * k;
+            let vals = rt.zeros::<f32>(outs)?;
+            let ids = rt.zeros::<u32>(outs)?;
+            let variants = schedules(rt, &topk_rows::Kernel, quick);
+            let labels: Vec<String> = variants.iter().map(|v| v.0.clone()).collect();
+            let best = fastest(rt, "topk_blocks", &opts, &labels, |rt, i| {
+                let s = variants[i].1.as_ref();
+                topk_rows_record(
+                    rt,
+                    &x,
+                    n as u32,
+                    block as u32,
+                    k as u32,
+                    true,
+                    &vals,
+                    &ids,
+                    s,
+                )
+            })?;
+            let r = Row {
+                kernel: "topk_blocks",
+                shape: format!("n={n} block={block} k={k}"),
+                // The floor: the input read once, values and indices written once.
+                work: Work::Bytes(n as u64 * 4 + outs as u64 * 8),
+                peer: "torch.topk on x.view(-1, block)",
+                copy_gbps,
+                adapter: &adapter,
+            }
+            .result(best);
+            progress(&r);
+            out.push(r);
+        }
+        if topk_global {
+            let k = 100usize;
+            let mut scratch = TopkGlobalScratch::new(rt, n)?;
+            let vals = rt.zeros::<f32>(k)?;
+            let ids = rt.zeros::<u32>(k)?;
+            // The histogram passes' grid: invocations striding over the data.
+            let grids: Vec<u32> = if quick {
+                vec![1 << 12]
+            } else {
+                vec![1 << 18, 1 << 17, 1 << 19]
+            };
+            let labels: Vec<String> = grids
+                .iter()
+                .map(|g| format!("radix select, histogram grid {g}"))
+                .collect();
+            let best = fastest(rt, "topk_global", &opts, &labels, |rt, i| {
+                scratch.set_grid(grids[i]);
+                topk_global_record(rt, &x, n as u32, k as u32, &scratch, &vals, &ids)
+            })?;
+            let r = Row {
+                kernel: "topk_global",
+                shape: format!("n={n} k={k}"),
+                // The floor: the input read once.
+                work: Work::Bytes(n as u64 * 4),
+                peer: "torch.topk",
+                copy_gbps,
+                adapter: &adapter,
+            }
+            .result(best);
+            progress(&r);
+            out.push(r);
+        }
+    }
+    Ok(out)
+}
