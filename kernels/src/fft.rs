@@ -268,10 +268,35 @@ mod passes {
             let mut half = 0u32;
             while half < halves {
                 // Load, twiddled, four slots at a time so that four loads are in flight.
+                // A whole batch of short rows (`n = m ≤ 2048`) is one contiguous range.
+                let rows = log_q == 0 && halves == 1;
+                let base = first << log_mm;
+                let mut s0 = lid;
+                while rows && s0 < slots {
+                    let (s1, s2, s3) = (s0 + WG, s0 + 2 * WG, s0 + 3 * WG);
+                    let last = len - 1;
+                    let x0 = input[(base + s0).min(last)];
+                    let x1 = input[(base + s1).min(last)];
+                    let x2 = input[(base + s2).min(last)];
+                    let x3 = input[(base + s3).min(last)];
+                    if base + s0 < len {
+                        buf[swizzle(s0, log_mm)] = x0;
+                    }
+                    if s1 < slots && base + s1 < len {
+                        buf[swizzle(s1, log_mm)] = x1;
+                    }
+                    if s2 < slots && base + s2 < len {
+                        buf[swizzle(s2, log_mm)] = x2;
+                    }
+                    if s3 < slots && base + s3 < len {
+                        buf[swizzle(s3, log_mm)] = x3;
+                    }
+                    s0 += 4 * WG;
+                }
                 let across = log_q > 0;
                 let far = mm << log_q;
                 let mut s0 = lid;
-                while s0 < slots {
+                while !rows && s0 < slots {
                     let (s1, s2, s3) = (s0 + WG, s0 + 2 * WG, s0 + 3 * WG);
                     // Slots past the end are clamped for the arithmetic, and skipped.
                     let top = slots - 1;
@@ -390,9 +415,34 @@ mod passes {
                 // Store output `k·halves + half` of column `c` from the digit-reversed slot
                 // of `k`, four at a time. The first pass (`ns = 1`) writes each column's
                 // outputs contiguously; later ones write runs across columns.
+                let mut s0 = lid;
+                while rows && s0 < slots {
+                    let (s1, s2, s3) = (s0 + WG, s0 + 2 * WG, s0 + 3 * WG);
+                    let top = slots - 1;
+                    let hi = !(mm - 1);
+                    let (a0, a1) = (s0, s1.min(top));
+                    let (a2, a3) = (s2.min(top), s3.min(top));
+                    let v0 = buf[swizzle((a0 & hi) + output_slot(a0 & (mm - 1), log_mm), log_mm)];
+                    let v1 = buf[swizzle((a1 & hi) + output_slot(a1 & (mm - 1), log_mm), log_mm)];
+                    let v2 = buf[swizzle((a2 & hi) + output_slot(a2 & (mm - 1), log_mm), log_mm)];
+                    let v3 = buf[swizzle((a3 & hi) + output_slot(a3 & (mm - 1), log_mm), log_mm)];
+                    if base + s0 < len {
+                        output[base + s0] = v0 * scale;
+                    }
+                    if s1 < slots && base + s1 < len {
+                        output[base + s1] = v1 * scale;
+                    }
+                    if s2 < slots && base + s2 < len {
+                        output[base + s2] = v2 * scale;
+                    }
+                    if s3 < slots && base + s3 < len {
+                        output[base + s3] = v3 * scale;
+                    }
+                    s0 += 4 * WG;
+                }
                 let across = ns > 1;
                 let mut s0 = lid;
-                while s0 < slots {
+                while !rows && s0 < slots {
                     let (s1, s2, s3) = (s0 + WG, s0 + 2 * WG, s0 + 3 * WG);
                     // Slots past the end are clamped for the arithmetic, and skipped.
                     let top = slots - 1;

@@ -355,10 +355,94 @@ mod selection {
         select(select(v2, v3, c == 3), select(v0, v1, c == 1), c < 2)
     }
 
+    /// The histogram digit of element `e` with value `x` when it counts (below `n`, key at
+    /// least `floor`, matching the prefix `(pk, pmask, pi, imask)`), `u32::MAX` otherwise.
+    #[forge_fn]
+    fn digit(
+        x: f32,
+        e: u32,
+        n: u32,
+        floor: u32,
+        prefix: UVec4,
+        level: u32,
+        shift: u32,
+        mask: u32,
+    ) -> u32 {
+        let key = order_key(x);
+        let inv = !e;
+        let mut d = 0xffffffffu32;
+        if e < n && key >= floor && (key & prefix.y) == prefix.x && (inv & prefix.w) == prefix.z {
+            d = (select(inv, key, level < 3) >> shift) & mask;
+        }
+        d
+    }
+
+    /// [`digit`] of each component of `v`, elements `e0..e0 + 4`.
+    #[forge_fn]
+    fn digits4(
+        v: Vec4,
+        e0: u32,
+        n: u32,
+        floor: u32,
+        prefix: UVec4,
+        level: u32,
+        shift: u32,
+        mask: u32,
+    ) -> UVec4 {
+        UVec4::new(
+            digit(v.x, e0, n, floor, prefix, level, shift, mask),
+            digit(v.y, e0 + 1, n, floor, prefix, level, shift, mask),
+            digit(v.z, e0 + 2, n, floor, prefix, level, shift, mask),
+            digit(v.w, e0 + 3, n, floor, prefix, level, shift, mask),
+        )
+    }
+
+    /// Component `c` (0..4) of `v`.
+    #[forge_fn]
+    fn ucomponent(v: UVec4, c: u32) -> u32 {
+        select(select(v.z, v.w, c == 3), select(v.x, v.y, c == 1), c < 2)
+    }
+
+    /// Whether element `e` with key `key` is at or above the prefix `(pk, pmask, pi,
+    /// imask)`: its key's fixed bits above `pk`, or equal and its complemented index's fixed
+    /// bits at least `pi`.
+    #[forge_fn]
+    fn at_or_above(key: u32, e: u32, prefix: UVec4) -> bool {
+        let kp = key & prefix.y;
+        kp > prefix.x || (kp == prefix.x && (!e & prefix.w) >= prefix.z)
+    }
+
+    /// A bit per component of `v` (elements `e0..e0 + 4`, those below `n`) at or above the
+    /// prefix.
+    #[forge_fn]
+    fn picked4(v: Vec4, e0: u32, n: u32, prefix: UVec4) -> u32 {
+        let mut bits = 0u32;
+        if e0 < n && at_or_above(order_key(v.x), e0, prefix) {
+            bits = bits | 1;
+        }
+        if e0 + 1 < n && at_or_above(order_key(v.y), e0 + 1, prefix) {
+            bits = bits | 2;
+        }
+        if e0 + 2 < n && at_or_above(order_key(v.z), e0 + 2, prefix) {
+            bits = bits | 4;
+        }
+        if e0 + 3 < n && at_or_above(order_key(v.w), e0 + 3, prefix) {
+            bits = bits | 8;
+        }
+        bits
+    }
+
     /// The top `k ≤ 8` of each block of `b` elements of `vals` (the first `n` of the
-    /// `Vec4`s' components), one invocation per block, in registers: no workgroup memory,
-    /// no barriers. The index written is the position within the block when `local ≠ 0`,
-    /// in `vals` otherwise. Block results and padding are as [`topk_select`]'s.
+    /// `Vec4`s' components), one invocation per block, in registers. The index written is
+    /// the position within the block when `local ≠ 0`, in `vals` otherwise. Block results
+    /// and padding are as [`topk_select`]'s.
+    ///
+    /// When a workgroup's blocks fit in workgroup memory (`b·WG ≤ 4096`, `b` a multiple of
+    /// four), the workgroup first copies them there with contiguous `Vec4` loads, four in
+    /// flight per invocation, behind one barrier; each invocation then reads its block from
+    /// there (XOR-swizzled for power-of-two blocks of 32 or more, so that invocations
+    /// reading the same position of their blocks hit different banks). Otherwise each
+    /// invocation reads its block from the binding.
     ///
     /// The fast path packs each element into one `u32`: its order key with the low
     /// `log2 b` bits replaced by the complemented position, so that keys are unique and the
@@ -366,12 +450,13 @@ mod selection {
     /// that differ only in those low bits; when that could change the result (two of the
     /// first `k + 1` entries share the packed key's high bits but not their whole keys, or
     /// the `k`-th and `k+1`-th do), the block is redone exactly with (key, position) pairs.
-    #[forge_kernel(crate = ::forge_core, workgroup = 128, threads = n.div_ceil(b), ext = false,
-        tune(workgroup = [128, 64, 256]),
+    #[forge_kernel(crate = ::forge_core, workgroup = 64, threads = n.div_ceil(b), ext = false,
+        tune(workgroup = [64, 128, 256]),
         reference = topk_rows_reference, tolerance(abs = 0.0, rel = 0.0),
         case(n = 1, b = 1, k = 1, local = 1),
         case(n = 5, b = 64, k = 3, local = 1),
         case(n = 4096, b = 64, k = 8, local = 1),
+        case(n = 8190, b = 32, k = 8, local = 0),
         case(n = 1000, b = 100, k = 7, local = 0),
         case(n = 1003, b = 8, k = 8, local = 1),
         case(n = 777, b = 13, k = 8, local = 0),
@@ -385,56 +470,88 @@ mod selection {
         k: u32,
         local: u32,
     ) {
-        let blk = global_index();
-        if blk < n.div_ceil(b) {
+        #[shared]
+        let mut sh = [0.0f32; 4096];
+        let lid = local_index();
+        let nb = n.div_ceil(b);
+        let staged = b * WG <= 4096 && (b & 3) == 0;
+        let pow2 = (b & (b - 1)) == 0;
+        let log_b = b.trailing_zeros();
+        let first_blk = workgroup_index() * WG;
+        if staged && first_blk < nb {
+            // The workgroup's blocks are one contiguous, `Vec4`-aligned range.
+            let w0 = (first_blk * b) >> 2;
+            let w1 = ((first_blk + WG).min(nb) * b).min(n).div_ceil(4);
+            let mut w = w0 + lid;
+            while w < w1 {
+                let va = vals[w];
+                let vb = vals[(w + WG).min(w1 - 1)];
+                let vc = vals[(w + 2 * WG).min(w1 - 1)];
+                let vd = vals[(w + 3 * WG).min(w1 - 1)];
+                let mut j = 0u32;
+                while j < 4 && w + j * WG < w1 {
+                    let v = quad(va, vb, vc, vd, j);
+                    let rel = ((w + j * WG) << 2) - (w0 << 2);
+                    let t = select(rel / b, rel >> log_b, pow2);
+                    let i = rel - t * b;
+                    let swz = select(0u32, t & 31, pow2 && b >= 32);
+                    let base = t * b;
+                    sh[base + (i ^ swz)] = v.x;
+                    sh[base + ((i + 1) ^ swz)] = v.y;
+                    sh[base + ((i + 2) ^ swz)] = v.z;
+                    sh[base + ((i + 3) ^ swz)] = v.w;
+                    j += 1;
+                }
+                w += 4 * WG;
+            }
+        }
+        workgroup_barrier();
+        let blk = first_blk + lid;
+        if blk < nb {
             let start = blk * b;
-            let end = (start + b).min(n);
-            let last4 = (n - 1) >> 2;
+            let len = b.min(n - start);
+            let here = lid * b;
+            let swz = select(0u32, lid & 31, pow2 && b >= 32);
             let pbits = 32 - (b - 1).leading_zeros();
             let pmask = (1u32 << pbits) - 1;
             // The best nine packed keys, best first; 0 is padding (no element packs to 0).
             let (mut l0, mut l1, mut l2, mut l3) = (0u32, 0u32, 0u32, 0u32);
             let (mut l4, mut l5, mut l6, mut l7, mut l8) = (0u32, 0u32, 0u32, 0u32, 0u32);
-            // Four `Vec4` loads in flight per step.
-            let mut w = start >> 2;
-            while (w << 2) < end {
-                let v0 = vals[w];
-                let v1 = vals[(w + 1).min(last4)];
-                let v2 = vals[(w + 2).min(last4)];
-                let v3 = vals[(w + 3).min(last4)];
-                for c in 0..16u32 {
-                    let i = (w << 2) + c;
-                    if i >= start && i < end {
-                        let x = component(quad(v0, v1, v2, v3, c >> 2), c & 3);
-                        let mut y = (order_key(x) & !pmask) | (pmask - (i - start));
-                        let t = l0.max(y);
-                        y = l0.min(y);
-                        l0 = t;
-                        let t = l1.max(y);
-                        y = l1.min(y);
-                        l1 = t;
-                        let t = l2.max(y);
-                        y = l2.min(y);
-                        l2 = t;
-                        let t = l3.max(y);
-                        y = l3.min(y);
-                        l3 = t;
-                        let t = l4.max(y);
-                        y = l4.min(y);
-                        l4 = t;
-                        let t = l5.max(y);
-                        y = l5.min(y);
-                        l5 = t;
-                        let t = l6.max(y);
-                        y = l6.min(y);
-                        l6 = t;
-                        let t = l7.max(y);
-                        y = l7.min(y);
-                        l7 = t;
-                        l8 = l8.max(y);
-                    }
+            let mut q = 0u32;
+            while q < len {
+                let mut x = 0.0f32;
+                if staged {
+                    x = sh[here + (q ^ swz)];
+                } else {
+                    x = component(vals[(start + q) >> 2], (start + q) & 3);
                 }
-                w += 4;
+                let mut y = (order_key(x) & !pmask) | (pmask - q);
+                let t = l0.max(y);
+                y = l0.min(y);
+                l0 = t;
+                let t = l1.max(y);
+                y = l1.min(y);
+                l1 = t;
+                let t = l2.max(y);
+                y = l2.min(y);
+                l2 = t;
+                let t = l3.max(y);
+                y = l3.min(y);
+                l3 = t;
+                let t = l4.max(y);
+                y = l4.min(y);
+                l4 = t;
+                let t = l5.max(y);
+                y = l5.min(y);
+                l5 = t;
+                let t = l6.max(y);
+                y = l6.min(y);
+                l6 = t;
+                let t = l7.max(y);
+                y = l7.min(y);
+                l7 = t;
+                l8 = l8.max(y);
+                q += 1;
             }
             // Whether packing could have changed the first `k`: walk entries r and r + 1.
             let mut exact = true;
@@ -446,11 +563,18 @@ mod selection {
                     if r + 1 == k {
                         exact = false;
                     } else {
-                        let s0 = start + pmask - (c0 & pmask);
-                        let s1 = start + pmask - (c1 & pmask);
-                        let x0 = order_key(component(vals[s0 >> 2], s0 & 3));
-                        let x1 = order_key(component(vals[s1 >> 2], s1 & 3));
-                        if x0 != x1 {
+                        let q0 = pmask - (c0 & pmask);
+                        let q1 = pmask - (c1 & pmask);
+                        let mut x0 = 0.0f32;
+                        let mut x1 = 0.0f32;
+                        if staged {
+                            x0 = sh[here + (q0 ^ swz)];
+                            x1 = sh[here + (q1 ^ swz)];
+                        } else {
+                            x0 = component(vals[(start + q0) >> 2], (start + q0) & 3);
+                            x1 = component(vals[(start + q1) >> 2], (start + q1) & 3);
+                        }
+                        if order_key(x0) != order_key(x1) {
                             exact = false;
                         }
                     }
@@ -489,10 +613,15 @@ mod selection {
                 p5 = pad;
                 p6 = pad;
                 p7 = pad;
-                let mut i = start;
-                while i < end {
-                    let key = order_key(component(vals[i >> 2], i & 3));
-                    let q = i - start;
+                let mut q = 0u32;
+                while q < len {
+                    let mut x = 0.0f32;
+                    if staged {
+                        x = sh[here + (q ^ swz)];
+                    } else {
+                        x = component(vals[(start + q) >> 2], (start + q) & 3);
+                    }
+                    let key = order_key(x);
                     let g0 = key > k0;
                     let g1 = key > k1;
                     let g2 = key > k2;
@@ -517,7 +646,7 @@ mod selection {
                     p1 = select(p1, select(q, p0, g0), g1);
                     k0 = select(k0, key, g0);
                     p0 = select(p0, q, g0);
-                    i += 1;
+                    q += 1;
                 }
             }
             // Write the best `k`, shifting the list up after each.
@@ -528,10 +657,14 @@ mod selection {
                     out_vals[o] = f32::from_bits(0xff800000u32);
                     out_ids[o] = pad;
                 } else {
-                    let src = start + p0;
                     // Values keep their bits: re-read rather than decode the key (NaNs share
                     // one key).
-                    out_vals[o] = component(vals[src >> 2], src & 3);
+                    let src = start + p0;
+                    if staged {
+                        out_vals[o] = sh[here + (p0 ^ swz)];
+                    } else {
+                        out_vals[o] = component(vals[src >> 2], src & 3);
+                    }
                     out_ids[o] = select(src, p0, local != 0);
                 }
                 p0 = p1;
@@ -591,45 +724,43 @@ mod selection {
         let shift = select(select(0u32, 10u32, digit == 1), 21u32, digit == 0);
         let mask = select(0x3ffu32, 0x7ffu32, digit < 2);
         let mut floor = 0u32;
-        let mut pk = 0u32;
-        let mut pmask = 0u32;
-        let mut pi = 0u32;
-        let mut imask = 0u32;
+        let mut prefix = UVec4::ZERO;
         let mut active = global_index() < grid;
         if sample == 1 {
             if level == 0 {
                 floor = state[6];
             } else {
                 active = active && state[0] == 0;
-                pk = state[2];
-                pmask = state[3];
-                pi = state[4];
-                imask = state[5];
+                prefix = UVec4::new(state[2], state[3], state[4], state[5]);
             }
         }
         if active {
             let step = sample.max(1);
             let units = n.div_ceil(4).div_ceil(step);
+            // Four `Vec4` loads in flight per step; units past the end give elements past
+            // `n`, which do not count.
             let mut u = global_index();
             while u < units {
+                let last = units - 1;
                 let va = vals[u * step];
-                let vb = vals[(u + grid).min(units - 1) * step];
-                let vc = vals[(u + 2 * grid).min(units - 1) * step];
-                let vd = vals[(u + 3 * grid).min(units - 1) * step];
-                for q in 0..16u32 {
-                    let unit = u + (q >> 2) * grid;
-                    let e = ((unit * step) << 2) + (q & 3);
-                    let key = order_key(component(quad(va, vb, vc, vd, q >> 2), q & 3));
-                    let inv = !e;
-                    if unit < units
-                        && e < n
-                        && key >= floor
-                        && (key & pmask) == pk
-                        && (inv & imask) == pi
-                    {
-                        let d = (select(inv, key, level < 3) >> shift) & mask;
-                        bins[d].fetch_add(1);
+                let vb = vals[(u + grid).min(last) * step];
+                let vc = vals[(u + 2 * grid).min(last) * step];
+                let vd = vals[(u + 3 * grid).min(last) * step];
+                let mut j = 0u32;
+                while j < 4 {
+                    let v = quad(va, vb, vc, vd, j);
+                    let e0 = ((u + j * grid) * step) << 2;
+                    let d = digits4(v, e0, n, floor, prefix, level, shift, mask);
+                    // Most elements do not count: one test for all four.
+                    if (d.x & d.y & d.z & d.w) != 0xffffffff {
+                        for c in 0..4u32 {
+                            let dc = ucomponent(d, c);
+                            if dc != 0xffffffff {
+                                bins[dc].fetch_add(1);
+                            }
+                        }
                     }
+                    j += 1;
                 }
                 u += 4 * grid;
             }
@@ -793,33 +924,33 @@ mod selection {
                 i += WG;
             }
             workgroup_barrier();
-            let pk = state[2];
-            let pmask = state[3];
-            let pi = state[4];
-            let imask = state[5];
+            let prefix = UVec4::new(state[2], state[3], state[4], state[5]);
             let chunk4 = n.div_ceil(4).div_ceil(groups);
             let first4 = wg * chunk4;
             let end4 = (first4 + chunk4).min(n.div_ceil(4));
-            // Four `Vec4` loads in flight per step.
+            // Four `Vec4` loads in flight per step; candidates are rare.
             let mut w = first4 + lid;
             while w < end4 {
                 let va = vals[w];
                 let vb = vals[(w + WG).min(end4 - 1)];
                 let vc = vals[(w + 2 * WG).min(end4 - 1)];
                 let vd = vals[(w + 3 * WG).min(end4 - 1)];
-                for q in 0..16u32 {
-                    let wq = w + (q >> 2) * WG;
-                    let e = (wq << 2) + (q & 3);
-                    let key = order_key(component(quad(va, vb, vc, vd, q >> 2), q & 3));
-                    let kp = key & pmask;
-                    let bit = e - (first4 << 2);
-                    if wq < end4
-                        && e < n
-                        && bit < 65536
-                        && (kp > pk || (kp == pk && (!e & imask) >= pi))
-                    {
-                        marks[bit >> 5].fetch_add(1u32 << (bit & 31));
+                let mut j = 0u32;
+                while j < 4 {
+                    let wj = w + j * WG;
+                    let mut bits = 0u32;
+                    if wj < end4 {
+                        bits = picked4(quad(va, vb, vc, vd, j), wj << 2, n, prefix);
                     }
+                    if bits != 0 {
+                        for c in 0..4u32 {
+                            let bit = (wj << 2) + c - (first4 << 2);
+                            if ((bits >> c) & 1) != 0 && bit < 65536 {
+                                marks[bit >> 5].fetch_add(1u32 << (bit & 31));
+                            }
+                        }
+                    }
+                    j += 1;
                 }
                 w += 4 * WG;
             }

@@ -23,7 +23,7 @@ pub const CALL_KERNELS: [&str; 3] = ["fft", "topk_blocks", "topk_global"];
 
 /// `len` random floats: uniform in `[-1, 1)`, or standard normal (as the peers' `randn`)
 /// when `normal`.
-fn random(name: &str, len: usize, normal: bool) -> Vec<f32> {
+pub fn random(name: &str, len: usize, normal: bool) -> Vec<f32> {
     let mut rng = case_rng(0xbe4c, name, 0, "input");
     let elem = ElemType::scalar(ScalarType::F32);
     if !normal {
