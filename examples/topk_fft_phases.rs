@@ -1,5 +1,6 @@
 //! Where the time of the multi-pass built-ins goes, on the adapter at hand: each phase of
-//! the global top-k's radix select timed alone, the block top-k with `k = 1` and `k = 8`,
+//! the global top-k's radix select timed alone, the block top-k with `k = 1` and `k = 8`
+//! (on three kinds of data, `forge bench`'s among them),
 //! and FFT passes of growing radix, all with `ForgeRuntime::time_calls` (the timing of
 //! `forge bench`). A diagnostic for `docs/PERFORMANCE.md`'s "what limits it" rows.
 //!
@@ -20,13 +21,13 @@ fn main() -> Result<(), ForgeError> {
     // Top-k over `n` values, twice: a low-discrepancy sequence (every block alike) and
     // normal values (as the peers' `randn`).
     let n: u32 = if quick { 1 << 16 } else { 1 << 26 };
-    for normal in [false, true] {
-        let x = if normal {
-            normals(n as usize)
-        } else {
-            spread(n as usize)
+    for what in ["spread", "normal", "bench"] {
+        let x = match what {
+            "spread" => spread(n as usize),
+            "normal" => normals(n as usize),
+            // The data `forge bench` times.
+            _ => wgsl_forge::bench::calls::random("topk", n as usize, true),
         };
-        let what = if normal { "normal" } else { "spread" };
         topk_phases(&mut rt, &opts, &x, what)?;
     }
 
