@@ -15,7 +15,7 @@ use wgsl_forge::timing::TimingOptions;
 
 fn main() -> Result<(), ForgeError> {
     let quick = std::env::args().any(|a| a == "--quick");
-    let mut rt = ForgeRuntime::new(16 << 30, None)?;
+    let mut rt = ForgeRuntime::new(60000 << 20, None)?;
     let opts = TimingOptions::default();
 
     // Top-k over `n` values, twice: a low-discrepancy sequence (every block alike) and

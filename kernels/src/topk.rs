@@ -433,16 +433,9 @@ mod selection {
     }
 
     /// The top `k ≤ 8` of each block of `b` elements of `vals` (the first `n` of the
-    /// `Vec4`s' components), one invocation per block, in registers. The index written is
-    /// the position within the block when `local ≠ 0`, in `vals` otherwise. Block results
-    /// and padding are as [`topk_select`]'s.
-    ///
-    /// When a workgroup's blocks fit in workgroup memory (`b·WG ≤ 4096`, `b` a multiple of
-    /// four), the workgroup first copies them there with contiguous `Vec4` loads, four in
-    /// flight per invocation, behind one barrier; each invocation then reads its block from
-    /// there (XOR-swizzled for power-of-two blocks of 32 or more, so that invocations
-    /// reading the same position of their blocks hit different banks). Otherwise each
-    /// invocation reads its block from the binding.
+    /// `Vec4`s' components), one invocation per block, in registers: no workgroup memory,
+    /// no barriers. The index written is the position within the block when `local ≠ 0`,
+    /// in `vals` otherwise. Block results and padding are as [`topk_select`]'s.
     ///
     /// The fast path packs each element into one `u32`: its order key with the low
     /// `log2 b` bits replaced by the complemented position, so that keys are unique and the
@@ -450,8 +443,8 @@ mod selection {
     /// that differ only in those low bits; when that could change the result (two of the
     /// first `k + 1` entries share the packed key's high bits but not their whole keys, or
     /// the `k`-th and `k+1`-th do), the block is redone exactly with (key, position) pairs.
-    #[forge_kernel(crate = ::forge_core, workgroup = 64, threads = n.div_ceil(b), ext = false,
-        tune(workgroup = [64, 128, 256]),
+    #[forge_kernel(crate = ::forge_core, workgroup = 128, threads = n.div_ceil(b), ext = false,
+        tune(workgroup = [128, 64, 256]),
         reference = topk_rows_reference, tolerance(abs = 0.0, rel = 0.0),
         case(n = 1, b = 1, k = 1, local = 1),
         case(n = 5, b = 64, k = 3, local = 1),
@@ -470,88 +463,56 @@ mod selection {
         k: u32,
         local: u32,
     ) {
-        #[shared]
-        let mut sh = [0.0f32; 4096];
-        let lid = local_index();
-        let nb = n.div_ceil(b);
-        let staged = b * WG <= 4096 && (b & 3) == 0;
-        let pow2 = (b & (b - 1)) == 0;
-        let log_b = b.trailing_zeros();
-        let first_blk = workgroup_index() * WG;
-        if staged && first_blk < nb {
-            // The workgroup's blocks are one contiguous, `Vec4`-aligned range.
-            let w0 = (first_blk * b) >> 2;
-            let w1 = ((first_blk + WG).min(nb) * b).min(n).div_ceil(4);
-            let mut w = w0 + lid;
-            while w < w1 {
-                let va = vals[w];
-                let vb = vals[(w + WG).min(w1 - 1)];
-                let vc = vals[(w + 2 * WG).min(w1 - 1)];
-                let vd = vals[(w + 3 * WG).min(w1 - 1)];
-                let mut j = 0u32;
-                while j < 4 && w + j * WG < w1 {
-                    let v = quad(va, vb, vc, vd, j);
-                    let rel = ((w + j * WG) << 2) - (w0 << 2);
-                    let t = select(rel / b, rel >> log_b, pow2);
-                    let i = rel - t * b;
-                    let swz = select(0u32, t & 31, pow2 && b >= 32);
-                    let base = t * b;
-                    sh[base + (i ^ swz)] = v.x;
-                    sh[base + ((i + 1) ^ swz)] = v.y;
-                    sh[base + ((i + 2) ^ swz)] = v.z;
-                    sh[base + ((i + 3) ^ swz)] = v.w;
-                    j += 1;
-                }
-                w += 4 * WG;
-            }
-        }
-        workgroup_barrier();
-        let blk = first_blk + lid;
-        if blk < nb {
+        let blk = global_index();
+        if blk < n.div_ceil(b) {
             let start = blk * b;
-            let len = b.min(n - start);
-            let here = lid * b;
-            let swz = select(0u32, lid & 31, pow2 && b >= 32);
+            let end = (start + b).min(n);
+            let last4 = (n - 1) >> 2;
             let pbits = 32 - (b - 1).leading_zeros();
             let pmask = (1u32 << pbits) - 1;
             // The best nine packed keys, best first; 0 is padding (no element packs to 0).
             let (mut l0, mut l1, mut l2, mut l3) = (0u32, 0u32, 0u32, 0u32);
             let (mut l4, mut l5, mut l6, mut l7, mut l8) = (0u32, 0u32, 0u32, 0u32, 0u32);
-            let mut q = 0u32;
-            while q < len {
-                let mut x = 0.0f32;
-                if staged {
-                    x = sh[here + (q ^ swz)];
-                } else {
-                    x = component(vals[(start + q) >> 2], (start + q) & 3);
+            // Four `Vec4` loads in flight per step.
+            let mut w = start >> 2;
+            while (w << 2) < end {
+                let v0 = vals[w];
+                let v1 = vals[(w + 1).min(last4)];
+                let v2 = vals[(w + 2).min(last4)];
+                let v3 = vals[(w + 3).min(last4)];
+                for c in 0..16u32 {
+                    let i = (w << 2) + c;
+                    if i >= start && i < end {
+                        let x = component(quad(v0, v1, v2, v3, c >> 2), c & 3);
+                        let mut y = (order_key(x) & !pmask) | (pmask - (i - start));
+                        let t = l0.max(y);
+                        y = l0.min(y);
+                        l0 = t;
+                        let t = l1.max(y);
+                        y = l1.min(y);
+                        l1 = t;
+                        let t = l2.max(y);
+                        y = l2.min(y);
+                        l2 = t;
+                        let t = l3.max(y);
+                        y = l3.min(y);
+                        l3 = t;
+                        let t = l4.max(y);
+                        y = l4.min(y);
+                        l4 = t;
+                        let t = l5.max(y);
+                        y = l5.min(y);
+                        l5 = t;
+                        let t = l6.max(y);
+                        y = l6.min(y);
+                        l6 = t;
+                        let t = l7.max(y);
+                        y = l7.min(y);
+                        l7 = t;
+                        l8 = l8.max(y);
+                    }
                 }
-                let mut y = (order_key(x) & !pmask) | (pmask - q);
-                let t = l0.max(y);
-                y = l0.min(y);
-                l0 = t;
-                let t = l1.max(y);
-                y = l1.min(y);
-                l1 = t;
-                let t = l2.max(y);
-                y = l2.min(y);
-                l2 = t;
-                let t = l3.max(y);
-                y = l3.min(y);
-                l3 = t;
-                let t = l4.max(y);
-                y = l4.min(y);
-                l4 = t;
-                let t = l5.max(y);
-                y = l5.min(y);
-                l5 = t;
-                let t = l6.max(y);
-                y = l6.min(y);
-                l6 = t;
-                let t = l7.max(y);
-                y = l7.min(y);
-                l7 = t;
-                l8 = l8.max(y);
-                q += 1;
+                w += 4;
             }
             // Whether packing could have changed the first `k`: walk entries r and r + 1.
             let mut exact = true;
@@ -563,18 +524,11 @@ mod selection {
                     if r + 1 == k {
                         exact = false;
                     } else {
-                        let q0 = pmask - (c0 & pmask);
-                        let q1 = pmask - (c1 & pmask);
-                        let mut x0 = 0.0f32;
-                        let mut x1 = 0.0f32;
-                        if staged {
-                            x0 = sh[here + (q0 ^ swz)];
-                            x1 = sh[here + (q1 ^ swz)];
-                        } else {
-                            x0 = component(vals[(start + q0) >> 2], (start + q0) & 3);
-                            x1 = component(vals[(start + q1) >> 2], (start + q1) & 3);
-                        }
-                        if order_key(x0) != order_key(x1) {
+                        let s0 = start + pmask - (c0 & pmask);
+                        let s1 = start + pmask - (c1 & pmask);
+                        let x0 = order_key(component(vals[s0 >> 2], s0 & 3));
+                        let x1 = order_key(component(vals[s1 >> 2], s1 & 3));
+                        if x0 != x1 {
                             exact = false;
                         }
                     }
@@ -613,15 +567,10 @@ mod selection {
                 p5 = pad;
                 p6 = pad;
                 p7 = pad;
-                let mut q = 0u32;
-                while q < len {
-                    let mut x = 0.0f32;
-                    if staged {
-                        x = sh[here + (q ^ swz)];
-                    } else {
-                        x = component(vals[(start + q) >> 2], (start + q) & 3);
-                    }
-                    let key = order_key(x);
+                let mut i = start;
+                while i < end {
+                    let key = order_key(component(vals[i >> 2], i & 3));
+                    let q = i - start;
                     let g0 = key > k0;
                     let g1 = key > k1;
                     let g2 = key > k2;
@@ -646,7 +595,7 @@ mod selection {
                     p1 = select(p1, select(q, p0, g0), g1);
                     k0 = select(k0, key, g0);
                     p0 = select(p0, q, g0);
-                    q += 1;
+                    i += 1;
                 }
             }
             // Write the best `k`, shifting the list up after each.
@@ -657,14 +606,10 @@ mod selection {
                     out_vals[o] = f32::from_bits(0xff800000u32);
                     out_ids[o] = pad;
                 } else {
+                    let src = start + p0;
                     // Values keep their bits: re-read rather than decode the key (NaNs share
                     // one key).
-                    let src = start + p0;
-                    if staged {
-                        out_vals[o] = sh[here + (p0 ^ swz)];
-                    } else {
-                        out_vals[o] = component(vals[src >> 2], src & 3);
-                    }
+                    out_vals[o] = component(vals[src >> 2], src & 3);
                     out_ids[o] = select(src, p0, local != 0);
                 }
                 p0 = p1;
@@ -810,9 +755,15 @@ mod selection {
         let digit = level % 3;
         let shift = select(select(0u32, 10u32, digit == 1), 21u32, digit == 0);
         let bins = select(1024u32, 2048u32, digit < 2);
+        // A level after the threshold is final reads nothing; the rest of the kernel then
+        // finds nothing to do.
+        let mut skip = false;
+        if floor == 0 && level > 0 {
+            skip = state[0] != 0;
+        }
         // Coalesced loads, all in flight at once.
         let mut i = lid;
-        while i < 2048 {
+        while i < 2048 && !skip {
             counts[i] = hist[slot * 2048 + i];
             i += WG;
         }
@@ -842,14 +793,12 @@ mod selection {
         }
         let above = sums[lid] - part;
         let mut r = k;
-        let mut skip = false;
         let mut pk = 0u32;
         let mut pmask = 0u32;
         let mut pi = 0u32;
         let mut imask = 0u32;
         if floor == 0 && level > 0 {
             r = state[1];
-            skip = state[0] != 0;
             pk = state[2];
             pmask = state[3];
             pi = state[4];
@@ -1384,7 +1333,15 @@ pub fn topk_global_record(
     topk_radix_hist::launch(rt, vals, st, h, n, 0, s.grid.min(1 << 16), s.sample, 6)?;
     topk_radix_select::launch(rt, h, st, 0, 6, k, 1)?;
     for level in 0..6 {
-        topk_radix_hist::launch(rt, vals, st, h, n, level, s.grid, 1, level)?;
+        // Levels past the second only run on massive ties (a 22-bit prefix of the key
+        // already leaves a handful of continuous values): a small grid makes their usual
+        // early exit cheap.
+        let grid = if level < 2 {
+            s.grid
+        } else {
+            s.grid.min(1 << 14)
+        };
+        topk_radix_hist::launch(rt, vals, st, h, n, level, grid, 1, level)?;
         topk_radix_select::launch(rt, h, st, level, level, k, 0)?;
     }
     topk_radix_collect::launch(rt, vals, &s.state, &s.counts, &s.regions, n, s.groups)?;
