@@ -22,22 +22,36 @@ use forge_kernels::topk::{topk_global_record, topk_rows, topk_rows_record, TopkG
 pub const CALL_KERNELS: [&str; 3] = ["fft", "topk_blocks", "topk_global"];
 
 /// `len` random floats: uniform in `[-1, 1)`, or standard normal (as the peers' `randn`)
-/// when `normal`.
+/// when `normal`: Box–Muller in `f64` on uniforms of 53 random bits, so that the tail is
+/// as continuous as the peers' (uniforms of 24 bits would leave a few dozen distinct values
+/// in the top hundred of 2^26).
 pub fn random(name: &str, len: usize, normal: bool) -> Vec<f32> {
     let mut rng = case_rng(0xbe4c, name, 0, "input");
-    let elem = ElemType::scalar(ScalarType::F32);
     if !normal {
-        let b = generate(&mut rng, elem, len, Distribution::Default);
+        let b = generate(
+            &mut rng,
+            ElemType::scalar(ScalarType::F32),
+            len,
+            Distribution::Default,
+        );
         return bytemuck::cast_slice(b.bytes()).to_vec();
     }
-    // Box–Muller on pairs of uniforms in (0, 1].
-    let dist = Distribution::Uniform { lo: 0.0, hi: 1.0 };
-    let u = generate(&mut rng, elem, len + 1, dist);
-    let u: &[f32] = bytemuck::cast_slice(u.bytes());
-    u.chunks_exact(2)
-        .flat_map(|p| {
-            let r = (-2.0 * (1.0 - p[0] as f64).ln()).sqrt();
-            let a = 2.0 * std::f64::consts::PI * p[1] as f64;
+    let words = generate(
+        &mut rng,
+        ElemType::scalar(ScalarType::U32),
+        4 * len.div_ceil(2),
+        Distribution::Bits,
+    );
+    let words: &[u32] = bytemuck::cast_slice(words.bytes());
+    // A uniform in (0, 1] from two words.
+    let uniform = |w: &[u32]| {
+        ((((w[0] >> 5) as u64) << 26 | (w[1] >> 6) as u64) + 1) as f64 / (1u64 << 53) as f64
+    };
+    words
+        .chunks_exact(4)
+        .flat_map(|w| {
+            let r = (-2.0 * uniform(&w[..2]).ln()).sqrt();
+            let a = 2.0 * std::f64::consts::PI * uniform(&w[2..]);
             [(r * a.cos()) as f32, (r * a.sin()) as f32]
         })
         .take(len)
