@@ -58,17 +58,17 @@ pub fn random(name: &str, len: usize, normal: bool) -> Vec<f32> {
         .collect()
 }
 
-/// Times each variant of a call (`record(rt, i)` records variant `i` of `labels`) and
-/// returns the fastest (label, ns), and the first variant's time.
+/// Times each variant of a call (`record(rt, i)` records variant `i` of `labels`).
 fn fastest(
     rt: &mut ForgeRuntime,
     label: &'static str,
     opts: &TimingOptions,
     labels: &[String],
     mut record: impl FnMut(&mut ForgeRuntime, usize) -> Result<(), ForgeError>,
-) -> Result<(String, f64, f64), ForgeError> {
+) -> Result<Timed, ForgeError> {
     let mut best: Option<(String, f64)> = None;
     let mut first = f64::NAN;
+    let mut all = Vec::new();
     for (i, name) in labels.iter().enumerate() {
         let t = match rt.time_calls(label, opts, |rt| record(rt, i)) {
             Ok(t) => t.median_ns,
@@ -78,6 +78,7 @@ fn fastest(
             }
         };
         tracing::info!("{label} {name}: {:.1} us", t / 1e3);
+        all.push((name.clone(), t / 1e3));
         if i == 0 {
             first = t;
         }
@@ -89,7 +90,24 @@ fn fastest(
         kernel: label,
         message: "no variant could be timed".into(),
     })?;
-    Ok((name, ns, first))
+    Ok(Timed {
+        best: name,
+        ns,
+        first_ns: first,
+        all,
+    })
+}
+
+/// What [`fastest`] measured.
+struct Timed {
+    /// The fastest variant.
+    best: String,
+    /// Its median, in nanoseconds.
+    ns: f64,
+    /// The first (default) variant's median, in nanoseconds.
+    first_ns: f64,
+    /// Every variant with its median in microseconds.
+    all: Vec<(String, f64)>,
 }
 
 /// The schedules of a kernel's tuning space that the adapter runs, the declared one first;
@@ -127,7 +145,8 @@ struct Row<'a> {
 }
 
 impl Row<'_> {
-    fn result(self, (schedule, ns, first): (String, f64, f64)) -> BenchResult {
+    fn result(self, t: Timed) -> BenchResult {
+        let (schedule, ns, first) = (t.best, t.ns, t.first_ns);
         let gbps = match self.work {
             Work::Bytes(b) => Some(b as f64 / ns),
             Work::Flops(_) => None,
@@ -145,6 +164,7 @@ impl Row<'_> {
             adapter: self.adapter.to_string(),
             input_sets: 1,
             peer_us: None,
+            schedules: t.all,
         }
     }
 }
@@ -177,16 +197,16 @@ pub fn run(
             drop(data);
             let y = rt.zeros::<[f32; 2]>(n * batch)?;
             let scratch = rt.zeros::<[f32; 2]>(n * batch)?;
-            // The default plan first, then one other: one pass against two for n ≤ 4096,
-            // 2^20 as 128·128·64 against 1024·1024.
+            // The default plan first, then one with a pass more: one pass against two for
+            // n ≤ 4096, 2^20 as 1024·1024 against 128·128·64.
             let log_n = n.trailing_zeros();
             let mut plans = vec![fft_radices(log_n)];
             if !quick && log_n >= 2 {
-                let (a, b) = (log_n / 2, log_n - log_n / 2);
-                let two = vec![1u32 << b, 1 << a];
-                if !plans.contains(&two) {
-                    plans.push(two);
-                }
+                let parts = plans[0].len() as u32 + 1;
+                let more: Vec<u32> = (0..parts)
+                    .map(|p| 1 << (log_n / parts + u32::from(p < log_n % parts)))
+                    .collect();
+                plans.push(more);
             }
             let mut variants: Vec<(String, Option<Schedule>, Vec<u32>)> = Vec::new();
             for plan in &plans {

@@ -5,7 +5,9 @@
 //! two-pass FFT or a radix-select top-k records several launches on device tensors; what a
 //! user waits for is all of them, so [`ForgeRuntime::time_calls`] measures that:
 //! 1. launches recorded earlier are submitted and waited for, so they are not counted;
-//! 2. **warm-up**: the call is recorded [`TimingOptions::warmup`] times and run;
+//! 2. **warm-up**: the call runs at least [`TimingOptions::warmup`] times and for at least
+//!    [`TimingOptions::warmup_ns`] (300 ms by default), in growing batches, so that an idle
+//!    GPU's clocks have come up;
 //! 3. each timed pass records an empty compute pass that writes the start timestamp, then
 //!    the call ([`TimingOptions::repeats`] times, once by default), then an empty compute
 //!    pass that writes the end timestamp, and submits them. Vulkan writes both timestamps
@@ -28,8 +30,8 @@ impl ForgeRuntime {
     /// (`launch`, [`ForgeRuntime::launch_tensors`], [`ForgeRuntime::clear`]): it must not
     /// download, which would submit half a pass.
     ///
-    /// [`TimingOptions::passes`], `warmup`, `repeats` (calls per timed pass, default 1),
-    /// `max_retries` and `wall_clock` apply; `target_pass_ns` and `max_repeats` do not (the
+    /// [`TimingOptions::passes`], `warmup`, `warmup_ns`, `repeats` (calls per timed pass,
+    /// default 1), `max_retries` and `wall_clock` apply; `target_pass_ns` and `max_repeats` do not (the
     /// calls measured here are long enough to time one at a time).
     ///
     /// ```
@@ -50,11 +52,23 @@ impl ForgeRuntime {
         let repeats = opts.repeats.unwrap_or(1).max(1);
         self.flush()?;
         self.wait()?;
-        for _ in 0..opts.warmup {
-            record(self)?;
+        // Warm-up: at least `warmup` calls and `warmup_ns` of wall time, in batches that
+        // double until one takes 10 ms, so that an idle GPU's clocks come up first.
+        let start = Instant::now();
+        let mut batch = opts.warmup.max(1);
+        let mut done = 0u32;
+        while done < opts.warmup || (start.elapsed().as_nanos() as f64) < opts.warmup_ns {
+            for _ in 0..batch {
+                record(self)?;
+            }
+            let t = Instant::now();
+            self.flush()?;
+            self.wait()?;
+            done = done.saturating_add(batch);
+            if t.elapsed().as_secs_f64() < 0.01 && batch < 4096 {
+                batch *= 2;
+            }
         }
-        self.flush()?;
-        self.wait()?;
 
         let timer = if opts.wall_clock || !self.has_timestamps() {
             Timer::WallClock
