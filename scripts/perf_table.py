@@ -12,7 +12,8 @@ the two times, lower being better, and no bar in the SVG.
 
 The multi-pass rows (`fft`, `topk_blocks`, `topk_global`) write their shape as `key=value`
 pairs; they are matched to the anchors' `fft_c2c`, `topk_block` and `topk_global` lines by
-those keys, and their ratio is the peer's time over ours (higher is better)."""
+those keys, and their ratio is the peer's time over ours (higher is better); measured in
+another call, such a row carries `peer_name` and `peer_time_us` (and its `commit`)."""
 import json, sys
 
 def load(path):
@@ -45,7 +46,10 @@ TIMED_PEERS = [
 ]
 
 def timed_peer(r):
-    """(name, peer µs, ratio of the peer's time over ours) for a multi-pass row, else None."""
+    """(name, peer µs, ratio of the peer's time over ours) for a multi-pass row, else None.
+    A row measured in another call carries its peer's time as `peer_time_us`."""
+    if "peer_time_us" in r:
+        return (r["peer_name"], r["peer_time_us"], r["peer_time_us"] / r["us"])
     for kernel, what, keys, name in TIMED_PEERS:
         if r["kernel"] != kernel:
             continue

@@ -443,8 +443,8 @@ mod selection {
     /// that differ only in those low bits; when that could change the result (two of the
     /// first `k + 1` entries share the packed key's high bits but not their whole keys, or
     /// the `k`-th and `k+1`-th do), the block is redone exactly with (key, position) pairs.
-    #[forge_kernel(crate = ::forge_core, workgroup = 128, threads = n.div_ceil(b), ext = false,
-        tune(workgroup = [128, 64, 256]),
+    #[forge_kernel(crate = ::forge_core, workgroup = 64, threads = n.div_ceil(b), ext = false,
+        tune(workgroup = [64, 256, 128]),
         reference = topk_rows_reference, tolerance(abs = 0.0, rel = 0.0),
         case(n = 1, b = 1, k = 1, local = 1),
         case(n = 5, b = 64, k = 3, local = 1),
