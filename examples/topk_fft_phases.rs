@@ -97,9 +97,8 @@ fn topk_phases(
     x: &[f32],
     what: &str,
 ) -> Result<(), ForgeError> {
-    let rt = &mut *rt;
     let n = x.len() as u32;
-    let vals = rt.upload::<[f32; 4]>(bytemuck::cast_slice(&x))?;
+    let vals = rt.upload::<[f32; 4]>(bytemuck::cast_slice(x))?;
     let n4 = n / 4;
     let groups = n4.div_ceil(16384).max(n4.div_ceil(4096).min(1024));
     let hist = rt.zeros::<u32>(8 * 2048)?;

@@ -1136,8 +1136,8 @@ pub fn topk_radix_hist_reference(
     let x = flat(vals, n);
     let step = sample.max(1) as usize;
     for w in (0..x.len().div_ceil(4)).step_by(step) {
-        for e in 4 * w..(4 * w + 4).min(x.len()) {
-            let (key, e) = (radix_key(x[e]), e as u32);
+        for (e, &v) in x.iter().enumerate().skip(4 * w).take(4) {
+            let (key, e) = (radix_key(v), e as u32);
             if key >= floor && radix_matches(key, e, prefix) {
                 let field = if level < 3 { key } else { !e };
                 let d = (field >> shift) & ((1 << width) - 1);
