@@ -1,5 +1,5 @@
-//! Top-k selection: the `k` largest values of each block of consecutive elements, and a
-//! global top-k built from it.
+//! Top-k selection: the `k` largest values of each block of consecutive elements, and of
+//! the whole input.
 //!
 //! # Order
 //! Values are ordered as `torch.topk` orders them on CUDA, whose radix keys this kernel
@@ -17,29 +17,43 @@
 //! [`TOPK_PAD_INDEX`] (`u32::MAX`), which sorts after every real value, `-inf` included.
 //! The block size is always the caller's argument: it never depends on the tuned schedule.
 //!
-//! # Schedule
-//! One read of the input. A workgroup loads whole blocks into workgroup memory as 32-bit
-//! keys (the order above, made unsigned) with their positions, each block padded to
-//! `p = block.next_power_of_two()` slots with keys below every real value. It then runs a
-//! bitonic top-k: runs of `K = k.next_power_of_two()` keys are sorted by a bitonic network
-//! with alternating directions, and pairs of runs are merged by keeping the larger half
-//! (Batcher's half-cleaner) and re-sorting it, until one sorted run of `K` remains per
-//! block; its first `k` entries are written, values re-read from the input so that they
-//! keep their bits. A workgroup holds `WG·ITEMS / p` blocks (at least one). Positions are
-//! unique within a block, so the order is total and every schedule gives bit-identical
-//! results.
+//! # Blocks: two kernels
+//! With `k ≤ 8` ([`TOPK_ROWS_MAX_K`]), [`topk_rows`] gives each block to one invocation,
+//! which keeps the best nine in registers (see the kernel for the packed keys and their
+//! exact fallback): one read of the input, no workgroup memory, no barriers.
+//!
+//! Otherwise [`topk_select`] does, also in one read: a workgroup loads whole blocks into
+//! workgroup memory as 32-bit keys (the order above, made unsigned) with their positions,
+//! each block padded to `p = block.next_power_of_two()` slots with keys below every real
+//! value. It then runs a bitonic top-k: runs of `K = k.next_power_of_two()` keys are sorted
+//! by a bitonic network with alternating directions, and pairs of runs are merged by keeping
+//! the larger half (Batcher's half-cleaner) and re-sorting it, until one sorted run of `K`
+//! remains per block; its first `k` entries are written, values re-read from the input so
+//! that they keep their bits. A workgroup holds `WG·ITEMS / p` blocks (at least one).
+//! Positions are unique within a block, so the order is total and every schedule gives
+//! bit-identical results. (Its `chained` mode, candidates carrying their indices, served
+//! an earlier global top-k; it stays certified.)
 //!
 //! # Global top-k
-//! [`TopkExt::topk_global`] runs the same kernel in passes, all recorded into one
-//! submission: the first pass takes the top `k` of each block of 2048 inputs with their
-//! global indices; each later pass ("chained") takes the top `k` of each 2048 candidates,
-//! carrying the indices; the last pass takes the top `k` of the remaining candidates. Each
-//! pass at least halves the candidates. Within every group of candidates, equal values sit
-//! in the order of their original indices (candidate blocks are sorted, and concatenated in
-//! input order), so breaking ties by position breaks them by index; candidates whose index
-//! is [`TOPK_PAD_INDEX`] are padding and sort last. Certification checks the kernel, one
-//! pass, against [`topk_select_reference`]; the tests check whole global runs against a
-//! sort of the input.
+//! [`TopkExt::topk_global`] is a radix select on a 64-bit composite key, the 32-bit order
+//! key then the complemented index, which is unique and puts equal values in index order
+//! ([`TopkGlobalScratch`] describes its state). Every pass is recorded into one submission
+//! ([`topk_global_record`]):
+//! 1. a sample of one `Vec4` in up to 256 is histogrammed on the top 11 bits of the key,
+//!    and the bin of its `k`-th largest sets a floor: the sample is part of the data, so at
+//!    least `k` elements reach it ([`topk_radix_hist`], [`topk_radix_select`]);
+//! 2. six levels, each a histogram of the next digit (11, 11 and 10 bits of the key, then
+//!    of the index) of the elements that match the prefix chosen so far, and a select of
+//!    the bin that holds the element of rank `k` (level 0 counts only elements above the
+//!    floor). Once the elements above the prefix and those matching it number at most
+//!    2048, later levels do nothing; the last level always gets there;
+//! 3. a collect of those elements, each workgroup through a bitmap in workgroup memory, so
+//!    that their order does not depend on the schedule ([`topk_radix_collect`]);
+//! 4. a bitonic sort of the at most 2048 candidates in one workgroup, which writes the first
+//!    `k` ([`topk_radix_sort`]).
+//!
+//! Certification checks each kernel against its reference; the tests check whole block and
+//! global runs against a sort of the input.
 
 use crate::dims::dim;
 use forge_core::{ForgeError, ForgeRuntime, GpuTensor, Schedule};
