@@ -40,7 +40,7 @@ pub use forge_core::{
     emit, files, manifest, oracle, timing, tune, ManifestCache, Timing, TuningManifest,
 };
 pub use forge_core::{
-    Access, Backend, Binding, DynArgs, ElemType, Element, Feature, ForgeError, ForgeRuntime,
+    f16, Access, Backend, Binding, DynArgs, ElemType, Element, Feature, ForgeError, ForgeRuntime,
     GpuTensor, HardwareProfile, HostArg, HostBuffer, Kernel, RuntimeBuilder, RuntimeStats,
     ScalarParam, ScalarType, ScalarValue, Schedule, Tolerance, TuneSpace,
 };
@@ -51,7 +51,7 @@ pub use forge_macros::{forge_fn, forge_kernel, forge_module};
 /// Everything a kernel author and a kernel user need: the macro, the runtime, the error,
 /// and the built-in kernels' methods.
 pub mod prelude {
-    pub use forge_core::{Feature, ForgeError, ForgeRuntime, GpuTensor, Kernel, Schedule};
+    pub use forge_core::{f16, Feature, ForgeError, ForgeRuntime, GpuTensor, Kernel, Schedule};
     pub use forge_kernels::prelude::*;
     pub use forge_macros::{forge_fn, forge_kernel, forge_module};
 }

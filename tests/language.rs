@@ -1328,3 +1328,302 @@ fn a_device_without_subgroups_refuses_subgroup_kernels_by_name() {
     // Kernels without subgroup operations still run there.
     assert_eq!(rt.index_map(3, 0).unwrap(), index_map::cpu(3, 0).unwrap());
 }
+
+// ---- f16 ------------------------------------------------------------------------------
+
+/// The f16 nearest to `v`, ties to even: the nearest of the candidates around `half`'s
+/// conversion (whose f64 paths can round twice, or the wrong way).
+fn h(v: f64) -> f16 {
+    let guess = f16::from_f64(v);
+    if !guess.is_finite() || v == 0.0 {
+        return guess;
+    }
+    let bits = guess.to_bits();
+    let candidates = [bits.wrapping_sub(1), bits, bits.wrapping_add(1)]
+        .map(f16::from_bits)
+        .into_iter()
+        .filter(|c| c.is_finite() && (c.to_f64() - v).abs() <= (guess.to_f64() - v).abs());
+    candidates
+        .min_by(|a, b| {
+            let (da, db) = ((a.to_f64() - v).abs(), (b.to_f64() - v).abs());
+            da.total_cmp(&db)
+                .then((a.to_bits() & 1).cmp(&(b.to_bits() & 1)))
+        })
+        .unwrap_or(guess)
+}
+
+/// f16 arithmetic, one rounding per operation, with literals, typed lets and casts.
+#[forge_kernel(threads = n)]
+pub fn half_ops(
+    a: &[f16; n],
+    b: &[f16; n],
+    #[out] o: &mut [f16; n * 8],
+    #[out] k: &mut [i32; n],
+    n: u32,
+) {
+    let i = global_index();
+    if i < n {
+        let x = a[i];
+        let y = b[i];
+        let quarter: f16 = 0.25;
+        let r = i * 8;
+        o[r] = x + y;
+        o[r + 1] = x - y;
+        o[r + 2] = x * y;
+        o[r + 3] = x / y;
+        o[r + 4] = x.abs().sqrt();
+        o[r + 5] = x.max(y).min(2.0) + quarter;
+        o[r + 6] = (x as f32 * 3.0) as f16 - 1.5f16;
+        o[r + 7] = (-x).clamp(-0.5, 0.5).floor() + (i % 3) as f16;
+        k[i] = (x * 100.0) as i32 + (y > x) as i32;
+    }
+}
+
+fn half_ops_reference(a: &[f16], b: &[f16]) -> (Vec<f16>, Vec<i32>) {
+    let mut o = Vec::new();
+    let mut k = Vec::new();
+    for (i, (x, y)) in a.iter().zip(b).enumerate() {
+        let (x, y) = (x.to_f64(), y.to_f64());
+        o.push(h(x + y));
+        o.push(h(x - y));
+        o.push(h(x * y));
+        o.push(h(x / y));
+        o.push(h(x.abs().sqrt()));
+        o.push(h(x.max(y).min(2.0) + 0.25));
+        o.push(h(h((x as f32 * 3.0) as f64).to_f64() - 1.5));
+        o.push(h((-x).clamp(-0.5, 0.5).floor() + (i % 3) as f64));
+        // WGSL clamps to the f16 values that fit in i32: an infinity gives 65504.
+        let scaled = h(x * 100.0).to_f64().clamp(-65504.0, 65504.0);
+        k.push((scaled as i32) + (y > x) as i32);
+    }
+    (o, k)
+}
+
+#[test]
+fn f16_arithmetic_rounds_once_per_operation() {
+    let mut rng = ChaCha8Rng::seed_from_u64(11);
+    // Ties to even: 1 + 2^-11 stays 1, (1 + 2^-10) + 2^-11 goes up to 1 + 2^-9; the largest
+    // finite f16; a subnormal.
+    let mut a = vec![
+        h(1.0),
+        h(1.0 + 2f64.powi(-10)),
+        h(65504.0),
+        h(2f64.powi(-20)),
+        h(-3.0),
+    ];
+    let mut b = vec![h(2f64.powi(-11)), h(2f64.powi(-11)), h(0.5), h(1.0), h(0.1)];
+    while a.len() < 700 {
+        a.push(h(rng.gen_range(-60.0..60.0)));
+        b.push(h(
+            rng.gen_range(0.05..8.0) * if rng.gen() { 1.0 } else { -1.0 }
+        ));
+    }
+    let n = a.len() as u32;
+    let (co, ck) = half_ops::cpu(&a, &b, n).unwrap();
+    let (ro, rk) = half_ops_reference(&a, &b);
+    assert_eq!(co[0], h(1.0));
+    assert_eq!(co[8], h(1.0 + 2f64.powi(-9)));
+    for (j, (c, r)) in co.iter().zip(&ro).enumerate() {
+        assert_eq!(
+            c.to_bits(),
+            r.to_bits(),
+            "oracle vs reference, result {} of {j}: {c} vs {r}",
+            j % 8
+        );
+    }
+    assert_eq!(ck, rk);
+    // The GPU: `+ - *` and the exact functions round as the oracle; division and sqrt may
+    // be a few units in the last place off (WGSL allows 2.5 ulp).
+    let mut rt = rt();
+    let (go, gk) = rt.half_ops(&a, &b, n).unwrap();
+    for (j, (g, c)) in go.iter().zip(&co).enumerate() {
+        let (g, c) = (g.to_f64(), c.to_f64());
+        let exact = matches!(j % 8, 0 | 1 | 2 | 5 | 7);
+        let ok = g == c
+            || if exact {
+                (g - c).abs() < 2f64.powi(-24) // a subnormal flushed to zero
+            } else {
+                (g - c).abs() <= 4.0 * 2f64.powi(-10) * c.abs().max(2f64.powi(-14))
+            };
+        assert!(
+            ok,
+            "gpu vs oracle, result {} of element {}: {g} vs {c}",
+            j % 8,
+            j / 8
+        );
+    }
+    assert_eq!(gk, ck);
+}
+
+/// z = α·x + y in f16, and two dot products of rows of 8: one accumulated in f16, one in f32
+/// from the same f16 products.
+#[forge_kernel(threads = n, reference = half_axpy_dot_reference, tolerance(abs = 1e-2, rel = 1e-2))]
+pub fn half_axpy_dot(
+    x: &[f16; n * 8],
+    y: &[f16; n * 8],
+    #[out] z: &mut [f16; n * 8],
+    #[out] dots: &mut [f16; n],
+    #[out] dots32: &mut [f32; n],
+    n: u32,
+    alpha: f32,
+) {
+    let i = global_index();
+    if i < n {
+        let a = alpha as f16;
+        let mut acc: f16 = 0.0;
+        let mut wide = 0.0f32;
+        for j in i * 8..i * 8 + 8 {
+            z[j] = a * x[j] + y[j];
+            let p = x[j] * y[j];
+            acc += p;
+            wide += x[j] as f32 * y[j] as f32;
+        }
+        dots[i] = acc;
+        dots32[i] = wide;
+    }
+}
+
+#[allow(clippy::type_complexity)]
+fn half_axpy_dot_reference(
+    x: &[f16],
+    y: &[f16],
+    n: u32,
+    alpha: f32,
+) -> Result<(Vec<f16>, Vec<f16>, Vec<f32>), ForgeError> {
+    let a = h(alpha as f64).to_f64();
+    let z = x
+        .iter()
+        .zip(y)
+        .map(|(x, y)| h(a * x.to_f64() + y.to_f64()))
+        .collect();
+    let rows = |r: usize| (0..8).map(move |j| x[r * 8 + j].to_f64() * y[r * 8 + j].to_f64());
+    let dots = (0..n as usize).map(|r| h(rows(r).sum())).collect();
+    let dots32 = (0..n as usize)
+        .map(|r| rows(r).sum::<f64>() as f32)
+        .collect();
+    Ok((z, dots, dots32))
+}
+
+/// Half-precision vectors: `HVec4` and `HVec2` bindings, swizzles, arithmetic, `dot`.
+#[forge_kernel(threads = n)]
+pub fn half_vectors(v: &[HVec4; n], #[out] o: &mut [HVec2; n], #[out] s: &mut [f16; n], n: u32) {
+    let i = global_index();
+    if i < n {
+        let w = v[i];
+        let p = w.xy() * w.zw() + HVec2::splat(0.5);
+        o[i] = p.abs().max(HVec2::new(w.x, 0.125));
+        s[i] = w.dot(w) - HVec4::ONE.dot(w);
+    }
+}
+
+#[test]
+fn f16_kernels_certify_against_f64_references() {
+    use wgsl_forge::certify::{certify_default, CertOptions};
+    let mut rt = rt();
+    assert!(rt.supports(Feature::F16), "lavapipe has SHADER_F16");
+    assert_eq!(half_axpy_dot::Kernel.features(), [Feature::F16]);
+    let report = certify_default(&mut rt, &half_axpy_dot::Kernel, &CertOptions::default()).unwrap();
+    assert!(report.passed(), "{:?}", report.failures);
+    assert!(report.cases >= 3, "{report:?}");
+    let report = certify_default(&mut rt, &half_vectors::Kernel, &CertOptions::default()).unwrap();
+    assert!(report.passed(), "{:?}", report.failures);
+
+    let mut rng = ChaCha8Rng::seed_from_u64(12);
+    let n = 333;
+    let x: Vec<f16> = (0..n * 8).map(|_| h(rng.gen_range(-1.0..1.0))).collect();
+    let y: Vec<f16> = (0..n * 8).map(|_| h(rng.gen_range(-1.0..1.0))).collect();
+    let (gz, gd, gw) = rt.half_axpy_dot(&x, &y, n as u32, 0.75).unwrap();
+    let (cz, cd, cw) = half_axpy_dot::cpu(&x, &y, n as u32, 0.75).unwrap();
+    let (rz, rd, rw) = half_axpy_dot_reference(&x, &y, n as u32, 0.75).unwrap();
+    let near = |a: f64, b: f64, ulps: f64| {
+        (a - b).abs() <= ulps * 2f64.powi(-11) * a.abs().max(b.abs()).max(1.0)
+    };
+    for i in 0..n * 8 {
+        // One multiply and one add in f16: within two roundings of the exact value.
+        assert!(
+            near(cz[i].to_f64(), rz[i].to_f64(), 2.0),
+            "z[{i}]: {} vs {}",
+            cz[i],
+            rz[i]
+        );
+        assert!(
+            near(gz[i].to_f64(), cz[i].to_f64(), 2.0),
+            "gpu z[{i}]: {} vs {}",
+            gz[i],
+            cz[i]
+        );
+    }
+    for i in 0..n {
+        // Eight products and eight sums rounded to f16.
+        assert!(
+            near(cd[i].to_f64(), rd[i].to_f64(), 16.0),
+            "dot[{i}]: {} vs {}",
+            cd[i],
+            rd[i]
+        );
+        assert!(
+            near(gd[i].to_f64(), cd[i].to_f64(), 8.0),
+            "gpu dot[{i}]: {} vs {}",
+            gd[i],
+            cd[i]
+        );
+        // f16 products are exact in f32: only the f32 sums round.
+        assert!((cw[i] - rw[i]).abs() <= 1e-6, "dot32[{i}]");
+        assert!((gw[i] - cw[i]).abs() <= 1e-6, "gpu dot32[{i}]");
+    }
+
+    let v: Vec<[f16; 4]> = (0..n)
+        .map(|_| [0; 4].map(|_: i32| h(rng.gen_range(-2.0..2.0))))
+        .collect();
+    let (go, gs) = rt.half_vectors(&v, n as u32).unwrap();
+    let (co, cs) = half_vectors::cpu(&v, n as u32).unwrap();
+    for i in 0..n {
+        let w = v[i].map(|c| c.to_f64());
+        let p = [
+            h(h(w[0] * w[2]).to_f64() + 0.5),
+            h(h(w[1] * w[3]).to_f64() + 0.5),
+        ];
+        let o = [
+            p[0].to_f64().abs().max(w[0]),
+            p[1].to_f64().abs().max(0.125),
+        ];
+        for c in 0..2 {
+            assert!(
+                near(co[i][c].to_f64(), o[c], 2.0),
+                "o[{i}][{c}]: {} vs {}",
+                co[i][c],
+                o[c]
+            );
+            assert!(
+                near(go[i][c].to_f64(), co[i][c].to_f64(), 2.0),
+                "gpu o[{i}][{c}]"
+            );
+        }
+        let s = w.iter().map(|c| c * c).sum::<f64>() - w.iter().sum::<f64>();
+        assert!(near(cs[i].to_f64(), s, 16.0), "s[{i}]: {} vs {s}", cs[i]);
+        assert!(near(gs[i].to_f64(), cs[i].to_f64(), 16.0), "gpu s[{i}]");
+    }
+}
+
+#[test]
+fn a_device_without_f16_refuses_f16_kernels_by_name() {
+    let mut rt = ForgeRuntime::builder()
+        .capacity(64 << 20)
+        .without_feature(Feature::F16)
+        .build()
+        .unwrap();
+    let x = [h(1.0); 8];
+    let err = rt.half_axpy_dot(&x, &x, 1, 1.0).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            ForgeError::MissingFeature {
+                feature: "SHADER_F16",
+                kernel: "half_axpy_dot",
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("`f16` values"), "{err}");
+}

@@ -230,3 +230,32 @@ fn subgroup_wgsl() {
     validate("snap_subgroup_sum", snap_subgroup_sum::WGSL);
     insta::assert_snapshot!("subgroup_sum", snap_subgroup_sum::WGSL);
 }
+
+// ---- f16: storage, literals, casts and the f32 helpers that give methods their meaning -
+
+/// A half-precision axpy with a clamp and a rounding, and an f32 accumulation.
+#[forge_kernel(threads = n)]
+pub fn snap_half(
+    x: &[f16; n],
+    y: &mut [f16; n],
+    v: &[HVec4; n],
+    #[out] s: &mut [f32; n],
+    n: u32,
+    alpha: f32,
+) {
+    let i = global_index();
+    if i < n {
+        let a = alpha as f16;
+        let bias: f16 = 0.1;
+        y[i] = (a * x[i] + y[i]).clamp(-1.0, 1.0).round() + bias;
+        let w = v[i] * HVec4::splat(1.5f16);
+        s[i] = w.dot(w) as f32 + x[i].max(0.0) as f32;
+    }
+}
+
+#[test]
+fn half_wgsl() {
+    validate("snap_half", snap_half::WGSL);
+    assert!(snap_half::WGSL.starts_with("enable f16;\n"));
+    insta::assert_snapshot!("half", snap_half::WGSL);
+}

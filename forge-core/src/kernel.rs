@@ -245,6 +245,12 @@ impl Tolerance {
         abs: 1e-5,
         rel: 1e-4,
     };
+    /// The same for `f16` results: a few units in the last place of a half (2^-10
+    /// relative), since each reassociated or fused step rounds to 11 bits.
+    pub const HALF: Tolerance = Tolerance {
+        abs: 2e-3,
+        rel: 8e-3,
+    };
 
     /// Whether `a` and `b` agree. NaN never agrees with anything, itself included.
     pub fn accepts(&self, a: f64, b: f64) -> bool {

@@ -28,6 +28,9 @@ pub mod timing;
 pub mod topology;
 pub mod tune;
 
+/// IEEE half precision, the host type of `f16` bindings (the `half` crate's `f16`).
+pub use half::f16;
+
 pub use context::{Backend, ForgeRuntime, RuntimeBuilder, RuntimeStats};
 pub use dispatch::HostArg;
 pub use error::{ForgeError, Result};
@@ -56,4 +59,5 @@ pub mod __private {
     pub use crate::tensor::{Element, GpuTensor};
     pub use crate::ForgeRuntime;
     pub use bytemuck;
+    pub use half::f16;
 }

@@ -26,7 +26,6 @@ pub fn check(cx: &Ctxt, k: &Kernel<'_>) {
     has_threads(cx, k);
     writes_something(cx, k);
     cases_valid(cx, k);
-    no_f16_yet(cx, k);
     array_values_only_in_let(cx, k);
     atomic_store_is_a_statement(cx, k);
     atomic_arrays_only_atomically(cx, k);
@@ -464,23 +463,6 @@ fn eval_threads(e: &LenExpr, vals: &[CaseValue]) -> Result<u32, &'static str> {
             }
         }
     })
-}
-
-/// f16 needs an f16-capable CPU oracle, which is not built yet.
-fn no_f16_yet(cx: &Ctxt, k: &Kernel<'_>) {
-    for b in &k.bindings {
-        if b.elem == Scalar::F16 {
-            cx.error(
-                b.elem_span,
-                "`f16` bindings are not supported yet; use `f32`",
-            );
-        }
-    }
-    for l in &k.locals {
-        if matches!(l.ty, Ty::Scalar(Scalar::F16)) {
-            cx.error(l.span, "`f16` locals are not supported yet; use `f32`");
-        }
-    }
 }
 
 /// Array values (`[x; N]`, `[a, b]`) only initialise locals: WGSL has no array repeat

@@ -39,14 +39,39 @@ pub struct Oracle<'k> {
     uniform_loops: Vec<usize>,
 }
 
-pub fn rust_scalar(s: Scalar) -> TokenStream {
+/// The Rust type of a scalar: `f16` is the `half` crate's, through the runtime's path.
+pub fn rust_scalar(s: Scalar, p: &Paths) -> TokenStream {
     match s {
         Scalar::F32 => quote!(f32),
         Scalar::U32 => quote!(u32),
         Scalar::I32 => quote!(i32),
-        Scalar::F16 => quote!(u16),
+        Scalar::F16 => p.f16(),
         Scalar::Bool => quote!(bool),
     }
+}
+
+/// The bits of the `f16` nearest to `v`, ties to even. (`half`'s `from_f64_const` rounds
+/// some values the wrong way, and its `from_f64` may go through f32 and round twice.)
+pub fn f16_bits(v: f64) -> u16 {
+    if !v.is_finite() {
+        return half::f16::from_f64(v).to_bits();
+    }
+    let a = v.abs();
+    // Halfway between 65504 and 2^16, and above, rounds to infinity.
+    if a >= 65520.0 {
+        return if v > 0.0 { 0x7c00 } else { 0xfc00 };
+    }
+    // The spacing of f16 values at `a` (2^-24 below 2^-14, where they are subnormal):
+    // rounding the exact quotient to an even integer rounds `a` to the nearest f16, and the
+    // product is exact, so the last conversion does not round.
+    let exp = if a < 2f64.powi(-14) {
+        -14
+    } else {
+        ((a.to_bits() >> 52) & 0x7ff) as i32 - 1023
+    };
+    let q = 2f64.powi(exp - 10);
+    let r = (a / q).round_ties_even() * q;
+    half::f16::from_f64(r.copysign(v)).to_bits()
 }
 
 /// The number of components of a vector type, as a literal.
@@ -170,9 +195,9 @@ impl<'k> Oracle<'k> {
 
     fn ty(&self, t: &Ty) -> TokenStream {
         match t {
-            Ty::Scalar(s) => rust_scalar(*s),
+            Ty::Scalar(s) => rust_scalar(*s, self.p),
             Ty::Vector(s, n) => {
-                let s = rust_scalar(*s);
+                let s = rust_scalar(*s, self.p);
                 let n = Literal::usize_unsuffixed(*n as usize);
                 quote!([#s; #n])
             }
@@ -193,7 +218,10 @@ impl<'k> Oracle<'k> {
             Ty::Scalar(Scalar::F32) => quote!(0.0f32),
             Ty::Scalar(Scalar::U32) => quote!(0u32),
             Ty::Scalar(Scalar::I32) => quote!(0i32),
-            Ty::Scalar(Scalar::F16) => quote!(0u16),
+            Ty::Scalar(Scalar::F16) => {
+                let f16 = self.p.f16();
+                quote!(#f16::ZERO)
+            }
             Ty::Scalar(Scalar::Bool) => quote!(false),
             Ty::Vector(s, n) => {
                 let z = self.zero(&Ty::Scalar(*s));
@@ -209,6 +237,10 @@ impl<'k> Oracle<'k> {
         match t {
             Ty::Scalar(Scalar::U32) => quote!(1u32),
             Ty::Scalar(Scalar::I32) => quote!(1i32),
+            Ty::Scalar(Scalar::F16) => {
+                let f16 = self.p.f16();
+                quote!(#f16::ONE)
+            }
             Ty::Vector(s, n) => {
                 let o = self.one(&Ty::Scalar(*s));
                 let n = Literal::usize_unsuffixed(*n as usize);
@@ -323,7 +355,7 @@ impl<'k> Oracle<'k> {
         }
         for s in &self.k.scalars {
             let id = format_ident!("{}", s.name);
-            let t = rust_scalar(s.ty);
+            let t = rust_scalar(s.ty, self.p);
             out.push(quote!(#id: #t));
         }
         out
@@ -537,7 +569,7 @@ impl<'k> Oracle<'k> {
             SubgroupOp::All => quote!((__fg_x && __fg_y)),
             _ => quote!((__fg_x || __fg_y)),
         };
-        let rs = rust_scalar(s);
+        let rs = rust_scalar(s, self.p);
         match t {
             Ty::Vector(_, n) => {
                 let n = Literal::usize_unsuffixed(*n as usize);
@@ -823,6 +855,12 @@ impl<'k> Oracle<'k> {
                     quote!((#l))
                 }
             },
+            // The bits of the nearest `f16`, as the WGSL literal (`1.5h`) rounds too.
+            ExprKind::FloatLit(v) if e.ty.scalar() == Some(Scalar::F16) => {
+                let f16 = self.p.f16();
+                let bits = Literal::u16_suffixed(f16_bits(*v));
+                quote!(#f16::from_bits(#bits))
+            }
             ExprKind::FloatLit(v) => {
                 let f = *v as f32;
                 if f.is_nan() {
@@ -944,8 +982,23 @@ impl<'k> Oracle<'k> {
                     (Scalar::F32, Scalar::I32) => quote!(#oracle::f32_to_i32(#inner)),
                     (Scalar::F32, Scalar::U32) => quote!(#oracle::f32_to_u32(#inner)),
                     (Scalar::Bool, Scalar::F32) => quote!(((#inner) as u32 as f32)),
+                    // Every f16 is an f32.
+                    (Scalar::F16, Scalar::F32) => quote!((#inner).to_f32()),
+                    (Scalar::F16, Scalar::I32) => quote!(#oracle::f16_to_i32(#inner)),
+                    (Scalar::F16, Scalar::U32) => quote!(#oracle::f16_to_u32(#inner)),
+                    // One rounding to the nearest f16: integers below 2^24 are exact in f32,
+                    // and larger ones are beyond f16's range (infinity) either way.
+                    (_, Scalar::F16) => {
+                        let f16 = self.p.f16();
+                        let wide = match from {
+                            Scalar::F32 => inner,
+                            Scalar::Bool => quote!(((#inner) as u32 as f32)),
+                            _ => quote!(((#inner) as f32)),
+                        };
+                        quote!(#f16::from_f32(#wide))
+                    }
                     _ => {
-                        let t = rust_scalar(to);
+                        let t = rust_scalar(to, self.p);
                         quote!(((#inner) as #t))
                     }
                 }
@@ -1069,6 +1122,12 @@ impl<'k> Oracle<'k> {
         if args[0].ty.is_vector() {
             let x = &a[0];
             return match f {
+                MathFn::Dot if s == Scalar::F16 => {
+                    let y = &a[1];
+                    quote!(#oracle::dot_f16(#x, #y))
+                }
+                MathFn::Length if s == Scalar::F16 => quote!(#oracle::length_f16(#x)),
+                MathFn::Normalize if s == Scalar::F16 => quote!(#oracle::normalize_f16(#x)),
                 MathFn::Dot if s.is_float() => {
                     let y = &a[1];
                     quote!(#oracle::dot_f32(#x, #y))
@@ -1097,6 +1156,26 @@ impl<'k> Oracle<'k> {
     /// A math function of scalar arguments given as tokens.
     fn math_tokens(&self, f: MathFn, s: Scalar, a: &[TokenStream]) -> TokenStream {
         let oracle = self.p.oracle();
+        if s == Scalar::F16 {
+            // `f16` math in f32, rounded once back to f16: exact for the operations that
+            // are exact in f32 (min, max, abs, floor, ...) and correctly rounded for sqrt
+            // (24 bits are enough for one rounding to 11); the transcendental functions
+            // are approximations on every GPU anyway.
+            let f16 = self.p.f16();
+            let wide: Vec<TokenStream> = a
+                .iter()
+                .enumerate()
+                .map(|(i, x)| match (f, i) {
+                    (MathFn::Powi, 1) => x.clone(),
+                    _ => quote!((#x).to_f32()),
+                })
+                .collect();
+            let r = self.math_tokens(f, Scalar::F32, &wide);
+            return match f {
+                MathFn::IsNan | MathFn::IsFinite => r,
+                _ => quote!(#f16::from_f32(#r)),
+            };
+        }
         let x = &a[0];
         let method = |m: &str| {
             let m = format_ident!("{}", m);
@@ -1152,6 +1231,36 @@ impl<'k> Oracle<'k> {
             MathFn::WrappingSub => method("wrapping_sub"),
             MathFn::WrappingMul => method("wrapping_mul"),
             MathFn::Dot | MathFn::Length | MathFn::Normalize => quote!(#x),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::f16_bits;
+
+    #[test]
+    fn f16_rounding_is_to_the_nearest_with_ties_to_even() {
+        assert_eq!(f16_bits(1.0), 0x3c00);
+        assert_eq!(f16_bits(1.0 + 2f64.powi(-11)), 0x3c00, "a tie goes to even");
+        assert_eq!(
+            f16_bits(1.0 + 3.0 * 2f64.powi(-11)),
+            0x3c02,
+            "a tie goes to even"
+        );
+        assert_eq!(f16_bits(4.3535186918169995), 0x445b, "just above a tie: up");
+        assert_eq!(f16_bits(65504.0), 0x7bff);
+        assert_eq!(f16_bits(65519.99), 0x7bff);
+        assert_eq!(f16_bits(65520.0), 0x7c00);
+        assert_eq!(f16_bits(-1e9), 0xfc00);
+        assert_eq!(f16_bits(2f64.powi(-24)), 0x0001, "the smallest subnormal");
+        assert_eq!(f16_bits(2f64.powi(-25)), 0x0000, "half of it ties to zero");
+        assert_eq!(f16_bits(-0.0), 0x8000);
+        assert_eq!(f16_bits(0.1), 0x2e66);
+        // Every f16 converts to itself.
+        for bits in (0..0x7c00u16).chain(0x8000..0xfc00) {
+            let v = half::f16::from_bits(bits).to_f64();
+            assert_eq!(f16_bits(v), bits, "{v}");
         }
     }
 }

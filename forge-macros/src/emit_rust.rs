@@ -124,7 +124,7 @@ pub fn emit(k: &Kernel<'_>, wgsl: &Wgsl) -> TokenStream {
         .iter()
         .map(|s| format_ident!("{}", s.name))
         .collect();
-    let scalar_tys: Vec<TokenStream> = k.scalars.iter().map(|s| rust_scalar(s.ty)).collect();
+    let scalar_tys: Vec<TokenStream> = k.scalars.iter().map(|s| rust_scalar(s.ty, &p)).collect();
     let binding_ids: Vec<Ident> = k
         .bindings
         .iter()
@@ -134,7 +134,7 @@ pub fn emit(k: &Kernel<'_>, wgsl: &Wgsl) -> TokenStream {
         .bindings
         .iter()
         .map(|b| {
-            let s = rust_scalar(b.elem);
+            let s = rust_scalar(b.elem, &p);
             if b.width == 1 {
                 s
             } else {
@@ -469,6 +469,13 @@ pub fn emit(k: &Kernel<'_>, wgsl: &Wgsl) -> TokenStream {
         None if k
             .bindings
             .iter()
+            .any(|b| b.elem == Scalar::F16 && b.access != Access::Read) =>
+        {
+            quote!(fn tolerance(&self) -> #tolerance { #tolerance::HALF })
+        }
+        None if k
+            .bindings
+            .iter()
             .all(|b| b.elem.is_int() || b.access == Access::Read) =>
         {
             quote!(fn tolerance(&self) -> #tolerance { #tolerance::EXACT })
@@ -481,6 +488,9 @@ pub fn emit(k: &Kernel<'_>, wgsl: &Wgsl) -> TokenStream {
     let mut features = Vec::new();
     if k.uses_subgroups() {
         features.push(quote!(#feature::Subgroups));
+    }
+    if crate::emit_wgsl::uses_f16(k) {
+        features.push(quote!(#feature::F16));
     }
     let features_fn = if features.is_empty() {
         quote!()
@@ -518,7 +528,7 @@ pub fn emit(k: &Kernel<'_>, wgsl: &Wgsl) -> TokenStream {
         .iter()
         .map(|s| {
             let id = format_ident!("{}", s.name);
-            let t = rust_scalar(s.ty);
+            let t = rust_scalar(s.ty, &p);
             let doc = format!("The `{}` parameter.", s.name);
             quote!(#[doc = #doc] pub #id: #t)
         })

@@ -249,11 +249,27 @@ fn used_subgroup_builtins(k: &Kernel<'_>) -> Vec<Builtin> {
     used
 }
 
-fn uses_f16(k: &Kernel<'_>) -> bool {
+/// Whether any value of the kernel, or of a helper it calls, is an `f16` or holds some.
+pub fn uses_f16(k: &Kernel<'_>) -> bool {
+    fn has(t: &Ty) -> bool {
+        match t {
+            Ty::Scalar(s) | Ty::Vector(s, _) => *s == Scalar::F16,
+            Ty::Array(e, _) => has(e),
+        }
+    }
+    let body_has = |locals: &[Local], body: &Block| {
+        let mut found = locals.iter().any(|l| has(&l.ty));
+        walk_stmts(body, &mut |s| {
+            stmt_exprs(s, &mut |e| walk_expr(e, &mut |x| found |= has(&x.ty)))
+        });
+        found
+    };
     k.bindings.iter().any(|b| b.elem == Scalar::F16)
-        || k.locals
-            .iter()
-            .any(|l| matches!(l.ty, Ty::Scalar(Scalar::F16)))
+        || body_has(&k.locals, &k.body)
+        || k.used_helpers().into_iter().any(|h| {
+            let h = &k.helpers[h];
+            h.ret.as_ref().is_some_and(has) || body_has(&h.locals, &h.body)
+        })
 }
 
 pub fn ty(t: &Ty) -> String {
@@ -660,8 +676,43 @@ impl Emitter<'_> {
     fn math(&mut self, f: MathFn, args: &[Expr]) -> String {
         let a: Vec<String> = args.iter().map(|x| self.expr(x)).collect();
         let t0 = args[0].ty.component().unwrap_or(Scalar::F32);
+        let vector = args[0].ty.is_vector();
+        let via_f32 = matches!(
+            f,
+            MathFn::Min
+                | MathFn::Max
+                | MathFn::Clamp
+                | MathFn::Round
+                | MathFn::Powf
+                | MathFn::Powi
+                | MathFn::Signum
+                | MathFn::IsNan
+                | MathFn::IsFinite
+        );
+        if t0 == Scalar::F16 && !vector && via_f32 {
+            // The f32 helpers that give these their Rust meaning, on the exact f32 value of
+            // each f16: the results (an f16 operand, or a power rounded once) convert back.
+            let wide: Vec<String> = a
+                .iter()
+                .enumerate()
+                .map(|(i, x)| match (f, i) {
+                    (MathFn::Powi, 1) => x.clone(),
+                    _ => format!("f32({x})"),
+                })
+                .collect();
+            let r = self.math_text(f, Scalar::F32, false, &wide);
+            return match f {
+                MathFn::IsNan | MathFn::IsFinite => r,
+                _ => format!("f16({r})"),
+            };
+        }
+        self.math_text(f, t0, vector, &a)
+    }
+
+    /// A math function of arguments given as WGSL text, of component type `t0`.
+    fn math_text(&mut self, f: MathFn, t0: Scalar, vector: bool, a: &[String]) -> String {
         // The Rust-meaning helpers are scalar; vectors use WGSL's componentwise builtins.
-        let float = t0.is_float() && !args[0].ty.is_vector();
+        let float = t0.is_float() && !vector;
         let call = |name: &str| format!("{name}({})", a.join(", "));
         match f {
             MathFn::Abs => call("abs"),
@@ -718,6 +769,7 @@ impl Emitter<'_> {
                 format!("{h}({})", a[0])
             }
             MathFn::Signum => call("sign"),
+            MathFn::Recip if t0 == Scalar::F16 => format!("(1.0h / {})", a[0]),
             MathFn::Recip => format!("(1.0f / {})", a[0]),
             MathFn::ToBits => format!("bitcast<u32>({})", a[0]),
             MathFn::FromBits => format!("bitcast<f32>({})", a[0]),
@@ -755,9 +807,14 @@ fn builtin(b: Builtin) -> &'static str {
     }
 }
 
-/// A float literal that reads back as exactly the same `f32`.
+/// A float literal that reads back as exactly the same `f32`, or `f16`: the nearest `f16`
+/// to `v`, written as the shortest decimal of its (exact) `f32` value.
 pub fn float_lit(v: f64, s: Scalar) -> String {
-    let f = v as f32;
+    let f = if s == Scalar::F16 {
+        half::f16::from_bits(crate::emit_oracle::f16_bits(v)).to_f32()
+    } else {
+        v as f32
+    };
     if f.is_nan() {
         return "bitcast<f32>(0x7fc00000u)".into();
     }

@@ -1458,8 +1458,8 @@ impl<'k, 'a> Lowerer<'k, 'a> {
         if segs.len() == 2 {
             if let Some((s, n)) = crate::parse::vector_name(&segs[0]) {
                 let v = match (segs[1].as_str(), s) {
-                    ("ZERO", Scalar::F32) => ExprKind::FloatLit(0.0),
-                    ("ONE", Scalar::F32) => ExprKind::FloatLit(1.0),
+                    ("ZERO", Scalar::F32 | Scalar::F16) => ExprKind::FloatLit(0.0),
+                    ("ONE", Scalar::F32 | Scalar::F16) => ExprKind::FloatLit(1.0),
                     ("ZERO", _) => ExprKind::IntLit(0),
                     ("ONE", _) => ExprKind::IntLit(1),
                     _ => {
@@ -2164,6 +2164,16 @@ impl<'k, 'a> Lowerer<'k, 'a> {
         if let (ExprKind::IntLit(v), Ty::Scalar(s)) = (&e.kind, &e.ty) {
             if s.is_float() {
                 e.kind = ExprKind::FloatLit(*v as f64);
+            }
+        }
+        // WGSL rejects an `h` literal that rounds to infinity.
+        if let (ExprKind::FloatLit(v), Ty::Scalar(Scalar::F16)) = (&e.kind, &e.ty) {
+            let bits = crate::emit_oracle::f16_bits(*v);
+            if v.is_finite() && bits & 0x7fff == 0x7c00 {
+                self.cx.error(
+                    e.span,
+                    "literal out of range for `f16`, whose largest finite value is 65504",
+                );
             }
         }
     }

@@ -140,7 +140,6 @@ pub struct BindingParam<'a> {
     /// 1 for scalars, 2 or 4 for vectors.
     pub width: u8,
     pub atomic: bool,
-    pub elem_span: Span,
     pub access: Access,
     pub len: LenExpr,
     pub len_text: String,

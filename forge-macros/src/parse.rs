@@ -657,6 +657,20 @@ pub fn params<'a>(
                         order.push(ParamRef::Scalar(scalars.len()));
                         scalars.push(ScalarParam { original: pt, name, ty: s });
                     }
+                    Some(Scalar::F16) => {
+                        cx.error_spanned(
+                            ty,
+                            format!("`f16` scalar parameters are not supported (the `Params` uniform holds 4-byte fields); take `{name}: f32` and convert in the body with `{name} as f16`"),
+                        );
+                        // Still declared, so that its uses add no "cannot find" errors;
+                        // the error stops expansion before `Params` is generated.
+                        order.push(ParamRef::Scalar(scalars.len()));
+                        scalars.push(ScalarParam {
+                            original: pt,
+                            name,
+                            ty: Scalar::F16,
+                        });
+                    }
                     _ => cx.error_spanned(
                         ty,
                         format!(
@@ -695,7 +709,7 @@ pub fn params<'a>(
             Some((s, 3, _)) => {
                 cx.error_spanned(
                     &arr.elem,
-                    "`Vec3` bindings are not supported: WGSL pads them to 16 bytes; use `Vec4`",
+                    "3-component vector bindings are not supported: WGSL pads their elements to 4 components; use a 4-component vector such as `Vec4`",
                 );
                 (s, 4, false)
             }
@@ -705,7 +719,7 @@ pub fn params<'a>(
                 cx.error_spanned(
                     t,
                     format!(
-                        "unsupported element type `{}`; use `f32`, `u32`, `i32`, `Vec2`/`Vec4` (and `UVec`/`IVec`), `Atomic<u32>` or `Atomic<i32>`",
+                        "unsupported element type `{}`; use `f32`, `u32`, `i32`, `f16`, `Vec2`/`Vec4` (and `UVec`/`IVec`/`HVec`), `Atomic<u32>` or `Atomic<i32>`",
                         quote::quote!(#t)
                     ),
                 );
@@ -732,7 +746,6 @@ pub fn params<'a>(
             elem,
             width,
             atomic,
-            elem_span: arr.elem.span(),
             access,
             len,
             len_text: len_text(&arr.len),
@@ -780,6 +793,9 @@ pub fn vector_name(name: &str) -> Option<(Scalar, u8)> {
         (Scalar::U32, r)
     } else if let Some(r) = name.strip_prefix("IVec") {
         (Scalar::I32, r)
+    } else if let Some(r) = name.strip_prefix("HVec") {
+        // `h` as in WGSL's `vec4h`; glam has no half-precision vectors.
+        (Scalar::F16, r)
     } else {
         (Scalar::F32, name.strip_prefix("Vec")?)
     };

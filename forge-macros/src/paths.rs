@@ -63,6 +63,9 @@ impl Paths {
     pub fn kernel_trait(&self) -> TokenStream {
         self.p(quote!(Kernel))
     }
+    pub fn f16(&self) -> TokenStream {
+        self.p(quote!(f16))
+    }
     pub fn feature(&self) -> TokenStream {
         self.p(quote!(Feature))
     }

@@ -171,6 +171,9 @@ const LEAVES: &[&str] = &[
     "subgroup_shuffle(1.0)",
     "subgroup_ballot(true).x",
     "subgroup_all(1.0)",
+    "(1.5 as f16)",
+    "HVec4::ZERO",
+    "70000.0f16",
     "true",
     "false",
     "f32::NAN",
@@ -720,6 +723,8 @@ impl Typed {
                 "(c as f32)",
                 "(q as f32)",
                 "3.0",
+                "((x[i] as f16 * 0.5f16).max(-2.0) as f32)",
+                "(HVec2::splat(s as f16).dot(HVec2::ONE) as f32)",
             ];
             if self.shared {
                 leaves.push("tile[lid]");

@@ -100,6 +100,29 @@ pub fn f32_to_u32(x: f32) -> u32 {
     }
 }
 
+/// WGSL's `i32(f16)`: truncation, clamped to the f16 values that fit (`±65504`, so an
+/// infinity gives 65504), with NaN as 0.
+#[inline(always)]
+pub fn f16_to_i32(x: half::f16) -> i32 {
+    let x = x.to_f32();
+    if x.is_nan() {
+        0
+    } else {
+        x.clamp(-65504.0, 65504.0) as i32
+    }
+}
+
+/// WGSL's `u32(f16)`: truncation, clamped to `[0, 65504]`, with NaN as 0.
+#[inline(always)]
+pub fn f16_to_u32(x: half::f16) -> u32 {
+    let x = x.to_f32();
+    if x.is_nan() {
+        0
+    } else {
+        x.clamp(0.0, 65504.0) as u32
+    }
+}
+
 /// Rust's `f32::clamp` without its panic on `lo > hi`: the same formula the WGSL uses.
 #[inline(always)]
 pub fn clamp_f32(x: f32, lo: f32, hi: f32) -> f32 {
@@ -174,6 +197,25 @@ pub fn length<const N: usize>(a: [f32; N]) -> f32 {
 pub fn normalize<const N: usize>(a: [f32; N]) -> [f32; N] {
     let l = length(a);
     a.map(|x| x / l)
+}
+
+/// `a.dot(b)` for `f16` vectors: summed in f32 and rounded once (WGSL leaves the
+/// intermediate precision of `dot` to the implementation).
+#[inline(always)]
+pub fn dot_f16<const N: usize>(a: [half::f16; N], b: [half::f16; N]) -> half::f16 {
+    half::f16::from_f32(dot_f32(a.map(half::f16::to_f32), b.map(half::f16::to_f32)))
+}
+
+/// `a.length()` for `f16` vectors, in f32 and rounded once.
+#[inline(always)]
+pub fn length_f16<const N: usize>(a: [half::f16; N]) -> half::f16 {
+    half::f16::from_f32(length(a.map(half::f16::to_f32)))
+}
+
+/// `a.normalize()` for `f16` vectors, in f32 and rounded once per component.
+#[inline(always)]
+pub fn normalize_f16<const N: usize>(a: [half::f16; N]) -> [half::f16; N] {
+    normalize(a.map(half::f16::to_f32)).map(half::f16::from_f32)
 }
 
 /// The workgroup grid for `groups` workgroups: x up to the limit, then folded into y and z.

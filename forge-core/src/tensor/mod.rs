@@ -40,6 +40,15 @@ impl Element for u32 {
 impl Element for i32 {
     const ELEM: ElemType = ElemType::scalar(ScalarType::I32);
 }
+impl Element for half::f16 {
+    const ELEM: ElemType = ElemType::scalar(ScalarType::F16);
+}
+impl Element for [half::f16; 2] {
+    const ELEM: ElemType = vector(ScalarType::F16, 2);
+}
+impl Element for [half::f16; 4] {
+    const ELEM: ElemType = vector(ScalarType::F16, 4);
+}
 impl Element for [f32; 2] {
     const ELEM: ElemType = vector(ScalarType::F32, 2);
 }
