@@ -41,8 +41,8 @@ pub use forge_core::{
 };
 pub use forge_core::{
     f16, Access, Backend, Binding, DynArgs, ElemType, Element, Feature, ForgeError, ForgeRuntime,
-    GpuTensor, HardwareProfile, HostArg, HostBuffer, Kernel, RuntimeBuilder, RuntimeStats,
-    ScalarParam, ScalarType, ScalarValue, Schedule, Tolerance, TuneSpace,
+    GpuTensor, HardwareProfile, HostArg, HostBuffer, Kernel, OracleOptions, RuntimeBuilder,
+    RuntimeStats, ScalarParam, ScalarType, ScalarValue, Schedule, Tolerance, TuneSpace,
 };
 pub mod bench;
 pub use forge_kernels as kernels;
@@ -51,7 +51,9 @@ pub use forge_macros::{forge_fn, forge_kernel, forge_module};
 /// Everything a kernel author and a kernel user need: the macro, the runtime, the error,
 /// and the built-in kernels' methods.
 pub mod prelude {
-    pub use forge_core::{f16, Feature, ForgeError, ForgeRuntime, GpuTensor, Kernel, Schedule};
+    pub use forge_core::{
+        f16, Feature, ForgeError, ForgeRuntime, GpuTensor, Kernel, OracleOptions, Schedule,
+    };
     pub use forge_kernels::prelude::*;
     pub use forge_macros::{forge_fn, forge_kernel, forge_module};
 }

@@ -554,6 +554,133 @@ fn oracle_reports_out_of_bounds_with_every_detail() {
     );
 }
 
+// ---- data races: the oracle names the invocations -------------------------------------------
+
+/// Racy on purpose, in the way chosen by `mode`: 0 writes `y[i / 2]` (two invocations of
+/// one workgroup), 1 writes `y[workgroup_index() % 2]` from each workgroup's first
+/// invocation (different workgroups), 2 reads a neighbour's workgroup-memory element with
+/// no barrier, 3 writes an element after a neighbour read it, 4 does what 2 does, with the
+/// barrier.
+#[forge_kernel(workgroup = 64, threads = n, case(n = 256, mode = 4), case(n = 256, mode = 1))]
+pub fn racy(x: &[u32; n], #[out] y: &mut [u32; n], n: u32, mode: u32) {
+    #[shared]
+    let mut tile = [0u32; 64];
+    let i = global_index();
+    let lid = local_index();
+    if mode == 0 {
+        if i < n {
+            y[i / 2] = x[i];
+        }
+    }
+    if mode == 1 {
+        if lid == 0 {
+            y[workgroup_index() % 2] = x[i % n];
+        }
+    }
+    if mode == 2 || mode == 4 {
+        tile[lid] = x[i % n];
+        if mode == 4 {
+            workgroup_barrier();
+        }
+        if i < n {
+            y[i] = tile[(lid + 63) % 64];
+        }
+    }
+    if mode == 3 {
+        let v = tile[(lid + 1) % 64];
+        tile[lid] = x[i % n] + v;
+        if i < n {
+            y[i] = v;
+        }
+    }
+}
+
+fn race_of(mode: u32) -> (String, u64, u64, u64, &'static str) {
+    let x: Vec<u32> = (0..256).collect();
+    let opts = OracleOptions::default().with_race_detection(true);
+    match racy::cpu_with_options(&racy::Kernel.default_schedule(), &opts, &x, 256, mode) {
+        Err(e @ ForgeError::DataRace { .. }) => {
+            let text = e.to_string();
+            let ForgeError::DataRace {
+                binding,
+                index,
+                first,
+                second,
+                ..
+            } = e
+            else {
+                unreachable!()
+            };
+            (text, index, first, second, binding)
+        }
+        other => panic!("mode {mode}: expected a data race, got {other:?}"),
+    }
+}
+
+#[test]
+fn oracle_detects_data_races_naming_the_invocations() {
+    // Two invocations of one workgroup write y[0].
+    let (text, index, first, second, binding) = race_of(0);
+    assert_eq!((binding, index, first, second), ("y", 0, 0, 1), "{text}");
+    assert!(
+        text.contains("wrote it too with no `storage_barrier()` between them"),
+        "{text}"
+    );
+    // Workgroups 0 and 2 both write y[0]: no barrier orders different workgroups.
+    let (text, index, first, second, binding) = race_of(1);
+    assert_eq!((binding, index, first, second), ("y", 0, 0, 128), "{text}");
+    assert!(
+        text.contains("invocation 128 (workgroup 2, local 0)")
+            && text.contains("different workgroups"),
+        "{text}"
+    );
+    // Invocation 0 reads tile[63], which invocation 63 wrote in the same barrier interval:
+    // the statement with the (untaken) barrier splits the oracle's run, so every write runs
+    // before every read, and the read is still a race.
+    let (text, index, first, second, binding) = race_of(2);
+    assert_eq!(
+        (binding, index, first, second),
+        ("tile", 63, 63, 0),
+        "{text}"
+    );
+    assert!(
+        text.contains("invocation 63 (workgroup 0, local 63) wrote it, then invocation 0 (workgroup 0, local 0) read it with no `workgroup_barrier()` between them"),
+        "{text}"
+    );
+    // Invocation 1 writes tile[1] after invocation 0 read it in the same interval.
+    let (text, index, first, second, binding) = race_of(3);
+    assert_eq!((binding, index, first, second), ("tile", 1, 0, 1), "{text}");
+    assert!(text.contains("read it, then invocation 1"), "{text}");
+
+    // With the barrier, the same exchange is race-free and matches a reference.
+    let x: Vec<u32> = (0..256).map(|v| v * 3 + 1).collect();
+    let opts = OracleOptions::default().with_race_detection(true);
+    let sched = racy::Kernel.default_schedule();
+    let y = racy::cpu_with_options(&sched, &opts, &x, 256, 4).unwrap();
+    let want: Vec<u32> = (0..256).map(|i| x[i / 64 * 64 + (i + 63) % 64]).collect();
+    assert_eq!(y, want);
+    // Detection is opt-in for `cpu`: the racy run completes without it.
+    racy::cpu(&x, 256, 2).unwrap();
+}
+
+#[test]
+fn certification_fails_a_racy_kernel() {
+    use wgsl_forge::certify::{certify_default, CertOptions, Verdict};
+    let mut rt = rt();
+    // The second case races across workgroups; the first is the race-free exchange.
+    let report = certify_default(&mut rt, &racy::Kernel, &CertOptions::default()).unwrap();
+    assert_eq!(report.verdict, Verdict::Fail);
+    let all = report.failures.join("\n");
+    assert!(all.contains("data race on `y[0]`"), "{all}");
+    assert!(!all.contains("case 0"), "the race-free case passes:\n{all}");
+    let blind = CertOptions {
+        detect_races: false,
+        ..CertOptions::default()
+    };
+    let report = certify_default(&mut rt, &racy::Kernel, &blind).unwrap();
+    assert!(!report.failures.join("\n").contains("data race"));
+}
+
 // ---- bad input is a named error ------------------------------------------------------------
 
 #[test]

@@ -107,6 +107,24 @@ pub enum ForgeError {
         len: usize,
     },
 
+    /// The oracle, with race detection on, found two invocations touching one element with
+    /// nothing ordering them, at least one of them writing: a bug in the kernel.
+    #[error("kernel `{kernel}`: data race on `{binding}[{index}]`: {access}")]
+    DataRace {
+        /// Kernel name.
+        kernel: &'static str,
+        /// The binding or workgroup array.
+        binding: &'static str,
+        /// The element.
+        index: u64,
+        /// The global index of the invocation that touched it first.
+        first: u64,
+        /// The global index of the invocation whose access raced with it.
+        second: u64,
+        /// What each did, and why nothing ordered them.
+        access: String,
+    },
+
     /// The oracle found control flow that must be workgroup-uniform but was not.
     #[error("kernel `{kernel}`: workgroup {workgroup}: {what} diverged between invocations, but it encloses a barrier or a subgroup operation and must be workgroup-uniform")]
     NonUniform {

@@ -304,6 +304,27 @@ impl Feature {
     }
 }
 
+/// How the CPU oracle runs: `<kernel>::cpu_with_options` and [`Kernel::cpu_dyn_with`] take
+/// these; `cpu`, `cpu_with` and [`Kernel::cpu_dyn`] use the defaults.
+#[non_exhaustive]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct OracleOptions {
+    /// Report a data race as [`ForgeError::DataRace`](crate::ForgeError::DataRace): two
+    /// invocations touching one element of a writable binding or of workgroup memory, at
+    /// least one of them writing, with nothing ordering them (see
+    /// [`oracle::race`](crate::oracle::race) for the rules). Off by default: the shadow
+    /// state costs time and memory. The certifier turns it on.
+    pub detect_races: bool,
+}
+
+impl OracleOptions {
+    /// These options with race detection on or off.
+    pub const fn with_race_detection(mut self, on: bool) -> Self {
+        self.detect_races = on;
+        self
+    }
+}
+
 /// The type-erased interface to a kernel that `#[forge_kernel]` generates (as `<name>::Kernel`).
 /// The certifier, the tuner and the CLI drive kernels through it.
 pub trait Kernel: Sync {
@@ -338,6 +359,17 @@ pub trait Kernel: Sync {
     ) -> Result<Vec<HostBuffer>>;
     /// Runs the CPU oracle. Returns the same as [`Kernel::run_dyn`].
     fn cpu_dyn(&self, schedule: &Schedule, args: &DynArgs) -> Result<Vec<HostBuffer>>;
+    /// Runs the CPU oracle with options, such as race detection. Kernels that have no such
+    /// options run [`Kernel::cpu_dyn`].
+    fn cpu_dyn_with(
+        &self,
+        schedule: &Schedule,
+        args: &DynArgs,
+        options: &OracleOptions,
+    ) -> Result<Vec<HostBuffer>> {
+        let _ = options;
+        self.cpu_dyn(schedule, args)
+    }
     /// The Rust that `#[forge_kernel]` generated, pretty-printed (for `forge expand`).
     fn expanded_rust(&self) -> &'static str {
         ""

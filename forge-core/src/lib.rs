@@ -35,8 +35,8 @@ pub use context::{Backend, ForgeRuntime, RuntimeBuilder, RuntimeStats};
 pub use dispatch::HostArg;
 pub use error::{ForgeError, Result};
 pub use kernel::{
-    Access, Binding, DynArgs, ElemType, Feature, HostBuffer, Kernel, ScalarParam, ScalarType,
-    ScalarValue, Tolerance,
+    Access, Binding, DynArgs, ElemType, Feature, HostBuffer, Kernel, OracleOptions, ScalarParam,
+    ScalarType, ScalarValue, Tolerance,
 };
 pub use manifest::{ManifestCache, TuningManifest};
 pub use schedule::{Schedule, TuneSpace};
@@ -52,7 +52,7 @@ pub mod __private {
     pub use crate::error::{ForgeError, Result};
     pub use crate::kernel::{
         check_scalar_count, Access, Binding, DynArgs, ElemType, Feature, HostBuffer, Kernel,
-        ScalarParam, ScalarType, ScalarValue, Tolerance,
+        OracleOptions, ScalarParam, ScalarType, ScalarValue, Tolerance,
     };
     pub use crate::oracle;
     pub use crate::schedule::{Schedule, TuneSpace};

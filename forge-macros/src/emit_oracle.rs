@@ -37,6 +37,11 @@ pub struct Oracle<'k> {
     storage: Vec<Storage>,
     /// Loops emitted in uniform mode, innermost last.
     uniform_loops: Vec<usize>,
+    /// Race-detection slots (`oracle::RaceDetector`) of the tracked bindings and
+    /// workgroup arrays: writable non-atomic bindings first, then non-atomic `#[shared]`
+    /// arrays, in declaration order.
+    binding_slots: Vec<Option<usize>>,
+    shared_slots: Vec<Option<usize>>,
 }
 
 /// The Rust type of a scalar: `f16` is the `half` crate's, through the runtime's path.
@@ -123,7 +128,21 @@ impl<'k> Oracle<'k> {
             in_helper: false,
             storage: vec![Storage::Plain; k.locals.len()],
             uniform_loops: Vec::new(),
+            binding_slots: Vec::new(),
+            shared_slots: vec![None; k.locals.len()],
         };
+        let mut slot = 0;
+        for b in &k.bindings {
+            let tracked = b.access != Access::Read && !b.atomic;
+            o.binding_slots.push(tracked.then_some(slot));
+            slot += usize::from(tracked);
+        }
+        for (id, l) in k.locals.iter().enumerate() {
+            if l.shared && !l.atomic {
+                o.shared_slots[id] = Some(slot);
+                slot += 1;
+            }
+        }
         if k.body.iter().any(contains_collective) {
             o.classify(&k.body);
         }
@@ -144,6 +163,8 @@ impl<'k> Oracle<'k> {
                 in_helper: true,
                 storage: vec![Storage::Plain; helper.locals.len()],
                 uniform_loops: Vec::new(),
+                binding_slots: Vec::new(),
+                shared_slots: vec![None; helper.locals.len()],
             };
             let name = format_ident!("__fg_fn_{}", helper.name);
             let params: Vec<TokenStream> = helper
@@ -313,10 +334,25 @@ impl<'k> Oracle<'k> {
                 );
             }
         }
+        // Race detection tracks the arrays in slot order; `RACES` is a constant, so the
+        // oracle without it carries no trace of the shadow state.
+        let mut track = TokenStream::new();
+        for (b, slot) in k.bindings.iter().zip(&self.binding_slots) {
+            if slot.is_some() {
+                let (id, name) = (format_ident!("{}", b.name), &b.name);
+                track.extend(quote!(__fg_rd.track(#name, #oracle::Memory::Storage, #id.len());));
+            }
+        }
+        for (l, slot) in k.locals.iter().zip(&self.shared_slots) {
+            if slot.is_some() {
+                let (id, name) = (local_ident(l), &l.name);
+                track.extend(quote!(__fg_rd.track(#name, #oracle::Memory::Workgroup, #id.len());));
+            }
+        }
         let body = self.uniform_block(&k.body);
         quote! {
             #[allow(unused_mut, unused_variables, unused_assignments, unused_labels, unused_parens, unreachable_code, non_snake_case, clippy::all)]
-            fn __oracle(__fg_sched: &#schedule, #(#params),*) -> ::core::result::Result<(), #err> {
+            fn __oracle<const RACES: bool>(__fg_sched: &#schedule, __fg_rd: &mut #oracle::RaceDetector, #(#params),*) -> ::core::result::Result<(), #err> {
                 let __fg_wg: u32 = __fg_sched.workgroup;
                 let __fg_items: u32 = __fg_sched.items;
                 let __fg_vec: u32 = __fg_sched.vector;
@@ -325,8 +361,14 @@ impl<'k> Oracle<'k> {
                 let __fg_groups: u64 = __fg_sched.groups_for(__fg_threads as u64);
                 let __fg_dims: [u32; 3] = #oracle::fold_groups(NAME, __fg_groups)?;
                 #setup
+                if RACES {
+                    #track
+                }
                 let mut __fg_alive: ::std::vec::Vec<bool> = ::std::vec![true; __fg_wg as usize];
                 '__fg_wgs: for __fg_w in 0..__fg_groups {
+                    if RACES {
+                        __fg_rd.next_workgroup();
+                    }
                     let __fg_wid: [u32; 3] = [
                         (__fg_w % __fg_dims[0] as u64) as u32,
                         ((__fg_w / __fg_dims[0] as u64) % __fg_dims[1] as u64) as u32,
@@ -457,8 +499,15 @@ impl<'k> Oracle<'k> {
                 quote!(#label: loop { #b })
             }
             // Invocations already run one after another between regions: a barrier is the
-            // boundary between two regions and needs no code of its own.
-            Stmt::Barrier { .. } => TokenStream::new(),
+            // boundary between two regions, and only race detection needs to know of it.
+            Stmt::Barrier { kind, .. } => {
+                let oracle = self.p.oracle();
+                let memory = match kind {
+                    Barrier::Workgroup => quote!(#oracle::Memory::Workgroup),
+                    Barrier::Storage => quote!(#oracle::Memory::Storage),
+                };
+                quote!(if RACES { __fg_rd.barrier(#memory); })
+            }
             _ => TokenStream::new(),
         }
     }
@@ -738,6 +787,23 @@ impl<'k> Oracle<'k> {
         }
     }
 
+    /// Race detection's record of a read of element `__fg_i` of a tracked array.
+    fn race_read(&self, slot: Option<usize>) -> TokenStream {
+        match slot {
+            Some(slot) => quote!(if RACES { __fg_rd.read(#slot, __fg_i, __fg_gi)?; }),
+            None => TokenStream::new(),
+        }
+    }
+
+    /// Race detection's record of a write (after a read, for compound assignment).
+    fn race_write(&self, slot: Option<usize>, compound: bool, index: TokenStream) -> TokenStream {
+        let Some(slot) = slot else {
+            return TokenStream::new();
+        };
+        let read = compound.then(|| quote!(__fg_rd.read(#slot, #index, __fg_gi)?;));
+        quote!(if RACES { #read __fg_rd.write(#slot, #index, __fg_gi)?; })
+    }
+
     fn checked_index(&self, what: &str, idx: &Expr, len: TokenStream) -> TokenStream {
         let oracle = self.p.oracle();
         let i = self.expr(idx);
@@ -771,7 +837,8 @@ impl<'k> Oracle<'k> {
                     }
                 }
                 let c = combine(target.clone(), ty);
-                quote!({ let __fg_v = #v; #steps #target = #c; })
+                let race = self.race_write(self.shared_slots[*id], op.is_some(), quote!(__fg_i0));
+                quote!({ let __fg_v = #v; #steps #race #target = #c; })
             }
             Place::Binding(b, i) => {
                 let binding = &self.k.bindings[*b];
@@ -779,7 +846,12 @@ impl<'k> Oracle<'k> {
                 let chk = self.checked_index(&binding.name, i, quote!(#name.len()));
                 let ty = Ty::Scalar(binding.elem);
                 let c = combine(quote!(#name[__fg_i]), &ty);
-                quote!({ let __fg_v = #v; let __fg_i: usize = #chk; #name[__fg_i] = #c; })
+                let race = self.race_write(
+                    self.binding_slots.get(*b).copied().flatten(),
+                    op.is_some(),
+                    quote!(__fg_i),
+                );
+                quote!({ let __fg_v = #v; let __fg_i: usize = #chk; #race #name[__fg_i] = #c; })
             }
         }
     }
@@ -878,7 +950,12 @@ impl<'k> Oracle<'k> {
             ExprKind::Local(id) => {
                 let place = self.local_place(*id);
                 if matches!(self.locals[*id].ty, Ty::Array(..)) {
-                    quote!(#place.clone())
+                    // A copy of a whole workgroup array reads every element.
+                    let race = match self.shared_slots[*id] {
+                        Some(slot) => quote!(if RACES { __fg_rd.read_all(#slot, __fg_gi)?; }),
+                        None => TokenStream::new(),
+                    };
+                    quote!({ #race #place.clone() })
                 } else {
                     place
                 }
@@ -916,12 +993,18 @@ impl<'k> Oracle<'k> {
                 let binding = &self.k.bindings[*b];
                 let name = format_ident!("{}", binding.name);
                 let chk = self.checked_index(&binding.name, i, quote!(#name.len()));
-                quote!({ let __fg_i: usize = #chk; #name[__fg_i] })
+                let race = self.race_read(self.binding_slots.get(*b).copied().flatten());
+                quote!({ let __fg_i: usize = #chk; #race #name[__fg_i] })
             }
             ExprKind::LoadArray(base, i) => {
                 let (place, name) = self.array_place(base);
                 let chk = self.checked_index(&name, i, quote!(#place.len()));
-                quote!({ let __fg_i: usize = #chk; #place[__fg_i] })
+                let slot = match base.kind {
+                    ExprKind::Local(id) => self.shared_slots[id],
+                    _ => None,
+                };
+                let race = self.race_read(slot);
+                quote!({ let __fg_i: usize = #chk; #race #place[__fg_i] })
             }
             ExprKind::Unary(op, a) if a.ty.is_vector() => {
                 let v = self.expr(a);

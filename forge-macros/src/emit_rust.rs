@@ -95,6 +95,7 @@ pub fn emit(k: &Kernel<'_>, wgsl: &Wgsl) -> TokenStream {
     let host_buffer = p.host_buffer();
     let dyn_args = p.dyn_args();
     let kernel_trait = p.kernel_trait();
+    let oracle_options = p.oracle_options();
     let scalar_value = p.scalar_value();
     let tolerance = p.tolerance();
     let gpu_tensor = p.gpu_tensor();
@@ -604,7 +605,22 @@ pub fn emit(k: &Kernel<'_>, wgsl: &Wgsl) -> TokenStream {
             pub fn cpu_with(__fg_sched: &#schedule, #(#method_args),*) -> ::core::result::Result<#out_ty, #err> {
                 let __fg_lens = __check(#(#check_args,)* #(#scalar_ids),*)?;
                 #(let mut #out_ids: ::std::vec::Vec<#out_tys> = #oracle_mod::zeroed(__fg_lens[#outs]);)*
-                __oracle(__fg_sched, #(#oracle_args,)* #(#scalar_ids),*)?;
+                let mut __fg_rd = #oracle_mod::RaceDetector::new(NAME, __fg_sched.workgroup);
+                __oracle::<false>(__fg_sched, &mut __fg_rd, #(#oracle_args,)* #(#scalar_ids),*)?;
+                Ok(#out_value)
+            }
+
+            /// Runs the kernel on the CPU with WGSL semantics, with the given schedule and
+            /// oracle options: with `detect_races`, a data race is an error that names the
+            /// invocations.
+            pub fn cpu_with_options(__fg_sched: &#schedule, __fg_opts: &#oracle_options, #(#method_args),*) -> ::core::result::Result<#out_ty, #err> {
+                if !__fg_opts.detect_races {
+                    return cpu_with(__fg_sched, #(#method_names),*);
+                }
+                let __fg_lens = __check(#(#check_args,)* #(#scalar_ids),*)?;
+                #(let mut #out_ids: ::std::vec::Vec<#out_tys> = #oracle_mod::zeroed(__fg_lens[#outs]);)*
+                let mut __fg_rd = #oracle_mod::RaceDetector::new(NAME, __fg_sched.workgroup);
+                __oracle::<true>(__fg_sched, &mut __fg_rd, #(#oracle_args,)* #(#scalar_ids),*)?;
                 Ok(#out_value)
             }
 
@@ -679,11 +695,14 @@ pub fn emit(k: &Kernel<'_>, wgsl: &Wgsl) -> TokenStream {
                     Ok(::std::vec![#(#dyn_results),*])
                 }
                 fn cpu_dyn(&self, __fg_sched: &#schedule, __fg_args: &#dyn_args) -> ::core::result::Result<::std::vec::Vec<#host_buffer>, #err> {
+                    #kernel_trait::cpu_dyn_with(self, __fg_sched, __fg_args, &::core::default::Default::default())
+                }
+                fn cpu_dyn_with(&self, __fg_sched: &#schedule, __fg_args: &#dyn_args, __fg_opts: &#oracle_options) -> ::core::result::Result<::std::vec::Vec<#host_buffer>, #err> {
                     let __fg_s = &__fg_args.scalars[..];
                     #scalar_count_check
                     #(#scalar_getters)*
                     #(#dyn_setup)*
-                    let #out_pattern = cpu_with(__fg_sched, #(#dyn_call_args),*)?;
+                    let #out_pattern = cpu_with_options(__fg_sched, __fg_opts, #(#dyn_call_args),*)?;
                     Ok(::std::vec![#(#dyn_results),*])
                 }
                 #reference_dyn

@@ -75,6 +75,9 @@ impl Paths {
     pub fn gpu_tensor(&self) -> TokenStream {
         self.p(quote!(GpuTensor))
     }
+    pub fn oracle_options(&self) -> TokenStream {
+        self.p(quote!(OracleOptions))
+    }
     pub fn oracle(&self) -> TokenStream {
         self.p(quote!(oracle))
     }

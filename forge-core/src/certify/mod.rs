@@ -15,8 +15,10 @@
 //!    seed, the kernel's name, the case's index and the binding's name, drawn from the
 //!    binding's [`Distribution`].
 //! 3. Three checks, each over every element of every writable binding:
-//!    - **GPU against the oracle** ([`Kernel::run_dyn`] against [`Kernel::cpu_dyn`]), within
-//!      [`Kernel::tolerance`].
+//!    - **GPU against the oracle** ([`Kernel::run_dyn`] against [`Kernel::cpu_dyn_with`]),
+//!      within [`Kernel::tolerance`]. The oracle runs with race detection
+//!      ([`CertOptions::detect_races`], on by default), so a data race fails the case even
+//!      when the GPU happened to agree.
 //!    - **The oracle against the reference** ([`Kernel::reference_dyn`]), where the kernel
 //!      names one, within the same tolerance.
 //!    - **Every output element is written.** A second GPU run starts every non-atomic
@@ -31,8 +33,8 @@
 use crate::dispatch::HostArg;
 use crate::error::{ForgeError, Result};
 use crate::kernel::{
-    Access, Binding, DynArgs, ElemType, HostBuffer, Kernel, ScalarParam, ScalarType, ScalarValue,
-    Tolerance,
+    Access, Binding, DynArgs, ElemType, HostBuffer, Kernel, OracleOptions, ScalarParam, ScalarType,
+    ScalarValue, Tolerance,
 };
 use crate::schedule::{Schedule, TuneSpace};
 use crate::ForgeRuntime;
@@ -90,6 +92,9 @@ pub struct CertOptions {
     pub poison: bool,
     /// Per-binding distributions; bindings not listed use [`Distribution::Default`].
     pub overrides: Vec<Override>,
+    /// Run the oracle with race detection ([`OracleOptions::detect_races`]): a data race is
+    /// a failure of the case.
+    pub detect_races: bool,
 }
 
 /// A distribution for one binding of one kernel, replacing the default.
@@ -110,14 +115,15 @@ impl Default for CertOptions {
 }
 
 impl CertOptions {
-    /// Options with this seed and the defaults: 64 MiB per case, poisoning on,
-    /// [`Distribution::Default`] everywhere.
+    /// Options with this seed and the defaults: 64 MiB per case, poisoning and race
+    /// detection on, [`Distribution::Default`] everywhere.
     pub fn new(seed: u64) -> Self {
         CertOptions {
             seed,
             max_case_bytes: DEFAULT_MAX_CASE_BYTES,
             poison: true,
             overrides: Vec::new(),
+            detect_races: true,
         }
     }
 
@@ -568,6 +574,14 @@ impl Kernel for PoisonView<'_> {
     fn cpu_dyn(&self, schedule: &Schedule, args: &DynArgs) -> Result<Vec<HostBuffer>> {
         self.inner.cpu_dyn(schedule, args)
     }
+    fn cpu_dyn_with(
+        &self,
+        schedule: &Schedule,
+        args: &DynArgs,
+        options: &OracleOptions,
+    ) -> Result<Vec<HostBuffer>> {
+        self.inner.cpu_dyn_with(schedule, args, options)
+    }
 }
 
 /// Runs `kernel` on the GPU with every non-atomic `#[out]` binding starting as poison.
@@ -775,7 +789,8 @@ pub fn certify(
         report.cases += 1;
 
         // 3. The oracle first: without it nothing can be checked.
-        let oracle = match kernel.cpu_dyn(schedule, &args) {
+        let oracle_opts = OracleOptions::default().with_race_detection(opts.detect_races);
+        let oracle = match kernel.cpu_dyn_with(schedule, &args, &oracle_opts) {
             Ok(o) => o,
             Err(e) => {
                 report

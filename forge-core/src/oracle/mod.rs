@@ -1,7 +1,8 @@
 //! Support for the CPU oracles that `#[forge_kernel]` generates: WGSL's arithmetic
 //! semantics where they differ from Rust's, checked indexing that reports the kernel, the
 //! invocation, the binding, the index and the length, evaluation of LEN and `threads`
-//! expressions, and conversions between typed slices and type-erased buffers.
+//! expressions, conversions between typed slices and type-erased buffers, and data-race
+//! detection ([`race`]).
 //!
 //! Generated code calls these; they are public so that it can, not as a user API. The
 //! exception is [`subgroup`], whose [`subgroup::with_subgroup_size`] runs oracles with
@@ -10,7 +11,9 @@
 use crate::error::{ForgeError, Result};
 use crate::kernel::{DynArgs, ElemType, HostBuffer, ScalarValue};
 
+pub mod race;
 pub mod subgroup;
+pub use race::{Memory, RaceDetector};
 
 /// The per-dimension workgroup limit every adapter has (`max_compute_workgroups_per_dimension`).
 pub const GROUPS_PER_DIMENSION: u32 = 65535;
