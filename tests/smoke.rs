@@ -1,4 +1,4 @@
-use wgsl_forge::kernels::{axpy::axpy, gemv::gemv};
+use wgsl_forge::kernels::gemv::gemv;
 use wgsl_forge::prelude::*;
 
 #[test]
