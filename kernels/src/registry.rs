@@ -17,5 +17,6 @@ pub fn builtin() -> Vec<&'static dyn Kernel> {
         &crate::topk::topk_radix_collect::Kernel,
         &crate::topk::topk_radix_sort::Kernel,
         &crate::fft::fft_pass::Kernel,
+        &crate::fft::fft_pass16::Kernel,
     ]
 }

@@ -15,7 +15,7 @@ use super::{BenchResult, Work};
 use forge_core::certify::{case_rng, generate, Distribution};
 use forge_core::timing::TimingOptions;
 use forge_core::{ElemType, ForgeError, ForgeRuntime, GpuTensor, Kernel, ScalarType, Schedule};
-use forge_kernels::fft::{fft_pass, fft_radices, fft_record_radices};
+use forge_kernels::fft::{fft_pass, fft_radices, fft_record_plan, FftPlan};
 use forge_kernels::topk::{topk_global_record, topk_rows, topk_rows_record, TopkGlobalScratch};
 
 /// The row names, which `forge bench NAME` selects by prefix (`fft`, `topk`).
@@ -208,16 +208,39 @@ pub fn run(
                     .collect();
                 plans.push(more);
             }
-            let mut variants: Vec<(String, Option<Schedule>, Vec<u32>)> = Vec::new();
-            for plan in &plans {
+            // The passes in registers (fft_pass16) with these plans and, past 4096, with
+            // passes of 256 at most (runs of 16 columns or more); then every schedule of
+            // fft_pass.
+            let mut reg_plans = plans.clone();
+            if !quick && log_n > 12 {
+                let parts = log_n.div_ceil(8);
+                reg_plans.push(
+                    (0..parts)
+                        .map(|p| 1 << (log_n / parts + u32::from(p < log_n % parts)))
+                        .collect(),
+                );
+            }
+            let mut variants: Vec<(String, Option<Schedule>, FftPlan)> = Vec::new();
+            for radices in &reg_plans {
+                let plan = FftPlan {
+                    radices: radices.clone(),
+                    registers: true,
+                };
+                variants.push((format!("fft_pass16, radices {radices:?}"), None, plan));
+            }
+            for radices in &plans {
                 for (s, sch) in schedules(rt, &fft_pass::Kernel, quick) {
-                    variants.push((format!("{s}, radices {plan:?}"), sch, plan.clone()));
+                    let plan = FftPlan {
+                        radices: radices.clone(),
+                        registers: false,
+                    };
+                    variants.push((format!("{s}, radices {radices:?}"), sch, plan));
                 }
             }
             let labels: Vec<String> = variants.iter().map(|v| v.0.clone()).collect();
             let best = fastest(rt, "fft", &opts, &labels, |rt, i| {
                 let (_, sch, plan) = &variants[i];
-                fft_record_radices(
+                fft_record_plan(
                     rt,
                     &x,
                     Some(&scratch),
