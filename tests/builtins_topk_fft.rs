@@ -10,7 +10,7 @@ use rand_chacha::ChaCha8Rng;
 use rustfft::{num_complex::Complex, FftPlanner};
 use std::cmp::Ordering;
 use wgsl_forge::kernels::{
-    fft::{fft_pass, fft_pass_reference},
+    fft::{fft_pass, fft_pass16, fft_pass_reference, fft_record_plan, FftPlan},
     topk::topk_select,
 };
 use wgsl_forge::prelude::*;
@@ -578,6 +578,106 @@ fn fft_every_schedule_matches_the_oracle() {
             );
             let gpu = fft_pass::run_with(&mut rt, &s, &x, len, m, n, ns, inv, 1.0).unwrap();
             close(&format!("gpu at {s}"), &gpu, &cpu);
+        }
+    }
+}
+
+#[test]
+fn fft_pass16_matches_the_oracle_and_the_reference() {
+    let mut rt = runtime();
+    let mut r = rng(24);
+    // (len, m, n, ns, inverse): batches of rows of every length from 16 to 4096, some not
+    // filling the last workgroup, and passes across columns, with and without twiddles.
+    let cases: [[u32; 5]; 15] = [
+        [80, 16, 16, 1, 0],
+        [96, 32, 32, 1, 1],
+        [4480, 64, 64, 1, 0],
+        [384, 128, 128, 1, 1],
+        [4352, 256, 256, 1, 0],
+        [4608, 512, 512, 1, 1],
+        [5120, 1024, 1024, 1, 0],
+        [6144, 2048, 2048, 1, 1],
+        [8192, 4096, 4096, 1, 0],
+        [8192, 128, 8192, 1, 0],
+        [8192, 64, 8192, 128, 1],
+        [8192, 16, 8192, 512, 0],
+        [8192, 4096, 8192, 1, 1],
+        [8192, 32, 4096, 128, 0],
+        [16384, 512, 8192, 16, 0],
+    ];
+    for [len, m, n, ns, inv] in cases {
+        let x: Vec<[f32; 2]> = (0..len)
+            .map(|_| [r.gen_range(-1.0..1.0), r.gen_range(-1.0..1.0)])
+            .collect();
+        let oracle = fft_pass16::cpu(&x, len, m, n, ns, inv, 1.0).unwrap();
+        let reference = fft_pass_reference(&x, len, m, n, ns, inv, 1.0).unwrap();
+        let gpu = fft_pass16::run(&mut rt, &x, len, m, n, ns, inv, 1.0).unwrap();
+        let mag = (m as f64).sqrt();
+        for (what, a, b) in [
+            ("oracle vs reference", &oracle, &reference),
+            ("gpu vs oracle", &gpu, &oracle),
+        ] {
+            for (i, (g, c)) in a.iter().zip(b.iter()).enumerate() {
+                for p in 0..2 {
+                    let err = (g[p] - c[p]).abs() as f64;
+                    assert!(
+                        err <= 1e-5 * mag,
+                        "m={m} n={n} ns={ns} {what}: element {i}: {g:?} vs {c:?}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn fft_plans_in_registers_match_rustfft() {
+    let mut rt = runtime();
+    let mut r = rng(25);
+    // Passes of fft_pass16 alone, and mixed with fft_pass (radix below 16).
+    let plans: [(usize, &[u32]); 5] = [
+        (1 << 12, &[64, 64]),
+        (1 << 13, &[16, 512]),
+        (1 << 13, &[2, 4096]),
+        (1 << 13, &[128, 8, 8]),
+        (1 << 14, &[4096, 4]),
+    ];
+    for (n, radices) in plans {
+        let batch = 2;
+        let plan = FftPlan {
+            radices: radices.to_vec(),
+            registers: true,
+        };
+        let x = complex_data(&mut r, 2 * n * batch);
+        let input = rt.upload::<[f32; 2]>(bytemuck::cast_slice(&x)).unwrap();
+        let scratch = rt.zeros::<[f32; 2]>(n * batch).unwrap();
+        for inverse in [false, true] {
+            let out = rt.zeros::<[f32; 2]>(n * batch).unwrap();
+            fft_record_plan(
+                &mut rt,
+                &input,
+                Some(&scratch),
+                &out,
+                n,
+                batch,
+                inverse,
+                None,
+                &plan,
+            )
+            .unwrap();
+            let got: Vec<f32> = bytemuck::cast_slice(&rt.download(&out).unwrap()).to_vec();
+            let want: Vec<f64> = x
+                .chunks(2 * n)
+                .flat_map(|c| rustfft_reference(c, n, inverse))
+                .collect();
+            assert_fft_close(
+                &format!("plan {radices:?} n={n} inverse={inverse}"),
+                &x,
+                &got,
+                &want,
+                n,
+                inverse,
+            );
         }
     }
 }

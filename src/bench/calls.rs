@@ -214,11 +214,12 @@ pub fn run(
             let mut reg_plans = plans.clone();
             if !quick && log_n > 12 {
                 let parts = log_n.div_ceil(8);
-                reg_plans.push(
-                    (0..parts)
-                        .map(|p| 1 << (log_n / parts + u32::from(p < log_n % parts)))
-                        .collect(),
-                );
+                let even: Vec<u32> = (0..parts)
+                    .map(|p| 1 << (log_n / parts + u32::from(p < log_n % parts)))
+                    .collect();
+                if !reg_plans.contains(&even) {
+                    reg_plans.push(even);
+                }
             }
             let mut variants: Vec<(String, Option<Schedule>, FftPlan)> = Vec::new();
             for radices in &reg_plans {
