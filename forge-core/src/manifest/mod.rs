@@ -749,7 +749,8 @@ mod tests {
             crate_version: m.crate_version.clone(),
         };
         assert_eq!(key.mismatch(&m), None);
-        let cases: [(&str, fn(&mut TuningManifest)); 6] = [
+        type Change = fn(&mut TuningManifest);
+        let cases: [(&str, Change); 6] = [
             ("other hardware", |m| m.topology = "ef".repeat(32)),
             ("source changed", |m| m.kernel_hash = "00".repeat(32)),
             ("version", |m| m.crate_version = "0.0.0-old".into()),
