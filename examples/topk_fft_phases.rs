@@ -8,7 +8,8 @@
 
 use wgsl_forge::kernels::fft::fft_pass;
 use wgsl_forge::kernels::topk::{
-    topk_radix_collect, topk_radix_hist, topk_radix_select, topk_radix_sort, topk_rows_record,
+    topk_radix_collect, topk_radix_hist, topk_radix_mark, topk_radix_refine, topk_radix_select,
+    topk_radix_sort, topk_rows_record,
 };
 use wgsl_forge::prelude::*;
 use wgsl_forge::timing::TimingOptions;
@@ -100,56 +101,68 @@ fn topk_phases(
     let n = x.len() as u32;
     let vals = rt.upload::<[f32; 4]>(bytemuck::cast_slice(x))?;
     let n4 = n / 4;
-    let groups = n4.div_ceil(16384).max(n4.div_ceil(4096).min(1024));
+    let groups = n.div_ceil(65536);
     let hist = rt.zeros::<u32>(8 * 2048)?;
     let state = rt.zeros::<u32>(8)?;
+    let marks = rt.zeros::<[u32; 4]>(groups as usize * 512)?;
     let counts = rt.zeros::<u32>(groups as usize)?;
     let regions = rt.zeros::<u32>(groups as usize * 2048)?;
     let (ov, oi) = (rt.zeros::<f32>(100)?, rt.zeros::<u32>(100)?);
-    let k = 100;
-    for grid in [1u32 << 16, 1 << 18, 1 << 20] {
-        let grid = grid.min(n4);
-        let t = rt.time_calls("hist", opts, |rt| {
-            rt.clear(&hist)?;
-            topk_radix_hist::launch(rt, &vals, &state, &hist, n, 0, grid, 1, 0)
-        })?;
-        println!(
-            "topk_global {what} n={n}: histogram level 0, grid {grid}: {:.1} us",
-            us(t)
-        );
-    }
-    let grid = n4.min(1 << 18);
+    let (k, cap) = (100, 256);
+    let sample = (n4 >> 16).clamp(1, 256);
+    let sample_grid = n4.div_ceil(sample).div_ceil(4).clamp(1, 1 << 16);
+    let t = rt.time_calls("sample", opts, |rt| {
+        rt.clear(&hist)?;
+        rt.clear(&state)?;
+        topk_radix_hist::launch(rt, &vals, &state, &hist, n, 0, sample_grid, sample, 6)?;
+        topk_radix_select::launch(rt, &hist, &state, 0, 6, k, 1, cap)?;
+        topk_radix_hist::launch(rt, &vals, &state, &hist, n, 1, sample_grid, sample, 7)?;
+        topk_radix_select::launch(rt, &hist, &state, 1, 7, k, 1, cap)
+    })?;
+    println!(
+        "topk_global {what} n={n}: clears and the sample's two levels: {:.1} us",
+        us(t)
+    );
+    let t = rt.time_calls("mark", opts, |rt| {
+        topk_radix_mark::launch(rt, &vals, &state, &hist, &marks, n)
+    })?;
+    println!("topk_global {what} n={n}: full pass (level 0, bitmap): {:.1} us", us(t));
+    let grid = n.div_ceil(128).min(1 << 18);
     let t = rt.time_calls("levels", opts, |rt| {
         rt.clear(&hist)?;
         rt.clear(&state)?;
-        let sample = (n4 >> 16).clamp(1, 256);
-        topk_radix_hist::launch(rt, &vals, &state, &hist, n, 0, grid.min(1 << 16), sample, 6)?;
-        topk_radix_select::launch(rt, &hist, &state, 0, 6, k, 1)?;
-        for level in 0..6 {
-            topk_radix_hist::launch(rt, &vals, &state, &hist, n, level, grid, 1, level)?;
-            topk_radix_select::launch(rt, &hist, &state, level, level, k, 0)?;
+        topk_radix_hist::launch(rt, &vals, &state, &hist, n, 0, sample_grid, sample, 6)?;
+        topk_radix_select::launch(rt, &hist, &state, 0, 6, k, 1, cap)?;
+        topk_radix_hist::launch(rt, &vals, &state, &hist, n, 1, sample_grid, sample, 7)?;
+        topk_radix_select::launch(rt, &hist, &state, 1, 7, k, 1, cap)?;
+        topk_radix_mark::launch(rt, &vals, &state, &hist, &marks, n)?;
+        topk_radix_select::launch(rt, &hist, &state, 0, 0, k, 0, cap)?;
+        for level in 1..6 {
+            let g = if level < 2 { grid } else { grid.min(1 << 12) };
+            topk_radix_refine::launch(rt, &vals, &marks, &state, &hist, n, level, g)?;
+            topk_radix_select::launch(rt, &hist, &state, level, level, k, 0, cap)?;
         }
         Ok(())
     })?;
     println!(
-        "topk_global {what} n={n}: sample, floor, six levels (histograms and selects): {:.1} us",
+        "topk_global {what} n={n}: sample, full pass, six levels (histograms and selects): {:.1} us",
         us(t)
     );
     let st: Vec<u32> = rt.download(&state)?;
     println!("topk_global {what} n={n}: state after the levels {st:?}");
     let t = rt.time_calls("select", opts, |rt| {
-        topk_radix_select::launch(rt, &hist, &state, 5, 5, k, 0)
+        topk_radix_select::launch(rt, &hist, &state, 5, 5, k, 0, cap)
     })?;
     println!(
         "topk_global {what} n={n}: one select (skipped level): {:.1} us",
         us(t)
     );
     let t = rt.time_calls("collect", opts, |rt| {
-        topk_radix_collect::launch(rt, &vals, &state, &counts, &regions, n, groups)
+        topk_radix_collect::launch(rt, &vals, &marks, &state, &counts, &regions, n)
     })?;
     println!("topk_global {what} n={n}: collect: {:.1} us", us(t));
     let t = rt.time_calls("sort", opts, |rt| {
-        topk_radix_sort::launch(rt, &vals, &counts, &regions, &ov, &oi, n, k, groups)
+        topk_radix_sort::launch(rt, &vals, &counts, &regions, &ov, &oi, n, k, groups, cap)
     })?;
     println!("topk_global {what} n={n}: sort: {:.1} us", us(t));
     let found: Vec<u32> = rt.download(&counts)?;
@@ -157,7 +170,6 @@ fn topk_phases(
         "topk_global {what} n={n}: candidates {}",
         found.iter().sum::<u32>()
     );
-
     for kk in [1u32, 8] {
         let outs = (n / 64 * kk) as usize;
         let (bv, bi) = (rt.zeros::<f32>(outs)?, rt.zeros::<u32>(outs)?);

@@ -354,6 +354,135 @@ fn topk_global_matches_a_sort() {
     assert_eq!(i, vec![0, 1, 2, 3, 4]);
 }
 
+/// The global top-k of `x` against a sort, values bit for bit and indices.
+fn check_global(rt: &mut ForgeRuntime, what: &str, x: &[f32], k: usize) {
+    let want = sorted_top(x, 0..x.len(), k);
+    let (v, i) = rt.topk_global_with_indices(x, k).unwrap();
+    assert_bits(what, &v, &want.iter().map(|w| w.0).collect::<Vec<_>>());
+    assert_eq!(
+        i,
+        want.iter().map(|w| w.1 as u32).collect::<Vec<_>>(),
+        "{what}: indices"
+    );
+}
+
+#[test]
+fn topk_global_candidates_in_any_layout() {
+    // The full pass marks the elements at or above a floor from a sample; these inputs put
+    // the candidates in one chunk of the bitmap (sorted), everywhere (all equal: every
+    // element a candidate, every level run), at chunk and `Vec4` edges, and make the floor
+    // 0 (fewer sampled elements than `k`).
+    let mut rt = runtime();
+    let mut r = rng(17);
+    let n = 1 << 20;
+    let ascending: Vec<f32> = (0..n).map(|i| i as f32 * 0.25 - 1000.0).collect();
+    let descending: Vec<f32> = ascending.iter().rev().copied().collect();
+    for k in [1, 100, 1024] {
+        check_global(&mut rt, &format!("ascending k={k}"), &ascending, k);
+        check_global(&mut rt, &format!("descending k={k}"), &descending, k);
+    }
+    check_global(&mut rt, "all equal k=1", &vec![-3.5f32; n], 1);
+    check_global(&mut rt, "all equal k=777", &vec![-3.5f32; 200_003], 777);
+    // Few distinct values: the k-th is tied with a large share of the input.
+    let few: Vec<f32> = (0..300_001).map(|_| r.gen_range(0..9) as f32).collect();
+    check_global(&mut rt, "few values", &few, 1000);
+    // Normal-like data over three chunks and a partial `Vec4`, with the hard values.
+    let mut mixed: Vec<f32> = (0..2 * 65536 + 3)
+        .map(|_| (0..4).map(|_| r.gen_range(-1.0f32..1.0)).sum::<f32>())
+        .collect();
+    let hard = nasty(&mut r, 500);
+    for (j, h) in hard.into_iter().enumerate() {
+        mixed[j * 261] = h;
+    }
+    for k in [1, 3, 100, 1024] {
+        check_global(&mut rt, &format!("mixed k={k}"), &mixed, k);
+    }
+    // The largest values in the last, partial `Vec4` and at a chunk's last element.
+    let mut edge = vec![0.5f32; 65536 + 2];
+    edge[65535] = 2.0;
+    edge[65537] = 3.0;
+    check_global(&mut rt, "edges", &edge, 2);
+    // A sample smaller than `k`: the floor is 0 and every element is a candidate.
+    let small: Vec<f32> = (0..1500).map(|_| r.gen_range(-1.0f32..1.0)).collect();
+    check_global(&mut rt, "small", &small, 1024);
+}
+
+#[test]
+fn topk_radix_passes_with_real_states() {
+    // Certification draws `state` at random, which mostly skips the levels; here every
+    // pass of one global top-k runs on the GPU and on the reference with the states the
+    // passes really produce, and each must agree with the other.
+    use wgsl_forge::kernels::topk::*;
+    let mut rt = runtime();
+    let mut r = rng(19);
+    let n = 3 * 65536 + 5;
+    let x: Vec<f32> = (0..n)
+        .map(|_| (0..4).map(|_| r.gen_range(-1.0f32..1.0)).sum::<f32>())
+        .collect();
+    let v4: Vec<[f32; 4]> = x
+        .chunks(4)
+        .map(|c| {
+            let mut q = [0.0f32; 4];
+            q[..c.len()].copy_from_slice(c);
+            q
+        })
+        .collect();
+    let (n, k, cap, sample) = (n as u32, 100u32, 256u32, 4u32);
+    let mut state = vec![0u32; 8];
+    let mut hist = vec![0u32; 16384];
+    for level in 0..2 {
+        let slot = 6 + level;
+        let mut want = hist.clone();
+        topk_radix_hist_reference(&v4, &state, &mut want, n, level, 64, sample, slot).unwrap();
+        topk_radix_hist::run(&mut rt, &v4, &state, &mut hist, n, level, 64, sample, slot)
+            .unwrap();
+        assert_eq!(hist, want, "sample level {level}");
+        let mut want = state.clone();
+        topk_radix_select_reference(&hist, &mut want, level, slot, k, 1, cap).unwrap();
+        topk_radix_select::run(&mut rt, &hist, &mut state, level, slot, k, 1, cap).unwrap();
+        assert_eq!(state, want, "sample select {level}");
+    }
+    assert!(state[6] & 0x3ff == 0 && state[6] != 0, "a 22-bit floor: {state:?}");
+    let groups = n.div_ceil(65536) as usize;
+    let mut marks = vec![[7u32; 4]; groups * 512];
+    let (mut want_h, mut want_m) = (hist.clone(), marks.clone());
+    topk_radix_mark_reference(&v4, &state, &mut want_h, &mut want_m, n).unwrap();
+    topk_radix_mark::run(&mut rt, &v4, &state, &mut hist, &mut marks, n).unwrap();
+    assert_eq!(hist, want_h, "mark: histogram");
+    assert!(marks == want_m, "mark: bitmap");
+    let picked: u32 = marks.iter().flatten().map(|w| w.count_ones()).sum();
+    assert!((k..n / 8).contains(&picked), "{picked} candidates");
+    for level in 0..6 {
+        if level > 0 {
+            let mut want = hist.clone();
+            topk_radix_refine_reference(&v4, &marks, &state, &mut want, n, level, 100).unwrap();
+            topk_radix_refine::run(&mut rt, &v4, &marks, &state, &mut hist, n, level, 100)
+                .unwrap();
+            assert_eq!(hist, want, "refine level {level}");
+        }
+        let mut want = state.clone();
+        topk_radix_select_reference(&hist, &mut want, level, level, k, 0, cap).unwrap();
+        topk_radix_select::run(&mut rt, &hist, &mut state, level, level, k, 0, cap).unwrap();
+        assert_eq!(state, want, "select level {level}");
+    }
+    assert_eq!(state[0], 1);
+    let mut regions = vec![0u32; groups * 2048];
+    let mut want_r = regions.clone();
+    let want_c = topk_radix_collect_reference(&v4, &marks, &state, &mut want_r, n).unwrap();
+    let counts = topk_radix_collect::run(&mut rt, &v4, &marks, &state, &mut regions, n).unwrap();
+    assert_eq!(counts, want_c, "collect: counts");
+    assert!(regions == want_r, "collect: regions");
+    let total: u32 = counts.iter().sum();
+    assert!((k..=cap).contains(&total), "{total} collected");
+    let g = groups as u32;
+    let want = topk_radix_sort_reference(&v4, &counts, &regions, n, k, g, cap).unwrap();
+    let got = topk_radix_sort::run(&mut rt, &v4, &counts, &regions, n, k, g, cap).unwrap();
+    assert_bits("sort", &got.0, &want.0);
+    assert_eq!(got.1, want.1);
+    let top = sorted_top(&x, 0..x.len(), k as usize);
+    assert_eq!(got.1, top.iter().map(|t| t.1 as u32).collect::<Vec<_>>());
+}
+
 #[test]
 fn topk_rejects_bad_input() {
     let mut rt = runtime();

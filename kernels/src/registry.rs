@@ -13,6 +13,8 @@ pub fn builtin() -> Vec<&'static dyn Kernel> {
         &crate::topk::topk_select::Kernel,
         &crate::topk::topk_rows::Kernel,
         &crate::topk::topk_radix_hist::Kernel,
+        &crate::topk::topk_radix_mark::Kernel,
+        &crate::topk::topk_radix_refine::Kernel,
         &crate::topk::topk_radix_select::Kernel,
         &crate::topk::topk_radix_collect::Kernel,
         &crate::topk::topk_radix_sort::Kernel,

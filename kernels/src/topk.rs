@@ -60,7 +60,8 @@ use forge_core::{ForgeError, ForgeRuntime, GpuTensor, Schedule};
 use forge_macros::{forge_kernel, forge_module};
 
 pub use selection::{
-    topk_radix_collect, topk_radix_hist, topk_radix_select, topk_radix_sort, topk_rows,
+    topk_radix_collect, topk_radix_hist, topk_radix_mark, topk_radix_refine, topk_radix_select,
+    topk_radix_sort, topk_rows,
 };
 
 /// The index that pads a block shorter than `k`, after its real values. Its value is `-inf`.
@@ -417,6 +418,12 @@ mod selection {
         select(select(v.z, v.w, c == 3), select(v.x, v.y, c == 1), c < 2)
     }
 
+    /// The largest order key of the four components of `v`.
+    #[forge_fn]
+    fn max_key(v: Vec4) -> u32 {
+        order_key(v.x).max(order_key(v.y)).max(order_key(v.z).max(order_key(v.w)))
+    }
+
     /// Whether element `e` with key `key` is at or above the prefix `(pk, pmask, pi,
     /// imask)`: its key's fixed bits above `pk`, or equal and its complemented index's fixed
     /// bits at least `pi`.
@@ -639,27 +646,23 @@ mod selection {
         }
     }
 
-    /// Global top-k, radix select, pass 1 of each level: the histogram of digit `level` of
-    /// the elements that count (see [`TopkGlobalScratch`] for `state`), added to
-    /// `hist[slot·2048 ..]`. Levels 0..3 are the digits of the order key (bits 21..32,
-    /// 10..21, 0..10), levels 3..6 those of the complemented index, so that equal keys are
-    /// ordered by index.
-    /// - With `sample > 1`, the sample pass: digit 0 of every element of every `sample`-th
-    ///   `Vec4`; `state` is not read.
-    /// - At level 0 (`sample = 1`): the elements whose key is at least `state[6]`.
-    /// - At later levels: the elements that match the prefix chosen so far, once
-    ///   `state[0]` says the threshold is not final yet; otherwise nothing.
+    /// Global top-k, radix select: the histogram of a sample, every `sample`-th `Vec4` of
+    /// `vals`, added to `hist[slot·2048 ..]`; it sets the floor of the full pass
+    /// ([`topk_radix_mark`]) in two levels, each followed by [`topk_radix_select`]:
+    /// - `level = 0`: digit 0 (bits 21..32 of the order key) of every sampled element;
+    /// - `level ≠ 0`: digit 1 (bits 10..21) of the sampled elements whose digit 0 is that of
+    ///   `state[6]` (the bin that the select of level 0 chose).
     ///
-    /// `grid` invocations stride over the data, four `Vec4` loads in flight each; each
+    /// `grid` invocations stride over the sample, four `Vec4` loads in flight each; each
     /// workgroup counts in workgroup memory and adds its non-zero bins to `hist`.
     #[forge_kernel(crate = ::forge_core, workgroup = 256, threads = grid, ext = false,
         tune(workgroup = [256, 128]),
         reference = topk_radix_hist_reference, tolerance(abs = 0.0, rel = 0.0),
-        case(n = 1, level = 0, grid = 1, sample = 1, slot = 0),
-        case(n = 5000, level = 0, grid = 512, sample = 1, slot = 0),
+        case(n = 1, level = 0, grid = 1, sample = 1, slot = 6),
+        case(n = 5000, level = 0, grid = 512, sample = 1, slot = 6),
         case(n = 70000, level = 0, grid = 300, sample = 16, slot = 6),
-        case(n = 4099, level = 1, grid = 300, sample = 1, slot = 1),
-        case(n = 3000, level = 4, grid = 256, sample = 1, slot = 4))]
+        case(n = 70000, level = 1, grid = 300, sample = 16, slot = 7),
+        case(n = 4099, level = 1, grid = 256, sample = 1, slot = 7))]
     pub fn topk_radix_hist(
         vals: &[Vec4; n.div_ceil(4)],
         state: &[u32; 8],
@@ -679,21 +682,13 @@ mod selection {
             i += WG;
         }
         workgroup_barrier();
-        let digit = level % 3;
-        let shift = select(select(0u32, 10u32, digit == 1), 21u32, digit == 0);
-        let mask = select(0x3ffu32, 0x7ffu32, digit < 2);
-        let mut floor = 0u32;
+        let shift = select(10u32, 21u32, level == 0);
+        let mask = 0x7ffu32;
         let mut prefix = UVec4::ZERO;
-        let mut active = global_index() < grid;
-        if sample == 1 {
-            if level == 0 {
-                floor = state[6];
-            } else {
-                active = active && state[0] == 0;
-                prefix = UVec4::new(state[2], state[3], state[4], state[5]);
-            }
+        if level != 0 {
+            prefix = UVec4::new(state[6] & 0xffe00000, 0xffe00000, 0, 0);
         }
-        if active {
+        if global_index() < grid {
             let step = sample.max(1);
             let units = n.div_ceil(4).div_ceil(step);
             // Four `Vec4` loads in flight per step; units past the end give elements past
@@ -709,7 +704,7 @@ mod selection {
                 while j < 4 {
                     let v = quad(va, vb, vc, vd, j);
                     let e0 = ((u + j * grid) * step) << 2;
-                    let d = digits4(v, e0, n, floor, prefix, level, shift, mask);
+                    let d = digits4(v, e0, n, 0, prefix, 0, shift, mask);
                     // Most elements do not count: one test for all four.
                     if (d.x & d.y & d.z & d.w) != 0xffffffff {
                         for c in 0..4u32 {
@@ -735,24 +730,195 @@ mod selection {
         }
     }
 
+    /// Global top-k, radix select, level 0 over the whole input (one read): the elements
+    /// whose order key is at least the floor `state[6]` are the candidates. Their digit 0
+    /// (bits 21..32 of the key) is counted into `hist[0 .. 2048]`, and each is marked in a
+    /// bitmap, one bit per element: bit `e & 31` of word `e >> 5`, four words to a `UVec4`
+    /// of `marks`. Workgroup `w` (of `ceil(n / 65536)`) reads the contiguous chunk of 65536
+    /// elements from `w·65536`, marks in workgroup memory, then writes all 2048 words of its
+    /// chunk, zeros included: the bitmap needs no clearing, and does not depend on the
+    /// order in which invocations run. Later levels ([`topk_radix_refine`]) and the collect
+    /// read only the marked elements.
+    #[forge_kernel(crate = ::forge_core, workgroup = 256, threads = n.div_ceil(65536) * 256,
+        ext = false, tune(workgroup = [256, 128]),
+        reference = topk_radix_mark_reference, tolerance(abs = 0.0, rel = 0.0),
+        case(n = 1),
+        case(n = 4099),
+        case(n = 5000),
+        case(n = 70000),
+        case(n = 140001))]
+    pub fn topk_radix_mark(
+        vals: &[Vec4; n.div_ceil(4)],
+        state: &[u32; 8],
+        hist: &mut [Atomic<u32>; 16384],
+        marks: &mut [UVec4; n.div_ceil(65536) * 512],
+        n: u32,
+    ) {
+        #[shared]
+        let mut bins = [0u32; 2048];
+        #[shared]
+        let mut bits = [0u32; 2048];
+        let lid = local_index();
+        let wg = workgroup_index();
+        // With 128 invocations a workgroup, the launch has twice as many workgroups as
+        // chunks; the rest do nothing.
+        if wg < n.div_ceil(65536) {
+            let mut i = lid;
+            while i < 2048 {
+                bins[i].store(0);
+                bits[i].store(0);
+                i += WG;
+            }
+            workgroup_barrier();
+            let floor = state[6];
+            let first4 = wg * 16384;
+            let end4 = (first4 + 16384).min(n.div_ceil(4));
+            // Four `Vec4` loads in flight per step; candidates are rare, so one test covers
+            // all sixteen elements.
+            let mut w = first4 + lid;
+            while w < end4 {
+                let va = vals[w];
+                let vb = vals[(w + WG).min(end4 - 1)];
+                let vc = vals[(w + 2 * WG).min(end4 - 1)];
+                let vd = vals[(w + 3 * WG).min(end4 - 1)];
+                let top = max_key(va).max(max_key(vb)).max(max_key(vc).max(max_key(vd)));
+                if top >= floor {
+                    let mut j = 0u32;
+                    while j < 4 {
+                        let wj = w + j * WG;
+                        if wj < end4 {
+                            let v = quad(va, vb, vc, vd, j);
+                            for c in 0..4u32 {
+                                let e = (wj << 2) + c;
+                                let key = order_key(component(v, c));
+                                if e < n && key >= floor {
+                                    bins[key >> 21].fetch_add(1);
+                                    let bit = e - (first4 << 2);
+                                    bits[bit >> 5].fetch_or(1u32 << (bit & 31));
+                                }
+                            }
+                        }
+                        j += 1;
+                    }
+                }
+                w += 4 * WG;
+            }
+            workgroup_barrier();
+            let mut i = lid;
+            while i < 2048 {
+                let c = bins[i].load();
+                if c > 0 {
+                    hist[i].fetch_add(c);
+                }
+                i += WG;
+            }
+            let mut q = lid;
+            while q < 512 {
+                marks[wg * 512 + q] = UVec4::new(
+                    bits[4 * q].load(),
+                    bits[4 * q + 1].load(),
+                    bits[4 * q + 2].load(),
+                    bits[4 * q + 3].load(),
+                );
+                q += WG;
+            }
+        }
+    }
+
+    /// Global top-k, radix select, pass 1 of levels 1..6: the histogram of digit `level` of
+    /// the marked elements (see [`topk_radix_mark`]) that match the prefix chosen so far,
+    /// added to `hist[level·2048 ..]`, once `state[0]` says the threshold is not final yet;
+    /// otherwise nothing. Levels 1 and 2 are the digits of the order key (bits 10..21,
+    /// 0..10), levels 3..6 those of the complemented index (bits 21..32, 10..21, 0..10), so
+    /// that equal keys are ordered by index. `grid` invocations stride over the bitmap, a
+    /// `UVec4` (128 elements) at a time, and gather the marked values.
+    #[forge_kernel(crate = ::forge_core, workgroup = 256, threads = grid, ext = false,
+        tune(workgroup = [256, 128]),
+        reference = topk_radix_refine_reference, tolerance(abs = 0.0, rel = 0.0),
+        case(n = 1, level = 1, grid = 1),
+        case(n = 5000, level = 1, grid = 64),
+        case(n = 70000, level = 2, grid = 300),
+        case(n = 4099, level = 3, grid = 256),
+        case(n = 3000, level = 5, grid = 7))]
+    pub fn topk_radix_refine(
+        vals: &[Vec4; n.div_ceil(4)],
+        marks: &[UVec4; n.div_ceil(65536) * 512],
+        state: &[u32; 8],
+        hist: &mut [Atomic<u32>; 16384],
+        n: u32,
+        level: u32,
+        grid: u32,
+    ) {
+        #[shared]
+        let mut bins = [0u32; 2048];
+        let lid = local_index();
+        let mut i = lid;
+        while i < 2048 {
+            bins[i].store(0);
+            i += WG;
+        }
+        workgroup_barrier();
+        let digit_at = level % 3;
+        let shift = select(select(0u32, 10u32, digit_at == 1), 21u32, digit_at == 0);
+        let mask = select(0x3ffu32, 0x7ffu32, digit_at < 2);
+        if global_index() < grid && state[0] == 0 {
+            let prefix = UVec4::new(state[2], state[3], state[4], state[5]);
+            let words4 = n.div_ceil(128);
+            let mut q = global_index();
+            while q < words4 {
+                let m4 = marks[q];
+                if (m4.x | m4.y | m4.z | m4.w) != 0 {
+                    for c in 0..4u32 {
+                        let mut m = ucomponent(m4, c);
+                        while m != 0 {
+                            let e = (q << 7) + (c << 5) + m.trailing_zeros();
+                            m = m & (m - 1);
+                            if e < n {
+                                let x = component(vals[e >> 2], e & 3);
+                                let d = digit(x, e, n, 0, prefix, level, shift, mask);
+                                if d != 0xffffffff {
+                                    bins[d].fetch_add(1);
+                                }
+                            }
+                        }
+                    }
+                }
+                q += grid;
+            }
+        }
+        workgroup_barrier();
+        let mut i = lid;
+        while i < 2048 {
+            let c = bins[i].load();
+            if c > 0 {
+                hist[(level % 8) * 2048 + i].fetch_add(c);
+            }
+            i += WG;
+        }
+    }
+
     /// Global top-k, radix select, pass 2 of each level (one workgroup): in the histogram
     /// `hist[slot·2048 ..]` of digit `level`, finds the bin that holds the element of rank
     /// `r` from the top.
-    /// - With `floor ≠ 0`, over the sample's histogram with `r = k`: sets `state[6]`, the
-    ///   floor of the level-0 pass, to the bin's lowest key (0 when the sample holds fewer
-    ///   than `k`). The sample is part of the data, so at least `k` elements reach it.
+    /// - With `floor ≠ 0`, over the sample's histograms ([`topk_radix_hist`]): at level 0,
+    ///   with `r = k`, sets `state[6]` to the bin's lowest key and `state[7]` to the rank
+    ///   left within the bin (both 0 when the sample holds fewer than `k`); at level 1, with
+    ///   `r = state[7]`, adds the bin of digit 1 to `state[6]`, the floor of the full pass
+    ///   (a 22-bit prefix of the key). The sample is part of the data, so at least `k`
+    ///   elements reach the floor.
     /// - At level 0, with `r = k`, and at later levels, with `r = state[1]` and only while
     ///   `state[0]` is 0: narrows the prefix to the bin (see [`TopkGlobalScratch`]). The
-    ///   threshold is final once the elements above the prefix and those matching it fit
-    ///   the final sort's 2048 slots, or at the last level.
+    ///   threshold is final once the elements above the prefix and those matching it
+    ///   number at most `cap` (the final sort's size), or at the last level.
     #[forge_kernel(crate = ::forge_core, workgroup = 256, threads = 1, ext = false,
         tune(workgroup = [256, 128]),
         reference = topk_radix_select_reference, tolerance(abs = 0.0, rel = 0.0),
-        case(level = 0, slot = 6, k = 100, floor = 1),
-        case(level = 0, slot = 0, k = 1, floor = 0),
-        case(level = 0, slot = 0, k = 100, floor = 0),
-        case(level = 2, slot = 2, k = 1000, floor = 0),
-        case(level = 5, slot = 5, k = 7, floor = 0))]
+        case(level = 0, slot = 6, k = 100, floor = 1, cap = 256),
+        case(level = 1, slot = 7, k = 100, floor = 1, cap = 256),
+        case(level = 0, slot = 0, k = 1, floor = 0, cap = 256),
+        case(level = 0, slot = 0, k = 100, floor = 0, cap = 2048),
+        case(level = 2, slot = 2, k = 1000, floor = 0, cap = 2048),
+        case(level = 5, slot = 5, k = 7, floor = 0, cap = 256))]
     pub fn topk_radix_select(
         hist: &[u32; 16384],
         state: &mut [u32; 8],
@@ -760,6 +926,7 @@ mod selection {
         slot: u32,
         k: u32,
         floor: u32,
+        cap: u32,
     ) {
         #[shared]
         let mut counts = [0u32; 2048];
@@ -818,8 +985,12 @@ mod selection {
             pi = state[4];
             imask = state[5];
         }
-        if floor != 0 && lid == 0 && sums[WG - 1] < r {
+        if floor != 0 && level > 0 {
+            r = state[7];
+        }
+        if floor != 0 && level == 0 && lid == 0 && sums[WG - 1] < r {
             state[6] = 0;
+            state[7] = 0;
         }
         if !skip && above < r && r <= above + part {
             // Walk down this run to the bin that reaches rank `r`.
@@ -832,7 +1003,12 @@ mod selection {
                 count = counts[d];
             }
             if floor != 0 {
-                state[6] = d << shift;
+                if level == 0 {
+                    state[6] = d << shift;
+                    state[7] = r - seen;
+                } else {
+                    state[6] = (state[6] & 0xffe00000) | (d << shift);
+                }
             } else {
                 let field = (bins - 1) << shift;
                 if level < 3 {
@@ -843,7 +1019,7 @@ mod selection {
                     imask = imask | field;
                 }
                 let left = r - seen;
-                state[0] = select(0u32, 1u32, (k - left) + count <= 2048 || level >= 5);
+                state[0] = select(0u32, 1u32, (k - left) + count <= cap || level >= 5);
                 state[1] = left;
                 state[2] = pk;
                 state[3] = pmask;
@@ -853,78 +1029,60 @@ mod selection {
         }
     }
 
-    /// Global top-k, radix select, pass 3: the elements above the final prefix or matching
-    /// it (at most 2048 in all). Workgroup `w < groups` scans its own contiguous chunk of
-    /// `4·ceil(ceil(n/4)/groups)` elements (at most 65536), marks them in a bitmap in
-    /// workgroup memory, then writes their indices, ascending, to `regions[w·2048 ..]` and
-    /// their count to `counts[w]`: the result does not depend on the order in which
-    /// invocations run.
-    #[forge_kernel(crate = ::forge_core, workgroup = 256, threads = groups * 256, ext = false,
-        tune(workgroup = [256, 128]),
+    /// Global top-k, radix select, pass 3: the marked elements (see [`topk_radix_mark`])
+    /// above the final prefix or matching it (at most `cap` in all). Workgroup `w` (of
+    /// `ceil(n / 65536)`) reads the 2048 bitmap words of its chunk of 65536 elements, keeps
+    /// the bits of those elements, then writes their indices, ascending, to
+    /// `regions[w·2048 ..]` (the first 2048) and their count to `counts[w]`: the result
+    /// does not depend on the order in which invocations run.
+    #[forge_kernel(crate = ::forge_core, workgroup = 256, threads = n.div_ceil(65536) * 256,
+        ext = false, tune(workgroup = [256, 128]),
         reference = topk_radix_collect_reference, tolerance(abs = 0.0, rel = 0.0),
-        case(n = 1, groups = 1),
-        case(n = 5000, groups = 2),
-        case(n = 4099, groups = 3),
-        case(n = 70000, groups = 2))]
+        case(n = 1),
+        case(n = 5000),
+        case(n = 4099),
+        case(n = 140001))]
     pub fn topk_radix_collect(
         vals: &[Vec4; n.div_ceil(4)],
+        marks: &[UVec4; n.div_ceil(65536) * 512],
         state: &[u32; 8],
-        #[out] counts: &mut [u32; groups],
-        regions: &mut [u32; groups * 2048],
+        #[out] counts: &mut [u32; n.div_ceil(65536)],
+        regions: &mut [u32; n.div_ceil(65536) * 2048],
         n: u32,
-        groups: u32,
     ) {
         #[shared]
-        let mut marks = [0u32; 2048];
+        let mut picked = [0u32; 2048];
         #[shared]
         let mut sums = [0u32; 256];
         let lid = local_index();
         let wg = workgroup_index();
-        if wg < groups {
-            let mut i = lid;
-            while i < 2048 {
-                marks[i].store(0);
-                i += WG;
-            }
-            workgroup_barrier();
+        if wg < n.div_ceil(65536) {
             let prefix = UVec4::new(state[2], state[3], state[4], state[5]);
-            let chunk4 = n.div_ceil(4).div_ceil(groups);
-            let first4 = wg * chunk4;
-            let end4 = (first4 + chunk4).min(n.div_ceil(4));
-            // Four `Vec4` loads in flight per step; candidates are rare.
-            let mut w = first4 + lid;
-            while w < end4 {
-                let va = vals[w];
-                let vb = vals[(w + WG).min(end4 - 1)];
-                let vc = vals[(w + 2 * WG).min(end4 - 1)];
-                let vd = vals[(w + 3 * WG).min(end4 - 1)];
-                let mut j = 0u32;
-                while j < 4 {
-                    let wj = w + j * WG;
-                    let mut bits = 0u32;
-                    if wj < end4 {
-                        bits = picked4(quad(va, vb, vc, vd, j), wj << 2, n, prefix);
-                    }
-                    if bits != 0 {
-                        for c in 0..4u32 {
-                            let bit = (wj << 2) + c - (first4 << 2);
-                            if ((bits >> c) & 1) != 0 && bit < 65536 {
-                                marks[bit >> 5].fetch_add(1u32 << (bit & 31));
+            // Each invocation owns a run of bitmap words (`run4` `UVec4`s); a scan over the
+            // runs gives every picked element its place, in index order.
+            let run4 = 512 / WG;
+            let mut own = 0u32;
+            let mut j = 0u32;
+            while j < run4 {
+                let q = wg * 512 + lid * run4 + j;
+                let m4 = marks[q];
+                for c in 0..4u32 {
+                    let mut m = ucomponent(m4, c);
+                    let mut keep = 0u32;
+                    while m != 0 {
+                        let b = m.trailing_zeros();
+                        let e = (q << 7) + (c << 5) + b;
+                        m = m & (m - 1);
+                        if e < n {
+                            let key = order_key(component(vals[e >> 2], e & 3));
+                            if at_or_above(key, e, prefix) {
+                                keep = keep | (1u32 << b);
                             }
                         }
                     }
-                    j += 1;
+                    picked[(lid * run4 + j) * 4 + c] = keep;
+                    own += keep.count_ones();
                 }
-                w += 4 * WG;
-            }
-            workgroup_barrier();
-            // Each invocation owns a run of bitmap words; a scan over the runs gives every
-            // marked element its place, in index order.
-            let run = 2048 / WG;
-            let mut own = 0u32;
-            let mut j = 0u32;
-            while j < run {
-                own += marks[lid * run + j].load().count_ones();
                 j += 1;
             }
             sums[lid] = own;
@@ -941,14 +1099,15 @@ mod selection {
                 off *= 2;
             }
             let mut at = sums[lid] - own;
+            let run = run4 * 4;
             let mut j = 0u32;
             while j < run {
                 let word_index = lid * run + j;
-                let mut word = marks[word_index].load();
+                let mut word = picked[word_index];
                 while word != 0 {
                     let bit = word.trailing_zeros();
                     if at < 2048 {
-                        regions[wg * 2048 + at] = (first4 << 2) + word_index * 32 + bit;
+                        regions[wg * 2048 + at] = (wg << 16) + word_index * 32 + bit;
                     }
                     at += 1;
                     word = word & (word - 1);
@@ -962,16 +1121,18 @@ mod selection {
     }
 
     /// Global top-k, radix select, pass 4 (one workgroup): gathers the candidates of every
-    /// workgroup of pass 3 (the first `counts[w]` indices of each region, at most 2048 in
-    /// all; indices past `n` count as padding), sorts them by key, descending, then index,
-    /// ascending, with a bitonic network in workgroup memory, and writes the first `k`:
-    /// values re-read from `vals`, so that they keep their bits, and indices.
+    /// workgroup of pass 3 (the first `counts[w]` indices of each region, at most 2048 per
+    /// region and `cap` in all; indices past `n` count as padding), sorts them by key,
+    /// descending, then index, ascending, with a bitonic network of `cap` slots (a power of
+    /// two, 2..=2048, at least `k`) in workgroup memory, and writes the first `k`: values
+    /// re-read from `vals`, so that they keep their bits, and indices.
     #[forge_kernel(crate = ::forge_core, workgroup = 256, threads = 1, ext = false,
         tune(workgroup = [256, 128]),
         reference = topk_radix_sort_reference, tolerance(abs = 0.0, rel = 0.0),
-        case(n = 4000, k = 1, groups = 1),
-        case(n = 900, k = 100, groups = 3),
-        case(n = 4000, k = 1024, groups = 5))]
+        case(n = 4000, k = 1, groups = 1, cap = 2048),
+        case(n = 4000, k = 1, groups = 2, cap = 2),
+        case(n = 900, k = 100, groups = 3, cap = 256),
+        case(n = 4000, k = 1024, groups = 5, cap = 2048))]
     pub fn topk_radix_sort(
         vals: &[Vec4; n.div_ceil(4)],
         counts: &[u32; groups],
@@ -981,6 +1142,7 @@ mod selection {
         n: u32,
         k: u32,
         groups: u32,
+        cap: u32,
     ) {
         #[shared]
         let mut skey = [0u32; 2048];
@@ -1027,7 +1189,7 @@ mod selection {
         while g < g_end {
             let c = counts[g].min(2048);
             let mut j = 0u32;
-            while j < c && at < 2048 {
+            while j < c && at < cap {
                 let id = regions[g * 2048 + j];
                 sid[at] = id;
                 if id < n {
@@ -1040,11 +1202,11 @@ mod selection {
         }
         workgroup_barrier();
         let mut size = 2u32;
-        while size <= 2048 {
+        while size <= cap {
             let mut stride = size / 2;
             while stride > 0 {
                 let mut t = lid;
-                while t < 1024 {
+                while t < cap / 2 {
                     // Pair `t`: its lower slot is `t` with bit `log2 stride` opened up.
                     let lo = t + (t & !(stride - 1));
                     let hi = lo + stride;
@@ -1137,27 +1299,73 @@ pub fn topk_radix_hist_reference(
     sample: u32,
     slot: u32,
 ) -> Result<(), ForgeError> {
-    let (floor, prefix) = if sample > 1 {
-        (0, [0; 4])
-    } else if level == 0 {
-        (state[6], [0; 4])
-    } else if state[0] != 0 {
-        return Ok(());
-    } else {
-        (0, [state[2], state[3], state[4], state[5]])
-    };
-    let (shift, width) = radix_digit(level);
+    let top = 0xffe0_0000u32;
     let x = flat(vals, n);
     let step = sample.max(1) as usize;
     for w in (0..x.len().div_ceil(4)).step_by(step) {
-        for (e, &v) in x.iter().enumerate().skip(4 * w).take(4) {
-            let (key, e) = (radix_key(v), e as u32);
-            if key >= floor && radix_matches(key, e, prefix) {
-                let field = if level < 3 { key } else { !e };
-                let d = (field >> shift) & ((1 << width) - 1);
-                let at = &mut hist[(slot * 2048 + d) as usize];
-                *at = at.wrapping_add(1);
-            }
+        for &v in x.iter().skip(4 * w).take(4) {
+            let key = radix_key(v);
+            let d = if level == 0 {
+                key >> 21
+            } else if key & top == state[6] & top {
+                (key >> 10) & 0x7ff
+            } else {
+                continue;
+            };
+            let at = &mut hist[(slot * 2048 + d) as usize];
+            *at = at.wrapping_add(1);
+        }
+    }
+    Ok(())
+}
+
+/// Whether element `e` is marked in the bitmap of [`topk_radix_mark`].
+fn marked(marks: &[[u32; 4]], e: usize) -> bool {
+    (marks[e >> 7][(e >> 5) & 3] >> (e & 31)) & 1 != 0
+}
+
+/// The independent reference of [`topk_radix_mark`]: the histogram and the bitmap in place.
+pub fn topk_radix_mark_reference(
+    vals: &[[f32; 4]],
+    state: &[u32],
+    hist: &mut [u32],
+    marks: &mut [[u32; 4]],
+    n: u32,
+) -> Result<(), ForgeError> {
+    marks.iter_mut().for_each(|m| *m = [0; 4]);
+    for (e, &v) in flat(vals, n).iter().enumerate() {
+        let key = radix_key(v);
+        if key >= state[6] {
+            let at = &mut hist[(key >> 21) as usize];
+            *at = at.wrapping_add(1);
+            marks[e >> 7][(e >> 5) & 3] |= 1 << (e & 31);
+        }
+    }
+    Ok(())
+}
+
+/// The independent reference of [`topk_radix_refine`].
+pub fn topk_radix_refine_reference(
+    vals: &[[f32; 4]],
+    marks: &[[u32; 4]],
+    state: &[u32],
+    hist: &mut [u32],
+    n: u32,
+    level: u32,
+    _grid: u32,
+) -> Result<(), ForgeError> {
+    if state[0] != 0 {
+        return Ok(());
+    }
+    let prefix = [state[2], state[3], state[4], state[5]];
+    let (shift, width) = radix_digit(level);
+    for (e, &v) in flat(vals, n).iter().enumerate() {
+        let (key, e32) = (radix_key(v), e as u32);
+        if marked(marks, e) && radix_matches(key, e32, prefix) {
+            let field = if level < 3 { key } else { !e32 };
+            let d = (field >> shift) & ((1 << width) - 1);
+            let at = &mut hist[((level % 8) * 2048 + d) as usize];
+            *at = at.wrapping_add(1);
         }
     }
     Ok(())
@@ -1171,8 +1379,11 @@ pub fn topk_radix_select_reference(
     slot: u32,
     k: u32,
     floor: u32,
+    cap: u32,
 ) -> Result<(), ForgeError> {
-    let (r, mut prefix) = if floor != 0 || level == 0 {
+    let (r, mut prefix) = if floor != 0 && level != 0 {
+        (state[7], [0; 4])
+    } else if floor != 0 || level == 0 {
         (k, [0; 4])
     } else if state[0] != 0 {
         return Ok(());
@@ -1182,22 +1393,28 @@ pub fn topk_radix_select_reference(
     let (shift, width) = radix_digit(level);
     let counts = &hist[(slot * 2048) as usize..][..1 << width];
     let total = counts.iter().fold(0u32, |a, c| a.wrapping_add(*c));
-    if floor != 0 && total < r {
+    if floor != 0 && level == 0 && total < r {
         state[6] = 0;
+        state[7] = 0;
     }
     let mut seen = 0u32;
     for d in (0..counts.len()).rev() {
         let count = counts[d];
         if r >= 1 && seen < r && r <= seen.wrapping_add(count) {
-            if floor != 0 {
+            if floor != 0 && level == 0 {
                 state[6] = (d as u32) << shift;
+                state[7] = r - seen;
+                return Ok(());
+            }
+            if floor != 0 {
+                state[6] = (state[6] & 0xffe0_0000) | ((d as u32) << shift);
                 return Ok(());
             }
             let (value, mask) = if level < 3 { (0, 1) } else { (2, 3) };
             prefix[value] |= (d as u32) << shift;
             prefix[mask] |= ((1 << width) - 1) << shift;
             let left = r - seen;
-            let done = k.wrapping_sub(left).wrapping_add(count) <= 2048 || level >= 5;
+            let done = k.wrapping_sub(left).wrapping_add(count) <= cap || level >= 5;
             state[0] = u32::from(done);
             state[1] = left;
             state[2..6].copy_from_slice(&prefix);
@@ -1211,23 +1428,22 @@ pub fn topk_radix_select_reference(
 /// The independent reference of [`topk_radix_collect`]: the counts; the regions in place.
 pub fn topk_radix_collect_reference(
     vals: &[[f32; 4]],
+    marks: &[[u32; 4]],
     state: &[u32],
     regions: &mut [u32],
     n: u32,
-    groups: u32,
 ) -> Result<Vec<u32>, ForgeError> {
     let [pk, pmask, pi, imask] = [state[2], state[3], state[4], state[5]];
     let x = flat(vals, n);
-    let chunk = 4 * n.div_ceil(4).div_ceil(groups) as usize;
-    let mut counts = vec![0u32; groups as usize];
+    let groups = x.len().div_ceil(65536);
+    let mut counts = vec![0u32; groups];
     for (w, count) in counts.iter_mut().enumerate() {
-        let first = w * chunk;
-        let picked: Vec<u32> = (first..(first + chunk.min(65536)).min(x.len()))
-            .map(|e| e as u32)
+        let picked: Vec<u32> = (w * 65536..((w + 1) * 65536).min(x.len()))
             .filter(|&e| {
-                let kp = radix_key(x[e as usize]) & pmask;
-                kp > pk || (kp == pk && (!e & imask) >= pi)
+                let kp = radix_key(x[e]) & pmask;
+                marked(marks, e) && (kp > pk || (kp == pk && (!(e as u32) & imask) >= pi))
             })
+            .map(|e| e as u32)
             .collect();
         for (j, &e) in picked.iter().take(2048).enumerate() {
             regions[w * 2048 + j] = e;
@@ -1237,8 +1453,8 @@ pub fn topk_radix_collect_reference(
     Ok(counts)
 }
 
-/// The independent reference of [`topk_radix_sort`]: the regions' candidates in order (2048
-/// at most), sorted by a comparator, the first `k` kept.
+/// The independent reference of [`topk_radix_sort`]: the regions' candidates in order
+/// (`cap` at most), sorted by a comparator, the first `k` kept.
 pub fn topk_radix_sort_reference(
     vals: &[[f32; 4]],
     counts: &[u32],
@@ -1246,6 +1462,7 @@ pub fn topk_radix_sort_reference(
     n: u32,
     k: u32,
     groups: u32,
+    cap: u32,
 ) -> Result<(Vec<f32>, Vec<u32>), ForgeError> {
     let x = flat(vals, n);
     let mut cand: Vec<(u32, u32)> = (0..groups as usize)
@@ -1253,7 +1470,7 @@ pub fn topk_radix_sort_reference(
             let c = counts[g].min(2048) as usize;
             regions[g * 2048..g * 2048 + c].iter().copied()
         })
-        .take(2048)
+        .take(cap as usize)
         .map(|id| {
             let key = if id < n { radix_key(x[id as usize]) } else { 0 };
             (key, id)
@@ -1285,13 +1502,18 @@ pub fn topk_radix_sort_reference(
 /// - `[1]`: how many of the elements that match the prefix are still to be taken;
 /// - `[2]`, `[3]`: the prefix of the key, and the mask of the key bits it fixes;
 /// - `[4]`, `[5]`: the same for the complemented index (levels 3..6);
-/// - `[6]`: the floor of the level-0 histogram, from the sample pass.
+/// - `[6]`: the floor of the full pass, from the sample (22 bits of a key);
+/// - `[7]`: the sample's rank left within the floor's 11-bit bin.
 ///
-/// The elements above the prefix number fewer than `k`; with those matching it they are
-/// what the collect pass gathers.
+/// `hist` holds eight histograms of 2048 bins: levels 0..6, then the sample's two levels.
+/// `marks` is the bitmap of the candidates (one bit per element, [`topk_radix_mark`]),
+/// `counts` and `regions` the collect's output, one region of 2048 indices per chunk of
+/// 65536 elements. The elements above the prefix number fewer than `k`; with those
+/// matching it they are what the collect pass gathers.
 pub struct TopkGlobalScratch {
     hist: GpuTensor<u32>,
     state: GpuTensor<u32>,
+    marks: GpuTensor<[u32; 4]>,
     counts: GpuTensor<u32>,
     regions: GpuTensor<u32>,
     groups: u32,
@@ -1300,36 +1522,42 @@ pub struct TopkGlobalScratch {
 }
 
 impl TopkGlobalScratch {
-    /// Buffers for inputs of `n` values: the histograms of the six levels, the select's
-    /// state, and one region of 2048 candidate indices per workgroup of the collect pass.
+    /// Buffers for inputs of `n` values.
     pub fn new(rt: &mut ForgeRuntime, n: usize) -> Result<Self, ForgeError> {
         let n4 = dim(topk_radix_hist::NAME, "n / 4", n.div_ceil(4))?;
-        // The collect pass's bitmap covers 65536 elements per workgroup.
-        let groups = n4.div_ceil(16384).max(n4.div_ceil(4096).min(1024));
+        let groups = dim(topk_radix_mark::NAME, "n / 65536", n.div_ceil(65536))?;
         Ok(TopkGlobalScratch {
             hist: rt.zeros(8 * 2048)?,
             state: rt.zeros(8)?,
+            marks: rt.zeros(groups as usize * 512)?,
             counts: rt.zeros(groups as usize)?,
             regions: rt.zeros(groups as usize * 2048)?,
             groups,
-            grid: n4.min(1 << 18),
+            grid: n4.div_ceil(32).clamp(1, 1 << 18),
             // About 2^16 `Vec4`s, one in up to 256.
             sample: (n4 >> 16).clamp(1, 256),
         })
     }
 
-    /// The invocations of the histogram passes (`min(n/4, 2^18)` by default), which stride
-    /// over the data; at least 1.
+    /// The invocations of the level passes over the bitmap (`min(n/128, 2^18)` by
+    /// default, one `UVec4` of it each), which stride over it; at least 1.
     pub fn set_grid(&mut self, grid: u32) {
         self.grid = grid.max(1);
     }
 }
 
+/// The size of the final sort of the global top-k: the select refines its threshold until
+/// the candidates fit it. Small sorts are cheap, extra levels cost a pass over the bitmap.
+fn sort_cap(k: u32) -> u32 {
+    (2 * k.next_power_of_two()).clamp(256, 2048)
+}
+
 /// Records the global top-`k` of the first `n` values of `vals` (a `Vec4` per four values)
 /// into `out_vals` and `out_ids` (`k` each), as [`TopkExt::topk_global_with_indices`]
-/// computes it: the six levels of the radix select (histogram and select; levels after
-/// the threshold is final do nothing), the collect and the final sort. Nothing is
-/// submitted. `k` is 1..=1024 and at most `n`; `scratch` was made for at least `n` values.
+/// computes it (see the [module docs](crate::topk)): the sample's two levels, the full
+/// pass, five levels over the marked candidates (levels after the threshold is final do
+/// nothing), the collect and the final sort. Nothing is submitted. `k` is 1..=1024 and at
+/// most `n`; `scratch` was made for at least `n` values.
 pub fn topk_global_record(
     rt: &mut ForgeRuntime,
     vals: &GpuTensor<[f32; 4]>,
@@ -1340,27 +1568,35 @@ pub fn topk_global_record(
     out_ids: &GpuTensor<u32>,
 ) -> Result<(), ForgeError> {
     let s = scratch;
+    let cap = sort_cap(k);
     rt.clear(&s.hist)?;
     rt.clear(&s.state)?;
-    // The floor from a sample: elements below it never reach the level-0 histogram.
-    let (st, h) = (&s.state, &s.hist);
-    topk_radix_hist::launch(rt, vals, st, h, n, 0, s.grid.min(1 << 16), s.sample, 6)?;
-    topk_radix_select::launch(rt, h, st, 0, 6, k, 1)?;
-    for level in 0..6 {
+    let (st, h, m) = (&s.state, &s.hist, &s.marks);
+    // The floor, from a sample: 11 bits, then 22.
+    let sample_grid = (n.div_ceil(4).div_ceil(s.sample)).div_ceil(4).clamp(1, 1 << 16);
+    topk_radix_hist::launch(rt, vals, st, h, n, 0, sample_grid, s.sample, 6)?;
+    topk_radix_select::launch(rt, h, st, 0, 6, k, 1, cap)?;
+    topk_radix_hist::launch(rt, vals, st, h, n, 1, sample_grid, s.sample, 7)?;
+    topk_radix_select::launch(rt, h, st, 1, 7, k, 1, cap)?;
+    // The one full read: level 0 and the candidates' bitmap.
+    topk_radix_mark::launch(rt, vals, st, h, m, n)?;
+    topk_radix_select::launch(rt, h, st, 0, 0, k, 0, cap)?;
+    let words4 = n.div_ceil(128);
+    for level in 1..6 {
         // Levels past the second only run on massive ties (a 22-bit prefix of the key
         // already leaves a handful of continuous values): a small grid makes their usual
         // early exit cheap.
         let grid = if level < 2 {
-            s.grid
+            s.grid.min(words4)
         } else {
-            s.grid.min(1 << 14)
+            s.grid.min(words4).min(1 << 12)
         };
-        topk_radix_hist::launch(rt, vals, st, h, n, level, grid, 1, level)?;
-        topk_radix_select::launch(rt, h, st, level, level, k, 0)?;
+        topk_radix_refine::launch(rt, vals, m, st, h, n, level, grid)?;
+        topk_radix_select::launch(rt, h, st, level, level, k, 0, cap)?;
     }
-    topk_radix_collect::launch(rt, vals, &s.state, &s.counts, &s.regions, n, s.groups)?;
+    topk_radix_collect::launch(rt, vals, m, st, &s.counts, &s.regions, n)?;
     topk_radix_sort::launch(
-        rt, vals, &s.counts, &s.regions, out_vals, out_ids, n, k, s.groups,
+        rt, vals, &s.counts, &s.regions, out_vals, out_ids, n, k, s.groups, cap,
     )
 }
 

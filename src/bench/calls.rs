@@ -314,15 +314,15 @@ pub fn run(
             let mut scratch = TopkGlobalScratch::new(rt, n)?;
             let vals = rt.zeros::<f32>(k)?;
             let ids = rt.zeros::<u32>(k)?;
-            // The histogram passes' grid: invocations striding over the data.
+            // The level passes' grid: invocations striding over the candidates' bitmap.
             let grids: Vec<u32> = if quick {
                 vec![1 << 12]
             } else {
-                vec![1 << 18, 1 << 17, 1 << 19]
+                vec![1 << 18, 1 << 17, 1 << 16]
             };
             let labels: Vec<String> = grids
                 .iter()
-                .map(|g| format!("radix select, histogram grid {g}"))
+                .map(|g| format!("radix select, level grid {g}"))
                 .collect();
             let best = fastest(rt, "topk_global", &opts, &labels, |rt, i| {
                 scratch.set_grid(grids[i]);
