@@ -40,17 +40,24 @@
 //! ([`TopkGlobalScratch`] describes its state). Every pass is recorded into one submission
 //! ([`topk_global_record`]):
 //! 1. a sample of one `Vec4` in up to 256 is histogrammed on the top 11 bits of the key,
-//!    and the bin of its `k`-th largest sets a floor: the sample is part of the data, so at
-//!    least `k` elements reach it ([`topk_radix_hist`], [`topk_radix_select`]);
-//! 2. six levels, each a histogram of the next digit (11, 11 and 10 bits of the key, then
-//!    of the index) of the elements that match the prefix chosen so far, and a select of
-//!    the bin that holds the element of rank `k` (level 0 counts only elements above the
-//!    floor). Once the elements above the prefix and those matching it number at most
-//!    2048, later levels do nothing; the last level always gets there;
-//! 3. a collect of those elements, each workgroup through a bitmap in workgroup memory, so
-//!    that their order does not depend on the schedule ([`topk_radix_collect`]);
-//! 4. a bitonic sort of the at most 2048 candidates in one workgroup, which writes the first
-//!    `k` ([`topk_radix_sort`]).
+//!    then on the next 11 bits of the bin that holds its `k`-th largest: that sets a floor
+//!    of 22 bits. The sample is part of the data, so at least `k` elements reach it, and
+//!    about `k` times the sampling ratio do ([`topk_radix_hist`], [`topk_radix_select`]);
+//! 2. the one full read ([`topk_radix_mark`]): level 0's histogram of the elements at or
+//!    above the floor, which it also marks in a bitmap (one bit per element, written per
+//!    chunk of 65536 elements, so it is deterministic and needs no clearing);
+//! 3. five more levels, each a histogram of the next digit (11 and 10 more bits of the key,
+//!    then the index) of the marked elements that match the prefix chosen so far, read
+//!    through the bitmap ([`topk_radix_refine`]), and a select of the bin that holds the
+//!    element of rank `k`. Once the elements above the prefix and those matching it number
+//!    at most `cap = clamp(2·next_pow2(k), 256, 2048)`, later levels do nothing; the last
+//!    level always gets there. Every level works on the candidates alone, whose top `k`
+//!    are the input's, so the select is exact whatever the data (when all of it is marked,
+//!    the levels gather all of it);
+//! 4. a collect of those elements, each workgroup from its chunk of the bitmap, in index
+//!    order ([`topk_radix_collect`]);
+//! 5. a bitonic sort of the at most `cap` candidates in one workgroup, which writes the
+//!    first `k` ([`topk_radix_sort`]).
 //!
 //! Certification checks each kernel against its reference; the tests check whole block and
 //! global runs against a sort of the input.
