@@ -610,3 +610,54 @@ fn concurrent_processes_leave_every_file_parseable() {
         Some(Schedule::with_workgroup(64))
     );
 }
+
+/// `forge tune --plot`: the SVG names every candidate of the tuning space (nine for gemv,
+/// one for axpy, whose single row once went unlabelled), is replaced whole when it exists, and a destination that cannot be written is an error
+/// that leaves nothing behind.
+#[test]
+fn tune_plot_writes_a_whole_svg_atomically() {
+    let cache = temp_dir("plot");
+    let plot = |kernel: &str, problem: &str, space: Vec<Schedule>| {
+        let svg = cache.join(format!("{kernel}.svg"));
+        std::fs::write(&svg, "an older plot").unwrap();
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_forge"))
+            .arg("--cache-dir")
+            .arg(&cache)
+            .args(["tune", kernel, "--problem", problem, "--plot"])
+            .arg(&svg)
+            .output()
+            .expect("forge runs");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let text = std::fs::read_to_string(&svg).unwrap();
+        assert!(text.starts_with("<svg") && text.trim_end().ends_with("</svg>"), "{text}");
+        for schedule in space {
+            let label = format!("\n{schedule}\n");
+            assert!(text.contains(&label), "{kernel}: {schedule} missing from the plot");
+        }
+    };
+    let gemv_space = wgsl_forge::kernels::gemv::gemv::Kernel.tune_space().candidates();
+    assert_eq!(gemv_space.len(), 9);
+    plot("gemv", "m=40,n=70", gemv_space);
+    plot("axpy", "a=0.5,n=1000", vec![Schedule::with_workgroup(64)]);
+    let rt = runtime(Some(cache.clone()));
+    let mut names: Vec<String> = std::fs::read_dir(&cache)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.as_str() != rt.topology_hash())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["axpy.svg", "gemv.svg"], "no temporary file is left behind");
+
+    let missing = cache.join("no-such-dir").join("axpy.svg");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_forge"))
+        .arg("--cache-dir")
+        .arg(&cache)
+        .args(["tune", "axpy", "--plot"])
+        .arg(&missing)
+        .output()
+        .expect("forge runs");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no-such-dir"), "{err}");
+    assert!(!cache.join("no-such-dir").exists());
+}

@@ -328,7 +328,6 @@ pub fn plot_svg(
     default: wgsl_forge::Schedule,
     path: &Path,
 ) -> Result<(), ForgeError> {
-    use plotters::prelude::*;
     let plot_error = |e: String| ForgeError::Io {
         context: format!("drawing `{}`", path.display()),
         source: std::io::Error::other(e),
@@ -352,8 +351,29 @@ pub fn plot_svg(
         .max(1e-3)
         * 1.1;
     let height = 140 + 34 * n as u32;
-    let root = SVGBackend::new(path, (900, height)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| plot_error(e.to_string()))?;
+    // Drawn into memory, then written atomically: an interrupted or failed plot never leaves
+    // a truncated SVG where an earlier one was.
+    let mut svg = String::new();
+    draw_bars(kernel, bucket, &default, &times_us, right, height, &mut svg)
+        .map_err(plot_error)?;
+    wgsl_forge::files::write_atomically(path, svg.as_bytes())
+}
+
+/// The chart of [`plot_svg`], drawn into `svg`.
+fn draw_bars(
+    kernel: &str,
+    bucket: &BucketTuning,
+    default: &wgsl_forge::Schedule,
+    times_us: &[Option<(f64, f64, f64)>],
+    right: f64,
+    height: u32,
+    svg: &mut String,
+) -> Result<(), String> {
+    use plotters::prelude::*;
+    let cands: &[CandidateResult] = &bucket.candidates;
+    let n = cands.len().max(1);
+    let root = SVGBackend::with_string(svg, (900, height)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| e.to_string())?;
     let caption = format!(
         "{kernel}: time per dispatch, {} (green: winner, blue: declared)",
         bucket.problem
@@ -363,13 +383,15 @@ pub fn plot_svg(
         .margin(16)
         .x_label_area_size(40)
         .y_label_area_size(170)
-        .build_cartesian_2d(0.0..right, (0..n - 1).into_segmented())
-        .map_err(|e| plot_error(e.to_string()))?;
+        .build_cartesian_2d(0.0..right, (0..n.max(2) - 1).into_segmented())
+        .map_err(|e| e.to_string())?;
     // The first candidate on top.
     let row = |i: usize| n - 1 - i;
+    // A single candidate gets an empty second row (a one-value axis draws no label).
     let label = |i: usize| -> String {
-        cands
-            .get(row(i))
+        (n - 1)
+            .checked_sub(i)
+            .and_then(|r| cands.get(r))
             .map(|c| {
                 format!(
                     "wg={} items={} vec={}",
@@ -389,19 +411,19 @@ pub fn plot_svg(
         })
         .x_label_formatter(&|x| format!("{x:.0}"))
         .draw()
-        .map_err(|e| plot_error(e.to_string()))?;
+        .map_err(|e| e.to_string())?;
     let winner = bucket.winner;
     chart
         .draw_series(
             cands
                 .iter()
-                .zip(&times_us)
+                .zip(times_us)
                 .enumerate()
                 .filter_map(|(i, (c, t))| {
                     let (median, _, _) = (*t)?;
                     let color = if Some(c.schedule) == winner {
                         RGBColor(40, 170, 70)
-                    } else if c.schedule == default {
+                    } else if c.schedule == *default {
                         RGBColor(70, 110, 220)
                     } else {
                         RGBColor(160, 160, 160)
@@ -417,7 +439,7 @@ pub fn plot_svg(
                     Some(bar)
                 }),
         )
-        .map_err(|e| plot_error(e.to_string()))?;
+        .map_err(|e| e.to_string())?;
     chart
         .draw_series(times_us.iter().enumerate().filter_map(|(i, t)| {
             let (median, lo, hi) = (*t)?;
@@ -430,12 +452,12 @@ pub fn plot_svg(
                 8,
             ))
         }))
-        .map_err(|e| plot_error(e.to_string()))?;
+        .map_err(|e| e.to_string())?;
     chart
         .draw_series(
             cands
                 .iter()
-                .zip(&times_us)
+                .zip(times_us)
                 .enumerate()
                 .filter(|(_, (_, t))| t.is_none())
                 .map(|(i, (c, _))| {
@@ -451,8 +473,8 @@ pub fn plot_svg(
                     )
                 }),
         )
-        .map_err(|e| plot_error(e.to_string()))?;
-    root.present().map_err(|e| plot_error(e.to_string()))?;
+        .map_err(|e| e.to_string())?;
+    root.present().map_err(|e| e.to_string())?;
     Ok(())
 }
 
