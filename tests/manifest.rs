@@ -576,7 +576,8 @@ fn time_kernel_checks_its_arguments() {
 }
 
 /// The same through the CLI: 8 `forge tune` processes at once on one cache, half of them
-/// on another problem size, leave one whole manifest that this runtime trusts.
+/// on another problem size, leave one whole manifest that this runtime trusts, with both
+/// sizes' buckets.
 #[test]
 fn concurrent_processes_leave_every_file_parseable() {
     let cache = temp_dir("processes");
@@ -605,6 +606,14 @@ fn concurrent_processes_leave_every_file_parseable() {
     assert_eq!(names, vec!["axpy.json"], "no temporary file is left behind");
     let m = read_manifest(&dir.join("axpy.json"));
     assert!(m.winner().is_some());
+    // Merges happen under the cache's lock: neither size's bucket is lost to the other.
+    for threads in [1000, 70000] {
+        let bucket = wgsl_forge::manifest::bucket_of(threads);
+        assert!(
+            m.bucket(bucket).is_some(),
+            "the bucket of n = {threads} was dropped"
+        );
+    }
     assert_eq!(
         rt.tuned_schedule(&wgsl_forge::kernels::axpy::axpy::Kernel),
         Some(Schedule::with_workgroup(64))
@@ -627,15 +636,27 @@ fn tune_plot_writes_a_whole_svg_atomically() {
             .arg(&svg)
             .output()
             .expect("forge runs");
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let text = std::fs::read_to_string(&svg).unwrap();
-        assert!(text.starts_with("<svg") && text.trim_end().ends_with("</svg>"), "{text}");
+        assert!(
+            text.starts_with("<svg") && text.trim_end().ends_with("</svg>"),
+            "{text}"
+        );
         for schedule in space {
             let label = format!("\n{schedule}\n");
-            assert!(text.contains(&label), "{kernel}: {schedule} missing from the plot");
+            assert!(
+                text.contains(&label),
+                "{kernel}: {schedule} missing from the plot"
+            );
         }
     };
-    let gemv_space = wgsl_forge::kernels::gemv::gemv::Kernel.tune_space().candidates();
+    let gemv_space = wgsl_forge::kernels::gemv::gemv::Kernel
+        .tune_space()
+        .candidates();
     assert_eq!(gemv_space.len(), 9);
     plot("gemv", "m=40,n=70", gemv_space);
     plot("axpy", "a=0.5,n=1000", vec![Schedule::with_workgroup(64)]);
@@ -646,7 +667,11 @@ fn tune_plot_writes_a_whole_svg_atomically() {
         .filter(|n| n.as_str() != rt.topology_hash())
         .collect();
     names.sort();
-    assert_eq!(names, ["axpy.svg", "gemv.svg"], "no temporary file is left behind");
+    assert_eq!(
+        names,
+        ["axpy.svg", "gemv.svg"],
+        "no temporary file is left behind"
+    );
 
     let missing = cache.join("no-such-dir").join("axpy.svg");
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_forge"))

@@ -36,6 +36,7 @@
 
 use crate::certify::Verdict;
 use crate::error::{ForgeError, Result};
+use crate::files::FileLock;
 use crate::kernel::{Kernel, ScalarValue};
 use crate::schedule::Schedule;
 use crate::timing::Timing;
@@ -52,6 +53,10 @@ pub const MANIFEST_FORMAT: u32 = 1;
 
 /// The crate version written into manifests; a manifest of another version is stale.
 pub const CRATE_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// How long a tuner waits for another to finish merging into the same manifest: a merge is
+/// one read and one write of a small file, so a longer wait means something is wrong.
+const MERGE_LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// One candidate schedule as the tuner saw it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -470,6 +475,46 @@ impl ManifestCache {
         json.push(b'\n');
         crate::files::write_atomically(&path, &json)?;
         Ok(path)
+    }
+
+    /// Merges `bucket` into the stored manifest of `kernel` (when it can be trusted; a new
+    /// one otherwise) and writes the result, under a lock file beside it, so that tuners of
+    /// other sizes racing on the same kernel keep each other's buckets. Returns the merged
+    /// manifest, and where it was written or why it could not be (the merge is returned
+    /// either way: a cache that cannot be written only loses the caching).
+    pub(crate) fn merge_and_store(
+        &self,
+        rt: &ForgeRuntime,
+        kernel: &dyn Kernel,
+        key: &ManifestKey,
+        bucket: BucketTuning,
+    ) -> (TuningManifest, Result<PathBuf>) {
+        let merged = || {
+            let mut m = self
+                .load_keyed(rt, kernel, key)
+                .unwrap_or_else(|| key.manifest(rt, kernel));
+            m.insert(bucket.clone());
+            m
+        };
+        let path = self.path(&key.topology, &key.kernel);
+        let dir = path.parent().unwrap_or(&self.root).to_path_buf();
+        if let Err(e) = std::fs::create_dir_all(&dir) {
+            let err = ForgeError::Io {
+                context: format!("creating the manifest directory `{}`", dir.display()),
+                source: e,
+            };
+            return (merged(), Err(err));
+        }
+        // Hidden, so that `list` and `clear` pass over it.
+        let lock_path = dir.join(format!(".{}.lock", file_safe(&key.kernel)));
+        let lock = match FileLock::acquire(&lock_path, MERGE_LOCK_WAIT) {
+            Ok(lock) => lock,
+            Err(e) => return (merged(), Err(e)),
+        };
+        let manifest = merged();
+        let stored = self.store(&manifest);
+        drop(lock);
+        (manifest, stored)
     }
 
     /// Every manifest under the root, by topology and kernel. A missing root is empty.

@@ -435,25 +435,33 @@ pub fn tune_with_progress(
     };
     bucket.winner = bucket.fastest();
 
-    // Merge with what the cache already holds for other sizes, if it can be trusted.
+    // Merge with what the cache already holds for other sizes, if it can be trusted; when
+    // storing, under the cache's lock, so that a tuner racing on another size keeps its
+    // bucket too.
     let key = ManifestKey::new(rt, kernel);
     let cache = rt.manifest_cache();
-    let mut manifest = cache
-        .as_ref()
-        .and_then(|c| c.load_keyed(rt, kernel, &key))
-        .unwrap_or_else(|| key.manifest(rt, kernel));
-    manifest.insert(bucket.clone());
-
     let (mut stored, mut store_error) = (None, None);
-    if let (Some(cache), true) = (&cache, opts.store) {
-        match cache.store(&manifest) {
-            Ok(path) => stored = Some(path),
-            Err(e) => {
-                tracing::warn!(kernel = name, error = %e, "cannot write the tuning manifest; continuing without caching it");
-                store_error = Some(e.to_string());
+    let manifest = match (&cache, opts.store) {
+        (Some(cache), true) => {
+            let (manifest, written) = cache.merge_and_store(rt, kernel, &key, bucket.clone());
+            match written {
+                Ok(path) => stored = Some(path),
+                Err(e) => {
+                    tracing::warn!(kernel = name, error = %e, "cannot write the tuning manifest; continuing without caching it");
+                    store_error = Some(e.to_string());
+                }
             }
+            manifest
         }
-    }
+        _ => {
+            let mut manifest = cache
+                .as_ref()
+                .and_then(|c| c.load_keyed(rt, kernel, &key))
+                .unwrap_or_else(|| key.manifest(rt, kernel));
+            manifest.insert(bucket.clone());
+            manifest
+        }
+    };
     rt.remember_tuning(kernel, manifest.clone());
     Ok(TuneReport {
         kernel: name.to_string(),
