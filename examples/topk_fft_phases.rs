@@ -126,7 +126,10 @@ fn topk_phases(
     let t = rt.time_calls("mark", opts, |rt| {
         topk_radix_mark::launch(rt, &vals, &state, &hist, &marks, n)
     })?;
-    println!("topk_global {what} n={n}: full pass (level 0, bitmap): {:.1} us", us(t));
+    println!(
+        "topk_global {what} n={n}: full pass (level 0, bitmap): {:.1} us",
+        us(t)
+    );
     let grid = n.div_ceil(128).min(1 << 18);
     let t = rt.time_calls("levels", opts, |rt| {
         rt.clear(&hist)?;

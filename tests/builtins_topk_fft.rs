@@ -434,15 +434,17 @@ fn topk_radix_passes_with_real_states() {
         let slot = 6 + level;
         let mut want = hist.clone();
         topk_radix_hist_reference(&v4, &state, &mut want, n, level, 64, sample, slot).unwrap();
-        topk_radix_hist::run(&mut rt, &v4, &state, &mut hist, n, level, 64, sample, slot)
-            .unwrap();
+        topk_radix_hist::run(&mut rt, &v4, &state, &mut hist, n, level, 64, sample, slot).unwrap();
         assert_eq!(hist, want, "sample level {level}");
         let mut want = state.clone();
         topk_radix_select_reference(&hist, &mut want, level, slot, k, 1, cap).unwrap();
         topk_radix_select::run(&mut rt, &hist, &mut state, level, slot, k, 1, cap).unwrap();
         assert_eq!(state, want, "sample select {level}");
     }
-    assert!(state[6] & 0x3ff == 0 && state[6] != 0, "a 22-bit floor: {state:?}");
+    assert!(
+        state[6] & 0x3ff == 0 && state[6] != 0,
+        "a 22-bit floor: {state:?}"
+    );
     let groups = n.div_ceil(65536) as usize;
     let mut marks = vec![[7u32; 4]; groups * 512];
     let (mut want_h, mut want_m) = (hist.clone(), marks.clone());
@@ -456,8 +458,7 @@ fn topk_radix_passes_with_real_states() {
         if level > 0 {
             let mut want = hist.clone();
             topk_radix_refine_reference(&v4, &marks, &state, &mut want, n, level, 100).unwrap();
-            topk_radix_refine::run(&mut rt, &v4, &marks, &state, &mut hist, n, level, 100)
-                .unwrap();
+            topk_radix_refine::run(&mut rt, &v4, &marks, &state, &mut hist, n, level, 100).unwrap();
             assert_eq!(hist, want, "refine level {level}");
         }
         let mut want = state.clone();

@@ -428,7 +428,9 @@ mod selection {
     /// The largest order key of the four components of `v`.
     #[forge_fn]
     fn max_key(v: Vec4) -> u32 {
-        order_key(v.x).max(order_key(v.y)).max(order_key(v.z).max(order_key(v.w)))
+        order_key(v.x)
+            .max(order_key(v.y))
+            .max(order_key(v.z).max(order_key(v.w)))
     }
 
     /// Whether element `e` with key `key` is at or above the prefix `(pk, pmask, pi,
@@ -788,7 +790,9 @@ mod selection {
                 let vb = vals[(w + WG).min(end4 - 1)];
                 let vc = vals[(w + 2 * WG).min(end4 - 1)];
                 let vd = vals[(w + 3 * WG).min(end4 - 1)];
-                let top = max_key(va).max(max_key(vb)).max(max_key(vc).max(max_key(vd)));
+                let top = max_key(va)
+                    .max(max_key(vb))
+                    .max(max_key(vc).max(max_key(vd)));
                 if top >= floor {
                     let mut j = 0u32;
                     while j < 4 {
@@ -1580,7 +1584,9 @@ pub fn topk_global_record(
     rt.clear(&s.state)?;
     let (st, h, m) = (&s.state, &s.hist, &s.marks);
     // The floor, from a sample: 11 bits, then 22.
-    let sample_grid = (n.div_ceil(4).div_ceil(s.sample)).div_ceil(4).clamp(1, 1 << 16);
+    let sample_grid = (n.div_ceil(4).div_ceil(s.sample))
+        .div_ceil(4)
+        .clamp(1, 1 << 16);
     topk_radix_hist::launch(rt, vals, st, h, n, 0, sample_grid, s.sample, 6)?;
     topk_radix_select::launch(rt, h, st, 0, 6, k, 1, cap)?;
     topk_radix_hist::launch(rt, vals, st, h, n, 1, sample_grid, s.sample, 7)?;

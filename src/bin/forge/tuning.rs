@@ -354,8 +354,7 @@ pub fn plot_svg(
     // Drawn into memory, then written atomically: an interrupted or failed plot never leaves
     // a truncated SVG where an earlier one was.
     let mut svg = String::new();
-    draw_bars(kernel, bucket, &default, &times_us, right, height, &mut svg)
-        .map_err(plot_error)?;
+    draw_bars(kernel, bucket, &default, &times_us, right, height, &mut svg).map_err(plot_error)?;
     wgsl_forge::files::write_atomically(path, svg.as_bytes())
 }
 
