@@ -30,9 +30,10 @@
 //! # Writing
 //! [`ManifestCache::store`] writes through [`crate::files::write_atomically`]: readers see
 //! the old file or the new one, never a part, and concurrent writers (threads or processes)
-//! leave one whole file. Tuning merges its bucket into the manifest it read; two tuners of
-//! different sizes racing on one kernel can therefore drop each other's bucket (the last
-//! rename wins), never corrupt the file.
+//! leave one whole file. Tuning merges its bucket into the stored manifest under a lock
+//! file beside it (`.<kernel>.lock`, [`crate::files::FileLock`]), so tuners of different
+//! sizes racing on one kernel keep each other's buckets; a lock it cannot take leaves that
+//! run's result uncached, with a warning.
 
 use crate::certify::Verdict;
 use crate::error::{ForgeError, Result};
