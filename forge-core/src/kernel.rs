@@ -309,7 +309,7 @@ impl Feature {
 #[non_exhaustive]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct OracleOptions {
-    /// Report a data race as [`ForgeError::DataRace`](crate::ForgeError::DataRace): two
+    /// Report a data race as [`ForgeError::DataRace`]: two
     /// invocations touching one element of a writable binding or of workgroup memory, at
     /// least one of them writing, with nothing ordering them (see
     /// [`oracle::race`](crate::oracle::race) for the rules). Off by default: the shadow
