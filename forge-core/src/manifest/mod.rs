@@ -478,44 +478,21 @@ impl ManifestCache {
         Ok(path)
     }
 
-    /// Merges `bucket` into the stored manifest of `kernel` (when it can be trusted; a new
-    /// one otherwise) and writes the result, under a lock file beside it, so that tuners of
-    /// other sizes racing on the same kernel keep each other's buckets. Returns the merged
-    /// manifest, and where it was written or why it could not be (the merge is returned
-    /// either way: a cache that cannot be written only loses the caching).
-    pub(crate) fn merge_and_store(
-        &self,
-        rt: &ForgeRuntime,
-        kernel: &dyn Kernel,
-        key: &ManifestKey,
-        bucket: BucketTuning,
-    ) -> (TuningManifest, Result<PathBuf>) {
-        let merged = || {
-            let mut m = self
-                .load_keyed(rt, kernel, key)
-                .unwrap_or_else(|| key.manifest(rt, kernel));
-            m.insert(bucket.clone());
-            m
-        };
+    /// Runs `f` holding the lock of `key`'s manifest, a hidden file beside it (so that
+    /// `list` and `clear` pass over it): tuners of other sizes racing on the same kernel
+    /// then read, merge and write one after another, and keep each other's buckets.
+    /// Errors: the directory or the lock cannot be created, or another holder keeps the
+    /// lock past [`MERGE_LOCK_WAIT`]; `f` has not run then.
+    pub(crate) fn with_lock<R>(&self, key: &ManifestKey, f: impl FnOnce() -> R) -> Result<R> {
         let path = self.path(&key.topology, &key.kernel);
-        let dir = path.parent().unwrap_or(&self.root).to_path_buf();
-        if let Err(e) = std::fs::create_dir_all(&dir) {
-            let err = ForgeError::Io {
-                context: format!("creating the manifest directory `{}`", dir.display()),
-                source: e,
-            };
-            return (merged(), Err(err));
-        }
-        // Hidden, so that `list` and `clear` pass over it.
+        let dir = path.parent().unwrap_or(&self.root);
+        std::fs::create_dir_all(dir).map_err(|e| ForgeError::Io {
+            context: format!("creating the manifest directory `{}`", dir.display()),
+            source: e,
+        })?;
         let lock_path = dir.join(format!(".{}.lock", file_safe(&key.kernel)));
-        let lock = match FileLock::acquire(&lock_path, MERGE_LOCK_WAIT) {
-            Ok(lock) => lock,
-            Err(e) => return (merged(), Err(e)),
-        };
-        let manifest = merged();
-        let stored = self.store(&manifest);
-        drop(lock);
-        (manifest, stored)
+        let _held = FileLock::acquire(&lock_path, MERGE_LOCK_WAIT)?;
+        Ok(f())
     }
 
     /// Every manifest under the root, by topology and kernel. A missing root is empty.

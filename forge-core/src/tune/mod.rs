@@ -440,28 +440,34 @@ pub fn tune_with_progress(
     // bucket too.
     let key = ManifestKey::new(rt, kernel);
     let cache = rt.manifest_cache();
-    let (mut stored, mut store_error) = (None, None);
-    let manifest = match (&cache, opts.store) {
-        (Some(cache), true) => {
-            let (manifest, written) = cache.merge_and_store(rt, kernel, &key, bucket.clone());
-            match written {
-                Ok(path) => stored = Some(path),
-                Err(e) => {
-                    tracing::warn!(kernel = name, error = %e, "cannot write the tuning manifest; continuing without caching it");
-                    store_error = Some(e.to_string());
-                }
-            }
-            manifest
-        }
-        _ => {
-            let mut manifest = cache
-                .as_ref()
-                .and_then(|c| c.load_keyed(rt, kernel, &key))
-                .unwrap_or_else(|| key.manifest(rt, kernel));
-            manifest.insert(bucket.clone());
-            manifest
-        }
+    let merged = || {
+        let mut manifest = cache
+            .as_ref()
+            .and_then(|c| c.load_keyed(rt, kernel, &key))
+            .unwrap_or_else(|| key.manifest(rt, kernel));
+        manifest.insert(bucket.clone());
+        manifest
     };
+    let (manifest, written) = match (&cache, opts.store) {
+        (Some(c), true) => match c.with_lock(&key, || {
+            let manifest = merged();
+            let written = c.store(&manifest);
+            (manifest, written)
+        }) {
+            Ok((manifest, written)) => (manifest, Some(written)),
+            Err(e) => (merged(), Some(Err(e))),
+        },
+        _ => (merged(), None),
+    };
+    let (mut stored, mut store_error) = (None, None);
+    match written {
+        Some(Ok(path)) => stored = Some(path),
+        Some(Err(e)) => {
+            tracing::warn!(kernel = name, error = %e, "cannot write the tuning manifest; continuing without caching it");
+            store_error = Some(e.to_string());
+        }
+        None => {}
+    }
     rt.remember_tuning(kernel, manifest.clone());
     Ok(TuneReport {
         kernel: name.to_string(),
