@@ -332,6 +332,21 @@ pub fn plot_svg(
         context: format!("drawing `{}`", path.display()),
         source: std::io::Error::other(e),
     };
+    // Drawn into memory, then written atomically: an interrupted or failed plot never leaves
+    // a truncated SVG where an earlier one was.
+    let mut svg = String::new();
+    draw_bars(kernel, bucket, &default, &mut svg).map_err(plot_error)?;
+    wgsl_forge::files::write_atomically(path, svg.as_bytes())
+}
+
+/// The chart of [`plot_svg`], drawn into `svg`.
+fn draw_bars(
+    kernel: &str,
+    bucket: &BucketTuning,
+    default: &wgsl_forge::Schedule,
+    svg: &mut String,
+) -> Result<(), String> {
+    use plotters::prelude::*;
     let cands: &[CandidateResult] = &bucket.candidates;
     let n = cands.len().max(1);
     // (median, min, max) in microseconds, for candidates that can win.
@@ -351,26 +366,6 @@ pub fn plot_svg(
         .max(1e-3)
         * 1.1;
     let height = 140 + 34 * n as u32;
-    // Drawn into memory, then written atomically: an interrupted or failed plot never leaves
-    // a truncated SVG where an earlier one was.
-    let mut svg = String::new();
-    draw_bars(kernel, bucket, &default, &times_us, right, height, &mut svg).map_err(plot_error)?;
-    wgsl_forge::files::write_atomically(path, svg.as_bytes())
-}
-
-/// The chart of [`plot_svg`], drawn into `svg`.
-fn draw_bars(
-    kernel: &str,
-    bucket: &BucketTuning,
-    default: &wgsl_forge::Schedule,
-    times_us: &[Option<(f64, f64, f64)>],
-    right: f64,
-    height: u32,
-    svg: &mut String,
-) -> Result<(), String> {
-    use plotters::prelude::*;
-    let cands: &[CandidateResult] = &bucket.candidates;
-    let n = cands.len().max(1);
     let root = SVGBackend::with_string(svg, (900, height)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| e.to_string())?;
     let caption = format!(
@@ -416,7 +411,7 @@ fn draw_bars(
         .draw_series(
             cands
                 .iter()
-                .zip(times_us)
+                .zip(&times_us)
                 .enumerate()
                 .filter_map(|(i, (c, t))| {
                     let (median, _, _) = (*t)?;
@@ -456,7 +451,7 @@ fn draw_bars(
         .draw_series(
             cands
                 .iter()
-                .zip(times_us)
+                .zip(&times_us)
                 .enumerate()
                 .filter(|(_, (_, t))| t.is_none())
                 .map(|(i, (c, _))| {
