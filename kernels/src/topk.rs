@@ -442,26 +442,6 @@ mod selection {
         kp > prefix.x || (kp == prefix.x && (!e & prefix.w) >= prefix.z)
     }
 
-    /// A bit per component of `v` (elements `e0..e0 + 4`, those below `n`) at or above the
-    /// prefix.
-    #[forge_fn]
-    fn picked4(v: Vec4, e0: u32, n: u32, prefix: UVec4) -> u32 {
-        let mut bits = 0u32;
-        if e0 < n && at_or_above(order_key(v.x), e0, prefix) {
-            bits = bits | 1;
-        }
-        if e0 + 1 < n && at_or_above(order_key(v.y), e0 + 1, prefix) {
-            bits = bits | 2;
-        }
-        if e0 + 2 < n && at_or_above(order_key(v.z), e0 + 2, prefix) {
-            bits = bits | 4;
-        }
-        if e0 + 3 < n && at_or_above(order_key(v.w), e0 + 3, prefix) {
-            bits = bits | 8;
-        }
-        bits
-    }
-
     /// The top `k ≤ 8` of each block of `b` elements of `vals` (the first `n` of the
     /// `Vec4`s' components), one invocation per block, in registers: no workgroup memory,
     /// no barriers. The index written is the position within the block when `local ≠ 0`,
