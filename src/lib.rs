@@ -34,19 +34,40 @@
 //! ```
 //!
 //! See the README for the kernel language, the runtime, certification and tuning.
+//!
+//! # What the facade offers
+//! - [`prelude`]: the macro, the runtime, the error and the built-in kernels' methods;
+//! - [`runtime`]: [`ForgeRuntime`], its builder, device-resident tensors, host launches;
+//! - [`kernels`]: the built-in kernels;
+//! - [`certify`], [`tune`] (with [`timing`] and the [`manifest`] cache it writes), [`emit`]
+//!   (naga's translations) and [`oracle`] (the CPU oracle's options);
+//! - [`error`](mod@error), with [`ForgeError`];
+//! - at the root, the types that describe a kernel ([`Kernel`], [`Schedule`], [`Binding`],
+//!   ...), which the certifier, the tuner and generic drivers take.
+//!
+//! The `forge` command line is the `forge-cli` package: `cargo run -p forge-cli --bin forge
+//! -- certify`. A library user builds none of its dependencies.
 
-pub use forge_core::{certify, context, dispatch, error, kernel, schedule, tensor, topology};
-pub use forge_core::{
-    emit, files, manifest, oracle, timing, tune, ManifestCache, Timing, TuningManifest,
-};
+pub use forge_core::{certify, emit, error, manifest, oracle, timing, tune};
 pub use forge_core::{
     f16, Access, Backend, Binding, DynArgs, ElemType, Element, Feature, ForgeError, ForgeRuntime,
-    GpuTensor, HardwareProfile, HostArg, HostBuffer, Kernel, OracleOptions, RuntimeBuilder,
-    RuntimeStats, ScalarParam, ScalarType, ScalarValue, Schedule, Tolerance, TuneSpace,
+    GpuTensor, HardwareProfile, HostArg, HostBuffer, Kernel, ManifestCache, OracleOptions,
+    RuntimeBuilder, RuntimeStats, ScalarParam, ScalarType, ScalarValue, Schedule, Timing,
+    Tolerance, TuneSpace, TuningManifest,
 };
-pub mod bench;
 pub use forge_kernels as kernels;
 pub use forge_macros::{forge_fn, forge_kernel, forge_module};
+
+/// The runtime: the device, launches on host data and on device-resident tensors.
+pub mod runtime {
+    pub use forge_core::context::{
+        enumerate_adapters, Backend, ForgeRuntime, RuntimeBuilder, RuntimeStats, DEFAULT_CAPACITY,
+        ENV_ADAPTER, ENV_BACKEND, ENV_CACHE_DIR,
+    };
+    pub use forge_core::dispatch::{fold_groups, FoldError, HostArg};
+    pub use forge_core::tensor::{Element, GpuTensor, RawTensor};
+    pub use forge_core::topology::HardwareProfile;
+}
 
 /// Everything a kernel author and a kernel user need: the macro, the runtime, the error,
 /// and the built-in kernels' methods.

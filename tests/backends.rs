@@ -6,9 +6,9 @@
 //! - MSL and HLSL for the declared schedule are snapshot-tested (review a change with
 //!   `INSTA_UPDATE=always cargo test --test backends` and `git diff tests/snapshots/`), and
 //!   for every schedule they bind each buffer where the kernel's layout says;
-//! - the SPIR-V path runs the atomic kernel on the GPU and certifies it;
-//! - `forge emit` writes what the library emits, and rejects an unknown backend with the
-//!   list of valid ones.
+//! - the SPIR-V path runs the atomic kernel on the GPU and certifies it.
+//!
+//! `forge emit` itself is tested with the CLI, in `forge-cli/tests/cli.rs`.
 //!
 //! The validators are required: a missing one fails the test with how to install it.
 //! `bash .ci/setup` installs both.
@@ -17,10 +17,10 @@ use naga::valid::Capabilities;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use wgsl_forge::certify::{certify, CertOptions};
-use wgsl_forge::context::Backend;
 use wgsl_forge::emit::{emit, to_spirv, Emitted, SpirvProfile, Target};
 use wgsl_forge::prelude::*;
 use wgsl_forge::Access;
+use wgsl_forge::Backend;
 
 /// `bins[b]` += the number of values `v` with `v % 64 == b`: atomics in workgroup memory and
 /// in a storage buffer, and a barrier between them. No built-in kernel uses atomics.
@@ -370,163 +370,6 @@ fn atomics_certify_through_spirv() {
     assert_eq!(bins, want);
 }
 
-// ---- the command line -----------------------------------------------------------------
-
-fn forge(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_forge"))
-        .args(args)
-        .env_remove("FORGE_BACKEND")
-        .output()
-        .expect("run the forge binary")
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
 fn path_arg(path: &Path) -> String {
     path.to_string_lossy().into_owned()
-}
-
-#[test]
-fn forge_emit_writes_files_and_stdout() {
-    let dir = scratch("cli");
-    let gemv: &dyn Kernel = &wgsl_forge::kernels::gemv::gemv::Kernel;
-
-    // SPIR-V to a file: the library's words, little-endian, and valid.
-    let spv = dir.join("gemv.spv");
-    let out = forge(&["emit", "gemv", "--backend", "spirv", "-o", &path_arg(&spv)]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert!(out.stdout.is_empty(), "nothing on stdout with -o");
-    let want = emit(gemv, &gemv.default_schedule(), Target::Spirv).expect("emit");
-    assert_eq!(std::fs::read(&spv).expect("the file"), want.to_bytes());
-    let val = run_tool("spirv-val", "spirv-tools", &[&path_arg(&spv)]);
-    assert!(
-        val.status.success(),
-        "{}",
-        String::from_utf8_lossy(&val.stderr)
-    );
-
-    // SPIR-V to stdout when stdout is not a terminal (here, a pipe).
-    let out = forge(&["emit", "gemv", "--backend", "SPIRV"]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert_eq!(out.stdout, want.to_bytes());
-
-    // Text to stdout, for a schedule given in part.
-    let out = forge(&[
-        "emit",
-        "gemv",
-        "--backend",
-        "msl",
-        "--schedule",
-        "wg=64,items=2",
-    ]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let schedule = Schedule {
-        workgroup: 64,
-        items: 2,
-        vector: 1,
-    };
-    assert_eq!(
-        String::from_utf8(out.stdout).expect("UTF-8"),
-        text(gemv, &schedule, Target::Msl)
-    );
-
-    // The schedule as `forge list` prints it, and HLSL and GLSL to files.
-    for (backend, file) in [("hlsl", "gemv.hlsl"), ("glsl", "gemv.comp")] {
-        let path = dir.join(file);
-        let out = forge(&[
-            "emit",
-            "gemv",
-            "--backend",
-            backend,
-            "--schedule",
-            "wg=128 items=4 vec=1",
-            "-o",
-            &path_arg(&path),
-        ]);
-        assert!(out.status.success(), "{}", stderr(&out));
-        let schedule = Schedule {
-            workgroup: 128,
-            items: 4,
-            vector: 1,
-        };
-        let target = Target::parse(backend).expect("a target");
-        assert_eq!(
-            std::fs::read_to_string(&path).expect("the file"),
-            text(gemv, &schedule, target)
-        );
-    }
-    let _ = std::fs::remove_dir_all(&dir);
-}
-
-#[test]
-fn forge_emit_rejects_bad_input() {
-    // An unknown backend: usage error, every valid name listed, nothing written.
-    let dir = scratch("cli-bad");
-    let path = dir.join("out");
-    let out = forge(&["emit", "gemv", "--backend", "metal", "-o", &path_arg(&path)]);
-    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert!(
-        stderr(&out)
-            .contains("unknown backend `metal`; valid backends are: wgsl, spirv, msl, hlsl, glsl"),
-        "{}",
-        stderr(&out)
-    );
-    assert!(!path.exists());
-
-    // No backend at all.
-    let out = forge(&["emit", "gemv"]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("--backend"), "{}", stderr(&out));
-
-    // A schedule outside the tuning space, and one that does not parse.
-    let out = forge(&["emit", "gemv", "--backend", "glsl", "--schedule", "wg=96"]);
-    assert_eq!(out.status.code(), Some(1));
-    assert!(stderr(&out).contains("tuning space"), "{}", stderr(&out));
-    let out = forge(&[
-        "emit",
-        "gemv",
-        "--backend",
-        "glsl",
-        "--schedule",
-        "threads=4",
-    ]);
-    assert_eq!(out.status.code(), Some(1));
-    assert!(
-        stderr(&out).contains("unknown setting `threads`"),
-        "{}",
-        stderr(&out)
-    );
-
-    // An unknown kernel.
-    let out = forge(&["emit", "nope", "--backend", "glsl"]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        stderr(&out).contains("unknown kernel `nope`"),
-        "{}",
-        stderr(&out)
-    );
-
-    // The runtime's backend: FORGE_BACKEND and --backend alike, before any adapter is
-    // opened. A name that can only be emitted says so.
-    let out = Command::new(env!("CARGO_BIN_EXE_forge"))
-        .args(["certify", "axpy"])
-        .env("FORGE_BACKEND", "vulkan")
-        .output()
-        .expect("run forge");
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        stderr(&out).contains("unknown backend `vulkan`; valid backends are: wgsl, spirv"),
-        "{}",
-        stderr(&out)
-    );
-    let out = forge(&["--backend", "msl", "certify", "axpy"]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        stderr(&out).contains("backend `msl` can be emitted"),
-        "{}",
-        stderr(&out)
-    );
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -238,15 +238,6 @@ pub enum ForgeError {
         /// What went wrong: every sample rejected, a timer that never advances.
         message: String,
     },
-
-    /// A kernel name that no registry knows.
-    #[error("unknown kernel `{name}`; known kernels are: {known}")]
-    UnknownKernel {
-        /// The name given.
-        name: String,
-        /// The known names, comma separated.
-        known: String,
-    },
 }
 
 /// `Result` with [`ForgeError`].

@@ -336,7 +336,7 @@ pub fn plot_svg(
     // a truncated SVG where an earlier one was.
     let mut svg = String::new();
     draw_bars(kernel, bucket, &default, &mut svg).map_err(plot_error)?;
-    wgsl_forge::files::write_atomically(path, svg.as_bytes())
+    forge_core::files::write_atomically(path, svg.as_bytes())
 }
 
 /// The chart of [`plot_svg`], drawn into `svg`.

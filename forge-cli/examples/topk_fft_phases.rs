@@ -4,7 +4,7 @@
 //! and FFT passes of growing radix, all with `ForgeRuntime::time_calls` (the timing of
 //! `forge bench`). A diagnostic for `docs/PERFORMANCE.md`'s "what limits it" rows.
 //!
-//! `cargo run --release --example topk_fft_phases [--quick]`
+//! `cargo run --release -p forge-cli --example topk_fft_phases [--quick]`
 
 use wgsl_forge::kernels::fft::fft_pass;
 use wgsl_forge::kernels::topk::{
@@ -27,7 +27,7 @@ fn main() -> Result<(), ForgeError> {
             "spread" => spread(n as usize),
             "normal" => normals(n as usize),
             // The data `forge bench` times.
-            _ => wgsl_forge::bench::calls::random("topk", n as usize, true),
+            _ => forge_cli::bench::calls::random("topk", n as usize, true),
         };
         topk_phases(&mut rt, &opts, &x, what)?;
     }

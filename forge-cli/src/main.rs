@@ -19,15 +19,31 @@
 //! `error: ...`; the exit status is 0 on success, 1 on an error or a failed certification,
 //! and 2 on bad usage (an unknown kernel name included).
 
-#[path = "forge/tuning.rs"]
 mod tuning;
 
 use clap::{Args, Parser, Subcommand};
 use std::process::ExitCode;
 use wgsl_forge::certify::{certify, CertOptions, CertReport, DEFAULT_SEED};
-use wgsl_forge::context::Backend;
 use wgsl_forge::emit::Target;
+use wgsl_forge::Backend;
 use wgsl_forge::{Access, ForgeError, ForgeRuntime, Kernel, Schedule};
+
+/// What a command fails with: the library's errors, and what only the command line can get
+/// wrong.
+#[derive(Debug, thiserror::Error)]
+enum CliError {
+    /// An error of the library.
+    #[error(transparent)]
+    Forge(#[from] ForgeError),
+    /// A kernel name that no registered kernel has.
+    #[error("unknown kernel `{name}`; known kernels are: {known}")]
+    UnknownKernel {
+        /// The name given.
+        name: String,
+        /// The known names, comma separated.
+        known: String,
+    },
+}
 
 /// Write GPU compute kernels once, as annotated Rust; run and certify them anywhere.
 #[derive(Parser, Debug)]
@@ -199,18 +215,19 @@ fn main() -> ExitCode {
                 source = s.source();
             }
             match e {
-                ForgeError::UnknownKernel { .. }
-                | ForgeError::UnknownBackend { .. }
-                | ForgeError::BackendNotExecutable { .. } => ExitCode::from(2),
+                CliError::UnknownKernel { .. }
+                | CliError::Forge(
+                    ForgeError::UnknownBackend { .. } | ForgeError::BackendNotExecutable { .. },
+                ) => ExitCode::from(2),
                 _ => ExitCode::from(1),
             }
         }
     }
 }
 
-fn run(cli: Cli) -> Result<ExitCode, ForgeError> {
+fn run(cli: Cli) -> Result<ExitCode, CliError> {
     match cli.command {
-        Command::Info { all_limits, json } => info(&cli.runtime, all_limits, json),
+        Command::Info { all_limits, json } => Ok(info(&cli.runtime, all_limits, json)?),
         Command::List => {
             list();
             Ok(ExitCode::SUCCESS)
@@ -224,7 +241,7 @@ fn run(cli: Cli) -> Result<ExitCode, ForgeError> {
             // Resolve names before touching the GPU: a typo should not wait for an adapter.
             let selected = select(&kernels)?;
             let mut rt = runtime(&cli.runtime)?;
-            certify_all(&mut rt, &selected, seed, all_schedules, json)
+            Ok(certify_all(&mut rt, &selected, seed, all_schedules, json)?)
         }
         Command::Bench {
             kernels,
@@ -234,13 +251,13 @@ fn run(cli: Cli) -> Result<ExitCode, ForgeError> {
         } => {
             let named: Vec<String> = kernels
                 .iter()
-                .filter(|k| k.as_str() != wgsl_forge::bench::OVERHEAD)
+                .filter(|k| k.as_str() != forge_cli::bench::OVERHEAD)
                 .cloned()
                 .collect();
             select(&named)?;
             let mut rt = runtime(&cli.runtime)?;
             if compare_timers {
-                let rows = wgsl_forge::bench::compare_timers(&mut rt, &named, quick, |r| {
+                let rows = forge_cli::bench::compare_timers(&mut rt, &named, quick, |r| {
                     if json {
                         println!("{}", serde_json::to_string(r).unwrap_or_default());
                     } else {
@@ -248,11 +265,11 @@ fn run(cli: Cli) -> Result<ExitCode, ForgeError> {
                     }
                 })?;
                 if !json {
-                    print!("{}", wgsl_forge::bench::comparison_table(&rows));
+                    print!("{}", forge_cli::bench::comparison_table(&rows));
                 }
                 return Ok(ExitCode::SUCCESS);
             }
-            let results = wgsl_forge::bench::run(&mut rt, &kernels, quick, |r| {
+            let results = forge_cli::bench::run(&mut rt, &kernels, quick, |r| {
                 if json {
                     println!("{}", serde_json::to_string(r).unwrap_or_default());
                 } else {
@@ -260,14 +277,14 @@ fn run(cli: Cli) -> Result<ExitCode, ForgeError> {
                 }
             })?;
             if !json {
-                print!("{}", wgsl_forge::bench::table(&results));
+                print!("{}", forge_cli::bench::table(&results));
             }
             Ok(ExitCode::SUCCESS)
         }
         Command::AutoTuneAll { kernels, seed } => {
             let selected = select(&kernels)?;
             let mut rt = runtime(&cli.runtime)?;
-            tuning::auto_tune_all(&mut rt, &selected, seed)
+            Ok(tuning::auto_tune_all(&mut rt, &selected, seed)?)
         }
         Command::Tune {
             kernel,
@@ -278,23 +295,31 @@ fn run(cli: Cli) -> Result<ExitCode, ForgeError> {
         } => {
             let k = select(std::slice::from_ref(&kernel))?[0];
             let mut rt = runtime(&cli.runtime)?;
-            tuning::tune_one(&mut rt, k, seed, problem.as_deref(), plot.as_deref(), json)
+            Ok(tuning::tune_one(
+                &mut rt,
+                k,
+                seed,
+                problem.as_deref(),
+                plot.as_deref(),
+                json,
+            )?)
         }
         Command::Cache { action } => {
             let Some(dir) = cli.runtime.cache_dir() else {
                 return Err(ForgeError::InvalidArgument {
                     kernel: "forge cache",
                     message: "no cache directory: pass --cache-dir or set FORGE_CACHE_DIR".into(),
-                });
+                }
+                .into());
             };
-            match action {
+            Ok(match action {
                 CacheCommand::Ls => {
                     // Marks this machine's manifests when an adapter can be opened.
                     let topology = runtime(&cli.runtime).ok().map(|rt| rt.topology_hash());
-                    tuning::cache_ls(&dir, topology.as_deref())
+                    tuning::cache_ls(&dir, topology.as_deref())?
                 }
-                CacheCommand::Clear => tuning::cache_clear(&dir),
-            }
+                CacheCommand::Clear => tuning::cache_clear(&dir)?,
+            })
         }
         Command::Emit(args) => {
             // Emission names its target explicitly: FORGE_BACKEND picks what runs, not what
@@ -347,7 +372,7 @@ fn runtime(args: &RuntimeArgs) -> Result<ForgeRuntime, ForgeError> {
 /// The registered kernels named on the command line, in the order given, or all of them.
 /// A name that is no kernel's but a family's (`topk` for `topk_select`, `topk_rows`, …)
 /// names every kernel of the family.
-fn select(names: &[String]) -> Result<Vec<&'static dyn Kernel>, ForgeError> {
+fn select(names: &[String]) -> Result<Vec<&'static dyn Kernel>, CliError> {
     let all = wgsl_forge::kernels::registry::builtin();
     if names.is_empty() {
         return Ok(all);
@@ -366,7 +391,7 @@ fn select(names: &[String]) -> Result<Vec<&'static dyn Kernel>, ForgeError> {
             .collect();
         let found = if exact.is_empty() { family } else { exact };
         if found.is_empty() {
-            return Err(ForgeError::UnknownKernel {
+            return Err(CliError::UnknownKernel {
                 name: name.clone(),
                 known: all.iter().map(|k| k.name()).collect::<Vec<_>>().join(", "),
             });
@@ -377,7 +402,7 @@ fn select(names: &[String]) -> Result<Vec<&'static dyn Kernel>, ForgeError> {
 }
 
 /// `forge emit`: translates one kernel at one schedule and writes it out.
-fn emit(args: &EmitArgs, target: Target) -> Result<ExitCode, ForgeError> {
+fn emit(args: &EmitArgs, target: Target) -> Result<ExitCode, CliError> {
     let kernel = select(std::slice::from_ref(&args.kernel))?[0];
     let declared = kernel.default_schedule();
     let schedule = match &args.schedule {
@@ -410,7 +435,8 @@ fn emit(args: &EmitArgs, target: Target) -> Result<ExitCode, ForgeError> {
                         "SPIR-V is binary and stdout is a terminal: write it with `-o {}.spv`, or redirect stdout",
                         kernel.name()
                     ),
-                });
+                }
+                .into());
             }
             stdout
                 .write_all(&emitted.to_bytes())

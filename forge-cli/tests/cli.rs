@@ -1,0 +1,324 @@
+//! The `forge` binary, run as a user runs it, on the real adapter (lavapipe in CI):
+//! - `forge emit` writes exactly what the library emits (to files, atomically, and to
+//!   stdout), and rejects bad input with the right exit status and message;
+//! - 8 `forge tune` processes at once on one cache leave one whole manifest;
+//! - `forge tune --plot` writes a whole SVG atomically.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use wgsl_forge::emit::{emit, Emitted, Target};
+use wgsl_forge::manifest::TuningManifest;
+use wgsl_forge::prelude::*;
+
+/// A fresh empty directory under the system's temp dir.
+fn temp_dir(tag: &str) -> PathBuf {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let dir = std::env::temp_dir().join(format!("forge-cli-{tag}-{}-{nanos}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
+}
+
+fn runtime(cache: Option<PathBuf>) -> ForgeRuntime {
+    ForgeRuntime::new(256 << 20, cache).unwrap_or_else(|e| {
+        panic!("a GPU adapter is required for these tests (lavapipe in CI): {e}")
+    })
+}
+
+fn read_manifest(path: &Path) -> TuningManifest {
+    let text = std::fs::read_to_string(path).expect("manifest written");
+    serde_json::from_str(&text).expect("manifest parses")
+}
+
+/// Runs `tool args...`, failing with how to install it when it is missing.
+fn run_tool(tool: &str, package: &str, args: &[&str]) -> Output {
+    match Command::new(tool).args(args).output() {
+        Ok(out) => out,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => panic!(
+            "`{tool}` is not installed; it validates what `forge emit` writes. Install Debian's \
+             `{package}` (`apt-get install {package}`, or run `bash .ci/setup`)"
+        ),
+        Err(e) => panic!("cannot run `{tool}`: {e}"),
+    }
+}
+
+/// The emitted text, or a failure that names the kernel, schedule and target.
+fn text(kernel: &dyn Kernel, schedule: &Schedule, target: Target) -> String {
+    match emit(kernel, schedule, target) {
+        Ok(Emitted::Text(text)) => text,
+        Ok(Emitted::Spirv(_)) => panic!("{target} is text"),
+        Err(e) => panic!("{} ({schedule}) to {target}: {e}", kernel.name()),
+    }
+}
+
+fn forge(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_forge"))
+        .args(args)
+        .env_remove("FORGE_BACKEND")
+        .output()
+        .expect("run the forge binary")
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn path_arg(path: &Path) -> String {
+    path.to_string_lossy().into_owned()
+}
+
+#[test]
+fn forge_emit_writes_files_and_stdout() {
+    let dir = temp_dir("emit");
+    let gemv: &dyn Kernel = &wgsl_forge::kernels::gemv::gemv::Kernel;
+
+    // SPIR-V to a file: the library's words, little-endian, and valid.
+    let spv = dir.join("gemv.spv");
+    let out = forge(&["emit", "gemv", "--backend", "spirv", "-o", &path_arg(&spv)]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(out.stdout.is_empty(), "nothing on stdout with -o");
+    let want = emit(gemv, &gemv.default_schedule(), Target::Spirv).expect("emit");
+    assert_eq!(std::fs::read(&spv).expect("the file"), want.to_bytes());
+    let val = run_tool("spirv-val", "spirv-tools", &[&path_arg(&spv)]);
+    assert!(
+        val.status.success(),
+        "{}",
+        String::from_utf8_lossy(&val.stderr)
+    );
+
+    // SPIR-V to stdout when stdout is not a terminal (here, a pipe).
+    let out = forge(&["emit", "gemv", "--backend", "SPIRV"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(out.stdout, want.to_bytes());
+
+    // Text to stdout, for a schedule given in part.
+    let out = forge(&[
+        "emit",
+        "gemv",
+        "--backend",
+        "msl",
+        "--schedule",
+        "wg=64,items=2",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let schedule = Schedule {
+        workgroup: 64,
+        items: 2,
+        vector: 1,
+    };
+    assert_eq!(
+        String::from_utf8(out.stdout).expect("UTF-8"),
+        text(gemv, &schedule, Target::Msl)
+    );
+
+    // The schedule as `forge list` prints it, and HLSL and GLSL to files.
+    for (backend, file) in [("hlsl", "gemv.hlsl"), ("glsl", "gemv.comp")] {
+        let path = dir.join(file);
+        let out = forge(&[
+            "emit",
+            "gemv",
+            "--backend",
+            backend,
+            "--schedule",
+            "wg=128 items=4 vec=1",
+            "-o",
+            &path_arg(&path),
+        ]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let schedule = Schedule {
+            workgroup: 128,
+            items: 4,
+            vector: 1,
+        };
+        let target = Target::parse(backend).expect("a target");
+        assert_eq!(
+            std::fs::read_to_string(&path).expect("the file"),
+            text(gemv, &schedule, target)
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn forge_emit_rejects_bad_input() {
+    // An unknown backend: usage error, every valid name listed, nothing written.
+    let dir = temp_dir("emit-bad");
+    let path = dir.join("out");
+    let out = forge(&["emit", "gemv", "--backend", "metal", "-o", &path_arg(&path)]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out)
+            .contains("unknown backend `metal`; valid backends are: wgsl, spirv, msl, hlsl, glsl"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!path.exists());
+
+    // No backend at all.
+    let out = forge(&["emit", "gemv"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("--backend"), "{}", stderr(&out));
+
+    // A schedule outside the tuning space, and one that does not parse.
+    let out = forge(&["emit", "gemv", "--backend", "glsl", "--schedule", "wg=96"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("tuning space"), "{}", stderr(&out));
+    let out = forge(&[
+        "emit",
+        "gemv",
+        "--backend",
+        "glsl",
+        "--schedule",
+        "threads=4",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("unknown setting `threads`"),
+        "{}",
+        stderr(&out)
+    );
+
+    // An unknown kernel.
+    let out = forge(&["emit", "nope", "--backend", "glsl"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("unknown kernel `nope`"),
+        "{}",
+        stderr(&out)
+    );
+
+    // The runtime's backend: FORGE_BACKEND and --backend alike, before any adapter is
+    // opened. A name that can only be emitted says so.
+    let out = Command::new(env!("CARGO_BIN_EXE_forge"))
+        .args(["certify", "axpy"])
+        .env("FORGE_BACKEND", "vulkan")
+        .output()
+        .expect("run forge");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("unknown backend `vulkan`; valid backends are: wgsl, spirv"),
+        "{}",
+        stderr(&out)
+    );
+    let out = forge(&["--backend", "msl", "certify", "axpy"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("backend `msl` can be emitted"),
+        "{}",
+        stderr(&out)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The same through the CLI: 8 `forge tune` processes at once on one cache, half of them
+/// on another problem size, leave one whole manifest that this runtime trusts, with both
+/// sizes' buckets.
+#[test]
+fn concurrent_processes_leave_every_file_parseable() {
+    let cache = temp_dir("processes");
+    let children: Vec<_> = (0..8)
+        .map(|i| {
+            let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_forge"));
+            cmd.arg("--cache-dir").arg(&cache).args(["tune", "axpy"]);
+            if i % 2 == 1 {
+                cmd.args(["--problem", "a=0.5,n=70000"]);
+            }
+            cmd.stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .expect("forge starts")
+        })
+        .collect();
+    for mut child in children {
+        assert!(child.wait().expect("forge ran").success());
+    }
+    let rt = runtime(Some(cache.clone()));
+    let dir = cache.join(rt.topology_hash());
+    let names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, vec!["axpy.json"], "no temporary file is left behind");
+    let m = read_manifest(&dir.join("axpy.json"));
+    assert!(m.winner().is_some());
+    // Merges happen under the cache's lock: neither size's bucket is lost to the other.
+    for threads in [1000, 70000] {
+        let bucket = wgsl_forge::manifest::bucket_of(threads);
+        assert!(
+            m.bucket(bucket).is_some(),
+            "the bucket of n = {threads} was dropped"
+        );
+    }
+    assert_eq!(
+        rt.tuned_schedule(&wgsl_forge::kernels::axpy::axpy::Kernel),
+        Some(Schedule::with_workgroup(64))
+    );
+}
+
+/// `forge tune --plot`: the SVG names every candidate of the tuning space (nine for gemv,
+/// one for axpy, whose single row once went unlabelled), is replaced whole when it exists, and a destination that cannot be written is an error
+/// that leaves nothing behind.
+#[test]
+fn tune_plot_writes_a_whole_svg_atomically() {
+    let cache = temp_dir("plot");
+    let plot = |kernel: &str, problem: &str, space: Vec<Schedule>| {
+        let svg = cache.join(format!("{kernel}.svg"));
+        std::fs::write(&svg, "an older plot").unwrap();
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_forge"))
+            .arg("--cache-dir")
+            .arg(&cache)
+            .args(["tune", kernel, "--problem", problem, "--plot"])
+            .arg(&svg)
+            .output()
+            .expect("forge runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = std::fs::read_to_string(&svg).unwrap();
+        assert!(
+            text.starts_with("<svg") && text.trim_end().ends_with("</svg>"),
+            "{text}"
+        );
+        for schedule in space {
+            let label = format!("\n{schedule}\n");
+            assert!(
+                text.contains(&label),
+                "{kernel}: {schedule} missing from the plot"
+            );
+        }
+    };
+    let gemv_space = wgsl_forge::kernels::gemv::gemv::Kernel
+        .tune_space()
+        .candidates();
+    assert_eq!(gemv_space.len(), 9);
+    plot("gemv", "m=40,n=70", gemv_space);
+    plot("axpy", "a=0.5,n=1000", vec![Schedule::with_workgroup(64)]);
+    let rt = runtime(Some(cache.clone()));
+    let mut names: Vec<String> = std::fs::read_dir(&cache)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.as_str() != rt.topology_hash())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        ["axpy.svg", "gemv.svg"],
+        "no temporary file is left behind"
+    );
+
+    let missing = cache.join("no-such-dir").join("axpy.svg");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_forge"))
+        .arg("--cache-dir")
+        .arg(&cache)
+        .args(["tune", "axpy", "--plot"])
+        .arg(&missing)
+        .output()
+        .expect("forge runs");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no-such-dir"), "{err}");
+    assert!(!cache.join("no-such-dir").exists());
+}
