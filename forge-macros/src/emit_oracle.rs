@@ -32,6 +32,8 @@ pub struct Oracle<'k> {
     p: &'k Paths,
     /// The locals of the function being emitted: the kernel's, or a helper's.
     locals: &'k [Local],
+    /// Their Rust names.
+    names: Vec<Ident>,
     /// Emitting a `#[forge_fn]` helper: `return` leaves the function.
     in_helper: bool,
     storage: Vec<Storage>,
@@ -115,8 +117,14 @@ fn subgroup_ops(body: &Block) -> Vec<&Expr> {
     ops
 }
 
-pub fn local_ident(l: &Local) -> Ident {
-    format_ident!("{}", l.unique)
+/// The Rust names of a function's locals: the WGSL emitter's, so that the oracle and
+/// the WGSL read alike.
+fn local_idents(mut namer: crate::emit_wgsl::Namer, locals: &[Local]) -> Vec<Ident> {
+    namer
+        .locals(locals)
+        .iter()
+        .map(|n| format_ident!("{}", n))
+        .collect()
 }
 
 impl<'k> Oracle<'k> {
@@ -125,6 +133,7 @@ impl<'k> Oracle<'k> {
             k,
             p,
             locals: &k.locals,
+            names: local_idents(crate::emit_wgsl::Namer::kernel(k), &k.locals),
             in_helper: false,
             storage: vec![Storage::Plain; k.locals.len()],
             uniform_loops: Vec::new(),
@@ -160,6 +169,7 @@ impl<'k> Oracle<'k> {
                 k: self.k,
                 p: self.p,
                 locals: &helper.locals,
+                names: local_idents(crate::emit_wgsl::Namer::helper(self.k), &helper.locals),
                 in_helper: true,
                 storage: vec![Storage::Plain; helper.locals.len()],
                 uniform_loops: Vec::new(),
@@ -171,7 +181,7 @@ impl<'k> Oracle<'k> {
                 .params
                 .iter()
                 .map(|p| {
-                    let id = local_ident(&helper.locals[*p]);
+                    let id = &o.names[*p];
                     let t = o.ty(&helper.locals[*p].ty);
                     quote!(mut #id: #t)
                 })
@@ -298,8 +308,7 @@ impl<'k> Oracle<'k> {
             .collect();
         let mut setup = TokenStream::new();
         let mut refill = TokenStream::new();
-        for l in k.locals.iter().filter(|l| l.shared) {
-            let id = local_ident(l);
+        for (l, id) in k.locals.iter().zip(&self.names).filter(|(l, _)| l.shared) {
             let t = self.ty(&l.ty);
             let z = self.zero(&l.ty);
             setup.extend(quote!(let mut #id: #t = #z;));
@@ -309,7 +318,7 @@ impl<'k> Oracle<'k> {
         }
         for (i, l) in k.locals.iter().enumerate() {
             if self.storage[i] == Storage::Lane {
-                let id = local_ident(l);
+                let id = &self.names[i];
                 let t = self.ty(&l.ty);
                 let z = self.zero(&l.ty);
                 setup.extend(
@@ -343,9 +352,9 @@ impl<'k> Oracle<'k> {
                 track.extend(quote!(__fg_rd.track(#name, #oracle::Memory::Storage, #id.len());));
             }
         }
-        for (l, slot) in k.locals.iter().zip(&self.shared_slots) {
+        for ((l, slot), id) in k.locals.iter().zip(&self.shared_slots).zip(&self.names) {
             if slot.is_some() {
-                let (id, name) = (local_ident(l), &l.name);
+                let name = &l.name;
                 track.extend(quote!(__fg_rd.track(#name, #oracle::Memory::Workgroup, #id.len());));
             }
         }
@@ -471,7 +480,7 @@ impl<'k> Oracle<'k> {
                     self.uniform_value(start, "a loop bound"),
                     self.uniform_value(end, "a loop bound"),
                 );
-                let v = local_ident(&self.locals[*var]);
+                let v = self.names[*var].clone();
                 let label = loop_label(*id);
                 self.uniform_loops.push(*id);
                 let b = self.uniform_block(body);
@@ -677,7 +686,7 @@ impl<'k> Oracle<'k> {
                 if l.shared {
                     return TokenStream::new();
                 }
-                let id = local_ident(l);
+                let id = &self.names[*local];
                 let v = match init {
                     None => self.zero(&l.ty),
                     Some(e) => match &e.kind {
@@ -725,7 +734,7 @@ impl<'k> Oracle<'k> {
                 id,
                 ..
             } => {
-                let v = local_ident(&self.locals[*var]);
+                let v = self.names[*var].clone();
                 let (s0, e0) = (self.expr(start), self.expr(end));
                 let label = loop_label(*id);
                 let b = self.block(body);
@@ -780,7 +789,7 @@ impl<'k> Oracle<'k> {
 
     /// The storage of a local as an lvalue.
     fn local_place(&self, id: LocalId) -> TokenStream {
-        let name = local_ident(&self.locals[id]);
+        let name = &self.names[id];
         match self.storage[id] {
             Storage::Plain => quote!(#name),
             Storage::Lane => quote!(#name[__fg_lane as usize]),
@@ -1156,7 +1165,7 @@ impl<'k> Oracle<'k> {
                 let n = &self.k.bindings[b].name;
                 (format_ident!("{}", n), n.clone())
             }
-            AtomicTarget::Shared(l) => (local_ident(&self.locals[l]), self.locals[l].name.clone()),
+            AtomicTarget::Shared(l) => (self.names[l].clone(), self.locals[l].name.clone()),
         };
         let chk = self.checked_index(&name, index, quote!(#place.len()));
         let arg = args.first().map(|a| self.expr(a)).unwrap_or(quote!(()));

@@ -84,359 +84,754 @@ fn elem_tokens(p: &Paths, b: &BindingParam<'_>) -> TokenStream {
     quote!(#et { scalar: #st::#v, width: #w, atomic: #atomic })
 }
 
+/// The generated items, one function each. `Items` holds what several of them share: the
+/// runtime paths and the parameters in the orders the items need.
 pub fn emit(k: &Kernel<'_>, wgsl: &Wgsl) -> TokenStream {
-    let p = Paths::new(&k.options.krate);
-    let err = p.error();
-    let rt = p.runtime();
-    let schedule = p.schedule();
-    let oracle_mod = p.oracle();
-    let bytemuck = p.bytemuck();
-    let host_arg = p.host_arg();
-    let host_buffer = p.host_buffer();
-    let dyn_args = p.dyn_args();
-    let kernel_trait = p.kernel_trait();
-    let oracle_options = p.oracle_options();
-    let scalar_value = p.scalar_value();
-    let tolerance = p.tolerance();
-    let gpu_tensor = p.gpu_tensor();
-
+    let g = Items::new(k);
+    let module_body = [
+        g.sources(wgsl),
+        g.params_struct(),
+        g.layout(),
+        g.sizes(),
+        g.oracle_fns(),
+        g.cpu_fns(),
+        g.run_fns(),
+        g.launch_fns(),
+        g.kernel_impl(),
+    ];
+    let ext = g.ext_trait();
     let vis = &k.func.vis;
     let fn_name = &k.func.sig.ident;
-    let name_str = &k.name;
-    let docs: Vec<&syn::Attribute> = k
-        .func
-        .attrs
-        .iter()
-        .filter(|a| a.path().is_ident("doc"))
-        .collect();
-    let (wg, items, vec) = k.default_schedule();
-    let full_wgsl = format!(
-        "{}{}{}",
-        wgsl.directives,
-        schedule_header(wg, items, vec),
-        wgsl.body
-    );
-    let directives = &wgsl.directives;
-    let body = &wgsl.body;
-
-    // ---- parameters, in the several orders the items need ----
-    let scalar_ids: Vec<Ident> = k
-        .scalars
-        .iter()
-        .map(|s| format_ident!("{}", s.name))
-        .collect();
-    let scalar_tys: Vec<TokenStream> = k.scalars.iter().map(|s| rust_scalar(s.ty, &p)).collect();
-    let binding_ids: Vec<Ident> = k
-        .bindings
-        .iter()
-        .map(|b| format_ident!("{}", b.name))
-        .collect();
-    let elem_tys: Vec<TokenStream> = k
-        .bindings
-        .iter()
-        .map(|b| {
-            let s = rust_scalar(b.elem, &p);
-            if b.width == 1 {
-                s
-            } else {
-                let n = Literal::usize_unsuffixed(b.width as usize);
-                quote!([#s; #n])
-            }
-        })
-        .collect();
-    let nb = k.bindings.len();
-
-    // Typed-method arguments: non-`#[out]` parameters in declaration order.
-    let mut method_args = Vec::new();
-    let mut method_names = Vec::new();
-    // Tensor-launch arguments: every parameter in declaration order.
-    let mut tensor_args = Vec::new();
-    let mut tensor_names = Vec::new();
-    for pr in &k.params {
-        match *pr {
-            ParamRef::Binding(i) => {
-                let b = &k.bindings[i];
-                let (id, t) = (&binding_ids[i], &elem_tys[i]);
-                match b.access {
-                    Access::Read => method_args.push(quote!(#id: &[#t])),
-                    Access::ReadWrite => method_args.push(quote!(#id: &mut [#t])),
-                    Access::Out => {}
-                }
-                if b.access != Access::Out {
-                    method_names.push(id.clone());
-                }
-                tensor_args.push(quote!(#id: &#gpu_tensor<#t>));
-                tensor_names.push(id.clone());
-            }
-            ParamRef::Scalar(i) => {
-                let (id, t) = (&scalar_ids[i], &scalar_tys[i]);
-                method_args.push(quote!(#id: #t));
-                method_names.push(id.clone());
-                tensor_args.push(quote!(#id: #t));
-                tensor_names.push(id.clone());
-            }
+    let module_head = g.module_head();
+    let module_body = quote! {
+        #[allow(unused_imports)]
+        use super::*;
+        #(#module_body)*
+    };
+    // The expansion as text, for `forge expand` and `Kernel::expanded_rust`.
+    let expanded = syn::parse2::<syn::File>(quote! {
+        #module_head #vis mod #fn_name { #module_body }
+        #ext
+    })
+    .map(|f| prettyplease::unparse(&f))
+    .unwrap_or_default();
+    quote! {
+        #module_head
+        #vis mod #fn_name {
+            #module_body
+            /// The Rust that `#[forge_kernel]` generated for this kernel, pretty-printed.
+            pub const EXPANDED_RUST: &str = #expanded;
         }
+        #ext
     }
+}
 
-    let outs: Vec<usize> = (0..nb)
-        .filter(|i| k.bindings[*i].access == Access::Out)
-        .collect();
-    let out_ids: Vec<&Ident> = outs.iter().map(|i| &binding_ids[*i]).collect();
-    let out_tys: Vec<&TokenStream> = outs.iter().map(|i| &elem_tys[*i]).collect();
-    let out_ty = match out_tys.len() {
-        0 => quote!(()),
-        1 => {
-            let t = out_tys[0];
-            quote!(::std::vec::Vec<#t>)
-        }
-        _ => quote!((#(::std::vec::Vec<#out_tys>),*)),
-    };
-    let out_value = match out_ids.len() {
-        0 => quote!(()),
-        1 => {
-            let o = out_ids[0];
-            quote!(#o)
-        }
-        _ => quote!((#(#out_ids),*)),
-    };
+/// What the generated items share.
+struct Items<'k> {
+    k: &'k Kernel<'k>,
+    p: Paths,
+    /// `<crate>::__private::oracle`, the oracle's and the length checks' support module.
+    oracle_mod: TokenStream,
+    scalar_ids: Vec<Ident>,
+    scalar_tys: Vec<TokenStream>,
+    binding_ids: Vec<Ident>,
+    /// The host element type of each binding (`f32`, `[f32; 4]`).
+    elem_tys: Vec<TokenStream>,
+    /// Typed-method arguments: non-`#[out]` parameters in declaration order.
+    method_args: Vec<TokenStream>,
+    method_names: Vec<Ident>,
+    /// Tensor-launch arguments: every parameter in declaration order.
+    tensor_args: Vec<TokenStream>,
+    tensor_names: Vec<Ident>,
+    /// The `#[out]` bindings, by index.
+    outs: Vec<usize>,
+    /// What the typed methods return: `()`, `Vec<T>` or a tuple of them.
+    out_ty: TokenStream,
+    /// The returned value (or the pattern that takes one apart), over the outputs' names.
+    out_value: TokenStream,
+}
 
-    // ---- LAYOUT, SCALARS, lengths ----
-    let binding_ty = p.binding();
-    let access_ty = p.access();
-    let layout: Vec<TokenStream> = k
-        .bindings
-        .iter()
-        .enumerate()
-        .map(|(i, b)| {
-            let n = i as u32;
-            let name = &b.name;
-            let elem = elem_tokens(&p, b);
-            let access = format_ident!(
-                "{}",
-                match b.access {
-                    Access::Read => "Read",
-                    Access::ReadWrite => "ReadWrite",
-                    Access::Out => "Out",
-                }
-            );
-            let len = &b.len_text;
-            quote!(#binding_ty { binding: #n, name: #name, elem: #elem, access: #access_ty::#access, len: #len })
-        })
-        .collect();
-    let scalar_param = p.scalar_param();
-    let scalar_type = p.scalar_type();
-    let scalars_meta: Vec<TokenStream> = k
-        .scalars
-        .iter()
-        .map(|s| {
-            let n = &s.name;
-            let v = format_ident!("{}", s.ty.core_variant());
-            quote!(#scalar_param { name: #n, ty: #scalar_type::#v })
-        })
-        .collect();
-    let len_module = quote!(#oracle_mod::len);
-    let lens: Vec<TokenStream> = k
-        .bindings
-        .iter()
-        .map(|b| {
-            let e = len_rust(&b.len, k, &len_module, false);
-            let (n, t) = (&b.name, &b.len_text);
-            quote!(#oracle_mod::finish_len(NAME, #n, #t, #e)?)
-        })
-        .collect();
-    let threads_module = quote!(#oracle_mod::threads);
-    let threads_text = k.threads_text();
-    let threads_expr = k
-        .threads_len()
-        .map(|t| len_rust(t, k, &threads_module, true))
-        .unwrap_or(quote!(Ok(1u32)));
-
-    // Length checks of the slices a call passes.
-    let mut checks = Vec::new();
-    for (i, b) in k.bindings.iter().enumerate() {
-        let (n, t, id) = (&b.name, &b.len_text, &binding_ids[i]);
-        checks.push(match b.access {
-            Access::Out => quote!(#oracle_mod::check_out_len(NAME, #n, #t, __fg_lens[#i])?;),
-            _ => quote!(#oracle_mod::check_len(NAME, #n, #t, __fg_lens[#i], #id.len())?;),
-        });
-    }
-    let check_params: Vec<TokenStream> = k
-        .bindings
-        .iter()
-        .enumerate()
-        .filter(|(_, b)| b.access != Access::Out)
-        .map(|(i, _)| {
-            let (id, t) = (&binding_ids[i], &elem_tys[i]);
-            quote!(#id: &[#t])
-        })
-        .collect();
-    let check_args: Vec<TokenStream> = k
-        .bindings
-        .iter()
-        .enumerate()
-        .filter(|(_, b)| b.access != Access::Out)
-        .map(|(i, b)| {
-            let id = &binding_ids[i];
-            if b.access == Access::ReadWrite {
-                quote!(&*#id)
-            } else {
-                quote!(#id)
-            }
-        })
-        .collect();
-    let checks_no_out: Vec<&TokenStream> = checks
-        .iter()
-        .zip(&k.bindings)
-        .filter(|(_, b)| b.access != Access::Out)
-        .map(|(c, _)| c)
-        .collect();
-    let checks_out: Vec<&TokenStream> = checks
-        .iter()
-        .zip(&k.bindings)
-        .filter(|(_, b)| b.access == Access::Out)
-        .map(|(c, _)| c)
-        .collect();
-
-    // ---- host arguments for the GPU launch ----
-    let host_args: Vec<TokenStream> = k
-        .bindings
-        .iter()
-        .enumerate()
-        .map(|(i, b)| {
-            let (id, t) = (&binding_ids[i], &elem_tys[i]);
-            match b.access {
-                Access::Read => quote!(#host_arg::In(#bytemuck::cast_slice(#id))),
-                Access::ReadWrite => quote!(#host_arg::InOut(#bytemuck::cast_slice_mut(#id))),
-                Access::Out => {
-                    quote!(#host_arg::Out((__fg_lens[#i] * ::core::mem::size_of::<#t>()) as u64))
-                }
-            }
-        })
-        .collect();
-    let out_names: Vec<&String> = outs.iter().map(|i| &k.bindings[*i].name).collect();
-
-    // ---- oracle call ----
-    let mut oracle = Oracle::new(k, &p);
-    let oracle_fn = oracle.function();
-    let helper_fns = oracle.helper_functions();
-    let oracle_args: Vec<TokenStream> = k
-        .bindings
-        .iter()
-        .enumerate()
-        .map(|(i, b)| {
-            let id = &binding_ids[i];
-            match b.access {
-                Access::Read => quote!(#id),
-                Access::ReadWrite => quote!(&mut *#id),
-                Access::Out => quote!(&mut #id),
-            }
-        })
-        .collect();
-
-    // ---- dyn entry points ----
-    let scalar_getters: Vec<TokenStream> = k
-        .scalars
-        .iter()
-        .enumerate()
-        .map(|(i, s)| {
-            let id = &scalar_ids[i];
-            let n = &s.name;
-            let f = format_ident!(
-                "{}",
-                match s.ty {
-                    Scalar::U32 => "scalar_u32",
-                    Scalar::I32 => "scalar_i32",
-                    _ => "scalar_f32",
-                }
-            );
-            quote!(let #id = #oracle_mod::#f(NAME, __fg_s, #i, #n)?;)
-        })
-        .collect();
-    let n_scalars = k.scalars.len();
-    let mut dyn_setup = Vec::new();
-    let mut dyn_results = Vec::new();
-    for (i, b) in k.bindings.iter().enumerate() {
-        let (id, t, n) = (&binding_ids[i], &elem_tys[i], &b.name);
-        let elem = elem_tokens(&p, b);
-        match b.access {
-            Access::Read => {
-                dyn_setup.push(quote!(let #id: &[#t] = #oracle_mod::buf(NAME, __fg_args, #i, #n)?;))
-            }
-            Access::ReadWrite => {
-                dyn_setup.push(quote!(let mut #id: ::std::vec::Vec<#t> = #oracle_mod::buf::<#t>(NAME, __fg_args, #i, #n)?.to_vec();));
-                dyn_results.push(quote!(#oracle_mod::host(#elem, &#id)));
-            }
-            Access::Out => dyn_results.push(quote!(#oracle_mod::host(#elem, &#id))),
-        }
-    }
-    let dyn_call_args: Vec<TokenStream> = k
-        .params
-        .iter()
-        .filter_map(|pr| match *pr {
-            ParamRef::Binding(i) => match k.bindings[i].access {
-                Access::Read => {
-                    let id = &binding_ids[i];
-                    Some(quote!(#id))
-                }
-                Access::ReadWrite => {
-                    let id = &binding_ids[i];
-                    Some(quote!(&mut #id))
-                }
-                Access::Out => None,
-            },
-            ParamRef::Scalar(i) => {
-                let id = &scalar_ids[i];
-                Some(quote!(#id))
-            }
-        })
-        .collect();
-    let out_pattern = match out_ids.len() {
-        0 => quote!(()),
-        1 => {
-            let o = out_ids[0];
-            quote!(#o)
-        }
-        _ => quote!((#(#out_ids),*)),
-    };
-    let reference_dyn = match &k.options.reference {
-        None => quote!(),
-        Some(path) => quote! {
-            fn reference_dyn(&self, __fg_args: &#dyn_args) -> ::core::option::Option<::core::result::Result<::std::vec::Vec<#host_buffer>, #err>> {
-                Some((|| {
-                    let __fg_s = &__fg_args.scalars[..];
-                    #(#scalar_getters)*
-                    #(#dyn_setup)*
-                    let #out_pattern = #path(#(#dyn_call_args),*)?;
-                    Ok(::std::vec![#(#dyn_results),*])
-                })())
-            }
-        },
-    };
-
-    // ---- certification cases ----
-    let cases: Vec<TokenStream> = if k.options.cases.is_empty() {
-        [1u32, 7, 64, 1000]
+impl<'k> Items<'k> {
+    fn new(k: &'k Kernel<'k>) -> Self {
+        let p = Paths::new(&k.options.krate);
+        let oracle_mod = p.oracle();
+        let gpu_tensor = p.gpu_tensor();
+        let scalar_ids: Vec<Ident> = k
+            .scalars
             .iter()
-            .map(|v| {
-                let vals: Vec<TokenStream> = k
-                    .scalars
-                    .iter()
-                    .map(|s| match s.ty {
-                        Scalar::U32 => quote!(#scalar_value::U32(#v)),
-                        Scalar::I32 => {
-                            let v = *v as i32;
-                            quote!(#scalar_value::I32(#v))
-                        }
-                        _ => {
-                            let f = *v as f32 * 0.5;
-                            quote!(#scalar_value::F32(#f))
-                        }
-                    })
-                    .collect();
-                quote!(::std::vec![#(#vals),*])
+            .map(|s| format_ident!("{}", s.name))
+            .collect();
+        let scalar_tys: Vec<TokenStream> =
+            k.scalars.iter().map(|s| rust_scalar(s.ty, &p)).collect();
+        let binding_ids: Vec<Ident> = k
+            .bindings
+            .iter()
+            .map(|b| format_ident!("{}", b.name))
+            .collect();
+        let elem_tys: Vec<TokenStream> = k
+            .bindings
+            .iter()
+            .map(|b| {
+                let s = rust_scalar(b.elem, &p);
+                if b.width == 1 {
+                    s
+                } else {
+                    let n = Literal::usize_unsuffixed(b.width as usize);
+                    quote!([#s; #n])
+                }
+            })
+            .collect();
+        let mut method_args = Vec::new();
+        let mut method_names = Vec::new();
+        let mut tensor_args = Vec::new();
+        let mut tensor_names = Vec::new();
+        for pr in &k.params {
+            match *pr {
+                ParamRef::Binding(i) => {
+                    let b = &k.bindings[i];
+                    let (id, t) = (&binding_ids[i], &elem_tys[i]);
+                    match b.access {
+                        Access::Read => method_args.push(quote!(#id: &[#t])),
+                        Access::ReadWrite => method_args.push(quote!(#id: &mut [#t])),
+                        Access::Out => {}
+                    }
+                    if b.access != Access::Out {
+                        method_names.push(id.clone());
+                    }
+                    tensor_args.push(quote!(#id: &#gpu_tensor<#t>));
+                    tensor_names.push(id.clone());
+                }
+                ParamRef::Scalar(i) => {
+                    let (id, t) = (&scalar_ids[i], &scalar_tys[i]);
+                    method_args.push(quote!(#id: #t));
+                    method_names.push(id.clone());
+                    tensor_args.push(quote!(#id: #t));
+                    tensor_names.push(id.clone());
+                }
+            }
+        }
+        let outs: Vec<usize> = (0..k.bindings.len())
+            .filter(|i| k.bindings[*i].access == Access::Out)
+            .collect();
+        let out_ids: Vec<&Ident> = outs.iter().map(|i| &binding_ids[*i]).collect();
+        let out_tys: Vec<&TokenStream> = outs.iter().map(|i| &elem_tys[*i]).collect();
+        let out_ty = match out_tys.len() {
+            0 => quote!(()),
+            1 => {
+                let t = out_tys[0];
+                quote!(::std::vec::Vec<#t>)
+            }
+            _ => quote!((#(::std::vec::Vec<#out_tys>),*)),
+        };
+        let out_value = match out_ids.len() {
+            0 => quote!(()),
+            1 => {
+                let o = out_ids[0];
+                quote!(#o)
+            }
+            _ => quote!((#(#out_ids),*)),
+        };
+        Items {
+            k,
+            p,
+            oracle_mod,
+            scalar_ids,
+            scalar_tys,
+            binding_ids,
+            elem_tys,
+            method_args,
+            method_names,
+            tensor_args,
+            tensor_names,
+            outs,
+            out_ty,
+            out_value,
+        }
+    }
+
+    fn out_ids(&self) -> Vec<&Ident> {
+        self.outs.iter().map(|i| &self.binding_ids[*i]).collect()
+    }
+
+    fn out_tys(&self) -> Vec<&TokenStream> {
+        self.outs.iter().map(|i| &self.elem_tys[*i]).collect()
+    }
+
+    /// The docs and lints on the module.
+    fn module_head(&self) -> TokenStream {
+        let docs = self
+            .k
+            .func
+            .attrs
+            .iter()
+            .filter(|a| a.path().is_ident("doc"));
+        quote! {
+            #(#docs)*
+            ///
+            /// Generated by `#[forge_kernel]`: the WGSL, the `Params` uniform, the binding
+            /// layout, the CPU oracle (`cpu`), the typed GPU method (`run`) and the type-erased
+            /// [`Kernel`] used by the certifier and the tuner.
+            #[allow(clippy::too_many_arguments, clippy::needless_question_mark)]
+        }
+    }
+
+    /// `NAME`, `WGSL`, `DEFAULT_SCHEDULE` and `wgsl()`.
+    fn sources(&self, wgsl: &Wgsl) -> TokenStream {
+        let schedule = self.p.schedule();
+        let name_str = &self.k.name;
+        let (wg, items, vec) = self.k.default_schedule();
+        let full_wgsl = format!(
+            "{}{}{}",
+            wgsl.directives,
+            schedule_header(wg, items, vec),
+            wgsl.body
+        );
+        let directives = &wgsl.directives;
+        let body = &wgsl.body;
+        quote! {
+            /// The kernel's name.
+            pub const NAME: &str = #name_str;
+            /// The WGSL source for the declared schedule.
+            pub const WGSL: &str = #full_wgsl;
+            const WGSL_DIRECTIVES: &str = #directives;
+            const WGSL_BODY: &str = #body;
+            /// The declared schedule.
+            pub const DEFAULT_SCHEDULE: #schedule = #schedule { workgroup: #wg, items: #items, vector: #vec };
+
+            /// The WGSL source for a schedule.
+            pub fn wgsl(schedule: &#schedule) -> ::std::string::String {
+                ::std::format!("{}{}{}", WGSL_DIRECTIVES, schedule.wgsl_header(), WGSL_BODY)
+            }
+        }
+    }
+
+    /// `Params`, the uniform of scalar parameters.
+    fn params_struct(&self) -> TokenStream {
+        let bytemuck = self.p.bytemuck();
+        let pod = quote! {
+            // SAFETY: every field is a 4-byte scalar, so there is no padding, and every
+            // bit pattern is a valid value.
+            unsafe impl #bytemuck::Zeroable for Params {}
+            unsafe impl #bytemuck::Pod for Params {}
+        };
+        let params_fields: Vec<TokenStream> = self
+            .k
+            .scalars
+            .iter()
+            .map(|s| {
+                let id = format_ident!("{}", s.name);
+                let t = rust_scalar(s.ty, &self.p);
+                let doc = format!("The `{}` parameter.", s.name);
+                quote!(#[doc = #doc] pub #id: #t)
+            })
+            .collect();
+        quote! {
+            /// The kernel's scalar parameters, laid out as WGSL's uniform address space requires.
+            #[repr(C)]
+            #[derive(Clone, Copy, Debug, Default, PartialEq)]
+            pub struct Params { #(#params_fields),* }
+            #pod
+        }
+    }
+
+    /// `LAYOUT` and `SCALARS`.
+    fn layout(&self) -> TokenStream {
+        let binding_ty = self.p.binding();
+        let access_ty = self.p.access();
+        let layout: Vec<TokenStream> = self
+            .k
+            .bindings
+            .iter()
+            .enumerate()
+            .map(|(i, b)| {
+                let n = i as u32;
+                let name = &b.name;
+                let elem = elem_tokens(&self.p, b);
+                let access = format_ident!(
+                    "{}",
+                    match b.access {
+                        Access::Read => "Read",
+                        Access::ReadWrite => "ReadWrite",
+                        Access::Out => "Out",
+                    }
+                );
+                let len = &b.len_text;
+                quote!(#binding_ty { binding: #n, name: #name, elem: #elem, access: #access_ty::#access, len: #len })
+            })
+            .collect();
+        let scalar_param = self.p.scalar_param();
+        let scalar_type = self.p.scalar_type();
+        let scalars_meta: Vec<TokenStream> = self
+            .k
+            .scalars
+            .iter()
+            .map(|s| {
+                let n = &s.name;
+                let v = format_ident!("{}", s.ty.core_variant());
+                quote!(#scalar_param { name: #n, ty: #scalar_type::#v })
+            })
+            .collect();
+        quote! {
+            /// The storage bindings, in binding order; `Params` is the next binding.
+            pub const LAYOUT: &[#binding_ty] = &[#(#layout),*];
+            /// The scalar parameters, in declaration order.
+            pub const SCALARS: &[#scalar_param] = &[#(#scalars_meta),*];
+        }
+    }
+
+    /// `__lens`, `__threads` and `__check`: the binding lengths and the work size of a
+    /// call, and the checks of the slices it passes.
+    fn sizes(&self) -> TokenStream {
+        let k = self.k;
+        let (err, oracle_mod) = (self.p.error(), &self.oracle_mod);
+        let (scalar_ids, scalar_tys) = (&self.scalar_ids, &self.scalar_tys);
+        let nb = k.bindings.len();
+        let len_module = quote!(#oracle_mod::len);
+        let lens: Vec<TokenStream> = k
+            .bindings
+            .iter()
+            .map(|b| {
+                let e = len_rust(&b.len, k, &len_module, false);
+                let (n, t) = (&b.name, &b.len_text);
+                quote!(#oracle_mod::finish_len(NAME, #n, #t, #e)?)
+            })
+            .collect();
+        let threads_module = quote!(#oracle_mod::threads);
+        let threads_text = k.threads_text();
+        let threads_expr = k
+            .threads_len()
+            .map(|t| len_rust(t, k, &threads_module, true))
+            .unwrap_or(quote!(Ok(1u32)));
+        // Inputs are checked before outputs, as the slices come before the allocations.
+        let mut checks_no_out = Vec::new();
+        let mut checks_out = Vec::new();
+        for (i, b) in k.bindings.iter().enumerate() {
+            let (n, t, id) = (&b.name, &b.len_text, &self.binding_ids[i]);
+            match b.access {
+                Access::Out => checks_out
+                    .push(quote!(#oracle_mod::check_out_len(NAME, #n, #t, __fg_lens[#i])?;)),
+                _ => checks_no_out
+                    .push(quote!(#oracle_mod::check_len(NAME, #n, #t, __fg_lens[#i], #id.len())?;)),
+            }
+        }
+        let check_params = self.check_params();
+        quote! {
+            #[allow(unused_variables)]
+            fn __lens(#(#scalar_ids: #scalar_tys),*) -> ::core::result::Result<[usize; #nb], #err> {
+                Ok([#(#lens),*])
+            }
+
+            #[allow(unused_variables)]
+            fn __threads(#(#scalar_ids: #scalar_tys),*) -> ::core::result::Result<u32, #err> {
+                #oracle_mod::finish_threads(NAME, #threads_text, #threads_expr)
+            }
+
+            /// Checks every slice's length and the work size; returns every binding's length.
+            #[allow(unused_variables)]
+            fn __check(#(#check_params,)* #(#scalar_ids: #scalar_tys),*) -> ::core::result::Result<[usize; #nb], #err> {
+                let __fg_lens = __lens(#(#scalar_ids),*)?;
+                #(#checks_no_out)*
+                #(#checks_out)*
+                __threads(#(#scalar_ids),*)?;
+                Ok(__fg_lens)
+            }
+        }
+    }
+
+    /// `__check`'s binding parameters: the slices a call passes (not the outputs).
+    fn check_params(&self) -> Vec<TokenStream> {
+        self.k
+            .bindings
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| b.access != Access::Out)
+            .map(|(i, _)| {
+                let (id, t) = (&self.binding_ids[i], &self.elem_tys[i]);
+                quote!(#id: &[#t])
             })
             .collect()
-    } else {
+    }
+
+    /// `__check`'s binding arguments in a typed method.
+    fn check_args(&self) -> Vec<TokenStream> {
+        self.k
+            .bindings
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| b.access != Access::Out)
+            .map(|(i, b)| {
+                let id = &self.binding_ids[i];
+                if b.access == Access::ReadWrite {
+                    quote!(&*#id)
+                } else {
+                    quote!(#id)
+                }
+            })
+            .collect()
+    }
+
+    /// `__oracle` and the oracle functions of the helpers it calls.
+    fn oracle_fns(&self) -> TokenStream {
+        let mut oracle = Oracle::new(self.k, &self.p);
+        let oracle_fn = oracle.function();
+        let helper_fns = oracle.helper_functions();
+        quote!(#oracle_fn #helper_fns)
+    }
+
+    /// `cpu`, `cpu_with` and `cpu_with_options`: the oracle's entry points.
+    fn cpu_fns(&self) -> TokenStream {
+        let (err, oracle_mod) = (self.p.error(), &self.oracle_mod);
+        let schedule = self.p.schedule();
+        let oracle_options = self.p.oracle_options();
+        let (method_args, method_names) = (&self.method_args, &self.method_names);
+        let (out_ty, out_value) = (&self.out_ty, &self.out_value);
+        let (out_ids, out_tys, outs) = (self.out_ids(), self.out_tys(), &self.outs);
+        let check_args = self.check_args();
+        let scalar_ids = &self.scalar_ids;
+        let oracle_args: Vec<TokenStream> = self
+            .k
+            .bindings
+            .iter()
+            .enumerate()
+            .map(|(i, b)| {
+                let id = &self.binding_ids[i];
+                match b.access {
+                    Access::Read => quote!(#id),
+                    Access::ReadWrite => quote!(&mut *#id),
+                    Access::Out => quote!(&mut #id),
+                }
+            })
+            .collect();
+        // The body of `cpu_with` and of `cpu_with_options`, with and without race detection.
+        let call = |races: bool| {
+            quote! {
+                let __fg_lens = __check(#(#check_args,)* #(#scalar_ids),*)?;
+                #(let mut #out_ids: ::std::vec::Vec<#out_tys> = #oracle_mod::zeroed(__fg_lens[#outs]);)*
+                let mut __fg_rd = #oracle_mod::RaceDetector::new(NAME, __fg_sched.workgroup);
+                __oracle::<#races>(__fg_sched, &mut __fg_rd, #(#oracle_args,)* #(#scalar_ids),*)?;
+                Ok(#out_value)
+            }
+        };
+        let cpu = quote!(cpu_with(&DEFAULT_SCHEDULE, #(#method_names),*));
+        let plain = call(false);
+        let races = call(true);
+        let with_options = quote! {
+            if !__fg_opts.detect_races {
+                return cpu_with(__fg_sched, #(#method_names),*);
+            }
+            #races
+        };
+        quote! {
+            /// Runs the kernel on the CPU with WGSL semantics, with the declared schedule.
+            pub fn cpu(#(#method_args),*) -> ::core::result::Result<#out_ty, #err> {
+                #cpu
+            }
+
+            /// Runs the kernel on the CPU with WGSL semantics, with the given schedule.
+            pub fn cpu_with(__fg_sched: &#schedule, #(#method_args),*) -> ::core::result::Result<#out_ty, #err> {
+                #plain
+            }
+
+            /// Runs the kernel on the CPU with WGSL semantics, with the given schedule and
+            /// oracle options: with `detect_races`, a data race is an error that names the
+            /// invocations.
+            pub fn cpu_with_options(__fg_sched: &#schedule, __fg_opts: &#oracle_options, #(#method_args),*) -> ::core::result::Result<#out_ty, #err> {
+                #with_options
+            }
+        }
+    }
+
+    /// `run` and `run_with`: the GPU, from host slices.
+    fn run_fns(&self) -> TokenStream {
+        let (err, oracle_mod) = (self.p.error(), &self.oracle_mod);
+        let (rt, schedule) = (self.p.runtime(), self.p.schedule());
+        let (bytemuck, host_arg) = (self.p.bytemuck(), self.p.host_arg());
+        let (method_args, method_names) = (&self.method_args, &self.method_names);
+        let (out_ty, out_value) = (&self.out_ty, &self.out_value);
+        let (out_ids, out_tys) = (self.out_ids(), self.out_tys());
+        let check_args = self.check_args();
+        let scalar_ids = &self.scalar_ids;
+        let host_args: Vec<TokenStream> = self
+            .k
+            .bindings
+            .iter()
+            .enumerate()
+            .map(|(i, b)| {
+                let (id, t) = (&self.binding_ids[i], &self.elem_tys[i]);
+                match b.access {
+                    Access::Read => quote!(#host_arg::In(#bytemuck::cast_slice(#id))),
+                    Access::ReadWrite => {
+                        quote!(#host_arg::InOut(#bytemuck::cast_slice_mut(#id)))
+                    }
+                    Access::Out => {
+                        quote!(#host_arg::Out((__fg_lens[#i] * ::core::mem::size_of::<#t>()) as u64))
+                    }
+                }
+            })
+            .collect();
+        let out_names: Vec<&String> = self
+            .outs
+            .iter()
+            .map(|i| &self.k.bindings[*i].name)
+            .collect();
+        let run = quote! {
+            let __fg_sched = rt.schedule_for_threads(&Kernel, __threads(#(#scalar_ids),*)? as u64);
+            run_with(rt, &__fg_sched, #(#method_names),*)
+        };
+        let run_with = quote! {
+            let __fg_lens = __check(#(#check_args,)* #(#scalar_ids),*)?;
+            let __fg_threads = __threads(#(#scalar_ids),*)?;
+            let __fg_params = Params { #(#scalar_ids),* };
+            let mut __fg_host = [#(#host_args),*];
+            let __fg_outs = rt.launch_host(&Kernel, __fg_sched, #bytemuck::bytes_of(&__fg_params), __fg_threads as u64, &mut __fg_host)?;
+            let mut __fg_outs = __fg_outs.into_iter();
+            #(let #out_ids: ::std::vec::Vec<#out_tys> = #oracle_mod::into_vec(NAME, #out_names, __fg_outs.next())?;)*
+            Ok(#out_value)
+        };
+        quote! {
+            /// Runs the kernel on the GPU with the runtime's schedule for it (tuned, or declared).
+            pub fn run(rt: &mut #rt, #(#method_args),*) -> ::core::result::Result<#out_ty, #err> {
+                #run
+            }
+
+            /// Runs the kernel on the GPU with the given schedule: one submission, one readback.
+            pub fn run_with(rt: &mut #rt, __fg_sched: &#schedule, #(#method_args),*) -> ::core::result::Result<#out_ty, #err> {
+                #run_with
+            }
+        }
+    }
+
+    /// `launch` and `launch_with`: the GPU, on device-resident tensors.
+    fn launch_fns(&self) -> TokenStream {
+        let (err, oracle_mod) = (self.p.error(), &self.oracle_mod);
+        let (rt, schedule, bytemuck) = (self.p.runtime(), self.p.schedule(), self.p.bytemuck());
+        let (tensor_args, tensor_names) = (&self.tensor_args, &self.tensor_names);
+        let (scalar_ids, binding_ids) = (&self.scalar_ids, &self.binding_ids);
+        let names_all: Vec<&String> = self.k.bindings.iter().map(|b| &b.name).collect();
+        let len_texts_all: Vec<&String> = self.k.bindings.iter().map(|b| &b.len_text).collect();
+        let idx_all: Vec<usize> = (0..self.k.bindings.len()).collect();
+        let launch = quote! {
+            let __fg_sched = rt.schedule_for_threads(&Kernel, __threads(#(#scalar_ids),*)? as u64);
+            launch_with(rt, &__fg_sched, #(#tensor_names),*)
+        };
+        let launch_with = quote! {
+            let __fg_lens = __lens(#(#scalar_ids),*)?;
+            #(#oracle_mod::check_len(NAME, #names_all, #len_texts_all, __fg_lens[#idx_all], #binding_ids.len())?;)*
+            let __fg_threads = __threads(#(#scalar_ids),*)?;
+            let __fg_params = Params { #(#scalar_ids),* };
+            rt.launch_tensors(&Kernel, __fg_sched, #bytemuck::bytes_of(&__fg_params), __fg_threads as u64, &[#(#binding_ids.raw()),*])
+        };
+        quote! {
+            /// Records the kernel on device-resident tensors, without a readback; the work is
+            /// submitted with the next download or `flush`, together with other launches.
+            pub fn launch(rt: &mut #rt, #(#tensor_args),*) -> ::core::result::Result<(), #err> {
+                #launch
+            }
+
+            /// [`launch`] with the given schedule: how multi-pass drivers and `forge bench`
+            /// try a schedule other than the tuned one.
+            pub fn launch_with(rt: &mut #rt, __fg_sched: &#schedule, #(#tensor_args),*) -> ::core::result::Result<(), #err> {
+                #launch_with
+            }
+        }
+    }
+
+    /// `let` statements that take the scalar parameters out of a `DynArgs`' scalars.
+    fn scalar_getters(&self) -> Vec<TokenStream> {
+        let oracle_mod = &self.oracle_mod;
+        self.k
+            .scalars
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                let id = &self.scalar_ids[i];
+                let n = &s.name;
+                let f = format_ident!(
+                    "{}",
+                    match s.ty {
+                        Scalar::U32 => "scalar_u32",
+                        Scalar::I32 => "scalar_i32",
+                        _ => "scalar_f32",
+                    }
+                );
+                quote!(let #id = #oracle_mod::#f(NAME, __fg_s, #i, #n)?;)
+            })
+            .collect()
+    }
+
+    /// A type-erased entry point's body: the arguments out of `__fg_args`, a call of `f`
+    /// (`run_with`, `cpu_with_options` or the reference) with the typed arguments after
+    /// `lead`, and the results as host buffers.
+    fn dyn_call(&self, f: TokenStream, lead: TokenStream, count_check: bool) -> TokenStream {
+        let oracle_mod = &self.oracle_mod;
+        let count_check = if count_check {
+            let check = self.p.check_scalar_count();
+            let n = self.k.scalars.len();
+            quote!(#check(NAME, #n, __fg_s.len())?;)
+        } else {
+            quote!()
+        };
+        let scalar_getters = self.scalar_getters();
+        let mut dyn_setup = Vec::new();
+        let mut dyn_results = Vec::new();
+        for (i, b) in self.k.bindings.iter().enumerate() {
+            let (id, t, n) = (&self.binding_ids[i], &self.elem_tys[i], &b.name);
+            let elem = elem_tokens(&self.p, b);
+            match b.access {
+                Access::Read => dyn_setup
+                    .push(quote!(let #id: &[#t] = #oracle_mod::buf(NAME, __fg_args, #i, #n)?;)),
+                Access::ReadWrite => {
+                    dyn_setup.push(quote!(let mut #id: ::std::vec::Vec<#t> = #oracle_mod::buf::<#t>(NAME, __fg_args, #i, #n)?.to_vec();));
+                    dyn_results.push(quote!(#oracle_mod::host(#elem, &#id)));
+                }
+                Access::Out => dyn_results.push(quote!(#oracle_mod::host(#elem, &#id))),
+            }
+        }
+        let dyn_call_args: Vec<TokenStream> = self
+            .k
+            .params
+            .iter()
+            .filter_map(|pr| match *pr {
+                ParamRef::Binding(i) => {
+                    let id = &self.binding_ids[i];
+                    match self.k.bindings[i].access {
+                        Access::Read => Some(quote!(#id)),
+                        Access::ReadWrite => Some(quote!(&mut #id)),
+                        Access::Out => None,
+                    }
+                }
+                ParamRef::Scalar(i) => {
+                    let id = &self.scalar_ids[i];
+                    Some(quote!(#id))
+                }
+            })
+            .collect();
+        let out_pattern = &self.out_value;
+        quote! {
+            let __fg_s = &__fg_args.scalars[..];
+            #count_check
+            #(#scalar_getters)*
+            #(#dyn_setup)*
+            let #out_pattern = #f(#lead #(#dyn_call_args),*)?;
+            Ok(::std::vec![#(#dyn_results),*])
+        }
+    }
+
+    /// `Kernel` and its `wgsl_forge::Kernel` implementation.
+    fn kernel_impl(&self) -> TokenStream {
+        let k = self.k;
+        let p = &self.p;
+        let (err, rt, schedule) = (p.error(), p.runtime(), p.schedule());
+        let (kernel_trait, dyn_args, host_buffer) =
+            (p.kernel_trait(), p.dyn_args(), p.host_buffer());
+        let (binding_ty, scalar_param, scalar_value) =
+            (p.binding(), p.scalar_param(), p.scalar_value());
+        let (oracle_options, tune_space) = (p.oracle_options(), p.tune_space());
+        let scalar_ids = &self.scalar_ids;
+        let scalar_getters = self.scalar_getters();
+        let run_dyn = self.dyn_call(quote!(run_with), quote!(rt, __fg_sched,), true);
+        let cpu_dyn = self.dyn_call(
+            quote!(cpu_with_options),
+            quote!(__fg_sched, __fg_opts,),
+            true,
+        );
+        let reference_dyn = match &k.options.reference {
+            None => quote!(),
+            Some(path) => {
+                let call = self.dyn_call(quote!(#path), quote!(), false);
+                quote! {
+                    fn reference_dyn(&self, __fg_args: &#dyn_args) -> ::core::option::Option<::core::result::Result<::std::vec::Vec<#host_buffer>, #err>> {
+                        Some((|| { #call })())
+                    }
+                }
+            }
+        };
+        let cases = self.cert_cases();
+        let (tolerance_fn, features_fn) = (self.tolerance_fn(), self.features_fn());
+        let tune_wg = k.tune_workgroups();
+        let tune_items = k.tune_items();
+        let tune_vec = k.tune_vectors();
+        let tune = quote! {
+            #tune_space { workgroup: &[#(#tune_wg),*], items: &[#(#tune_items),*], vector: &[#(#tune_vec),*] }
+        };
+        let cases = quote!(::std::vec![#(#cases),*]);
+        let lens = quote! {
+            #(#scalar_getters)*
+            Ok(__lens(#(#scalar_ids),*)?.iter().map(|l| *l as u64).collect())
+        };
+        let threads = quote! {
+            #(#scalar_getters)*
+            Ok(__threads(#(#scalar_ids),*)? as u64)
+        };
+        let (run_dyn, cpu_dyn) = ((run_dyn), (cpu_dyn));
+        quote! {
+            /// The kernel as the certifier, the tuner and the CLI see it.
+            #[derive(Clone, Copy, Debug, Default)]
+            pub struct Kernel;
+
+            impl #kernel_trait for Kernel {
+                fn name(&self) -> &'static str { NAME }
+                fn expanded_rust(&self) -> &'static str { EXPANDED_RUST }
+                fn wgsl(&self, schedule: &#schedule) -> ::std::string::String { wgsl(schedule) }
+                fn layout(&self) -> &'static [#binding_ty] { LAYOUT }
+                fn scalars(&self) -> &'static [#scalar_param] { SCALARS }
+                fn default_schedule(&self) -> #schedule { DEFAULT_SCHEDULE }
+                fn tune_space(&self) -> #tune_space {
+                    #tune
+                }
+                fn cert_cases(&self) -> ::std::vec::Vec<::std::vec::Vec<#scalar_value>> {
+                    #cases
+                }
+                #tolerance_fn
+                #features_fn
+                fn binding_lens(&self, __fg_s: &[#scalar_value]) -> ::core::result::Result<::std::vec::Vec<u64>, #err> {
+                    #lens
+                }
+                fn threads(&self, __fg_s: &[#scalar_value]) -> ::core::result::Result<u64, #err> {
+                    #threads
+                }
+                fn run_dyn(&self, rt: &mut #rt, __fg_sched: &#schedule, __fg_args: &#dyn_args) -> ::core::result::Result<::std::vec::Vec<#host_buffer>, #err> {
+                    #run_dyn
+                }
+                fn cpu_dyn(&self, __fg_sched: &#schedule, __fg_args: &#dyn_args) -> ::core::result::Result<::std::vec::Vec<#host_buffer>, #err> {
+                    #kernel_trait::cpu_dyn_with(self, __fg_sched, __fg_args, &::core::default::Default::default())
+                }
+                fn cpu_dyn_with(&self, __fg_sched: &#schedule, __fg_args: &#dyn_args, __fg_opts: &#oracle_options) -> ::core::result::Result<::std::vec::Vec<#host_buffer>, #err> {
+                    #cpu_dyn
+                }
+                #reference_dyn
+            }
+        }
+    }
+
+    /// The certification cases: the declared ones, or every scalar = 1, 7, 64 and 1000
+    /// (floats at half those).
+    fn cert_cases(&self) -> Vec<TokenStream> {
+        let k = self.k;
+        let scalar_value = self.p.scalar_value();
+        if k.options.cases.is_empty() {
+            return [1u32, 7, 64, 1000]
+                .iter()
+                .map(|v| {
+                    let vals: Vec<TokenStream> = k
+                        .scalars
+                        .iter()
+                        .map(|s| match s.ty {
+                            Scalar::U32 => quote!(#scalar_value::U32(#v)),
+                            Scalar::I32 => {
+                                let v = *v as i32;
+                                quote!(#scalar_value::I32(#v))
+                            }
+                            _ => {
+                                let f = *v as f32 * 0.5;
+                                quote!(#scalar_value::F32(#f))
+                            }
+                        })
+                        .collect();
+                    quote!(::std::vec![#(#vals),*])
+                })
+                .collect();
+        }
         k.options
             .cases
             .iter()
@@ -462,50 +857,64 @@ pub fn emit(k: &Kernel<'_>, wgsl: &Wgsl) -> TokenStream {
                 quote!(::std::vec![#(#vals),*])
             })
             .collect()
-    };
-    let tolerance_fn = match k.options.tolerance {
-        Some((abs, rel)) => {
-            quote!(fn tolerance(&self) -> #tolerance { #tolerance { abs: #abs, rel: #rel } })
-        }
-        None if k
-            .bindings
-            .iter()
-            .any(|b| b.elem == Scalar::F16 && b.access != Access::Read) =>
-        {
-            quote!(fn tolerance(&self) -> #tolerance { #tolerance::HALF })
-        }
-        None if k
-            .bindings
-            .iter()
-            .all(|b| b.elem.is_int() || b.access == Access::Read) =>
-        {
-            quote!(fn tolerance(&self) -> #tolerance { #tolerance::EXACT })
-        }
-        None => quote!(),
-    };
+    }
 
-    // The optional device features the WGSL needs; the runtime checks them before compiling.
-    let feature = p.feature();
-    let mut features = Vec::new();
-    if k.uses_subgroups() {
-        features.push(quote!(#feature::Subgroups));
+    /// `Kernel::tolerance`, where the default (integers exact, `f16` at half precision,
+    /// `f32` otherwise) is not the trait's.
+    fn tolerance_fn(&self) -> TokenStream {
+        let k = self.k;
+        let tolerance = self.p.tolerance();
+        match k.options.tolerance {
+            Some((abs, rel)) => {
+                quote!(fn tolerance(&self) -> #tolerance { #tolerance { abs: #abs, rel: #rel } })
+            }
+            None if k
+                .bindings
+                .iter()
+                .any(|b| b.elem == Scalar::F16 && b.access != Access::Read) =>
+            {
+                quote!(fn tolerance(&self) -> #tolerance { #tolerance::HALF })
+            }
+            None if k
+                .bindings
+                .iter()
+                .all(|b| b.elem.is_int() || b.access == Access::Read) =>
+            {
+                quote!(fn tolerance(&self) -> #tolerance { #tolerance::EXACT })
+            }
+            None => quote!(),
+        }
     }
-    if crate::emit_wgsl::uses_f16(k) {
-        features.push(quote!(#feature::F16));
-    }
-    let features_fn = if features.is_empty() {
-        quote!()
-    } else {
+
+    /// `Kernel::features`: the optional device features the WGSL needs, which the runtime
+    /// checks before compiling.
+    fn features_fn(&self) -> TokenStream {
+        let feature = self.p.feature();
+        let mut features = Vec::new();
+        if self.k.uses_subgroups() {
+            features.push(quote!(#feature::Subgroups));
+        }
+        if crate::emit_wgsl::uses_f16(self.k) {
+            features.push(quote!(#feature::F16));
+        }
+        if features.is_empty() {
+            return quote!();
+        }
         quote!(fn features(&self) -> &'static [#feature] { &[#(#features),*] })
-    };
+    }
 
-    let tune_wg = k.tune_workgroups();
-    let tune_items = k.tune_items();
-    let tune_vec = k.tune_vectors();
-    let tune_space = p.tune_space();
-
-    let ext_trait = format_ident!("{}Ext", camel(name_str));
-    let ext = if k.options.ext {
+    /// The `<Name>Ext` trait beside the module, so that `rt.name(..)` works.
+    fn ext_trait(&self) -> TokenStream {
+        if !self.k.options.ext {
+            return quote!();
+        }
+        let (err, rt) = (self.p.error(), self.p.runtime());
+        let vis = &self.k.func.vis;
+        let fn_name = &self.k.func.sig.ident;
+        let name_str = &self.k.name;
+        let (method_args, method_names, out_ty) =
+            (&self.method_args, &self.method_names, &self.out_ty);
+        let ext_trait = format_ident!("{}Ext", camel(name_str));
         let doc = format!("Adds `{name_str}` as a method of `ForgeRuntime`. See [`{name_str}`](mod@{name_str}) for the kernel.");
         let mdoc = format!("Runs `{name_str}` on the GPU with the tuned (or declared) schedule; see [`{name_str}::run`].");
         quote! {
@@ -520,216 +929,5 @@ pub fn emit(k: &Kernel<'_>, wgsl: &Wgsl) -> TokenStream {
                 }
             }
         }
-    } else {
-        quote!()
-    };
-
-    let params_fields: Vec<TokenStream> = k
-        .scalars
-        .iter()
-        .map(|s| {
-            let id = format_ident!("{}", s.name);
-            let t = rust_scalar(s.ty, &p);
-            let doc = format!("The `{}` parameter.", s.name);
-            quote!(#[doc = #doc] pub #id: #t)
-        })
-        .collect();
-    let (dwg, ditems, dvec) = (wg, items, vec);
-    let names_all: Vec<&String> = k.bindings.iter().map(|b| &b.name).collect();
-    let len_texts_all: Vec<&String> = k.bindings.iter().map(|b| &b.len_text).collect();
-    let idx_all: Vec<usize> = (0..nb).collect();
-    let count_check = p.check_scalar_count();
-    let scalar_count_check = quote!(#count_check(NAME, #n_scalars, __fg_s.len())?;);
-
-    let module_body = quote! {
-            #[allow(unused_imports)]
-            use super::*;
-
-            /// The kernel's name.
-            pub const NAME: &str = #name_str;
-            /// The WGSL source for the declared schedule.
-            pub const WGSL: &str = #full_wgsl;
-            const WGSL_DIRECTIVES: &str = #directives;
-            const WGSL_BODY: &str = #body;
-            /// The declared schedule.
-            pub const DEFAULT_SCHEDULE: #schedule = #schedule { workgroup: #dwg, items: #ditems, vector: #dvec };
-
-            /// The WGSL source for a schedule.
-            pub fn wgsl(schedule: &#schedule) -> ::std::string::String {
-                ::std::format!("{}{}{}", WGSL_DIRECTIVES, schedule.wgsl_header(), WGSL_BODY)
-            }
-
-            /// The kernel's scalar parameters, laid out as WGSL's uniform address space requires.
-            #[repr(C)]
-            #[derive(Clone, Copy, Debug, Default, PartialEq)]
-            pub struct Params { #(#params_fields),* }
-            // SAFETY: every field is a 4-byte scalar, so there is no padding, and every bit
-            // pattern is a valid value.
-            unsafe impl #bytemuck::Zeroable for Params {}
-            unsafe impl #bytemuck::Pod for Params {}
-
-            /// The storage bindings, in binding order; `Params` is the next binding.
-            pub const LAYOUT: &[#binding_ty] = &[#(#layout),*];
-            /// The scalar parameters, in declaration order.
-            pub const SCALARS: &[#scalar_param] = &[#(#scalars_meta),*];
-
-            #[allow(unused_variables)]
-            fn __lens(#(#scalar_ids: #scalar_tys),*) -> ::core::result::Result<[usize; #nb], #err> {
-                Ok([#(#lens),*])
-            }
-
-            #[allow(unused_variables)]
-            fn __threads(#(#scalar_ids: #scalar_tys),*) -> ::core::result::Result<u32, #err> {
-                #oracle_mod::finish_threads(NAME, #threads_text, #threads_expr)
-            }
-
-            /// Checks every slice's length and the work size; returns every binding's length.
-            #[allow(unused_variables)]
-            fn __check(#(#check_params,)* #(#scalar_ids: #scalar_tys),*) -> ::core::result::Result<[usize; #nb], #err> {
-                let __fg_lens = __lens(#(#scalar_ids),*)?;
-                #(#checks_no_out)*
-                #(#checks_out)*
-                __threads(#(#scalar_ids),*)?;
-                Ok(__fg_lens)
-            }
-
-            #oracle_fn
-            #helper_fns
-
-            /// Runs the kernel on the CPU with WGSL semantics, with the declared schedule.
-            pub fn cpu(#(#method_args),*) -> ::core::result::Result<#out_ty, #err> {
-                cpu_with(&DEFAULT_SCHEDULE, #(#method_names),*)
-            }
-
-            /// Runs the kernel on the CPU with WGSL semantics, with the given schedule.
-            pub fn cpu_with(__fg_sched: &#schedule, #(#method_args),*) -> ::core::result::Result<#out_ty, #err> {
-                let __fg_lens = __check(#(#check_args,)* #(#scalar_ids),*)?;
-                #(let mut #out_ids: ::std::vec::Vec<#out_tys> = #oracle_mod::zeroed(__fg_lens[#outs]);)*
-                let mut __fg_rd = #oracle_mod::RaceDetector::new(NAME, __fg_sched.workgroup);
-                __oracle::<false>(__fg_sched, &mut __fg_rd, #(#oracle_args,)* #(#scalar_ids),*)?;
-                Ok(#out_value)
-            }
-
-            /// Runs the kernel on the CPU with WGSL semantics, with the given schedule and
-            /// oracle options: with `detect_races`, a data race is an error that names the
-            /// invocations.
-            pub fn cpu_with_options(__fg_sched: &#schedule, __fg_opts: &#oracle_options, #(#method_args),*) -> ::core::result::Result<#out_ty, #err> {
-                if !__fg_opts.detect_races {
-                    return cpu_with(__fg_sched, #(#method_names),*);
-                }
-                let __fg_lens = __check(#(#check_args,)* #(#scalar_ids),*)?;
-                #(let mut #out_ids: ::std::vec::Vec<#out_tys> = #oracle_mod::zeroed(__fg_lens[#outs]);)*
-                let mut __fg_rd = #oracle_mod::RaceDetector::new(NAME, __fg_sched.workgroup);
-                __oracle::<true>(__fg_sched, &mut __fg_rd, #(#oracle_args,)* #(#scalar_ids),*)?;
-                Ok(#out_value)
-            }
-
-            /// Runs the kernel on the GPU with the runtime's schedule for it (tuned, or declared).
-            pub fn run(rt: &mut #rt, #(#method_args),*) -> ::core::result::Result<#out_ty, #err> {
-                let __fg_sched = rt.schedule_for_threads(&Kernel, __threads(#(#scalar_ids),*)? as u64);
-                run_with(rt, &__fg_sched, #(#method_names),*)
-            }
-
-            /// Runs the kernel on the GPU with the given schedule: one submission, one readback.
-            pub fn run_with(rt: &mut #rt, __fg_sched: &#schedule, #(#method_args),*) -> ::core::result::Result<#out_ty, #err> {
-                let __fg_lens = __check(#(#check_args,)* #(#scalar_ids),*)?;
-                let __fg_threads = __threads(#(#scalar_ids),*)?;
-                let __fg_params = Params { #(#scalar_ids),* };
-                let mut __fg_host = [#(#host_args),*];
-                let __fg_outs = rt.launch_host(&Kernel, __fg_sched, #bytemuck::bytes_of(&__fg_params), __fg_threads as u64, &mut __fg_host)?;
-                let mut __fg_outs = __fg_outs.into_iter();
-                #(let #out_ids: ::std::vec::Vec<#out_tys> = #oracle_mod::into_vec(NAME, #out_names, __fg_outs.next())?;)*
-                Ok(#out_value)
-            }
-
-            /// Records the kernel on device-resident tensors, without a readback; the work is
-            /// submitted with the next download or `flush`, together with other launches.
-            pub fn launch(rt: &mut #rt, #(#tensor_args),*) -> ::core::result::Result<(), #err> {
-                let __fg_sched = rt.schedule_for_threads(&Kernel, __threads(#(#scalar_ids),*)? as u64);
-                launch_with(rt, &__fg_sched, #(#tensor_names),*)
-            }
-
-            /// [`launch`] with the given schedule: how multi-pass drivers and `forge bench`
-            /// try a schedule other than the tuned one.
-            pub fn launch_with(rt: &mut #rt, __fg_sched: &#schedule, #(#tensor_args),*) -> ::core::result::Result<(), #err> {
-                let __fg_lens = __lens(#(#scalar_ids),*)?;
-                #(#oracle_mod::check_len(NAME, #names_all, #len_texts_all, __fg_lens[#idx_all], #binding_ids.len())?;)*
-                let __fg_threads = __threads(#(#scalar_ids),*)?;
-                let __fg_params = Params { #(#scalar_ids),* };
-                rt.launch_tensors(&Kernel, __fg_sched, #bytemuck::bytes_of(&__fg_params), __fg_threads as u64, &[#(#binding_ids.raw()),*])
-            }
-
-            /// The kernel as the certifier, the tuner and the CLI see it.
-            #[derive(Clone, Copy, Debug, Default)]
-            pub struct Kernel;
-
-            impl #kernel_trait for Kernel {
-                fn name(&self) -> &'static str { NAME }
-                fn expanded_rust(&self) -> &'static str { EXPANDED_RUST }
-                fn wgsl(&self, schedule: &#schedule) -> ::std::string::String { wgsl(schedule) }
-                fn layout(&self) -> &'static [#binding_ty] { LAYOUT }
-                fn scalars(&self) -> &'static [#scalar_param] { SCALARS }
-                fn default_schedule(&self) -> #schedule { DEFAULT_SCHEDULE }
-                fn tune_space(&self) -> #tune_space {
-                    #tune_space { workgroup: &[#(#tune_wg),*], items: &[#(#tune_items),*], vector: &[#(#tune_vec),*] }
-                }
-                fn cert_cases(&self) -> ::std::vec::Vec<::std::vec::Vec<#scalar_value>> {
-                    ::std::vec![#(#cases),*]
-                }
-                #tolerance_fn
-                #features_fn
-                fn binding_lens(&self, __fg_s: &[#scalar_value]) -> ::core::result::Result<::std::vec::Vec<u64>, #err> {
-                    #(#scalar_getters)*
-                    Ok(__lens(#(#scalar_ids),*)?.iter().map(|l| *l as u64).collect())
-                }
-                fn threads(&self, __fg_s: &[#scalar_value]) -> ::core::result::Result<u64, #err> {
-                    #(#scalar_getters)*
-                    Ok(__threads(#(#scalar_ids),*)? as u64)
-                }
-                fn run_dyn(&self, rt: &mut #rt, __fg_sched: &#schedule, __fg_args: &#dyn_args) -> ::core::result::Result<::std::vec::Vec<#host_buffer>, #err> {
-                    let __fg_s = &__fg_args.scalars[..];
-                    #scalar_count_check
-                    #(#scalar_getters)*
-                    #(#dyn_setup)*
-                    let #out_pattern = run_with(rt, __fg_sched, #(#dyn_call_args),*)?;
-                    Ok(::std::vec![#(#dyn_results),*])
-                }
-                fn cpu_dyn(&self, __fg_sched: &#schedule, __fg_args: &#dyn_args) -> ::core::result::Result<::std::vec::Vec<#host_buffer>, #err> {
-                    #kernel_trait::cpu_dyn_with(self, __fg_sched, __fg_args, &::core::default::Default::default())
-                }
-                fn cpu_dyn_with(&self, __fg_sched: &#schedule, __fg_args: &#dyn_args, __fg_opts: &#oracle_options) -> ::core::result::Result<::std::vec::Vec<#host_buffer>, #err> {
-                    let __fg_s = &__fg_args.scalars[..];
-                    #scalar_count_check
-                    #(#scalar_getters)*
-                    #(#dyn_setup)*
-                    let #out_pattern = cpu_with_options(__fg_sched, __fg_opts, #(#dyn_call_args),*)?;
-                    Ok(::std::vec![#(#dyn_results),*])
-                }
-                #reference_dyn
-            }
-    };
-    let module_head = quote! {
-        #(#docs)*
-        ///
-        /// Generated by `#[forge_kernel]`: the WGSL, the `Params` uniform, the binding
-        /// layout, the CPU oracle (`cpu`), the typed GPU method (`run`) and the type-erased
-        /// [`Kernel`] used by the certifier and the tuner.
-        #[allow(clippy::too_many_arguments, clippy::needless_question_mark)]
-    };
-    // The expansion as text, for `forge expand` and `Kernel::expanded_rust`.
-    let expanded = syn::parse2::<syn::File>(quote! {
-        #module_head #vis mod #fn_name { #module_body }
-        #ext
-    })
-    .map(|f| prettyplease::unparse(&f))
-    .unwrap_or_default();
-    quote! {
-        #module_head
-        #vis mod #fn_name {
-            #module_body
-            /// The Rust that `#[forge_kernel]` generated for this kernel, pretty-printed.
-            pub const EXPANDED_RUST: &str = #expanded;
-        }
-        #ext
     }
 }

@@ -6,11 +6,340 @@
 //! `min`/`max` with NaN, `fract`, `powf` of a negative base), a small helper function is
 //! emitted instead.
 
-use crate::lower::wgsl_name;
 use crate::model::*;
 use proc_macro2::Span;
 use std::collections::BTreeMap;
 use std::fmt::Write;
+
+/// Identifiers that WGSL reserves or predeclares: a user name equal to one of these is
+/// renamed in the generated WGSL, so that `let max = ..` cannot shadow the `max` builtin.
+const WGSL_TAKEN: &[&str] = &[
+    "alias",
+    "break",
+    "case",
+    "const",
+    "const_assert",
+    "continue",
+    "continuing",
+    "default",
+    "diagnostic",
+    "discard",
+    "else",
+    "enable",
+    "false",
+    "fn",
+    "for",
+    "if",
+    "let",
+    "loop",
+    "override",
+    "requires",
+    "return",
+    "struct",
+    "switch",
+    "true",
+    "var",
+    "while",
+    "NULL",
+    "Self",
+    "abstract",
+    "active",
+    "alignas",
+    "alignof",
+    "as",
+    "asm",
+    "asm_fragment",
+    "async",
+    "attribute",
+    "auto",
+    "await",
+    "become",
+    "binding_array",
+    "cast",
+    "catch",
+    "class",
+    "co_await",
+    "co_return",
+    "co_yield",
+    "coherent",
+    "column_major",
+    "common",
+    "compile",
+    "compile_fragment",
+    "concept",
+    "const_cast",
+    "consteval",
+    "constexpr",
+    "constinit",
+    "crate",
+    "debugger",
+    "decltype",
+    "delete",
+    "demote",
+    "demote_to_helper",
+    "do",
+    "dynamic_cast",
+    "enum",
+    "explicit",
+    "export",
+    "extends",
+    "extern",
+    "external",
+    "fallthrough",
+    "filter",
+    "final",
+    "finally",
+    "friend",
+    "from",
+    "fxgroup",
+    "get",
+    "goto",
+    "groupshared",
+    "highp",
+    "impl",
+    "implements",
+    "import",
+    "inline",
+    "instanceof",
+    "interface",
+    "layout",
+    "lowp",
+    "macro",
+    "macro_rules",
+    "match",
+    "mediump",
+    "meta",
+    "mod",
+    "module",
+    "move",
+    "mut",
+    "namespace",
+    "new",
+    "nil",
+    "noexcept",
+    "noinline",
+    "nointerpolation",
+    "noperspective",
+    "null",
+    "nullptr",
+    "of",
+    "operator",
+    "package",
+    "packoffset",
+    "partition",
+    "pass",
+    "patch",
+    "pixelfragment",
+    "precise",
+    "precision",
+    "premerge",
+    "priv",
+    "protected",
+    "pub",
+    "public",
+    "readonly",
+    "ref",
+    "regardless",
+    "register",
+    "reinterpret_cast",
+    "require",
+    "resource",
+    "restrict",
+    "self",
+    "set",
+    "shared",
+    "sizeof",
+    "smooth",
+    "snorm",
+    "static",
+    "static_assert",
+    "static_cast",
+    "std",
+    "subroutine",
+    "super",
+    "target",
+    "template",
+    "this",
+    "thread_local",
+    "throw",
+    "trait",
+    "try",
+    "type",
+    "typedef",
+    "typeid",
+    "typename",
+    "typeof",
+    "union",
+    "unless",
+    "unorm",
+    "unsafe",
+    "unsized",
+    "use",
+    "using",
+    "varying",
+    "virtual",
+    "volatile",
+    "wgsl",
+    "where",
+    "with",
+    "writeonly",
+    "yield",
+    "main",
+    "abs",
+    "acos",
+    "all",
+    "any",
+    "array",
+    "asin",
+    "atan",
+    "atan2",
+    "atomic",
+    "bitcast",
+    "ceil",
+    "clamp",
+    "cos",
+    "cosh",
+    "countOneBits",
+    "cross",
+    "degrees",
+    "determinant",
+    "distance",
+    "dot",
+    "exp",
+    "exp2",
+    "floor",
+    "fma",
+    "fract",
+    "frexp",
+    "ldexp",
+    "length",
+    "log",
+    "log2",
+    "max",
+    "min",
+    "mix",
+    "modf",
+    "normalize",
+    "pow",
+    "ptr",
+    "radians",
+    "reflect",
+    "refract",
+    "reverseBits",
+    "round",
+    "select",
+    "sign",
+    "sin",
+    "sinh",
+    "smoothstep",
+    "sqrt",
+    "step",
+    "tan",
+    "tanh",
+    "transpose",
+    "trunc",
+    "vec2",
+    "vec3",
+    "vec4",
+    "mat2x2",
+    "mat3x3",
+    "mat4x4",
+    "f32",
+    "f16",
+    "u32",
+    "i32",
+    "bool",
+    "sampler",
+    "texture_2d",
+    "arrayLength",
+    "workgroupBarrier",
+    "storageBarrier",
+    "firstLeadingBit",
+    "firstTrailingBit",
+    "countLeadingZeros",
+    "countTrailingZeros",
+    "extractBits",
+    "insertBits",
+    "WG",
+    "ITEMS",
+    "VEC",
+];
+
+/// The name a user identifier gets in generated WGSL: itself, unless WGSL reserves it, or
+/// it starts with `__` (which WGSL forbids) or with the `fg_` prefix that generated names
+/// own. The renaming is one to one: a renamed name starts with `fg_u_`, which no name kept
+/// as it is can.
+pub fn wgsl_name(name: &str) -> String {
+    let subgroup_builtin = SubgroupOp::ALL.iter().any(|op| op.wgsl() == name);
+    if WGSL_TAKEN.contains(&name)
+        || subgroup_builtin
+        || name.starts_with("fg_")
+        || name.starts_with("__")
+    {
+        format!("fg_u_{name}")
+    } else {
+        name.to_string()
+    }
+}
+
+/// The WGSL name of a `#[forge_fn]` helper.
+pub fn helper_name(h: &HelperFn) -> String {
+    format!("fg_fn_{}", h.name)
+}
+
+/// Gives every local of a function a name of its own: WGSL forbids redeclaring a name in
+/// one scope, and the oracle keeps some locals of different scopes side by side. Names
+/// are the user's where they are free (`x`, then `x_1`, `x_2` for the `let`s that shadow
+/// it), after the module-level names the function can see.
+pub struct Namer {
+    taken: std::collections::HashSet<String>,
+}
+
+impl Namer {
+    /// A namer for the kernel's entry point: the names of its bindings, scalar parameters
+    /// and helpers are taken.
+    pub fn kernel(k: &Kernel<'_>) -> Self {
+        let taken = k
+            .bindings
+            .iter()
+            .map(|b| wgsl_name(&b.name))
+            .chain(k.scalars.iter().map(|s| wgsl_name(&s.name)))
+            .chain(k.helpers.iter().map(|h| wgsl_name(&h.name)))
+            .collect();
+        Namer { taken }
+    }
+
+    /// A namer for a helper, a function of its own: its names may shadow the module's.
+    pub fn helper(k: &Kernel<'_>) -> Self {
+        let taken = k.helpers.iter().map(|h| wgsl_name(&h.name)).collect();
+        Namer { taken }
+    }
+
+    /// A fresh name based on `base`, already a valid WGSL identifier.
+    pub fn fresh(&mut self, base: &str) -> String {
+        let mut name = base.to_string();
+        let mut n = 1;
+        while !self.taken.insert(name.clone()) {
+            name = format!("{base}_{n}");
+            n += 1;
+        }
+        name
+    }
+
+    /// The names of a function's locals, by `LocalId`.
+    pub fn locals(&mut self, locals: &[Local]) -> Vec<String> {
+        locals
+            .iter()
+            .map(|l| {
+                let base = match l.hidden {
+                    Some(base) => base.to_string(),
+                    None => wgsl_name(&l.name),
+                };
+                self.fresh(&base)
+            })
+            .collect()
+    }
+}
 
 pub struct Wgsl {
     /// `enable ...;` lines.
@@ -26,6 +355,8 @@ struct Emitter<'k> {
     k: &'k Kernel<'k>,
     /// The locals of the function being emitted: the kernel's, or a helper's.
     locals: &'k [Local],
+    /// Their WGSL names.
+    names: Vec<String>,
     out: String,
     indent: usize,
     helpers: BTreeMap<&'static str, &'static str>,
@@ -40,6 +371,7 @@ pub fn emit<'k>(k: &'k Kernel<'k>) -> Wgsl {
     let mut e = Emitter {
         k,
         locals: &k.locals,
+        names: Namer::kernel(k).locals(&k.locals),
         out: String::new(),
         indent: 1,
         helpers: BTreeMap::new(),
@@ -57,6 +389,7 @@ pub fn emit<'k>(k: &'k Kernel<'k>) -> Wgsl {
         let mut he = Emitter {
             k,
             locals: &helper.locals,
+            names: Namer::helper(k).locals(&helper.locals),
             out: String::new(),
             indent: 1,
             helpers: BTreeMap::new(),
@@ -67,13 +400,7 @@ pub fn emit<'k>(k: &'k Kernel<'k>) -> Wgsl {
         let params: Vec<String> = helper
             .params
             .iter()
-            .map(|p| {
-                format!(
-                    "fg_arg_{}: {}",
-                    helper.locals[*p].unique,
-                    ty(&helper.locals[*p].ty)
-                )
-            })
+            .map(|p| format!("fg_arg_{}: {}", he.names[*p], ty(&helper.locals[*p].ty)))
             .collect();
         let ret = helper
             .ret
@@ -83,12 +410,8 @@ pub fn emit<'k>(k: &'k Kernel<'k>) -> Wgsl {
         for p in &helper.params {
             let l = &helper.locals[*p];
             let kw = if l.mutable { "var" } else { "let" };
-            he.line(&format!(
-                "{kw} {}: {} = fg_arg_{};",
-                l.unique,
-                ty(&l.ty),
-                l.unique
-            ));
+            let name = he.names[*p].clone();
+            he.line(&format!("{kw} {name}: {} = fg_arg_{name};", ty(&l.ty)));
         }
         he.block_contents(&helper.body);
         // The function's lines start after a blank line and its signature.
@@ -102,7 +425,7 @@ pub fn emit<'k>(k: &'k Kernel<'k>) -> Wgsl {
         let _ = write!(
             functions,
             "\nfn {}({}){ret} {{\n{}}}\n",
-            helper.wgsl_name,
+            helper_name(helper),
             params.join(", "),
             he.out
         );
@@ -143,7 +466,7 @@ pub fn emit<'k>(k: &'k Kernel<'k>) -> Wgsl {
             k.bindings.len()
         );
     }
-    for l in k.locals.iter().filter(|l| l.shared) {
+    for (l, name) in k.locals.iter().zip(&e.names).filter(|(l, _)| l.shared) {
         let t = match (&l.ty, l.atomic) {
             (Ty::Array(e, ConstLen::Lit(n)), true) => format!("array<atomic<{}>, {n}>", ty(e)),
             (Ty::Array(e, ConstLen::Sched { wgsl, .. }), true) => {
@@ -151,7 +474,7 @@ pub fn emit<'k>(k: &'k Kernel<'k>) -> Wgsl {
             }
             (t, _) => ty(t),
         };
-        let _ = writeln!(s, "var<workgroup> {}: {t};", l.unique);
+        let _ = writeln!(s, "var<workgroup> {name}: {t};");
     }
     for h in e.helpers.values() {
         s.push('\n');
@@ -375,6 +698,7 @@ impl Emitter<'_> {
                 if l.shared {
                     return;
                 }
+                let name = self.names[*local].clone();
                 let t = ty(&l.ty);
                 let kw = if l.mutable || init.is_none() {
                     "var"
@@ -382,20 +706,16 @@ impl Emitter<'_> {
                     "let"
                 };
                 match init {
-                    None => self.line(&format!("var {}: {t};", l.unique)),
+                    None => self.line(&format!("var {name}: {t};")),
                     Some(e) => match &e.kind {
-                        ExprKind::ArrayRepeat(v) => self.array_repeat(kw, &l.unique, &l.ty, v),
+                        ExprKind::ArrayRepeat(v) => self.array_repeat(kw, &name, &l.ty, v),
                         ExprKind::ArrayList(items) => {
                             let items: Vec<String> = items.iter().map(|i| self.expr(i)).collect();
-                            self.line(&format!(
-                                "{kw} {}: {t} = {t}({});",
-                                l.unique,
-                                items.join(", ")
-                            ));
+                            self.line(&format!("{kw} {name}: {t} = {t}({});", items.join(", ")));
                         }
                         _ => {
                             let v = self.expr(e);
-                            self.line(&format!("{kw} {}: {t} = {v};", l.unique));
+                            self.line(&format!("{kw} {name}: {t} = {v};"));
                         }
                     },
                 }
@@ -404,9 +724,9 @@ impl Emitter<'_> {
                 place, op, value, ..
             } => {
                 let target = match place {
-                    Place::Local(id) => self.locals[*id].unique.clone(),
+                    Place::Local(id) => self.names[*id].clone(),
                     Place::LocalIndex(id, idx) => {
-                        let mut t = self.locals[*id].unique.clone();
+                        let mut t = self.names[*id].clone();
                         for i in idx {
                             let i = self.expr(i);
                             let _ = write!(t, "[{i}]");
@@ -455,7 +775,7 @@ impl Emitter<'_> {
                 body,
                 ..
             } => {
-                let v = self.locals[*var].unique.clone();
+                let v = self.names[*var].clone();
                 let t = ty(&self.locals[*var].ty);
                 let (s0, e0) = (self.expr(start), self.expr(end));
                 let n = self.fresh();
@@ -578,7 +898,7 @@ impl Emitter<'_> {
             },
             ExprKind::FloatLit(v) => float_lit(*v, e.ty.scalar().unwrap_or(Scalar::F32)),
             ExprKind::BoolLit(b) => b.to_string(),
-            ExprKind::Local(id) => self.locals[*id].unique.clone(),
+            ExprKind::Local(id) => self.names[*id].clone(),
             ExprKind::Scalar(i) => wgsl_name(&self.k.scalars[*i].name),
             ExprKind::Sched(SchedConst::Wg) => "WG".into(),
             ExprKind::Sched(SchedConst::Items) => "ITEMS".into(),
@@ -631,7 +951,7 @@ impl Emitter<'_> {
             } => {
                 let name = match target {
                     AtomicTarget::Binding(b) => wgsl_name(&self.k.bindings[*b].name),
-                    AtomicTarget::Shared(l) => self.locals[*l].unique.clone(),
+                    AtomicTarget::Shared(l) => self.names[*l].clone(),
                 };
                 let i = self.expr(index);
                 let mut call = format!("{}(&{name}[{i}]", op.wgsl());
@@ -644,7 +964,7 @@ impl Emitter<'_> {
             }
             ExprKind::Call(h, args) => {
                 let items: Vec<String> = args.iter().map(|a| self.expr(a)).collect();
-                format!("{}({})", self.k.helpers[*h].wgsl_name, items.join(", "))
+                format!("{}({})", helper_name(&self.k.helpers[*h]), items.join(", "))
             }
             ExprKind::VecNew(args) => {
                 let items: Vec<String> = args.iter().map(|a| self.expr(a)).collect();

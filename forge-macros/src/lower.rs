@@ -21,7 +21,6 @@ pub struct Lowerer<'k, 'a> {
     loop_stack: Vec<usize>,
     pub loops: usize,
     inf: Infer,
-    used_names: HashMap<String, usize>,
     /// Helpers callable from this body.
     helpers: &'k [HelperFn],
     /// Set while lowering a helper: the return type's variable, if it returns a value.
@@ -30,275 +29,6 @@ pub struct Lowerer<'k, 'a> {
     pub calls: Vec<usize>,
     /// Subgroup operations lowered so far: the next one's id.
     subgroup_ops: usize,
-}
-
-/// Identifiers that WGSL reserves or predeclares: a user name equal to one of these is
-/// renamed in the generated WGSL, so that `let max = ..` cannot shadow the `max` builtin.
-const WGSL_TAKEN: &[&str] = &[
-    "alias",
-    "break",
-    "case",
-    "const",
-    "const_assert",
-    "continue",
-    "continuing",
-    "default",
-    "diagnostic",
-    "discard",
-    "else",
-    "enable",
-    "false",
-    "fn",
-    "for",
-    "if",
-    "let",
-    "loop",
-    "override",
-    "requires",
-    "return",
-    "struct",
-    "switch",
-    "true",
-    "var",
-    "while",
-    "NULL",
-    "Self",
-    "abstract",
-    "active",
-    "alignas",
-    "alignof",
-    "as",
-    "asm",
-    "asm_fragment",
-    "async",
-    "attribute",
-    "auto",
-    "await",
-    "become",
-    "binding_array",
-    "cast",
-    "catch",
-    "class",
-    "co_await",
-    "co_return",
-    "co_yield",
-    "coherent",
-    "column_major",
-    "common",
-    "compile",
-    "compile_fragment",
-    "concept",
-    "const_cast",
-    "consteval",
-    "constexpr",
-    "constinit",
-    "crate",
-    "debugger",
-    "decltype",
-    "delete",
-    "demote",
-    "demote_to_helper",
-    "do",
-    "dynamic_cast",
-    "enum",
-    "explicit",
-    "export",
-    "extends",
-    "extern",
-    "external",
-    "fallthrough",
-    "filter",
-    "final",
-    "finally",
-    "friend",
-    "from",
-    "fxgroup",
-    "get",
-    "goto",
-    "groupshared",
-    "highp",
-    "impl",
-    "implements",
-    "import",
-    "inline",
-    "instanceof",
-    "interface",
-    "layout",
-    "lowp",
-    "macro",
-    "macro_rules",
-    "match",
-    "mediump",
-    "meta",
-    "mod",
-    "module",
-    "move",
-    "mut",
-    "namespace",
-    "new",
-    "nil",
-    "noexcept",
-    "noinline",
-    "nointerpolation",
-    "noperspective",
-    "null",
-    "nullptr",
-    "of",
-    "operator",
-    "package",
-    "packoffset",
-    "partition",
-    "pass",
-    "patch",
-    "pixelfragment",
-    "precise",
-    "precision",
-    "premerge",
-    "priv",
-    "protected",
-    "pub",
-    "public",
-    "readonly",
-    "ref",
-    "regardless",
-    "register",
-    "reinterpret_cast",
-    "require",
-    "resource",
-    "restrict",
-    "self",
-    "set",
-    "shared",
-    "sizeof",
-    "smooth",
-    "snorm",
-    "static",
-    "static_assert",
-    "static_cast",
-    "std",
-    "subroutine",
-    "super",
-    "target",
-    "template",
-    "this",
-    "thread_local",
-    "throw",
-    "trait",
-    "try",
-    "type",
-    "typedef",
-    "typeid",
-    "typename",
-    "typeof",
-    "union",
-    "unless",
-    "unorm",
-    "unsafe",
-    "unsized",
-    "use",
-    "using",
-    "varying",
-    "virtual",
-    "volatile",
-    "wgsl",
-    "where",
-    "with",
-    "writeonly",
-    "yield",
-    "main",
-    "abs",
-    "acos",
-    "all",
-    "any",
-    "array",
-    "asin",
-    "atan",
-    "atan2",
-    "atomic",
-    "bitcast",
-    "ceil",
-    "clamp",
-    "cos",
-    "cosh",
-    "countOneBits",
-    "cross",
-    "degrees",
-    "determinant",
-    "distance",
-    "dot",
-    "exp",
-    "exp2",
-    "floor",
-    "fma",
-    "fract",
-    "frexp",
-    "ldexp",
-    "length",
-    "log",
-    "log2",
-    "max",
-    "min",
-    "mix",
-    "modf",
-    "normalize",
-    "pow",
-    "ptr",
-    "radians",
-    "reflect",
-    "refract",
-    "reverseBits",
-    "round",
-    "select",
-    "sign",
-    "sin",
-    "sinh",
-    "smoothstep",
-    "sqrt",
-    "step",
-    "tan",
-    "tanh",
-    "transpose",
-    "trunc",
-    "vec2",
-    "vec3",
-    "vec4",
-    "mat2x2",
-    "mat3x3",
-    "mat4x4",
-    "f32",
-    "f16",
-    "u32",
-    "i32",
-    "bool",
-    "sampler",
-    "texture_2d",
-    "arrayLength",
-    "workgroupBarrier",
-    "storageBarrier",
-    "firstLeadingBit",
-    "firstTrailingBit",
-    "countLeadingZeros",
-    "countTrailingZeros",
-    "extractBits",
-    "insertBits",
-    "WG",
-    "ITEMS",
-    "VEC",
-];
-
-/// The name a user identifier gets in generated WGSL: itself, unless WGSL reserves it or
-/// it uses the `fg_` prefix that generated names own.
-pub fn wgsl_name(name: &str) -> String {
-    let subgroup_builtin = SubgroupOp::ALL.iter().any(|op| op.wgsl() == name);
-    if WGSL_TAKEN.contains(&name)
-        || subgroup_builtin
-        || name.starts_with("fg_")
-        || name.starts_with("__")
-    {
-        format!("fg_u_{}", name.trim_start_matches('_'))
-    } else {
-        name.to_string()
-    }
 }
 
 type R<T> = Result<T, ()>;
@@ -310,15 +40,6 @@ impl<'k, 'a> Lowerer<'k, 'a> {
         scalars: &'k [ScalarParam<'a>],
         helpers: &'k [HelperFn],
     ) -> Self {
-        let mut used_names = HashMap::new();
-        for n in bindings
-            .iter()
-            .map(|b| &b.name)
-            .chain(scalars.iter().map(|s| &s.name))
-            .chain(helpers.iter().map(|h| &h.name))
-        {
-            used_names.insert(wgsl_name(n), 1);
-        }
         Lowerer {
             cx,
             bindings,
@@ -329,7 +50,6 @@ impl<'k, 'a> Lowerer<'k, 'a> {
             loop_stack: Vec::new(),
             loops: 0,
             inf: Infer::new(),
-            used_names,
             helpers,
             in_helper: None,
             calls: Vec::new(),
@@ -395,7 +115,6 @@ impl<'k, 'a> Lowerer<'k, 'a> {
         calls.dedup();
         Some(HelperFn {
             name: f.sig.ident.to_string(),
-            wgsl_name: format!("fg_fn_{}", f.sig.ident),
             params,
             ret,
             locals: std::mem::take(&mut l.locals),
@@ -449,14 +168,6 @@ impl<'k, 'a> Lowerer<'k, 'a> {
         span: Span,
         tv: usize,
     ) -> LocalId {
-        let base = wgsl_name(name);
-        let n = self.used_names.entry(base.clone()).or_insert(0);
-        let unique = if *n == 0 {
-            base.clone()
-        } else {
-            format!("{base}_{n}")
-        };
-        *n += 1;
         let id = self.locals.len();
         self.locals.push(Local {
             name: name.to_string(),
@@ -464,7 +175,7 @@ impl<'k, 'a> Lowerer<'k, 'a> {
             mutable,
             shared,
             span,
-            unique,
+            hidden: None,
             assigned: false,
             atomic: false,
         });
@@ -1049,6 +760,7 @@ impl<'k, 'a> Lowerer<'k, 'a> {
             scope.remove("fg_if");
         }
         self.locals[id].name = "if value".to_string();
+        self.locals[id].hidden = Some("fg_if");
         self.locals[id].assigned = true;
         out.push(Stmt::Let {
             local: id,
@@ -2059,11 +1771,15 @@ impl<'k, 'a> Lowerer<'k, 'a> {
         for i in 0..self.locals.len() {
             match self.inf.resolve(self.local_tv[i]) {
                 Some(t) => self.locals[i].ty = t,
+                None if self.locals[i].hidden.is_some() => self.cx.error(
+                    self.locals[i].span,
+                    "type annotations needed for the value of this `if`; give a branch a value of known type, such as `0.0f32` or `x as f32`",
+                ),
                 None => {
                     let n = &self.locals[i].name;
                     self.cx.error(
                         self.locals[i].span,
-                        format!("type annotations needed for `{n}`; write `let {n}: f32`"),
+                        format!("type annotations needed for `{n}`; give it a type, as in `let {n}: f32 = ..`"),
                     );
                 }
             }

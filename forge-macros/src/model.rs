@@ -182,8 +182,10 @@ pub struct Local {
     /// `#[shared]`: workgroup memory.
     pub shared: bool,
     pub span: Span,
-    /// Unique name in the generated code (WGSL forbids redeclaration in one scope).
-    pub unique: String,
+    /// Made by the macro, not declared by the user (the value of an `if` computed before
+    /// the place it is assigned to): its name is a description, not an identifier, and
+    /// this is the base of its generated name.
+    pub hidden: Option<&'static str>,
     /// Assigned after declaration (used to warn about needless `mut` and to check writes).
     pub assigned: bool,
     /// A workgroup array that atomic methods are called on: its elements are atomics.
@@ -732,8 +734,6 @@ pub struct Kernel<'a> {
 #[derive(Clone)]
 pub struct HelperFn {
     pub name: String,
-    /// Its name in generated WGSL.
-    pub wgsl_name: String,
     pub params: Vec<LocalId>,
     pub ret: Option<Ty>,
     pub locals: Vec<Local>,
