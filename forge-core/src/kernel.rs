@@ -19,6 +19,8 @@ pub enum ScalarType {
     F16,
     /// `bool`: locals only, never in a binding.
     Bool,
+    /// `f64`, where the adapter has it.
+    F64,
 }
 
 impl ScalarType {
@@ -30,6 +32,7 @@ impl ScalarType {
             ScalarType::I32 => "i32",
             ScalarType::F16 => "f16",
             ScalarType::Bool => "bool",
+            ScalarType::F64 => "f64",
         }
     }
 
@@ -37,6 +40,7 @@ impl ScalarType {
     pub fn size(&self) -> usize {
         match self {
             ScalarType::F16 => 2,
+            ScalarType::F64 => 8,
             _ => 4,
         }
     }
@@ -201,6 +205,11 @@ impl HostBuffer {
                     .collect()
             }
             ScalarType::Bool => self.words.iter().map(|w| (*w != 0) as u8 as f64).collect(),
+            ScalarType::F64 => self
+                .words
+                .chunks_exact(2)
+                .map(|w| f64::from_bits(w[0] as u64 | (w[1] as u64) << 32))
+                .collect(),
         }
     }
 }
@@ -251,6 +260,12 @@ impl Tolerance {
         abs: 2e-3,
         rel: 8e-3,
     };
+    /// The same for `f64` results: reassociation and fma over long sums stay far below
+    /// `1e-10` relative with 53-bit significands.
+    pub const DOUBLE: Tolerance = Tolerance {
+        abs: 1e-12,
+        rel: 1e-10,
+    };
 
     /// Whether `a` and `b` agree. NaN never agrees with anything, itself included.
     pub fn accepts(&self, a: f64, b: f64) -> bool {
@@ -276,6 +291,8 @@ pub enum Feature {
     Subgroups,
     /// `f16` values.
     F16,
+    /// `f64` values.
+    F64,
 }
 
 impl Feature {
@@ -284,6 +301,7 @@ impl Feature {
         match self {
             Feature::Subgroups => wgpu::Features::SUBGROUP,
             Feature::F16 => wgpu::Features::SHADER_F16,
+            Feature::F64 => wgpu::Features::SHADER_F64,
         }
     }
 
@@ -292,6 +310,7 @@ impl Feature {
         match self {
             Feature::Subgroups => "SUBGROUP",
             Feature::F16 => "SHADER_F16",
+            Feature::F64 => "SHADER_F64",
         }
     }
 
@@ -300,6 +319,7 @@ impl Feature {
         match self {
             Feature::Subgroups => "subgroup operations",
             Feature::F16 => "`f16` values",
+            Feature::F64 => "`f64` values",
         }
     }
 }

@@ -29,6 +29,8 @@ pub fn check(cx: &Ctxt, k: &Kernel<'_>) {
     array_values_only_in_let(cx, k);
     atomic_store_is_a_statement(cx, k);
     atomic_arrays_only_atomically(cx, k);
+    float_atomics_arithmetic(cx, k);
+    f64_math_on_gpus(cx, k);
     subgroup_ops_not_short_circuited(cx, k);
     subgroup_broadcast_lane_constant(cx, k);
     uniformity::barriers_uniform(cx, k);
@@ -544,6 +546,71 @@ fn atomic_arrays_only_atomically(cx: &Ctxt, k: &Kernel<'_>) {
     });
 }
 
+/// `Atomic<f32>` has the arithmetic and ordering methods: WGSL's atomics hold integers, so a
+/// float atomic is a `u32` updated by a compare-exchange loop, and a bitwise method would
+/// act on its bits.
+fn float_atomics_arithmetic(cx: &Ctxt, k: &Kernel<'_>) {
+    walk_stmts(&k.body, &mut |s| {
+        stmt_exprs(s, &mut |e| {
+            walk_expr(e, &mut |x| {
+                let ExprKind::Atomic { op, target, .. } = &x.kind else {
+                    return;
+                };
+                let elem = match target {
+                    AtomicTarget::Binding(b) => Some(k.bindings[*b].elem),
+                    AtomicTarget::Shared(l) => match &k.locals[*l].ty {
+                        Ty::Array(e, _) => e.scalar(),
+                        _ => None,
+                    },
+                };
+                if let Some(s) = elem.filter(|s| s.is_float() && !op.on_float()) {
+                    cx.error(
+                        x.span,
+                        format!(
+                            "`{}` is not defined for `Atomic<{}>`, whose value is a float; it has {}. For bit operations keep the bits in an `Atomic<u32>` and store `x.to_bits()`",
+                            op.name(),
+                            s.wgsl(),
+                            AtomicOp::list_for(s)
+                        ),
+                    );
+                }
+            })
+        })
+    });
+}
+
+/// GPUs compute the transcendental functions on 16- and 32-bit floats only (SPIR-V's
+/// GLSL.std.450 defines `Sin`, `Exp`, `Pow` and the others for no wider type).
+fn f64_math_on_gpus(cx: &Ctxt, k: &Kernel<'_>) {
+    let mut bodies: Vec<&Block> = vec![&k.body];
+    for h in k.used_helpers() {
+        bodies.push(&k.helpers[h].body);
+    }
+    for body in bodies {
+        walk_stmts(body, &mut |s| {
+            stmt_exprs(s, &mut |e| {
+                walk_expr(e, &mut |x| {
+                    let ExprKind::Math(f, args) = &x.kind else {
+                        return;
+                    };
+                    if args.first().and_then(|a| a.ty.component()) == Some(Scalar::F64)
+                        && !f.on_f64()
+                    {
+                        let name = crate::lower::math_name(*f);
+                        cx.error_range(
+                            x.span,
+                            x.end,
+                            format!(
+                                "`{name}` is not available on `f64`: GPUs compute it on 16- and 32-bit floats only (SPIR-V's GLSL.std.450 has no 64-bit form); compute it in `f32`, as in `(x as f32).{name}() as f64`"
+                            ),
+                        );
+                    }
+                })
+            })
+        });
+    }
+}
+
 /// `&&` and `||` skip their right side for some invocations: a subgroup operation there
 /// would not be reached by the whole subgroup.
 fn subgroup_ops_not_short_circuited(cx: &Ctxt, k: &Kernel<'_>) {
@@ -822,6 +889,24 @@ pub mod uniformity {
                     let inner = ctrl.or(self.loop_divergent[*id]);
                     self.block(body, inner);
                 }
+                Stmt::Switch {
+                    selector,
+                    cases,
+                    default,
+                } => {
+                    let inner = ctrl.or(self.cond_cause(selector, "match"));
+                    for (_, b) in cases {
+                        self.block(b, inner);
+                    }
+                    self.block(default, inner);
+                }
+                Stmt::CompareExchange { old, exchanged, .. } => {
+                    for id in [*old, *exchanged] {
+                        self.mark(id, || {
+                            "is the result of an atomic operation, which differs between invocations".into()
+                        });
+                    }
+                }
                 Stmt::Break { target, span } | Stmt::Continue { target, span } => {
                     let what = if matches!(s, Stmt::Break { .. }) {
                         "break"
@@ -883,6 +968,10 @@ pub mod uniformity {
                     "the loop around it",
                     "runs a different number of times in different invocations",
                 ),
+                Cause::Cond(_, "match") => (
+                    "an enclosing `match`",
+                    "takes different arms in different invocations",
+                ),
                 Cause::Cond(..) => (
                     "an enclosing `if`",
                     "is taken by some invocations and not others",
@@ -904,7 +993,8 @@ pub mod uniformity {
                     e.span,
                     e.end,
                     format!(
-                        "this `{kw}` condition differs between invocations: {}; base it on {UNIFORM}, or move `{name}` out of the `{kw}`",
+                        "this `{kw}` {} differs between invocations: {}; base it on {UNIFORM}, or move `{name}` out of the `{kw}`",
+                        if kw == "match" { "value" } else { "condition" },
                         self.why_not_uniform(e)
                     ),
                 ),
@@ -1099,6 +1189,27 @@ pub mod constants {
                     self.block(body);
                 }
                 Stmt::Loop { body, .. } => self.block(body),
+                Stmt::Switch {
+                    selector,
+                    cases,
+                    default,
+                } => {
+                    self.expr(selector);
+                    for (_, b) in cases {
+                        self.block(b);
+                    }
+                    self.block(default);
+                }
+                Stmt::CompareExchange {
+                    index,
+                    current,
+                    new,
+                    ..
+                } => {
+                    self.expr(index);
+                    self.expr(current);
+                    self.expr(new);
+                }
                 Stmt::Eval { expr } | Stmt::ReturnValue { value: expr } => {
                     self.expr(expr);
                 }
@@ -1249,6 +1360,9 @@ pub mod constants {
                     let vals: Vec<Option<Cv>> = args.iter().map(|a| self.expr(a)).collect();
                     if *f == MathFn::DivCeil {
                         self.divisor_and_shift(BinOp::Div, &args[1], vals[1]);
+                    }
+                    if *f == MathFn::RemEuclid && args[0].ty.scalar().is_some_and(Scalar::is_int) {
+                        self.divisor_and_shift(BinOp::Rem, &args[1], vals[1]);
                     }
                     None
                 }

@@ -53,6 +53,7 @@ pub fn rust_scalar(s: Scalar, p: &Paths) -> TokenStream {
         Scalar::U32 => quote!(u32),
         Scalar::I32 => quote!(i32),
         Scalar::F16 => p.f16(),
+        Scalar::F64 => quote!(f64),
         Scalar::Bool => quote!(bool),
     }
 }
@@ -125,6 +126,16 @@ fn local_idents(mut namer: crate::emit_wgsl::Namer, locals: &[Local]) -> Vec<Ide
         .iter()
         .map(|n| format_ident!("{}", n))
         .collect()
+}
+
+/// Whether an atomic target holds `f32`s.
+fn index_elem_is_float(k: &Kernel<'_>, locals: &[Local], target: AtomicTarget) -> bool {
+    match target {
+        AtomicTarget::Binding(b) => k.bindings[b].elem.is_float(),
+        AtomicTarget::Shared(l) => {
+            matches!(&locals[l].ty, Ty::Array(e, _) if e.scalar().is_some_and(Scalar::is_float))
+        }
+    }
 }
 
 impl<'k> Oracle<'k> {
@@ -217,6 +228,12 @@ impl<'k> Oracle<'k> {
                     Stmt::For { body, .. } | Stmt::While { body, .. } | Stmt::Loop { body, .. } => {
                         self.classify(body)
                     }
+                    Stmt::Switch { cases, default, .. } => {
+                        for (_, b) in cases {
+                            self.classify(b);
+                        }
+                        self.classify(default);
+                    }
                     _ => {}
                 },
                 _ => {}
@@ -253,6 +270,7 @@ impl<'k> Oracle<'k> {
                 let f16 = self.p.f16();
                 quote!(#f16::ZERO)
             }
+            Ty::Scalar(Scalar::F64) => quote!(0.0f64),
             Ty::Scalar(Scalar::Bool) => quote!(false),
             Ty::Vector(s, n) => {
                 let z = self.zero(&Ty::Scalar(*s));
@@ -272,6 +290,7 @@ impl<'k> Oracle<'k> {
                 let f16 = self.p.f16();
                 quote!(#f16::ONE)
             }
+            Ty::Scalar(Scalar::F64) => quote!(1.0f64),
             Ty::Vector(s, n) => {
                 let o = self.one(&Ty::Scalar(*s));
                 let n = Literal::usize_unsuffixed(*n as usize);
@@ -507,6 +526,23 @@ impl<'k> Oracle<'k> {
                 self.uniform_loops.pop();
                 quote!(#label: loop { #b })
             }
+            Stmt::Switch {
+                selector,
+                cases,
+                default,
+            } => {
+                let v = self.uniform_value(selector, "a `match` value");
+                let arms: Vec<TokenStream> = cases
+                    .iter()
+                    .map(|(values, body)| {
+                        let pats = self.case_patterns(values, &selector.ty);
+                        let b = self.uniform_block(body);
+                        quote!(#pats => { #b })
+                    })
+                    .collect();
+                let d = self.uniform_block(default);
+                quote!(match #v { #(#arms)* _ => { #d } })
+            }
             // Invocations already run one after another between regions: a barrier is the
             // boundary between two regions, and only race detection needs to know of it.
             Stmt::Barrier { kind, .. } => {
@@ -686,7 +722,6 @@ impl<'k> Oracle<'k> {
                 if l.shared {
                     return TokenStream::new();
                 }
-                let id = &self.names[*local];
                 let v = match init {
                     None => self.zero(&l.ty),
                     Some(e) => match &e.kind {
@@ -703,11 +738,7 @@ impl<'k> Oracle<'k> {
                         _ => self.expr(e),
                     },
                 };
-                let t = self.ty(&l.ty);
-                match self.storage[*local] {
-                    Storage::Plain => quote!(let mut #id: #t = #v;),
-                    Storage::Lane => quote!(#id[__fg_lane as usize] = #v;),
-                }
+                self.set_local(*local, v)
             }
             Stmt::Assign {
                 place, op, value, ..
@@ -784,7 +815,81 @@ impl<'k> Oracle<'k> {
                 let e = self.expr(expr);
                 quote!(let _ = #e;)
             }
+            Stmt::Switch {
+                selector,
+                cases,
+                default,
+            } => {
+                let v = self.expr(selector);
+                let arms: Vec<TokenStream> = cases
+                    .iter()
+                    .map(|(values, body)| {
+                        let pats = self.case_patterns(values, &selector.ty);
+                        let b = self.block(body);
+                        quote!(#pats => { #b })
+                    })
+                    .collect();
+                let d = self.block(default);
+                quote!(match #v { #(#arms)* _ => { #d } })
+            }
+            Stmt::CompareExchange {
+                old,
+                exchanged,
+                target,
+                index,
+                current,
+                new,
+                ..
+            } => {
+                let (place, name) = self.atomic_place(*target);
+                let chk = self.checked_index(&name, index, quote!(#place.len()));
+                let (c, n) = (self.expr(current), self.expr(new));
+                // A float atomic holds bits: it exchanges when the bits are the expected
+                // ones, as `atomicCompareExchangeWeak` on its `u32` does.
+                let equal = if self.locals[*old].ty == Ty::Scalar(Scalar::F32) {
+                    quote!(__fg_old.to_bits() == __fg_c.to_bits())
+                } else {
+                    quote!(__fg_old == __fg_c)
+                };
+                let result = quote!({
+                    let __fg_c = #c;
+                    let __fg_n = #n;
+                    let __fg_i: usize = #chk;
+                    let __fg_old = #place[__fg_i];
+                    let __fg_x = #equal;
+                    if __fg_x {
+                        #place[__fg_i] = __fg_n;
+                    }
+                    (__fg_old, __fg_x)
+                });
+                let set_old = self.set_local(*old, quote!(__fg_r.0));
+                let set_x = self.set_local(*exchanged, quote!(__fg_r.1));
+                quote!(let __fg_r = #result; #set_old #set_x)
+            }
         }
+    }
+
+    /// Declares local `id` with a value: a Rust `let`, or its slot in the per-invocation
+    /// vector.
+    fn set_local(&self, id: LocalId, v: TokenStream) -> TokenStream {
+        let name = &self.names[id];
+        let t = self.ty(&self.locals[id].ty);
+        match self.storage[id] {
+            Storage::Plain => quote!(let mut #name: #t = #v;),
+            Storage::Lane => quote!(#name[__fg_lane as usize] = #v;),
+        }
+    }
+
+    /// The values of a `switch` case as a Rust pattern: `0u32 | 1u32`.
+    fn case_patterns(&self, values: &[i64], ty: &Ty) -> TokenStream {
+        let lits: Vec<Literal> = values
+            .iter()
+            .map(|v| match ty {
+                Ty::Scalar(Scalar::U32) => Literal::u32_suffixed(*v as u32),
+                _ => Literal::i32_suffixed(*v as i32),
+            })
+            .collect();
+        quote!(#(#lits)|*)
     }
 
     /// The storage of a local as an lvalue.
@@ -823,7 +928,7 @@ impl<'k> Oracle<'k> {
         let v = self.expr(value);
         let combine = |current: TokenStream, ty: &Ty| match op {
             None => quote!(__fg_v),
-            Some(op) => self.binop(op, ty, &value.ty, current, quote!(__fg_v)),
+            Some(op) => self.arith(op, ty, &value.ty, current, quote!(__fg_v)),
         };
         match place {
             Place::Local(id) => {
@@ -853,7 +958,7 @@ impl<'k> Oracle<'k> {
                 let binding = &self.k.bindings[*b];
                 let name = format_ident!("{}", binding.name);
                 let chk = self.checked_index(&binding.name, i, quote!(#name.len()));
-                let ty = Ty::Scalar(binding.elem);
+                let ty = binding.elem_ty();
                 let c = combine(quote!(#name[__fg_i]), &ty);
                 let race = self.race_write(
                     self.binding_slots.get(*b).copied().flatten(),
@@ -863,6 +968,36 @@ impl<'k> Oracle<'k> {
                 quote!({ let __fg_v = #v; let __fg_i: usize = #chk; #race #name[__fg_i] = #c; })
             }
         }
+    }
+
+    /// `a op b` with WGSL semantics, componentwise where either side is a vector (the
+    /// other then being a vector of the same type or a scalar of its component type).
+    fn arith(&self, op: BinOp, at: &Ty, bt: &Ty, a: TokenStream, b: TokenStream) -> TokenStream {
+        let vector = if at.is_vector() { at } else { bt };
+        let (Some(s), true) = (at.component(), vector.is_vector()) else {
+            return self.binop(op, at, bt, a, b);
+        };
+        if matches!(op, BinOp::Eq | BinOp::Ne) {
+            return self.plain_binop(op, a, b);
+        }
+        let st = Ty::Scalar(s);
+        let ca = if at.is_vector() {
+            quote!(__fg_va[__fg_c])
+        } else {
+            quote!(__fg_va)
+        };
+        let cb = if bt.is_vector() {
+            quote!(__fg_vb[__fg_c])
+        } else {
+            quote!(__fg_vb)
+        };
+        let op = self.binop(op, &st, &st, ca, cb);
+        let n = width(vector);
+        quote!({
+            let __fg_va = #a;
+            let __fg_vb = #b;
+            ::core::array::from_fn::<_, #n, _>(|__fg_c| #op)
+        })
     }
 
     /// A binary operation with WGSL semantics on Rust values.
@@ -941,6 +1076,18 @@ impl<'k> Oracle<'k> {
                 let f16 = self.p.f16();
                 let bits = Literal::u16_suffixed(f16_bits(*v));
                 quote!(#f16::from_bits(#bits))
+            }
+            ExprKind::FloatLit(v) if e.ty.scalar() == Some(Scalar::F64) => {
+                if v.is_nan() {
+                    quote!(f64::NAN)
+                } else if *v == f64::INFINITY {
+                    quote!(f64::INFINITY)
+                } else if *v == f64::NEG_INFINITY {
+                    quote!(f64::NEG_INFINITY)
+                } else {
+                    let l = Literal::f64_suffixed(*v);
+                    quote!((#l))
+                }
             }
             ExprKind::FloatLit(v) => {
                 let f = *v as f32;
@@ -1039,30 +1186,7 @@ impl<'k> Oracle<'k> {
             }
             ExprKind::Binary(op, a, b) => {
                 let (sa, sb) = (self.expr(a), self.expr(b));
-                if let (Some(s), true) = (a.ty.component(), a.ty.is_vector() || b.ty.is_vector()) {
-                    if matches!(op, BinOp::Eq | BinOp::Ne) {
-                        return self.plain_binop(*op, sa, sb);
-                    }
-                    let st = Ty::Scalar(s);
-                    let ca = if a.ty.is_vector() {
-                        quote!(__fg_va[__fg_c])
-                    } else {
-                        quote!(__fg_va)
-                    };
-                    let cb = if b.ty.is_vector() {
-                        quote!(__fg_vb[__fg_c])
-                    } else {
-                        quote!(__fg_vb)
-                    };
-                    let op = self.binop(*op, &st, &st, ca, cb);
-                    let __n = width(&e.ty);
-                    return quote!({
-                        let __fg_va = #sa;
-                        let __fg_vb = #sb;
-                        ::core::array::from_fn::<_, #__n, _>(|__fg_c| #op)
-                    });
-                }
-                self.binop(*op, &a.ty, &b.ty, sa, sb)
+                self.arith(*op, &a.ty, &b.ty, sa, sb)
             }
             ExprKind::Cast(a) => {
                 let inner = self.expr(a);
@@ -1073,7 +1197,11 @@ impl<'k> Oracle<'k> {
                     _ if from == to => inner,
                     (Scalar::F32, Scalar::I32) => quote!(#oracle::f32_to_i32(#inner)),
                     (Scalar::F32, Scalar::U32) => quote!(#oracle::f32_to_u32(#inner)),
+                    (Scalar::F64, Scalar::I32) => quote!(#oracle::f64_to_i32(#inner)),
+                    (Scalar::F64, Scalar::U32) => quote!(#oracle::f64_to_u32(#inner)),
                     (Scalar::Bool, Scalar::F32) => quote!(((#inner) as u32 as f32)),
+                    (Scalar::Bool, Scalar::F64) => quote!(((#inner) as u32 as f64)),
+                    (Scalar::F16, Scalar::F64) => quote!((#inner).to_f64()),
                     // Every f16 is an f32.
                     (Scalar::F16, Scalar::F32) => quote!((#inner).to_f32()),
                     (Scalar::F16, Scalar::I32) => quote!(#oracle::f16_to_i32(#inner)),
@@ -1084,6 +1212,8 @@ impl<'k> Oracle<'k> {
                         let f16 = self.p.f16();
                         let wide = match from {
                             Scalar::F32 => inner,
+                            // One rounding, straight from the f64 value.
+                            Scalar::F64 => return quote!(#oracle::f64_to_f16(#inner)),
                             Scalar::Bool => quote!(((#inner) as u32 as f32)),
                             _ => quote!(((#inner) as f32)),
                         };
@@ -1160,16 +1290,15 @@ impl<'k> Oracle<'k> {
         index: &Expr,
         args: &[Expr],
     ) -> TokenStream {
-        let (place, name) = match target {
-            AtomicTarget::Binding(b) => {
-                let n = &self.k.bindings[b].name;
-                (format_ident!("{}", n), n.clone())
-            }
-            AtomicTarget::Shared(l) => (self.names[l].clone(), self.locals[l].name.clone()),
-        };
+        let (place, name) = self.atomic_place(target);
         let chk = self.checked_index(&name, index, quote!(#place.len()));
         let arg = args.first().map(|a| self.expr(a)).unwrap_or(quote!(()));
+        let float = index_elem_is_float(self.k, self.locals, target);
         let new = match op {
+            // In invocation order: the GPU adds in whatever order its invocations reach
+            // the atomic, so a float sum differs from this one by reassociation only.
+            AtomicOp::Add if float => quote!((__fg_old + __fg_a)),
+            AtomicOp::Sub if float => quote!((__fg_old - __fg_a)),
             AtomicOp::Add => quote!(__fg_old.wrapping_add(__fg_a)),
             AtomicOp::Sub => quote!(__fg_old.wrapping_sub(__fg_a)),
             AtomicOp::Max => quote!(__fg_old.max(__fg_a)),
@@ -1192,6 +1321,17 @@ impl<'k> Oracle<'k> {
             #place[__fg_i] = #new;
             #result
         })
+    }
+
+    /// The storage of an atomic target, and its name for error messages.
+    fn atomic_place(&self, target: AtomicTarget) -> (Ident, String) {
+        match target {
+            AtomicTarget::Binding(b) => {
+                let n = &self.k.bindings[b].name;
+                (format_ident!("{}", n), n.clone())
+            }
+            AtomicTarget::Shared(l) => (self.names[l].clone(), self.locals[l].name.clone()),
+        }
     }
 
     /// An array expression as a place to index, and its name for error messages.
@@ -1220,16 +1360,32 @@ impl<'k> Oracle<'k> {
                 }
                 MathFn::Length if s == Scalar::F16 => quote!(#oracle::length_f16(#x)),
                 MathFn::Normalize if s == Scalar::F16 => quote!(#oracle::normalize_f16(#x)),
+                MathFn::Cross if s == Scalar::F16 => {
+                    let y = &a[1];
+                    quote!(#oracle::cross_f16(#x, #y))
+                }
+                MathFn::Distance if s == Scalar::F16 => {
+                    let y = &a[1];
+                    quote!(#oracle::distance_f16(#x, #y))
+                }
                 MathFn::Dot if s.is_float() => {
                     let y = &a[1];
-                    quote!(#oracle::dot_f32(#x, #y))
+                    quote!(#oracle::dot_float(#x, #y))
                 }
                 MathFn::Dot => {
                     let y = &a[1];
                     quote!(#oracle::dot_int(#x, #y))
                 }
-                MathFn::Length => quote!(#oracle::length(#x)),
-                MathFn::Normalize => quote!(#oracle::normalize(#x)),
+                MathFn::Length => quote!(#oracle::length_float(#x)),
+                MathFn::Normalize => quote!(#oracle::normalize_float(#x)),
+                MathFn::Cross => {
+                    let y = &a[1];
+                    quote!(#oracle::cross(#x, #y))
+                }
+                MathFn::Distance => {
+                    let y = &a[1];
+                    quote!(#oracle::distance(#x, #y))
+                }
                 _ => {
                     // Componentwise: bind each argument, then apply the scalar form per component.
                     let names: Vec<Ident> =
@@ -1281,7 +1437,7 @@ impl<'k> Oracle<'k> {
             MathFn::Max => method("max"),
             MathFn::Clamp if s.is_float() => {
                 let (lo, hi) = (&a[1], &a[2]);
-                quote!(#oracle::clamp_f32(#x, #lo, #hi))
+                quote!(#oracle::clamp_float(#x, #lo, #hi))
             }
             MathFn::Clamp => {
                 let (lo, hi) = (&a[1], &a[2]);
@@ -1322,7 +1478,27 @@ impl<'k> Oracle<'k> {
             MathFn::WrappingAdd => method("wrapping_add"),
             MathFn::WrappingSub => method("wrapping_sub"),
             MathFn::WrappingMul => method("wrapping_mul"),
-            MathFn::Dot | MathFn::Length | MathFn::Normalize => quote!(#x),
+            MathFn::Atan2 => method("atan2"),
+            MathFn::Asin => method("asin"),
+            MathFn::Acos => method("acos"),
+            MathFn::Atan => method("atan"),
+            MathFn::Sinh => method("sinh"),
+            MathFn::Cosh => method("cosh"),
+            MathFn::Asinh => method("asinh"),
+            MathFn::Acosh => method("acosh"),
+            MathFn::Atanh => method("atanh"),
+            MathFn::Hypot => method("hypot"),
+            MathFn::Log10 => method("log10"),
+            MathFn::ToDegrees => method("to_degrees"),
+            MathFn::ToRadians => method("to_radians"),
+            MathFn::RemEuclid => {
+                let y = &a[1];
+                let f = format_ident!("rem_euclid_{}", s.wgsl());
+                quote!(#oracle::#f(#x, #y))
+            }
+            MathFn::Dot | MathFn::Length | MathFn::Normalize | MathFn::Cross | MathFn::Distance => {
+                quote!(#x)
+            }
         }
     }
 }

@@ -882,6 +882,13 @@ impl<'k> Items<'k> {
             {
                 quote!(fn tolerance(&self) -> #tolerance { #tolerance::EXACT })
             }
+            None if k
+                .bindings
+                .iter()
+                .all(|b| b.elem.is_int() || b.access == Access::Read || b.elem == Scalar::F64) =>
+            {
+                quote!(fn tolerance(&self) -> #tolerance { #tolerance::DOUBLE })
+            }
             None => quote!(),
         }
     }
@@ -896,6 +903,9 @@ impl<'k> Items<'k> {
         }
         if crate::emit_wgsl::uses_f16(self.k) {
             features.push(quote!(#feature::F16));
+        }
+        if crate::emit_wgsl::uses_f64(self.k) {
+            features.push(quote!(#feature::F64));
         }
         if features.is_empty() {
             return quote!();

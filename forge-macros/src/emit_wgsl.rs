@@ -359,7 +359,12 @@ struct Emitter<'k> {
     names: Vec<String>,
     out: String,
     indent: usize,
-    helpers: BTreeMap<&'static str, &'static str>,
+    /// Support functions by name: the Rust-meaning math helpers and the float atomics.
+    helpers: BTreeMap<String, String>,
+    /// Loops entered so far in the function being emitted (for `break` out of a `switch`).
+    loop_depth: usize,
+    /// Enclosing `switch`es, innermost last: the loop depth at each and its `break` flag.
+    switches: Vec<(usize, String)>,
     tmp: usize,
     /// The statement being emitted, as a span range.
     at: Option<(Span, Span)>,
@@ -375,6 +380,8 @@ pub fn emit<'k>(k: &'k Kernel<'k>) -> Wgsl {
         out: String::new(),
         indent: 1,
         helpers: BTreeMap::new(),
+        loop_depth: 0,
+        switches: Vec::new(),
         tmp: 0,
         at: None,
         origins: Vec::new(),
@@ -393,6 +400,8 @@ pub fn emit<'k>(k: &'k Kernel<'k>) -> Wgsl {
             out: String::new(),
             indent: 1,
             helpers: BTreeMap::new(),
+            loop_depth: 0,
+            switches: Vec::new(),
             tmp: 0,
             at: None,
             origins: Vec::new(),
@@ -449,7 +458,7 @@ pub fn emit<'k>(k: &'k Kernel<'k>) -> Wgsl {
             "read_write"
         };
         let elem = if b.atomic {
-            format!("atomic<{}>", b.elem.wgsl())
+            format!("atomic<{}>", atomic_scalar(b.elem))
         } else {
             ty(&b.elem_ty())
         };
@@ -467,10 +476,11 @@ pub fn emit<'k>(k: &'k Kernel<'k>) -> Wgsl {
         );
     }
     for (l, name) in k.locals.iter().zip(&e.names).filter(|(l, _)| l.shared) {
+        let atomic = |e: &Ty| atomic_scalar(e.scalar().unwrap_or(Scalar::U32));
         let t = match (&l.ty, l.atomic) {
-            (Ty::Array(e, ConstLen::Lit(n)), true) => format!("array<atomic<{}>, {n}>", ty(e)),
+            (Ty::Array(e, ConstLen::Lit(n)), true) => format!("array<atomic<{}>, {n}>", atomic(e)),
             (Ty::Array(e, ConstLen::Sched { wgsl, .. }), true) => {
-                format!("array<atomic<{}>, {wgsl}>", ty(e))
+                format!("array<atomic<{}>, {wgsl}>", atomic(e))
             }
             (t, _) => ty(t),
         };
@@ -574,12 +584,22 @@ fn used_subgroup_builtins(k: &Kernel<'_>) -> Vec<Builtin> {
 
 /// Whether any value of the kernel, or of a helper it calls, is an `f16` or holds some.
 pub fn uses_f16(k: &Kernel<'_>) -> bool {
-    fn has(t: &Ty) -> bool {
-        match t {
-            Ty::Scalar(s) | Ty::Vector(s, _) => *s == Scalar::F16,
-            Ty::Array(e, _) => has(e),
+    uses_scalar(k, Scalar::F16)
+}
+
+/// Whether any value of the kernel, or of a helper it calls, is an `f64` or holds some.
+pub fn uses_f64(k: &Kernel<'_>) -> bool {
+    uses_scalar(k, Scalar::F64)
+}
+
+fn uses_scalar(k: &Kernel<'_>, scalar: Scalar) -> bool {
+    let has = |t: &Ty| {
+        let mut t = t;
+        while let Ty::Array(e, _) = t {
+            t = e;
         }
-    }
+        t.component() == Some(scalar)
+    };
     let body_has = |locals: &[Local], body: &Block| {
         let mut found = locals.iter().any(|l| has(&l.ty));
         walk_stmts(body, &mut |s| {
@@ -587,12 +607,29 @@ pub fn uses_f16(k: &Kernel<'_>) -> bool {
         });
         found
     };
-    k.bindings.iter().any(|b| b.elem == Scalar::F16)
+    k.bindings.iter().any(|b| b.elem == scalar)
         || body_has(&k.locals, &k.body)
         || k.used_helpers().into_iter().any(|h| {
             let h = &k.helpers[h];
             h.ret.as_ref().is_some_and(has) || body_has(&h.locals, &h.body)
         })
+}
+
+/// The scalar an atomic holds in WGSL: `f32` atomics are `u32` bits.
+fn atomic_scalar(s: Scalar) -> &'static str {
+    match s {
+        Scalar::I32 => "i32",
+        _ => "u32",
+    }
+}
+
+/// `var` for a mutable local, `let` for an immutable one.
+fn kw(l: &Local) -> &'static str {
+    if l.mutable {
+        "var"
+    } else {
+        "let"
+    }
 }
 
 pub fn ty(t: &Ty) -> String {
@@ -687,6 +724,33 @@ impl Emitter<'_> {
             | Stmt::Barrier { span, .. } => Some((*span, *span)),
             Stmt::ReturnValue { value } => range(value),
             Stmt::Eval { expr } => range(expr),
+            Stmt::Switch { selector, .. } => range(selector),
+            Stmt::CompareExchange { span, .. } => Some((*span, *span)),
+        }
+    }
+
+    /// A loop body: `break` inside it no longer crosses the enclosing `switch`es.
+    fn loop_body(&mut self, b: &Block) {
+        self.loop_depth += 1;
+        self.block_contents(b);
+        self.loop_depth -= 1;
+    }
+
+    /// `break` of the innermost loop. Inside a `switch` of that loop, WGSL's `break` would
+    /// leave the `switch` only: it sets the `switch`'s flag instead, and the code after the
+    /// `switch` breaks the loop (again through an outer `switch` if there is one).
+    fn break_loop(&mut self) {
+        let crossing = self
+            .switches
+            .iter()
+            .rposition(|(depth, _)| *depth == self.loop_depth);
+        match crossing {
+            Some(i) => {
+                let flag = self.switches[i].1.clone();
+                self.line(&format!("{flag} = true;"));
+                self.line("break;");
+            }
+            None => self.line("break;"),
         }
     }
 
@@ -784,10 +848,12 @@ impl Emitter<'_> {
                 self.indent += 1;
                 self.line(&format!("let fg_end{n}: {t} = {e0};"));
                 if !inclusive {
-                    self.nested(
-                        &format!("for (var {v}: {t} = {s0}; {v} < fg_end{n}; {v} = {v} + 1)"),
-                        body,
-                    );
+                    self.line(&format!(
+                        "for (var {v}: {t} = {s0}; {v} < fg_end{n}; {v} = {v} + 1) {{"
+                    ));
+                    self.indent += 1;
+                    self.loop_body(body);
+                    self.indent -= 1;
                     self.line("}");
                 } else {
                     // `a..=MAX` must stop after MAX without overflowing: step before the body.
@@ -799,7 +865,7 @@ impl Emitter<'_> {
                     self.line(&format!("let {v}: {t} = fg_next{n};"));
                     self.line(&format!("fg_more{n} = {v} < fg_end{n};"));
                     self.line(&format!("fg_next{n} = {v} + 1;"));
-                    self.block_contents(body);
+                    self.loop_body(body);
                     self.indent -= 1;
                     self.line("}");
                 }
@@ -808,14 +874,105 @@ impl Emitter<'_> {
             }
             Stmt::While { cond, body, .. } => {
                 let c = self.expr(cond);
-                self.nested(&format!("while {c}"), body);
+                self.line(&format!("while {c} {{"));
+                self.indent += 1;
+                self.loop_body(body);
+                self.indent -= 1;
                 self.line("}");
             }
             Stmt::Loop { body, .. } => {
-                self.nested("loop", body);
+                self.line("loop {");
+                self.indent += 1;
+                self.loop_body(body);
+                self.indent -= 1;
                 self.line("}");
             }
-            Stmt::Break { .. } => self.line("break;"),
+            Stmt::Break { .. } => self.break_loop(),
+            Stmt::Switch {
+                selector,
+                cases,
+                default,
+            } => {
+                let sel = self.expr(selector);
+                let suffix = if selector.ty == Ty::I32 { "i" } else { "u" };
+                let flag = format!("fg_brk{}", self.fresh());
+                let breaks = self.loop_depth > 0 && {
+                    let mut found = false;
+                    for b in cases.iter().map(|(_, b)| b).chain([default]) {
+                        walk_stmts(b, &mut |s| found |= matches!(s, Stmt::Break { .. }));
+                    }
+                    found
+                };
+                if breaks {
+                    self.line(&format!("var {flag}: bool = false;"));
+                }
+                self.line(&format!("switch {sel} {{"));
+                self.indent += 1;
+                self.switches.push((self.loop_depth, flag.clone()));
+                for (values, body) in cases {
+                    let vs: Vec<String> = values
+                        .iter()
+                        .map(|v| match (*v, suffix) {
+                            (v, "i") if v == i32::MIN as i64 => "(-2147483647i - 1i)".into(),
+                            (v, _) if v < 0 => format!("({v}{suffix})"),
+                            (v, _) => format!("{v}{suffix}"),
+                        })
+                        .collect();
+                    self.nested(&format!("case {}:", vs.join(", ")), body);
+                    self.line("}");
+                }
+                self.nested("default:", default);
+                self.line("}");
+                self.switches.pop();
+                self.indent -= 1;
+                self.line("}");
+                if breaks {
+                    self.line(&format!("if {flag} {{"));
+                    self.indent += 1;
+                    self.break_loop();
+                    self.indent -= 1;
+                    self.line("}");
+                }
+            }
+            Stmt::CompareExchange {
+                old,
+                exchanged,
+                target,
+                index,
+                current,
+                new,
+                ..
+            } => {
+                let float = self.locals[*old].ty == Ty::Scalar(Scalar::F32);
+                let (c, n) = (self.expr(current), self.expr(new));
+                let (c, n) = if float {
+                    (format!("bitcast<u32>({c})"), format!("bitcast<u32>({n})"))
+                } else {
+                    (c, n)
+                };
+                let place = self.atomic_place(*target, index);
+                let r = format!("fg_cas{}", self.fresh());
+                self.line(&format!(
+                    "let {r} = atomicCompareExchangeWeak(&{place}, {c}, {n});"
+                ));
+                let (o, x) = (&self.locals[*old], &self.locals[*exchanged]);
+                let value = if float {
+                    format!("bitcast<f32>({r}.old_value)")
+                } else {
+                    format!("{r}.old_value")
+                };
+                let lines = [
+                    format!("{} {}: {} = {value};", kw(o), self.names[*old], ty(&o.ty)),
+                    format!(
+                        "{} {}: bool = {r}.exchanged;",
+                        kw(x),
+                        self.names[*exchanged]
+                    ),
+                ];
+                for l in lines {
+                    self.line(&l);
+                }
+            }
             Stmt::Continue { .. } => self.line("continue;"),
             Stmt::Return { .. } => self.line("return;"),
             Stmt::ReturnValue { value } => {
@@ -876,8 +1033,97 @@ impl Emitter<'_> {
     }
 
     fn helper(&mut self, name: &'static str, src: &'static str) -> &'static str {
-        self.helpers.insert(name, src);
+        self.helpers.insert(name.to_string(), src.to_string());
         name
+    }
+
+    /// A support function whose source depends on the types it serves.
+    fn helper_owned(&mut self, name: String, src: impl FnOnce() -> String) -> String {
+        self.helpers.entry(name.clone()).or_insert_with(src);
+        name
+    }
+
+    /// `&name[i]`'s operand: the atomic element, indexed by a `u32`.
+    fn atomic_place(&mut self, target: AtomicTarget, index: &Expr) -> String {
+        let name = self.atomic_name(target);
+        let i = self.expr(index);
+        format!("{name}[{i}]")
+    }
+
+    fn atomic_name(&self, target: AtomicTarget) -> String {
+        match target {
+            AtomicTarget::Binding(b) => wgsl_name(&self.k.bindings[b].name),
+            AtomicTarget::Shared(l) => self.names[l].clone(),
+        }
+    }
+
+    /// An atomic method. On `Atomic<f32>`, held as `u32` bits, `load`, `store` and `swap`
+    /// convert the bits, and the read-modify-write methods are compare-exchange loops in a
+    /// support function per target and method.
+    fn atomic(
+        &mut self,
+        op: AtomicOp,
+        target: AtomicTarget,
+        index: &Expr,
+        args: &[Expr],
+    ) -> String {
+        let float = match target {
+            AtomicTarget::Binding(b) => self.k.bindings[b].elem == Scalar::F32,
+            AtomicTarget::Shared(l) => {
+                matches!(&self.locals[l].ty, Ty::Array(e, _) if **e == Ty::Scalar(Scalar::F32))
+            }
+        };
+        let args: Vec<String> = args.iter().map(|a| self.expr(a)).collect();
+        if !float {
+            let place = self.atomic_place(target, index);
+            let mut call = format!("{}(&{place}", op.wgsl());
+            for a in &args {
+                let _ = write!(call, ", {a}");
+            }
+            call.push(')');
+            return call;
+        }
+        match op {
+            AtomicOp::Load => {
+                let place = self.atomic_place(target, index);
+                format!("bitcast<f32>(atomicLoad(&{place}))")
+            }
+            AtomicOp::Store => {
+                let place = self.atomic_place(target, index);
+                format!("atomicStore(&{place}, bitcast<u32>({}))", args[0])
+            }
+            AtomicOp::Swap => {
+                let place = self.atomic_place(target, index);
+                format!(
+                    "bitcast<f32>(atomicExchange(&{place}, bitcast<u32>({})))",
+                    args[0]
+                )
+            }
+            _ => {
+                let update = match op {
+                    AtomicOp::Add => "bitcast<f32>(old) + v".to_string(),
+                    AtomicOp::Sub => "bitcast<f32>(old) - v".to_string(),
+                    AtomicOp::Min => {
+                        let h = self.helper("fg_min_f32", HELPER_MIN_F32);
+                        format!("{h}(bitcast<f32>(old), v)")
+                    }
+                    _ => {
+                        let h = self.helper("fg_max_f32", HELPER_MAX_F32);
+                        format!("{h}(bitcast<f32>(old), v)")
+                    }
+                };
+                let name = self.atomic_name(target);
+                let f = self.helper_owned(format!("fg_atomic_{}_{name}", op.name()), || {
+                    format!("fn fg_atomic_{}_{name}(i: u32, v: f32) -> f32 {{\n    var old = atomicLoad(&{name}[i]);\n    loop {{\n        let r = atomicCompareExchangeWeak(&{name}[i], old, bitcast<u32>({update}));\n        if r.exchanged {{\n            break;\n        }}\n        old = r.old_value;\n    }}\n    return bitcast<f32>(old);\n}}\n", op.name())
+                });
+                let i = self.expr(index);
+                let i = match index.ty {
+                    Ty::Scalar(Scalar::U32) => i,
+                    _ => format!("u32({i})"),
+                };
+                format!("{f}({i}, {})", args[0])
+            }
+        }
     }
 
     /// Rust shifts by `amount mod bits` (`wrapping_shl`); WGSL needs a `u32` amount.
@@ -948,20 +1194,7 @@ impl Emitter<'_> {
                 target,
                 index,
                 args,
-            } => {
-                let name = match target {
-                    AtomicTarget::Binding(b) => wgsl_name(&self.k.bindings[*b].name),
-                    AtomicTarget::Shared(l) => self.names[*l].clone(),
-                };
-                let i = self.expr(index);
-                let mut call = format!("{}(&{name}[{i}]", op.wgsl());
-                for a in args {
-                    let a = self.expr(a);
-                    let _ = write!(call, ", {a}");
-                }
-                call.push(')');
-                call
-            }
+            } => self.atomic(*op, *target, index, args),
             ExprKind::Call(h, args) => {
                 let items: Vec<String> = args.iter().map(|a| self.expr(a)).collect();
                 format!("{}({})", helper_name(&self.k.helpers[*h]), items.join(", "))
@@ -1009,6 +1242,15 @@ impl Emitter<'_> {
                 | MathFn::IsNan
                 | MathFn::IsFinite
         );
+        let via_f32 = via_f32
+            || matches!(
+                f,
+                MathFn::Hypot
+                    | MathFn::Log10
+                    | MathFn::ToDegrees
+                    | MathFn::ToRadians
+                    | MathFn::RemEuclid
+            );
         if t0 == Scalar::F16 && !vector && via_f32 {
             // The f32 helpers that give these their Rust meaning, on the exact f32 value of
             // each f16: the results (an f16 operand, or a power rounded once) convert back.
@@ -1032,7 +1274,13 @@ impl Emitter<'_> {
     /// A math function of arguments given as WGSL text, of component type `t0`.
     fn math_text(&mut self, f: MathFn, t0: Scalar, vector: bool, a: &[String]) -> String {
         // The Rust-meaning helpers are scalar; vectors use WGSL's componentwise builtins.
-        let float = t0.is_float() && !vector;
+        // (`f16` scalars reach the helpers through their `f32` values, in `math`.)
+        let float = t0 == Scalar::F32 && !vector;
+        if t0 == Scalar::F64 && !vector {
+            if let Some(r) = self.math_f64(f, a) {
+                return r;
+            }
+        }
         let call = |name: &str| format!("{name}({})", a.join(", "));
         match f {
             MathFn::Abs => call("abs"),
@@ -1107,7 +1355,157 @@ impl Emitter<'_> {
             MathFn::WrappingAdd => format!("({} + {})", a[0], a[1]),
             MathFn::WrappingSub => format!("({} - {})", a[0], a[1]),
             MathFn::WrappingMul => format!("({} * {})", a[0], a[1]),
+            MathFn::Atan2 => call("atan2"),
+            // What WGSL defines `asin` and `acos` from; drivers' own can be far less
+            // accurate (Mesa's are off by 2e-4 and 3e-5), while their `atan2` and `sqrt`
+            // are close. `(1 - x)(1 + x)` keeps `1 - x²` exact near ±1.
+            MathFn::Asin => {
+                let one = float_lit(1.0, t0);
+                format!("atan2({0}, sqrt(({one} - {0}) * ({one} + {0})))", a[0])
+            }
+            MathFn::Acos => {
+                let one = float_lit(1.0, t0);
+                format!("atan2(sqrt(({one} - {0}) * ({one} + {0})), {0})", a[0])
+            }
+            MathFn::Atan => call("atan"),
+            MathFn::Sinh => call("sinh"),
+            MathFn::Cosh => call("cosh"),
+            MathFn::Asinh => call("asinh"),
+            MathFn::Acosh => call("acosh"),
+            MathFn::Atanh => call("atanh"),
+            // One rounding less than log2 and a product would lose is within any tolerance;
+            // WGSL has no `log10`.
+            MathFn::Log10 => format!(
+                "(log2({}) * {})",
+                a[0],
+                float_lit(std::f64::consts::LOG10_2, t0)
+            ),
+            // Rust multiplies by the constant, rounded to the type; so does this (WGSL's
+            // `degrees` has no 64-bit form in SPIR-V).
+            MathFn::ToDegrees => format!("({} * {})", a[0], degrees_per_radian(t0)),
+            MathFn::ToRadians => format!("({} * {})", a[0], radians_per_degree(t0)),
+            MathFn::Hypot => {
+                let h = self.typed_helper("hypot", t0);
+                format!("{h}({}, {})", a[0], a[1])
+            }
+            MathFn::RemEuclid if t0 == Scalar::U32 => format!("({} % {})", a[0], a[1]),
+            MathFn::RemEuclid => {
+                let h = self.typed_helper("rem_euclid", t0);
+                format!("{h}({}, {})", a[0], a[1])
+            }
+            MathFn::Cross => call("cross"),
+            MathFn::Distance => call("distance"),
         }
+    }
+
+    /// The scalar `f64` forms that differ from `f32`'s: the Rust-meaning helpers, without
+    /// the bit tests (WGSL has no 64-bit integers to hold the bits).
+    fn math_f64(&mut self, f: MathFn, a: &[String]) -> Option<String> {
+        Some(match f {
+            MathFn::Min | MathFn::Max | MathFn::Clamp | MathFn::Round | MathFn::Signum => {
+                let name = match f {
+                    MathFn::Min => "min",
+                    MathFn::Max => "max",
+                    MathFn::Clamp => "clamp",
+                    MathFn::Round => "round",
+                    _ => "signum",
+                };
+                let h = self.typed_helper(name, Scalar::F64);
+                format!("{h}({})", a.join(", "))
+            }
+            MathFn::IsNan => {
+                let h = self.typed_helper("isnan", Scalar::F64);
+                format!("{h}({})", a[0])
+            }
+            MathFn::IsFinite => {
+                let h = self.typed_helper("isnan", Scalar::F64);
+                format!(
+                    "(!{h}({0}) && abs({0}) <= {1})",
+                    a[0],
+                    float_lit(f64::MAX, Scalar::F64)
+                )
+            }
+            MathFn::Recip => format!("(1.0lf / {})", a[0]),
+            _ => return None,
+        })
+    }
+
+    /// A support function over `t`: `fg_<name>_<t>`, its source written for that type.
+    fn typed_helper(&mut self, name: &str, t: Scalar) -> String {
+        let ts = t.wgsl();
+        let lit = |v: f64| match t {
+            Scalar::I32 => format!("{}i", v as i32),
+            _ => float_lit(v, t),
+        };
+        let (zero, half, one) = (lit(0.0), lit(0.5), lit(1.0));
+        let inf = float_lit(f64::INFINITY, t);
+        // NaN and infinity tests: through the bits for `f32` (drivers may fold `x != x`),
+        // through an `f32` conversion (which keeps NaN) and a comparison for `f64`.
+        self.helper("fg_isnan_f32", HELPER_ISNAN_F32);
+        let wide = t == Scalar::F64;
+        let max = float_lit(f64::MAX, t);
+        let nan_of = |v: &str| {
+            if wide {
+                format!("fg_isnan_f32(f32({v}))")
+            } else {
+                format!("fg_isnan_f32({v})")
+            }
+        };
+        let inf_of = |v: &str| {
+            if wide {
+                format!("abs({v}) > {max}")
+            } else {
+                format!("(bitcast<u32>({v}) & 0x7fffffffu) == 0x7f800000u")
+            }
+        };
+        let isnan = nan_of("x");
+        let fname = format!("fg_{name}_{ts}");
+        let src = match name {
+            "isnan" => format!("fn {fname}(x: {ts}) -> bool {{\n    return {isnan};\n}}\n"),
+            "min" | "max" => format!(
+                "fn {fname}(a: {ts}, b: {ts}) -> {ts} {{\n    return select(select({name}(a, b), a, {}), b, {});\n}}\n",
+                nan_of("b"),
+                nan_of("a")
+            ),
+            "clamp" => format!(
+                "fn {fname}(x: {ts}, lo: {ts}, hi: {ts}) -> {ts} {{\n    return select(select(x, hi, x > hi), lo, x < lo);\n}}\n"
+            ),
+            "round" => format!(
+                "fn {fname}(x: {ts}) -> {ts} {{\n    let t = trunc(x);\n    return select(t, t + sign(x), abs(x - t) >= {half});\n}}\n"
+            ),
+            "signum" => format!(
+                "fn {fname}(x: {ts}) -> {ts} {{\n    // -0.0 has a negative reciprocal.\n    let s = select({one}, -{one}, x < {zero} || (x == {zero} && {one} / x < {zero}));\n    return select(s, x, {isnan});\n}}\n"
+            ),
+            // Rust's hypot: an infinity wins over a NaN; scaled so that no square overflows.
+            "hypot" => format!(
+                "fn {fname}(x: {ts}, y: {ts}) -> {ts} {{\n    let a = abs(x);\n    let b = abs(y);\n    if {} || {} {{\n        return {inf};\n    }}\n    if {} || {} {{\n        return a + b;\n    }}\n    let m = max(a, b);\n    if m == {zero} {{\n        return {zero};\n    }}\n    let r = min(a, b) / m;\n    return m * sqrt({one} + r * r);\n}}\n",
+                inf_of("a"),
+                inf_of("b"),
+                nan_of("a"),
+                nan_of("b")
+            ),
+            // Rust's `rem_euclid` over WGSL's `%` (which gives 0 for a zero divisor).
+            _ => format!(
+                "fn {fname}(x: {ts}, y: {ts}) -> {ts} {{\n    let r = x % y;\n    return select(r, r + abs(y), r < {zero});\n}}\n"
+            ),
+        };
+        self.helper_owned(fname, || src)
+    }
+}
+
+/// `180 / π` as Rust's `to_degrees` rounds it for the type.
+fn degrees_per_radian(t: Scalar) -> String {
+    match t {
+        Scalar::F64 => float_lit(180.0f64 / std::f64::consts::PI, t),
+        _ => float_lit((180.0f32 / std::f32::consts::PI) as f64, t),
+    }
+}
+
+/// `π / 180` as Rust's `to_radians` rounds it for the type.
+fn radians_per_degree(t: Scalar) -> String {
+    match t {
+        Scalar::F64 => float_lit(std::f64::consts::PI / 180.0f64, t),
+        _ => float_lit((std::f32::consts::PI / 180.0f32) as f64, t),
     }
 }
 
@@ -1130,6 +1528,21 @@ fn builtin(b: Builtin) -> &'static str {
 /// A float literal that reads back as exactly the same `f32`, or `f16`: the nearest `f16`
 /// to `v`, written as the shortest decimal of its (exact) `f32` value.
 pub fn float_lit(v: f64, s: Scalar) -> String {
+    if s == Scalar::F64 {
+        // WGSL has no 64-bit NaN or infinity literal: the `f32` one converts exactly.
+        if !v.is_finite() {
+            return format!("f64({})", float_lit(v, Scalar::F32));
+        }
+        let mut text = format!("{v:?}");
+        if !text.contains('.') && !text.contains('e') {
+            text.push_str(".0");
+        }
+        return if v < 0.0 || (v == 0.0 && v.is_sign_negative()) {
+            format!("({text}lf)")
+        } else {
+            format!("{text}lf")
+        };
+    }
     let f = if s == Scalar::F16 {
         half::f16::from_bits(crate::emit_oracle::f16_bits(v)).to_f32()
     } else {

@@ -12,8 +12,9 @@ pub const S_U32: Set = 2;
 pub const S_I32: Set = 4;
 pub const S_F16: Set = 8;
 pub const S_BOOL: Set = 16;
+pub const S_F64: Set = 32;
 pub const S_INT: Set = S_U32 | S_I32;
-pub const S_FLOAT: Set = S_F32 | S_F16;
+pub const S_FLOAT: Set = S_F32 | S_F16 | S_F64;
 pub const S_NUM: Set = S_INT | S_FLOAT;
 pub const S_ANY: Set = S_NUM | S_BOOL;
 
@@ -23,6 +24,7 @@ pub fn bit(s: Scalar) -> Set {
         Scalar::U32 => S_U32,
         Scalar::I32 => S_I32,
         Scalar::F16 => S_F16,
+        Scalar::F64 => S_F64,
         Scalar::Bool => S_BOOL,
     }
 }
@@ -39,6 +41,7 @@ pub fn describe_set(set: Set) -> String {
                 (S_U32, "`u32`"),
                 (S_I32, "`i32`"),
                 (S_F16, "`f16`"),
+                (S_F64, "`f64`"),
                 (S_BOOL, "`bool`"),
             ] {
                 if set & b != 0 {
@@ -238,6 +241,7 @@ impl Infer {
                     (S_F32, Scalar::F32),
                     (S_U32, Scalar::U32),
                     (S_F16, Scalar::F16),
+                    (S_F64, Scalar::F64),
                     (S_BOOL, Scalar::Bool),
                 ]
                 .into_iter()

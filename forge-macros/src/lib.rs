@@ -19,6 +19,9 @@ mod parse;
 mod paths;
 mod validate;
 
+#[cfg(test)]
+mod tests;
+
 use proc_macro::TokenStream;
 
 /// Compiles a kernel function into a module of generated items. See the `wgsl-forge` crate

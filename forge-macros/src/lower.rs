@@ -219,6 +219,13 @@ impl<'k, 'a> Lowerer<'k, 'a> {
     }
 
     fn local(&mut self, l: &syn::Local, out: &mut Block) -> R<()> {
+        if let (syn::Pat::Tuple(pt), Some(init)) = (&l.pat, &l.init) {
+            if let syn::Expr::MethodCall(m) = &*init.expr {
+                if m.method == "compare_exchange_weak" {
+                    return self.compare_exchange(pt, m, out);
+                }
+            }
+        }
         // `let (a, b) = (x, y);` is two `let`s, evaluated left to right as Rust does.
         if let (syn::Pat::Tuple(pt), Some(init)) = (&l.pat, &l.init) {
             if let syn::Expr::Tuple(et) = &*init.expr {
@@ -315,7 +322,7 @@ impl<'k, 'a> Lowerer<'k, 'a> {
         }
         // `let x = if c { a } else { b };` becomes a declaration and an `if` assigning `x`.
         if let Some(init) = &l.init {
-            if let syn::Expr::If(ei) = &*init.expr {
+            if matches!(&*init.expr, syn::Expr::If(_) | syn::Expr::Match(_)) {
                 let tv = ann_tv.unwrap_or_else(|| self.inf.fresh());
                 let id = self.declare(&name, mutable, shared, span, tv);
                 self.locals[id].assigned = true;
@@ -323,7 +330,7 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                     local: id,
                     init: None,
                 });
-                return self.if_into(ei, id, out);
+                return self.value_into(&init.expr, id, out);
             }
         }
         let init = match &l.init {
@@ -366,7 +373,7 @@ impl<'k, 'a> Lowerer<'k, 'a> {
         self.err(
             t.span(),
             format!(
-                "unsupported type `{}`; use `f32`, `u32`, `i32`, `bool` or `[T; N]`",
+                "unsupported type `{}`; use `f32`, `u32`, `i32`, `f16`, `f64`, `bool`, a vector such as `Vec4`, or `[T; N]`",
                 quote::quote!(#t)
             ),
         )
@@ -454,13 +461,13 @@ impl<'k, 'a> Lowerer<'k, 'a> {
         let span = e.span();
         match e {
             syn::Expr::Assign(a) => {
-                if let syn::Expr::If(ei) = &*a.right {
+                if matches!(&*a.right, syn::Expr::If(_) | syn::Expr::Match(_)) {
                     if let syn::Expr::Path(p) = &*a.left {
                         if let Some(id) =
                             p.path.get_ident().and_then(|i| self.lookup(&i.to_string()))
                         {
                             self.mark_assigned(id, a.left.span());
-                            return self.if_into(ei, id, out);
+                            return self.value_into(&a.right, id, out);
                         }
                     }
                 }
@@ -478,7 +485,9 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                 let op = compound_op(&b.op).unwrap_or(BinOp::Add);
                 let value = self.value_or_if(&b.right, out)?;
                 let (place, ptv) = self.place(&b.left)?;
-                if op.is_shift() {
+                if let Some((s, n)) = self.inf.vector(ptv) {
+                    self.vector_compound(op, ptv, &value, s, n, b.op.span())?;
+                } else if op.is_shift() {
                     self.constrain_at(b.left.span(), ptv, infer::S_INT, "shifts need integers");
                     self.constrain_at(
                         value.span,
@@ -512,6 +521,7 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                 let s = self.if_stmt(ei)?;
                 out.push(s);
             }
+            syn::Expr::Match(mt) => return self.match_stmt(mt, None, out),
             syn::Expr::ForLoop(f) => {
                 if let Some(l) = &f.label {
                     return self.err(l.span(), "loop labels are not supported in kernels");
@@ -741,6 +751,227 @@ impl<'k, 'a> Lowerer<'k, 'a> {
         Ok(())
     }
 
+    /// Lowers an `if` or `match` that gives a value into statements assigning `target`.
+    fn value_into(&mut self, e: &syn::Expr, target: LocalId, out: &mut Block) -> R<()> {
+        match e {
+            syn::Expr::If(ei) => self.if_into(ei, target, out),
+            syn::Expr::Match(mt) => self.match_stmt(mt, Some(target), out),
+            syn::Expr::Paren(p) => self.value_into(&p.expr, target, out),
+            other => {
+                let value = self.expr(other)?;
+                let tv = self.local_tv[target];
+                self.unify_at(value.span, tv, value.tv);
+                out.push(Stmt::Assign {
+                    place: Place::Local(target),
+                    op: None,
+                    value,
+                    span: other.span(),
+                });
+                Ok(())
+            }
+        }
+    }
+
+    /// `match` on an integer, as a statement or (with `target`) giving the value of
+    /// `target`. The scrutinee is evaluated once into a hidden local, which an arm `n => ..`
+    /// binds; each arm's values are those that no earlier arm names, as Rust matches the
+    /// first arm that fits.
+    fn match_stmt(
+        &mut self,
+        mt: &syn::ExprMatch,
+        target: Option<LocalId>,
+        out: &mut Block,
+    ) -> R<()> {
+        let scrutinee = self.expr(&mt.expr)?;
+        self.constrain_at(
+            scrutinee.span,
+            scrutinee.tv,
+            infer::S_INT,
+            "`match` works on `u32` and `i32` values; for other types use `if`/`else`",
+        );
+        let (span, tv) = (scrutinee.span, scrutinee.tv);
+        let hidden = self.declare("fg_match", false, false, span, tv);
+        if let Some(scope) = self.scopes.last_mut() {
+            scope.remove("fg_match");
+        }
+        self.locals[hidden].name = "match value".to_string();
+        self.locals[hidden].hidden = Some("fg_match");
+        out.push(Stmt::Let {
+            local: hidden,
+            init: Some(scrutinee),
+        });
+        let mut selector = self.expr_of(ExprKind::Local(hidden), tv, span);
+        selector.end = last_span(&mt.expr);
+        let mut seen = std::collections::HashSet::new();
+        let mut cases = Vec::new();
+        let mut default: Option<Block> = None;
+        for arm in &mt.arms {
+            if let Some((if_token, _)) = &arm.guard {
+                self.cx.error(
+                    if_token.span(),
+                    "`match` guards are not supported in kernels: an arm is a `switch` case; test inside the arm instead: `n => if cond { .. } else { .. }`",
+                );
+                continue;
+            }
+            let mut values = Vec::new();
+            let mut catch_all: Option<Option<&syn::PatIdent>> = None;
+            let alternatives: Vec<&syn::Pat> = match &arm.pat {
+                syn::Pat::Or(o) => o.cases.iter().collect(),
+                p => vec![p],
+            };
+            for p in alternatives {
+                match p {
+                    syn::Pat::Wild(_) => catch_all = Some(None),
+                    syn::Pat::Ident(pi) if pi.subpat.is_none() && pi.by_ref.is_none() => {
+                        catch_all = Some(Some(pi))
+                    }
+                    _ => {
+                        if let Ok(vs) = self.pattern_values(p, tv) {
+                            values.extend(vs);
+                        }
+                    }
+                }
+            }
+            if default.is_some() {
+                // Unreachable after a catch-all arm, as rustc would warn; nothing runs it.
+                continue;
+            }
+            self.scopes.push(HashMap::new());
+            let mut body = Vec::new();
+            if let Some(Some(pi)) = catch_all {
+                let id = self.declare(
+                    &pi.ident.to_string(),
+                    pi.mutability.is_some(),
+                    false,
+                    pi.ident.span(),
+                    tv,
+                );
+                let init = self.expr_of(ExprKind::Local(hidden), tv, span);
+                body.push(Stmt::Let {
+                    local: id,
+                    init: Some(init),
+                });
+            }
+            let lowered = match target {
+                Some(t) => self.arm_value(&arm.body, t, &mut body),
+                None => self.arm_stmt(&arm.body, &mut body),
+            };
+            self.scopes.pop();
+            if lowered.is_err() {
+                continue;
+            }
+            if catch_all.is_some() {
+                default = Some(body);
+            } else {
+                values.retain(|v| seen.insert(*v));
+                if !values.is_empty() {
+                    cases.push((values, body));
+                }
+            }
+        }
+        let Some(default) = default else {
+            return self.err(
+                mt.match_token.span(),
+                "this `match` needs a catch-all arm, since its arms do not cover every integer: add `_ => {}` (or `_ => value` for a `match` that gives one) as the last arm",
+            );
+        };
+        out.push(Stmt::Switch {
+            selector,
+            cases,
+            default,
+        });
+        Ok(())
+    }
+
+    /// The values of a literal or range pattern, with the scrutinee's type constrained to
+    /// hold them.
+    fn pattern_values(&mut self, p: &syn::Pat, tv: usize) -> R<Vec<i64>> {
+        const MAX_RANGE: i64 = 256;
+        let int = |e: &syn::Expr| -> Option<i64> {
+            match e {
+                syn::Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Int(i),
+                    ..
+                }) => i.base10_parse::<i64>().ok(),
+                _ => None,
+            }
+        };
+        let values: Vec<i64> = match p {
+            syn::Pat::Lit(l) => match int(&syn::Expr::Lit(l.clone())) {
+                Some(v) => vec![v],
+                None => return self.err(p.span(), "`match` arms are integer literals (`3`), ranges of them (`4..=7`), `|` between them, or `_`"),
+            },
+            syn::Pat::Range(r) => {
+                let (Some(a), Some(b)) = (r.start.as_deref().and_then(int), r.end.as_deref().and_then(int)) else {
+                    return self.err(p.span(), "a range arm needs two integer literals as bounds, such as `4..=7`");
+                };
+                let b = match r.limits {
+                    syn::RangeLimits::Closed(_) => b,
+                    syn::RangeLimits::HalfOpen(_) => b - 1,
+                };
+                if b < a {
+                    return self.err(p.span(), "this range arm matches no value; its start must not be above its end");
+                }
+                if b - a >= MAX_RANGE {
+                    return self.err(p.span(), format!("this range arm covers {} values, but a `match` becomes a WGSL `switch` whose cases name each value, up to {MAX_RANGE} an arm; test wide ranges with `if x >= a && x <= b`", b - a + 1));
+                }
+                (a..=b).collect()
+            }
+            syn::Pat::Paren(inner) => return self.pattern_values(&inner.pat, tv),
+            other => return self.err(other.span(), "`match` arms are integer literals (`3`), ranges of them (`4..=7`), `|` between them, or `_`"),
+        };
+        let (lo, hi) = (
+            values[0].min(values[values.len() - 1]),
+            values[0].max(values[values.len() - 1]),
+        );
+        if lo < i32::MIN as i64 || hi > u32::MAX as i64 {
+            return self.err(p.span(), "this pattern does not fit in 32 bits");
+        }
+        if lo < 0 {
+            self.constrain_at(
+                p.span(),
+                tv,
+                infer::S_I32,
+                "a negative arm needs an `i32` value",
+            );
+        }
+        if hi > i32::MAX as i64 {
+            self.constrain_at(
+                p.span(),
+                tv,
+                infer::S_U32,
+                "an arm above `i32::MAX` needs a `u32` value",
+            );
+        }
+        Ok(values)
+    }
+
+    /// The body of a `match` arm that is a statement: a block, or one expression.
+    fn arm_stmt(&mut self, body: &syn::Expr, out: &mut Block) -> R<()> {
+        match body {
+            syn::Expr::Block(b) if b.label.is_none() => {
+                for s in &b.block.stmts {
+                    self.stmt(s, out);
+                }
+                Ok(())
+            }
+            syn::Expr::Tuple(t) if t.elems.is_empty() => Ok(()),
+            other => self.expr_stmt(other, out),
+        }
+    }
+
+    /// The body of a `match` arm that gives the value of `target`.
+    fn arm_value(&mut self, body: &syn::Expr, target: LocalId, out: &mut Block) -> R<()> {
+        match body {
+            syn::Expr::Block(b) if b.label.is_none() => {
+                let inner = self.block_into(&b.block, target)?;
+                out.extend(inner);
+                Ok(())
+            }
+            other => self.value_into(other, target, out),
+        }
+    }
+
     /// The right-hand side of an assignment. An `if` value (`y[i] = if c { a } else { b }`,
     /// `acc += if ..`) is computed first into a fresh local, as Rust evaluates the value
     /// before the place; the assignment then reads that local.
@@ -749,9 +980,9 @@ impl<'k, 'a> Lowerer<'k, 'a> {
         while let syn::Expr::Paren(p) = inner {
             inner = &p.expr;
         }
-        let syn::Expr::If(ei) = inner else {
+        if !matches!(inner, syn::Expr::If(_) | syn::Expr::Match(_)) {
             return self.expr(e);
-        };
+        }
         let span = e.span();
         let tv = self.inf.fresh();
         let id = self.declare("fg_if", true, false, span, tv);
@@ -766,7 +997,7 @@ impl<'k, 'a> Lowerer<'k, 'a> {
             local: id,
             init: None,
         });
-        self.if_into(ei, id, out)?;
+        self.value_into(inner, id, out)?;
         let mut value = self.expr_of(ExprKind::Local(id), tv, span);
         value.end = last_span(e);
         Ok(value)
@@ -781,8 +1012,8 @@ impl<'k, 'a> Lowerer<'k, 'a> {
             match s {
                 syn::Stmt::Expr(e, None) if i + 1 == n => {
                     result = (|| {
-                        if let syn::Expr::If(inner) = e {
-                            return self.if_into(inner, target, &mut out);
+                        if matches!(e, syn::Expr::If(_) | syn::Expr::Match(_)) {
+                            return self.value_into(e, target, &mut out);
                         }
                         let value = self.expr(e)?;
                         let tv = self.local_tv[target];
@@ -981,7 +1212,7 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                 }
                 let Some(target) = crate::parse::scalar_type(&c.ty) else {
                     let t = &c.ty;
-                    return self.err(t.span(), format!("cannot cast to `{}`; casts go to `f32`, `u32`, `i32` or `f16`", quote::quote!(#t)));
+                    return self.err(t.span(), format!("cannot cast to `{}`; casts go to `f32`, `u32`, `i32`, `f16` or `f64`", quote::quote!(#t)));
                 };
                 if target == Scalar::Bool {
                     return self.err(c.ty.span(), "cannot cast to `bool`; compare instead, e.g. `x != 0`");
@@ -1076,7 +1307,7 @@ impl<'k, 'a> Lowerer<'k, 'a> {
             syn::Expr::Reference(_) => self.err(span, "references are not supported in kernel bodies; index bindings directly"),
             syn::Expr::Macro(_) => self.err(span, "macros are not supported in kernels"),
             syn::Expr::Tuple(_) => self.err(span, "tuples are not supported in kernels"),
-            syn::Expr::Match(_) => self.err(span, "`match` is not supported in kernels; use `if`/`else`"),
+            syn::Expr::Match(_) => self.err(span, "a `match` used as a value must be the whole right-hand side of a `let` or an assignment; bind it first: `let v = match x { .. };`"),
             syn::Expr::Range(_) => self.err(span, "ranges are only allowed in `for` loops"),
             _ => self.err(span, "this expression is not supported in kernels"),
         }
@@ -1100,16 +1331,17 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                     "u32" => self.inf.of_scalar(Scalar::U32),
                     "i32" => self.inf.of_scalar(Scalar::I32),
                     "f32" => self.inf.of_scalar(Scalar::F32),
+                    "f64" => self.inf.of_scalar(Scalar::F64),
                     s => {
                         return self.err(
                             span,
                             format!(
-                            "unsupported literal suffix `{s}`; kernels use `u32`, `i32` and `f32`"
+                            "unsupported literal suffix `{s}`; kernels use `u32`, `i32`, `f32` and `f64`"
                         ),
                         )
                     }
                 };
-                if i.suffix() == "f32" {
+                if matches!(i.suffix(), "f32" | "f64") {
                     let v = if negate { -(raw as f64) } else { raw as f64 };
                     return Ok(self.expr_of(ExprKind::FloatLit(v), tv, span));
                 }
@@ -1134,12 +1366,13 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                     "" => self.inf.of_set(infer::S_FLOAT),
                     "f32" => self.inf.of_scalar(Scalar::F32),
                     "f16" => self.inf.of_scalar(Scalar::F16),
+                    "f64" => self.inf.of_scalar(Scalar::F64),
                     s => {
                         return self.err(
                             span,
                             format!(
-                                "unsupported literal suffix `{s}`; kernels use `f32` (and `f16`)"
-                            ),
+                            "unsupported literal suffix `{s}`; kernels use `f32`, `f16` and `f64`"
+                        ),
                         )
                     }
                 };
@@ -1167,6 +1400,33 @@ impl<'k, 'a> Lowerer<'k, 'a> {
             .iter()
             .map(|s| s.ident.to_string())
             .collect();
+        // `f32::consts::PI`, also through `std::` or `core::`.
+        let names: Vec<&str> = segs.iter().map(String::as_str).collect();
+        let consts_path = match names.as_slice() {
+            ["std" | "core", rest @ ..] if rest.len() == 3 => rest,
+            all => all,
+        };
+        if let [ty @ ("f32" | "f64"), "consts", name] = consts_path {
+            {
+                let s = if *ty == "f32" {
+                    Scalar::F32
+                } else {
+                    Scalar::F64
+                };
+                let Some(v) = float_const(name, s) else {
+                    return self.err(
+                        span,
+                        format!(
+                            "unknown constant `{}`; `{ty}::consts` has {}",
+                            segs.join("::"),
+                            method_list(FLOAT_CONSTS.iter().map(|c| c.0))
+                        ),
+                    );
+                };
+                let tv = self.inf.of_scalar(s);
+                return Ok(self.expr_of(ExprKind::FloatLit(v), tv, span));
+            }
+        }
         if segs.len() == 2 {
             if let Some((s, n)) = crate::parse::vector_name(&segs[0]) {
                 let v = match (segs[1].as_str(), s) {
@@ -1193,10 +1453,18 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                 "f32" => Scalar::F32,
                 "u32" => Scalar::U32,
                 "i32" => Scalar::I32,
+                "f64" => Scalar::F64,
                 _ => return self.err(span, format!("unknown path `{}`", segs.join("::"))),
             };
             let tv = self.inf.of_scalar(s);
             let kind = match (s, segs[1].as_str()) {
+                (Scalar::F64, "INFINITY") => ExprKind::FloatLit(f64::INFINITY),
+                (Scalar::F64, "NEG_INFINITY") => ExprKind::FloatLit(f64::NEG_INFINITY),
+                (Scalar::F64, "NAN") => ExprKind::FloatLit(f64::NAN),
+                (Scalar::F64, "MAX") => ExprKind::FloatLit(f64::MAX),
+                (Scalar::F64, "MIN") => ExprKind::FloatLit(f64::MIN),
+                (Scalar::F64, "EPSILON") => ExprKind::FloatLit(f64::EPSILON),
+                (Scalar::F64, "MIN_POSITIVE") => ExprKind::FloatLit(f64::MIN_POSITIVE),
                 (Scalar::F32, "INFINITY") => ExprKind::FloatLit(f64::INFINITY),
                 (Scalar::F32, "NEG_INFINITY") => ExprKind::FloatLit(f64::NEG_INFINITY),
                 (Scalar::F32, "NAN") => ExprKind::FloatLit(f64::NAN),
@@ -1460,9 +1728,9 @@ impl<'k, 'a> Lowerer<'k, 'a> {
         Ok(self.expr_of(ExprKind::Subgroup { op, id, args }, tv, span))
     }
 
-    /// `target[i].fetch_add(v)` and friends, on an atomic binding or a workgroup array.
-    fn atomic(&mut self, m: &syn::ExprMethodCall, op: AtomicOp) -> R<Expr> {
-        let span = m.span();
+    /// The atomic that `target[i].method(..)` works on: an atomic binding or a workgroup
+    /// array (whose elements become atomics), the element's type variable, and the index.
+    fn atomic_target(&mut self, m: &syn::ExprMethodCall) -> R<(AtomicTarget, usize, Expr)> {
         let name = m.method.to_string();
         let syn::Expr::Index(ix) = &*m.receiver else {
             return self.err(m.receiver.span(), format!("`{name}` is an atomic method; call it on an element, as in `bins[i].{name}(..)`"));
@@ -1487,8 +1755,8 @@ impl<'k, 'a> Lowerer<'k, 'a> {
             self.constrain_at(
                 ix.expr.span(),
                 elem,
-                infer::S_INT,
-                "atomic workgroup arrays hold `u32` or `i32`",
+                infer::S_INT | infer::S_F32,
+                "atomic workgroup arrays hold `u32`, `i32` or `f32`",
             );
             (AtomicTarget::Shared(id), elem)
         } else if let Some(b) = self.bindings.iter().position(|b| b.name == base) {
@@ -1507,6 +1775,15 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                 format!("cannot find value `{base}` in this kernel"),
             );
         };
+        let index = self.index_expr(&ix.index)?;
+        Ok((target, elem_tv, index))
+    }
+
+    /// `target[i].fetch_add(v)` and friends, on an atomic binding or a workgroup array.
+    fn atomic(&mut self, m: &syn::ExprMethodCall, op: AtomicOp) -> R<Expr> {
+        let span = m.span();
+        let name = m.method.to_string();
+        let (target, elem_tv, index) = self.atomic_target(m)?;
         if m.args.len() != op.arity() {
             return self.err(
                 span,
@@ -1516,7 +1793,6 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                 ),
             );
         }
-        let index = self.index_expr(&ix.index)?;
         let mut args = Vec::new();
         for a in &m.args {
             let e = self.expr(a)?;
@@ -1535,12 +1811,109 @@ impl<'k, 'a> Lowerer<'k, 'a> {
         ))
     }
 
+    /// `let (old, exchanged) = target[i].compare_exchange_weak(current, new);`
+    fn compare_exchange(
+        &mut self,
+        pat: &syn::PatTuple,
+        m: &syn::ExprMethodCall,
+        out: &mut Block,
+    ) -> R<()> {
+        let span = m.span();
+        let (target, elem_tv, index) = self.atomic_target(m)?;
+        if m.args.len() != 2 {
+            return self.err(
+                span,
+                "`compare_exchange_weak(current, new)` takes the expected value and the new one, and no memory orderings",
+            );
+        }
+        let current = self.expr(&m.args[0])?;
+        self.unify_at(current.span, elem_tv, current.tv);
+        let new = self.expr(&m.args[1])?;
+        self.unify_at(new.span, elem_tv, new.tv);
+        if pat.elems.len() != 2 {
+            return self.err(
+                pat.span(),
+                "`compare_exchange_weak` gives two values: write `let (old, exchanged) = ..`",
+            );
+        }
+        let bool_tv = self.inf.of_scalar(Scalar::Bool);
+        let mut ids = Vec::new();
+        for (p, tv) in pat.elems.iter().zip([elem_tv, bool_tv]) {
+            let (name, mutable, pspan) = match p {
+                syn::Pat::Ident(pi) if pi.subpat.is_none() && pi.by_ref.is_none() => (
+                    pi.ident.to_string(),
+                    pi.mutability.is_some(),
+                    pi.ident.span(),
+                ),
+                // `_` still needs a local in the generated code; no name resolves to it.
+                syn::Pat::Wild(w) => ("fg_unused".to_string(), false, w.span()),
+                other => {
+                    return self.err(
+                        other.span(),
+                        "bind each value of `compare_exchange_weak` to a name (or `_`)",
+                    )
+                }
+            };
+            let id = self.declare(&name, mutable, false, pspan, tv);
+            if name == "fg_unused" {
+                if let Some(scope) = self.scopes.last_mut() {
+                    scope.remove("fg_unused");
+                }
+                self.locals[id].name = "_".to_string();
+                self.locals[id].hidden = Some("fg_unused");
+            }
+            ids.push(id);
+        }
+        out.push(Stmt::CompareExchange {
+            old: ids[0],
+            exchanged: ids[1],
+            target,
+            index,
+            current,
+            new,
+            span,
+        });
+        Ok(())
+    }
+
+    /// A method called on an element of an atomic binding that is not an atomic method:
+    /// the error lists the methods its type has.
+    fn unknown_atomic_method(&self, m: &syn::ExprMethodCall) -> Option<String> {
+        let syn::Expr::Index(ix) = &*m.receiver else {
+            return None;
+        };
+        let base = path_name(&ix.expr)?;
+        if self.lookup(&base).is_some() {
+            return None;
+        }
+        let b = self.bindings.iter().find(|b| b.name == base && b.atomic)?;
+        let name = m.method.to_string();
+        let t = b.elem.wgsl();
+        if name == "compare_exchange_weak" {
+            return Some(format!(
+                "`compare_exchange_weak` gives two values, the old one and whether it was exchanged: bind them with `let (old, exchanged) = {base}[i].compare_exchange_weak(current, new);`"
+            ));
+        }
+        Some(format!(
+            "unsupported atomic method `{name}`; `Atomic<{t}>` has {}",
+            AtomicOp::list_for(b.elem)
+        ))
+    }
+
     fn method(&mut self, m: &syn::ExprMethodCall) -> R<Expr> {
-        use infer::{S_F32, S_FLOAT, S_I32, S_INT, S_NUM};
         let span = m.span();
         let name = m.method.to_string();
         if let Some(op) = AtomicOp::from_method(&name) {
             return self.atomic(m, op);
+        }
+        if let Some(msg) = self.unknown_atomic_method(m) {
+            return self.err(m.method.span(), msg);
+        }
+        if name == "compare_exchange_weak" {
+            return self.err(
+                m.method.span(),
+                "`compare_exchange_weak` gives two values, the old one and whether it was exchanged: bind them with `let (old, exchanged) = a[i].compare_exchange_weak(current, new);`",
+            );
         }
         let recv = self.expr(&m.receiver)?;
         if let Some((s, n)) = self.inf.vector(recv.tv) {
@@ -1568,62 +1941,23 @@ impl<'k, 'a> Lowerer<'k, 'a> {
         if let Some((s, n)) = self.inf.vector(args[0].tv) {
             return self.vector_method(&name, m, args, s, n);
         }
-        // (function, arity including the receiver, receiver set, result: None = receiver's type)
-        let (f, arity, set, result): (MathFn, usize, infer::Set, Option<Scalar>) = match name.as_str() {
-            "abs" => (MathFn::Abs, 1, S_I32 | S_FLOAT, None),
-            "min" => (MathFn::Min, 2, S_NUM, None),
-            "max" => (MathFn::Max, 2, S_NUM, None),
-            "clamp" => (MathFn::Clamp, 3, S_NUM, None),
-            "sqrt" => (MathFn::Sqrt, 1, S_FLOAT, None),
-            "exp" => (MathFn::Exp, 1, S_FLOAT, None),
-            "exp2" => (MathFn::Exp2, 1, S_FLOAT, None),
-            "ln" => (MathFn::Ln, 1, S_FLOAT, None),
-            "log2" => (MathFn::Log2, 1, S_FLOAT, None),
-            "sin" => (MathFn::Sin, 1, S_FLOAT, None),
-            "cos" => (MathFn::Cos, 1, S_FLOAT, None),
-            "tan" => (MathFn::Tan, 1, S_FLOAT, None),
-            "tanh" => (MathFn::Tanh, 1, S_FLOAT, None),
-            "floor" => (MathFn::Floor, 1, S_FLOAT, None),
-            "ceil" => (MathFn::Ceil, 1, S_FLOAT, None),
-            "round" => (MathFn::Round, 1, S_FLOAT, None),
-            "round_ties_even" => (MathFn::RoundTiesEven, 1, S_FLOAT, None),
-            "trunc" => (MathFn::Trunc, 1, S_FLOAT, None),
-            "fract" => (MathFn::Fract, 1, S_FLOAT, None),
-            "mul_add" => (MathFn::MulAdd, 3, S_FLOAT, None),
-            "powf" => (MathFn::Powf, 2, S_FLOAT, None),
-            "signum" => (MathFn::Signum, 1, S_I32 | S_FLOAT, None),
-            "recip" => (MathFn::Recip, 1, S_FLOAT, None),
-            "to_bits" => (MathFn::ToBits, 1, S_F32, Some(Scalar::U32)),
-            "count_ones" => (MathFn::CountOnes, 1, S_INT, Some(Scalar::U32)),
-            "leading_zeros" => (MathFn::LeadingZeros, 1, S_INT, Some(Scalar::U32)),
-            "trailing_zeros" => (MathFn::TrailingZeros, 1, S_INT, Some(Scalar::U32)),
-            "reverse_bits" => (MathFn::ReverseBits, 1, S_INT, None),
-            "is_nan" => (MathFn::IsNan, 1, S_FLOAT, Some(Scalar::Bool)),
-            "is_finite" => (MathFn::IsFinite, 1, S_FLOAT, Some(Scalar::Bool)),
-            "div_ceil" => (MathFn::DivCeil, 2, infer::S_U32, None),
-            "wrapping_add" => (MathFn::WrappingAdd, 2, S_INT, None),
-            "wrapping_sub" => (MathFn::WrappingSub, 2, S_INT, None),
-            "wrapping_mul" => (MathFn::WrappingMul, 2, S_INT, None),
-            "powi" => {
-                if args.len() != 2 {
-                    return self.err(span, "`powi` takes one `i32` argument");
-                }
-                let (s0, t0, s1, t1) = (args[0].span, args[0].tv, args[1].span, args[1].tv);
-                self.constrain_at(s0, t0, S_FLOAT, "`powi` is a float method");
-                self.constrain_at(s1, t1, S_I32, "`powi` takes an `i32` exponent");
-                return Ok(self.expr_of(ExprKind::Math(MathFn::Powi, args), t0, span));
-            }
-            _ => {
-                return self.err(
-                    m.method.span(),
-                    format!(
-                        "unsupported method `{name}`; kernels support abs, min, max, clamp, sqrt, exp, exp2, ln, log2, sin, cos, tan, tanh, floor, ceil, round, round_ties_even, trunc, fract, mul_add, powf, powi, signum, recip, to_bits, count_ones, leading_zeros, trailing_zeros, reverse_bits, is_nan, is_finite, div_ceil and wrapping_add/sub/mul"
-                    ),
-                )
-            }
+        let Some(&(_, f, arity, set, result)) = SCALAR_METHODS.iter().find(|m| m.0 == name) else {
+            return self.err(
+                m.method.span(),
+                format!(
+                    "unsupported method `{name}`; kernels support {}",
+                    method_list(SCALAR_METHODS.iter().map(|m| m.0))
+                ),
+            );
         };
         if args.len() != arity {
             return self.err(span, format!("`{name}` takes {} argument(s)", arity - 1));
+        }
+        if f == MathFn::Powi {
+            let (s0, t0, s1, t1) = (args[0].span, args[0].tv, args[1].span, args[1].tv);
+            self.constrain_at(s0, t0, infer::S_FLOAT, "`powi` is a float method");
+            self.constrain_at(s1, t1, infer::S_I32, "`powi` takes an `i32` exponent");
+            return Ok(self.expr_of(ExprKind::Math(MathFn::Powi, args), t0, span));
         }
         let t0 = args[0].tv;
         for a in &args[1..] {
@@ -1700,6 +2034,41 @@ impl<'k, 'a> Lowerer<'k, 'a> {
         Ok(self.expr_of(ExprKind::Binary(op, Box::new(l), Box::new(r)), tv, span))
     }
 
+    /// `v += w` and `v *= s` on a vector place: a vector of its type, or a scalar of its
+    /// component type, as `vector_binary` allows.
+    fn vector_compound(
+        &mut self,
+        op: BinOp,
+        place_tv: usize,
+        value: &Expr,
+        s: Scalar,
+        n: u8,
+        op_span: Span,
+    ) -> R<()> {
+        let ok = match op {
+            BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Rem => true,
+            BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor => s.is_int(),
+            _ => false,
+        };
+        if !ok {
+            return self.err(
+                op_span,
+                format!("`{}=` is not supported on `vec{n}<{}>`; vectors support `+= -= *= /= %=`, and `&= |= ^=` on integers", op.wgsl(), s.wgsl()),
+            );
+        }
+        if self.inf.vector(value.tv).is_some() {
+            self.unify_at(value.span, place_tv, value.tv);
+        } else {
+            self.constrain_at(
+                value.span,
+                value.tv,
+                infer::bit(s),
+                "a vector combines with a vector of its type or a scalar of its component type",
+            );
+        }
+        Ok(())
+    }
+
     /// Methods on vectors: componentwise math, as glam's, and `dot`, `length`, `normalize`.
     fn vector_method(
         &mut self,
@@ -1710,35 +2079,21 @@ impl<'k, 'a> Lowerer<'k, 'a> {
         n: u8,
     ) -> R<Expr> {
         let span = m.span();
-        let float_only = |f| (f, true);
-        let any = |f| (f, false);
-        let ((f, needs_float), arity) = match name {
-            "abs" => (any(MathFn::Abs), 1),
-            "min" => (any(MathFn::Min), 2),
-            "max" => (any(MathFn::Max), 2),
-            "clamp" => (any(MathFn::Clamp), 3),
-            "sqrt" => (float_only(MathFn::Sqrt), 1),
-            "exp" => (float_only(MathFn::Exp), 1),
-            "exp2" => (float_only(MathFn::Exp2), 1),
-            "ln" => (float_only(MathFn::Ln), 1),
-            "log2" => (float_only(MathFn::Log2), 1),
-            "sin" => (float_only(MathFn::Sin), 1),
-            "cos" => (float_only(MathFn::Cos), 1),
-            "tanh" => (float_only(MathFn::Tanh), 1),
-            "floor" => (float_only(MathFn::Floor), 1),
-            "ceil" => (float_only(MathFn::Ceil), 1),
-            "trunc" => (float_only(MathFn::Trunc), 1),
-            "mul_add" => (float_only(MathFn::MulAdd), 3),
-            "dot" => (any(MathFn::Dot), 2),
-            "length" => (float_only(MathFn::Length), 1),
-            "normalize" => (float_only(MathFn::Normalize), 1),
-            _ => {
-                return self.err(
-                    m.method.span(),
-                    format!("unsupported vector method `{name}`; vectors support swizzles, abs, min, max, clamp, sqrt, exp, exp2, ln, log2, sin, cos, tanh, floor, ceil, trunc, mul_add, dot, length and normalize"),
-                )
-            }
+        let Some(&(_, f, needs_float, arity)) = VECTOR_METHODS.iter().find(|m| m.0 == name) else {
+            return self.err(
+                m.method.span(),
+                format!(
+                    "unsupported vector method `{name}`; vectors support swizzles, {}",
+                    method_list(VECTOR_METHODS.iter().map(|m| m.0))
+                ),
+            );
         };
+        if f == MathFn::Cross && n != 3 {
+            return self.err(
+                m.method.span(),
+                format!("`cross` is defined for 3-component vectors, but this is `vec{n}<{}>`; build one with `Vec3::new(..)`", s.wgsl()),
+            );
+        }
         if needs_float && !s.is_float() {
             return self.err(
                 m.method.span(),
@@ -1757,7 +2112,7 @@ impl<'k, 'a> Lowerer<'k, 'a> {
             self.unify_at(sp, t0, t);
         }
         let tv = match f {
-            MathFn::Dot | MathFn::Length => self.inf.of_scalar(s),
+            MathFn::Dot | MathFn::Length | MathFn::Distance => self.inf.of_scalar(s),
             _ => t0,
         };
         Ok(self.expr_of(ExprKind::Math(f, args), tv, span))
@@ -1822,6 +2177,27 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                     self.finish_block(body)
                 }
                 Stmt::Loop { body, .. } => self.finish_block(body),
+                Stmt::Switch {
+                    selector,
+                    cases,
+                    default,
+                } => {
+                    self.finish_expr(selector);
+                    for (_, b) in cases {
+                        self.finish_block(b);
+                    }
+                    self.finish_block(default)
+                }
+                Stmt::CompareExchange {
+                    index,
+                    current,
+                    new,
+                    ..
+                } => {
+                    self.finish_expr(index);
+                    self.finish_expr(current);
+                    self.finish_expr(new)
+                }
                 Stmt::Eval { expr, .. } => self.finish_expr(expr),
                 Stmt::ReturnValue { value } => self.finish_expr(value),
                 _ => {}
@@ -1892,6 +2268,165 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                 );
             }
         }
+    }
+}
+
+/// The methods on scalars: name, function, arity with the receiver, the receiver's types,
+/// and the result's type (`None`: the receiver's).
+type ScalarMethod = (&'static str, MathFn, usize, infer::Set, Option<Scalar>);
+const SCALAR_METHODS: &[ScalarMethod] = {
+    use infer::{S_F32, S_FLOAT, S_I32, S_INT, S_NUM, S_U32};
+    use MathFn as M;
+    &[
+        ("abs", M::Abs, 1, S_I32 | S_FLOAT, None),
+        ("min", M::Min, 2, S_NUM, None),
+        ("max", M::Max, 2, S_NUM, None),
+        ("clamp", M::Clamp, 3, S_NUM, None),
+        ("sqrt", M::Sqrt, 1, S_FLOAT, None),
+        ("exp", M::Exp, 1, S_FLOAT, None),
+        ("exp2", M::Exp2, 1, S_FLOAT, None),
+        ("ln", M::Ln, 1, S_FLOAT, None),
+        ("log2", M::Log2, 1, S_FLOAT, None),
+        ("log10", M::Log10, 1, S_FLOAT, None),
+        ("sin", M::Sin, 1, S_FLOAT, None),
+        ("cos", M::Cos, 1, S_FLOAT, None),
+        ("tan", M::Tan, 1, S_FLOAT, None),
+        ("asin", M::Asin, 1, S_FLOAT, None),
+        ("acos", M::Acos, 1, S_FLOAT, None),
+        ("atan", M::Atan, 1, S_FLOAT, None),
+        ("atan2", M::Atan2, 2, S_FLOAT, None),
+        ("sinh", M::Sinh, 1, S_FLOAT, None),
+        ("cosh", M::Cosh, 1, S_FLOAT, None),
+        ("tanh", M::Tanh, 1, S_FLOAT, None),
+        ("asinh", M::Asinh, 1, S_FLOAT, None),
+        ("acosh", M::Acosh, 1, S_FLOAT, None),
+        ("atanh", M::Atanh, 1, S_FLOAT, None),
+        ("hypot", M::Hypot, 2, S_FLOAT, None),
+        ("to_degrees", M::ToDegrees, 1, S_FLOAT, None),
+        ("to_radians", M::ToRadians, 1, S_FLOAT, None),
+        ("floor", M::Floor, 1, S_FLOAT, None),
+        ("ceil", M::Ceil, 1, S_FLOAT, None),
+        ("round", M::Round, 1, S_FLOAT, None),
+        ("round_ties_even", M::RoundTiesEven, 1, S_FLOAT, None),
+        ("trunc", M::Trunc, 1, S_FLOAT, None),
+        ("fract", M::Fract, 1, S_FLOAT, None),
+        ("mul_add", M::MulAdd, 3, S_FLOAT, None),
+        ("powf", M::Powf, 2, S_FLOAT, None),
+        ("powi", M::Powi, 2, S_FLOAT, None),
+        ("signum", M::Signum, 1, S_I32 | S_FLOAT, None),
+        ("recip", M::Recip, 1, S_FLOAT, None),
+        ("rem_euclid", M::RemEuclid, 2, S_NUM, None),
+        ("is_nan", M::IsNan, 1, S_FLOAT, Some(Scalar::Bool)),
+        ("is_finite", M::IsFinite, 1, S_FLOAT, Some(Scalar::Bool)),
+        ("to_bits", M::ToBits, 1, S_F32, Some(Scalar::U32)),
+        ("count_ones", M::CountOnes, 1, S_INT, Some(Scalar::U32)),
+        (
+            "leading_zeros",
+            M::LeadingZeros,
+            1,
+            S_INT,
+            Some(Scalar::U32),
+        ),
+        (
+            "trailing_zeros",
+            M::TrailingZeros,
+            1,
+            S_INT,
+            Some(Scalar::U32),
+        ),
+        ("reverse_bits", M::ReverseBits, 1, S_INT, None),
+        ("div_ceil", M::DivCeil, 2, S_U32, None),
+        ("wrapping_add", M::WrappingAdd, 2, S_INT, None),
+        ("wrapping_sub", M::WrappingSub, 2, S_INT, None),
+        ("wrapping_mul", M::WrappingMul, 2, S_INT, None),
+    ]
+};
+
+/// The methods on vectors, componentwise as glam's unless noted: name, function, whether
+/// it needs float components, and arity with the receiver.
+const VECTOR_METHODS: &[(&str, MathFn, bool, usize)] = {
+    use MathFn as M;
+    &[
+        ("abs", M::Abs, false, 1),
+        ("min", M::Min, false, 2),
+        ("max", M::Max, false, 2),
+        ("clamp", M::Clamp, false, 3),
+        ("sqrt", M::Sqrt, true, 1),
+        ("exp", M::Exp, true, 1),
+        ("exp2", M::Exp2, true, 1),
+        ("ln", M::Ln, true, 1),
+        ("log2", M::Log2, true, 1),
+        ("sin", M::Sin, true, 1),
+        ("cos", M::Cos, true, 1),
+        ("tanh", M::Tanh, true, 1),
+        ("floor", M::Floor, true, 1),
+        ("ceil", M::Ceil, true, 1),
+        ("trunc", M::Trunc, true, 1),
+        ("mul_add", M::MulAdd, true, 3),
+        ("dot", M::Dot, false, 2),
+        ("cross", M::Cross, true, 2),
+        ("length", M::Length, true, 1),
+        ("distance", M::Distance, true, 2),
+        ("normalize", M::Normalize, true, 1),
+    ]
+};
+
+/// `f32::consts` and `f64::consts`, by name: each value of `f32` is the `f32` constant
+/// itself (exact in `f64`), so that rounding twice cannot move it.
+const FLOAT_CONSTS: &[(&str, f32, f64)] = {
+    use std::{f32::consts as s, f64::consts as d};
+    &[
+        ("PI", s::PI, d::PI),
+        ("TAU", s::TAU, d::TAU),
+        ("E", s::E, d::E),
+        ("SQRT_2", s::SQRT_2, d::SQRT_2),
+        ("FRAC_1_SQRT_2", s::FRAC_1_SQRT_2, d::FRAC_1_SQRT_2),
+        ("FRAC_1_PI", s::FRAC_1_PI, d::FRAC_1_PI),
+        ("FRAC_2_PI", s::FRAC_2_PI, d::FRAC_2_PI),
+        ("FRAC_2_SQRT_PI", s::FRAC_2_SQRT_PI, d::FRAC_2_SQRT_PI),
+        ("FRAC_PI_2", s::FRAC_PI_2, d::FRAC_PI_2),
+        ("FRAC_PI_3", s::FRAC_PI_3, d::FRAC_PI_3),
+        ("FRAC_PI_4", s::FRAC_PI_4, d::FRAC_PI_4),
+        ("FRAC_PI_6", s::FRAC_PI_6, d::FRAC_PI_6),
+        ("FRAC_PI_8", s::FRAC_PI_8, d::FRAC_PI_8),
+        ("LN_2", s::LN_2, d::LN_2),
+        ("LN_10", s::LN_10, d::LN_10),
+        ("LOG2_E", s::LOG2_E, d::LOG2_E),
+        ("LOG2_10", s::LOG2_10, d::LOG2_10),
+        ("LOG10_E", s::LOG10_E, d::LOG10_E),
+        ("LOG10_2", s::LOG10_2, d::LOG10_2),
+    ]
+};
+
+fn float_const(name: &str, s: Scalar) -> Option<f64> {
+    let &(_, single, double) = FLOAT_CONSTS.iter().find(|c| c.0 == name)?;
+    Some(if s == Scalar::F64 {
+        double
+    } else {
+        single as f64
+    })
+}
+
+/// The method name of a math function, for messages.
+pub fn math_name(f: MathFn) -> &'static str {
+    if f == MathFn::FromBits {
+        return "from_bits";
+    }
+    SCALAR_METHODS
+        .iter()
+        .map(|m| (m.0, m.1))
+        .chain(VECTOR_METHODS.iter().map(|m| (m.0, m.1)))
+        .find(|m| m.1 == f)
+        .map(|m| m.0)
+        .unwrap_or("this function")
+}
+
+/// `a, b and c`, in backticks.
+fn method_list<'n>(names: impl Iterator<Item = &'n str>) -> String {
+    let names: Vec<String> = names.map(|n| format!("`{n}`")).collect();
+    match names.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        _ => names.concat(),
     }
 }
 

@@ -11,6 +11,8 @@ pub enum Scalar {
     U32,
     I32,
     F16,
+    /// Where the adapter has `SHADER_F64`.
+    F64,
     Bool,
 }
 
@@ -21,6 +23,7 @@ impl Scalar {
             Scalar::U32 => "u32",
             Scalar::I32 => "i32",
             Scalar::F16 => "f16",
+            Scalar::F64 => "f64",
             Scalar::Bool => "bool",
         }
     }
@@ -32,6 +35,7 @@ impl Scalar {
             Scalar::U32 => "U32",
             Scalar::I32 => "I32",
             Scalar::F16 => "F16",
+            Scalar::F64 => "F64",
             Scalar::Bool => "Bool",
         }
     }
@@ -41,12 +45,13 @@ impl Scalar {
     }
 
     pub fn is_float(self) -> bool {
-        matches!(self, Scalar::F32 | Scalar::F16)
+        matches!(self, Scalar::F32 | Scalar::F16 | Scalar::F64)
     }
 
     pub fn size(self) -> u32 {
         match self {
             Scalar::F16 => 2,
+            Scalar::F64 => 8,
             _ => 4,
         }
     }
@@ -474,6 +479,54 @@ pub enum MathFn {
     WrappingAdd,
     WrappingSub,
     WrappingMul,
+    Atan2,
+    Asin,
+    Acos,
+    Atan,
+    Sinh,
+    Cosh,
+    Asinh,
+    Acosh,
+    Atanh,
+    Hypot,
+    Log10,
+    ToDegrees,
+    ToRadians,
+    RemEuclid,
+    Cross,
+    Distance,
+}
+
+impl MathFn {
+    /// Whether GPUs compute it on `f64`: SPIR-V's GLSL.std.450 defines the transcendental
+    /// functions (`Sin`, `Exp`, `Pow`, ...) for 16- and 32-bit floats only.
+    pub fn on_f64(self) -> bool {
+        !matches!(
+            self,
+            MathFn::Exp
+                | MathFn::Exp2
+                | MathFn::Ln
+                | MathFn::Log2
+                | MathFn::Log10
+                | MathFn::Sin
+                | MathFn::Cos
+                | MathFn::Tan
+                | MathFn::Tanh
+                | MathFn::Asin
+                | MathFn::Acos
+                | MathFn::Atan
+                | MathFn::Atan2
+                | MathFn::Sinh
+                | MathFn::Cosh
+                | MathFn::Asinh
+                | MathFn::Acosh
+                | MathFn::Atanh
+                | MathFn::Powf
+                | MathFn::Powi
+                | MathFn::ToBits
+                | MathFn::FromBits
+        )
+    }
 }
 
 /// A typed expression.
@@ -586,6 +639,55 @@ impl AtomicOp {
         }
     }
 
+    /// The method's name in the kernel language.
+    pub fn name(self) -> &'static str {
+        match self {
+            AtomicOp::Add => "fetch_add",
+            AtomicOp::Sub => "fetch_sub",
+            AtomicOp::Max => "fetch_max",
+            AtomicOp::Min => "fetch_min",
+            AtomicOp::And => "fetch_and",
+            AtomicOp::Or => "fetch_or",
+            AtomicOp::Xor => "fetch_xor",
+            AtomicOp::Swap => "swap",
+            AtomicOp::Load => "load",
+            AtomicOp::Store => "store",
+        }
+    }
+
+    /// Whether `Atomic<f32>` has it: WGSL's atomics hold integers, so a float atomic is
+    /// a `u32` updated by a compare-exchange loop, and only arithmetic and ordering make
+    /// sense on its value (the bitwise methods would act on its bits).
+    pub fn on_float(self) -> bool {
+        !matches!(self, AtomicOp::And | AtomicOp::Or | AtomicOp::Xor)
+    }
+
+    /// Every method, in the order messages and the README list them.
+    pub const ALL: [AtomicOp; 10] = [
+        AtomicOp::Add,
+        AtomicOp::Sub,
+        AtomicOp::Min,
+        AtomicOp::Max,
+        AtomicOp::And,
+        AtomicOp::Or,
+        AtomicOp::Xor,
+        AtomicOp::Load,
+        AtomicOp::Store,
+        AtomicOp::Swap,
+    ];
+
+    /// The methods of an atomic of this scalar type, with `compare_exchange_weak`, as a list
+    /// for messages.
+    pub fn list_for(s: Scalar) -> String {
+        let mut names: Vec<String> = AtomicOp::ALL
+            .iter()
+            .filter(|op| !s.is_float() || op.on_float())
+            .map(|op| format!("`{}`", op.name()))
+            .collect();
+        names.push("`compare_exchange_weak`".into());
+        names.join(", ")
+    }
+
     pub fn wgsl(self) -> &'static str {
         match self {
             AtomicOp::Add => "atomicAdd",
@@ -674,6 +776,25 @@ pub enum Stmt {
     /// An atomic method called for its effect; its value is dropped.
     Eval {
         expr: Expr,
+    },
+    /// `let (old, exchanged) = target[index].compare_exchange_weak(current, new);`: WGSL's
+    /// `atomicCompareExchangeWeak`, which may fail spuriously (the oracle never does).
+    CompareExchange {
+        old: LocalId,
+        exchanged: LocalId,
+        target: AtomicTarget,
+        index: Expr,
+        current: Expr,
+        new: Expr,
+        span: Span,
+    },
+    /// `match` on an integer, as WGSL's `switch`. A value belongs to the first arm that
+    /// names it, as in Rust, so each case lists only its own values; `default` is the
+    /// `_` arm.
+    Switch {
+        selector: Expr,
+        cases: Vec<(Vec<i64>, Block)>,
+        default: Block,
     },
 }
 
@@ -858,6 +979,12 @@ pub fn walk_stmts<'b>(block: &'b Block, f: &mut dyn FnMut(&'b Stmt)) {
             Stmt::For { body, .. } | Stmt::While { body, .. } | Stmt::Loop { body, .. } => {
                 walk_stmts(body, f)
             }
+            Stmt::Switch { cases, default, .. } => {
+                for (_, b) in cases {
+                    walk_stmts(b, f);
+                }
+                walk_stmts(default, f);
+            }
             _ => {}
         }
     }
@@ -903,6 +1030,9 @@ pub fn collective_inside(s: &Stmt) -> bool {
         Stmt::For { body, .. } | Stmt::While { body, .. } | Stmt::Loop { body, .. } => {
             in_block(body)
         }
+        Stmt::Switch { cases, default, .. } => {
+            cases.iter().any(|(_, b)| in_block(b)) || in_block(default)
+        }
         _ => false,
     }
 }
@@ -920,6 +1050,17 @@ pub fn stmt_exprs<'b>(s: &'b Stmt, f: &mut dyn FnMut(&'b Expr)) {
             f(value)
         }
         Stmt::If { cond, .. } | Stmt::While { cond, .. } => f(cond),
+        Stmt::Switch { selector, .. } => f(selector),
+        Stmt::CompareExchange {
+            index,
+            current,
+            new,
+            ..
+        } => {
+            f(index);
+            f(current);
+            f(new)
+        }
         Stmt::Eval { expr, .. } => f(expr),
         Stmt::ReturnValue { value } => f(value),
         Stmt::For { start, end, .. } => {

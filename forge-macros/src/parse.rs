@@ -657,10 +657,15 @@ pub fn params<'a>(
                         order.push(ParamRef::Scalar(scalars.len()));
                         scalars.push(ScalarParam { original: pt, name, ty: s });
                     }
-                    Some(Scalar::F16) => {
+                    Some(s @ (Scalar::F16 | Scalar::F64)) => {
+                        let fix = if s == Scalar::F16 {
+                            format!("take `{name}: f32` and convert in the body with `{name} as f16`")
+                        } else {
+                            format!("pass it in a binding, `{name}: &[f64; 1]`, and read `{name}[0]`")
+                        };
                         cx.error_spanned(
                             ty,
-                            format!("`f16` scalar parameters are not supported (the `Params` uniform holds 4-byte fields); take `{name}: f32` and convert in the body with `{name} as f16`"),
+                            format!("`{}` scalar parameters are not supported (the `Params` uniform holds 4-byte fields); {fix}", s.wgsl()),
                         );
                         // Still declared, so that its uses add no "cannot find" errors;
                         // the error stops expansion before `Params` is generated.
@@ -668,7 +673,7 @@ pub fn params<'a>(
                         scalars.push(ScalarParam {
                             original: pt,
                             name,
-                            ty: Scalar::F16,
+                            ty: s,
                         });
                     }
                     _ => cx.error_spanned(
@@ -719,7 +724,7 @@ pub fn params<'a>(
                 cx.error_spanned(
                     t,
                     format!(
-                        "unsupported element type `{}`; use `f32`, `u32`, `i32`, `f16`, `Vec2`/`Vec4` (and `UVec`/`IVec`/`HVec`), `Atomic<u32>` or `Atomic<i32>`",
+                        "unsupported element type `{}`; use `f32`, `u32`, `i32`, `f16`, `f64`, `Vec2`/`Vec4` (and `UVec`/`IVec`/`HVec`/`DVec`), `Atomic<u32>`, `Atomic<i32>` or `Atomic<f32>`",
                         quote::quote!(#t)
                     ),
                 );
@@ -777,6 +782,7 @@ pub fn scalar_type(ty: &syn::Type) -> Option<Scalar> {
         "u32" => Scalar::U32,
         "i32" => Scalar::I32,
         "f16" => Scalar::F16,
+        "f64" => Scalar::F64,
         "bool" => Scalar::Bool,
         _ => return None,
     })
@@ -796,6 +802,8 @@ pub fn vector_name(name: &str) -> Option<(Scalar, u8)> {
     } else if let Some(r) = name.strip_prefix("HVec") {
         // `h` as in WGSL's `vec4h`; glam has no half-precision vectors.
         (Scalar::F16, r)
+    } else if let Some(r) = name.strip_prefix("DVec") {
+        (Scalar::F64, r)
     } else {
         (Scalar::F32, name.strip_prefix("Vec")?)
     };
@@ -826,7 +834,7 @@ fn elem_type(ty: &syn::Type) -> Option<(Scalar, u8, bool)> {
         return None;
     };
     match scalar_type(inner)? {
-        s @ (Scalar::U32 | Scalar::I32) => Some((s, 1, true)),
+        s @ (Scalar::U32 | Scalar::I32 | Scalar::F32) => Some((s, 1, true)),
         _ => None,
     }
 }

@@ -40,13 +40,13 @@ pub fn validate(source: &str) -> Result<naga::Module, Rejection> {
 }
 
 /// naga's validator with the optional capabilities the kernel language can use: subgroup
-/// operations and `f16`.
+/// operations, `f16` and `f64`.
 /// Whether the device has them is checked at run time (`Kernel::features`); anything else
 /// the emitters produced by mistake is an error here.
 fn validator() -> Validator {
     let mut validator = Validator::new(
         ValidationFlags::all(),
-        Capabilities::SUBGROUP | Capabilities::SHADER_FLOAT16,
+        Capabilities::SUBGROUP | Capabilities::SHADER_FLOAT16 | Capabilities::FLOAT64,
     );
     // Compute shaders use the basic, vote, arithmetic, ballot and shuffle operations.
     validator

@@ -330,6 +330,13 @@ fn component_bits(buf: &HostBuffer) -> Vec<u32> {
             .take(n)
             .map(|h| *h as u32)
             .collect(),
+        // A component is poisoned only if both its words are.
+        ScalarType::F64 => buf
+            .words
+            .chunks_exact(2)
+            .take(n)
+            .map(|w| if w[0] == w[1] { w[0] } else { !POISON_WORD })
+            .collect(),
         _ => buf.words.iter().take(n).copied().collect(),
     }
 }
@@ -400,6 +407,12 @@ pub fn generate(
         ScalarType::I32 => (0..n)
             .map(|_| draw_int(rng, dist, i32::MIN as i64, i32::MAX as i64) as i32 as u32)
             .collect(),
+        ScalarType::F64 => (0..n)
+            .flat_map(|_| {
+                let bits = draw_f64(rng, dist).to_bits();
+                [bits as u32, (bits >> 32) as u32]
+            })
+            .collect(),
     };
     HostBuffer { elem, len, words }
 }
@@ -424,6 +437,22 @@ fn draw_f32(rng: &mut ChaCha8Rng, dist: Distribution) -> f32 {
             }
         },
         Distribution::Constant(c) => c as f32,
+    }
+}
+
+/// `f64` values: the same distributions at full precision (`Bits` draws finite `f64`s).
+fn draw_f64(rng: &mut ChaCha8Rng, dist: Distribution) -> f64 {
+    match dist {
+        Distribution::Default => rng.gen_range(-1.0f64..1.0),
+        Distribution::Uniform { lo, hi } if hi > lo => rng.gen_range(lo..hi),
+        Distribution::Uniform { lo, .. } => lo,
+        Distribution::Bits => loop {
+            let v = f64::from_bits(rng.gen());
+            if v.is_finite() {
+                break v;
+            }
+        },
+        Distribution::Constant(c) => c,
     }
 }
 

@@ -129,12 +129,193 @@ pub fn f16_to_u32(x: half::f16) -> u32 {
 /// Rust's `f32::clamp` without its panic on `lo > hi`: the same formula the WGSL uses.
 #[inline(always)]
 pub fn clamp_f32(x: f32, lo: f32, hi: f32) -> f32 {
+    clamp_float(x, lo, hi)
+}
+
+/// [`clamp_f32`] for `f32` and `f64`.
+#[inline(always)]
+pub fn clamp_float<T: Float>(x: T, lo: T, hi: T) -> T {
     let y = if x > hi { hi } else { x };
     if x < lo {
         lo
     } else {
         y
     }
+}
+
+/// The float types the oracle computes in: `f32`, and `f64` where kernels use it.
+pub trait Float:
+    Copy
+    + Default
+    + PartialOrd
+    + core::ops::Add<Output = Self>
+    + core::ops::Sub<Output = Self>
+    + core::ops::Mul<Output = Self>
+    + core::ops::Div<Output = Self>
+    + core::ops::Rem<Output = Self>
+{
+    /// The square root.
+    fn sqrt(self) -> Self;
+    /// The absolute value.
+    fn abs(self) -> Self;
+}
+
+impl Float for f32 {
+    fn sqrt(self) -> Self {
+        f32::sqrt(self)
+    }
+    fn abs(self) -> Self {
+        f32::abs(self)
+    }
+}
+
+impl Float for f64 {
+    fn sqrt(self) -> Self {
+        f64::sqrt(self)
+    }
+    fn abs(self) -> Self {
+        f64::abs(self)
+    }
+}
+
+/// `a.dot(b)` for `f32` and `f64` vectors, summed in order.
+#[inline(always)]
+pub fn dot_float<T: Float, const N: usize>(a: [T; N], b: [T; N]) -> T {
+    let mut s = T::default();
+    for i in 0..N {
+        s = s + a[i] * b[i];
+    }
+    s
+}
+
+/// `a.length()` for `f32` and `f64` vectors.
+#[inline(always)]
+pub fn length_float<T: Float, const N: usize>(a: [T; N]) -> T {
+    dot_float(a, a).sqrt()
+}
+
+/// `a.normalize()` for `f32` and `f64` vectors.
+#[inline(always)]
+pub fn normalize_float<T: Float, const N: usize>(a: [T; N]) -> [T; N] {
+    let l = length_float(a);
+    a.map(|x| x / l)
+}
+
+/// `a.cross(b)`, as glam and WGSL define it.
+#[inline(always)]
+pub fn cross<T: Float>(a: [T; 3], b: [T; 3]) -> [T; 3] {
+    [
+        a[1] * b[2] - a[2] * b[1],
+        a[2] * b[0] - a[0] * b[2],
+        a[0] * b[1] - a[1] * b[0],
+    ]
+}
+
+/// `a.distance(b)`: the length of `a - b`.
+#[inline(always)]
+pub fn distance<T: Float, const N: usize>(a: [T; N], b: [T; N]) -> T {
+    let mut d = a;
+    for i in 0..N {
+        d[i] = a[i] - b[i];
+    }
+    length_float(d)
+}
+
+/// `a.cross(b)` for `f16` vectors, in f32 and rounded once per component.
+#[inline(always)]
+pub fn cross_f16(a: [half::f16; 3], b: [half::f16; 3]) -> [half::f16; 3] {
+    cross(a.map(half::f16::to_f32), b.map(half::f16::to_f32)).map(half::f16::from_f32)
+}
+
+/// `a.distance(b)` for `f16` vectors, in f32 and rounded once.
+#[inline(always)]
+pub fn distance_f16<const N: usize>(a: [half::f16; N], b: [half::f16; N]) -> half::f16 {
+    half::f16::from_f32(distance(a.map(half::f16::to_f32), b.map(half::f16::to_f32)))
+}
+
+/// `x.rem_euclid(y)` on `i32` with WGSL's `%` underneath (`x % 0` is 0), wrapping where
+/// Rust's would overflow (`i32::MIN.rem_euclid(-1)`).
+#[inline(always)]
+pub fn rem_euclid_i32(x: i32, y: i32) -> i32 {
+    let r = rem_i32(x, y);
+    if r < 0 {
+        r.wrapping_add(y.wrapping_abs())
+    } else {
+        r
+    }
+}
+
+/// `x.rem_euclid(y)` on `u32`: WGSL's `%` (`x % 0` is 0).
+#[inline(always)]
+pub fn rem_euclid_u32(x: u32, y: u32) -> u32 {
+    rem_u32(x, y)
+}
+
+/// `x.rem_euclid(y)` on `f32`, as Rust defines it.
+#[inline(always)]
+pub fn rem_euclid_f32(x: f32, y: f32) -> f32 {
+    rem_euclid_float(x, y)
+}
+
+/// `x.rem_euclid(y)` on `f64`, as Rust defines it.
+#[inline(always)]
+pub fn rem_euclid_f64(x: f64, y: f64) -> f64 {
+    rem_euclid_float(x, y)
+}
+
+#[inline(always)]
+fn rem_euclid_float<T: Float>(x: T, y: T) -> T {
+    let r = x % y;
+    if r < T::default() {
+        r + y.abs()
+    } else {
+        r
+    }
+}
+
+/// WGSL's `i32(f64)`: truncation, clamped to the `i32` range (every `i32` is an `f64`),
+/// with NaN as 0.
+#[inline(always)]
+pub fn f64_to_i32(x: f64) -> i32 {
+    if x.is_nan() {
+        0
+    } else {
+        x.clamp(i32::MIN as f64, i32::MAX as f64) as i32
+    }
+}
+
+/// WGSL's `u32(f64)`: truncation, clamped to the `u32` range, with NaN as 0.
+#[inline(always)]
+pub fn f64_to_u32(x: f64) -> u32 {
+    if x.is_nan() {
+        0
+    } else {
+        x.clamp(0.0, u32::MAX as f64) as u32
+    }
+}
+
+/// WGSL's `f16(f64)`: the nearest `f16`, ties to even, rounded once. Through `f32` only
+/// where that rounding is exact (the value is already an `f32`); otherwise by the
+/// neighbours of the `f32` guess.
+pub fn f64_to_f16(x: f64) -> half::f16 {
+    let guess = half::f16::from_f64(x);
+    if !x.is_finite() || !guess.is_finite() || guess.to_f64() == x {
+        return guess;
+    }
+    // The nearest of the guess and its two neighbours; a tie goes to the even one.
+    let bits = guess.to_bits();
+    let mut best = guess;
+    for b in [bits.wrapping_sub(1), bits.wrapping_add(1)] {
+        let c = half::f16::from_bits(b);
+        if !c.is_finite() && !c.is_infinite() {
+            continue;
+        }
+        let (dc, db) = ((c.to_f64() - x).abs(), (best.to_f64() - x).abs());
+        if dc < db || (dc == db && b & 1 == 0) {
+            best = c;
+        }
+    }
+    best
 }
 
 /// Rust-meaning integer clamp without the panic on `lo > hi`: `min(max(x, lo), hi)`.

@@ -49,6 +49,15 @@ impl Element for [half::f16; 2] {
 impl Element for [half::f16; 4] {
     const ELEM: ElemType = vector(ScalarType::F16, 4);
 }
+impl Element for f64 {
+    const ELEM: ElemType = ElemType::scalar(ScalarType::F64);
+}
+impl Element for [f64; 2] {
+    const ELEM: ElemType = vector(ScalarType::F64, 2);
+}
+impl Element for [f64; 4] {
+    const ELEM: ElemType = vector(ScalarType::F64, 4);
+}
 impl Element for [f32; 2] {
     const ELEM: ElemType = vector(ScalarType::F32, 2);
 }

@@ -1,0 +1,372 @@
+//! Unit tests of the whole pipeline on kernels built with `parse_quote!`: what the macro
+//! accepts (its WGSL validated by naga during expansion) and what it refuses, with the
+//! message. GPU behaviour is tested in the workspace's `tests/`.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+
+/// Expands a kernel; the WGSL of its declared schedule, or every error message.
+fn compile(attr: TokenStream, func: syn::ItemFn) -> Result<String, Vec<String>> {
+    let out = crate::expand(attr, func, Vec::new());
+    let file: syn::File = syn::parse2(out.clone()).expect("the expansion parses");
+    let mut errors = Vec::new();
+    let mut wgsl = None;
+    for item in &file.items {
+        match item {
+            syn::Item::Macro(m) if m.mac.path.is_ident("compile_error") => {
+                let lit: syn::LitStr = m.mac.parse_body().expect("a message");
+                errors.push(lit.value());
+            }
+            syn::Item::Mod(m) => {
+                for inner in m.content.iter().flat_map(|(_, items)| items) {
+                    if let syn::Item::Const(c) = inner {
+                        if c.ident == "WGSL" {
+                            if let syn::Expr::Lit(syn::ExprLit {
+                                lit: syn::Lit::Str(s),
+                                ..
+                            }) = &*c.expr
+                            {
+                                wgsl = Some(s.value());
+                            }
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    match (errors.is_empty(), wgsl) {
+        (true, Some(w)) => Ok(w),
+        (true, None) => Err(vec![format!("no WGSL in {out}")]),
+        (false, _) => Err(errors),
+    }
+}
+
+fn ok(attr: TokenStream, func: syn::ItemFn) -> String {
+    compile(attr, func).unwrap_or_else(|e| panic!("expected the kernel to compile: {e:#?}"))
+}
+
+fn err(attr: TokenStream, func: syn::ItemFn) -> String {
+    match compile(attr, func) {
+        Ok(w) => panic!("expected an error, got WGSL:\n{w}"),
+        Err(e) => e.join("\n"),
+    }
+}
+
+#[test]
+fn float_atomics_are_compare_exchange_loops_over_u32_bits() {
+    let w = ok(
+        quote!(threads = n),
+        syn::parse_quote! {
+            pub fn scatter(x: &[f32; n], idx: &[u32; n], #[out] acc: &mut [Atomic<f32>; 16], n: u32) {
+                let i = global_index();
+                if i < n {
+                    let old = acc[idx[i] % 16].fetch_add(x[i]);
+                    acc[(idx[i] + 1) % 16].fetch_max(old);
+                    acc[(idx[i] + 2) % 16].fetch_min(x[i]);
+                    acc[(idx[i] + 3) % 16].fetch_sub(x[i]);
+                    let s = acc[0].swap(acc[1].load());
+                    acc[2].store(s);
+                    let (prev, done) = acc[3].compare_exchange_weak(0.0, x[i]);
+                    if done {
+                        acc[4].store(prev);
+                    }
+                }
+            }
+        },
+    );
+    assert!(w.contains("array<atomic<u32>>"), "{w}");
+    assert!(w.contains("fn fg_atomic_fetch_add_acc("), "{w}");
+    assert!(w.contains("atomicCompareExchangeWeak"), "{w}");
+    assert!(w.contains("bitcast<f32>(atomicLoad(&acc[1i]))"), "{w}");
+}
+
+#[test]
+fn compare_exchange_works_on_integer_bindings_and_workgroup_arrays() {
+    ok(
+        quote!(threads = n, workgroup = 64),
+        syn::parse_quote! {
+            pub fn claim(#[out] owner: &mut [Atomic<u32>; 8], #[out] got: &mut [u32; n], n: u32) {
+                #[shared]
+                let mut slots = [0i32; 64];
+                let i = global_index();
+                let lid = local_index();
+                let (_, mine) = slots[lid % 4].compare_exchange_weak(0, lid as i32 + 1);
+                let mut tries = 0u32;
+                loop {
+                    let (old, ok) = owner[i % 8].compare_exchange_weak(0, i + 1);
+                    tries += 1;
+                    if ok || old != 0 {
+                        break;
+                    }
+                }
+                if i < n {
+                    got[i] = tries + select(0u32, 1u32, mine);
+                }
+            }
+        },
+    );
+}
+
+#[test]
+fn bitwise_methods_are_refused_on_float_atomics_with_the_list() {
+    let e = err(
+        quote!(threads = n),
+        syn::parse_quote! {
+            pub fn k(#[out] acc: &mut [Atomic<f32>; n], n: u32) {
+                let i = global_index();
+                acc[i].fetch_or(1.0);
+            }
+        },
+    );
+    assert!(
+        e.contains("`fetch_or` is not defined for `Atomic<f32>`"),
+        "{e}"
+    );
+    assert!(
+        e.contains("`fetch_add`") && e.contains("`compare_exchange_weak`"),
+        "{e}"
+    );
+    assert!(
+        !e.contains("has `fetch_add`, `fetch_sub`, `fetch_min`, `fetch_max`, `fetch_and`"),
+        "{e}"
+    );
+}
+
+#[test]
+fn an_unknown_atomic_method_lists_the_atomic_methods() {
+    let e = err(
+        quote!(threads = n),
+        syn::parse_quote! {
+            pub fn k(#[out] acc: &mut [Atomic<u32>; n], n: u32) {
+                let i = global_index();
+                acc[i].fetch_nand(1);
+            }
+        },
+    );
+    assert!(e.contains("unsupported atomic method `fetch_nand`"), "{e}");
+    assert!(
+        e.contains("`fetch_and`") && e.contains("`compare_exchange_weak`"),
+        "{e}"
+    );
+    let e = err(
+        quote!(threads = n),
+        syn::parse_quote! {
+            pub fn k(#[out] acc: &mut [Atomic<u32>; n], #[out] y: &mut [u32; n], n: u32) {
+                let i = global_index();
+                y[i] = acc[i].compare_exchange_weak(0, 1);
+            }
+        },
+    );
+    assert!(
+        e.contains("let (old, exchanged) = acc[i].compare_exchange_weak"),
+        "{e}"
+    );
+}
+
+#[test]
+fn math_functions_validate_on_f32_and_f16() {
+    let w = ok(
+        quote!(threads = n),
+        syn::parse_quote! {
+            pub fn m(x: &[f32; n], h: &[f16; n], #[out] y: &mut [f32; n * 16], #[out] z: &mut [f16; n], n: u32) {
+                let i = global_index();
+                if i < n {
+                    let v = x[i];
+                    let o = i * 16;
+                    y[o] = v.atan2(0.5) + v.asin() + v.acos() + v.atan();
+                    y[o + 1] = v.sinh() + v.cosh() + v.asinh() + (v.abs() + 1.0).acosh() + (v * 0.5).atanh();
+                    y[o + 2] = v.hypot(3.0) + v.abs().log10();
+                    y[o + 3] = v.to_degrees() + v.to_radians() + v.rem_euclid(0.75);
+                    y[o + 4] = f32::consts::PI * std::f32::consts::E + core::f32::consts::FRAC_PI_4;
+                    y[o + 5] = ((i as i32 - 7).rem_euclid(5) + (i.rem_euclid(3) as i32)) as f32;
+                    let a = Vec3::new(v, 1.0, 2.0);
+                    let mut b = Vec3::splat(0.5);
+                    b += a;
+                    b *= 2.0;
+                    b -= Vec3::ONE;
+                    b /= a + Vec3::splat(3.0);
+                    let c = a.cross(b);
+                    y[o + 6] = c.x + c.y + c.z + a.distance(b);
+                    z[i] = h[i].atan2(h[i]) + h[i].hypot(h[i]) + h[i].rem_euclid(0.5f16);
+                }
+            }
+        },
+    );
+    assert!(
+        w.contains("atan2(") && w.contains("cross(") && w.contains("fg_hypot_f32"),
+        "{w}"
+    );
+}
+
+#[test]
+fn an_unsupported_method_lists_every_supported_one() {
+    let e = err(
+        quote!(threads = n),
+        syn::parse_quote! {
+            pub fn k(x: &[f32; n], #[out] y: &mut [f32; n], n: u32) {
+                let i = global_index();
+                y[i] = x[i].cbrt();
+            }
+        },
+    );
+    for m in [
+        "`atan2`",
+        "`hypot`",
+        "`rem_euclid`",
+        "`log10`",
+        "`to_degrees`",
+        "`wrapping_mul`",
+    ] {
+        assert!(e.contains(m), "{m} missing from: {e}");
+    }
+    let e = err(
+        quote!(threads = n),
+        syn::parse_quote! {
+            pub fn k(x: &[Vec4; n], #[out] y: &mut [Vec4; n], n: u32) {
+                let i = global_index();
+                y[i] = x[i].reflect(x[i]);
+            }
+        },
+    );
+    assert!(e.contains("`cross`") && e.contains("`distance`"), "{e}");
+}
+
+#[test]
+fn match_on_integers_is_a_switch_and_break_leaves_the_loop() {
+    let w = ok(
+        quote!(threads = n),
+        syn::parse_quote! {
+            pub fn classify(x: &[i32; n], #[out] y: &mut [f32; n], n: u32) {
+                let i = global_index();
+                if i < n {
+                    let mut acc = 0.0f32;
+                    let mut k = 0u32;
+                    loop {
+                        match x[i] + k as i32 {
+                            -3 | -2 => acc += 1.0,
+                            0..=4 => { acc += 2.0; }
+                            5..8 => break,
+                            -50..=-40 => {}
+                            _ => acc += 0.5,
+                        }
+                        k += 1;
+                        if k > 10 {
+                            break;
+                        }
+                    }
+                    let v = match i % 3 {
+                        0 => 1.0,
+                        1 => { let t = acc * 2.0; t }
+                        r => r as f32 * acc,
+                    };
+                    y[i] = v;
+                }
+            }
+        },
+    );
+    if std::env::var("FG_SHOW").is_ok() {
+        eprintln!("{w}");
+    }
+    assert!(w.contains("switch "), "{w}");
+    assert!(w.contains("case (-3i), (-2i):"), "{w}");
+    assert!(w.contains("fg_brk"), "{w}");
+}
+
+#[test]
+fn match_needs_a_catch_all_and_small_ranges() {
+    let e = err(
+        quote!(threads = n),
+        syn::parse_quote! {
+            pub fn k(x: &[u32; n], #[out] y: &mut [u32; n], n: u32) {
+                let i = global_index();
+                match x[i] {
+                    0 => y[i] = 1,
+                    1 => y[i] = 2,
+                }
+            }
+        },
+    );
+    assert!(
+        e.contains("needs a catch-all arm") && e.contains("`_ => {}`"),
+        "{e}"
+    );
+    let e = err(
+        quote!(threads = n),
+        syn::parse_quote! {
+            pub fn k(x: &[u32; n], #[out] y: &mut [u32; n], n: u32) {
+                let i = global_index();
+                match x[i] {
+                    0..=100000 => y[i] = 1,
+                    _ => y[i] = 2,
+                }
+            }
+        },
+    );
+    assert!(
+        e.contains("covers 100001 values") && e.contains("if x >= a && x <= b"),
+        "{e}"
+    );
+    let e = err(
+        quote!(threads = n),
+        syn::parse_quote! {
+            pub fn k(x: &[u32; n], #[out] y: &mut [u32; n], n: u32) {
+                let i = global_index();
+                match x[i] {
+                    v if v > 3 => y[i] = 1,
+                    _ => y[i] = 2,
+                }
+            }
+        },
+    );
+    assert!(e.contains("`match` guards are not supported"), "{e}");
+}
+
+#[test]
+fn f64_kernels_validate_and_refuse_transcendentals() {
+    let w = ok(
+        quote!(threads = n),
+        syn::parse_quote! {
+            pub fn dbl(x: &[f64; n], v: &[DVec2; n], #[out] y: &mut [f64; n], n: u32, s: f32) {
+                let i = global_index();
+                if i < n {
+                    let a = x[i] * (s as f64) + 1.0e-300f64;
+                    let b = a.sqrt().max(a.abs()).min(f64::MAX).clamp(-1.0, 1.0e300);
+                    let c = v[i].dot(v[i]) + v[i].length() + (b.round() + b.floor() + b.fract());
+                    let d = if c.is_nan() || !c.is_finite() { f64::consts::PI } else { c.mul_add(2.0, 1.0) };
+                    y[i] = d.signum() * d.recip() + (i as f64) + (x[i] as f32 as f64) + (d as i32 as f64);
+                }
+            }
+        },
+    );
+    if std::env::var("FG_SHOW").is_ok() {
+        eprintln!("{w}");
+    }
+    assert!(w.contains("array<f64>") && w.contains("lf"), "{w}");
+    let e = err(
+        quote!(threads = n),
+        syn::parse_quote! {
+            pub fn k(x: &[f64; n], #[out] y: &mut [f64; n], n: u32) {
+                let i = global_index();
+                y[i] = x[i].sin();
+            }
+        },
+    );
+    assert!(
+        e.contains("`sin` is not available on `f64`") && e.contains("(x as f32).sin() as f64"),
+        "{e}"
+    );
+    let e = err(
+        quote!(threads = n),
+        syn::parse_quote! {
+            pub fn k(#[out] y: &mut [f64; n], n: u32, a: f64) {
+                let i = global_index();
+                y[i] = a;
+            }
+        },
+    );
+    assert!(
+        e.contains("`f64` scalar parameters are not supported") && e.contains("a: &[f64; 1]"),
+        "{e}"
+    );
+}
