@@ -12,19 +12,9 @@ use rand_chacha::ChaCha8Rng;
 use wgsl_forge::certify::{certify_default, CertOptions};
 use wgsl_forge::prelude::*;
 
-fn rt() -> ForgeRuntime {
-    // A missing adapter fails the test: GPU tests never skip.
-    ForgeRuntime::new(1 << 30, None).expect("a GPU adapter (lavapipe in CI) is required")
-}
-
-/// A schedule of one invocation a workgroup: `n` invocations are `n` workgroups, so
-/// 70001 of them fold past the 65535-per-dimension limit.
-fn one_per_group(declared: Schedule) -> Schedule {
-    Schedule {
-        workgroup: 1,
-        ..declared
-    }
-}
+#[macro_use]
+mod common;
+use common::rt;
 
 /// Values on a grid of 2^-10 in [-1, 1): sums of a few thousand of them are exact in f32.
 fn grid_values(rng: &mut ChaCha8Rng, n: usize) -> Vec<f32> {
@@ -80,19 +70,7 @@ fn float_atomics_add_sub_min_max_exactly_on_grid_values() {
         let x = grid_values(&mut rng, n);
         let bin: Vec<u32> = (0..n).map(|_| rng.gen()).collect();
         let want = scatter_reference(&x, &bin, n as u32).unwrap();
-        let (gpu, cpu) = if n > 65535 {
-            // 70001 workgroups of one invocation: folded into y on the GPU.
-            let s = one_per_group(scatter::DEFAULT_SCHEDULE);
-            (
-                scatter::run_with(&mut rt, &s, &x, &bin, n as u32).unwrap(),
-                scatter::cpu_with(&s, &x, &bin, n as u32).unwrap(),
-            )
-        } else {
-            (
-                rt.scatter(&x, &bin, n as u32).unwrap(),
-                scatter::cpu(&x, &bin, n as u32).unwrap(),
-            )
-        };
+        let (gpu, cpu) = gpu_and_cpu!(&mut rt, scatter, n, (&x, &bin, n as u32));
         assert_eq!(cpu, want, "oracle vs reference, n = {n}");
         assert_eq!(gpu, want, "GPU vs reference, n = {n}");
     }
@@ -291,18 +269,7 @@ fn compare_exchange_loops_on_u32_f32_and_i32() {
             low[b] = low[b].min((v[i] % 1000) as i32 - 500);
         }
         let want = (total, top, low);
-        let (gpu, cpu) = if n > 65535 {
-            let s = one_per_group(cas_loops::DEFAULT_SCHEDULE);
-            (
-                cas_loops::run_with(&mut rt, &s, &x, &v, n as u32).unwrap(),
-                cas_loops::cpu_with(&s, &x, &v, n as u32).unwrap(),
-            )
-        } else {
-            (
-                rt.cas_loops(&x, &v, n as u32).unwrap(),
-                cas_loops::cpu(&x, &v, n as u32).unwrap(),
-            )
-        };
+        let (gpu, cpu) = gpu_and_cpu!(&mut rt, cas_loops, n, (&x, &v, n as u32));
         assert_eq!(cpu, want, "oracle, n = {n}");
         assert_eq!(gpu, want, "GPU, n = {n}");
     }

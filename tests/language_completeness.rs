@@ -8,18 +8,9 @@ use rand_chacha::ChaCha8Rng;
 use wgsl_forge::certify::{certify_default, CertOptions};
 use wgsl_forge::prelude::*;
 
-fn rt() -> ForgeRuntime {
-    // A missing adapter fails the test: GPU tests never skip.
-    ForgeRuntime::new(1 << 30, None).expect("a GPU adapter (lavapipe in CI) is required")
-}
-
-/// A schedule of one invocation a workgroup: 70001 invocations fold past 65535 workgroups.
-fn one_per_group(declared: Schedule) -> Schedule {
-    Schedule {
-        workgroup: 1,
-        ..declared
-    }
-}
+#[macro_use]
+mod common;
+use common::rt;
 
 /// The odd sizes every test runs, the last past 65535 workgroups of one invocation.
 const SIZES: [usize; 4] = [1, 7, 1001, 70001];
@@ -105,18 +96,7 @@ fn math_methods_and_constants_match_the_definitions() {
     for n in SIZES {
         let mut x: Vec<f32> = (0..n).map(|_| rng.gen_range(-0.999f32..0.999)).collect();
         x[0] = 0.5;
-        let (gpu, cpu) = if n > 65535 {
-            let s = one_per_group(math2::DEFAULT_SCHEDULE);
-            (
-                math2::run_with(&mut rt, &s, &x, n as u32).unwrap(),
-                math2::cpu_with(&s, &x, n as u32).unwrap(),
-            )
-        } else {
-            (
-                rt.math2(&x, n as u32).unwrap(),
-                math2::cpu(&x, n as u32).unwrap(),
-            )
-        };
+        let (gpu, cpu) = gpu_and_cpu!(&mut rt, math2, n, (&x, n as u32));
         let want = math2_reference(&x);
         for (j, ((g, c), w)) in gpu.iter().zip(&cpu).zip(&want).enumerate() {
             // The oracle is Rust's f32 math (within an ulp or two of the definition; the
@@ -218,18 +198,7 @@ fn vector_compound_assignment_cross_and_distance() {
                 .collect()
         };
         let (a, b) = (gen(&mut rng), gen(&mut rng));
-        let (g, cpu) = if n > 65535 {
-            let s = one_per_group(vec_ops::DEFAULT_SCHEDULE);
-            (
-                vec_ops::run_with(&mut rt, &s, &a, &b, n as u32).unwrap(),
-                vec_ops::cpu_with(&s, &a, &b, n as u32).unwrap(),
-            )
-        } else {
-            (
-                rt.vec_ops(&a, &b, n as u32).unwrap(),
-                vec_ops::cpu(&a, &b, n as u32).unwrap(),
-            )
-        };
+        let (g, cpu) = gpu_and_cpu!(&mut rt, vec_ops, n, (&a, &b, n as u32));
         for i in 0..n {
             let (p, q) = (a[i].map(|x| x as f64), b[i].map(|x| x as f64));
             let w = [(3 * i + 1 - 1) as f64, (3 * (i + 1) + 1) as f64];
@@ -347,18 +316,7 @@ fn match_on_integers_is_a_switch_with_rust_semantics() {
     let mut rt = rt();
     for n in SIZES {
         let x: Vec<i32> = (0..n).map(|_| rng.gen_range(-60..12)).collect();
-        let (gpu, cpu) = if n > 65535 {
-            let s = one_per_group(classify::DEFAULT_SCHEDULE);
-            (
-                classify::run_with(&mut rt, &s, &x, n as u32).unwrap(),
-                classify::cpu_with(&s, &x, n as u32).unwrap(),
-            )
-        } else {
-            (
-                rt.classify(&x, n as u32).unwrap(),
-                classify::cpu(&x, n as u32).unwrap(),
-            )
-        };
+        let (gpu, cpu) = gpu_and_cpu!(&mut rt, classify, n, (&x, n as u32));
         let want = classify_reference(&x);
         assert_eq!(cpu, want, "oracle, n = {n}");
         assert_eq!(gpu, want, "GPU, n = {n}");
@@ -521,33 +479,12 @@ fn f64_is_double_precision_on_gpu_oracle_and_reference() {
         let v: Vec<[f64; 2]> = (0..n)
             .map(|_| [rng.gen_range(-1.0..1.0), rng.gen_range(-1.0..1.0)])
             .collect();
-        let (gpu, cpu) = if n > 65535 {
-            let s = one_per_group(dbl::DEFAULT_SCHEDULE);
-            (
-                dbl::run_with(&mut rt, &s, &x, &v, n as u32, 0.5).unwrap(),
-                dbl::cpu_with(&s, &x, &v, n as u32, 0.5).unwrap(),
-            )
-        } else {
-            (
-                rt.dbl(&x, &v, n as u32, 0.5).unwrap(),
-                dbl::cpu(&x, &v, n as u32, 0.5).unwrap(),
-            )
-        };
+        let (gpu, cpu) = gpu_and_cpu!(&mut rt, dbl, n, (&x, &v, n as u32, 0.5));
         let (wy, wz) = dbl_reference(&x, &v, 0.5);
-        for j in 0..n * 3 {
-            assert!(
-                near(cpu.0[j], wy[j], 1e-15, 1e-14),
-                "oracle y[{j}]: {} vs {}",
-                cpu.0[j],
-                wy[j]
-            );
+        for (j, ((g, c), w)) in gpu.0.iter().zip(&cpu.0).zip(&wy).enumerate() {
+            assert!(near(*c, *w, 1e-15, 1e-14), "oracle y[{j}]: {c} vs {w}");
             // The GPU may reassociate and fuse (SPIR-V allows both): `Tolerance::DOUBLE`.
-            assert!(
-                near(gpu.0[j], cpu.0[j], 1e-13, 1e-12),
-                "GPU y[{j}]: {} vs {}",
-                gpu.0[j],
-                cpu.0[j]
-            );
+            assert!(near(*g, *c, 1e-13, 1e-12), "GPU y[{j}]: {g} vs {c}");
         }
         for i in 0..n {
             // The small steps survived: more than f32 could hold next to 1.0.
@@ -558,11 +495,8 @@ fn f64_is_double_precision_on_gpu_oracle_and_reference() {
             );
             // `a as f32 as f64 - a` is the f32 rounding error, not zero.
             assert_eq!(gpu.0[i * 3 + 2], x[i] as f32 as f64 - x[i]);
-            for k in 0..2 {
-                assert!(
-                    near(cpu.1[i][k], wz[i][k], 1e-15, 1e-14),
-                    "oracle z[{i}][{k}]"
-                );
+            for (k, w) in wz[i].iter().enumerate() {
+                assert!(near(cpu.1[i][k], *w, 1e-15, 1e-14), "oracle z[{i}][{k}]");
                 assert!(
                     near(gpu.1[i][k], cpu.1[i][k], 1e-13, 1e-12),
                     "GPU z[{i}][{k}]"

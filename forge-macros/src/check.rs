@@ -564,8 +564,9 @@ fn float_atomics_arithmetic(cx: &Ctxt, k: &Kernel<'_>) {
                     },
                 };
                 if let Some(s) = elem.filter(|s| s.is_float() && !op.on_float()) {
-                    cx.error(
+                    cx.error_range(
                         x.span,
+                        x.end,
                         format!(
                             "`{}` is not defined for `Atomic<{}>`, whose value is a float; it has {}. For bit operations keep the bits in an `Atomic<u32>` and store `x.to_bits()`",
                             op.name(),

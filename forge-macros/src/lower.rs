@@ -128,6 +128,12 @@ impl<'k, 'a> Lowerer<'k, 'a> {
         Err(())
     }
 
+    /// An error underlining all of `tokens`.
+    fn err_spanned<T>(&self, tokens: impl quote::ToTokens, msg: impl std::fmt::Display) -> R<T> {
+        self.cx.error_spanned(tokens, msg);
+        Err(())
+    }
+
     fn unify_at(&mut self, span: Span, a: usize, b: usize) {
         if let Err(m) = self.inf.unify(a, b) {
             self.cx
@@ -486,7 +492,7 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                 let value = self.value_or_if(&b.right, out)?;
                 let (place, ptv) = self.place(&b.left)?;
                 if let Some((s, n)) = self.inf.vector(ptv) {
-                    self.vector_compound(op, ptv, &value, s, n, b.op.span())?;
+                    self.vector_compound(op, ptv, &value, s, n, &b.op)?;
                 } else if op.is_shift() {
                     self.constrain_at(b.left.span(), ptv, infer::S_INT, "shifts need integers");
                     self.constrain_at(
@@ -684,7 +690,7 @@ impl<'k, 'a> Lowerer<'k, 'a> {
             }
             syn::Expr::Paren(p) => return self.expr_stmt(&p.expr, out),
             syn::Expr::MethodCall(m) if AtomicOp::from_method(&m.method.to_string()).is_some() => {
-                let expr = self.method(m)?;
+                let expr = self.expr(e)?;
                 out.push(Stmt::Eval { expr });
             }
             other => {
@@ -899,33 +905,33 @@ impl<'k, 'a> Lowerer<'k, 'a> {
         let values: Vec<i64> = match p {
             syn::Pat::Lit(l) => match int(&syn::Expr::Lit(l.clone())) {
                 Some(v) => vec![v],
-                None => return self.err(p.span(), "`match` arms are integer literals (`3`), ranges of them (`4..=7`), `|` between them, or `_`"),
+                None => return self.err_spanned(p, "`match` arms are integer literals (`3`), ranges of them (`4..=7`), `|` between them, or `_`"),
             },
             syn::Pat::Range(r) => {
                 let (Some(a), Some(b)) = (r.start.as_deref().and_then(int), r.end.as_deref().and_then(int)) else {
-                    return self.err(p.span(), "a range arm needs two integer literals as bounds, such as `4..=7`");
+                    return self.err_spanned(p, "a range arm needs two integer literals as bounds, such as `4..=7`");
                 };
                 let b = match r.limits {
                     syn::RangeLimits::Closed(_) => b,
                     syn::RangeLimits::HalfOpen(_) => b - 1,
                 };
                 if b < a {
-                    return self.err(p.span(), "this range arm matches no value; its start must not be above its end");
+                    return self.err_spanned(p, "this range arm matches no value; its start must not be above its end");
                 }
                 if b - a >= MAX_RANGE {
-                    return self.err(p.span(), format!("this range arm covers {} values, but a `match` becomes a WGSL `switch` whose cases name each value, up to {MAX_RANGE} an arm; test wide ranges with `if x >= a && x <= b`", b - a + 1));
+                    return self.err_spanned(p, format!("this range arm covers {} values, but a `match` becomes a WGSL `switch` whose cases name each value, up to {MAX_RANGE} an arm; test wide ranges with `if x >= a && x <= b`", b - a + 1));
                 }
                 (a..=b).collect()
             }
             syn::Pat::Paren(inner) => return self.pattern_values(&inner.pat, tv),
-            other => return self.err(other.span(), "`match` arms are integer literals (`3`), ranges of them (`4..=7`), `|` between them, or `_`"),
+            other => return self.err_spanned(other, "`match` arms are integer literals (`3`), ranges of them (`4..=7`), `|` between them, or `_`"),
         };
         let (lo, hi) = (
             values[0].min(values[values.len() - 1]),
             values[0].max(values[values.len() - 1]),
         );
         if lo < i32::MIN as i64 || hi > u32::MAX as i64 {
-            return self.err(p.span(), "this pattern does not fit in 32 bits");
+            return self.err_spanned(p, "this pattern does not fit in 32 bits");
         }
         if lo < 0 {
             self.constrain_at(
@@ -1011,21 +1017,7 @@ impl<'k, 'a> Lowerer<'k, 'a> {
         for (i, s) in b.stmts.iter().enumerate() {
             match s {
                 syn::Stmt::Expr(e, None) if i + 1 == n => {
-                    result = (|| {
-                        if matches!(e, syn::Expr::If(_) | syn::Expr::Match(_)) {
-                            return self.value_into(e, target, &mut out);
-                        }
-                        let value = self.expr(e)?;
-                        let tv = self.local_tv[target];
-                        self.unify_at(value.span, tv, value.tv);
-                        out.push(Stmt::Assign {
-                            place: Place::Local(target),
-                            op: None,
-                            value,
-                            span: e.span(),
-                        });
-                        Ok(())
-                    })();
+                    result = self.value_into(e, target, &mut out);
                 }
                 _ => self.stmt(s, &mut out),
             }
@@ -2043,7 +2035,7 @@ impl<'k, 'a> Lowerer<'k, 'a> {
         value: &Expr,
         s: Scalar,
         n: u8,
-        op_span: Span,
+        op_tokens: &syn::BinOp,
     ) -> R<()> {
         let ok = match op {
             BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Rem => true,
@@ -2051,8 +2043,8 @@ impl<'k, 'a> Lowerer<'k, 'a> {
             _ => false,
         };
         if !ok {
-            return self.err(
-                op_span,
+            return self.err_spanned(
+                op_tokens,
                 format!("`{}=` is not supported on `vec{n}<{}>`; vectors support `+= -= *= /= %=`, and `&= |= ^=` on integers", op.wgsl(), s.wgsl()),
             );
         }

@@ -114,6 +114,34 @@ pub fn loops(y: &mut [f32; n], w: &[f32; 4], n: u32, reps: u32) {
     let sign = if s >= 0.0 { 1.0 } else { -1.0 };
     y[i] = s.powf(2.0).max(sign).round() + f32::from_bits(s.to_bits() ^ 1);
 }"#,
+    r#"#[forge_kernel(workgroup = 64, threads = n)]
+pub fn second_edition(x: &[f32; n], d: &[f64; n], #[out] bins: &mut [Atomic<f32>; 8], #[out] owner: &mut [Atomic<u32>; 8], #[out] y: &mut [f64; n], #[out] v: &mut [Vec4; n], n: u32) {
+    #[shared]
+    let mut local = [0.0f32; 8];
+    let i = global_index();
+    if i < n {
+        let b = i % 8;
+        local[b].fetch_add(x[i]);
+        bins[b].fetch_max(x[i].atan2(0.5) + x[i].hypot(1.0) + f32::consts::PI);
+        let (old, ok) = owner[b].compare_exchange_weak(0, i + 1);
+        let w = match i % 5 {
+            0 | 1 => 1.0f64,
+            2..=3 => d[i].sqrt().mul_add(2.0, 1.0),
+            r => r as f64,
+        };
+        y[i] = w + (old as f64) + select(0.0, 1.0, ok);
+        let mut a = Vec4::splat(x[i]);
+        a += Vec4::ONE;
+        a *= 0.5;
+        let c = a.xyz().cross(Vec3::new(1.0, 0.0, 0.0));
+        v[i] = Vec4::new(c.x, c.y, c.z, a.distance(Vec4::ZERO) + x[i].rem_euclid(2.0) + x[i].asinh());
+    }
+    workgroup_barrier();
+    let lid = local_index();
+    if lid < 8 {
+        bins[lid].fetch_add(local[lid].load());
+    }
+}"#,
 ];
 
 // ---- the grammar ------------------------------------------------------------------------
@@ -184,6 +212,15 @@ const LEAVES: &[&str] = &[
     "i64::MAX",
     "f32::PI",
     "std::f32::consts::PI",
+    "f32::consts::TAU",
+    "core::f64::consts::E",
+    "f32::consts::NOPE",
+    "f64::consts",
+    "1.5f64",
+    "DVec2::ZERO",
+    "DVec4::splat(1.0)",
+    "Vec3::ONE.cross(Vec3::ONE)",
+    "x[i].compare_exchange_weak(1.0, 2.0)",
     "0.5f16",
     "1e39f32",
     "1e-50",
@@ -242,11 +279,32 @@ const METHODS: &[&str] = &[
     "wrapping_add",
     "wrapping_sub",
     "wrapping_mul",
+    "asin",
+    "acos",
+    "atan",
+    "atan2",
+    "sinh",
+    "cosh",
+    "asinh",
+    "acosh",
+    "atanh",
+    "hypot",
+    "log10",
+    "to_degrees",
+    "to_radians",
+    "rem_euclid",
+    "cross",
+    "distance",
+    "dot",
     "fetch_add",
+    "fetch_sub",
+    "fetch_min",
     "fetch_max",
+    "fetch_or",
     "load",
     "store",
     "swap",
+    "compare_exchange_weak",
     "cbrt",
     "len",
     "iter",
@@ -308,6 +366,9 @@ fn expr() -> BoxedStrategy<String> {
             1 => (e.clone(), e.clone()).prop_map(|(c, a)| format!("if {c} {{ {a} }}")),
             1 => e.clone().prop_map(|a| format!("|q: f32| {a}")),
             1 => (e.clone(), e.clone()).prop_map(|(s, a)| format!("match {s} {{ 0 => {a}, _ => 1 }}")),
+            1 => (e.clone(), e.clone(), e.clone(), select(&["0 | 1", "2..=5", "-3..4", "7..=2", "0..=100000", "u32::MAX", "1.5", "r", "_", "r if r > 2", "(3)", "'a'..='z'"][..]))
+                .prop_map(|(s, a, b, p)| format!("match {s} {{ {p} => {a}, 9 => {{ {b} }} _ => {a} }}")),
+            1 => (e.clone(), e.clone()).prop_map(|(s, a)| format!("match {s} {{ 0 => {a} }}")),
             1 => e.clone().prop_map(|a| format!("vec![{a}]")),
             1 => (e.clone(), e.clone()).prop_map(|(a, b)| format!("({a}, {b})")),
             1 => prop::collection::vec(e.clone(), 0..4).prop_map(|v| format!("[{}]", v.join(", "))),
@@ -365,8 +426,12 @@ fn simple_stmt() -> impl Strategy<Value = String> {
         2 => select(&["workgroup_barrier();", "storage_barrier();", "workgroup_barrier(1);", "let b = workgroup_barrier();"][..]).prop_map(String::from),
         2 => select(&["break;", "continue;", "return;", "break 'a;", "return 1;", "return x[0];"][..]).prop_map(String::from),
         2 => expr().prop_map(|e| format!("{e};")),
-        1 => (select(&["x", "y", "acc"][..]), select(&["fetch_add", "fetch_max", "store", "load", "swap", "fetch_and"][..]), expr())
+        1 => (select(&["x", "y", "acc"][..]), select(&["fetch_add", "fetch_sub", "fetch_min", "fetch_max", "store", "load", "swap", "fetch_and", "fetch_or", "fetch_xor", "compare_exchange_weak"][..]), expr())
             .prop_map(|(b, m, a)| format!("{b}[0].{m}({a});")),
+        1 => (select(&["(o, k)", "(_, k)", "(mut o, _)", "(o, k, z)", "o", "(o, 1)"][..]), select(&["x", "y", "acc", "tile", "v"][..]), expr(), expr())
+            .prop_map(|(p, b, c, n)| format!("let {p} = {b}[0].compare_exchange_weak({c}, {n});")),
+        1 => (select(NAMES), select(&["+=", "-=", "*=", "/=", "%=", "<<=", "&="][..]), select(&["Vec4::ONE", "2.0", "UVec2::splat(1)", "DVec2::ZERO", "x[i]"][..]))
+            .prop_map(|(n, op, e)| format!("let mut {n} = Vec4::splat(1.0);\n{n} {op} {e};")),
         1 => select(&[
             "println!(\"x\");",
             "fn helper() {}",
@@ -402,6 +467,8 @@ fn stmt() -> BoxedStrategy<String> {
                     .prop_map(|(n, c, t, a, b)| format!("let {n} = if {c} {{\n{t}\n{a}\n}} else {{ {b} }};")),
                 1 => (select(NAMES), expr(), expr()).prop_map(|(n, c, a)| format!("let {n} = if {c} {{ {a} }};")),
                 1 => (place(), expr(), expr(), expr()).prop_map(|(p, c, a, b)| format!("{p} = if {c} {{ {a} }} else if {a} {{ {b} }} else {{ {a} }};")),
+                2 => (expr(), block.clone(), block.clone()).prop_map(|(s, a, b)| format!("match {s} {{\n0 | 2 => {{\n{a}\n}}\n3..=9 => break,\n_ => {{\n{b}\n}}\n}}")),
+                1 => (select(NAMES), expr(), block.clone(), expr()).prop_map(|(n, s, a, v)| format!("let {n} = match {s} {{\n1 => {{\n{a}\n{v}\n}}\nq => {v},\n}};")),
             ]
         })
         .boxed()
@@ -725,6 +792,10 @@ impl Typed {
                 "3.0",
                 "((x[i] as f16 * 0.5f16).max(-2.0) as f32)",
                 "(HVec2::splat(s as f16).dot(HVec2::ONE) as f32)",
+                "f32::consts::FRAC_PI_3",
+                "((s as f64).mul_add(2.0, 1.0).sqrt() as f32)",
+                "Vec3::splat(s).cross(Vec3::new(1.0, t, 0.5)).y",
+                "Vec2::new(s, t).distance(Vec2::ONE)",
             ];
             if self.shared {
                 leaves.push("tile[lid]");
@@ -756,11 +827,22 @@ impl Typed {
                     "fract",
                     "signum",
                     "recip",
+                    "asin",
+                    "acos",
+                    "atan",
+                    "sinh",
+                    "cosh",
+                    "asinh",
+                    "acosh",
+                    "atanh",
+                    "log10",
+                    "to_degrees",
+                    "to_radians",
                 ]);
                 format!("{}.{m}()", self.f(d - 1))
             }
             3 => {
-                let m = self.pick(&["min", "max", "powf"]);
+                let m = self.pick(&["min", "max", "powf", "atan2", "hypot", "rem_euclid"]);
                 format!("{}.{m}({})", self.f(d - 1), self.f(d - 1))
             }
             4 => {
@@ -840,6 +922,7 @@ impl Typed {
                     "wrapping_add",
                     "wrapping_sub",
                     "wrapping_mul",
+                    "rem_euclid",
                 ]);
                 format!("{}.{m}({})", self.u(d - 1), self.u(d - 1))
             }
@@ -946,7 +1029,7 @@ impl Typed {
         let k = if d == 0 {
             self.below(9)
         } else {
-            self.below(16)
+            self.below(18)
         };
         match k {
             0 => format!("t = {};", self.f(e)),
@@ -1016,6 +1099,21 @@ impl Typed {
                     self.stmts(d - 1, n1)
                 )
             }
+            16 => {
+                let (sel, n1, n2) = (self.u(e), self.below(3), self.below(3));
+                format!(
+                    "match {sel} % 6 {{\n0 | 1 => {{\n{}\n}}\n2..=3 => t += 1.0,\n_ => {{\n{}\n}}\n}}",
+                    self.stmts(d - 1, n1),
+                    self.stmts(d - 1, n2)
+                )
+            }
+            17 => format!(
+                "let w = match {} {{\n-1 => {},\n0..4 => {},\nz => {} + (z as f32),\n}};\nt += w;",
+                self.i(e),
+                self.f(e),
+                self.f(e),
+                self.f(e)
+            ),
             _ => match self.below(3) {
                 0 => format!("if {} {{\nreturn;\n}}", self.b(e)),
                 1 => "workgroup_barrier();".to_string(),

@@ -1,0 +1,36 @@
+//! What the language tests share: the adapter, and a kernel's GPU and oracle results at a
+//! size, past 65535 workgroups when the size asks for it.
+
+#![allow(dead_code)]
+
+use wgsl_forge::prelude::*;
+
+pub fn rt() -> ForgeRuntime {
+    // A missing adapter fails the test: GPU tests never skip.
+    ForgeRuntime::new(1 << 30, None).expect("a GPU adapter (lavapipe in CI) is required")
+}
+
+/// A schedule of one invocation a workgroup: `n` invocations are `n` workgroups, so
+/// 70001 of them fold past the 65535-per-dimension limit.
+pub fn one_per_group(declared: Schedule) -> Schedule {
+    Schedule {
+        workgroup: 1,
+        ..declared
+    }
+}
+
+/// `(GPU, oracle)` results of kernel `$k` on `$args`: with the runtime's schedule, or, when
+/// `$n` is past 65535, with one invocation a workgroup, so that the launch folds.
+macro_rules! gpu_and_cpu {
+    ($rt:expr, $k:ident, $n:expr, ($($arg:expr),* $(,)?)) => {{
+        if $n > 65535 {
+            let s = common::one_per_group($k::DEFAULT_SCHEDULE);
+            (
+                $k::run_with($rt, &s, $($arg),*).unwrap(),
+                $k::cpu_with(&s, $($arg),*).unwrap(),
+            )
+        } else {
+            ($k::run($rt, $($arg),*).unwrap(), $k::cpu($($arg),*).unwrap())
+        }
+    }};
+}
