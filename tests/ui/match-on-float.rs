@@ -1,7 +1,7 @@
 use wgsl_forge::prelude::*;
 
 #[forge_kernel(threads = n)]
-pub fn classify(x: &[u32; n], #[out] y: &mut [f32; n], n: u32) {
+pub fn classify(x: &[f32; n], #[out] y: &mut [f32; n], n: u32) {
     let i = global_index();
     if i < n {
         let v = match x[i] {
