@@ -48,15 +48,16 @@
 //! The `forge` command line is the `forge-cli` package: `cargo run -p forge-cli --bin forge
 //! -- certify`. A library user builds none of its dependencies.
 
+pub use forge_core::vectors;
 pub use forge_core::{certify, emit, error, manifest, oracle, timing, tune};
 pub use forge_core::{
     f16, Access, Backend, Binding, DynArgs, ElemType, Element, Feature, ForgeError, ForgeRuntime,
     GpuTensor, HardwareProfile, HostArg, HostBuffer, Kernel, ManifestCache, OracleOptions,
-    RuntimeBuilder, RuntimeStats, ScalarParam, ScalarType, ScalarValue, Schedule, Timing,
-    Tolerance, TuneSpace, TuningManifest,
+    RuntimeBuilder, RuntimeStats, ScalarParam, ScalarType, ScalarValue, Schedule, StructField,
+    StructLayout, Timing, Tolerance, TuneSpace, TuningManifest,
 };
 pub use forge_kernels as kernels;
-pub use forge_macros::{forge_fn, forge_kernel, forge_module};
+pub use forge_macros::{forge_fn, forge_kernel, forge_module, forge_struct};
 
 /// The runtime: the device, launches on host data and on device-resident tensors.
 pub mod runtime {
@@ -72,11 +73,12 @@ pub mod runtime {
 /// Everything a kernel author and a kernel user need: the macro, the runtime, the error,
 /// and the built-in kernels' methods.
 pub mod prelude {
+    pub use forge_core::vectors::*;
     pub use forge_core::{
         f16, Feature, ForgeError, ForgeRuntime, GpuTensor, Kernel, OracleOptions, Schedule,
     };
     pub use forge_kernels::prelude::*;
-    pub use forge_macros::{forge_fn, forge_kernel, forge_module};
+    pub use forge_macros::{forge_fn, forge_kernel, forge_module, forge_struct};
 }
 
 #[doc(hidden)]

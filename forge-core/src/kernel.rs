@@ -46,15 +46,44 @@ impl ScalarType {
     }
 }
 
-/// The element type of a binding: a scalar or a vector of 2 or 4 scalars, possibly atomic.
+/// The element type of a binding: a scalar, a vector of 2 or 4 scalars, possibly atomic, or
+/// a `#[forge_struct]`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct ElemType {
-    /// The scalar.
+    /// The scalar (for a struct, `U32`: its words; [`ElemType::word_scalar`] has each
+    /// word's own).
     pub scalar: ScalarType,
-    /// 1 for a scalar, 2 or 4 for a vector (vec3 is not allowed in bindings: its stride is 16).
+    /// 1 for a scalar, 2 or 4 for a vector (vec3 is not allowed in bindings: its stride
+    /// is 16), and a struct's size in 32-bit words.
     pub width: u8,
-    /// `Atomic<u32>` / `Atomic<i32>`; the host sees plain integers.
+    /// `Atomic<u32>` / `Atomic<i32>` / `Atomic<f32>`; the host sees plain numbers.
     pub atomic: bool,
+    /// The fields of a `#[forge_struct]` element.
+    #[serde(skip)]
+    pub layout: Option<&'static StructLayout>,
+}
+
+/// The layout of a `#[forge_struct]`, as its WGSL and its `#[repr(C)]` host type share it
+/// (the macro checks the two against naga's layout). Every component is 32 bits wide.
+#[derive(Debug, PartialEq, Eq, Hash)]
+pub struct StructLayout {
+    /// The struct's name.
+    pub name: &'static str,
+    /// Its fields in declaration order.
+    pub fields: &'static [StructField],
+}
+
+/// A field of a [`StructLayout`]: a scalar, a vector or a fixed array of them.
+#[derive(Debug, PartialEq, Eq, Hash)]
+pub struct StructField {
+    /// The field's name.
+    pub name: &'static str,
+    /// Its offset in bytes.
+    pub offset: u32,
+    /// The scalar of every component.
+    pub scalar: ScalarType,
+    /// How many components it has (a vector's width times an array's length).
+    pub components: u32,
 }
 
 impl ElemType {
@@ -64,6 +93,32 @@ impl ElemType {
             scalar,
             width: 1,
             atomic: false,
+            layout: None,
+        }
+    }
+
+    /// A vector of `width` scalars.
+    pub const fn vector(scalar: ScalarType, width: u8) -> Self {
+        ElemType {
+            width,
+            ..ElemType::scalar(scalar)
+        }
+    }
+
+    /// An atomic scalar.
+    pub const fn atomic(scalar: ScalarType) -> Self {
+        ElemType {
+            atomic: true,
+            ..ElemType::scalar(scalar)
+        }
+    }
+
+    /// A `#[forge_struct]` of `words` 32-bit words.
+    pub const fn structure(layout: &'static StructLayout, words: u8) -> Self {
+        ElemType {
+            width: words,
+            layout: Some(layout),
+            ..ElemType::scalar(ScalarType::U32)
         }
     }
 
@@ -72,13 +127,28 @@ impl ElemType {
         self.scalar.size() * self.width as usize
     }
 
+    /// The scalar of component `c` of an element: `scalar`, or the field's for a struct.
+    pub fn word_scalar(&self, c: usize) -> ScalarType {
+        let Some(layout) = self.layout else {
+            return self.scalar;
+        };
+        let at = (c * 4) as u32;
+        layout
+            .fields
+            .iter()
+            .find(|f| at >= f.offset && at < f.offset + 4 * f.components)
+            .map(|f| f.scalar)
+            .unwrap_or(ScalarType::U32)
+    }
+
     /// The WGSL spelling of the element type.
     pub fn wgsl(&self) -> String {
         let s = self.scalar.wgsl();
-        match (self.atomic, self.width) {
-            (true, _) => format!("atomic<{s}>"),
-            (false, 1) => s.to_string(),
-            (false, w) => format!("vec{w}<{s}>"),
+        match (self.layout, self.atomic, self.width) {
+            (Some(l), _, _) => l.name.to_string(),
+            (_, true, _) => format!("atomic<{s}>"),
+            (_, false, 1) => s.to_string(),
+            (_, false, w) => format!("vec{w}<{s}>"),
         }
     }
 }
@@ -189,6 +259,20 @@ impl HostBuffer {
 
     /// Every scalar component as `f64`, for comparisons (f16 is widened exactly).
     pub fn to_f64(&self) -> Vec<f64> {
+        if self.elem.layout.is_some() {
+            // A struct's words, each as its field's scalar.
+            let width = self.elem.width.max(1) as usize;
+            return self
+                .words
+                .iter()
+                .enumerate()
+                .map(|(j, w)| match self.elem.word_scalar(j % width) {
+                    ScalarType::F32 => f32::from_bits(*w) as f64,
+                    ScalarType::I32 => *w as i32 as f64,
+                    _ => *w as f64,
+                })
+                .collect();
+        }
         match self.elem.scalar {
             ScalarType::F32 => self
                 .words

@@ -27,6 +27,7 @@ pub mod tensor;
 pub mod timing;
 pub mod topology;
 pub mod tune;
+pub mod vectors;
 
 /// IEEE half precision, the host type of `f16` bindings (the `half` crate's `f16`).
 pub use half::f16;
@@ -36,7 +37,7 @@ pub use dispatch::HostArg;
 pub use error::{ForgeError, Result};
 pub use kernel::{
     Access, Binding, DynArgs, ElemType, Feature, HostBuffer, Kernel, OracleOptions, ScalarParam,
-    ScalarType, ScalarValue, Tolerance,
+    ScalarType, ScalarValue, StructField, StructLayout, Tolerance,
 };
 pub use manifest::{ManifestCache, TuningManifest};
 pub use schedule::{Schedule, TuneSpace};
@@ -52,7 +53,7 @@ pub mod __private {
     pub use crate::error::{ForgeError, Result};
     pub use crate::kernel::{
         check_scalar_count, Access, Binding, DynArgs, ElemType, Feature, HostBuffer, Kernel,
-        OracleOptions, ScalarParam, ScalarType, ScalarValue, Tolerance,
+        OracleOptions, ScalarParam, ScalarType, ScalarValue, StructField, StructLayout, Tolerance,
     };
     pub use crate::oracle;
     pub use crate::schedule::{Schedule, TuneSpace};

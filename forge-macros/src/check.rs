@@ -40,16 +40,103 @@ pub fn check(cx: &Ctxt, k: &Kernel<'_>) {
 fn assigned_bindings(k: &Kernel<'_>) -> Vec<(usize, Span)> {
     let mut out = Vec::new();
     walk_stmts(&k.body, &mut |s| {
-        if let Stmt::Assign {
-            place: Place::Binding(b, _),
-            span,
-            ..
-        } = s
-        {
-            out.push((*b, *span));
+        if let Stmt::Assign { place, span, .. } = s {
+            if let Place::Binding(b, _) = place.root() {
+                out.push((*b, *span));
+            }
         }
     });
     out
+}
+
+/// A `#[forge_struct]`'s host layout (`#[repr(C)]`, every component 4 bytes, so no padding)
+/// must be naga's layout of its WGSL: every field at the same offset, and the same size,
+/// so that a binding's elements and a host slice's agree. A mismatch names the field and
+/// the padding field to add.
+pub fn struct_layout(cx: &Ctxt, st: &syn::ItemStruct, def: &StructDef) {
+    let source = crate::emit_wgsl::struct_decl(def);
+    let name = crate::emit_wgsl::struct_name(def);
+    let (offsets, size) = match crate::validate::struct_layout(&source, &name) {
+        Ok(l) => l,
+        Err(report) => {
+            cx.error(
+                st.ident.span(),
+                format!(
+                    "naga rejected the WGSL of `{}`; this is a bug in forge_kernel:\n{report}",
+                    def.name
+                ),
+            );
+            return;
+        }
+    };
+    let idents: Vec<&syn::Ident> = st.fields.iter().filter_map(|f| f.ident.as_ref()).collect();
+    let pad = |words: u32| {
+        let taken = |n: &str| def.fields.iter().any(|f| f.name == n);
+        let name = (0..)
+            .map(|i| format!("_pad{i}"))
+            .find(|n| !taken(n))
+            .unwrap_or_default();
+        if words == 1 {
+            format!("`pub {name}: u32,`")
+        } else {
+            format!("`pub {name}: [u32; {words}],`")
+        }
+    };
+    for (i, f) in def.fields.iter().enumerate() {
+        let (host, wgsl) = (f.offset, offsets.get(i).copied().unwrap_or(f.offset));
+        let next_host = def.fields.get(i + 1).map(|n| n.offset).unwrap_or(def.size);
+        let next_wgsl = offsets.get(i + 1).copied().unwrap_or(size);
+        let ty = crate::emit_wgsl::rust_ty(&f.ty);
+        if wgsl != host {
+            cx.error(
+                idents.get(i).map(|i| i.span()).unwrap_or_else(|| st.ident.span()),
+                format!(
+                    "`{}` is at byte {host} of the host struct but at byte {wgsl} in WGSL, which aligns a `{ty}` to {} bytes; add {} before `{}`",
+                    f.name,
+                    crate::emit_wgsl::wgsl_align(&f.ty),
+                    pad((wgsl - host) / 4),
+                    f.name
+                ),
+            );
+            return;
+        }
+        // An array of `vec3`s: WGSL's stride is 16 bytes, the host's 12.
+        if let (Ty::Array(e, _), Some(_)) = (&f.ty, def.fields.get(i + 1)) {
+            if next_wgsl - wgsl != next_host - host && matches!(**e, Ty::Vector(_, 3)) {
+                cx.error(
+                    idents.get(i).map(|i| i.span()).unwrap_or_else(|| st.ident.span()),
+                    format!("`{}`'s elements are 16 bytes apart in WGSL but 12 on the host; use 4-component vectors, `[{}; N]`", f.name, crate::emit_wgsl::rust_ty(&Ty::Vector(e.component().unwrap_or(Scalar::F32), 4))),
+                );
+                return;
+            }
+        }
+    }
+    if size != def.size {
+        let last = def.fields.last().map(|f| f.name.as_str()).unwrap_or("");
+        let stride = matches!(def.fields.last().map(|f| &f.ty), Some(Ty::Array(e, _)) if matches!(**e, Ty::Vector(_, 3)));
+        if stride {
+            cx.error(
+                idents.last().map(|i| i.span()).unwrap_or_else(|| st.ident.span()),
+                format!("`{last}`'s elements are 16 bytes apart in WGSL but 12 on the host; use 4-component vectors"),
+            );
+            return;
+        }
+        let align = def
+            .fields
+            .iter()
+            .map(|f| crate::emit_wgsl::wgsl_align(&f.ty))
+            .max()
+            .unwrap_or(4);
+        cx.error(
+            st.ident.span(),
+            format!(
+                "`{}` is {} bytes on the host but {size} in WGSL, which rounds a struct's size up to a multiple of its alignment ({align} bytes); add {} after `{last}`",
+                def.name,
+                def.size,
+                pad((size - def.size) / 4)
+            ),
+        );
+    }
 }
 
 /// A read-only binding (`&[T; LEN]`) is written.
@@ -62,7 +149,7 @@ fn read_only_not_written(cx: &Ctxt, k: &Kernel<'_>) {
                 format!(
                     "cannot write to `{}`, a read-only binding; declare it `&mut [{}; {}]` to update it in place, or `#[out]` for a pure output",
                     binding.name,
-                    binding.elem.wgsl(),
+                    binding.elem_text,
                     binding.len_text
                 ),
             );
@@ -81,7 +168,7 @@ fn outputs_written(cx: &Ctxt, k: &Kernel<'_>) {
                     "`#[out]` binding `{}` is never written; write it with `{}[i] = ...`, or make it an input with `&[{}; {}]`",
                     b.name,
                     b.name,
-                    b.elem.wgsl(),
+                    b.elem_text,
                     b.len_text
                 ),
             );
@@ -130,8 +217,9 @@ fn workgroup_size(cx: &Ctxt, k: &Kernel<'_>) {
     }
 }
 
-fn shared_bytes(ty: &Ty, wg: u32, items: u32, vec: u32) -> Option<u64> {
+fn shared_bytes(ty: &Ty, structs: &[StructDef], wg: u32, items: u32, vec: u32) -> Option<u64> {
     match ty {
+        Ty::Struct(s) => Some(structs[*s].size as u64),
         Ty::Scalar(s) => Some(s.size() as u64),
         // vec3 is aligned and sized like vec4 in arrays.
         Ty::Vector(s, n) => Some(s.size() as u64 * if *n == 3 { 4 } else { *n as u64 }),
@@ -140,7 +228,7 @@ fn shared_bytes(ty: &Ty, wg: u32, items: u32, vec: u32) -> Option<u64> {
                 ConstLen::Lit(n) => *n as u64,
                 ConstLen::Sched { wgsl, .. } => eval_sched(wgsl, wg, items, vec)?,
             };
-            Some(n * shared_bytes(e, wg, items, vec)?)
+            Some(n * shared_bytes(e, structs, wg, items, vec)?)
         }
     }
 }
@@ -222,7 +310,7 @@ fn workgroup_memory_limit(cx: &Ctxt, k: &Kernel<'_>) {
             for vec in k.tune_vectors() {
                 let mut total = 0u64;
                 for l in k.locals.iter().filter(|l| l.shared) {
-                    let Some(bytes) = shared_bytes(&l.ty, wg, items, vec) else {
+                    let Some(bytes) = shared_bytes(&l.ty, &k.structs, wg, items, vec) else {
                         cx.error(l.span, "cannot evaluate the length of this workgroup array");
                         return;
                     };
@@ -272,7 +360,8 @@ pub fn is_zero(e: &Expr) -> bool {
         ExprKind::IntLit(x) => *x == 0,
         ExprKind::FloatLit(x) => *x == 0.0 && x.is_sign_positive(),
         ExprKind::BoolLit(b) => !b,
-        ExprKind::VecNew(args) => args.iter().all(is_zero),
+        ExprKind::VecNew(args) | ExprKind::StructNew(_, args) => args.iter().all(is_zero),
+        ExprKind::StructZero(_) => true,
         _ => false,
     }
 }
@@ -528,13 +617,10 @@ fn atomic_arrays_only_atomically(cx: &Ctxt, k: &Kernel<'_>) {
         }
     };
     walk_stmts(&k.body, &mut |s| {
-        if let Stmt::Assign {
-            place: Place::LocalIndex(id, _) | Place::Local(id),
-            span,
-            ..
-        } = s
-        {
-            plain(*id, *span);
+        if let Stmt::Assign { place, span, .. } = s {
+            if let Place::LocalIndex(id, _) | Place::Local(id) = place.root() {
+                plain(*id, *span);
+            }
         }
         stmt_exprs(s, &mut |e| {
             walk_expr(e, &mut |x| {
@@ -825,10 +911,10 @@ pub mod uniformity {
                     }
                 }
                 Stmt::Assign { place, value, .. } => {
-                    let id = match place {
-                        Place::Local(id) => Some((*id, true)),
-                        Place::LocalIndex(id, idx) => Some((*id, idx.iter().all(|i| self.uni(i)))),
-                        Place::Binding(..) => None,
+                    let idx_uniform = place.indices().iter().all(|i| self.uni(i));
+                    let id = match place.root() {
+                        Place::Local(id) | Place::LocalIndex(id, _) => Some((*id, idx_uniform)),
+                        _ => None,
                     };
                     if let Some((id, idx_uniform)) = id {
                         if !self.uni(value) {
@@ -1155,7 +1241,6 @@ pub mod constants {
                 } => {
                     let v = self.expr(value);
                     match place {
-                        Place::Local(_) => {}
                         Place::LocalIndex(id, idx) => {
                             let mut ty = self.locals[*id].ty.clone();
                             for i in idx {
@@ -1163,8 +1248,10 @@ pub mod constants {
                                 ty = self.bounds(&ty, i, iv);
                             }
                         }
-                        Place::Binding(_, i) => {
-                            self.expr(i);
+                        other => {
+                            for i in other.indices() {
+                                self.expr(i);
+                            }
                         }
                     }
                     if let Some(op) = op {
@@ -1378,10 +1465,17 @@ pub mod constants {
                     }
                     None
                 }
-                ExprKind::ArrayRepeat(a) | ExprKind::Swizzle(a, _) => {
+                ExprKind::ArrayRepeat(a) | ExprKind::Swizzle(a, _) | ExprKind::Field(a, _) => {
                     self.expr(a);
                     None
                 }
+                ExprKind::StructNew(_, items) => {
+                    for a in items {
+                        self.expr(a);
+                    }
+                    None
+                }
+                ExprKind::StructZero(_) => None,
                 ExprKind::ArrayList(items)
                 | ExprKind::VecNew(items)
                 | ExprKind::Call(_, items)

@@ -258,11 +258,19 @@ impl<'k> Oracle<'k> {
                 let e = self.ty(e);
                 quote!(::std::vec::Vec<#e>)
             }
+            Ty::Struct(s) => {
+                let name = format_ident!("{}", self.k.structs[*s].name);
+                quote!(#name)
+            }
         }
     }
 
     fn zero(&self, t: &Ty) -> TokenStream {
         match t {
+            Ty::Struct(_) => {
+                let (t, bytemuck) = (self.ty(t), self.p.bytemuck());
+                quote!(<#t as #bytemuck::Zeroable>::zeroed())
+            }
             Ty::Scalar(Scalar::F32) => quote!(0.0f32),
             Ty::Scalar(Scalar::U32) => quote!(0u32),
             Ty::Scalar(Scalar::I32) => quote!(0i32),
@@ -926,46 +934,79 @@ impl<'k> Oracle<'k> {
 
     fn assign(&self, place: &Place, op: Option<BinOp>, value: &Expr) -> TokenStream {
         let v = self.expr(value);
-        let combine = |current: TokenStream, ty: &Ty| match op {
+        let (setup, target, ty) = self.place_target(place, op.is_some());
+        let c = match op {
             None => quote!(__fg_v),
-            Some(op) => self.arith(op, ty, &value.ty, current, quote!(__fg_v)),
+            Some(op) => self.arith(op, &ty, &value.ty, target.clone(), quote!(__fg_v)),
         };
+        quote!({ let __fg_v = #v; #setup #target = #c; })
+    }
+
+    /// A place as an lvalue: the statements that check its indices (and record the write
+    /// for race detection, after a read for a compound assignment), the lvalue, its type.
+    fn place_target(&self, place: &Place, compound: bool) -> (TokenStream, TokenStream, Ty) {
         match place {
-            Place::Local(id) => {
-                let target = self.local_place(*id);
-                let c = combine(target.clone(), &self.locals[*id].ty);
-                quote!({ let __fg_v = #v; #target = #c; })
-            }
+            Place::Local(id) => (
+                TokenStream::new(),
+                self.local_place(*id),
+                self.locals[*id].ty.clone(),
+            ),
             Place::LocalIndex(id, idxs) => {
                 let l = &self.locals[*id];
                 let mut target = self.local_place(*id);
                 let mut steps = TokenStream::new();
-                let mut ty = &l.ty;
+                let mut ty = l.ty.clone();
                 for (n, i) in idxs.iter().enumerate() {
                     let var = format_ident!("__fg_i{}", n);
                     let chk = self.checked_index(&l.name, i, quote!(#target.len()));
                     steps.extend(quote!(let #var: usize = #chk;));
                     target = quote!(#target[#var]);
                     if let Ty::Array(e, _) = ty {
-                        ty = e;
+                        ty = *e;
                     }
                 }
-                let c = combine(target.clone(), ty);
-                let race = self.race_write(self.shared_slots[*id], op.is_some(), quote!(__fg_i0));
-                quote!({ let __fg_v = #v; #steps #race #target = #c; })
+                steps.extend(self.race_write(self.shared_slots[*id], compound, quote!(__fg_i0)));
+                (steps, target, ty)
             }
             Place::Binding(b, i) => {
                 let binding = &self.k.bindings[*b];
                 let name = format_ident!("{}", binding.name);
                 let chk = self.checked_index(&binding.name, i, quote!(#name.len()));
-                let ty = binding.elem_ty();
-                let c = combine(quote!(#name[__fg_i]), &ty);
                 let race = self.race_write(
                     self.binding_slots.get(*b).copied().flatten(),
-                    op.is_some(),
+                    compound,
                     quote!(__fg_i),
                 );
-                quote!({ let __fg_v = #v; let __fg_i: usize = #chk; #race #name[__fg_i] = #c; })
+                (
+                    quote!(let __fg_i: usize = #chk; #race),
+                    quote!(#name[__fg_i]),
+                    binding.elem_ty(),
+                )
+            }
+            Place::Field(base, f) => {
+                let (setup, target, ty) = self.place_target(base, compound);
+                let Ty::Struct(s) = ty else {
+                    return (setup, target, ty);
+                };
+                let field = &self.k.structs[s].fields[*f];
+                let id = format_ident!("{}", field.name);
+                (setup, quote!(#target.#id), field.ty.clone())
+            }
+            Place::Component(base, c) => {
+                let (setup, target, ty) = self.place_target(base, compound);
+                let c = *c as usize;
+                let ty = ty.component().map(Ty::Scalar).unwrap_or(ty);
+                (setup, quote!(#target[#c]), ty)
+            }
+            Place::Index(base, i) => {
+                let (mut setup, target, ty) = self.place_target(base, compound);
+                let chk = self.checked_index("array field", i, quote!(#target.len()));
+                setup.extend(quote!(let __fg_f: usize = #chk;));
+                let ty = match ty {
+                    Ty::Array(e, _) => *e,
+                    t => t,
+                };
+                (setup, quote!(#target[__fg_f]), ty)
             }
         }
     }
@@ -1273,6 +1314,22 @@ impl<'k> Oracle<'k> {
             ExprKind::Subgroup { id, .. } => {
                 let (_, r, _) = subgroup_buffers(*id);
                 quote!(#r[__fg_lane as usize])
+            }
+            ExprKind::StructNew(st, args) => {
+                let def = &self.k.structs[*st];
+                let name = format_ident!("{}", def.name);
+                let fields = def.fields.iter().map(|f| format_ident!("{}", f.name));
+                let values: Vec<_> = args.iter().map(|a| self.expr(a)).collect();
+                quote!(#name { #(#fields: #values),* })
+            }
+            ExprKind::StructZero(_) => self.zero(&e.ty),
+            ExprKind::Field(base, f) => {
+                let Ty::Struct(st) = base.ty else {
+                    return self.expr(base);
+                };
+                let id = format_ident!("{}", self.k.structs[st].fields[*f].name);
+                let b = self.expr(base);
+                quote!((#b).#id)
             }
             // WGSL's `select` evaluates both sides; neither has effects in this language.
             ExprKind::Select(f, t, c) => {

@@ -76,12 +76,95 @@ fn camel(name: &str) -> String {
         .collect()
 }
 
-fn elem_tokens(p: &Paths, b: &BindingParam<'_>) -> TokenStream {
-    let et = p.elem_type();
-    let st = p.scalar_type();
+fn elem_tokens(p: &Paths, k: &Kernel<'_>, b: &BindingParam<'_>) -> TokenStream {
+    let (et, st) = (p.elem_type(), p.scalar_type());
     let v = format_ident!("{}", b.elem.core_variant());
-    let (w, atomic) = (b.width, b.atomic);
-    quote!(#et { scalar: #st::#v, width: #w, atomic: #atomic })
+    let w = b.width;
+    match b.strukt {
+        Some(s) => {
+            let (name, element) = (format_ident!("{}", k.structs[s].name), p.element());
+            quote!(<#name as #element>::ELEM)
+        }
+        None if b.atomic => quote!(#et::atomic(#st::#v)),
+        None if w == 1 => quote!(#et::scalar(#st::#v)),
+        None => quote!(#et::vector(#st::#v, #w)),
+    }
+}
+
+/// A `#[forge_struct]`'s host items: the struct itself, `Pod`, `Zeroable` and `Element`,
+/// and compile-time checks that rustc lays it out as the macro (and naga) do.
+pub fn struct_items(st: &syn::ItemStruct, def: &StructDef, krate: &syn::Path) -> TokenStream {
+    let p = Paths::new(krate);
+    let (bytemuck, element, et, st_ty) =
+        (p.bytemuck(), p.element(), p.elem_type(), p.scalar_type());
+    let (layout, field) = (p.struct_layout(), p.struct_field());
+    let name = &st.ident;
+    let name_str = &def.name;
+    let host = |t: &Ty| -> TokenStream {
+        match t {
+            Ty::Scalar(s) => rust_scalar(*s, &p),
+            Ty::Vector(s, n) => {
+                let (s, n) = (rust_scalar(*s, &p), Literal::usize_unsuffixed(*n as usize));
+                quote!([#s; #n])
+            }
+            Ty::Array(e, ConstLen::Lit(n)) => {
+                let inner = match &**e {
+                    Ty::Vector(s, m) => {
+                        let (s, m) = (rust_scalar(*s, &p), Literal::usize_unsuffixed(*m as usize));
+                        quote!([#s; #m])
+                    }
+                    other => rust_scalar(other.scalar().unwrap_or(Scalar::U32), &p),
+                };
+                let n = Literal::usize_unsuffixed(*n as usize);
+                quote!([#inner; #n])
+            }
+            _ => quote!(u32),
+        }
+    };
+    let field_ids: Vec<Ident> = def
+        .fields
+        .iter()
+        .map(|f| format_ident!("{}", f.name))
+        .collect();
+    let field_tys: Vec<TokenStream> = def.fields.iter().map(|f| host(&f.ty)).collect();
+    let offsets: Vec<usize> = def.fields.iter().map(|f| f.offset as usize).collect();
+    let size = def.size as usize;
+    let fields: Vec<TokenStream> = def
+        .fields
+        .iter()
+        .map(|f| {
+            let mut t = &f.ty;
+            while let Ty::Array(e, _) = t {
+                t = e;
+            }
+            let scalar = format_ident!("{}", t.component().unwrap_or(Scalar::U32).core_variant());
+            let (n, off) = (&f.name, f.offset);
+            let components = crate::parse::ty_words(&f.ty);
+            quote!(#field { name: #n, offset: #off, scalar: #st_ty::#scalar, components: #components })
+        })
+        .collect();
+    let words = (def.size / 4) as u8;
+    quote! {
+        #st
+        // The layout `#[forge_struct]` checked against naga's for the WGSL struct: the host
+        // struct has exactly these field types, offsets and size, so it has no padding.
+        const _: () = {
+            #[allow(dead_code)]
+            fn __fg_field_types(s: &#name) {
+                #(let _: &#field_tys = &s.#field_ids;)*
+            }
+            assert!(::core::mem::size_of::<#name>() == #size);
+            #(assert!(::core::mem::offset_of!(#name, #field_ids) == #offsets);)*
+        };
+        // SAFETY: `#[repr(C)]`, with fields of `f32`, `u32` and `i32` (and arrays of them)
+        // only, checked above, and no padding (the size is the sum of the fields'): every
+        // bit pattern is a valid value, and zero is one.
+        unsafe impl #bytemuck::Zeroable for #name {}
+        unsafe impl #bytemuck::Pod for #name {}
+        impl #element for #name {
+            const ELEM: #et = #et::structure(&#layout { name: #name_str, fields: &[#(#fields),*] }, #words);
+        }
+    }
 }
 
 /// The generated items, one function each. `Items` holds what several of them share: the
@@ -172,6 +255,10 @@ impl<'k> Items<'k> {
             .bindings
             .iter()
             .map(|b| {
+                if let Some(st) = b.strukt {
+                    let name = format_ident!("{}", k.structs[st].name);
+                    return quote!(#name);
+                }
                 let s = rust_scalar(b.elem, &p);
                 if b.width == 1 {
                     s
@@ -346,7 +433,7 @@ impl<'k> Items<'k> {
             .map(|(i, b)| {
                 let n = i as u32;
                 let name = &b.name;
-                let elem = elem_tokens(&self.p, b);
+                let elem = elem_tokens(&self.p, self.k, b);
                 let access = format_ident!(
                     "{}",
                     match b.access {
@@ -676,7 +763,7 @@ impl<'k> Items<'k> {
         let mut dyn_results = Vec::new();
         for (i, b) in self.k.bindings.iter().enumerate() {
             let (id, t, n) = (&self.binding_ids[i], &self.elem_tys[i], &b.name);
-            let elem = elem_tokens(&self.p, b);
+            let elem = elem_tokens(&self.p, self.k, b);
             match b.access {
                 Access::Read => dyn_setup
                     .push(quote!(let #id: &[#t] = #oracle_mod::buf(NAME, __fg_args, #i, #n)?;)),
@@ -864,29 +951,37 @@ impl<'k> Items<'k> {
     fn tolerance_fn(&self) -> TokenStream {
         let k = self.k;
         let tolerance = self.p.tolerance();
+        // The scalars the kernel writes: a struct's fields' own.
+        let written: Vec<Scalar> = k
+            .bindings
+            .iter()
+            .filter(|b| b.access != Access::Read)
+            .flat_map(|b| match b.strukt {
+                Some(s) => k.structs[s]
+                    .fields
+                    .iter()
+                    .filter_map(|f| {
+                        let mut t = &f.ty;
+                        while let Ty::Array(e, _) = t {
+                            t = e;
+                        }
+                        t.component()
+                    })
+                    .collect(),
+                None => vec![b.elem],
+            })
+            .collect();
         match k.options.tolerance {
             Some((abs, rel)) => {
                 quote!(fn tolerance(&self) -> #tolerance { #tolerance { abs: #abs, rel: #rel } })
             }
-            None if k
-                .bindings
-                .iter()
-                .any(|b| b.elem == Scalar::F16 && b.access != Access::Read) =>
-            {
+            None if written.contains(&Scalar::F16) => {
                 quote!(fn tolerance(&self) -> #tolerance { #tolerance::HALF })
             }
-            None if k
-                .bindings
-                .iter()
-                .all(|b| b.elem.is_int() || b.access == Access::Read) =>
-            {
+            None if written.iter().all(|s| s.is_int()) => {
                 quote!(fn tolerance(&self) -> #tolerance { #tolerance::EXACT })
             }
-            None if k
-                .bindings
-                .iter()
-                .all(|b| b.elem.is_int() || b.access == Access::Read || b.elem == Scalar::F64) =>
-            {
+            None if written.iter().all(|s| s.is_int() || *s == Scalar::F64) => {
                 quote!(fn tolerance(&self) -> #tolerance { #tolerance::DOUBLE })
             }
             None => quote!(),

@@ -409,18 +409,27 @@ pub fn emit<'k>(k: &'k Kernel<'k>) -> Wgsl {
         let params: Vec<String> = helper
             .params
             .iter()
-            .map(|p| format!("fg_arg_{}: {}", he.names[*p], ty(&helper.locals[*p].ty)))
+            .map(|p| {
+                format!(
+                    "fg_arg_{}: {}",
+                    he.names[*p],
+                    ty(&helper.locals[*p].ty, &k.structs)
+                )
+            })
             .collect();
         let ret = helper
             .ret
             .as_ref()
-            .map(|t| format!(" -> {}", ty(t)))
+            .map(|t| format!(" -> {}", ty(t, &k.structs)))
             .unwrap_or_default();
         for p in &helper.params {
             let l = &helper.locals[*p];
             let kw = if l.mutable { "var" } else { "let" };
             let name = he.names[*p].clone();
-            he.line(&format!("{kw} {name}: {} = fg_arg_{name};", ty(&l.ty)));
+            he.line(&format!(
+                "{kw} {name}: {} = fg_arg_{name};",
+                ty(&l.ty, &k.structs)
+            ));
         }
         he.block_contents(&helper.body);
         // The function's lines start after a blank line and its signature.
@@ -443,6 +452,10 @@ pub fn emit<'k>(k: &'k Kernel<'k>) -> Wgsl {
     let body_code = std::mem::take(&mut e.out);
 
     let mut s = String::new();
+    for def in used_structs(k) {
+        s.push('\n');
+        s.push_str(&struct_decl(&k.structs[def]));
+    }
     if !k.scalars.is_empty() {
         s.push_str("\nstruct Params {\n");
         for p in &k.scalars {
@@ -460,7 +473,7 @@ pub fn emit<'k>(k: &'k Kernel<'k>) -> Wgsl {
         let elem = if b.atomic {
             format!("atomic<{}>", atomic_scalar(b.elem))
         } else {
-            ty(&b.elem_ty())
+            ty(&b.elem_ty(), &k.structs)
         };
         let _ = writeln!(
             s,
@@ -482,7 +495,7 @@ pub fn emit<'k>(k: &'k Kernel<'k>) -> Wgsl {
             (Ty::Array(e, ConstLen::Sched { wgsl, .. }), true) => {
                 format!("array<atomic<{}>, {wgsl}>", atomic(e))
             }
-            (t, _) => ty(t),
+            (t, _) => ty(t, &k.structs),
         };
         let _ = writeln!(s, "var<workgroup> {name}: {t};");
     }
@@ -582,6 +595,39 @@ fn used_subgroup_builtins(k: &Kernel<'_>) -> Vec<Builtin> {
     used
 }
 
+/// The `#[forge_struct]`s the kernel or a helper it calls has a value of, in declaration
+/// order.
+fn used_structs(k: &Kernel<'_>) -> Vec<usize> {
+    let mut used = vec![false; k.structs.len()];
+    let mut mark = |t: &Ty| {
+        let mut t = t;
+        while let Ty::Array(e, _) = t {
+            t = e;
+        }
+        if let Ty::Struct(s) = t {
+            used[*s] = true;
+        }
+    };
+    for b in &k.bindings {
+        mark(&b.elem_ty());
+    }
+    let mut bodies: Vec<(&[Local], &Block)> = vec![(&k.locals, &k.body)];
+    for h in k.used_helpers() {
+        let h = &k.helpers[h];
+        if let Some(r) = &h.ret {
+            mark(r);
+        }
+        bodies.push((&h.locals, &h.body));
+    }
+    for (locals, body) in bodies {
+        locals.iter().for_each(|l| mark(&l.ty));
+        walk_stmts(body, &mut |s| {
+            stmt_exprs(s, &mut |e| walk_expr(e, &mut |x| mark(&x.ty)))
+        });
+    }
+    (0..k.structs.len()).filter(|s| used[*s]).collect()
+}
+
 /// Whether any value of the kernel, or of a helper it calls, is an `f16` or holds some.
 pub fn uses_f16(k: &Kernel<'_>) -> bool {
     uses_scalar(k, Scalar::F16)
@@ -623,6 +669,86 @@ fn atomic_scalar(s: Scalar) -> &'static str {
     }
 }
 
+/// A `#[forge_struct]`'s WGSL name: its own, unless WGSL or the generated code has it
+/// (`Params`, the uniform's struct).
+pub fn struct_name(def: &StructDef) -> String {
+    match def.name.as_str() {
+        "Params" => "fg_u_Params".to_string(),
+        n => wgsl_name(n),
+    }
+}
+
+/// A `#[forge_struct]`'s WGSL declaration.
+pub fn struct_decl(def: &StructDef) -> String {
+    let mut s = format!("struct {} {{\n", struct_name(def));
+    for f in &def.fields {
+        let _ = writeln!(s, "    {}: {},", wgsl_name(&f.name), ty(&f.ty, &[]));
+    }
+    s.push_str("}\n");
+    s
+}
+
+/// The alignment WGSL gives a type in storage: a scalar's size, a `vec2`'s twice that,
+/// a `vec3`'s and a `vec4`'s four times, an array's element's.
+pub fn wgsl_align(t: &Ty) -> u32 {
+    match t {
+        Ty::Scalar(s) => s.size(),
+        Ty::Vector(s, 2) => 2 * s.size(),
+        Ty::Vector(s, _) => 4 * s.size(),
+        Ty::Array(e, _) => wgsl_align(e),
+        Ty::Struct(_) => 16,
+    }
+}
+
+/// A type as the kernel language (and the host) spells it: `f32`, `Vec4`, `[u32; 4]`.
+pub fn rust_ty(t: &Ty) -> String {
+    match t {
+        Ty::Scalar(s) => s.wgsl().to_string(),
+        Ty::Vector(s, n) => {
+            let prefix = match s {
+                Scalar::U32 => "U",
+                Scalar::I32 => "I",
+                Scalar::F16 => "H",
+                Scalar::F64 => "D",
+                _ => "",
+            };
+            format!("{prefix}Vec{n}")
+        }
+        Ty::Array(e, ConstLen::Lit(n)) => format!("[{}; {n}]", rust_ty(e)),
+        Ty::Array(e, ConstLen::Sched { wgsl, .. }) => format!("[{}; {wgsl}]", rust_ty(e)),
+        Ty::Struct(_) => "struct".to_string(),
+    }
+}
+
+/// The type of a place, from its root local's or binding's type.
+pub fn place_ty(k: &Kernel<'_>, locals: &[Local], place: &Place) -> Ty {
+    match place {
+        Place::Local(id) => locals[*id].ty.clone(),
+        Place::LocalIndex(id, idx) => {
+            let mut t = locals[*id].ty.clone();
+            for _ in idx {
+                if let Ty::Array(e, _) = t {
+                    t = *e;
+                }
+            }
+            t
+        }
+        Place::Binding(b, _) => k.bindings[*b].elem_ty(),
+        Place::Field(base, f) => match place_ty(k, locals, base) {
+            Ty::Struct(s) => k.structs[s].fields[*f].ty.clone(),
+            t => t,
+        },
+        Place::Component(base, _) => match place_ty(k, locals, base) {
+            Ty::Vector(s, _) => Ty::Scalar(s),
+            t => t,
+        },
+        Place::Index(base, _) => match place_ty(k, locals, base) {
+            Ty::Array(e, _) => *e,
+            t => t,
+        },
+    }
+}
+
 /// `var` for a mutable local, `let` for an immutable one.
 fn kw(l: &Local) -> &'static str {
     if l.mutable {
@@ -632,12 +758,13 @@ fn kw(l: &Local) -> &'static str {
     }
 }
 
-pub fn ty(t: &Ty) -> String {
+pub fn ty(t: &Ty, structs: &[StructDef]) -> String {
     match t {
+        Ty::Struct(i) => struct_name(&structs[*i]),
         Ty::Scalar(s) => s.wgsl().to_string(),
         Ty::Vector(s, n) => format!("vec{n}<{}>", s.wgsl()),
-        Ty::Array(e, ConstLen::Lit(n)) => format!("array<{}, {n}>", ty(e)),
-        Ty::Array(e, ConstLen::Sched { wgsl, .. }) => format!("array<{}, {wgsl}>", ty(e)),
+        Ty::Array(e, ConstLen::Lit(n)) => format!("array<{}, {n}>", ty(e, structs)),
+        Ty::Array(e, ConstLen::Sched { wgsl, .. }) => format!("array<{}, {wgsl}>", ty(e, structs)),
     }
 }
 
@@ -763,7 +890,7 @@ impl Emitter<'_> {
                     return;
                 }
                 let name = self.names[*local].clone();
-                let t = ty(&l.ty);
+                let t = ty(&l.ty, &self.k.structs);
                 let kw = if l.mutable || init.is_none() {
                     "var"
                 } else {
@@ -787,21 +914,7 @@ impl Emitter<'_> {
             Stmt::Assign {
                 place, op, value, ..
             } => {
-                let target = match place {
-                    Place::Local(id) => self.names[*id].clone(),
-                    Place::LocalIndex(id, idx) => {
-                        let mut t = self.names[*id].clone();
-                        for i in idx {
-                            let i = self.expr(i);
-                            let _ = write!(t, "[{i}]");
-                        }
-                        t
-                    }
-                    Place::Binding(b, i) => {
-                        let i = self.expr(i);
-                        format!("{}[{i}]", wgsl_name(&self.k.bindings[*b].name))
-                    }
-                };
+                let target = self.place(place);
                 let v = self.expr(value);
                 match op {
                     None => self.line(&format!("{target} = {v};")),
@@ -840,7 +953,7 @@ impl Emitter<'_> {
                 ..
             } => {
                 let v = self.names[*var].clone();
-                let t = ty(&self.locals[*var].ty);
+                let t = ty(&self.locals[*var].ty, &self.k.structs);
                 let (s0, e0) = (self.expr(start), self.expr(end));
                 let n = self.fresh();
                 // Rust evaluates the range once; so does this.
@@ -962,7 +1075,12 @@ impl Emitter<'_> {
                     format!("{r}.old_value")
                 };
                 let lines = [
-                    format!("{} {}: {} = {value};", kw(o), self.names[*old], ty(&o.ty)),
+                    format!(
+                        "{} {}: {} = {value};",
+                        kw(o),
+                        self.names[*old],
+                        ty(&o.ty, &self.k.structs)
+                    ),
                     format!(
                         "{} {}: bool = {r}.exchanged;",
                         kw(x),
@@ -1008,7 +1126,7 @@ impl Emitter<'_> {
     /// WGSL has no `[x; N]`: zero values use the zero constructor, short arrays are spelled
     /// out, and the rest are filled by a loop.
     fn array_repeat(&mut self, kw: &str, name: &str, t: &Ty, v: &Expr) {
-        let ts = ty(t);
+        let ts = ty(t, &self.k.structs);
         if crate::check::is_zero(v) {
             return self.line(&format!("{kw} {name}: {ts} = {ts}();"));
         }
@@ -1041,6 +1159,52 @@ impl Emitter<'_> {
     fn helper_owned(&mut self, name: String, src: impl FnOnce() -> String) -> String {
         self.helpers.entry(name.clone()).or_insert_with(src);
         name
+    }
+
+    /// An assignable place as WGSL.
+    fn place(&mut self, place: &Place) -> String {
+        match place {
+            Place::Local(id) => self.names[*id].clone(),
+            Place::LocalIndex(id, idx) => {
+                let mut t = self.names[*id].clone();
+                for i in idx {
+                    let i = self.expr(i);
+                    let _ = write!(t, "[{i}]");
+                }
+                t
+            }
+            Place::Binding(b, i) => {
+                let i = self.expr(i);
+                format!("{}[{i}]", wgsl_name(&self.k.bindings[*b].name))
+            }
+            Place::Field(base, f) => {
+                let base_ty = self.place_ty(base);
+                let base = self.place(base);
+                format!("{base}.{}", self.field_name(&base_ty, *f))
+            }
+            Place::Component(base, c) => {
+                let base = self.place(base);
+                format!("{base}.{}", ["x", "y", "z", "w"][*c as usize])
+            }
+            Place::Index(base, i) => {
+                let base = self.place(base);
+                let i = self.expr(i);
+                format!("{base}[{i}]")
+            }
+        }
+    }
+
+    /// The type of a place.
+    fn place_ty(&self, place: &Place) -> Ty {
+        place_ty(self.k, self.locals, place)
+    }
+
+    /// The WGSL name of field `f` of a struct type.
+    fn field_name(&self, t: &Ty, f: usize) -> String {
+        match t {
+            Ty::Struct(s) => wgsl_name(&self.k.structs[*s].fields[f].name),
+            _ => String::new(),
+        }
     }
 
     /// `&name[i]`'s operand: the atomic element, indexed by a `u32`.
@@ -1185,7 +1349,7 @@ impl Emitter<'_> {
                 if a.ty == e.ty {
                     inner
                 } else {
-                    format!("{}({inner})", ty(&e.ty))
+                    format!("{}({inner})", ty(&e.ty, &self.k.structs))
                 }
             }
             ExprKind::Math(f, args) => self.math(*f, args),
@@ -1201,7 +1365,7 @@ impl Emitter<'_> {
             }
             ExprKind::VecNew(args) => {
                 let items: Vec<String> = args.iter().map(|a| self.expr(a)).collect();
-                format!("{}({})", ty(&e.ty), items.join(", "))
+                format!("{}({})", ty(&e.ty, &self.k.structs), items.join(", "))
             }
             ExprKind::Swizzle(v, comps) => {
                 let v = self.expr(v);
@@ -1214,6 +1378,16 @@ impl Emitter<'_> {
             ExprKind::Select(f, t, c) => {
                 let (f, t, c) = (self.expr(f), self.expr(t), self.expr(c));
                 format!("select({f}, {t}, {c})")
+            }
+            ExprKind::StructNew(s, args) => {
+                let items: Vec<String> = args.iter().map(|a| self.expr(a)).collect();
+                format!("{}({})", struct_name(&self.k.structs[*s]), items.join(", "))
+            }
+            ExprKind::StructZero(s) => format!("{}()", struct_name(&self.k.structs[*s])),
+            ExprKind::Field(base, f) => {
+                let name = self.field_name(&base.ty, *f);
+                let base = self.expr(base);
+                format!("({base}).{name}")
             }
             ExprKind::Subgroup { op, args, .. } => {
                 let items: Vec<String> = args.iter().map(|a| self.expr(a)).collect();

@@ -63,6 +63,8 @@ enum Info {
     Array(usize, ConstLen),
     /// A vector.
     Vector(Scalar, u8),
+    /// A `#[forge_struct]`, by index.
+    Struct(usize),
 }
 
 pub struct Infer {
@@ -105,6 +107,21 @@ impl Infer {
         let r = self.find(v);
         match self.info[r] {
             Info::Vector(s, n) => Some((s, n)),
+            _ => None,
+        }
+    }
+
+    pub fn of_struct(&mut self, s: usize) -> usize {
+        let v = self.fresh();
+        self.info[v] = Info::Struct(s);
+        v
+    }
+
+    /// The struct of a variable known to be one.
+    pub fn strukt(&mut self, v: usize) -> Option<usize> {
+        let r = self.find(v);
+        match self.info[r] {
+            Info::Struct(s) => Some(s),
             _ => None,
         }
     }
@@ -168,6 +185,7 @@ impl Infer {
                 describe_set(set),
                 s.wgsl()
             )),
+            Info::Struct(_) => Err(format!("expected {}, found a struct", describe_set(set))),
         }
     }
 
@@ -205,6 +223,18 @@ impl Infer {
                     ));
                 }
                 Info::Vector(a, n)
+            }
+            (Info::Struct(a), Info::Struct(b)) => {
+                if a != b {
+                    return Err("mismatched types: these are two different structs".into());
+                }
+                Info::Struct(a)
+            }
+            (Info::Struct(_), _) => {
+                return Err("mismatched types: expected a struct, found another type".into())
+            }
+            (_, Info::Struct(_)) => {
+                return Err("mismatched types: expected this type, found a struct".into())
             }
             (Info::Vector(a, n), _) => {
                 return Err(format!(
@@ -250,6 +280,7 @@ impl Infer {
             }
             Info::Array(e, len) => Some(Ty::Array(Box::new(self.resolve(e)?), len)),
             Info::Vector(s, n) => Some(Ty::Vector(s, n)),
+            Info::Struct(s) => Some(Ty::Struct(s)),
         }
     }
 }

@@ -30,7 +30,7 @@ use proc_macro::TokenStream;
 pub fn forge_kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
     let item: proc_macro2::TokenStream = item.into();
     match syn::parse2::<syn::ItemFn>(item) {
-        Ok(func) => expand(attr.into(), func, Vec::new()).into(),
+        Ok(func) => expand(attr.into(), func, model::Shared::default()).into(),
         Err(e) => syn::Error::new(
             e.span(),
             format!("`#[forge_kernel]` applies to a function: {e}"),
@@ -49,6 +49,27 @@ pub fn forge_kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn forge_module(attr: TokenStream, item: TokenStream) -> TokenStream {
     expand_module(attr.into(), item.into()).into()
+}
+
+/// Marks a struct inside a `#[forge_module]` as one the module's kernels and helpers use:
+/// a binding's element, a local, a helper's argument or result, a workgroup array's
+/// element. It must be `#[repr(C)]` and `Clone + Copy`, with named fields of 32-bit scalars
+/// (`f32`, `u32`, `i32`), vectors of them (`Vec4`, `UVec2`, ...) and fixed arrays of those.
+/// The macro implements `Pod`, `Zeroable` and `Element` for it, and checks at compile time
+/// that its layout is WGSL's (as naga lays the WGSL struct out), naming the padding to add
+/// where it is not. On its own, outside a `#[forge_module]`, it is an error.
+#[proc_macro_attribute]
+pub fn forge_struct(_attr: TokenStream, item: TokenStream) -> TokenStream {
+    let item: proc_macro2::TokenStream = item.into();
+    let span = syn::parse2::<syn::ItemStruct>(item)
+        .map(|s| s.ident.span())
+        .unwrap_or_else(|_| proc_macro2::Span::call_site());
+    syn::Error::new(
+        span,
+        "`#[forge_struct]` structs are declared inside a `#[forge_module]` module, next to the kernels that use them",
+    )
+    .to_compile_error()
+    .into()
 }
 
 /// Marks a device function inside a `#[forge_module]`. `#[forge_module]` consumes it; on
@@ -93,19 +114,45 @@ fn expand_module(
         .to_compile_error();
     };
     let cx = ctxt::Ctxt::new();
-    // Helpers first, in order: each may call the ones before it.
-    let mut helpers: Vec<model::HelperFn> = Vec::new();
-    let mut rest = Vec::new();
+    let mut shared = model::Shared::default();
+    let mut out = Vec::new();
+    // Structs first: every helper and kernel may use every one.
+    let mut items_left = Vec::new();
     for item in items {
         match item {
+            syn::Item::Struct(mut st) => {
+                let Some(pos) = st
+                    .attrs
+                    .iter()
+                    .position(|a| a.path().is_ident("forge_struct"))
+                else {
+                    out.push(quote::quote!(#st));
+                    continue;
+                };
+                let attr = st.attrs.remove(pos);
+                let krate = parse::struct_options(&cx, &attr);
+                if let Some(def) = parse::struct_def(&cx, &st, &shared.structs) {
+                    check::struct_layout(&cx, &st, &def);
+                    out.push(emit_rust::struct_items(&st, &def, &krate));
+                    shared.structs.push(def);
+                } else {
+                    out.push(quote::quote!(#st));
+                }
+            }
+            other => items_left.push(other),
+        }
+    }
+    // Helpers next, in order: each may call the ones before it.
+    let mut rest = Vec::new();
+    for item in items_left {
+        match item {
             syn::Item::Fn(f) if f.attrs.iter().any(|a| a.path().is_ident("forge_fn")) => {
-                let h = lower::Lowerer::helper(&cx, &f, &helpers);
-                helpers.extend(h);
+                let h = lower::Lowerer::helper(&cx, &f, &shared.helpers, &shared.structs);
+                shared.helpers.extend(h);
             }
             other => rest.push(other),
         }
     }
-    let mut out = Vec::new();
     for item in rest {
         match item {
             syn::Item::Fn(mut f) => {
@@ -122,7 +169,7 @@ fn expand_module(
                     syn::Meta::List(l) => l.tokens.clone(),
                     _ => proc_macro2::TokenStream::new(),
                 };
-                out.push(expand(args, f, helpers.clone()));
+                out.push(expand(args, f, shared.clone()));
             }
             other => out.push(quote::quote!(#other)),
         }
@@ -138,14 +185,15 @@ fn expand_module(
 fn expand(
     attr: proc_macro2::TokenStream,
     func: syn::ItemFn,
-    helpers: Vec<model::HelperFn>,
+    shared: model::Shared,
 ) -> proc_macro2::TokenStream {
+    let model::Shared { helpers, structs } = shared;
     let cx = ctxt::Ctxt::new();
     let mut options = parse::options(&cx, attr);
-    let (bindings, scalars, params) = parse::params(&cx, &func);
+    let (bindings, scalars, params) = parse::params(&cx, &func, &structs);
     parse::resolve_threads(&cx, &scalars, &mut options);
 
-    let mut lowerer = lower::Lowerer::new(&cx, &bindings, &scalars, &helpers);
+    let mut lowerer = lower::Lowerer::new(&cx, &bindings, &scalars, &helpers, &structs);
     let mut body = lowerer.block(&func.block);
     lowerer.finish(&mut body);
     let locals = std::mem::take(&mut lowerer.locals);
@@ -162,6 +210,7 @@ fn expand(
         params,
         body,
         helpers,
+        structs,
     };
     if !cx.has_errors() {
         check::check(&cx, &kernel);

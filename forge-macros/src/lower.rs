@@ -23,6 +23,8 @@ pub struct Lowerer<'k, 'a> {
     inf: Infer,
     /// Helpers callable from this body.
     helpers: &'k [HelperFn],
+    /// The module's `#[forge_struct]`s.
+    structs: &'k [StructDef],
     /// Set while lowering a helper: the return type's variable, if it returns a value.
     in_helper: Option<Option<usize>>,
     /// Helpers called so far.
@@ -39,8 +41,10 @@ impl<'k, 'a> Lowerer<'k, 'a> {
         bindings: &'k [BindingParam<'a>],
         scalars: &'k [ScalarParam<'a>],
         helpers: &'k [HelperFn],
+        structs: &'k [StructDef],
     ) -> Self {
         Lowerer {
+            structs,
             cx,
             bindings,
             scalars,
@@ -59,8 +63,13 @@ impl<'k, 'a> Lowerer<'k, 'a> {
 
     /// Lowers a `#[forge_fn]` helper. `earlier` are the helpers declared before it, the
     /// only ones it may call.
-    pub fn helper(cx: &'k Ctxt, f: &syn::ItemFn, earlier: &'k [HelperFn]) -> Option<HelperFn> {
-        let mut l = Lowerer::new(cx, &[], &[], earlier);
+    pub fn helper(
+        cx: &'k Ctxt,
+        f: &syn::ItemFn,
+        earlier: &'k [HelperFn],
+        structs: &'k [StructDef],
+    ) -> Option<HelperFn> {
+        let mut l = Lowerer::new(cx, &[], &[], earlier, structs);
         if let Some(g) = f.sig.generics.params.first() {
             cx.error(g.span(), "generic helpers are not supported");
         }
@@ -147,12 +156,16 @@ impl<'k, 'a> Lowerer<'k, 'a> {
         }
     }
 
-    /// A variable fixed to a scalar or vector type.
+    /// A variable fixed to a type.
     fn ty_var(&mut self, t: &Ty) -> usize {
         match t {
             Ty::Vector(s, n) => self.inf.of_vector(*s, *n),
             Ty::Scalar(s) => self.inf.of_scalar(*s),
-            Ty::Array(..) => self.inf.fresh(),
+            Ty::Array(e, len) => {
+                let e = self.ty_var(e);
+                self.inf.of_array(e, len.clone())
+            }
+            Ty::Struct(s) => self.inf.of_struct(*s),
         }
     }
 
@@ -365,6 +378,9 @@ impl<'k, 'a> Lowerer<'k, 'a> {
     }
 
     fn type_annotation(&mut self, t: &syn::Type) -> R<usize> {
+        if let Some(s) = crate::parse::struct_type(t, self.structs) {
+            return Ok(self.inf.of_struct(s));
+        }
         if let Some(s) = crate::parse::scalar_type(t) {
             return Ok(self.inf.of_scalar(s));
         }
@@ -1044,6 +1060,40 @@ impl<'k, 'a> Lowerer<'k, 'a> {
     /// An assignable place and its type variable.
     fn place(&mut self, e: &syn::Expr) -> R<(Place, usize)> {
         match e {
+            syn::Expr::Field(f) => {
+                let syn::Member::Named(id) = &f.member else {
+                    return self.err(f.member.span(), "tuple fields are not supported");
+                };
+                let (base, btv) = self.place(&f.base)?;
+                if let Some((s, n)) = self.inf.vector(btv) {
+                    let c = match id.to_string().as_str() {
+                        "x" => 0,
+                        "y" => 1,
+                        "z" => 2,
+                        "w" => 3,
+                        _ => 4,
+                    };
+                    if c >= n {
+                        return self.err(id.span(), format!("a `vec{n}` has no component `{id}`"));
+                    }
+                    let tv = self.inf.of_scalar(s);
+                    return Ok((Place::Component(Box::new(base), c), tv));
+                }
+                let Some(st) = self.inf.strukt(btv) else {
+                    return self.err_spanned(
+                        e,
+                        "only the fields of a `#[forge_struct]` and the components of a vector can be assigned",
+                    );
+                };
+                let def = &self.structs[st];
+                let Some(i) = def.field(&id.to_string()) else {
+                    let names: Vec<&str> = def.fields.iter().map(|f| f.name.as_str()).collect();
+                    return self.err(id.span(), format!("`{}` has no field `{id}`; its fields are {}", def.name, method_list(names.into_iter())));
+                };
+                let ty = def.fields[i].ty.clone();
+                let tv = self.ty_var(&ty);
+                Ok((Place::Field(Box::new(base), i), tv))
+            }
             syn::Expr::Path(p) => {
                 let name = path_name_p(&p.path).unwrap_or_default();
                 if let Some(id) = self.lookup(&name) {
@@ -1072,7 +1122,16 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                 chain.reverse();
                 let name = match root {
                     syn::Expr::Path(p) => path_name_p(&p.path).unwrap_or_default(),
-                    other => return self.err(other.span(), "only bindings and local arrays can be indexed"),
+                    syn::Expr::Field(_) => {
+                        // An array field: `p.hits[0] = ..`.
+                        let (base, btv) = self.place(&ix.expr)?;
+                        let Some(elem) = self.inf.array_elem(btv) else {
+                            return self.err(ix.expr.span(), "this value is not an array and cannot be indexed");
+                        };
+                        let i = self.index_expr(&ix.index)?;
+                        return Ok((Place::Index(Box::new(base), i), elem));
+                    }
+                    other => return self.err(other.span(), "only bindings, local arrays and arrays in struct fields can be indexed"),
                 };
                 if let Some(b) = self.bindings.iter().position(|b| b.name == name) {
                     if chain.len() != 1 {
@@ -1268,13 +1327,13 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                     syn::Member::Unnamed(i) => return self.err(i.span(), "tuple fields are not supported"),
                 };
                 let comp = match member.as_str() {
-                    "x" => 0,
-                    "y" => 1,
-                    "z" => 2,
-                    "w" => 3,
-                    _ => return self.err(f.member.span(), "unknown field; vectors and the `*_id()` builtins have fields `x`, `y`, `z` (and `w`)"),
+                    "x" => Some(0),
+                    "y" => Some(1),
+                    "z" => Some(2),
+                    "w" => Some(3),
+                    _ => None,
                 };
-                if let syn::Expr::Call(c) = &*f.base {
+                if let (syn::Expr::Call(c), Some(comp)) = (&*f.base, comp) {
                     if let Some(b) = path_name(&c.func).and_then(|n| vec_builtin(&n)) {
                         if !c.args.is_empty() {
                             return self.err(c.args.span(), "builtins take no arguments");
@@ -1284,8 +1343,24 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                     }
                 }
                 let base = self.expr(&f.base)?;
+                if let Some(st) = self.inf.strukt(base.tv) {
+                    let def = &self.structs[st];
+                    let Some(i) = def.field(&member) else {
+                        let names: Vec<&str> = def.fields.iter().map(|f| f.name.as_str()).collect();
+                        return self.err(
+                            f.member.span(),
+                            format!("`{}` has no field `{member}`; its fields are {}", def.name, method_list(names.into_iter())),
+                        );
+                    };
+                    let ty = def.fields[i].ty.clone();
+                    let tv = self.ty_var(&ty);
+                    return Ok(self.expr_of(ExprKind::Field(Box::new(base), i), tv, span));
+                }
+                let Some(comp) = comp else {
+                    return self.err(f.member.span(), "unknown field; vectors and the `*_id()` builtins have fields `x`, `y`, `z` (and `w`), and a `#[forge_struct]` the fields it declares");
+                };
                 let Some((s, n)) = self.inf.vector(base.tv) else {
-                    return self.err(span, "field access is supported on vectors and on `global_id()`, `local_id()`, `workgroup_id()` and `num_workgroups()`");
+                    return self.err(span, "field access is supported on vectors, on `global_id()`, `local_id()`, `workgroup_id()` and `num_workgroups()`, and on `#[forge_struct]`s");
                 };
                 if comp >= n {
                     return self.err(f.member.span(), format!("a `vec{n}` has no component `{member}`"));
@@ -1293,6 +1368,7 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                 let tv = self.inf.of_scalar(s);
                 Ok(self.expr_of(ExprKind::Swizzle(Box::new(base), vec![comp]), tv, span))
             }
+            syn::Expr::Struct(lit) => self.struct_literal(lit),
             syn::Expr::If(_) => self.err(span, "an `if` used as a value must be the whole right-hand side of a `let` or an assignment; bind it first: `let v = if .. { .. } else { .. };`"),
             syn::Expr::Block(_) => self.err(span, "block expressions are not supported here"),
             syn::Expr::Closure(_) => self.err(span, "closures are not supported in kernels"),
@@ -1576,6 +1652,13 @@ impl<'k, 'a> Lowerer<'k, 'a> {
             );
         }
         if let Some((ty, ctor)) = name.split_once("::") {
+            if let Some(st) = self.structs.iter().position(|s| s.name == ty) {
+                if ctor != "zeroed" || !c.args.is_empty() {
+                    return self.err(c.func.span(), format!("`{name}` is not a function of `{ty}`; build one with `{ty} {{ .. }}`, or `{ty}::zeroed()` for zeros"));
+                }
+                let tv = self.inf.of_struct(st);
+                return Ok(self.expr_of(ExprKind::StructZero(st), tv, span));
+            }
             if let Some((s, n)) = crate::parse::vector_name(ty) {
                 let want = match ctor {
                     "new" => n as usize,
@@ -1646,6 +1729,61 @@ impl<'k, 'a> Lowerer<'k, 'a> {
             c.func.span(),
             format!("cannot call `{name}` in a kernel; kernels call builtins (`global_index()`, ...) and methods such as `x.sqrt()`"),
         )
+    }
+
+    /// `Body { pos: a, vel: b }`: every field once, in any order; evaluated in declaration
+    /// order, as WGSL's constructor evaluates its arguments.
+    fn struct_literal(&mut self, lit: &syn::ExprStruct) -> R<Expr> {
+        let span = lit.span();
+        let name = path_name_p(&lit.path).unwrap_or_default();
+        let Some(st) = self.structs.iter().position(|s| s.name == name) else {
+            return self.err_spanned(&lit.path, format!("`{name}` is not a `#[forge_struct]` of this module; declare it there with `#[forge_struct]`"));
+        };
+        let def = &self.structs[st];
+        if let Some(rest) = &lit.rest {
+            return self.err_spanned(rest, format!("every field of `{name}` is given in a kernel; for zeros write `{name}::zeroed()`"));
+        }
+        let mut values: Vec<Option<Expr>> = vec![None; def.fields.len()];
+        for fv in &lit.fields {
+            let syn::Member::Named(id) = &fv.member else {
+                return self.err_spanned(&fv.member, format!("`{name}` has named fields"));
+            };
+            let Some(i) = def.field(&id.to_string()) else {
+                let names: Vec<&str> = def.fields.iter().map(|f| f.name.as_str()).collect();
+                return self.err(
+                    id.span(),
+                    format!(
+                        "`{name}` has no field `{id}`; its fields are {}",
+                        method_list(names.into_iter())
+                    ),
+                );
+            };
+            if values[i].is_some() {
+                return self.err(id.span(), format!("field `{id}` is given twice"));
+            }
+            let ty = def.fields[i].ty.clone();
+            let e = self.expr(&fv.expr)?;
+            let tv = self.ty_var(&ty);
+            self.unify_at(e.span, tv, e.tv);
+            values[i] = Some(e);
+        }
+        let def = &self.structs[st];
+        let missing: Vec<String> = def
+            .fields
+            .iter()
+            .zip(&values)
+            .filter(|(_, v)| v.is_none())
+            .map(|(f, _)| format!("`{}`", f.name))
+            .collect();
+        if !missing.is_empty() {
+            return self.err(span, format!("missing field(s) {} in this `{name}`; give every field, or start from `{name}::zeroed()` and assign the fields you need", missing.join(", ")));
+        }
+        let tv = self.inf.of_struct(st);
+        Ok(self.expr_of(
+            ExprKind::StructNew(st, values.into_iter().flatten().collect()),
+            tv,
+            span,
+        ))
     }
 
     /// `subgroup_add(v)`, `subgroup_shuffle(v, lane)` and the other subgroup operations.
@@ -2139,12 +2277,8 @@ impl<'k, 'a> Lowerer<'k, 'a> {
             match s {
                 Stmt::Let { init: Some(e), .. } => self.finish_expr(e),
                 Stmt::Assign { place, value, .. } => {
-                    match place {
-                        Place::LocalIndex(_, idx) => {
-                            idx.iter_mut().for_each(|e| self.finish_expr(e))
-                        }
-                        Place::Binding(_, e) => self.finish_expr(e),
-                        Place::Local(_) => {}
+                    for e in place.indices_mut() {
+                        self.finish_expr(e);
                     }
                     self.finish_expr(value)
                 }
@@ -2225,7 +2359,8 @@ impl<'k, 'a> Lowerer<'k, 'a> {
             ExprKind::VecNew(args) | ExprKind::Call(_, args) | ExprKind::Subgroup { args, .. } => {
                 args.iter_mut().for_each(|a| self.finish_expr(a))
             }
-            ExprKind::Swizzle(a, _) => self.finish_expr(a),
+            ExprKind::Swizzle(a, _) | ExprKind::Field(a, _) => self.finish_expr(a),
+            ExprKind::StructNew(_, args) => args.iter_mut().for_each(|a| self.finish_expr(a)),
             ExprKind::Select(a, b, c) => {
                 self.finish_expr(a);
                 self.finish_expr(b);

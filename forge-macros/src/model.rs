@@ -77,6 +77,8 @@ pub enum Ty {
     Vector(Scalar, u8),
     /// A fixed-size array: a local or workgroup array.
     Array(Box<Ty>, ConstLen),
+    /// A `#[forge_struct]`, by index into `Kernel::structs`.
+    Struct(usize),
 }
 
 impl Ty {
@@ -141,24 +143,61 @@ pub struct BindingParam<'a> {
     pub original: &'a syn::PatType,
     pub name: String,
     pub span: Span,
+    /// The scalar, or `U32` for a struct (whose fields have their own).
     pub elem: Scalar,
-    /// 1 for scalars, 2 or 4 for vectors.
+    /// 1 for scalars, 2 or 4 for vectors, a struct's size in words.
     pub width: u8,
+    /// A `#[forge_struct]` element, by index into `Kernel::structs`.
+    pub strukt: Option<usize>,
     pub atomic: bool,
     pub access: Access,
     pub len: LenExpr,
     pub len_text: String,
+    /// The element type as written (`f32`, `Vec4`, `Body`), for messages.
+    pub elem_text: String,
 }
 
 impl BindingParam<'_> {
     /// The type of one element.
     pub fn elem_ty(&self) -> Ty {
-        if self.width == 1 {
-            Ty::Scalar(self.elem)
-        } else {
-            Ty::Vector(self.elem, self.width)
+        match (self.strukt, self.width) {
+            (Some(s), _) => Ty::Struct(s),
+            (None, 1) => Ty::Scalar(self.elem),
+            (None, w) => Ty::Vector(self.elem, w),
         }
     }
+}
+
+/// A `#[forge_struct]`: a `#[repr(C)]` struct of 32-bit scalars, vectors of them and fixed
+/// arrays of those, shared by the kernels and helpers of its `#[forge_module]`. Its host
+/// type is the user's struct itself; its layout was checked against naga's.
+#[derive(Clone, Debug)]
+pub struct StructDef {
+    pub name: String,
+    pub fields: Vec<StructField>,
+    /// Bytes, a multiple of 4 (WGSL's size, which the host struct's was checked to equal).
+    pub size: u32,
+}
+
+#[derive(Clone, Debug)]
+pub struct StructField {
+    pub name: String,
+    pub ty: Ty,
+    /// Bytes from the start of the struct, the same in WGSL and in the host struct.
+    pub offset: u32,
+}
+
+impl StructDef {
+    pub fn field(&self, name: &str) -> Option<usize> {
+        self.fields.iter().position(|f| f.name == name)
+    }
+}
+
+/// What a kernel of a `#[forge_module]` shares with the others: its helpers and structs.
+#[derive(Clone, Default)]
+pub struct Shared {
+    pub helpers: Vec<HelperFn>,
+    pub structs: Vec<StructDef>,
 }
 
 /// A scalar parameter: a field of `Params`.
@@ -578,6 +617,12 @@ pub enum ExprKind {
     VecNew(Vec<Expr>),
     /// `v.x` (one component) or `v.zyx()` (a swizzle), components as 0..=3.
     Swizzle(Box<Expr>, Vec<u8>),
+    /// `Body { pos: a, vel: b }`: the struct and its fields' values in declaration order.
+    StructNew(usize, Vec<Expr>),
+    /// `Body::zeroed()`: every field zero.
+    StructZero(usize),
+    /// `b.vel`: a struct's field, by index.
+    Field(Box<Expr>, usize),
     /// `select(if_false, if_true, cond)`, as WGSL's `select`.
     Select(Box<Expr>, Box<Expr>, Box<Expr>),
     /// A call of a `#[forge_fn]` helper, by index into `Kernel::helpers`.
@@ -711,6 +756,53 @@ pub enum Place {
     /// `a[i]` or `a[i][j]` on a local or workgroup array: the local and the index chain.
     LocalIndex(LocalId, Vec<Expr>),
     Binding(usize, Expr),
+    /// A field of a struct place: `b.vel`, `bodies[i].pos`.
+    Field(Box<Place>, usize),
+    /// A component of a vector place: `v.y`, `p.pos.x`.
+    Component(Box<Place>, u8),
+    /// An element of an array place that is not a local's: `p.hits[0]`.
+    Index(Box<Place>, Expr),
+}
+
+impl Place {
+    /// The place whose field this is, through every field: a local, a local's element or a
+    /// binding's element.
+    pub fn root(&self) -> &Place {
+        match self {
+            Place::Field(p, _) | Place::Component(p, _) | Place::Index(p, _) => p.root(),
+            p => p,
+        }
+    }
+
+    /// Every index expression of the place, root first.
+    pub fn indices(&self) -> Vec<&Expr> {
+        match self {
+            Place::Local(_) => Vec::new(),
+            Place::LocalIndex(_, idx) => idx.iter().collect(),
+            Place::Binding(_, i) => vec![i],
+            Place::Field(p, _) | Place::Component(p, _) => p.indices(),
+            Place::Index(p, i) => {
+                let mut v = p.indices();
+                v.push(i);
+                v
+            }
+        }
+    }
+
+    /// The same, mutably.
+    pub fn indices_mut(&mut self) -> Vec<&mut Expr> {
+        match self {
+            Place::Local(_) => Vec::new(),
+            Place::LocalIndex(_, idx) => idx.iter_mut().collect(),
+            Place::Binding(_, i) => vec![i],
+            Place::Field(p, _) | Place::Component(p, _) => p.indices_mut(),
+            Place::Index(p, i) => {
+                let mut v = p.indices_mut();
+                v.push(i);
+                v
+            }
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -848,6 +940,8 @@ pub struct Kernel<'a> {
     pub loops: usize,
     /// The `#[forge_fn]` helpers this kernel can call (those of its `#[forge_module]`).
     pub helpers: Vec<HelperFn>,
+    /// The `#[forge_struct]`s of its `#[forge_module]`.
+    pub structs: Vec<StructDef>,
 }
 
 /// A device function declared with `#[forge_fn]`: pure, over scalars, vectors and local
@@ -1042,11 +1136,7 @@ pub fn stmt_exprs<'b>(s: &'b Stmt, f: &mut dyn FnMut(&'b Expr)) {
     match s {
         Stmt::Let { init: Some(e), .. } => f(e),
         Stmt::Assign { place, value, .. } => {
-            match place {
-                Place::Local(_) => {}
-                Place::LocalIndex(_, idx) => idx.iter().for_each(&mut *f),
-                Place::Binding(_, i) => f(i),
-            }
+            place.indices().into_iter().for_each(&mut *f);
             f(value)
         }
         Stmt::If { cond, .. } | Stmt::While { cond, .. } => f(cond),
@@ -1095,7 +1185,8 @@ pub fn walk_expr<'b>(e: &'b Expr, f: &mut dyn FnMut(&'b Expr)) {
         ExprKind::VecNew(args) | ExprKind::Call(_, args) | ExprKind::Subgroup { args, .. } => {
             args.iter().for_each(|a| walk_expr(a, f))
         }
-        ExprKind::Swizzle(a, _) => walk_expr(a, f),
+        ExprKind::Swizzle(a, _) | ExprKind::Field(a, _) => walk_expr(a, f),
+        ExprKind::StructNew(_, args) => args.iter().for_each(|a| walk_expr(a, f)),
         ExprKind::Select(a, b, c) => {
             walk_expr(a, f);
             walk_expr(b, f);

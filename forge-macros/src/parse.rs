@@ -3,8 +3,8 @@
 
 use crate::ctxt::Ctxt;
 use crate::model::{
-    Access, BindingParam, Case, CaseValue, LenExpr, LenMethod, LenOp, Options, ParamRef, Scalar,
-    ScalarParam,
+    Access, BindingParam, Case, CaseValue, ConstLen, LenExpr, LenMethod, LenOp, Options, ParamRef,
+    Scalar, ScalarParam, StructDef, StructField, Ty,
 };
 use proc_macro2::{Span, TokenStream};
 use syn::spanned::Spanned;
@@ -592,6 +592,7 @@ pub fn resolve_threads(cx: &Ctxt, scalars: &[ScalarParam<'_>], o: &mut Options) 
 pub fn params<'a>(
     cx: &Ctxt,
     func: &'a syn::ItemFn,
+    structs: &[StructDef],
 ) -> (Vec<BindingParam<'a>>, Vec<ScalarParam<'a>>, Vec<ParamRef>) {
     let mut bindings = Vec::new();
     let mut scalars: Vec<ScalarParam<'a>> = Vec::new();
@@ -710,7 +711,12 @@ pub fn params<'a>(
             );
             continue;
         };
+        let strukt = struct_type(&arr.elem, structs);
         let (elem, width, atomic) = match elem_type(&arr.elem) {
+            _ if strukt.is_some() => {
+                let words = strukt.map(|s| structs[s].size / 4).unwrap_or(1);
+                (Scalar::U32, words as u8, false)
+            }
             Some((s, 3, _)) => {
                 cx.error_spanned(
                     &arr.elem,
@@ -724,7 +730,7 @@ pub fn params<'a>(
                 cx.error_spanned(
                     t,
                     format!(
-                        "unsupported element type `{}`; use `f32`, `u32`, `i32`, `f16`, `f64`, `Vec2`/`Vec4` (and `UVec`/`IVec`/`HVec`/`DVec`), `Atomic<u32>`, `Atomic<i32>` or `Atomic<f32>`",
+                        "unsupported element type `{}`; use `f32`, `u32`, `i32`, `f16`, `f64`, `Vec2`/`Vec4` (and `UVec`/`IVec`/`HVec`/`DVec`), `Atomic<u32>`, `Atomic<i32>`, `Atomic<f32>` or a `#[forge_struct]` of the module",
                         quote::quote!(#t)
                     ),
                 );
@@ -750,10 +756,15 @@ pub fn params<'a>(
             span: name_span,
             elem,
             width,
+            strukt,
             atomic,
             access,
             len,
             len_text: len_text(&arr.len),
+            elem_text: {
+                let t = &arr.elem;
+                quote::quote!(#t).to_string().replace(' ', "")
+            },
         });
     }
     // Keep declaration order for the typed method's arguments.
@@ -771,6 +782,183 @@ pub fn params<'a>(
     }
     // Binding numbers follow declaration order of the bindings themselves.
     (bindings, scalars, decl)
+}
+
+/// A `#[forge_struct]` of the module named by a path type.
+pub fn struct_type(ty: &syn::Type, structs: &[StructDef]) -> Option<usize> {
+    let syn::Type::Path(p) = ty else { return None };
+    let id = p.path.get_ident()?.to_string();
+    structs.iter().position(|s| s.name == id)
+}
+
+/// `#[forge_struct]`'s options: only `crate = path`, as `#[forge_kernel]` takes it.
+pub fn struct_options(cx: &Ctxt, attr: &syn::Attribute) -> syn::Path {
+    let mut krate: syn::Path = syn::parse_quote!(::wgsl_forge);
+    if let syn::Meta::List(l) = &attr.meta {
+        let parser = syn::meta::parser(|meta| {
+            if meta.path.is_ident("crate") {
+                krate = meta.value()?.parse()?;
+                Ok(())
+            } else {
+                Err(meta.error("`#[forge_struct]` takes only `crate = path`"))
+            }
+        });
+        if let Err(e) = syn::parse::Parser::parse2(parser, l.tokens.clone()) {
+            cx.syn_error(e);
+        }
+    }
+    krate
+}
+
+/// The type of a struct field: a 32-bit scalar, a vector of them, or a fixed array of
+/// those (a literal length). `None` after an error at the type.
+fn field_type(cx: &Ctxt, ty: &syn::Type) -> Option<Ty> {
+    let refuse = |what: &str| {
+        cx.error_spanned(
+            ty,
+            format!("`{}` {what}; struct fields are `f32`, `u32` or `i32`, vectors of them such as `Vec4`, or fixed arrays of those such as `[f32; 4]`", quote::quote!(#ty).to_string().replace(' ', "")),
+        );
+        None
+    };
+    if let Some(s) = scalar_type(ty) {
+        return match s {
+            Scalar::F32 | Scalar::U32 | Scalar::I32 => Some(Ty::Scalar(s)),
+            Scalar::Bool => refuse("has no fixed size in WGSL's storage buffers"),
+            _ => refuse("is not a 32-bit scalar (structs hold 32-bit components for now)"),
+        };
+    }
+    if let Some((s, n)) = vector_type(ty) {
+        return match s {
+            Scalar::F32 | Scalar::U32 | Scalar::I32 => Some(Ty::Vector(s, n)),
+            _ => refuse("is not a vector of 32-bit scalars"),
+        };
+    }
+    if let syn::Type::Array(a) = ty {
+        let n = match &a.len {
+            syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Int(i),
+                ..
+            }) => i.base10_parse::<u32>().ok().filter(|n| *n > 0),
+            _ => None,
+        };
+        let Some(n) = n else {
+            cx.error_spanned(
+                &a.len,
+                "a struct's array field has a positive integer literal length, such as `[f32; 4]`",
+            );
+            return None;
+        };
+        let elem = field_type(cx, &a.elem)?;
+        if matches!(elem, Ty::Array(..)) {
+            return refuse("is an array of arrays; use a flat array");
+        }
+        return Some(Ty::Array(Box::new(elem), ConstLen::Lit(n)));
+    }
+    refuse("is not a type kernels have")
+}
+
+/// A `#[forge_struct]`: its fields and their host (`#[repr(C)]`) offsets, which
+/// `check::struct_layout` then compares with naga's.
+pub fn struct_def(cx: &Ctxt, st: &syn::ItemStruct, earlier: &[StructDef]) -> Option<StructDef> {
+    let name = st.ident.to_string();
+    let mut ok = true;
+    if let Some(g) = st.generics.params.first() {
+        cx.error_spanned(
+            g,
+            "a `#[forge_struct]` is not generic; declare one struct per type",
+        );
+        ok = false;
+    }
+    let repr_c = st.attrs.iter().any(|a| {
+        a.path().is_ident("repr")
+            && a.parse_args_with(
+                syn::punctuated::Punctuated::<syn::Ident, syn::Token![,]>::parse_terminated,
+            )
+            .is_ok_and(|ids| ids.iter().any(|i| i == "C"))
+    });
+    if !repr_c {
+        cx.error(
+            st.ident.span(),
+            format!("`{name}` needs `#[repr(C)]`, so that its host layout is fixed and can match WGSL's; add `#[repr(C)]` above `pub struct {name}`"),
+        );
+        ok = false;
+    }
+    let derives = |want: &str| {
+        st.attrs.iter().any(|a| {
+            a.path().is_ident("derive")
+                && a.parse_args_with(
+                    syn::punctuated::Punctuated::<syn::Path, syn::Token![,]>::parse_terminated,
+                )
+                .is_ok_and(|ps| ps.iter().any(|p| p.is_ident(want)))
+        })
+    };
+    if !(derives("Clone") && derives("Copy")) {
+        cx.error(
+            st.ident.span(),
+            format!("`{name}` is copied between the host and the GPU, so it must be `Clone` and `Copy`: add `#[derive(Clone, Copy)]`"),
+        );
+        ok = false;
+    }
+    if earlier.iter().any(|s| s.name == name) {
+        cx.error(
+            st.ident.span(),
+            format!("`{name}` is declared twice in this module"),
+        );
+        ok = false;
+    }
+    let syn::Fields::Named(named) = &st.fields else {
+        cx.error(
+            st.ident.span(),
+            format!("`{name}` needs named fields, as in `pub struct {name} {{ pub pos: Vec4 }}`"),
+        );
+        return None;
+    };
+    let mut fields = Vec::new();
+    let mut offset = 0u32;
+    for f in &named.named {
+        let Some(ident) = &f.ident else { continue };
+        let Some(ty) = field_type(cx, &f.ty) else {
+            ok = false;
+            continue;
+        };
+        let size = ty_words(&ty) * 4;
+        fields.push(StructField {
+            name: ident.to_string(),
+            ty,
+            offset,
+        });
+        offset += size;
+    }
+    if fields.is_empty() && ok {
+        cx.error(
+            st.ident.span(),
+            format!("`{name}` has no fields; WGSL structs need at least one"),
+        );
+        ok = false;
+    }
+    // `ElemType` counts a struct's words in a `u8`.
+    if offset > 255 * 4 {
+        cx.error(
+            st.ident.span(),
+            format!("`{name}` is {offset} bytes; a `#[forge_struct]` holds at most 1020 bytes (255 words); split it"),
+        );
+        ok = false;
+    }
+    ok.then_some(StructDef {
+        name,
+        fields,
+        size: offset,
+    })
+}
+
+/// The 32-bit words a struct field holds on the host: no padding, since every component is
+/// 4 bytes.
+pub fn ty_words(t: &Ty) -> u32 {
+    match t {
+        Ty::Vector(_, n) => *n as u32,
+        Ty::Array(e, ConstLen::Lit(n)) => ty_words(e) * n,
+        _ => 1,
+    }
 }
 
 /// `u32`, `i32`, `f32`, `f16` or `bool` as a path type.

@@ -84,6 +84,15 @@ impl Paths {
     pub fn check_scalar_count(&self) -> TokenStream {
         self.p(quote!(check_scalar_count))
     }
+    pub fn element(&self) -> TokenStream {
+        self.p(quote!(Element))
+    }
+    pub fn struct_layout(&self) -> TokenStream {
+        self.p(quote!(StructLayout))
+    }
+    pub fn struct_field(&self) -> TokenStream {
+        self.p(quote!(StructField))
+    }
     pub fn bytemuck(&self) -> TokenStream {
         self.p(quote!(bytemuck))
     }

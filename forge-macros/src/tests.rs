@@ -5,15 +5,23 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
+fn is_compile_error(m: &syn::ItemMacro) -> bool {
+    m.mac
+        .path
+        .segments
+        .last()
+        .is_some_and(|s| s.ident == "compile_error")
+}
+
 /// Expands a kernel; the WGSL of its declared schedule, or every error message.
 fn compile(attr: TokenStream, func: syn::ItemFn) -> Result<String, Vec<String>> {
-    let out = crate::expand(attr, func, Vec::new());
+    let out = crate::expand(attr, func, crate::model::Shared::default());
     let file: syn::File = syn::parse2(out.clone()).expect("the expansion parses");
     let mut errors = Vec::new();
     let mut wgsl = None;
     for item in &file.items {
         match item {
-            syn::Item::Macro(m) if m.mac.path.is_ident("compile_error") => {
+            syn::Item::Macro(m) if is_compile_error(m) => {
                 let lit: syn::LitStr = m.mac.parse_body().expect("a message");
                 errors.push(lit.value());
             }
@@ -39,6 +47,48 @@ fn compile(attr: TokenStream, func: syn::ItemFn) -> Result<String, Vec<String>> 
         (true, Some(w)) => Ok(w),
         (true, None) => Err(vec![format!("no WGSL in {out}")]),
         (false, _) => Err(errors),
+    }
+}
+
+/// Expands a `#[forge_module]`; the WGSL of each kernel, or every error message.
+fn compile_module(item: TokenStream) -> Result<Vec<String>, Vec<String>> {
+    let out = crate::expand_module(TokenStream::new(), item);
+    if std::env::var("FG_SHOW").is_ok() {
+        eprintln!("{out}");
+    }
+    let file: syn::File = syn::parse2(out.clone()).expect("the expansion parses");
+    let mut errors = Vec::new();
+    let mut wgsl = Vec::new();
+    fn walk(items: &[syn::Item], errors: &mut Vec<String>, wgsl: &mut Vec<String>) {
+        for item in items {
+            match item {
+                syn::Item::Macro(m) if is_compile_error(m) => {
+                    let lit: syn::LitStr = m.mac.parse_body().expect("a message");
+                    errors.push(lit.value());
+                }
+                syn::Item::Mod(m) => {
+                    let inner: Vec<syn::Item> =
+                        m.content.iter().flat_map(|(_, i)| i.clone()).collect();
+                    walk(&inner, errors, wgsl);
+                }
+                syn::Item::Const(c) if c.ident == "WGSL" => {
+                    if let syn::Expr::Lit(syn::ExprLit {
+                        lit: syn::Lit::Str(s),
+                        ..
+                    }) = &*c.expr
+                    {
+                        wgsl.push(s.value());
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    walk(&file.items, &mut errors, &mut wgsl);
+    if errors.is_empty() {
+        Ok(wgsl)
+    } else {
+        Err(errors)
     }
 }
 
@@ -369,4 +419,116 @@ fn f64_kernels_validate_and_refuse_transcendentals() {
         e.contains("`f64` scalar parameters are not supported") && e.contains("a: &[f64; 1]"),
         "{e}"
     );
+}
+
+#[test]
+fn structs_are_binding_elements_locals_helper_values_and_workgroup_elements() {
+    let w = compile_module(quote! {
+        mod sim {
+            #[forge_struct]
+            #[repr(C)]
+            #[derive(Clone, Copy, Debug, PartialEq)]
+            pub struct Body {
+                pub pos: Vec4,
+                pub vel: Vec3,
+                pub mass: f32,
+                pub tag: [u32; 2],
+                pub pad: UVec2,
+            }
+
+            #[forge_fn]
+            fn drift(b: Body, dt: f32) -> Body {
+                let mut o = b;
+                o.pos += Vec4::new(b.vel.x, b.vel.y, b.vel.z, 0.0) * dt;
+                o
+            }
+
+            #[forge_kernel(workgroup = 64, threads = n)]
+            pub fn step(bodies: &mut [Body; n], #[out] energy: &mut [f32; n], n: u32, dt: f32) {
+                #[shared]
+                let mut tile = [Body::zeroed(); 64];
+                let i = global_index();
+                let lid = local_index();
+                if i < n {
+                    tile[lid] = bodies[i];
+                }
+                workgroup_barrier();
+                if i < n {
+                    let b = drift(tile[lid], dt);
+                    bodies[i] = b;
+                    bodies[i].mass = b.mass * 2.0;
+                    bodies[i].tag = b.tag;
+                    let t = [0u32, 1u32];
+                    let fresh = Body { mass: 1.0, pos: Vec4::ZERO, vel: b.vel, tag: t, pad: UVec2::ZERO };
+                    energy[i] = 0.5 * b.mass * b.vel.dot(b.vel) + fresh.mass;
+                }
+            }
+        }
+    })
+    .unwrap_or_else(|e| panic!("{e:#?}"));
+    assert!(w[0].contains("struct Body {"), "{}", w[0]);
+    assert!(w[0].contains("array<Body>"), "{}", w[0]);
+    assert!(
+        w[0].contains("var<workgroup> tile: array<Body, 64>;"),
+        "{}",
+        w[0]
+    );
+}
+
+#[test]
+fn a_struct_layout_mismatch_names_the_field_and_the_padding() {
+    let e = compile_module(quote! {
+        mod m {
+            #[forge_struct]
+            #[repr(C)]
+            #[derive(Clone, Copy)]
+            pub struct P { pub w: f32, pub v: Vec4 }
+        }
+    })
+    .unwrap_err()
+    .join("\n");
+    assert!(
+        e.contains("`v` is at byte 4 of the host struct but at byte 16 in WGSL"),
+        "{e}"
+    );
+    assert!(e.contains("add `pub _pad0: [u32; 3],` before `v`"), "{e}");
+    let e = compile_module(quote! {
+        mod m {
+            #[forge_struct]
+            #[repr(C)]
+            #[derive(Clone, Copy)]
+            pub struct Q { pub v: Vec3 }
+        }
+    })
+    .unwrap_err()
+    .join("\n");
+    assert!(
+        e.contains("`Q` is 12 bytes on the host but 16 in WGSL"),
+        "{e}"
+    );
+    assert!(e.contains("add `pub _pad0: u32,` after `v`"), "{e}");
+    let e = compile_module(quote! {
+        mod m {
+            #[forge_struct]
+            #[derive(Clone, Copy)]
+            pub struct R { pub v: f32 }
+        }
+    })
+    .unwrap_err()
+    .join("\n");
+    assert!(e.contains("needs `#[repr(C)]`"), "{e}");
+    // The padded structs compile.
+    compile_module(quote! {
+        mod m {
+            #[forge_struct]
+            #[repr(C)]
+            #[derive(Clone, Copy)]
+            pub struct P { pub w: f32, pub _pad0: [u32; 3], pub v: Vec4 }
+            #[forge_struct]
+            #[repr(C)]
+            #[derive(Clone, Copy)]
+            pub struct Q { pub v: Vec3, pub _pad0: u32 }
+        }
+    })
+    .unwrap_or_else(|e| panic!("{e:#?}"));
 }

@@ -75,3 +75,20 @@ pub fn line_of(source: &str, offset: usize) -> usize {
         .map(|s| s.matches('\n').count())
         .unwrap_or(0)
 }
+
+/// naga's layout of a WGSL struct declared in `source`: each member's offset and the
+/// struct's size, as naga's front end lays it out for the storage address space.
+pub fn struct_layout(source: &str, name: &str) -> Result<(Vec<u32>, u32), String> {
+    let module = validate(source).map_err(|r| r.report)?;
+    let found = module
+        .types
+        .iter()
+        .find_map(|(_, t)| match &t.inner {
+            naga::TypeInner::Struct { members, span } if t.name.as_deref() == Some(name) => {
+                Some((members.iter().map(|m| m.offset).collect(), *span))
+            }
+            _ => None,
+        })
+        .ok_or_else(|| format!("naga found no struct `{name}`"));
+    found
+}

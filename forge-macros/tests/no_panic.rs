@@ -142,6 +142,48 @@ pub fn second_edition(x: &[f32; n], d: &[f64; n], #[out] bins: &mut [Atomic<f32>
         bins[lid].fetch_add(local[lid].load());
     }
 }"#,
+    r#"#[forge_module]
+mod bodies {
+    use wgsl_forge::prelude::*;
+
+    #[forge_struct]
+    #[repr(C)]
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    pub struct Body {
+        pub pos: Vec4,
+        pub vel: Vec3,
+        pub mass: f32,
+        pub hits: [u32; 2],
+    }
+
+    #[forge_fn]
+    fn kick(b: Body, dt: f32) -> Body {
+        let mut o = b;
+        o.vel.y -= 9.75 * dt;
+        o.hits[0] += 1;
+        o
+    }
+
+    #[forge_kernel(workgroup = 64, threads = n)]
+    pub fn step(bs: &mut [Body; n], #[out] e: &mut [f32; n], n: u32, dt: f32) {
+        #[shared]
+        let mut tile = [Body::zeroed(); 64];
+        let i = global_index();
+        let lid = local_index();
+        if i < n {
+            tile[lid] = kick(bs[i], dt);
+        }
+        workgroup_barrier();
+        if i < n {
+            let b = tile[lid];
+            bs[i] = b;
+            bs[i].pos += Vec4::new(b.vel.x, b.vel.y, b.vel.z, 0.0) * dt;
+            let z = [0u32, 1u32];
+            let fresh = Body { mass: 1.0, pos: Vec4::ZERO, vel: b.vel, hits: z };
+            e[i] = 0.5 * b.mass * b.vel.dot(b.vel) + fresh.mass;
+        }
+    }
+}"#,
 ];
 
 // ---- the grammar ------------------------------------------------------------------------
@@ -221,6 +263,11 @@ const LEAVES: &[&str] = &[
     "DVec4::splat(1.0)",
     "Vec3::ONE.cross(Vec3::ONE)",
     "x[i].compare_exchange_weak(1.0, 2.0)",
+    "Body { pos: Vec4::ZERO }",
+    "Body::zeroed()",
+    "Body { ..x }",
+    "x[i].pos",
+    "Vec4::ONE.pos",
     "0.5f16",
     "1e39f32",
     "1e-50",
@@ -430,6 +477,8 @@ fn simple_stmt() -> impl Strategy<Value = String> {
             .prop_map(|(b, m, a)| format!("{b}[0].{m}({a});")),
         1 => (select(&["(o, k)", "(_, k)", "(mut o, _)", "(o, k, z)", "o", "(o, 1)"][..]), select(&["x", "y", "acc", "tile", "v"][..]), expr(), expr())
             .prop_map(|(p, b, c, n)| format!("let {p} = {b}[0].compare_exchange_weak({c}, {n});")),
+        1 => (select(&["v.x", "v.w", "v.q", "x[i].y", "v.x.y", "acc[0].z", "tile[0].pos", "v.pos[1]"][..]), select(ASSIGN_OPS), expr())
+            .prop_map(|(p, op, e)| format!("let mut v = Vec3::ZERO;\n{p} {op} {e};")),
         1 => (select(NAMES), select(&["+=", "-=", "*=", "/=", "%=", "<<=", "&="][..]), select(&["Vec4::ONE", "2.0", "UVec2::splat(1)", "DVec2::ZERO", "x[i]"][..]))
             .prop_map(|(n, op, e)| format!("let mut {n} = Vec4::splat(1.0);\n{n} {op} {e};")),
         1 => select(&[

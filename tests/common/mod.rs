@@ -1,7 +1,7 @@
 //! What the language tests share: the adapter, and a kernel's GPU and oracle results at a
 //! size, past 65535 workgroups when the size asks for it.
 
-#![allow(dead_code)]
+#![allow(dead_code, unused_macros)]
 
 use wgsl_forge::prelude::*;
 

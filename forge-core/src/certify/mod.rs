@@ -391,6 +391,20 @@ pub fn generate(
     dist: Distribution,
 ) -> HostBuffer {
     let n = len * elem.width.max(1) as usize;
+    if elem.layout.is_some() {
+        // A struct: each word drawn as its field's scalar.
+        let width = elem.width.max(1) as usize;
+        let words = (0..n)
+            .map(|j| match elem.word_scalar(j % width) {
+                ScalarType::F32 => draw_f32(rng, dist).to_bits(),
+                ScalarType::I32 => {
+                    draw_int(rng, dist, i32::MIN as i64, i32::MAX as i64) as i32 as u32
+                }
+                _ => draw_int(rng, dist, 0, u32::MAX as i64) as u32,
+            })
+            .collect();
+        return HostBuffer { elem, len, words };
+    }
     let words: Vec<u32> = match elem.scalar {
         ScalarType::F32 => (0..n).map(|_| draw_f32(rng, dist).to_bits()).collect(),
         ScalarType::F16 => {
@@ -1011,11 +1025,7 @@ mod tests {
 
     #[test]
     fn vector_elements_name_their_lane() {
-        let vec4 = ElemType {
-            scalar: ScalarType::F32,
-            width: 4,
-            atomic: false,
-        };
+        let vec4 = ElemType::vector(ScalarType::F32, 4);
         let got = HostBuffer::from_slice(vec4, &[[0.0f32, 1.0, 2.0, 3.0], [4.0, 5.0, 6.5, 7.0]]);
         let want = HostBuffer::from_slice(vec4, &[[0.0f32, 1.0, 2.0, 3.0], [4.0, 5.0, 6.0, 7.0]]);
         let c = compare(&got, &want, Tolerance::EXACT);
@@ -1091,11 +1101,7 @@ mod tests {
             U32,
             ElemType::scalar(ScalarType::I32),
             ElemType::scalar(ScalarType::F16),
-            ElemType {
-                scalar: ScalarType::F32,
-                width: 2,
-                atomic: false,
-            },
+            ElemType::vector(ScalarType::F32, 2),
         ] {
             let mut buf = poison_buffer(elem, 5);
             assert_eq!(poisoned(&buf).len(), 5 * elem.width as usize, "{elem:?}");

@@ -24,11 +24,7 @@ pub trait Element: bytemuck::Pod {
 }
 
 const fn vector(scalar: ScalarType, width: u8) -> ElemType {
-    ElemType {
-        scalar,
-        width,
-        atomic: false,
-    }
+    ElemType::vector(scalar, width)
 }
 
 impl Element for f32 {
