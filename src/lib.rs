@@ -51,23 +51,26 @@
 pub use forge_core::vectors;
 pub use forge_core::{certify, emit, error, manifest, oracle, timing, tune};
 pub use forge_core::{
-    f16, Access, Backend, Binding, DynArgs, ElemType, Element, Feature, ForgeError, ForgeRuntime,
-    GpuTensor, HardwareProfile, HostArg, HostBuffer, Kernel, ManifestCache, OracleOptions,
-    RuntimeBuilder, RuntimeStats, ScalarParam, ScalarType, ScalarValue, Schedule, StructField,
-    StructLayout, Timing, Tolerance, TuneSpace, TuningManifest,
+    f16, wgpu, Access, Backend, Binding, DynArgs, ElemType, Element, Feature, ForgeError,
+    ForgeRuntime, GpuTensor, HardwareProfile, HostArg, HostBuffer, Kernel, KernelId, ManifestCache,
+    OracleOptions, RuntimeBuilder, RuntimeStats, ScalarParam, ScalarType, ScalarValue, Schedule,
+    StructField, StructLayout, Timing, Tolerance, TuneSpace, TuningManifest,
 };
 pub use forge_kernels as kernels;
 pub use forge_macros::{forge_fn, forge_kernel, forge_module, forge_struct};
 
-/// The runtime: the device, launches on host data and on device-resident tensors.
+/// The runtime: the device, launches on host data and on device-resident tensors, the
+/// launch plan every launch is checked with, and the wgpu it runs on.
 pub mod runtime {
-    pub use forge_core::context::{
+    pub use forge_core::plan::{fold_groups, FoldError, Grid, LaunchPlan};
+    pub use forge_core::runtime::launch::HostArg;
+    pub use forge_core::runtime::{
         enumerate_adapters, Backend, ForgeRuntime, RuntimeBuilder, RuntimeStats, DEFAULT_CAPACITY,
         ENV_ADAPTER, ENV_BACKEND, ENV_CACHE_DIR,
     };
-    pub use forge_core::dispatch::{fold_groups, FoldError, HostArg};
     pub use forge_core::tensor::{Element, GpuTensor, RawTensor};
     pub use forge_core::topology::HardwareProfile;
+    pub use forge_core::wgpu;
 }
 
 /// Everything a kernel author and a kernel user need: the macro, the runtime, the error,

@@ -24,3 +24,4 @@ example!(histogram, "../examples/histogram.rs");
 example!(prefix_sum, "../examples/prefix_sum.rs");
 example!(transpose, "../examples/transpose.rs");
 example!(softmax, "../examples/softmax.rs");
+example!(own_device, "../examples/own_device.rs");

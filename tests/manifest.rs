@@ -71,8 +71,14 @@ fn quick() -> TuneOptions {
     }
 }
 
-fn manifest_path(rt: &ForgeRuntime, cache: &Path, kernel: &str) -> PathBuf {
-    ManifestCache::new(cache).path(&rt.topology_hash(), kernel)
+fn manifest_path(rt: &ForgeRuntime, cache: &Path, kernel: &dyn Kernel) -> PathBuf {
+    ManifestCache::new(cache).path(&rt.topology_hash(), &kernel.id())
+}
+
+/// The manifest's file name: the kernel's name, `-`, the first 12 hex digits of the sha256
+/// of its WGSL.
+fn manifest_file(kernel: &dyn Kernel) -> String {
+    format!("{}-{}.json", kernel.name(), &kernel_hash(kernel)[..12])
 }
 
 fn read_manifest(path: &Path) -> TuningManifest {
@@ -111,7 +117,11 @@ fn tune_affine(cache: &Path) -> (PathBuf, Schedule) {
     let report = tune::tune(&mut rt, &affine::Kernel, &quick()).expect("tuning runs");
     let winner = report.winner().expect("a certified winner");
     let path = report.stored.clone().expect("manifest written");
-    assert_eq!(path, manifest_path(&rt, cache, "affine"));
+    assert_eq!(path, manifest_path(&rt, cache, &affine::Kernel));
+    assert_eq!(
+        path.file_name().unwrap().to_string_lossy(),
+        manifest_file(&affine::Kernel)
+    );
     (path, winner)
 }
 
@@ -362,11 +372,12 @@ fn concurrent_tuners_leave_every_file_parseable() {
         .collect();
     let mut sorted = names.clone();
     sorted.sort();
-    assert_eq!(
-        sorted,
-        vec!["affine.json", "axpy.json"],
-        "no temporary file is left behind"
-    );
+    let mut want = vec![
+        manifest_file(&affine::Kernel),
+        manifest_file(&wgsl_forge::kernels::axpy::axpy::Kernel),
+    ];
+    want.sort();
+    assert_eq!(sorted, want, "no temporary file is left behind");
     for name in &names {
         let m = read_manifest(&dir.join(name));
         assert!(m.winner().is_some(), "{name}");

@@ -35,14 +35,9 @@ enum CliError {
     /// An error of the library.
     #[error(transparent)]
     Forge(#[from] ForgeError),
-    /// A kernel name that no registered kernel has.
-    #[error("unknown kernel `{name}`; known kernels are: {known}")]
-    UnknownKernel {
-        /// The name given.
-        name: String,
-        /// The known names, comma separated.
-        known: String,
-    },
+    /// A kernel name that names no registered kernel, or several.
+    #[error(transparent)]
+    Select(#[from] forge_cli::select::SelectError),
 }
 
 /// Write GPU compute kernels once, as annotated Rust; run and certify them anywhere.
@@ -215,7 +210,7 @@ fn main() -> ExitCode {
                 source = s.source();
             }
             match e {
-                CliError::UnknownKernel { .. }
+                CliError::Select(_)
                 | CliError::Forge(
                     ForgeError::UnknownBackend { .. } | ForgeError::BackendNotExecutable { .. },
                 ) => ExitCode::from(2),
@@ -369,36 +364,13 @@ fn runtime(args: &RuntimeArgs) -> Result<ForgeRuntime, ForgeError> {
     builder.build()
 }
 
-/// The registered kernels named on the command line, in the order given, or all of them.
-/// A name that is no kernel's but a family's (`topk` for `topk_select`, `topk_rows`, …)
-/// names every kernel of the family.
+/// The registered kernels named on the command line, in the order given, or all of them;
+/// see [`forge_cli::select`].
 fn select(names: &[String]) -> Result<Vec<&'static dyn Kernel>, CliError> {
-    let all = wgsl_forge::kernels::registry::builtin();
-    if names.is_empty() {
-        return Ok(all);
-    }
-    let mut out = Vec::new();
-    for name in names {
-        let exact: Vec<_> = all.iter().copied().filter(|k| k.name() == name).collect();
-        let family: Vec<_> = all
-            .iter()
-            .copied()
-            .filter(|k| {
-                k.name()
-                    .strip_prefix(name.as_str())
-                    .is_some_and(|r| r.starts_with('_'))
-            })
-            .collect();
-        let found = if exact.is_empty() { family } else { exact };
-        if found.is_empty() {
-            return Err(CliError::UnknownKernel {
-                name: name.clone(),
-                known: all.iter().map(|k| k.name()).collect::<Vec<_>>().join(", "),
-            });
-        }
-        out.extend(found);
-    }
-    Ok(out)
+    Ok(forge_cli::select::select(
+        &wgsl_forge::kernels::registry::builtin(),
+        names,
+    )?)
 }
 
 /// `forge emit`: translates one kernel at one schedule and writes it out.
@@ -616,7 +588,8 @@ fn certify_all(
             vec![rt.schedule_for(k)]
         };
         for schedule in schedules {
-            let report = certify(rt, k, &schedule, &opts)?;
+            let mut report = certify(rt, k, &schedule, &opts)?;
+            report.kernel = forge_cli::select::label(k, kernels);
             tuned.push(!all_schedules && rt.tuned_schedule(k) == Some(schedule));
             tracing::info!(kernel = k.name(), %schedule, verdict = %report.verdict, "certified");
             reports.push(report);

@@ -125,7 +125,10 @@ pub fn auto_tune_all(
         // Candidates that failed certification skip their timing steps.
         bar.set_position(base + tune::steps(k, &opts) as u64);
         match result {
-            Ok(r) => reports.push(r),
+            Ok(mut r) => {
+                r.kernel = forge_cli::select::label(k, kernels);
+                reports.push(r);
+            }
             Err(e @ ForgeError::DeviceLost(_)) => {
                 bar.abandon();
                 return Err(e);
@@ -490,7 +493,7 @@ pub fn cache_ls(dir: &Path, current_topology: Option<&str>) -> Result<ExitCode, 
                 ""
             };
             let topo = format!("{}{here}", e.topology.get(..12).unwrap_or(&e.topology));
-            let kernel = e
+            let file = e
                 .path
                 .file_stem()
                 .map(|s| s.to_string_lossy().into_owned())
@@ -498,7 +501,12 @@ pub fn cache_ls(dir: &Path, current_topology: Option<&str>) -> Result<ExitCode, 
             match &e.manifest {
                 Ok(m) => [
                     topo,
-                    kernel,
+                    // The kernel's identity, as the other commands take it.
+                    format!(
+                        "{}@{}",
+                        m.kernel,
+                        m.kernel_hash.get(..12).unwrap_or(&m.kernel_hash)
+                    ),
                     m.adapter.clone(),
                     m.buckets
                         .iter()
@@ -510,7 +518,7 @@ pub fn cache_ls(dir: &Path, current_topology: Option<&str>) -> Result<ExitCode, 
                 ],
                 Err(why) => [
                     topo,
-                    kernel,
+                    file,
                     format!("unreadable: {why}"),
                     "-".into(),
                     "-".into(),

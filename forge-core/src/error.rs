@@ -1,5 +1,6 @@
 //! The one error type of WGSL Forge. Every failure a user can cause, or that the GPU can
 //! report, becomes a variant here with a message that names the kernel and the argument.
+//! Layer 1 (values).
 
 use thiserror::Error;
 
@@ -196,6 +197,41 @@ pub enum ForgeError {
         name: String,
         /// The backends the runtime executes, comma separated.
         valid: &'static str,
+    },
+
+    /// A buffer handed to the runtime lacks a usage flag that what was asked of it needs.
+    #[error("{what}: the buffer's usage is {have}, without `{missing}`; create it with `wgpu::BufferUsages::{missing}` among its usages")]
+    BufferUsage {
+        /// What the buffer was for.
+        what: &'static str,
+        /// The buffer's usage flags.
+        have: String,
+        /// The flag it lacks.
+        missing: &'static str,
+    },
+
+    /// A buffer handed to the runtime is smaller than the tensor it should hold.
+    #[error("{what}: the buffer holds {size} bytes, but {len} elements of `{elem}` need {needed}; pass a larger buffer or fewer elements")]
+    BufferTooSmall {
+        /// What the buffer was for.
+        what: &'static str,
+        /// The buffer's size in bytes.
+        size: u64,
+        /// Bytes the tensor needs, padded to whole words.
+        needed: u64,
+        /// The elements asked for.
+        len: usize,
+        /// Their type.
+        elem: String,
+    },
+
+    /// A buffer handed to the runtime was created on another device than the runtime's.
+    #[error("{what}: the buffer belongs to another device than the runtime's ({message}); create the runtime on the buffer's device with `ForgeRuntime::from_wgpu`")]
+    ForeignBuffer {
+        /// What the buffer was for.
+        what: &'static str,
+        /// wgpu's message.
+        message: String,
     },
 
     /// The device was lost; the runtime must be recreated.

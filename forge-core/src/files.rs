@@ -1,5 +1,5 @@
 //! Writing files atomically: the manifest cache and `forge emit` both replace files that
-//! other processes may be reading.
+//! other processes may be reading. Layer 1 (values and plumbing: it needs only the error).
 //!
 //! [`write_atomically`] writes a temporary file beside the destination (same directory, so
 //! the same file system), syncs it, and renames it over the destination: a reader sees the

@@ -1,10 +1,150 @@
 //! The description of a kernel that the macro generates, and the type-erased interface
-//! (`Kernel`) that the certifier, the tuner and the CLI use to drive any kernel generically.
+//! (`Kernel`) that the certifier, the tuner and the CLI use to drive any kernel
+//! generically. Layer 1 (values).
+//!
+//! This module owns the kernel's identity ([`KernelId`]: its name and the hash of its
+//! generated source), its bindings ([`Binding`], [`ElemType`], [`Access`]), its scalar
+//! parameters, type-erased arguments and results ([`DynArgs`], [`HostBuffer`]), the
+//! tolerance and the features its shader needs.
 
 use crate::error::{ForgeError, Result};
 use crate::schedule::{Schedule, TuneSpace};
 use crate::ForgeRuntime;
 use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::fmt;
+
+/// The entry point every generated kernel uses.
+pub const ENTRY_POINT: &str = "main";
+
+/// The binding number of the `Params` uniform: the one after the storage bindings, which
+/// are numbered from 0 in declaration order.
+pub fn params_binding(layout: &[Binding]) -> u32 {
+    layout.len() as u32
+}
+
+/// Which kernel a value belongs to: its name and the sha256 of its WGSL for the declared
+/// schedule. Two kernels are the same only if both agree, so two different kernels never
+/// share a compiled pipeline, a manifest or a tuned winner, whatever their names.
+///
+/// It keys the pipeline cache, the runtime's memo of manifests and the manifest's file
+/// ([`KernelId::file_stem`]); it prints as `name@hash` with the hash's first
+/// [`KernelId::SHORT`] hex digits, which is how the `forge` command line tells apart two
+/// kernels of one name.
+///
+/// ```
+/// use forge_core::kernel::KernelId;
+/// let a = KernelId::new("step", "fn main() { x + 1 }");
+/// let b = KernelId::new("step", "fn main() { x * 10 }");
+/// assert_ne!(a, b);
+/// assert_eq!(a.name(), "step");
+/// assert_eq!(a.to_string(), format!("step@{}", &a.hash()[..12]));
+/// assert!(a.matches("step") && a.matches(&a.to_string()) && !a.matches(&b.to_string()));
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct KernelId {
+    name: &'static str,
+    hash: [u8; 32],
+}
+
+impl KernelId {
+    /// Hex digits of the hash in the short form: in `name@hash`, and in file names.
+    pub const SHORT: usize = 12;
+
+    /// The identity of a kernel named `name` whose declared schedule's WGSL is `source`.
+    pub fn new(name: &'static str, source: &str) -> Self {
+        KernelId {
+            name,
+            hash: Sha256::digest(source.as_bytes()).into(),
+        }
+    }
+
+    /// The identity of `kernel`, from its name and its WGSL for the declared schedule.
+    pub fn of(kernel: &(impl Kernel + ?Sized)) -> Self {
+        KernelId::new(kernel.name(), &kernel.wgsl(&kernel.default_schedule()))
+    }
+
+    /// The kernel's name.
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// The hex sha256 of the kernel's WGSL for the declared schedule: 64 digits. Manifests
+    /// store it as `kernel_hash`.
+    pub fn hash(&self) -> String {
+        self.hash.iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    /// The first [`KernelId::SHORT`] hex digits of [`KernelId::hash`].
+    pub fn short_hash(&self) -> String {
+        let mut h = self.hash();
+        h.truncate(Self::SHORT);
+        h
+    }
+
+    /// Whether `text` names this kernel: its name alone, or `name@prefix` where `prefix`
+    /// (at least 4 hex digits) starts its hash.
+    pub fn matches(&self, text: &str) -> bool {
+        match text.rsplit_once('@') {
+            None => text == self.name,
+            Some((name, prefix)) => {
+                name == self.name
+                    && prefix.len() >= 4
+                    && self.hash().starts_with(&prefix.to_ascii_lowercase())
+            }
+        }
+    }
+
+    /// A file name for this kernel, without extension: the name with every byte outside
+    /// `[A-Za-z0-9_]` written `%XX` (so `scale<f32>` is `scale%3Cf32%3E`), a `-`, and the
+    /// short hash. Readable, safe on every file system, and different for different
+    /// kernels: the escaping is one-to-one, and the name ends at the last `-`.
+    ///
+    /// ```
+    /// use forge_core::kernel::KernelId;
+    /// let id = KernelId::new("scale<f32>", "src");
+    /// assert_eq!(id.file_stem(), format!("scale%3Cf32%3E-{}", id.short_hash()));
+    /// assert_ne!(KernelId::new("a-b", "s").file_stem(), KernelId::new("a%2Db", "s").file_stem());
+    /// ```
+    pub fn file_stem(&self) -> String {
+        file_stem(self.name, &self.hash())
+    }
+}
+
+/// [`KernelId::file_stem`] from a kernel's name and its hex hash (as manifests store them):
+/// the name escaped, a `-`, and the hash's first [`KernelId::SHORT`] digits.
+pub fn file_stem(name: &str, hash: &str) -> String {
+    let mut out = String::with_capacity(name.len() + 1 + KernelId::SHORT);
+    for b in name.bytes() {
+        if b.is_ascii_alphanumeric() || b == b'_' {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out.push('-');
+    for c in hash.chars().take(KernelId::SHORT) {
+        // A hash read from a file is not trusted to be hex.
+        out.push(if c.is_ascii_hexdigit() {
+            c.to_ascii_lowercase()
+        } else {
+            '_'
+        });
+    }
+    out
+}
+
+impl fmt::Display for KernelId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}@{}", self.name, self.short_hash())
+    }
+}
+
+impl fmt::Debug for KernelId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "KernelId({self})")
+    }
+}
 
 /// A scalar element type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -351,13 +491,26 @@ impl Tolerance {
         rel: 1e-10,
     };
 
-    /// Whether `a` and `b` agree. NaN never agrees with anything, itself included.
+    /// Whether `a` and `b` agree. NaN never agrees with anything, itself included, and an
+    /// infinity agrees only with itself (a relative tolerance of an infinite magnitude
+    /// would accept anything).
+    ///
+    /// ```
+    /// use forge_core::Tolerance;
+    /// let t = Tolerance::FLOAT;
+    /// assert!(t.accepts(1.0, 1.00001) && t.accepts(f64::INFINITY, f64::INFINITY));
+    /// assert!(!t.accepts(f64::INFINITY, 1.0) && !t.accepts(f64::NEG_INFINITY, f64::INFINITY));
+    /// assert!(!t.accepts(f64::NAN, f64::NAN));
+    /// ```
     pub fn accepts(&self, a: f64, b: f64) -> bool {
         if a.is_nan() || b.is_nan() {
             return false;
         }
         if a == b {
             return true;
+        }
+        if a.is_infinite() || b.is_infinite() {
+            return false;
         }
         let diff = (a - b).abs();
         diff <= self.abs || diff <= self.rel * a.abs().max(b.abs())
@@ -434,6 +587,11 @@ impl OracleOptions {
 pub trait Kernel: Sync {
     /// The kernel's name.
     fn name(&self) -> &'static str;
+    /// The kernel's identity: its name and the hash of its generated source. Computed from
+    /// [`Kernel::name`] and [`Kernel::wgsl`]; generated kernels compute it once.
+    fn id(&self) -> KernelId {
+        KernelId::of(self)
+    }
     /// The WGSL source for a schedule.
     fn wgsl(&self, schedule: &Schedule) -> String;
     /// The storage bindings, in binding order.
@@ -449,6 +607,19 @@ pub trait Kernel: Sync {
     /// The tolerance policy.
     fn tolerance(&self) -> Tolerance {
         Tolerance::FLOAT
+    }
+    /// Whether the kernel handles special float inputs: NaN, infinities and subnormals.
+    ///
+    /// WGSL lets an implementation assume that no NaN or infinity occurs while a shader
+    /// runs (the result is then indeterminate) and flush subnormal inputs and results of
+    /// arithmetic to zero, so by default a kernel is certified on finite inputs only. A
+    /// kernel that says it handles special values is certified on inputs drawn from
+    /// `certify::Distribution::Special` (ordinary values mixed with NaN, infinities, signed
+    /// zeros, subnormals and the extremes) as well: its GPU results must match the oracle
+    /// there too (a NaN matches only a NaN), so a kernel whose result depends on what WGSL
+    /// leaves open (`NaN as i32`, the logarithm of a subnormal) fails.
+    fn special_values(&self) -> bool {
+        false
     }
     /// The length of every binding for these scalars.
     fn binding_lens(&self, scalars: &[ScalarValue]) -> Result<Vec<u64>>;

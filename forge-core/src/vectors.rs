@@ -1,7 +1,7 @@
 //! The host types of the kernel language's vectors, named as glam names them: a `Vec4` in a
 //! kernel is a `[f32; 4]` on the host, which is what a binding of `Vec4`s takes and gives.
 //! With these names a `#[forge_struct]`'s host declaration reads as its kernels see it:
-//! `pub struct Body { pub pos: Vec4, pub vel: Vec4 }`.
+//! `pub struct Body { pub pos: Vec4, pub vel: Vec4 }`. Layer 1 (values).
 
 /// `vec2<f32>`.
 pub type Vec2 = [f32; 2];

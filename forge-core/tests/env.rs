@@ -1,7 +1,7 @@
 //! The `FORGE_*` environment variables. One test in its own binary, because it changes
 //! the process environment that every runtime reads.
 
-use forge_core::context::Backend;
+use forge_core::Backend;
 use forge_core::{ForgeError, ForgeRuntime};
 
 fn set(name: &str, value: &str) {

@@ -4,8 +4,8 @@
 mod common;
 
 use common::*;
-use forge_core::context::Backend;
 use forge_core::kernel::Kernel;
+use forge_core::Backend;
 use forge_core::{ForgeError, ForgeRuntime, HardwareProfile, HostArg, Schedule};
 
 const MB: u64 = 1 << 20;

@@ -1,11 +1,11 @@
 //! `#[forge_kernel]`: a small compiler from an annotated Rust-like function to WGSL, a
 //! `Pod` params struct, a binding layout, a typed runtime method and a CPU oracle.
 //!
-//! The stages are one module each: [`parse`] (options and signature) → [`lower`] (the body
-//! into the typed [`model`], with [`infer`]) → [`check`] (every rule, errors collected in
-//! [`ctxt`]) → [`emit_wgsl`], [`emit_oracle`] and [`emit_rust`], with the WGSL validated by
-//! naga ([`validate`]) during expansion. Generated code names the runtime only through
-//! [`paths`]. See the `wgsl-forge` crate for the language and the generated items.
+//! The stages are one module each: `parse` (options and signature) → `lower` (the body
+//! into the typed `model`, with `infer`) → `check` (every rule, errors collected in
+//! `ctxt`) → `emit_wgsl`, `emit_oracle` and `emit_rust`, with the WGSL validated by
+//! naga (`validate`) during expansion. Generated code names the runtime only through
+//! `paths`. See the `wgsl-forge` crate for the language and the generated items.
 
 mod check;
 mod ctxt;

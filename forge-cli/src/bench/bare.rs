@@ -6,7 +6,7 @@
 //! the floor of a call's host overhead (a submit and a readback, as an application using
 //! wgpu directly would write them, against the generated typed method).
 
-use forge_core::context::{error_scope, error_text};
+use forge_core::device::{error_scope, error_text};
 use forge_core::{DynArgs, ForgeError, ForgeRuntime, Kernel, Schedule};
 use std::borrow::Cow;
 use std::sync::mpsc;
@@ -66,7 +66,7 @@ impl Bare {
             .collect();
         let device = rt.device();
         let ((pipeline, bind_group, buffers, readback, staging), err) = error_scope(device, || {
-            let entries = forge_core::pipeline::layout_entries(layout, !params.is_empty());
+            let entries = forge_core::device::pipeline::layout_entries(layout, !params.is_empty());
             let bgl = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
                 label: Some(name),
                 entries: &entries,
@@ -84,7 +84,7 @@ impl Bare {
                 label: Some(name),
                 layout: Some(&pl),
                 module: &module,
-                entry_point: Some(forge_core::pipeline::ENTRY_POINT),
+                entry_point: Some(forge_core::kernel::ENTRY_POINT),
                 compilation_options: wgpu::PipelineCompilationOptions::default(),
                 cache: None,
             });

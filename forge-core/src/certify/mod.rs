@@ -1,5 +1,6 @@
 //! Certification: checks a kernel's GPU results against its CPU oracle, the oracle against
 //! the kernel's independent reference, and that the GPU writes every output element.
+//! Layer 5 (procedures): built on the runtime.
 //!
 //! This module owns the test vectors ([`Distribution`], [`CertOptions`]), the comparison of
 //! results ([`compare`]) and the report ([`CertReport`]). It drives any kernel through the
@@ -15,7 +16,7 @@
 //!    seed, the kernel's name, the case's index and the binding's name, drawn from the
 //!    binding's [`Distribution`].
 //! 3. Three checks, each over every element of every writable binding:
-//!    - **GPU against the oracle** ([`Kernel::run_dyn`] against [`Kernel::cpu_dyn_with`]),
+//!    - **GPU against the oracle** ([`ForgeRuntime::run_dyn`] against [`Kernel::cpu_dyn_with`]),
 //!      within [`Kernel::tolerance`]. The oracle runs with race detection
 //!      ([`CertOptions::detect_races`], on by default), so a data race fails the case even
 //!      when the GPU happened to agree.
@@ -30,20 +31,20 @@
 //!
 //! NaN never passes a comparison, not even against NaN ([`Tolerance::accepts`]).
 
-use crate::dispatch::HostArg;
 use crate::error::{ForgeError, Result};
 use crate::kernel::{
-    Access, Binding, DynArgs, ElemType, HostBuffer, Kernel, OracleOptions, ScalarParam, ScalarType,
-    ScalarValue, Tolerance,
+    Access, Binding, DynArgs, ElemType, HostBuffer, Kernel, KernelId, OracleOptions, ScalarParam,
+    ScalarType, ScalarValue, Tolerance,
 };
+pub use crate::records::Verdict;
+use crate::runtime::launch::{params_bytes, HostArg};
+use crate::runtime::ForgeRuntime;
 use crate::schedule::{Schedule, TuneSpace};
-use crate::ForgeRuntime;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
-use std::fmt;
 use std::sync::{Mutex, OnceLock};
 
 /// The seed `forge certify` uses unless `--seed` says otherwise.
@@ -79,7 +80,67 @@ pub enum Distribution {
     Bits,
     /// Every element is this value (converted to the element type).
     Constant(f64),
+    /// Special values mixed with ordinary ones: each float is, with even odds, drawn as
+    /// [`Distribution::Default`] draws it or taken from [`SPECIAL_F32`] ([`SPECIAL_F16`] for
+    /// `f16`): NaN of both signs, both infinities, both zeros, subnormals, the smallest
+    /// normal, the extremes, and values past the integer ranges. Integers are drawn as
+    /// [`Distribution::Default`] draws them. The certifier uses it, instead of the default,
+    /// for kernels that handle special values ([`Kernel::special_values`]).
+    Special,
 }
+
+/// The f32 special values of [`Distribution::Special`], as bits: quiet NaN of both signs,
+/// ±infinity, ±0, the smallest and the largest subnormal and a negative one, the smallest
+/// normal, ±`f32::MAX`, ±1e20 (past every integer type), 2^31 and 2^32 (just past `i32`
+/// and `u32`).
+pub const SPECIAL_F32: [u32; 17] = [
+    0x7FC0_0000,
+    0xFFC0_0000,
+    0x7F80_0000,
+    0xFF80_0000,
+    0x0000_0000,
+    0x8000_0000,
+    0x0000_0001,
+    0x007F_FFFF,
+    0x8000_0001,
+    0x0080_0000,
+    0x7F7F_FFFF,
+    0xFF7F_FFFF,
+    0x60AD_78EC,
+    0xE0AD_78EC,
+    0x4F00_0000,
+    0xCF00_0000,
+    0x4F80_0000,
+];
+
+/// The f64 special values of [`Distribution::Special`], as bits: quiet NaN of both signs,
+/// ±infinity, ±0, the smallest and the largest subnormal and a negative one, the smallest
+/// normal, ±`f64::MAX`, ±1e300, 2^31 and 2^32.
+pub const SPECIAL_F64: [u64; 16] = [
+    0x7FF8_0000_0000_0000,
+    0xFFF8_0000_0000_0000,
+    0x7FF0_0000_0000_0000,
+    0xFFF0_0000_0000_0000,
+    0x0000_0000_0000_0000,
+    0x8000_0000_0000_0000,
+    0x0000_0000_0000_0001,
+    0x000F_FFFF_FFFF_FFFF,
+    0x8000_0000_0000_0001,
+    0x0010_0000_0000_0000,
+    0x7FEF_FFFF_FFFF_FFFF,
+    0xFFEF_FFFF_FFFF_FFFF,
+    0x7E37_E43C_8800_759C,
+    0xFE37_E43C_8800_759C,
+    0x41E0_0000_0000_0000,
+    0x41F0_0000_0000_0000,
+];
+
+/// The f16 special values of [`Distribution::Special`], as bits: quiet NaN of both signs,
+/// ±infinity, ±0, the smallest and the largest subnormal and a negative one, the smallest
+/// normal, ±65504.
+pub const SPECIAL_F16: [u16; 12] = [
+    0x7E00, 0xFE00, 0x7C00, 0xFC00, 0x0000, 0x8000, 0x0001, 0x03FF, 0x8001, 0x0400, 0x7BFF, 0xFBFF,
+];
 
 /// What [`certify`] checks and with which data.
 #[derive(Clone, Debug, PartialEq)]
@@ -156,24 +217,6 @@ impl CertOptions {
     }
 }
 
-/// The outcome of certifying a kernel.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Verdict {
-    /// Every case that ran passed every check, and at least one case ran.
-    Pass,
-    /// A check failed, a run returned an error, or no case could run.
-    Fail,
-}
-
-impl fmt::Display for Verdict {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Verdict::Pass => "PASS",
-            Verdict::Fail => "FAIL",
-        })
-    }
-}
-
 /// What [`certify`] found for one kernel and schedule.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CertReport {
@@ -203,6 +246,10 @@ pub struct CertReport {
     /// The emission backend (`wgsl`, `spirv`).
     #[serde(default)]
     pub backend: String,
+    /// Whether the kernel handles special values ([`Kernel::special_values`]), so its
+    /// default inputs were drawn from [`Distribution::Special`] and a NaN matched a NaN.
+    #[serde(default)]
+    pub special_values: bool,
 }
 
 impl CertReport {
@@ -275,6 +322,32 @@ impl Comparison {
 /// assert_eq!(c.first.unwrap().index, 2);
 /// ```
 pub fn compare(got: &HostBuffer, want: &HostBuffer, tol: Tolerance) -> Comparison {
+    compare_with(got, want, tol, false)
+}
+
+/// [`compare`] for a kernel that handles special values ([`Kernel::special_values`]): a
+/// NaN matches a NaN (of any sign and payload), and nothing else; infinities match only
+/// themselves; every finite pair is held to `tol`.
+///
+/// ```
+/// use forge_core::certify::compare_special;
+/// use forge_core::kernel::{ElemType, HostBuffer, ScalarType, Tolerance};
+/// let f32s = ElemType::scalar(ScalarType::F32);
+/// let got = HostBuffer::from_slice(f32s, &[f32::NAN, f32::INFINITY, 1.0, f32::NAN]);
+/// let want = HostBuffer::from_slice(f32s, &[-f32::NAN, f32::INFINITY, 1.0, 0.0]);
+/// let c = compare_special(&got, &want, Tolerance::FLOAT);
+/// assert_eq!((c.mismatches, c.first.unwrap().index), (1, 3));
+/// ```
+pub fn compare_special(got: &HostBuffer, want: &HostBuffer, tol: Tolerance) -> Comparison {
+    compare_with(got, want, tol, true)
+}
+
+fn compare_with(
+    got: &HostBuffer,
+    want: &HostBuffer,
+    tol: Tolerance,
+    nan_matches_nan: bool,
+) -> Comparison {
     let mut c = Comparison::default();
     if got.len != want.len || got.elem.width != want.elem.width {
         c.len_mismatch = Some((got.len, want.len));
@@ -291,7 +364,8 @@ pub fn compare(got: &HostBuffer, want: &HostBuffer, tol: Tolerance) -> Compariso
                 c.max_rel = c.max_rel.max(abs / mag);
             }
         }
-        if !tol.accepts(a, b) {
+        let agree = tol.accepts(a, b) || (nan_matches_nan && a.is_nan() && b.is_nan());
+        if !agree {
             let m = Mismatch {
                 index: j / width,
                 lane: j % width,
@@ -451,6 +525,10 @@ fn draw_f32(rng: &mut ChaCha8Rng, dist: Distribution) -> f32 {
             }
         },
         Distribution::Constant(c) => c as f32,
+        Distribution::Special if rng.gen::<bool>() => {
+            f32::from_bits(SPECIAL_F32[rng.gen_range(0..SPECIAL_F32.len())])
+        }
+        Distribution::Special => draw_f32(rng, Distribution::Default),
     }
 }
 
@@ -467,6 +545,10 @@ fn draw_f64(rng: &mut ChaCha8Rng, dist: Distribution) -> f64 {
             }
         },
         Distribution::Constant(c) => c,
+        Distribution::Special if rng.gen::<bool>() => {
+            f64::from_bits(SPECIAL_F64[rng.gen_range(0..SPECIAL_F64.len())])
+        }
+        Distribution::Special => draw_f64(rng, Distribution::Default),
     }
 }
 
@@ -480,6 +562,11 @@ fn draw_f16_value(rng: &mut ChaCha8Rng, dist: Distribution) -> f32 {
                 break crate::kernel::f16_bits_to_f64(h) as f32;
             }
         },
+        // Widened exactly; `f32_to_f16_bits` gives each back bit for bit (NaNs quiet).
+        Distribution::Special if rng.gen::<bool>() => {
+            crate::kernel::f16_bits_to_f64(SPECIAL_F16[rng.gen_range(0..SPECIAL_F16.len())]) as f32
+        }
+        Distribution::Special => draw_f16_value(rng, Distribution::Default),
         other => draw_f32(rng, other),
     }
 }
@@ -498,6 +585,8 @@ fn draw_int(rng: &mut ChaCha8Rng, dist: Distribution, min: i64, max: i64) -> i64
         }
         Distribution::Bits => rng.gen::<u32>() as i64,
         Distribution::Constant(c) => (c as i64).clamp(min, max),
+        // Integers are indices and counts more often than not: special floats only.
+        Distribution::Special => draw_int(rng, Distribution::Default, min, max),
     }
 }
 
@@ -579,6 +668,11 @@ impl Kernel for PoisonView<'_> {
     fn name(&self) -> &'static str {
         self.inner.name()
     }
+    /// The kernel's own identity: the same shader, so the same compiled pipeline (its
+    /// layout is read_write storage for `#[out]` and `&mut` bindings alike).
+    fn id(&self) -> KernelId {
+        self.inner.id()
+    }
     fn wgsl(&self, schedule: &Schedule) -> String {
         self.inner.wgsl(schedule)
     }
@@ -599,6 +693,9 @@ impl Kernel for PoisonView<'_> {
     }
     fn tolerance(&self) -> Tolerance {
         self.inner.tolerance()
+    }
+    fn special_values(&self) -> bool {
+        self.inner.special_values()
     }
     fn binding_lens(&self, scalars: &[ScalarValue]) -> Result<Vec<u64>> {
         self.inner.binding_lens(scalars)
@@ -657,11 +754,7 @@ fn run_poisoned(
         };
         data.push(host.bytes().to_vec());
     }
-    let params: Vec<u8> = args
-        .scalars
-        .iter()
-        .flat_map(|s| s.bits().to_le_bytes())
-        .collect();
+    let params = params_bytes(args);
     let view = PoisonView::new(kernel);
     let mut host_args: Vec<HostArg<'_>> = layout
         .iter()
@@ -754,6 +847,9 @@ pub fn certify(
     let name = kernel.name();
     let tol = kernel.tolerance();
     let layout = kernel.layout();
+    let special = kernel.special_values();
+    let compare =
+        |got: &HostBuffer, want: &HostBuffer, tol: Tolerance| compare_with(got, want, tol, special);
     let mut report = CertReport {
         kernel: name.to_string(),
         schedule: *schedule,
@@ -766,6 +862,7 @@ pub fn certify(
         seed: opts.seed,
         adapter: rt.adapter_info().name.clone(),
         backend: rt.emission().to_string(),
+        special_values: special,
     };
     let writable: Vec<&Binding> = layout.iter().filter(|b| b.access.writable()).collect();
     let poison_needed = opts.poison
@@ -816,12 +913,11 @@ pub fn certify(
                 Access::Out => None,
                 _ => {
                     let mut rng = case_rng(opts.seed, name, ci, b.name);
-                    Some(generate(
-                        &mut rng,
-                        b.elem,
-                        len as usize,
-                        opts.distribution(name, b.name),
-                    ))
+                    let dist = match opts.distribution(name, b.name) {
+                        Distribution::Default if special => Distribution::Special,
+                        dist => dist,
+                    };
+                    Some(generate(&mut rng, b.elem, len as usize, dist))
                 }
             })
             .collect();
@@ -844,7 +940,7 @@ pub fn certify(
         };
 
         // GPU against the oracle.
-        match kernel.run_dyn(rt, schedule, &args) {
+        match rt.run_dyn(kernel, schedule, &args) {
             Ok(gpu) => {
                 for ((b, g), o) in writable.iter().zip(&gpu).zip(&oracle) {
                     let cmp = compare(g, o, tol);
@@ -1252,6 +1348,66 @@ mod tests {
     }
 
     #[test]
+    fn special_values_are_mixed_in_and_reproducible() {
+        let f32s = ElemType::scalar(ScalarType::F32);
+        let draw = |seed| {
+            generate(
+                &mut case_rng(seed, "k", 0, "x"),
+                f32s,
+                4000,
+                Distribution::Special,
+            )
+        };
+        let a = draw(1);
+        assert_eq!(a, draw(1));
+        let bits: Vec<u32> = a.words.clone();
+        // Every special value shows up, and so do ordinary values in [-1, 1).
+        for s in SPECIAL_F32 {
+            assert!(bits.contains(&s), "{s:#010x} never drawn");
+        }
+        let ordinary = bits
+            .iter()
+            .map(|b| f32::from_bits(*b))
+            .filter(|v| (-1.0..1.0).contains(v) && v.is_normal())
+            .count();
+        assert!(
+            (1500..2500).contains(&ordinary),
+            "{ordinary} ordinary values of 4000"
+        );
+        // f16: every special value, bit for bit except the sign of NaN.
+        let halves = generate(
+            &mut case_rng(1, "k", 0, "h"),
+            ElemType::scalar(ScalarType::F16),
+            4000,
+            Distribution::Special,
+        );
+        let h: &[u16] = &bytemuck::cast_slice::<u32, u16>(&halves.words)[..4000];
+        for s in SPECIAL_F16.iter().filter(|s| **s != 0xFE00) {
+            assert!(h.contains(s), "{s:#06x} never drawn");
+        }
+        // Integers stay the default's small non-negative values.
+        let ints = generate(
+            &mut case_rng(1, "k", 0, "i"),
+            ElemType::scalar(ScalarType::U32),
+            1000,
+            Distribution::Special,
+        );
+        assert!(ints.words.iter().all(|w| *w < 1000));
+    }
+
+    #[test]
+    fn only_special_comparison_lets_nan_match_nan() {
+        let f32s = ElemType::scalar(ScalarType::F32);
+        let nan = HostBuffer::from_slice(f32s, &[f32::NAN, f32::NEG_INFINITY]);
+        let other_nan =
+            HostBuffer::from_slice(f32s, &[f32::from_bits(0xFFC0_0001), f32::NEG_INFINITY]);
+        assert_eq!(compare(&nan, &other_nan, Tolerance::FLOAT).mismatches, 1);
+        assert!(compare_special(&nan, &other_nan, Tolerance::FLOAT).ok());
+        let inf = HostBuffer::from_slice(f32s, &[f32::NAN, f32::INFINITY]);
+        assert_eq!(compare_special(&nan, &inf, Tolerance::FLOAT).mismatches, 1);
+    }
+
+    #[test]
     fn overrides_pick_the_binding() {
         let o = CertOptions::new(1)
             .with_distribution("k", "a", Distribution::Bits)
@@ -1274,6 +1430,7 @@ mod tests {
             seed: 1,
             adapter: "llvmpipe".into(),
             backend: "wgsl".into(),
+            special_values: false,
         };
         let json = serde_json::to_string(&r).unwrap();
         assert!(json.contains("\"verdict\":\"Pass\""), "{json}");

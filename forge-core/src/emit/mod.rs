@@ -1,5 +1,5 @@
 //! Emission to other backends: a kernel's WGSL translated by naga to SPIR-V, MSL, HLSL or
-//! GLSL.
+//! GLSL. Layer 2 (offline work: no device).
 //!
 //! WGSL is the source of truth. This module owns the one translation from it, which both
 //! `forge emit` ([`emit`]) and the runtime's SPIR-V execution ([`to_spirv`]) go through:
@@ -34,112 +34,16 @@
 //!   the device has it (Vulkan 1.3): LLVM-based drivers such as lavapipe take minutes to
 //!   compile the stores for a large workgroup array.
 
-use crate::context::Backend;
 use crate::error::{ForgeError, Result};
 use crate::kernel::Kernel;
-use crate::pipeline::ENTRY_POINT;
+use crate::kernel::ENTRY_POINT;
 use crate::schedule::Schedule;
+pub use crate::target::Target;
 use naga::back::{glsl, hlsl, msl, spv};
 use naga::proc::{BoundsCheckPolicies, BoundsCheckPolicy};
 use naga::valid::{Capabilities, ModuleInfo, ValidationFlags, Validator};
 use naga::{AddressSpace, Module, ResourceBinding, ShaderStage};
-use std::fmt;
 use std::path::Path;
-use std::str::FromStr;
-
-/// A shader language that a kernel can be emitted in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Target {
-    /// WGSL, as `#[forge_kernel]` generated it (validated, not rewritten).
-    Wgsl,
-    /// SPIR-V, a binary module.
-    Spirv,
-    /// Metal Shading Language.
-    Msl,
-    /// HLSL for DirectX 12.
-    Hlsl,
-    /// GLSL for OpenGL 4.5.
-    Glsl,
-}
-
-impl Target {
-    /// The valid names, as error messages list them.
-    pub const VALID: &'static str = "wgsl, spirv, msl, hlsl, glsl";
-
-    /// Every target, in the order of [`Target::VALID`].
-    pub const ALL: [Target; 5] = [
-        Target::Wgsl,
-        Target::Spirv,
-        Target::Msl,
-        Target::Hlsl,
-        Target::Glsl,
-    ];
-
-    /// Parses a target name (case-insensitive, surrounding spaces ignored). Anything else
-    /// is [`ForgeError::UnknownBackend`], which lists the valid names.
-    ///
-    /// ```
-    /// use forge_core::emit::Target;
-    /// assert_eq!(Target::parse(" MSL ").unwrap(), Target::Msl);
-    /// assert!(Target::parse("metal").is_err());
-    /// ```
-    pub fn parse(name: &str) -> Result<Target> {
-        let wanted = name.trim().to_ascii_lowercase();
-        Target::ALL
-            .into_iter()
-            .find(|t| t.name() == wanted)
-            .ok_or_else(|| ForgeError::UnknownBackend {
-                name: name.to_string(),
-                valid: Self::VALID,
-            })
-    }
-
-    /// The lower-case name.
-    pub fn name(&self) -> &'static str {
-        match self {
-            Target::Wgsl => "wgsl",
-            Target::Spirv => "spirv",
-            Target::Msl => "msl",
-            Target::Hlsl => "hlsl",
-            Target::Glsl => "glsl",
-        }
-    }
-
-    /// The usual file extension, without the dot.
-    pub fn extension(&self) -> &'static str {
-        match self {
-            Target::Wgsl => "wgsl",
-            Target::Spirv => "spv",
-            Target::Msl => "metal",
-            Target::Hlsl => "hlsl",
-            Target::Glsl => "comp",
-        }
-    }
-}
-
-impl FromStr for Target {
-    type Err = ForgeError;
-
-    fn from_str(s: &str) -> Result<Self> {
-        Target::parse(s)
-    }
-}
-
-impl fmt::Display for Target {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl From<Backend> for Target {
-    /// The target that holds what the runtime runs for that backend.
-    fn from(backend: Backend) -> Target {
-        match backend {
-            Backend::Wgsl => Target::Wgsl,
-            Backend::Spirv => Target::Spirv,
-        }
-    }
-}
 
 /// A translated kernel.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -566,6 +470,7 @@ fn write_glsl(module: &Module, info: &ModuleInfo) -> std::result::Result<String,
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::target::Backend;
 
     const NUM_WORKGROUPS: &str = "@group(0) @binding(0) var<storage, read_write> y: array<u32>;\n\
         @compute @workgroup_size(64) fn main(@builtin(num_workgroups) n: vec3<u32>) { y[0] = n.x; }";

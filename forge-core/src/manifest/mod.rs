@@ -1,12 +1,17 @@
-//! Tuning manifests and the cache they live in.
+//! Tuning manifests and the cache they live in. Layer 2 (offline work): the cache takes
+//! its key as a value ([`ManifestKey`]: the kernel's identity, the topology hash, the
+//! emission backend, the crate version), never the runtime.
 //!
-//! This module owns [`TuningManifest`] (what the tuner found for one kernel on one piece of
-//! hardware), [`ManifestCache`] (the files, at `<cache>/<topology hash>/<kernel>.json`) and
-//! the checks that decide whether a manifest read back can be trusted.
+//! This module owns [`ManifestCache`] (the files, at
+//! `<cache>/<topology hash>/<name>-<short hash>.json`, named by the kernel's
+//! [`KernelId::file_stem`], so two kernels of one name never share a file), the checks
+//! that decide whether a manifest read back can be trusted, and the runtime's memo of them
+//! ([`ManifestMemo`]). What a manifest holds ([`TuningManifest`] and its parts) are values
+//! of [`crate::records`], re-exported here.
 //!
 //! # What a manifest holds
 //! The kernel's name and [`kernel_hash`] (sha256 of its WGSL for the declared schedule), the
-//! [topology hash](crate::HardwareProfile::topology_hash), the adapter's name, the emission
+//! [topology hash](crate::topology::HardwareProfile::topology_hash), the adapter's name, the emission
 //! backend, the crate version, the declared schedule, and one [`BucketTuning`] per
 //! problem-size bucket that was tuned: the problem timed, every candidate with its
 //! certification and timing, and the winner.
@@ -15,9 +20,9 @@
 //! belongs to a bucket: `floor(log2(threads))`, where `threads` is the kernel's logical
 //! invocation count ([`Kernel::threads`]) for the problem timed. Tuning another size adds or
 //! replaces that size's bucket and keeps the others. [`TuningManifest::winner_for`] picks
-//! the nearest tuned bucket for a given size; [`TuningManifest::winner`] (what
-//! [`ForgeRuntime::schedule_for`] uses, since it does not know the size) is the winner of
-//! the largest bucket.
+//! the nearest tuned bucket for a given size; [`TuningManifest::winner`] (what the runtime's
+//! `schedule_for` uses, since it does not know the size) is the winner of the largest
+//! bucket.
 //!
 //! # Trust
 //! Reading never fails and never panics: [`ManifestCache::load`] returns `None`, after a
@@ -25,206 +30,38 @@
 //! truncated or not a manifest, one written for another topology, kernel, kernel source,
 //! crate version or emission backend, or one of a newer format. A bucket whose winner was
 //! not certified, has no valid timing, is outside the kernel's tuning space, or cannot run
-//! on this adapter ([`ForgeRuntime::check_schedule`]) loses its winner, with a warning.
+//! on this adapter ([`crate::plan::check_schedule`]) loses its winner, with a warning.
 //!
 //! # Writing
 //! [`ManifestCache::store`] writes through [`crate::files::write_atomically`]: readers see
 //! the old file or the new one, never a part, and concurrent writers (threads or processes)
 //! leave one whole file. Tuning merges its bucket into the stored manifest under a lock
-//! file beside it (`.<kernel>.lock`, [`crate::files::FileLock`]), so tuners of different
+//! file beside it (`.<name>-<short hash>.lock`, [`crate::files::FileLock`]), so tuners of different
 //! sizes racing on one kernel keep each other's buckets; a lock it cannot take leaves that
 //! run's result uncached, with a warning.
 
-use crate::certify::Verdict;
 use crate::error::{ForgeError, Result};
 use crate::files::FileLock;
-use crate::kernel::{Kernel, ScalarValue};
+use crate::kernel::{file_stem, Kernel, KernelId};
+use crate::records::Verdict;
+pub use crate::records::{
+    bucket_of, BucketTuning, CandidateResult, TuningManifest, CRATE_VERSION, MANIFEST_FORMAT,
+};
 use crate::schedule::Schedule;
-use crate::timing::Timing;
-use crate::ForgeRuntime;
-use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
+use crate::target::Backend;
 use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-/// The manifest format this version writes. Files of a newer format are ignored.
-pub const MANIFEST_FORMAT: u32 = 1;
-
-/// The crate version written into manifests; a manifest of another version is stale.
-pub const CRATE_VERSION: &str = env!("CARGO_PKG_VERSION");
-
 /// How long a tuner waits for another to finish merging into the same manifest: a merge is
 /// one read and one write of a small file, so a longer wait means something is wrong.
 const MERGE_LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
-/// One candidate schedule as the tuner saw it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct CandidateResult {
-    /// The schedule.
-    pub schedule: Schedule,
-    /// The certification verdict; `None` when the candidate was not certified because the
-    /// adapter cannot run it.
-    pub verdict: Option<Verdict>,
-    /// Certification cases that ran.
-    #[serde(default)]
-    pub cases: usize,
-    /// The largest absolute error certification saw.
-    #[serde(default)]
-    pub max_abs_err: f64,
-    /// The largest relative error certification saw.
-    #[serde(default)]
-    pub max_rel_err: f64,
-    /// The time of one dispatch on the bucket's problem; only certified candidates are
-    /// timed.
-    #[serde(default)]
-    pub timing: Option<Timing>,
-    /// Why the candidate cannot win: the first certification failure, the reason it was
-    /// skipped, or the timing error.
-    #[serde(default)]
-    pub note: Option<String>,
-}
-
-impl CandidateResult {
-    /// Whether the candidate passed certification and has a valid timing: only such a
-    /// candidate can win.
-    pub fn eligible(&self) -> bool {
-        self.verdict == Some(Verdict::Pass) && self.timing.as_ref().is_some_and(Timing::is_valid)
-    }
-
-    /// The median time of one dispatch, where the candidate was timed.
-    pub fn median_ns(&self) -> Option<f64> {
-        self.timing
-            .as_ref()
-            .filter(|t| t.is_valid())
-            .map(|t| t.median_ns)
-    }
-}
-
-/// The tuning of one problem-size bucket.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct BucketTuning {
-    /// `floor(log2(threads))`; see [`bucket_of`].
-    pub bucket: u32,
-    /// The logical invocations of the problem timed.
-    pub threads: u64,
-    /// The problem timed: the kernel's scalar arguments, in declaration order.
-    pub scalars: Vec<ScalarValue>,
-    /// The problem as `name=value, ...`, for people.
-    #[serde(default)]
-    pub problem: String,
-    /// Every candidate, in the order tried.
-    pub candidates: Vec<CandidateResult>,
-    /// The fastest certified candidate; `None` when no candidate qualified.
-    pub winner: Option<Schedule>,
-    /// When it was tuned, in seconds since the Unix epoch.
-    #[serde(default)]
-    pub tuned_at: u64,
-}
-
-impl BucketTuning {
-    /// The winner's result.
-    pub fn winner_result(&self) -> Option<&CandidateResult> {
-        let w = self.winner?;
-        self.candidates.iter().find(|c| c.schedule == w)
-    }
-
-    /// The result of the candidate with this schedule.
-    pub fn candidate(&self, schedule: &Schedule) -> Option<&CandidateResult> {
-        self.candidates.iter().find(|c| c.schedule == *schedule)
-    }
-
-    /// The fastest eligible candidate.
-    pub fn fastest(&self) -> Option<Schedule> {
-        self.candidates
-            .iter()
-            .filter(|c| c.eligible())
-            .min_by(|a, b| {
-                a.median_ns()
-                    .unwrap_or(f64::INFINITY)
-                    .total_cmp(&b.median_ns().unwrap_or(f64::INFINITY))
-            })
-            .map(|c| c.schedule)
-    }
-}
-
-/// What the tuner found for one kernel on one adapter: see the [module docs](self).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct TuningManifest {
-    /// The file format; see [`MANIFEST_FORMAT`].
-    #[serde(default)]
-    pub format: u32,
-    /// The kernel's name.
-    pub kernel: String,
-    /// [`kernel_hash`] of the kernel the manifest was tuned for.
-    pub kernel_hash: String,
-    /// The topology hash of the adapter.
-    pub topology: String,
-    /// The adapter's name.
-    pub adapter: String,
-    /// The emission backend (`wgsl`, `spirv`) the candidates ran with.
-    #[serde(default)]
-    pub backend: String,
-    /// The version of the crate that wrote it.
-    pub crate_version: String,
-    /// The kernel's declared schedule.
-    pub default_schedule: Schedule,
-    /// One entry per tuned problem-size bucket, sorted by bucket.
-    pub buckets: Vec<BucketTuning>,
-}
-
-impl TuningManifest {
-    /// The schedule to use when the problem's size is not known: the winner of the
-    /// largest bucket that has one.
-    pub fn winner(&self) -> Option<Schedule> {
-        self.buckets.iter().rev().find_map(|b| b.winner)
-    }
-
-    /// The winner of the tuned bucket nearest to `threads` (ties go to the larger bucket).
-    pub fn winner_for(&self, threads: u64) -> Option<Schedule> {
-        let want = bucket_of(threads) as i64;
-        self.buckets
-            .iter()
-            .filter(|b| b.winner.is_some())
-            .min_by_key(|b| ((b.bucket as i64 - want).abs(), -(b.bucket as i64)))
-            .and_then(|b| b.winner)
-    }
-
-    /// The tuning of one bucket.
-    pub fn bucket(&self, bucket: u32) -> Option<&BucketTuning> {
-        self.buckets.iter().find(|b| b.bucket == bucket)
-    }
-
-    /// Adds `tuning`, replacing the bucket of the same number; keeps buckets sorted.
-    pub fn insert(&mut self, tuning: BucketTuning) {
-        self.buckets.retain(|b| b.bucket != tuning.bucket);
-        self.buckets.push(tuning);
-        self.buckets.sort_by_key(|b| b.bucket);
-    }
-}
-
-/// The problem-size bucket of a problem with `threads` logical invocations:
-/// `floor(log2(threads))`, and 0 for 0 or 1.
-///
-/// ```
-/// use forge_core::manifest::bucket_of;
-/// assert_eq!((bucket_of(1), bucket_of(1023), bucket_of(1024), bucket_of(0)), (0, 9, 10, 0));
-/// ```
-pub fn bucket_of(threads: u64) -> u32 {
-    63 - threads.max(1).leading_zeros()
-}
-
 /// The hash that makes a manifest stale when a kernel changes: hex sha256 of its WGSL for
-/// the declared schedule.
+/// the declared schedule ([`KernelId::hash`]).
 pub fn kernel_hash(kernel: &dyn Kernel) -> String {
-    hex(&Sha256::digest(
-        kernel.wgsl(&kernel.default_schedule()).as_bytes(),
-    ))
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    kernel.id().hash()
 }
 
 /// What a manifest must match to be trusted on this runtime.
@@ -243,28 +80,30 @@ pub struct ManifestKey {
 }
 
 impl ManifestKey {
-    /// The key for `kernel` on `rt`.
-    pub fn new(rt: &ForgeRuntime, kernel: &dyn Kernel) -> Self {
+    /// The key for the kernel `id` on hardware of this topology hash, run through `backend`,
+    /// by this crate version.
+    pub fn new(id: KernelId, topology: impl Into<String>, backend: Backend) -> Self {
         ManifestKey {
-            kernel: kernel.name().to_string(),
-            kernel_hash: kernel_hash(kernel),
-            topology: rt.topology_hash(),
-            backend: rt.emission().to_string(),
+            kernel: id.name().to_string(),
+            kernel_hash: id.hash(),
+            topology: topology.into(),
+            backend: backend.to_string(),
             crate_version: CRATE_VERSION.to_string(),
         }
     }
 
-    /// An empty manifest with this key.
-    pub fn manifest(&self, rt: &ForgeRuntime, kernel: &dyn Kernel) -> TuningManifest {
+    /// An empty manifest with this key, tuned on `adapter` for a kernel whose declared
+    /// schedule is `default_schedule`.
+    pub fn manifest(&self, adapter: &str, default_schedule: Schedule) -> TuningManifest {
         TuningManifest {
             format: MANIFEST_FORMAT,
             kernel: self.kernel.clone(),
             kernel_hash: self.kernel_hash.clone(),
             topology: self.topology.clone(),
-            adapter: rt.adapter_info().name.clone(),
+            adapter: adapter.to_string(),
             backend: self.backend.clone(),
             crate_version: self.crate_version.clone(),
-            default_schedule: kernel.default_schedule(),
+            default_schedule,
             buckets: Vec::new(),
         }
     }
@@ -318,11 +157,11 @@ fn short(hash: &str) -> &str {
     hash.get(..12).unwrap_or(hash)
 }
 
-/// Drops, with a warning, every bucket winner that cannot be trusted on `rt` for `kernel`.
-/// Returns the number of winners dropped.
+/// Drops, with a warning, every bucket winner that cannot be trusted for `kernel` on an
+/// adapter with these `limits`. Returns the number of winners dropped.
 pub fn sanitize(
-    rt: &ForgeRuntime,
     kernel: &dyn Kernel,
+    limits: &wgpu::Limits,
     m: &mut TuningManifest,
     path: &Path,
 ) -> usize {
@@ -331,7 +170,7 @@ pub fn sanitize(
     let mut dropped = 0;
     for b in &mut m.buckets {
         let Some(w) = b.winner else { continue };
-        let reason = if let Err(e) = rt.check_schedule(kernel, &w) {
+        let reason = if let Err(e) = crate::plan::check_schedule(kernel.name(), &w, limits) {
             Some(format!("the adapter cannot run it: {e}"))
         } else if w != default && !space.contains(&w) {
             Some("it is not in the kernel's tuning space".to_string())
@@ -393,7 +232,7 @@ pub struct CacheEntry {
     pub bytes: u64,
 }
 
-/// The manifest cache: `<root>/<topology hash>/<kernel>.json`.
+/// The manifest cache: `<root>/<topology hash>/<name>-<short hash>.json`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ManifestCache {
     root: PathBuf,
@@ -410,36 +249,37 @@ impl ManifestCache {
         &self.root
     }
 
-    /// Where the manifest of `kernel` for `topology` lives.
-    pub fn path(&self, topology: &str, kernel: &str) -> PathBuf {
+    /// Where the manifest of the kernel `id` for hardware `topology` lives:
+    /// `<root>/<topology>/<id.file_stem()>.json`.
+    pub fn path(&self, topology: &str, id: &KernelId) -> PathBuf {
+        self.path_of(topology, &id.file_stem())
+    }
+
+    fn path_of(&self, topology: &str, stem: &str) -> PathBuf {
         self.root
             .join(file_safe(topology))
-            .join(format!("{}.json", file_safe(kernel)))
+            .join(format!("{stem}.json"))
     }
 
     /// Reads and parses one manifest, without checking what it was written for.
     pub fn read(
         &self,
         topology: &str,
-        kernel: &str,
+        id: &KernelId,
     ) -> std::result::Result<TuningManifest, ReadError> {
-        read_file(&self.path(topology, kernel))
+        read_file(&self.path(topology, id))
     }
 
-    /// The manifest of `kernel` for `rt`, if one is stored and can be trusted; see the
-    /// [module docs](self). Never fails: whatever is wrong is a warning and `None`.
-    pub fn load(&self, rt: &ForgeRuntime, kernel: &dyn Kernel) -> Option<TuningManifest> {
-        let key = ManifestKey::new(rt, kernel);
-        self.load_keyed(rt, kernel, &key)
-    }
-
-    pub(crate) fn load_keyed(
+    /// The manifest stored under `key`, if there is one and it can be trusted for `kernel`
+    /// on an adapter with these `limits`; see the [module docs](self). Never fails:
+    /// whatever is wrong is a warning and `None`.
+    pub fn load(
         &self,
-        rt: &ForgeRuntime,
-        kernel: &dyn Kernel,
         key: &ManifestKey,
+        kernel: &dyn Kernel,
+        limits: &wgpu::Limits,
     ) -> Option<TuningManifest> {
-        let path = self.path(&key.topology, &key.kernel);
+        let path = self.key_path(key);
         let mut m = match read_file(&path) {
             Ok(m) => m,
             Err(ReadError::Missing) => {
@@ -455,15 +295,22 @@ impl ManifestCache {
             tracing::warn!(path = %path.display(), kernel = kernel.name(), "ignoring the tuning manifest: {why}");
             return None;
         }
-        sanitize(rt, kernel, &mut m, &path);
+        sanitize(kernel, limits, &mut m, &path);
         Some(m)
+    }
+
+    fn key_path(&self, key: &ManifestKey) -> PathBuf {
+        self.path_of(&key.topology, &file_stem(&key.kernel, &key.kernel_hash))
     }
 
     /// Writes `manifest` atomically to its place; returns the path. Fails when the
     /// directory cannot be created or written (the caller decides whether that matters:
     /// the tuner warns and goes on without caching).
     pub fn store(&self, manifest: &TuningManifest) -> Result<PathBuf> {
-        let path = self.path(&manifest.topology, &manifest.kernel);
+        let path = self.path_of(
+            &manifest.topology,
+            &file_stem(&manifest.kernel, &manifest.kernel_hash),
+        );
         let dir = path.parent().unwrap_or(&self.root).to_path_buf();
         let io = |what: &str, p: &Path, source| ForgeError::Io {
             context: format!("{what} `{}`", p.display()),
@@ -482,15 +329,16 @@ impl ManifestCache {
     /// `list` and `clear` pass over it): tuners of other sizes racing on the same kernel
     /// then read, merge and write one after another, and keep each other's buckets.
     /// Errors: the directory or the lock cannot be created, or another holder keeps the
-    /// lock past [`MERGE_LOCK_WAIT`]; `f` has not run then.
-    pub(crate) fn with_lock<R>(&self, key: &ManifestKey, f: impl FnOnce() -> R) -> Result<R> {
-        let path = self.path(&key.topology, &key.kernel);
+    /// lock past a 10 s wait; `f` has not run then.
+    pub fn with_lock<R>(&self, key: &ManifestKey, f: impl FnOnce() -> R) -> Result<R> {
+        let path = self.key_path(key);
         let dir = path.parent().unwrap_or(&self.root);
         std::fs::create_dir_all(dir).map_err(|e| ForgeError::Io {
             context: format!("creating the manifest directory `{}`", dir.display()),
             source: e,
         })?;
-        let lock_path = dir.join(format!(".{}.lock", file_safe(&key.kernel)));
+        let stem = file_stem(&key.kernel, &key.kernel_hash);
+        let lock_path = dir.join(format!(".{stem}.lock"));
         let _held = FileLock::acquire(&lock_path, MERGE_LOCK_WAIT)?;
         Ok(f())
     }
@@ -621,50 +469,47 @@ fn file_safe(name: &str) -> String {
 }
 
 /// The runtime's memo of manifests, so that the cache is read once per kernel and runtime.
-/// Keyed by the kernel's name and its layout's address, which tell kernel types apart.
+/// Keyed by the kernel's [`KernelId`]: two kernels of one name keep apart.
 #[derive(Debug, Default)]
-pub(crate) struct ManifestMemo {
-    map: Mutex<HashMap<MemoKey, Option<Arc<TuningManifest>>>>,
+pub struct ManifestMemo {
+    map: Mutex<HashMap<KernelId, Option<Arc<TuningManifest>>>>,
 }
 
-/// A kernel's name and the address of its layout.
-type MemoKey = (&'static str, usize);
-
 impl ManifestMemo {
-    fn key(kernel: &dyn Kernel) -> MemoKey {
-        (kernel.name(), kernel.layout().as_ptr() as usize)
-    }
-
-    pub(crate) fn get_or_load(
+    /// What is remembered for `id`, else what `load` returns, remembered (`None` too: a
+    /// missing or untrusted manifest is not looked for again).
+    pub fn get_or_load(
         &self,
-        kernel: &dyn Kernel,
+        id: &KernelId,
         load: impl FnOnce() -> Option<TuningManifest>,
     ) -> Option<Arc<TuningManifest>> {
-        let key = Self::key(kernel);
         if let Ok(map) = self.map.lock() {
-            if let Some(hit) = map.get(&key) {
+            if let Some(hit) = map.get(id) {
                 return hit.clone();
             }
         }
         // Loaded outside the lock: reading a file must not block other kernels' lookups.
         let loaded = load().map(Arc::new);
         if let Ok(mut map) = self.map.lock() {
-            return map.entry(key).or_insert(loaded).clone();
+            return map.entry(*id).or_insert(loaded).clone();
         }
         loaded
     }
 
-    pub(crate) fn peek(&self, kernel: &dyn Kernel) -> Option<Option<Arc<TuningManifest>>> {
-        self.map.lock().ok()?.get(&Self::key(kernel)).cloned()
+    /// What is remembered for `id`, without loading: `None` when nothing is.
+    pub fn peek(&self, id: &KernelId) -> Option<Option<Arc<TuningManifest>>> {
+        self.map.lock().ok()?.get(id).cloned()
     }
 
-    pub(crate) fn set(&self, kernel: &dyn Kernel, manifest: Option<TuningManifest>) {
+    /// Remembers `manifest` for `id`.
+    pub fn set(&self, id: &KernelId, manifest: Option<TuningManifest>) {
         if let Ok(mut map) = self.map.lock() {
-            map.insert(Self::key(kernel), manifest.map(Arc::new));
+            map.insert(*id, manifest.map(Arc::new));
         }
     }
 
-    pub(crate) fn clear(&self) {
+    /// Forgets everything.
+    pub fn clear(&self) {
         if let Ok(mut map) = self.map.lock() {
             map.clear();
         }
@@ -674,6 +519,8 @@ impl ManifestMemo {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernel::ScalarValue;
+    use crate::records::{Timer, Timing};
 
     fn candidate(wg: u32, verdict: Verdict, ns: f64) -> CandidateResult {
         CandidateResult {
@@ -682,7 +529,7 @@ mod tests {
             cases: 3,
             max_abs_err: 0.0,
             max_rel_err: 0.0,
-            timing: Timing::from_pass_ns(&[ns * 4.0], 4, crate::timing::Timer::Timestamp),
+            timing: Timing::from_pass_ns(&[ns * 4.0], 4, Timer::Timestamp),
             note: None,
         }
     }
@@ -818,6 +665,15 @@ mod tests {
         assert_eq!(file_safe("../x y"), "___x_y");
         assert_eq!(file_safe(""), "_");
         let cache = ManifestCache::new("/c");
-        assert_eq!(cache.path("ab", "k"), PathBuf::from("/c/ab/k.json"));
+        let id = KernelId::new("k", "source");
+        assert_eq!(
+            cache.path("ab", &id),
+            PathBuf::from(format!("/c/ab/k-{}.json", id.short_hash()))
+        );
+        let generic = KernelId::new("scale<f32>", "source");
+        assert_eq!(
+            cache.path("ab", &generic),
+            PathBuf::from(format!("/c/ab/scale%3Cf32%3E-{}.json", id.short_hash()))
+        );
     }
 }

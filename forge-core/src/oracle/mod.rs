@@ -2,7 +2,7 @@
 //! semantics where they differ from Rust's, checked indexing that reports the kernel, the
 //! invocation, the binding, the index and the length, evaluation of LEN and `threads`
 //! expressions, conversions between typed slices and type-erased buffers, and data-race
-//! detection ([`race`]).
+//! detection ([`race`]). Layer 2 (offline work: the CPU side of a kernel, no device).
 //!
 //! Generated code calls these; they are public so that it can, not as a user API. The
 //! exception is [`subgroup`], whose [`subgroup::with_subgroup_size`] runs oracles with
@@ -405,7 +405,7 @@ pub fn normalize_f16<const N: usize>(a: [half::f16; N]) -> [half::f16; N] {
 /// The workgroup grid for `groups` workgroups: x up to the limit, then folded into y and z.
 pub fn fold_groups(kernel: &'static str, groups: u64) -> Result<[u32; 3]> {
     // The same grid the runtime launches: the oracle must run exactly its invocations.
-    crate::dispatch::fold_groups(groups, GROUPS_PER_DIMENSION).map_err(|e| {
+    crate::plan::fold_groups(groups, GROUPS_PER_DIMENSION).map_err(|e| {
         ForgeError::TooManyWorkgroups {
             kernel,
             groups: e.groups,

@@ -1,5 +1,5 @@
 //! Data-race detection for the CPU oracle, on when [`OracleOptions::detect_races`] asks
-//! for it (the certifier does).
+//! for it (the certifier does). Part of the oracle (layer 2).
 //!
 //! The oracle runs the invocations of a workgroup one after another, so a race never shows
 //! in its results: the GPU may interleave the same accesses differently. This module finds

@@ -1,4 +1,4 @@
-//! Subgroup operations in the oracle.
+//! Subgroup operations in the oracle. Part of the oracle (layer 2).
 //!
 //! The oracle splits a workgroup of `WG` invocations into subgroups of its own size
 //! ([`subgroup_size`], [`ORACLE_SUBGROUP_SIZE`] unless [`with_subgroup_size`] says

@@ -1,5 +1,6 @@
 //! Schedules: the tunable launch parameters of a kernel (workgroup size, items per
-//! invocation, vector width) and the space a kernel declares with `tune(...)`.
+//! invocation, vector width) and the space a kernel declares with `tune(...)`. Layer 1
+//! (values).
 
 use serde::{Deserialize, Serialize};
 use std::fmt;

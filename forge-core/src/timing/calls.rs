@@ -1,5 +1,5 @@
 //! Timing a whole call of a multi-pass built-in: every launch that one call records (several
-//! kernels, several passes) between two GPU timestamps.
+//! kernels, several passes) between two GPU timestamps. Part of timing (layer 5).
 //!
 //! [`ForgeRuntime::time_kernel`] times one dispatch of one kernel. A call such as a
 //! two-pass FFT or a radix-select top-k records several launches on device tensors; what a
@@ -19,9 +19,9 @@
 //! Without `TIMESTAMP_QUERY` each pass is timed with the wall clock from submission to idle.
 
 use super::{ticks_to_ns, Timer, Timing, TimingOptions};
-use crate::dispatch::{Pending, STAGING_USAGE};
+use crate::device::STAGING_USAGE;
 use crate::error::{ForgeError, Result};
-use crate::ForgeRuntime;
+use crate::runtime::ForgeRuntime;
 use std::time::Instant;
 
 impl ForgeRuntime {
@@ -51,7 +51,7 @@ impl ForgeRuntime {
         let passes = opts.passes.max(1);
         let repeats = opts.repeats.unwrap_or(1).max(1);
         self.flush()?;
-        self.wait()?;
+        self.gpu().wait()?;
         // Warm-up: at least `warmup` calls and `warmup_ns` of wall time, in batches that
         // double until one takes 10 ms, so that an idle GPU's clocks come up first.
         let start = Instant::now();
@@ -63,7 +63,7 @@ impl ForgeRuntime {
             }
             let t = Instant::now();
             self.flush()?;
-            self.wait()?;
+            self.gpu().wait()?;
             done = done.saturating_add(batch);
             if t.elapsed().as_secs_f64() < 0.01 && batch < 4096 {
                 batch *= 2;
@@ -87,7 +87,7 @@ impl ForgeRuntime {
                     }
                     let start = Instant::now();
                     self.flush()?;
-                    self.wait()?;
+                    self.gpu().wait()?;
                     Some(start.elapsed().as_nanos() as f64)
                 }
             };
@@ -117,12 +117,9 @@ impl ForgeRuntime {
 
     /// Records an empty compute pass on the pending encoder that writes timestamp `index`
     /// of `set`.
-    fn timestamp_marker(&mut self, set: &wgpu::QuerySet, index: u32) {
-        let device = self.device.clone();
-        let pending = self.pending.get_or_insert_with(|| Pending::new(&device));
-        let _pass = pending
-            .encoder
-            .begin_compute_pass(&wgpu::ComputePassDescriptor {
+    fn timestamp_marker(&mut self, set: &wgpu::QuerySet, index: u32) -> Result<()> {
+        self.gpu_mut().record("timing a call", |encoder| {
+            let _pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
                 label: Some("forge call timestamp"),
                 timestamp_writes: Some(wgpu::ComputePassTimestampWrites {
                     query_set: set,
@@ -130,6 +127,7 @@ impl ForgeRuntime {
                     end_of_pass_write_index: None,
                 }),
             });
+        })
     }
 
     /// One timed pass of `repeats` calls between two timestamps: the duration, or `None`
@@ -141,30 +139,23 @@ impl ForgeRuntime {
         record: &mut impl FnMut(&mut ForgeRuntime) -> Result<()>,
     ) -> Result<Option<f64>> {
         let q = self.queries(label, 2)?;
-        self.timestamp_marker(&q.set, 0);
+        self.timestamp_marker(&q.set, 0)?;
         for _ in 0..repeats {
             record(self)?;
         }
-        self.timestamp_marker(&q.set, 1);
+        self.timestamp_marker(&q.set, 1)?;
         let bytes = 2 * wgpu::QUERY_SIZE as u64;
-        let staging = self.pool.acquire(
-            &self.device,
-            bytes,
-            STAGING_USAGE,
-            self.limits.max_buffer_size,
-            &|| format!("`{label}`: timestamps"),
-        )?;
-        let mut encoder = self
-            .device
-            .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(label) });
+        let gpu = self.gpu_mut();
+        let staging = gpu.acquire(bytes, STAGING_USAGE, &|| format!("`{label}`: timestamps"))?;
+        let mut encoder = gpu.encoder(label);
         encoder.resolve_query_set(&q.set, 0..2, &q.resolve, 0);
         encoder.copy_buffer_to_buffer(&q.resolve, 0, staging.buffer(), 0, bytes);
-        self.submit_with_pending(encoder)?;
-        let period = self.queue.get_timestamp_period();
-        let ticks = self.read_staging(staging.buffer(), bytes, |b| {
+        gpu.submit(Some(encoder), "timing a call")?;
+        let period = gpu.queue().get_timestamp_period();
+        let ticks = gpu.read(staging.buffer(), bytes, |b| {
             bytemuck::cast_slice::<u8, u64>(b).to_vec()
         });
-        self.pool.release(staging);
+        gpu.release(staging);
         let ticks = ticks?;
         Ok(ticks_to_ns(ticks[0], ticks[1], period))
     }

@@ -1,5 +1,7 @@
 //! Timing: how long one call of a kernel takes on the device, measured on buffers that
 //! stay on the GPU. The tuner ranks schedules with it and `forge bench` reports it.
+//! Layer 5 (procedures): built on the runtime; it checks and binds each timed launch with
+//! the runtime's one [`LaunchPlan`] and bind-group builder.
 //!
 //! This module owns [`ForgeRuntime::time_kernel`], its options ([`TimingOptions`]) and its
 //! result ([`Timing`]). The method:
@@ -50,17 +52,19 @@
 
 pub mod calls;
 
-use crate::buffers::{align_up, Lease, COPY_ALIGN};
-use crate::context::{error_scope, error_text};
-use crate::dispatch::{
-    binding_resource, write_padded, STAGING_USAGE, STORAGE_USAGE, UNIFORM_USAGE,
+use crate::device::buffers::{Lease, STAGING_ALIGN};
+use crate::device::pipeline::CompiledPipeline;
+use crate::device::{
+    error_scope, error_text, write_padded, Gpu, STAGING_USAGE, STORAGE_USAGE, UNIFORM_USAGE,
 };
 use crate::error::{ForgeError, Result};
-use crate::kernel::{check_scalar_count, Access, DynArgs, HostBuffer, Kernel};
-use crate::pipeline::CompiledPipeline;
+use crate::kernel::{Access, DynArgs, HostBuffer, Kernel};
+use crate::plan::{align_up, LaunchPlan};
+use crate::records::valid_sample;
+pub use crate::records::{median, Timer, Timing};
+use crate::runtime::launch::{check_dyn_data, dyn_sizes, params_bytes};
+use crate::runtime::ForgeRuntime;
 use crate::schedule::Schedule;
-use crate::ForgeRuntime;
-use serde::{Deserialize, Serialize};
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -84,97 +88,6 @@ pub const DEFAULT_ROTATE_BYTES: u64 = 256 << 20;
 
 /// The most input sets a timing rotates through.
 pub const MAX_INPUT_SETS: u32 = 8;
-
-/// Which clock a [`Timing`] was measured with.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Timer {
-    /// GPU timestamp queries around each compute pass.
-    #[default]
-    Timestamp,
-    /// Host wall-clock time around a submission and a wait (adapters without
-    /// `TIMESTAMP_QUERY`).
-    WallClock,
-}
-
-/// How long one dispatch of a kernel takes.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Timing {
-    /// The median over [`Timing::samples`], in nanoseconds per dispatch.
-    pub median_ns: f64,
-    /// One per-dispatch time per accepted batch (the median of the batch's dispatches), in
-    /// nanoseconds, in the order measured.
-    pub samples: Vec<f64>,
-    /// Dispatches timed in each batch.
-    pub repeats: u32,
-    /// The clock used.
-    #[serde(default)]
-    pub timer: Timer,
-    /// Passes whose time was not positive and finite, and so were thrown away.
-    #[serde(default)]
-    pub rejected: u32,
-}
-
-impl Timing {
-    /// A timing from the duration of each timed pass of `repeats` dispatches. Passes that
-    /// are not positive and finite are rejected and counted; `None` when none is left.
-    ///
-    /// ```
-    /// use forge_core::timing::{Timer, Timing};
-    /// let t = Timing::from_pass_ns(&[4000.0, 0.0, 2000.0, -7.0, 3000.0], 10, Timer::Timestamp).unwrap();
-    /// assert_eq!(t.samples, vec![400.0, 200.0, 300.0]);
-    /// assert_eq!((t.median_ns, t.rejected), (300.0, 2));
-    /// assert!(Timing::from_pass_ns(&[0.0, f64::NAN], 10, Timer::Timestamp).is_none());
-    /// ```
-    pub fn from_pass_ns(pass_ns: &[f64], repeats: u32, timer: Timer) -> Option<Timing> {
-        let repeats = repeats.max(1);
-        let samples: Vec<f64> = pass_ns
-            .iter()
-            .filter(|ns| valid_sample(**ns))
-            .map(|ns| ns / repeats as f64)
-            .collect();
-        let rejected = (pass_ns.len() - samples.len()) as u32;
-        let median_ns = median(&samples)?;
-        Some(Timing {
-            median_ns,
-            samples,
-            repeats,
-            timer,
-            rejected,
-        })
-    }
-
-    /// The fastest sample, in nanoseconds per dispatch.
-    pub fn min_ns(&self) -> f64 {
-        self.samples.iter().copied().fold(f64::INFINITY, f64::min)
-    }
-
-    /// Whether the timing is usable: a positive, finite median over at least one sample.
-    /// A timing read from a file is checked with this before it is trusted.
-    pub fn is_valid(&self) -> bool {
-        valid_sample(self.median_ns) && !self.samples.is_empty()
-    }
-}
-
-/// Whether a measured duration can be a real one.
-fn valid_sample(ns: f64) -> bool {
-    ns.is_finite() && ns > 0.0
-}
-
-/// The median of `values` (the mean of the middle two for an even count); `None` when
-/// empty. NaN sorts last and so never hides a real value.
-pub fn median(values: &[f64]) -> Option<f64> {
-    if values.is_empty() {
-        return None;
-    }
-    let mut v = values.to_vec();
-    v.sort_by(f64::total_cmp);
-    let mid = v.len() / 2;
-    Some(if v.len() % 2 == 1 {
-        v[mid]
-    } else {
-        (v[mid - 1] + v[mid]) / 2.0
-    })
-}
 
 /// The duration between two raw timestamps in nanoseconds, or `None` when the timer did
 /// not advance, went backwards, or has no period. Such a pass is rejected, never counted
@@ -314,7 +227,8 @@ struct Rig {
     compiled: Arc<CompiledPipeline>,
     /// One bind group per input set.
     bind_groups: Vec<wgpu::BindGroup>,
-    dims: [u32; 3],
+    /// The checked launch: sizes, grid, uniform.
+    plan: LaunchPlan,
     /// (pristine, target, bytes) for every read_write binding.
     resets: Vec<(usize, usize, u64)>,
     /// (binding, bytes) for every `#[out]` binding.
@@ -359,7 +273,7 @@ impl Rig {
             timestamp_writes,
         });
         pass.set_pipeline(&self.compiled.pipeline);
-        let [x, y, z] = self.dims;
+        let [x, y, z] = self.plan.grid.dispatch;
         let mut last = usize::MAX;
         for _ in 0..dispatches {
             let set = self.next.get() % self.bind_groups.len();
@@ -396,7 +310,7 @@ static WALL_CLOCK_WARNED: AtomicBool = AtomicBool::new(false);
 impl ForgeRuntime {
     /// Whether [`ForgeRuntime::time_kernel`] uses GPU timestamps here (else the wall clock).
     pub fn has_timestamps(&self) -> bool {
-        self.features.contains(wgpu::Features::TIMESTAMP_QUERY)
+        self.features().contains(wgpu::Features::TIMESTAMP_QUERY)
     }
 
     /// The median time of one dispatch of `kernel` at `schedule` on `args`, measured on the
@@ -477,7 +391,7 @@ impl ForgeRuntime {
             Err(e) => Err(e),
         };
         for lease in rig.leases {
-            self.pool.release(lease);
+            self.gpu_mut().release(lease);
         }
         result
     }
@@ -493,88 +407,53 @@ impl ForgeRuntime {
     ) -> Result<Rig> {
         let name = kernel.name();
         let layout = kernel.layout();
-        check_scalar_count(name, kernel.scalars().len(), args.scalars.len())?;
-        if args.buffers.len() != layout.len() {
-            return Err(ForgeError::InvalidArgument {
-                kernel: name,
-                message: format!(
-                    "expected {} buffers, one per binding in layout order, got {}",
-                    layout.len(),
-                    args.buffers.len()
-                ),
-            });
+        let (lens, threads) = dyn_sizes(kernel, args)?;
+        // Sized from the LEN expressions, so a bad schedule is named before a bad length.
+        let bytes: Vec<u64> = layout
+            .iter()
+            .zip(&lens)
+            .map(|(b, &len)| len.saturating_mul(b.elem.size() as u64))
+            .collect();
+        let plan = LaunchPlan::new(
+            kernel,
+            schedule,
+            &params_bytes(args),
+            threads,
+            &bytes,
+            self.limits(),
+        )?;
+        check_dyn_data(kernel, args, &lens)?;
+        let sum = |access: Access| -> u64 {
+            layout
+                .iter()
+                .zip(&plan.bindings)
+                .filter(|(b, _)| b.access == access)
+                .map(|(_, s)| *s)
+                .sum()
+        };
+        let pristine = sum(Access::ReadWrite);
+        {
+            let gpu = self.gpu();
+            plan.check_capacity(pristine, gpu.capacity(), gpu.pool().budget().in_use())?;
         }
-        self.check_schedule(kernel, schedule)?;
-        let lens = kernel.binding_lens(&args.scalars)?;
-        let threads = kernel.threads(&args.scalars)?;
-        let dims = self.workgroups(kernel, schedule, threads)?;
-        let mut sizes = Vec::with_capacity(layout.len());
-        for ((b, buf), &len) in layout.iter().zip(&args.buffers).zip(&lens) {
-            if b.access != Access::Out {
-                let actual = buf.as_ref().map_or(0, |h| h.len);
-                if actual as u64 != len {
-                    return Err(ForgeError::LengthMismatch {
-                        kernel: name,
-                        arg: b.name,
-                        expr: b.len,
-                        expected: len,
-                        actual,
-                    });
-                }
-            }
-            sizes.push(self.check_binding_size(
-                name,
-                b.name,
-                len.saturating_mul(b.elem.size() as u64),
-            )?);
-        }
-        let params: Vec<u8> = args
-            .scalars
-            .iter()
-            .flat_map(|s| s.bits().to_le_bytes())
-            .collect();
-        let uniform = self.check_params(name, &params)?;
-        let pristine: Vec<u64> = layout
-            .iter()
-            .zip(&sizes)
-            .filter(|(b, _)| b.access == Access::ReadWrite)
-            .map(|(_, s)| *s)
-            .collect();
-        let base: Vec<u64> = sizes
-            .iter()
-            .chain(&pristine)
-            .copied()
-            .chain(uniform)
-            .collect();
-        self.check_total(name, base.iter().copied())?;
         // Launches recorded earlier are not part of this measurement.
         self.flush()?;
-        self.check_lost()?;
-        let compiled = self.pipeline(kernel, schedule, uniform.is_some())?;
+        self.gpu().check_lost()?;
+        let compiled = self.pipeline(kernel, schedule, plan.has_params())?;
 
         // Input sets: as many copies of the read-only inputs as span `rotate_bytes`, within
         // what the budget has left (idle pooled buffers can be freed for them).
-        let read_bytes: u64 = layout
-            .iter()
-            .zip(&sizes)
-            .filter(|(b, _)| b.access == Access::Read)
-            .map(|(_, s)| *s)
-            .sum();
-        let available = (self.capacity() + self.pool.idle_bytes())
-            .saturating_sub(self.pool.budget().in_use())
-            .saturating_sub(base.iter().sum::<u64>());
-        let sets = input_sets(read_bytes, rotate_bytes, available);
+        let gpu = self.gpu_mut();
+        let available = (gpu.capacity() + gpu.pool().idle_bytes())
+            .saturating_sub(gpu.pool().budget().in_use())
+            .saturating_sub(plan.device_bytes() + pristine);
+        let sets = input_sets(sum(Access::Read), rotate_bytes, available);
 
-        let max_buffer = self.limits.max_buffer_size;
         let mut leases: Vec<Lease> = Vec::new();
-        let mut acquire =
-            |rt: &mut ForgeRuntime, size: u64, usage, what: String| -> Result<usize> {
-                let lease = rt
-                    .pool
-                    .acquire(&rt.device, size, usage, max_buffer, &|| what.clone())?;
-                leases.push(lease);
-                Ok(leases.len() - 1)
-            };
+        let mut acquire = |gpu: &mut Gpu, size: u64, usage, what: String| -> Result<usize> {
+            leases.push(gpu.acquire(size, usage, &|| what.clone())?);
+            Ok(leases.len() - 1)
+        };
         let mut resets = Vec::new();
         let mut clears = Vec::new();
         let mut writable = Vec::new();
@@ -584,21 +463,21 @@ impl ForgeRuntime {
         let mut set_slots: Vec<Vec<usize>> = vec![(0..layout.len()).collect()];
         let mut set_copies: Vec<(usize, usize, u64)> = Vec::new();
         let acquired: Result<Option<usize>> = (|| {
-            for (i, (b, &size)) in layout.iter().zip(&sizes).enumerate() {
+            for (i, (b, &size)) in layout.iter().zip(&plan.bindings).enumerate() {
                 let slot = acquire(
-                    self,
+                    gpu,
                     size,
                     STORAGE_USAGE,
                     format!("kernel `{name}`: argument `{}`", b.name),
                 )?;
                 debug_assert_eq!(slot, i);
             }
-            for (i, (b, &size)) in layout.iter().zip(&sizes).enumerate() {
+            for (i, (b, &size)) in layout.iter().zip(&plan.bindings).enumerate() {
                 match (b.access, &args.buffers[i]) {
                     (Access::Read, Some(data)) => uploads.push((i, data)),
                     (Access::ReadWrite, Some(data)) => {
                         let copy = acquire(
-                            self,
+                            gpu,
                             size,
                             STORAGE_USAGE,
                             format!("kernel `{name}`: pristine copy of `{}`", b.name),
@@ -614,10 +493,10 @@ impl ForgeRuntime {
             }
             for set in 1..sets {
                 let mut slots: Vec<usize> = (0..layout.len()).collect();
-                for (i, (b, &size)) in layout.iter().zip(&sizes).enumerate() {
+                for (i, (b, &size)) in layout.iter().zip(&plan.bindings).enumerate() {
                     if b.access == Access::Read {
                         slots[i] = acquire(
-                            self,
+                            gpu,
                             size,
                             STORAGE_USAGE,
                             format!("kernel `{name}`: input set {set} of `{}`", b.name),
@@ -627,9 +506,9 @@ impl ForgeRuntime {
                 }
                 set_slots.push(slots);
             }
-            match uniform {
+            match plan.uniform_size() {
                 Some(size) => Ok(Some(acquire(
-                    self,
+                    gpu,
                     size,
                     UNIFORM_USAGE,
                     format!("kernel `{name}`: `Params`"),
@@ -637,83 +516,68 @@ impl ForgeRuntime {
                 None => Ok(None),
             }
         })();
+        let release = |gpu: &mut Gpu, leases: Vec<Lease>| {
+            for lease in leases {
+                gpu.release(lease);
+            }
+        };
         let uniform_slot = match acquired {
             Ok(slot) => slot,
             Err(e) => {
-                for lease in leases {
-                    self.pool.release(lease);
-                }
+                release(gpu, leases);
                 return Err(e);
             }
         };
 
-        let device = self.device.clone();
-        let queue = &self.queue;
-        let (bind_groups, err) = error_scope(&device, || {
-            for &(slot, data) in &uploads {
-                write_padded(queue, leases[slot].buffer(), data.bytes(), COPY_ALIGN);
+        let queue = gpu.queue();
+        for &(slot, data) in &uploads {
+            write_padded(queue, leases[slot].buffer(), data.bytes());
+        }
+        if let Some(slot) = uniform_slot {
+            write_padded(queue, leases[slot].buffer(), &plan.params);
+        }
+        if !set_copies.is_empty() {
+            // Written data lands before the commands of the next submission.
+            let mut encoder = gpu.encoder(name);
+            for &(src, dst, size) in &set_copies {
+                encoder.copy_buffer_to_buffer(
+                    leases[src].buffer(),
+                    0,
+                    leases[dst].buffer(),
+                    0,
+                    size,
+                );
             }
-            if let Some(slot) = uniform_slot {
-                write_padded(queue, leases[slot].buffer(), &params, 16);
+            if let Err(e) = gpu.submit(Some(encoder), "preparing a timing") {
+                release(gpu, leases);
+                return Err(e);
             }
-            if !set_copies.is_empty() {
-                // Written data lands before the commands of the next submission.
-                let mut encoder = device
-                    .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(name) });
-                for &(src, dst, size) in &set_copies {
-                    encoder.copy_buffer_to_buffer(
-                        leases[src].buffer(),
-                        0,
-                        leases[dst].buffer(),
-                        0,
-                        size,
-                    );
-                }
-                queue.submit([encoder.finish()]);
-            }
+        }
+        let device = gpu.device();
+        let (bind_groups, err) = error_scope(device, || {
             set_slots
                 .iter()
                 .map(|slots| {
-                    let mut entries: Vec<wgpu::BindGroupEntry<'_>> = layout
-                        .iter()
-                        .zip(&sizes)
-                        .zip(slots)
-                        .map(|((b, &size), &slot)| wgpu::BindGroupEntry {
-                            binding: b.binding,
-                            resource: binding_resource(leases[slot].buffer(), size),
-                        })
-                        .collect();
-                    if let (Some(slot), Some(size)) = (uniform_slot, uniform) {
-                        entries.push(wgpu::BindGroupEntry {
-                            binding: layout.len() as u32,
-                            resource: binding_resource(leases[slot].buffer(), size),
-                        });
-                    }
-                    device.create_bind_group(&wgpu::BindGroupDescriptor {
-                        label: Some(name),
-                        layout: &compiled.layout,
-                        entries: &entries,
-                    })
+                    let storage: Vec<&wgpu::Buffer> =
+                        slots.iter().map(|&slot| leases[slot].buffer()).collect();
+                    let uniform = uniform_slot.map(|slot| leases[slot].buffer());
+                    compiled.bind_group(device, &plan, &storage, uniform)
                 })
                 .collect::<Vec<_>>()
         });
-        if !set_copies.is_empty() {
-            self.stats.submissions += 1;
-        }
         if let Some(e) = err {
-            for lease in leases {
-                self.pool.release(lease);
-            }
-            return Err(self.explain(ForgeError::Gpu {
+            let err = gpu.explain(ForgeError::Gpu {
                 context: "preparing a timing",
                 message: format!("kernel `{name}`: {}", error_text(&e)),
-            }));
+            });
+            release(gpu, leases);
+            return Err(err);
         }
         Ok(Rig {
             name,
             compiled,
             bind_groups,
-            dims,
+            plan,
             resets,
             clears,
             writable,
@@ -731,7 +595,7 @@ impl ForgeRuntime {
         let timer = if opts.wall_clock || !self.has_timestamps() {
             if !opts.wall_clock && !WALL_CLOCK_WARNED.swap(true, Ordering::Relaxed) {
                 tracing::warn!(
-                    adapter = %self.info.name,
+                    adapter = %self.adapter_info().name,
                     "the adapter has no TIMESTAMP_QUERY; timing with the wall clock, which includes submission overhead"
                 );
             }
@@ -851,20 +715,17 @@ impl ForgeRuntime {
         }
         let bytes = 2 * repeats as u64 * wgpu::QUERY_SIZE as u64;
         encoder.resolve_query_set(&q.set, 0..2 * repeats, &q.resolve, 0);
-        let staging = self.pool.acquire(
-            &self.device,
-            bytes,
-            STAGING_USAGE,
-            self.limits.max_buffer_size,
-            &|| format!("kernel `{}`: timestamps", rig.name),
-        )?;
+        let gpu = self.gpu_mut();
+        let staging = gpu.acquire(bytes, STAGING_USAGE, &|| {
+            format!("kernel `{}`: timestamps", rig.name)
+        })?;
         encoder.copy_buffer_to_buffer(&q.resolve, 0, staging.buffer(), 0, bytes);
-        self.submit(encoder, rig.name)?;
-        let period = self.queue.get_timestamp_period();
-        let ticks = self.read_staging(staging.buffer(), bytes, |b| {
+        gpu.submit(Some(encoder), "timing a kernel")?;
+        let period = gpu.queue().get_timestamp_period();
+        let ticks = gpu.read(staging.buffer(), bytes, |b| {
             bytemuck::cast_slice::<u8, u64>(b).to_vec()
         });
-        self.pool.release(staging);
+        gpu.release(staging);
         let passes: Vec<Option<f64>> = ticks?
             .chunks_exact(2)
             .map(|pair| ticks_to_ns(pair[0], pair[1], period))
@@ -883,26 +744,23 @@ impl ForgeRuntime {
         let mut offsets = Vec::with_capacity(rig.writable.len());
         let mut total = 0u64;
         for &(_, size, _) in &rig.writable {
-            let offset = align_up(total, crate::buffers::STAGING_ALIGN);
+            let offset = align_up(total, STAGING_ALIGN);
             offsets.push(offset);
             total = offset + size;
         }
         if rig.writable.is_empty() {
             return Ok(Vec::new());
         }
-        let staging = self.pool.acquire(
-            &self.device,
-            total,
-            STAGING_USAGE,
-            self.limits.max_buffer_size,
-            &|| format!("kernel `{}`: readback", rig.name),
-        )?;
-        let mut encoder = self.encoder(rig.name);
+        let gpu = self.gpu_mut();
+        let staging = gpu.acquire(total, STAGING_USAGE, &|| {
+            format!("kernel `{}`: readback", rig.name)
+        })?;
+        let mut encoder = gpu.encoder(rig.name);
         for (&(i, size, _), &offset) in rig.writable.iter().zip(&offsets) {
             encoder.copy_buffer_to_buffer(rig.buffer(i), 0, staging.buffer(), offset, size);
         }
-        self.submit(encoder, rig.name)?;
-        let result = self.read_staging(staging.buffer(), total, |bytes| {
+        gpu.submit(Some(encoder), "timing a kernel")?;
+        let result = gpu.read(staging.buffer(), total, |bytes| {
             rig.writable
                 .iter()
                 .zip(&offsets)
@@ -912,39 +770,24 @@ impl ForgeRuntime {
                 })
                 .collect()
         });
-        self.pool.release(staging);
+        gpu.release(staging);
         result
     }
 
     fn encoder(&self, label: &'static str) -> wgpu::CommandEncoder {
-        self.device
-            .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(label) })
-    }
-
-    fn submit(&mut self, encoder: wgpu::CommandEncoder, name: &'static str) -> Result<()> {
-        let device = self.device.clone();
-        let queue = &self.queue;
-        let ((), err) = error_scope(&device, || {
-            queue.submit([encoder.finish()]);
-        });
-        self.stats.submissions += 1;
-        match err {
-            Some(e) => Err(self.explain(ForgeError::Gpu {
-                context: "timing a kernel",
-                message: format!("kernel `{name}`: {}", error_text(&e)),
-            })),
-            None => Ok(()),
-        }
+        self.gpu().encoder(label)
     }
 
     fn submit_and_wait(&mut self, encoder: wgpu::CommandEncoder) -> Result<()> {
-        self.submit(encoder, "timing")?;
-        self.wait()
+        let gpu = self.gpu_mut();
+        gpu.submit(Some(encoder), "timing a kernel")?;
+        gpu.wait()
     }
 
     fn queries(&self, name: &'static str, count: u32) -> Result<Queries> {
         let capacity = count.clamp(2, wgpu::QUERY_SET_MAX_QUERIES) & !1;
-        let device = &self.device;
+        let gpu = self.gpu();
+        let device = gpu.device();
         let ((set, resolve), err) = error_scope(device, || {
             let set = device.create_query_set(&wgpu::QuerySetDescriptor {
                 label: Some(name),
@@ -963,7 +806,7 @@ impl ForgeRuntime {
             (set, resolve)
         });
         if let Some(e) = err {
-            return Err(self.explain(ForgeError::Gpu {
+            return Err(gpu.explain(ForgeError::Gpu {
                 context: "creating timestamp queries",
                 message: format!("kernel `{name}`: {}", error_text(&e)),
             }));

@@ -1,4 +1,4 @@
-//! The hardware profile: what the tuner's manifests are keyed by.
+//! The hardware profile: what the tuner's manifests are keyed by. Layer 1 (values).
 //!
 //! This module owns [`HardwareProfile`], a plain, serializable description of an adapter
 //! (vendor, device, name, driver, backend, type, subgroup sizes, limits and features), and

@@ -1,5 +1,6 @@
 //! The auto-tuner: picks the fastest *certified* schedule of a kernel on this adapter and
-//! stores it in the manifest cache.
+//! stores it in the manifest cache. Layer 5 (procedures): built on the runtime, the
+//! certifier and timing.
 //!
 //! This module owns [`tune`], its options ([`TuneOptions`]) and its result
 //! ([`TuneReport`]). For one kernel and one problem:
@@ -19,7 +20,7 @@
 //!    passes.
 //! 4. **The winner** is the certified candidate with the smallest median.
 //! 5. **The manifest** gets this problem's bucket (other buckets already cached are kept),
-//!    is written atomically to `<cache>/<topology>/<kernel>.json`, and becomes what the
+//!    is written atomically to `<cache>/<topology>/<name>-<short hash>.json`, and becomes what the
 //!    runtime uses. A cache that cannot be written (read-only, or not a directory) is a
 //!    warning: the runtime still uses the result, which is just not persisted.
 //!
@@ -38,10 +39,10 @@
 use crate::certify::{case_rng, certify, generate, CertOptions, Verdict, DEFAULT_SEED};
 use crate::error::{ForgeError, Result};
 use crate::kernel::{Access, DynArgs, Kernel, ScalarType, ScalarValue};
-use crate::manifest::{bucket_of, BucketTuning, CandidateResult, ManifestKey, TuningManifest};
+use crate::manifest::{bucket_of, BucketTuning, CandidateResult, TuningManifest};
+use crate::runtime::ForgeRuntime;
 use crate::schedule::Schedule;
 use crate::timing::{Timer, Timing, TimingOptions};
-use crate::ForgeRuntime;
 use std::path::PathBuf;
 
 /// The default limit on the timed problem's binding bytes: 64 MiB.
@@ -438,13 +439,13 @@ pub fn tune_with_progress(
     // Merge with what the cache already holds for other sizes, if it can be trusted; when
     // storing, under the cache's lock, so that a tuner racing on another size keeps its
     // bucket too.
-    let key = ManifestKey::new(rt, kernel);
+    let key = rt.manifest_key(kernel);
     let cache = rt.manifest_cache();
     let merged = || {
         let mut manifest = cache
             .as_ref()
-            .and_then(|c| c.load_keyed(rt, kernel, &key))
-            .unwrap_or_else(|| key.manifest(rt, kernel));
+            .and_then(|c| c.load(&key, kernel, rt.limits()))
+            .unwrap_or_else(|| key.manifest(&rt.adapter_info().name, kernel.default_schedule()));
         manifest.insert(bucket.clone());
         manifest
     };

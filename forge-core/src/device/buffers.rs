@@ -1,5 +1,5 @@
 //! Buffers: the memory budget (`capacity_bytes`) and the pool of wgpu buffers that calls
-//! reuse.
+//! reuse. Part of the device layer (layer 3).
 //!
 //! This module owns two things:
 //! - [`MemoryBudget`] counts the bytes of every live device buffer the runtime made: pooled
@@ -14,27 +14,16 @@
 //! Readback staging buffers (`MAP_READ`) live in host memory and are pooled but not
 //! counted against the budget.
 
-use crate::context::{error_scope, error_text};
+use super::{error_scope, error_text};
 use crate::error::{ForgeError, Result};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-/// wgpu's required alignment for copy sizes and offsets.
-pub const COPY_ALIGN: u64 = wgpu::COPY_BUFFER_ALIGNMENT;
+pub use crate::plan::{align_up, COPY_ALIGN};
 
 /// The alignment the runtime uses between regions of one staging buffer.
 pub const STAGING_ALIGN: u64 = 256;
-
-/// Rounds `bytes` up to a multiple of `align` (a power of two). Saturates instead of
-/// overflowing, so absurd sizes fail the limit checks rather than wrap.
-pub fn align_up(bytes: u64, align: u64) -> u64 {
-    debug_assert!(align.is_power_of_two());
-    match bytes.checked_add(align - 1) {
-        Some(v) => v & !(align - 1),
-        None => !(align - 1),
-    }
-}
 
 /// The size class a request of `bytes` is served from: at least 256 bytes, then the next
 /// of 1, 1.25, 1.5 or 1.75 times a power of two. A class is never more than 25% over the
@@ -345,13 +334,6 @@ mod tests {
             assert!(c >= last);
             last = c;
         }
-    }
-
-    #[test]
-    fn align_up_saturates() {
-        assert_eq!(align_up(5, 4), 8);
-        assert_eq!(align_up(8, 4), 8);
-        assert_eq!(align_up(u64::MAX, 4), !3);
     }
 
     #[test]

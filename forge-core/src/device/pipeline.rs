@@ -1,6 +1,9 @@
-//! The pipeline cache: compiles each (kernel, schedule, emission backend) once.
+//! The pipeline cache: compiles each (kernel, schedule, emission backend) once, and the one
+//! bind-group builder. Part of the device layer (layer 3).
 //!
-//! This module owns [`PipelineCache`] and the compile step behind it:
+//! This module owns [`PipelineCache`], keyed by the kernel's [`KernelId`] (its name and the
+//! hash of its source: two kernels of one name never share a pipeline), the compile step
+//! behind it, and [`CompiledPipeline::bind_group`], which every launch path binds through:
 //! - the bind group layout is built explicitly from [`Kernel::layout`] (read-only storage
 //!   for `Access::Read`, read_write otherwise) plus, when the call has parameters, the
 //!   `Params` uniform at the next binding number. wgpu's automatic layout is not used, so a
@@ -9,26 +12,28 @@
 //!   (the translation `forge emit` uses too) and handed to wgpu through its passthrough
 //!   API, on Vulkan only;
 //! - creation runs inside error scopes, so a shader the driver rejects is a
-//!   [`ForgeError::ShaderCompile`], never a panic.
+//!   [`ForgeError::ShaderCompile`], never a panic;
+//! - a bind group binds storage binding `i` at its layout's number with the plan's padded
+//!   size, and the uniform at [`params_binding`], as the layout was built.
 
-use crate::context::{error_scope, error_text, vulkan_zeroes_workgroup_memory, Backend};
+use super::adapter::vulkan_zeroes_workgroup_memory;
+use super::{error_scope, error_text, Gpu};
 use crate::emit;
 use crate::error::{ForgeError, Result};
-use crate::kernel::{Access, Binding, Kernel};
+pub use crate::kernel::ENTRY_POINT;
+use crate::kernel::{params_binding, Access, Binding, Kernel, KernelId};
+use crate::plan::LaunchPlan;
 use crate::schedule::Schedule;
-use crate::ForgeRuntime;
+use crate::target::Backend;
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-/// The entry point every generated kernel uses.
-pub const ENTRY_POINT: &str = "main";
-
 /// What a compiled pipeline is cached by.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct PipelineKey {
-    /// The kernel's name. Names are unique among kernels.
-    pub kernel: &'static str,
+    /// The kernel: its name and the hash of its source.
+    pub kernel: KernelId,
     /// The schedule the source was generated for.
     pub schedule: Schedule,
     /// The shader form.
@@ -101,11 +106,55 @@ pub fn layout_entries(layout: &[Binding], params: bool) -> Vec<wgpu::BindGroupLa
         .collect();
     if params {
         entries.push(buffer(
-            layout.len() as u32,
+            params_binding(layout),
             wgpu::BufferBindingType::Uniform,
         ));
     }
     entries
+}
+
+fn binding_resource(buffer: &wgpu::Buffer, size: u64) -> wgpu::BindingResource<'_> {
+    wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+        buffer,
+        offset: 0,
+        size: wgpu::BufferSize::new(size),
+    })
+}
+
+impl CompiledPipeline {
+    /// The bind group of one launch of `plan`: `storage[i]` at storage binding `i`, bound
+    /// over the plan's padded size, and `uniform` (when the plan has params) at the
+    /// binding after them. Call it inside an error scope: wgpu reports a buffer that is
+    /// too small, or of another device, there.
+    pub fn bind_group(
+        &self,
+        device: &wgpu::Device,
+        plan: &LaunchPlan,
+        storage: &[&wgpu::Buffer],
+        uniform: Option<&wgpu::Buffer>,
+    ) -> wgpu::BindGroup {
+        let mut entries: Vec<wgpu::BindGroupEntry<'_>> = plan
+            .layout
+            .iter()
+            .zip(storage)
+            .zip(&plan.bindings)
+            .map(|((b, buffer), &size)| wgpu::BindGroupEntry {
+                binding: b.binding,
+                resource: binding_resource(buffer, size),
+            })
+            .collect();
+        if let (Some(buffer), Some(size)) = (uniform, plan.uniform_size()) {
+            entries.push(wgpu::BindGroupEntry {
+                binding: plan.params_binding,
+                resource: binding_resource(buffer, size),
+            });
+        }
+        device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some(plan.kernel),
+            layout: &self.layout,
+            entries: &entries,
+        })
+    }
 }
 
 /// Refuses a kernel that needs a feature the device lacks, naming it: wgpu would report a
@@ -122,19 +171,20 @@ pub fn check_features(kernel: &dyn Kernel, have: wgpu::Features, adapter: &str) 
     }
 }
 
-impl ForgeRuntime {
-    /// The compiled pipeline for `kernel` at `schedule` with the runtime's emission backend,
+impl Gpu {
+    /// The compiled pipeline for `kernel` at `schedule` in the `backend` shader form,
     /// compiling it on first use. `params` says whether the layout ends with the uniform.
     pub fn pipeline(
         &mut self,
         kernel: &dyn Kernel,
         schedule: &Schedule,
+        backend: Backend,
         params: bool,
     ) -> Result<Arc<CompiledPipeline>> {
         let key = PipelineKey {
-            kernel: kernel.name(),
+            kernel: kernel.id(),
             schedule: *schedule,
-            backend: self.emission,
+            backend,
             params,
         };
         if let Some(hit) = self.pipelines.get(&key) {
@@ -142,7 +192,7 @@ impl ForgeRuntime {
         }
         self.check_lost()?;
         check_features(kernel, self.features, &self.info.name)?;
-        let compiled = Arc::new(self.compile(kernel, schedule, params)?);
+        let compiled = Arc::new(self.compile(kernel, schedule, backend, params)?);
         self.pipelines.map.insert(key, Arc::clone(&compiled));
         self.pipelines.compiled += 1;
         Ok(compiled)
@@ -152,10 +202,10 @@ impl ForgeRuntime {
         &self,
         kernel: &dyn Kernel,
         schedule: &Schedule,
+        backend: Backend,
         params: bool,
     ) -> Result<CompiledPipeline> {
         let name = kernel.name();
-        let backend = self.emission;
         let compile_error = |message: String| ForgeError::ShaderCompile {
             kernel: name,
             backend: backend.to_string(),

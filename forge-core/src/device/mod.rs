@@ -1,0 +1,604 @@
+//! The device: one wgpu adapter, device and queue, and everything that talks to them.
+//! Layer 3: it imports values (layer 1) and the emitters (layer 2), never the runtime.
+//!
+//! This module owns [`Gpu`], the seam between the runtime and a GPU API:
+//! - **the device:** opened on an adapter ([`Gpu::open`]) or handed over by the
+//!   application ([`Gpu::from_wgpu`]), with its limits, features and identity
+//!   ([`Gpu::id`]);
+//! - **errors:** every operation runs inside error scopes ([`error_scope`]), so validation
+//!   and out-of-memory errors come back as [`ForgeError`] values instead of wgpu's default
+//!   panic; a device-lost callback (on devices the runtime opened) turns every later call
+//!   into [`ForgeError::DeviceLost`];
+//! - **memory:** the buffer pool and the memory budget ([`buffers`]);
+//! - **submission and readback:** a pending encoder that launches on device tensors
+//!   accumulate in ([`Gpu::record`]), one submission for the pending work and a call's own
+//!   ([`Gpu::submit`]), one mapped readback ([`Gpu::read`]);
+//! - **pipelines:** the cache of compiled pipelines and the one bind-group builder
+//!   ([`pipeline`]).
+//!
+//! The runtime (layer 4) owns one `Gpu` and reaches the device only through it. A backend
+//! that is not wgpu (CUDA through cudarc, the browser's WebGPU under wasm) plugs in here:
+//! what the layers above need from a device is this type's methods.
+
+pub mod adapter;
+pub mod buffers;
+pub mod pipeline;
+
+use crate::error::{ForgeError, Result};
+use buffers::{BufferPool, Lease, MemoryBudget, Reservation};
+use pipeline::PipelineCache;
+use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+
+/// Storage bindings: bound, uploaded to, copied from.
+pub const STORAGE_USAGE: wgpu::BufferUsages = wgpu::BufferUsages::STORAGE
+    .union(wgpu::BufferUsages::COPY_DST)
+    .union(wgpu::BufferUsages::COPY_SRC);
+/// The `Params` uniform.
+pub const UNIFORM_USAGE: wgpu::BufferUsages =
+    wgpu::BufferUsages::UNIFORM.union(wgpu::BufferUsages::COPY_DST);
+/// Readback staging.
+pub const STAGING_USAGE: wgpu::BufferUsages =
+    wgpu::BufferUsages::MAP_READ.union(wgpu::BufferUsages::COPY_DST);
+
+/// Counters that show what the runtime did, for tests and diagnostics.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RuntimeStats {
+    /// Compute pipelines created.
+    pub pipelines_compiled: u64,
+    /// Queue submissions.
+    pub submissions: u64,
+    /// Buffer readbacks (maps for reading).
+    pub readbacks: u64,
+    /// Buffers created: pool misses and tensors.
+    pub buffers_created: u64,
+    /// Buffers reused from the pool.
+    pub buffers_reused: u64,
+    /// Compute dispatches recorded.
+    pub dispatches: u64,
+    /// Bytes of device buffers alive now (pooled, leased and tensors), against the capacity.
+    pub bytes_in_use: u64,
+}
+
+/// Runs `f` inside validation, out-of-memory and internal error scopes, and returns the
+/// first error any of them caught.
+pub fn error_scope<T>(device: &wgpu::Device, f: impl FnOnce() -> T) -> (T, Option<wgpu::Error>) {
+    let internal = device.push_error_scope(wgpu::ErrorFilter::Internal);
+    let oom = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+    let validation = device.push_error_scope(wgpu::ErrorFilter::Validation);
+    let out = f();
+    // Scopes pop in reverse order of pushing.
+    let v = pollster::block_on(validation.pop());
+    let o = pollster::block_on(oom.pop());
+    let i = pollster::block_on(internal.pop());
+    (out, v.or(o).or(i))
+}
+
+/// The text of a wgpu error, with its sources.
+pub fn error_text(err: &wgpu::Error) -> String {
+    let mut text = match err {
+        wgpu::Error::OutOfMemory { .. } => "out of memory".to_string(),
+        other => other.to_string(),
+    };
+    let mut source = std::error::Error::source(err);
+    while let Some(s) = source {
+        let s_text = s.to_string();
+        if !text.contains(&s_text) {
+            text.push_str(": ");
+            text.push_str(&s_text);
+        }
+        source = s.source();
+    }
+    text
+}
+
+/// Writes `data` at offset 0 of `buffer`, zero-padded to whole words. The write lands
+/// before the commands of the next submission.
+pub fn write_padded(queue: &wgpu::Queue, buffer: &wgpu::Buffer, data: &[u8]) {
+    let padded = buffers::align_up(data.len() as u64, buffers::COPY_ALIGN) as usize;
+    if padded == data.len() {
+        queue.write_buffer(buffer, 0, data);
+    } else {
+        let mut tmp = Vec::with_capacity(padded);
+        tmp.extend_from_slice(data);
+        tmp.resize(padded, 0);
+        queue.write_buffer(buffer, 0, &tmp);
+    }
+}
+
+/// Dispatches and copies recorded and not yet submitted, with the pooled buffers they read
+/// (uniforms, staging), which must not be reused before the submission.
+#[derive(Debug)]
+struct Pending {
+    encoder: wgpu::CommandEncoder,
+    retained: Vec<Lease>,
+}
+
+/// Hands out [`Gpu::id`]s.
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+/// One device and what runs on it: see the [module docs](self).
+#[derive(Debug)]
+pub struct Gpu {
+    id: u64,
+    adapter: wgpu::Adapter,
+    device: wgpu::Device,
+    queue: wgpu::Queue,
+    info: wgpu::AdapterInfo,
+    limits: wgpu::Limits,
+    features: wgpu::Features,
+    /// Set by the device-lost callback (only on devices this runtime opened).
+    lost: Arc<Mutex<Option<String>>>,
+    pool: BufferPool,
+    pipelines: PipelineCache,
+    pending: Option<Pending>,
+    submissions: u64,
+    readbacks: u64,
+    dispatches: u64,
+    /// Buffers created outside the pool: tensors.
+    tensors_created: u64,
+}
+
+impl Gpu {
+    /// Opens a device on `adapter` with every optional feature kernels may use that the
+    /// adapter has, minus `without`, and the adapter's own limits (large buffers need
+    /// them), with a memory budget of `capacity` bytes.
+    pub fn open(adapter: wgpu::Adapter, capacity: u64, without: wgpu::Features) -> Result<Gpu> {
+        let info = adapter.get_info();
+        let desc = wgpu::DeviceDescriptor {
+            label: Some("forge device"),
+            required_features: adapter.features() & adapter::wanted_features() & !without,
+            required_limits: adapter.limits(),
+            experimental_features: wgpu::ExperimentalFeatures::disabled(),
+            memory_hints: wgpu::MemoryHints::Performance,
+            trace: wgpu::Trace::Off,
+        };
+        let (device, queue) = pollster::block_on(adapter.request_device(&desc)).map_err(|e| {
+            ForgeError::NoAdapter {
+                detail: format!(
+                    ": {} refused to open a device: {e}",
+                    adapter::describe(&info)
+                ),
+            }
+        })?;
+        let gpu = Gpu::new(adapter, device, queue, capacity);
+        let lost = Arc::clone(&gpu.lost);
+        gpu.device.set_device_lost_callback(move |reason, message| {
+            tracing::warn!(?reason, %message, "GPU device lost");
+            if let Ok(mut slot) = lost.lock() {
+                *slot = Some(format!("{reason:?}: {message}"));
+            }
+        });
+        gpu.device.on_uncaptured_error(Arc::new(|err: wgpu::Error| {
+            // Everything the runtime does runs inside error scopes; whatever lands here came
+            // from direct use of the device. Log it instead of wgpu's default panic.
+            tracing::error!(error = %error_text(&err), "uncaptured wgpu error");
+        }));
+        Ok(gpu)
+    }
+
+    /// The application's own device, queue and the adapter they came from, with a memory
+    /// budget of `capacity` bytes for the buffers the runtime allocates.
+    ///
+    /// The device keeps the callbacks the application gave it: the runtime installs no
+    /// device-lost callback and no uncaptured-error handler, which would replace the
+    /// application's. Everything the runtime does still runs inside error scopes; a lost
+    /// device shows up as the error of the operation that met it.
+    pub fn from_wgpu(
+        adapter: wgpu::Adapter,
+        device: wgpu::Device,
+        queue: wgpu::Queue,
+        capacity: u64,
+    ) -> Gpu {
+        Gpu::new(adapter, device, queue, capacity)
+    }
+
+    fn new(adapter: wgpu::Adapter, device: wgpu::Device, queue: wgpu::Queue, capacity: u64) -> Gpu {
+        Gpu {
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            info: adapter.get_info(),
+            limits: device.limits(),
+            features: device.features(),
+            adapter,
+            device,
+            queue,
+            lost: Arc::new(Mutex::new(None)),
+            pool: BufferPool::new(MemoryBudget::new(capacity)),
+            pipelines: PipelineCache::default(),
+            pending: None,
+            submissions: 0,
+            readbacks: 0,
+            dispatches: 0,
+            tensors_created: 0,
+        }
+    }
+
+    /// A number that no other `Gpu` of this process has: what tells one runtime's device
+    /// objects from another's.
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// The adapter the device was opened on.
+    pub fn adapter(&self) -> &wgpu::Adapter {
+        &self.adapter
+    }
+
+    /// The adapter's description.
+    pub fn info(&self) -> &wgpu::AdapterInfo {
+        &self.info
+    }
+
+    /// The wgpu device.
+    pub fn device(&self) -> &wgpu::Device {
+        &self.device
+    }
+
+    /// The wgpu queue.
+    pub fn queue(&self) -> &wgpu::Queue {
+        &self.queue
+    }
+
+    /// The device's limits.
+    pub fn limits(&self) -> &wgpu::Limits {
+        &self.limits
+    }
+
+    /// The features enabled on the device.
+    pub fn features(&self) -> wgpu::Features {
+        self.features
+    }
+
+    /// The buffer pool and its budget.
+    pub fn pool(&self) -> &BufferPool {
+        &self.pool
+    }
+
+    /// The memory budget in bytes.
+    pub fn capacity(&self) -> u64 {
+        self.pool.budget().capacity()
+    }
+
+    /// What the device has done so far.
+    pub fn stats(&self) -> RuntimeStats {
+        RuntimeStats {
+            pipelines_compiled: self.pipelines.compiled(),
+            submissions: self.submissions,
+            readbacks: self.readbacks,
+            buffers_created: self.pool.created() + self.tensors_created,
+            buffers_reused: self.pool.reused(),
+            dispatches: self.dispatches,
+            bytes_in_use: self.pool.budget().in_use(),
+        }
+    }
+
+    /// Counts one compute dispatch recorded.
+    pub fn count_dispatch(&mut self) {
+        self.dispatches += 1;
+    }
+
+    /// A pooled buffer of at least `bytes` bytes with `usage`; see
+    /// [`BufferPool::acquire`].
+    pub fn acquire(
+        &mut self,
+        bytes: u64,
+        usage: wgpu::BufferUsages,
+        what: &dyn Fn() -> String,
+    ) -> Result<Lease> {
+        let max = self.limits.max_buffer_size;
+        self.pool.acquire(&self.device, bytes, usage, max, what)
+    }
+
+    /// Gives a pooled buffer back.
+    pub fn release(&mut self, lease: Lease) {
+        self.pool.release(lease);
+    }
+
+    /// Reserves `bytes` of the budget for a buffer outside the pool (a tensor), freeing idle
+    /// pooled buffers while that helps.
+    pub fn reserve(&mut self, bytes: u64, what: &dyn Fn() -> String) -> Result<Reservation> {
+        self.pool.reserve_evicting(bytes, what)
+    }
+
+    /// Creates a buffer outside the pool (a tensor's), optionally filled with `init` (the
+    /// rest zeroed), and counts it.
+    pub fn create_buffer(
+        &mut self,
+        size: u64,
+        usage: wgpu::BufferUsages,
+        init: Option<&[u8]>,
+    ) -> Result<wgpu::Buffer> {
+        let device = &self.device;
+        let (buffer, err) = error_scope(device, || {
+            let buffer = device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("forge tensor"),
+                size,
+                usage,
+                mapped_at_creation: init.is_some(),
+            });
+            if let Some(data) = init {
+                match buffer.get_mapped_range_mut(..) {
+                    Ok(mut view) => {
+                        view.slice(..data.len()).copy_from_slice(data);
+                        view.slice(data.len()..).fill(0);
+                    }
+                    Err(e) => tracing::error!(error = %e, "mapping a new tensor failed"),
+                }
+                buffer.unmap();
+            }
+            buffer
+        });
+        if let Some(e) = err {
+            return Err(self.gpu_error("creating a tensor", &e));
+        }
+        self.tensors_created += 1;
+        Ok(buffer)
+    }
+
+    /// A `COPY_SRC` buffer of `size` bytes (a multiple of 4) holding `data`, zero-padded:
+    /// the source of a write that must travel in an encoder, behind pending work.
+    pub fn create_staging(&self, data: &[u8], size: u64) -> Result<wgpu::Buffer> {
+        let device = &self.device;
+        let (staging, err) = error_scope(device, || {
+            let staging = device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("forge write staging"),
+                size,
+                usage: wgpu::BufferUsages::COPY_SRC,
+                mapped_at_creation: true,
+            });
+            if let Ok(mut view) = staging.get_mapped_range_mut(..) {
+                view.slice(..data.len()).copy_from_slice(data);
+                view.slice(data.len()..).fill(0);
+            }
+            staging.unmap();
+            staging
+        });
+        match err {
+            Some(e) => Err(self.gpu_error("writing a tensor", &e)),
+            None => Ok(staging),
+        }
+    }
+
+    /// Whether `buffer` was made on this device, found by binding its first `size` bytes
+    /// (a multiple of 4, within the buffer) as read-only storage: wgpu refuses a buffer of
+    /// another device there. `Err` holds why.
+    ///
+    /// A buffer of another wgpu *instance* is looked up among this instance's objects by
+    /// its id; wgpu panics when the id names none of them (caught here, and reported as
+    /// the same error), but cannot notice when it happens to name one of this instance's
+    /// own buffers. Hand over the device of the instance that made the buffers.
+    pub fn owns(&self, buffer: &wgpu::Buffer, size: u64) -> std::result::Result<(), String> {
+        let device = &self.device;
+        let probe = || {
+            error_scope(device, || {
+                let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+                    label: Some("forge buffer probe"),
+                    entries: &[wgpu::BindGroupLayoutEntry {
+                        binding: 0,
+                        visibility: wgpu::ShaderStages::COMPUTE,
+                        ty: wgpu::BindingType::Buffer {
+                            ty: wgpu::BufferBindingType::Storage { read_only: true },
+                            has_dynamic_offset: false,
+                            min_binding_size: None,
+                        },
+                        count: None,
+                    }],
+                });
+                let _probe = device.create_bind_group(&wgpu::BindGroupDescriptor {
+                    label: Some("forge buffer probe"),
+                    layout: &layout,
+                    entries: &[wgpu::BindGroupEntry {
+                        binding: 0,
+                        resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                            buffer,
+                            offset: 0,
+                            size: wgpu::BufferSize::new(size),
+                        }),
+                    }],
+                });
+            })
+        };
+        // The error scopes pop as their guards drop, so an unwind leaves none behind.
+        match std::panic::catch_unwind(AssertUnwindSafe(probe)) {
+            Ok(((), None)) => Ok(()),
+            Ok(((), Some(e))) => Err(error_text(&e)),
+            Err(_) => {
+                Err("wgpu does not know the buffer: it belongs to another wgpu instance".into())
+            }
+        }
+    }
+
+    /// A new command encoder.
+    pub fn encoder(&self, label: &str) -> wgpu::CommandEncoder {
+        self.device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(label) })
+    }
+
+    /// Runs `f` on the pending encoder (made on first use), inside error scopes: what it
+    /// records is submitted with the next [`Gpu::submit`] or [`Gpu::flush`], after what was
+    /// recorded before it. `context` names the step in the error.
+    pub fn record<R>(
+        &mut self,
+        context: &'static str,
+        f: impl FnOnce(&mut wgpu::CommandEncoder) -> R,
+    ) -> Result<R> {
+        let device = &self.device;
+        let pending = self.pending.get_or_insert_with(|| Pending {
+            encoder: device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("forge pending"),
+            }),
+            retained: Vec::new(),
+        });
+        let (out, err) = error_scope(device, || f(&mut pending.encoder));
+        match err {
+            Some(e) => Err(self.gpu_error(context, &e)),
+            None => Ok(out),
+        }
+    }
+
+    /// Keeps `lease` alive until the pending work that reads it is submitted.
+    pub fn retain(&mut self, lease: Lease) {
+        match &mut self.pending {
+            Some(p) => p.retained.push(lease),
+            None => self.pool.release(lease),
+        }
+    }
+
+    /// Whether work is recorded but not yet submitted.
+    pub fn has_pending(&self) -> bool {
+        self.pending.is_some()
+    }
+
+    /// Submits the pending work, then `encoder` (if any), in one submission. `context`
+    /// names the step in the error.
+    pub fn submit(
+        &mut self,
+        encoder: Option<wgpu::CommandEncoder>,
+        context: &'static str,
+    ) -> Result<()> {
+        let pending = self.pending.take();
+        if pending.is_none() && encoder.is_none() {
+            return Ok(());
+        }
+        self.check_lost()?;
+        let queue = &self.queue;
+        let (retained, err) = error_scope(&self.device, || {
+            let mut buffers = Vec::with_capacity(2);
+            let mut retained = Vec::new();
+            if let Some(p) = pending {
+                buffers.push(p.encoder.finish());
+                retained = p.retained;
+            }
+            if let Some(encoder) = encoder {
+                buffers.push(encoder.finish());
+            }
+            queue.submit(buffers);
+            retained
+        });
+        self.submissions += 1;
+        for lease in retained {
+            self.pool.release(lease);
+        }
+        match err {
+            Some(e) => Err(self.gpu_error(context, &e)),
+            None => Ok(()),
+        }
+    }
+
+    /// Submits the pending work, if any. Does not wait for the GPU.
+    pub fn flush(&mut self) -> Result<()> {
+        self.submit(None, "submitting pending launches")
+    }
+
+    /// Maps `buffer[0..size]` for reading, waits for the GPU, and hands the bytes to `read`.
+    /// Counts one readback.
+    pub fn read<R>(
+        &mut self,
+        buffer: &wgpu::Buffer,
+        size: u64,
+        read: impl FnOnce(&[u8]) -> R,
+    ) -> Result<R> {
+        let (tx, rx) = mpsc::channel();
+        let ((), err) = error_scope(&self.device, || {
+            buffer.map_async(wgpu::MapMode::Read, 0..size, move |result| {
+                // The receiver outlives the wait below; a send error cannot happen in practice.
+                let _ = tx.send(result);
+            });
+        });
+        if let Some(e) = err {
+            return Err(self.gpu_error("reading results back", &e));
+        }
+        self.readbacks += 1;
+        self.wait()?;
+        match rx.try_recv() {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                return Err(self.explain(ForgeError::Gpu {
+                    context: "reading results back",
+                    message: e.to_string(),
+                }))
+            }
+            Err(_) => {
+                self.check_lost()?;
+                return Err(ForgeError::Gpu {
+                    context: "reading results back",
+                    message: "the buffer was not mapped after the GPU went idle".into(),
+                });
+            }
+        }
+        let out = {
+            let view = buffer
+                .get_mapped_range(0..size)
+                .map_err(|e| ForgeError::Gpu {
+                    context: "reading results back",
+                    message: e.to_string(),
+                })?;
+            read(&view)
+        };
+        buffer.unmap();
+        Ok(out)
+    }
+
+    /// The error for a wgpu error met during `context`, unless the device turns out to be
+    /// lost, which explains it better.
+    pub fn gpu_error(&self, context: &'static str, e: &wgpu::Error) -> ForgeError {
+        self.explain(ForgeError::Gpu {
+            context,
+            message: error_text(e),
+        })
+    }
+
+    /// Fails with [`ForgeError::DeviceLost`] once the device is gone.
+    pub fn check_lost(&self) -> Result<()> {
+        match self.lost.lock() {
+            Ok(slot) => match slot.as_ref() {
+                Some(msg) => Err(ForgeError::DeviceLost(msg.clone())),
+                None => Ok(()),
+            },
+            Err(_) => Err(ForgeError::DeviceLost(
+                "the device-lost state was poisoned".into(),
+            )),
+        }
+    }
+
+    /// `err`, unless the device turns out to be lost, which explains it better. wgpu only
+    /// reports a loss while polling, so this polls once, without blocking.
+    pub fn explain(&self, err: ForgeError) -> ForgeError {
+        let _ =
+            std::panic::catch_unwind(AssertUnwindSafe(|| self.device.poll(wgpu::PollType::Poll)));
+        match self.check_lost() {
+            Err(lost) => lost,
+            Ok(()) => err,
+        }
+    }
+
+    /// Blocks until the queue is idle and map callbacks have run.
+    pub fn wait(&self) -> Result<()> {
+        // wgpu panics from `poll` when the device is lost mid-wait; that is a DeviceLost here.
+        let polled = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            self.device.poll(wgpu::PollType::wait_indefinitely())
+        }));
+        match polled {
+            Ok(Ok(_)) => self.check_lost(),
+            Ok(Err(e)) => {
+                self.check_lost()?;
+                Err(ForgeError::Gpu {
+                    context: "waiting for the GPU",
+                    message: e.to_string(),
+                })
+            }
+            Err(panic) => {
+                let msg = panic
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                    .unwrap_or_else(|| "wgpu panicked while waiting".to_string());
+                if let Ok(mut slot) = self.lost.lock() {
+                    slot.get_or_insert_with(|| msg.clone());
+                }
+                Err(ForgeError::DeviceLost(msg))
+            }
+        }
+    }
+}

@@ -1,0 +1,499 @@
+//! The launch plan: one call of a kernel, checked against the adapter's limits before the
+//! device is touched. Layer 1 (values): pure functions of the kernel's description, the
+//! call's sizes and [`wgpu::Limits`].
+//!
+//! This module owns the one preflight that every way of launching a kernel goes through
+//! (host slices, device tensors, timing): [`LaunchPlan::new`] checks the schedule
+//! ([`check_schedule`]), turns the call's logical invocations into a [`Grid`] of
+//! workgroups (folded past the per-dimension limit by [`fold_groups`]), checks and pads
+//! every storage binding's size, and lays out the `Params` uniform. What the plan says is
+//! what is bound and dispatched: the bind-group builder
+//! ([`crate::device::pipeline::CompiledPipeline::bind_group`]) takes its sizes, and the
+//! dispatch its grid.
+//!
+//! The memory budget is the device's business, not the plan's: a plan reports its bytes
+//! ([`LaunchPlan::device_bytes`]) and the caller checks them, with whatever else the call
+//! allocates (timing's pristine copies), against the capacity.
+
+use crate::error::{ForgeError, Result};
+use crate::kernel::{params_binding, Binding, Kernel};
+use crate::schedule::Schedule;
+
+/// wgpu's required alignment for copy sizes and offsets, and so for every buffer size.
+pub const COPY_ALIGN: u64 = wgpu::COPY_BUFFER_ALIGNMENT;
+
+/// Rounds `bytes` up to a multiple of `align` (a power of two). Saturates instead of
+/// overflowing, so absurd sizes fail the limit checks rather than wrap.
+///
+/// ```
+/// use forge_core::plan::align_up;
+/// assert_eq!((align_up(5, 4), align_up(8, 4), align_up(u64::MAX, 4)), (8, 8, !3));
+/// ```
+pub fn align_up(bytes: u64, align: u64) -> u64 {
+    debug_assert!(align.is_power_of_two());
+    match bytes.checked_add(align - 1) {
+        Some(v) => v & !(align - 1),
+        None => !(align - 1),
+    }
+}
+
+/// A uniform buffer's size for `len` bytes of params: a multiple of 16, at least 16.
+///
+/// ```
+/// use forge_core::plan::uniform_size;
+/// assert_eq!((uniform_size(1), uniform_size(16), uniform_size(20)), (16, 16, 32));
+/// ```
+pub fn uniform_size(len: usize) -> u64 {
+    align_up(len as u64, 16).max(16)
+}
+
+/// Workgroups that cannot be launched even folded over x, y and z.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{groups} workgroups cannot be folded into three dimensions of at most {limit} each")]
+pub struct FoldError {
+    /// Workgroups needed.
+    pub groups: u64,
+    /// The per-dimension limit.
+    pub limit: u32,
+}
+
+/// Spreads `groups` workgroups over (x, y, z), each at most `limit`, so that
+/// `x * y * z >= groups` with little overshoot.
+///
+/// Up to `limit` groups run as `(groups, 1, 1)`. Past that, y is the fewest rows that fit
+/// and x the fewest columns for those rows; z is used the same way once y would pass the
+/// limit. A kernel computes its linear workgroup index as
+/// `wid.x + wid.y * nwg.x + wid.z * nwg.x * nwg.y` and returns early at or past `groups`,
+/// so the overshoot does no work. Zero groups fold to `[0, 1, 1]`, an empty dispatch.
+///
+/// ```
+/// use forge_core::plan::fold_groups;
+/// assert_eq!(fold_groups(1000, 65535).unwrap(), [1000, 1, 1]);
+/// assert_eq!(fold_groups(65536, 65535).unwrap(), [32768, 2, 1]);
+/// assert!(fold_groups(u64::MAX, 65535).is_err());
+/// ```
+pub fn fold_groups(groups: u64, limit: u32) -> std::result::Result<[u32; 3], FoldError> {
+    let err = FoldError { groups, limit };
+    let lim = limit as u64;
+    if groups == 0 {
+        return Ok([0, 1, 1]);
+    }
+    if lim == 0 {
+        return Err(err);
+    }
+    if groups <= lim {
+        return Ok([groups as u32, 1, 1]);
+    }
+    let z = groups.div_ceil(lim * lim);
+    if z > lim {
+        return Err(err);
+    }
+    let per_slice = groups.div_ceil(z);
+    let y = per_slice.div_ceil(lim);
+    let x = per_slice.div_ceil(y);
+    // Each of these is at most `lim` by construction; checked anyway, never wrapped.
+    match (u32::try_from(x), u32::try_from(y), u32::try_from(z)) {
+        (Ok(x), Ok(y), Ok(z)) if x <= limit && y <= limit && z <= limit => Ok([x, y, z]),
+        _ => Err(err),
+    }
+}
+
+/// The workgroups of one launch: the grid the kernel sees and the dispatch that covers it.
+///
+/// The logical grid has a count per dimension; today every kernel's is one-dimensional
+/// (`[groups, 1, 1]`), and [`Grid::linear`] folds it into as many dispatch dimensions as the
+/// per-dimension limit needs, which the generated `global_index()` and `workgroup_index()`
+/// undo. A grid of more dimensions folds each the same way.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Grid {
+    /// Workgroups per logical dimension.
+    pub logical: [u64; 3],
+    /// The workgroup counts handed to `dispatch_workgroups`.
+    pub dispatch: [u32; 3],
+}
+
+impl Grid {
+    /// A one-dimensional grid of `groups` workgroups, folded past `limit` per dimension.
+    ///
+    /// ```
+    /// use forge_core::plan::Grid;
+    /// let g = Grid::linear(100_000, 65535).unwrap();
+    /// assert_eq!((g.logical, g.dispatch), ([100_000, 1, 1], [50_000, 2, 1]));
+    /// ```
+    pub fn linear(groups: u64, limit: u32) -> std::result::Result<Grid, FoldError> {
+        Ok(Grid {
+            logical: [groups, 1, 1],
+            dispatch: fold_groups(groups, limit)?,
+        })
+    }
+
+    /// Workgroups in the logical grid.
+    pub fn groups(&self) -> u64 {
+        self.logical.iter().product()
+    }
+}
+
+/// Checks a schedule against the adapter's workgroup limits: every setting at least 1, the
+/// workgroup no wider than `max_compute_workgroup_size_x` and
+/// `max_compute_invocations_per_workgroup`.
+pub fn check_schedule(
+    kernel: &'static str,
+    schedule: &Schedule,
+    limits: &wgpu::Limits,
+) -> Result<()> {
+    let bad = |reason: String| ForgeError::BadSchedule {
+        kernel,
+        schedule: schedule.to_string(),
+        reason,
+    };
+    if schedule.workgroup == 0 || schedule.items == 0 || schedule.vector == 0 {
+        return Err(bad(
+            "workgroup, items and vector must each be at least 1".into()
+        ));
+    }
+    let max_x = limits
+        .max_compute_workgroup_size_x
+        .min(limits.max_compute_invocations_per_workgroup);
+    if schedule.workgroup > max_x {
+        return Err(bad(format!(
+            "workgroup size {} is over the adapter's limit of {max_x} (`max_compute_workgroup_size_x` / \
+             `max_compute_invocations_per_workgroup`)",
+            schedule.workgroup
+        )));
+    }
+    Ok(())
+}
+
+/// The grid for `threads` logical invocations at `schedule`:
+/// `ceil(threads / (WG·ITEMS))` workgroups, folded. Zero threads is
+/// [`ForgeError::EmptyWork`]; more workgroups than three folded dimensions hold is
+/// [`ForgeError::TooManyWorkgroups`].
+pub fn grid(
+    kernel: &'static str,
+    schedule: &Schedule,
+    threads: u64,
+    limits: &wgpu::Limits,
+) -> Result<Grid> {
+    if threads == 0 {
+        return Err(ForgeError::EmptyWork {
+            kernel,
+            what: "`threads` is 0".into(),
+        });
+    }
+    Grid::linear(
+        schedule.groups_for(threads),
+        limits.max_compute_workgroups_per_dimension,
+    )
+    .map_err(|e| ForgeError::TooManyWorkgroups {
+        kernel,
+        groups: e.groups,
+        limit: e.limit,
+    })
+}
+
+/// Checks one storage binding's size in bytes; returns it padded to whole words.
+/// An empty binding is [`ForgeError::EmptyWork`]; one past the adapter's per-binding (or
+/// per-buffer) limit is [`ForgeError::BindingTooLarge`].
+pub fn binding_size(
+    kernel: &'static str,
+    arg: &'static str,
+    bytes: u64,
+    limits: &wgpu::Limits,
+) -> Result<u64> {
+    if bytes == 0 {
+        return Err(ForgeError::EmptyWork {
+            kernel,
+            what: format!("argument `{arg}` has no elements"),
+        });
+    }
+    let padded = align_up(bytes, COPY_ALIGN);
+    let (limit_name, limit) = if limits.max_storage_buffer_binding_size <= limits.max_buffer_size {
+        (
+            "max_storage_buffer_binding_size",
+            limits.max_storage_buffer_binding_size,
+        )
+    } else {
+        ("max_buffer_size", limits.max_buffer_size)
+    };
+    if padded > limit {
+        return Err(ForgeError::BindingTooLarge {
+            kernel,
+            arg,
+            bytes: padded,
+            limit_name,
+            limit,
+        });
+    }
+    Ok(padded)
+}
+
+/// A call of a kernel that the adapter can run: see the [module docs](self).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LaunchPlan {
+    /// The kernel's name, for errors and labels.
+    pub kernel: &'static str,
+    /// The kernel's storage bindings, in binding order.
+    pub layout: &'static [Binding],
+    /// The schedule the call runs with.
+    pub schedule: Schedule,
+    /// The workgroups, logical and dispatched.
+    pub grid: Grid,
+    /// Each storage binding's size in bytes, padded to whole words, in layout order: what
+    /// is allocated and bound.
+    pub bindings: Vec<u64>,
+    /// The `Params` uniform, zero-padded to its buffer's size (a multiple of 16 bytes);
+    /// empty for a kernel without scalar parameters, which has no uniform.
+    pub params: Vec<u8>,
+    /// The uniform's binding number: the one after the storage bindings.
+    pub params_binding: u32,
+}
+
+impl LaunchPlan {
+    /// Plans a call of `kernel` at `schedule` over `threads` logical invocations, with
+    /// `params` (the `Params` struct's bytes, empty without scalars) and `binding_bytes`
+    /// (each storage binding's size in bytes, in layout order).
+    ///
+    /// Errors, in this order: a wrong number of bindings
+    /// ([`ForgeError::InvalidArgument`]), a schedule the adapter cannot run
+    /// ([`ForgeError::BadSchedule`]), no threads or an empty binding
+    /// ([`ForgeError::EmptyWork`]), too many workgroups
+    /// ([`ForgeError::TooManyWorkgroups`]), a binding or the uniform past the adapter's
+    /// limit ([`ForgeError::BindingTooLarge`]).
+    ///
+    /// ```
+    /// # use forge_core::kernel::*;
+    /// # use forge_core::*;
+    /// # struct K;
+    /// # impl Kernel for K {
+    /// #     fn name(&self) -> &'static str { "k" }
+    /// #     fn wgsl(&self, _: &Schedule) -> String { String::new() }
+    /// #     fn layout(&self) -> &'static [Binding] {
+    /// #         static L: [Binding; 1] = [Binding { binding: 0, name: "y", elem: ElemType::scalar(ScalarType::F32), access: Access::Out, len: "n" }];
+    /// #         &L
+    /// #     }
+    /// #     fn scalars(&self) -> &'static [ScalarParam] { &[ScalarParam { name: "n", ty: ScalarType::U32 }] }
+    /// #     fn default_schedule(&self) -> Schedule { Schedule::with_workgroup(64) }
+    /// #     fn tune_space(&self) -> TuneSpace { TuneSpace { workgroup: &[64], items: &[1], vector: &[1] } }
+    /// #     fn cert_cases(&self) -> Vec<Vec<ScalarValue>> { vec![] }
+    /// #     fn binding_lens(&self, s: &[ScalarValue]) -> Result<Vec<u64>> { Ok(vec![s[0].bits() as u64]) }
+    /// #     fn threads(&self, s: &[ScalarValue]) -> Result<u64> { Ok(s[0].bits() as u64) }
+    /// #     fn run_dyn(&self, _: &mut ForgeRuntime, _: &Schedule, _: &DynArgs) -> Result<Vec<HostBuffer>> { Ok(vec![]) }
+    /// #     fn cpu_dyn(&self, _: &Schedule, _: &DynArgs) -> Result<Vec<HostBuffer>> { Ok(vec![]) }
+    /// # }
+    /// use forge_core::plan::LaunchPlan;
+    /// let limits = wgpu::Limits::default();
+    /// let n = 5_000_000u32;
+    /// let plan = LaunchPlan::new(&K, &Schedule::with_workgroup(64), &n.to_le_bytes(), n as u64, &[4 * n as u64 + 2], &limits)?;
+    /// assert_eq!(plan.grid.dispatch, [39063, 2, 1]); // 78 125 workgroups, folded
+    /// assert_eq!(plan.bindings, vec![20_000_004]); // padded to whole words
+    /// assert_eq!((plan.params.len(), plan.params_binding), (16, 1));
+    /// assert!(LaunchPlan::new(&K, &Schedule::with_workgroup(64), &[], 0, &[4], &limits).is_err());
+    /// # Ok::<(), ForgeError>(())
+    /// ```
+    pub fn new(
+        kernel: &dyn Kernel,
+        schedule: &Schedule,
+        params: &[u8],
+        threads: u64,
+        binding_bytes: &[u64],
+        limits: &wgpu::Limits,
+    ) -> Result<LaunchPlan> {
+        let name = kernel.name();
+        let layout = kernel.layout();
+        if binding_bytes.len() != layout.len() {
+            return Err(ForgeError::InvalidArgument {
+                kernel: name,
+                message: format!(
+                    "expected {} bindings, one per binding in layout order, got {}",
+                    layout.len(),
+                    binding_bytes.len()
+                ),
+            });
+        }
+        check_schedule(name, schedule, limits)?;
+        let grid = grid(name, schedule, threads, limits)?;
+        let bindings = layout
+            .iter()
+            .zip(binding_bytes)
+            .map(|(b, &bytes)| binding_size(name, b.name, bytes, limits))
+            .collect::<Result<Vec<u64>>>()?;
+        let mut params = params.to_vec();
+        if !params.is_empty() {
+            let size = uniform_size(params.len());
+            let limit = limits.max_uniform_buffer_binding_size;
+            if size > limit {
+                return Err(ForgeError::BindingTooLarge {
+                    kernel: name,
+                    arg: "Params",
+                    bytes: size,
+                    limit_name: "max_uniform_buffer_binding_size",
+                    limit,
+                });
+            }
+            params.resize(size as usize, 0);
+        }
+        Ok(LaunchPlan {
+            kernel: name,
+            layout,
+            schedule: *schedule,
+            grid,
+            bindings,
+            params,
+            params_binding: params_binding(layout),
+        })
+    }
+
+    /// The uniform buffer's size, `None` when the kernel has no scalar parameters.
+    pub fn uniform_size(&self) -> Option<u64> {
+        (!self.params.is_empty()).then_some(self.params.len() as u64)
+    }
+
+    /// Whether the kernel's layout ends with the `Params` uniform.
+    pub fn has_params(&self) -> bool {
+        !self.params.is_empty()
+    }
+
+    /// The device bytes the call binds: every storage binding and the uniform.
+    pub fn device_bytes(&self) -> u64 {
+        self.bindings
+            .iter()
+            .copied()
+            .chain(self.uniform_size())
+            .fold(0u64, u64::saturating_add)
+    }
+
+    /// Fails with [`ForgeError::CapacityExceeded`] when the call's bindings and `extra`
+    /// bytes could never fit a budget of `capacity` bytes, of which `in_use` are taken.
+    pub fn check_capacity(&self, extra: u64, capacity: u64, in_use: u64) -> Result<()> {
+        let total = self.device_bytes().saturating_add(extra);
+        if total > capacity {
+            return Err(ForgeError::CapacityExceeded {
+                what: format!("kernel `{}`: its bindings", self.kernel),
+                requested: total,
+                capacity,
+                in_use,
+            });
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn covers(groups: u64, limit: u32) {
+        let [x, y, z] = fold_groups(groups, limit).expect("foldable");
+        assert!(
+            x <= limit && y <= limit && z <= limit,
+            "{groups}: {x} {y} {z}"
+        );
+        let total = x as u64 * y as u64 * z as u64;
+        assert!(total >= groups, "{groups} groups but only {total} launched");
+        // Overshoot stays under one row (or one slice) of the folded shape.
+        assert!(
+            total - groups < x as u64 * y as u64,
+            "{groups}: {x} {y} {z}"
+        );
+    }
+
+    #[test]
+    fn small_counts_stay_one_dimensional() {
+        assert_eq!(fold_groups(1, 65535), Ok([1, 1, 1]));
+        assert_eq!(fold_groups(65535, 65535), Ok([65535, 1, 1]));
+        assert_eq!(fold_groups(0, 65535), Ok([0, 1, 1]));
+    }
+
+    #[test]
+    fn folds_into_y() {
+        assert_eq!(fold_groups(65536, 65535), Ok([32768, 2, 1]));
+        assert_eq!(fold_groups(15_626, 1000), Ok([977, 16, 1]));
+        for groups in [65536u64, 100_000, 1_000_000, 65535 * 65535] {
+            covers(groups, 65535);
+            assert_eq!(fold_groups(groups, 65535).map(|d| d[2]), Ok(1));
+        }
+    }
+
+    #[test]
+    fn folds_into_z() {
+        let groups = 65535u64 * 65535 + 1;
+        let [_, _, z] = fold_groups(groups, 65535).expect("foldable");
+        assert_eq!(z, 2);
+        covers(groups, 65535);
+        covers(65535u64 * 65535 * 65535, 65535);
+        for groups in 1..=343u64 {
+            covers(groups, 7);
+        }
+    }
+
+    #[test]
+    fn rejects_the_impossible() {
+        let limit = 65535u32;
+        let max = limit as u64 * limit as u64 * limit as u64;
+        assert_eq!(
+            fold_groups(max + 1, limit),
+            Err(FoldError {
+                groups: max + 1,
+                limit
+            })
+        );
+        assert!(fold_groups(u64::MAX, limit).is_err());
+        assert!(fold_groups(5, 0).is_err());
+        assert_eq!(fold_groups(343, 7), Ok([7, 7, 7]));
+        assert!(fold_groups(344, 7).is_err());
+    }
+
+    #[test]
+    fn uniform_sizes_are_padded() {
+        assert_eq!(uniform_size(1), 16);
+        assert_eq!(uniform_size(16), 16);
+        assert_eq!(uniform_size(20), 32);
+    }
+
+    #[test]
+    fn binding_sizes_are_padded_and_limited() {
+        let limits = wgpu::Limits {
+            max_storage_buffer_binding_size: 1 << 20,
+            max_buffer_size: 1 << 30,
+            ..wgpu::Limits::default()
+        };
+        assert_eq!(binding_size("k", "x", 5, &limits).unwrap(), 8);
+        assert_eq!(binding_size("k", "x", 1 << 20, &limits).unwrap(), 1 << 20);
+        assert!(matches!(
+            binding_size("k", "x", (1 << 20) + 1, &limits),
+            Err(ForgeError::BindingTooLarge {
+                limit_name: "max_storage_buffer_binding_size",
+                ..
+            })
+        ));
+        assert!(matches!(
+            binding_size("k", "x", 0, &limits),
+            Err(ForgeError::EmptyWork { .. })
+        ));
+        // A saturated size fails the limit instead of wrapping to a small one.
+        assert!(binding_size("k", "x", u64::MAX, &limits).is_err());
+    }
+
+    #[test]
+    fn schedules_are_checked_against_the_limits() {
+        let limits = wgpu::Limits::default();
+        let max = limits
+            .max_compute_workgroup_size_x
+            .min(limits.max_compute_invocations_per_workgroup);
+        assert!(check_schedule("k", &Schedule::with_workgroup(max), &limits).is_ok());
+        for bad in [
+            Schedule::with_workgroup(max + 1),
+            Schedule::with_workgroup(0),
+            Schedule {
+                workgroup: 64,
+                items: 0,
+                vector: 1,
+            },
+        ] {
+            assert!(matches!(
+                check_schedule("k", &bad, &limits),
+                Err(ForgeError::BadSchedule { .. })
+            ));
+        }
+    }
+}

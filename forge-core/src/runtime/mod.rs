@@ -1,0 +1,506 @@
+//! The runtime: [`ForgeRuntime`], what it is built from, and the schedule it runs each
+//! kernel with. Layer 4: it imports the device (layer 3) and everything below; the
+//! procedures (timing, certification, tuning, layer 5) build on it.
+//!
+//! This module owns [`ForgeRuntime`] (its fields are private: the submodules that add
+//! methods to it reach the device through [`crate::device::Gpu`]), [`RuntimeBuilder`] and
+//! the `FORGE_*` environment variables. Its submodules add the launches:
+//! - [`launch`]: a kernel on host slices ([`ForgeRuntime::launch_host`], one submission and
+//!   one readback), on device tensors ([`ForgeRuntime::launch_tensors`], recorded, submitted
+//!   together), and type-erased ([`ForgeRuntime::run_dyn`]); every one goes through one
+//!   [`crate::plan::LaunchPlan`] and one bind-group builder;
+//! - [`tensors`]: data in and out of device tensors, and tensors over the application's
+//!   own buffers ([`ForgeRuntime::tensor_from_buffer`]).
+//!
+//! # Which schedule a call runs with
+//! The typed methods (`rt.gemv(..)`, `gemv::run`, `gemv::launch`) use
+//! [`ForgeRuntime::schedule_for_threads`]: the winner of the nearest tuned problem-size
+//! bucket in the manifest cache, where a trustworthy one is stored for this hardware and
+//! this kernel (its [`crate::kernel::KernelId`]: two kernels of one name never share a winner), else the
+//! declared schedule.
+
+pub mod launch;
+pub mod tensors;
+
+pub use crate::device::RuntimeStats;
+use crate::device::{adapter, Gpu};
+use crate::error::{ForgeError, Result};
+use crate::kernel::{Feature, Kernel};
+use crate::manifest::{ManifestCache, ManifestKey, ManifestMemo, TuningManifest};
+use crate::schedule::Schedule;
+pub use crate::target::Backend;
+use crate::topology::HardwareProfile;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Environment variable: a case-insensitive substring of the adapter's name.
+pub const ENV_ADAPTER: &str = "FORGE_ADAPTER";
+/// Environment variable: the emission backend, `wgsl` or `spirv`.
+pub const ENV_BACKEND: &str = "FORGE_BACKEND";
+/// Environment variable: the manifest cache directory.
+pub const ENV_CACHE_DIR: &str = "FORGE_CACHE_DIR";
+
+/// The memory budget a [`RuntimeBuilder`] uses when none is given: 1 GiB.
+pub const DEFAULT_CAPACITY: u64 = 1 << 30;
+
+/// Builder for [`ForgeRuntime`]. Settings made here override the `FORGE_*` environment
+/// variables; what is left unset is taken from them.
+///
+/// ```
+/// use forge_core::{Backend, ForgeRuntime};
+/// let rt = ForgeRuntime::builder().capacity(64 << 20).emission(Backend::Wgsl).build().unwrap();
+/// assert_eq!(rt.capacity(), 64 << 20);
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct RuntimeBuilder {
+    adapter: Option<String>,
+    backends: Option<wgpu::Backends>,
+    emission: Option<Backend>,
+    capacity: Option<u64>,
+    cache_dir: Option<PathBuf>,
+    without: wgpu::Features,
+}
+
+impl RuntimeBuilder {
+    /// Picks the adapter whose name contains `name`, ignoring case (overrides
+    /// `FORGE_ADAPTER`).
+    pub fn adapter(mut self, name: impl Into<String>) -> Self {
+        self.adapter = Some(name.into());
+        self
+    }
+
+    /// Picks an adapter of one wgpu backend, e.g. `wgpu::Backend::Vulkan`. Shorthand for
+    /// [`RuntimeBuilder::wgpu_backends`] with that one backend.
+    pub fn backend(self, backend: wgpu::Backend) -> Self {
+        self.wgpu_backends(wgpu::Backends::from(backend))
+    }
+
+    /// Restricts the wgpu backends searched for adapters (Vulkan, Metal, DX12, GL). The
+    /// default is every backend wgpu was built with, or `WGPU_BACKEND` where set.
+    pub fn wgpu_backends(mut self, backends: wgpu::Backends) -> Self {
+        self.backends = Some(backends);
+        self
+    }
+
+    /// The shader form handed to wgpu (overrides `FORGE_BACKEND`).
+    pub fn emission(mut self, backend: Backend) -> Self {
+        self.emission = Some(backend);
+        self
+    }
+
+    /// The memory budget in bytes for buffers and tensors. Defaults to [`DEFAULT_CAPACITY`].
+    pub fn capacity(mut self, bytes: u64) -> Self {
+        self.capacity = Some(bytes);
+        self
+    }
+
+    /// The manifest cache directory (overrides `FORGE_CACHE_DIR`).
+    pub fn cache_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.cache_dir = Some(dir.into());
+        self
+    }
+
+    /// Opens the device without this optional feature even where the adapter has it, to run
+    /// or test what a program does on adapters that lack it. A kernel that needs it then
+    /// fails with [`ForgeError::MissingFeature`].
+    ///
+    /// ```
+    /// use forge_core::{Feature, ForgeRuntime};
+    /// let rt = ForgeRuntime::builder().without_feature(Feature::Subgroups).build().unwrap();
+    /// assert!(!rt.supports(Feature::Subgroups));
+    /// ```
+    pub fn without_feature(mut self, feature: crate::kernel::Feature) -> Self {
+        self.without |= feature.wgpu();
+        self
+    }
+
+    /// Finds the adapter, opens the device and builds the runtime.
+    pub fn build(self) -> Result<ForgeRuntime> {
+        let (emission, cache_dir, capacity) = self.settings()?;
+        let filter = match self.adapter {
+            Some(name) => Some((name, "the builder")),
+            None => env_nonempty(ENV_ADAPTER).map(|name| (name, ENV_ADAPTER)),
+        };
+        let adapters = match self.backends.or_else(wgpu::Backends::from_env) {
+            Some(backends) => adapter::enumerate(backends),
+            // Vulkan, Metal and DX12 first; GL only where none of them has an adapter, since
+            // probing GL on a headless machine is slow and noisy.
+            None => {
+                let primary = adapter::enumerate(wgpu::Backends::PRIMARY);
+                if primary.is_empty() {
+                    adapter::enumerate(wgpu::Backends::all())
+                } else {
+                    primary
+                }
+            }
+        };
+        let adapter = adapter::select_adapter(
+            adapters,
+            filter.as_ref().map(|(n, src)| (n.as_str(), *src)),
+            emission,
+        )?;
+        let gpu = Gpu::open(adapter, capacity, self.without)?;
+        Ok(ForgeRuntime::on(gpu, emission, cache_dir))
+    }
+
+    /// Builds the runtime on the application's own wgpu device and queue, and the adapter
+    /// they came from, instead of opening one: see [`ForgeRuntime::from_wgpu`]. The
+    /// adapter settings of this builder do not apply; the emission backend, the capacity
+    /// and the cache do.
+    pub fn build_on(
+        self,
+        adapter: wgpu::Adapter,
+        device: wgpu::Device,
+        queue: wgpu::Queue,
+    ) -> Result<ForgeRuntime> {
+        let (emission, cache_dir, capacity) = self.settings()?;
+        if emission == Backend::Spirv
+            && !(adapter.get_info().backend == wgpu::Backend::Vulkan
+                && device
+                    .features()
+                    .contains(wgpu::Features::PASSTHROUGH_SHADERS))
+        {
+            return Err(ForgeError::NoAdapter {
+                detail: format!(
+                    ": emission `spirv` needs a Vulkan device with PASSTHROUGH_SHADERS, and the one handed over \
+                     ({}) is not; use `wgsl`",
+                    adapter::describe(&adapter.get_info())
+                ),
+            });
+        }
+        let gpu = Gpu::from_wgpu(adapter, device, queue, capacity);
+        Ok(ForgeRuntime::on(gpu, emission, cache_dir))
+    }
+
+    /// The emission backend, cache directory and capacity: this builder's, else the
+    /// environment's, else the defaults.
+    fn settings(&self) -> Result<(Backend, Option<PathBuf>, u64)> {
+        let emission = match self.emission {
+            Some(b) => b,
+            None => match env_nonempty(ENV_BACKEND) {
+                Some(name) => Backend::parse(&name)?,
+                None => Backend::Wgsl,
+            },
+        };
+        let cache_dir = self
+            .cache_dir
+            .clone()
+            .or_else(|| env_nonempty(ENV_CACHE_DIR).map(PathBuf::from));
+        Ok((
+            emission,
+            cache_dir,
+            self.capacity.unwrap_or(DEFAULT_CAPACITY),
+        ))
+    }
+}
+
+/// The value of an environment variable, or `None` when it is unset, empty or not UTF-8.
+fn env_nonempty(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+}
+
+/// Every adapter wgpu can see on any backend (or on those `WGPU_BACKEND` names), for
+/// `forge info`.
+pub fn enumerate_adapters() -> Vec<wgpu::AdapterInfo> {
+    adapter::enumerate_adapters()
+}
+
+/// The wgpu runtime that runs kernels.
+///
+/// One runtime owns one device, opened by the runtime ([`ForgeRuntime::new`],
+/// [`ForgeRuntime::builder`]) or the application's ([`ForgeRuntime::from_wgpu`]). Methods
+/// take `&mut self`: the buffer pool, pipeline cache and pending command encoder are per
+/// runtime.
+pub struct ForgeRuntime {
+    gpu: Gpu,
+    emission: Backend,
+    cache_dir: Option<PathBuf>,
+    profile: HardwareProfile,
+    /// Tuning manifests read from the cache (or just tuned), once per kernel.
+    manifests: ManifestMemo,
+}
+
+impl fmt::Debug for ForgeRuntime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ForgeRuntime")
+            .field("adapter", &self.gpu.info().name)
+            .field("backend", &self.gpu.info().backend)
+            .field("emission", &self.emission)
+            .field("capacity", &self.capacity())
+            .field("cache_dir", &self.cache_dir)
+            .field("stats", &self.stats())
+            .finish_non_exhaustive()
+    }
+}
+
+impl ForgeRuntime {
+    /// Creates a runtime on the best adapter (`FORGE_ADAPTER` filters by name,
+    /// `FORGE_BACKEND` picks the emission backend) with a memory budget of `capacity_bytes`.
+    /// `cache_dir` is where tuning manifests live; `None` falls back to `FORGE_CACHE_DIR`.
+    ///
+    /// ```
+    /// let rt = forge_core::ForgeRuntime::new(256 << 20, None).unwrap();
+    /// assert!(!rt.adapter_info().name.is_empty());
+    /// ```
+    pub fn new(capacity_bytes: u64, cache_dir: Option<PathBuf>) -> Result<Self> {
+        let mut builder = Self::builder().capacity(capacity_bytes);
+        if let Some(dir) = cache_dir {
+            builder = builder.cache_dir(dir);
+        }
+        builder.build()
+    }
+
+    /// A runtime on the application's own wgpu device and queue, and the adapter they came
+    /// from: kernels then run on the application's device, next to its own work, and
+    /// [`ForgeRuntime::tensor_from_buffer`] lets them read and write its buffers in place.
+    /// The pipeline cache, the tuner and the manifests work as on a runtime that opened its
+    /// device itself; the adapter must be the device's (its profile keys the manifests).
+    ///
+    /// The emission backend, the capacity (for the buffers the runtime allocates itself)
+    /// and the cache come from the `FORGE_*` variables and the defaults; use
+    /// [`RuntimeBuilder::build_on`] to set them. The runtime uses the features and limits
+    /// the device was created with: a kernel that needs a feature it lacks fails with
+    /// [`ForgeError::MissingFeature`]. It installs no callback on the device; see
+    /// [`Gpu::from_wgpu`].
+    ///
+    /// ```
+    /// # fn main() -> Result<(), forge_core::ForgeError> {
+    /// let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle());
+    /// let adapter = pollster::block_on(instance.request_adapter(&Default::default())).expect("an adapter");
+    /// let (device, queue) = pollster::block_on(adapter.request_device(&Default::default())).expect("a device");
+    /// let mut rt = forge_core::ForgeRuntime::from_wgpu(adapter, device.clone(), queue)?;
+    /// assert!(rt.device() == &device);
+    /// let t = rt.upload(&[1u32, 2, 3])?;
+    /// assert_eq!(rt.download(&t)?, vec![1, 2, 3]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn from_wgpu(
+        adapter: wgpu::Adapter,
+        device: wgpu::Device,
+        queue: wgpu::Queue,
+    ) -> Result<Self> {
+        Self::builder().build_on(adapter, device, queue)
+    }
+
+    /// A builder to choose the adapter, wgpu backends, emission backend, capacity and cache.
+    pub fn builder() -> RuntimeBuilder {
+        RuntimeBuilder::default()
+    }
+
+    /// Every adapter wgpu can see; see [`enumerate_adapters`].
+    pub fn enumerate_adapters() -> Vec<wgpu::AdapterInfo> {
+        enumerate_adapters()
+    }
+
+    fn on(gpu: Gpu, emission: Backend, cache_dir: Option<PathBuf>) -> Self {
+        let profile = HardwareProfile::from_parts(
+            gpu.info(),
+            &gpu.adapter().limits(),
+            gpu.adapter().features(),
+        );
+        tracing::debug!(adapter = %gpu.info().name, backend = ?gpu.info().backend, %emission, "forge runtime ready");
+        ForgeRuntime {
+            gpu,
+            emission,
+            cache_dir,
+            profile,
+            manifests: ManifestMemo::default(),
+        }
+    }
+
+    /// The device layer: what the launches, the timing and the tests of this crate reach
+    /// the device through.
+    pub(crate) fn gpu(&self) -> &Gpu {
+        &self.gpu
+    }
+
+    /// The device layer, to allocate, record and submit.
+    pub(crate) fn gpu_mut(&mut self) -> &mut Gpu {
+        &mut self.gpu
+    }
+
+    /// The adapter's description: name, vendor, backend, driver.
+    pub fn adapter_info(&self) -> &wgpu::AdapterInfo {
+        self.gpu.info()
+    }
+
+    /// The wgpu adapter the device was opened on.
+    pub fn adapter(&self) -> &wgpu::Adapter {
+        self.gpu.adapter()
+    }
+
+    /// The device's limits (on a device the runtime opened: the adapter's full limits).
+    pub fn limits(&self) -> &wgpu::Limits {
+        self.gpu.limits()
+    }
+
+    /// The features enabled on the device.
+    pub fn features(&self) -> wgpu::Features {
+        self.gpu.features()
+    }
+
+    /// Whether the device has a feature that kernels may need; a kernel that uses one the
+    /// device lacks fails with [`ForgeError::MissingFeature`].
+    pub fn supports(&self, feature: Feature) -> bool {
+        self.gpu.features().contains(feature.wgpu())
+    }
+
+    /// The wgpu device.
+    pub fn device(&self) -> &wgpu::Device {
+        self.gpu.device()
+    }
+
+    /// The wgpu queue.
+    pub fn queue(&self) -> &wgpu::Queue {
+        self.gpu.queue()
+    }
+
+    /// The memory budget in bytes.
+    pub fn capacity(&self) -> u64 {
+        self.gpu.capacity()
+    }
+
+    /// The manifest cache directory, if any.
+    pub fn cache_dir(&self) -> Option<&Path> {
+        self.cache_dir.as_deref()
+    }
+
+    /// The shader form handed to wgpu.
+    pub fn emission(&self) -> Backend {
+        self.emission
+    }
+
+    /// What the runtime has done so far.
+    pub fn stats(&self) -> RuntimeStats {
+        self.gpu.stats()
+    }
+
+    /// The hardware profile whose hash keys the tuning manifests.
+    pub fn profile(&self) -> &HardwareProfile {
+        &self.profile
+    }
+
+    /// The hex sha256 of [`ForgeRuntime::profile`]: the manifest cache's directory name
+    /// for this hardware.
+    pub fn topology_hash(&self) -> String {
+        self.profile.topology_hash()
+    }
+
+    /// The manifest cache under [`ForgeRuntime::cache_dir`], if the runtime has one.
+    pub fn manifest_cache(&self) -> Option<ManifestCache> {
+        self.cache_dir.as_ref().map(ManifestCache::new)
+    }
+
+    /// What a manifest for `kernel` must match to be trusted on this runtime: the kernel's
+    /// [`crate::kernel::KernelId`], this hardware's topology hash, the emission backend and the crate
+    /// version.
+    pub fn manifest_key(&self, kernel: &dyn Kernel) -> ManifestKey {
+        ManifestKey::new(kernel.id(), self.topology_hash(), self.emission)
+    }
+
+    /// Checks a schedule against the adapter's workgroup limits; see
+    /// [`crate::plan::check_schedule`].
+    pub fn check_schedule(&self, kernel: &dyn Kernel, schedule: &Schedule) -> Result<()> {
+        crate::plan::check_schedule(kernel.name(), schedule, self.limits())
+    }
+
+    /// The folded workgroup counts for `threads` logical invocations; see
+    /// [`crate::plan::grid`].
+    pub fn workgroups(
+        &self,
+        kernel: &dyn Kernel,
+        schedule: &Schedule,
+        threads: u64,
+    ) -> Result<[u32; 3]> {
+        Ok(crate::plan::grid(kernel.name(), schedule, threads, self.limits())?.dispatch)
+    }
+
+    /// The compiled pipeline for `kernel` at `schedule` with the runtime's emission backend,
+    /// compiling it on first use. `params` says whether the layout ends with the uniform.
+    pub fn pipeline(
+        &mut self,
+        kernel: &dyn Kernel,
+        schedule: &Schedule,
+        params: bool,
+    ) -> Result<Arc<crate::device::pipeline::CompiledPipeline>> {
+        self.gpu.pipeline(kernel, schedule, self.emission, params)
+    }
+
+    /// The schedule to run `kernel` with on this runtime: the tuned winner where the
+    /// manifest cache holds a trustworthy one ([`ForgeRuntime::tuned_schedule`]), else the
+    /// kernel's declared schedule.
+    ///
+    /// The cache is `<cache dir>/<topology hash>/<name>-<short hash>.json` (see
+    /// [`crate::kernel::KernelId::file_stem`]); the cache directory comes from [`ForgeRuntime::new`],
+    /// [`RuntimeBuilder::cache_dir`] or `FORGE_CACHE_DIR`. A runtime without one uses the
+    /// declared schedule, unless it tuned the kernel itself.
+    pub fn schedule_for(&self, kernel: &dyn Kernel) -> Schedule {
+        self.tuned_schedule(kernel)
+            .unwrap_or_else(|| kernel.default_schedule())
+    }
+
+    /// Like [`ForgeRuntime::schedule_for`], for a problem of `threads` logical invocations:
+    /// the winner of the nearest tuned problem-size bucket.
+    pub fn schedule_for_threads(&self, kernel: &dyn Kernel, threads: u64) -> Schedule {
+        self.tuned_manifest(kernel)
+            .and_then(|m| m.winner_for(threads))
+            .unwrap_or_else(|| kernel.default_schedule())
+    }
+
+    /// The tuned schedule for `kernel`, if the manifest cache (or a tuning done by this
+    /// runtime) holds a certified winner that this adapter can run. A corrupt, foreign or
+    /// stale manifest is ignored with a warning; see [`crate::manifest`].
+    ///
+    /// ```
+    /// # use forge_core::*;
+    /// # use forge_core::kernel::*;
+    /// # struct K;
+    /// # impl Kernel for K {
+    /// #     fn name(&self) -> &'static str { "doc_k" }
+    /// #     fn wgsl(&self, _: &Schedule) -> String { String::new() }
+    /// #     fn layout(&self) -> &'static [Binding] { &[] }
+    /// #     fn scalars(&self) -> &'static [ScalarParam] { &[] }
+    /// #     fn default_schedule(&self) -> Schedule { Schedule::with_workgroup(64) }
+    /// #     fn tune_space(&self) -> TuneSpace { TuneSpace { workgroup: &[64], items: &[1], vector: &[1] } }
+    /// #     fn cert_cases(&self) -> Vec<Vec<ScalarValue>> { vec![] }
+    /// #     fn binding_lens(&self, _: &[ScalarValue]) -> Result<Vec<u64>> { Ok(vec![]) }
+    /// #     fn threads(&self, _: &[ScalarValue]) -> Result<u64> { Ok(1) }
+    /// #     fn run_dyn(&self, _: &mut ForgeRuntime, _: &Schedule, _: &DynArgs) -> Result<Vec<HostBuffer>> { Ok(vec![]) }
+    /// #     fn cpu_dyn(&self, _: &Schedule, _: &DynArgs) -> Result<Vec<HostBuffer>> { Ok(vec![]) }
+    /// # }
+    /// // A fresh cache holds nothing: the declared schedule is used.
+    /// let dir = std::env::temp_dir().join(format!("forge-doc-cache-{}", std::process::id()));
+    /// let rt = ForgeRuntime::new(16 << 20, Some(dir))?;
+    /// assert_eq!(rt.tuned_schedule(&K), None);
+    /// assert_eq!(rt.schedule_for(&K), Schedule::with_workgroup(64));
+    /// # Ok::<(), ForgeError>(())
+    /// ```
+    pub fn tuned_schedule(&self, kernel: &dyn Kernel) -> Option<Schedule> {
+        self.tuned_manifest(kernel)?.winner()
+    }
+
+    /// The trusted manifest for `kernel`: read from the cache once per runtime and kernel,
+    /// or what this runtime's tuner wrote.
+    pub fn tuned_manifest(&self, kernel: &dyn Kernel) -> Option<Arc<TuningManifest>> {
+        let id = kernel.id();
+        if self.cache_dir.is_none() {
+            return self.manifests.peek(&id).flatten();
+        }
+        self.manifests.get_or_load(&id, || {
+            let cache = self.manifest_cache()?;
+            cache.load(&self.manifest_key(kernel), kernel, self.limits())
+        })
+    }
+
+    /// Forgets every manifest read or tuned so far; the next lookup reads the cache again.
+    pub fn forget_tuning(&self) {
+        self.manifests.clear();
+    }
+
+    /// Makes `manifest` the one this runtime uses for `kernel` (the tuner calls this).
+    pub(crate) fn remember_tuning(&self, kernel: &dyn Kernel, manifest: TuningManifest) {
+        self.manifests.set(&kernel.id(), Some(manifest));
+    }
+}

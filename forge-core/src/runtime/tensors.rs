@@ -1,0 +1,277 @@
+//! Device tensors in and out: the runtime's methods that make [`GpuTensor`]s, move data
+//! through them, and view the application's own buffers as tensors. Part of the runtime
+//! (layer 4).
+//!
+//! Writes are ordered after launches already recorded, and a download submits pending
+//! launches together with its copy, in one submission. Every operation touches the
+//! tensor's own bytes (padded to whole words) and nothing beyond, which matters for a view
+//! over a larger buffer of the application's.
+
+use crate::device::{error_scope, STAGING_USAGE, STORAGE_USAGE};
+use crate::error::{ForgeError, Result};
+use crate::kernel::ElemType;
+use crate::plan::{align_up, COPY_ALIGN};
+use crate::runtime::ForgeRuntime;
+use crate::tensor::{Element, GpuTensor, RawTensor};
+
+/// The tensor's bytes padded to whole words: what its operations touch.
+fn padded(tensor: &RawTensor) -> u64 {
+    align_up(tensor.bytes(), COPY_ALIGN)
+}
+
+/// Fails with [`ForgeError::BufferUsage`] when `buffer` lacks `flag` (named `missing`).
+fn need_usage(
+    what: &'static str,
+    buffer: &wgpu::Buffer,
+    flag: wgpu::BufferUsages,
+    missing: &'static str,
+) -> Result<()> {
+    if buffer.usage().contains(flag) {
+        Ok(())
+    } else {
+        Err(ForgeError::BufferUsage {
+            what,
+            have: format!("{:?}", buffer.usage()),
+            missing,
+        })
+    }
+}
+
+impl ForgeRuntime {
+    /// Reserves budget and creates a tensor buffer, optionally filled through a mapping.
+    fn create_tensor(
+        &mut self,
+        elem: ElemType,
+        len: usize,
+        init: Option<&[u8]>,
+        what: &'static str,
+    ) -> Result<RawTensor> {
+        if len == 0 {
+            return Err(ForgeError::EmptyWork {
+                kernel: what,
+                what: "a tensor of length 0".into(),
+            });
+        }
+        let bytes = (len as u64).saturating_mul(elem.size() as u64);
+        let size = align_up(bytes, COPY_ALIGN);
+        let max = self.limits().max_buffer_size;
+        if size > max {
+            return Err(ForgeError::BindingTooLarge {
+                kernel: what,
+                arg: "tensor",
+                bytes: size,
+                limit_name: "max_buffer_size",
+                limit: max,
+            });
+        }
+        let gpu = self.gpu_mut();
+        gpu.check_lost()?;
+        let reservation = gpu.reserve(size, &|| {
+            format!("{what}: a tensor of {len} `{}`", elem.wgsl())
+        })?;
+        let buffer = gpu.create_buffer(size, STORAGE_USAGE, init)?;
+        Ok(RawTensor::new(
+            buffer,
+            elem,
+            len,
+            gpu.id(),
+            Some(reservation),
+        ))
+    }
+
+    /// Copies `data` to a new device tensor.
+    ///
+    /// Errors: an empty slice ([`ForgeError::EmptyWork`]), more than the adapter's
+    /// `max_buffer_size` ([`ForgeError::BindingTooLarge`]), more than the capacity left
+    /// ([`ForgeError::CapacityExceeded`]).
+    pub fn upload<T: Element>(&mut self, data: &[T]) -> Result<GpuTensor<T>> {
+        let raw = self.create_tensor(
+            T::ELEM,
+            data.len(),
+            Some(bytemuck::cast_slice(data)),
+            "upload",
+        )?;
+        Ok(GpuTensor::from_raw(raw))
+    }
+
+    /// A new device tensor of `len` zeroed elements.
+    pub fn zeros<T: Element>(&mut self, len: usize) -> Result<GpuTensor<T>> {
+        // wgpu zero-initialises new buffers.
+        let raw = self.create_tensor(T::ELEM, len, None, "zeros")?;
+        Ok(GpuTensor::from_raw(raw))
+    }
+
+    /// A tensor of `len` elements of `T` over the first bytes of `buffer`, a buffer the
+    /// application made on this runtime's device (see [`ForgeRuntime::from_wgpu`]): kernels
+    /// launched on it read and write the application's memory in place, with no copy. The
+    /// application keeps its own handle (wgpu buffers are shared handles) and owns the
+    /// memory: it does not count against the runtime's capacity.
+    ///
+    /// The buffer must have `STORAGE` usage, and at least `len * size_of::<T>()` bytes
+    /// rounded up to whole words (the view covers whole words). Downloads need
+    /// `COPY_SRC`, writes and clears `COPY_DST`, checked when they are asked for.
+    ///
+    /// Errors: `len == 0` ([`ForgeError::EmptyWork`]), no `STORAGE` usage
+    /// ([`ForgeError::BufferUsage`]), too small a buffer ([`ForgeError::BufferTooSmall`]),
+    /// a buffer of another device ([`ForgeError::ForeignBuffer`]).
+    ///
+    /// ```
+    /// let mut rt = forge_core::ForgeRuntime::new(1 << 20, None)?;
+    /// let buffer = rt.device().create_buffer(&wgpu::BufferDescriptor {
+    ///     label: Some("the application's"),
+    ///     size: 64,
+    ///     usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
+    ///     mapped_at_creation: false,
+    /// });
+    /// let t = rt.tensor_from_buffer::<u32>(buffer.clone(), 16)?;
+    /// rt.write(&t, &[7; 16])?;
+    /// assert_eq!(rt.download(&t)?, vec![7; 16]);
+    /// assert!(rt.tensor_from_buffer::<u32>(buffer, 17).is_err()); // 68 bytes do not fit in 64
+    /// # Ok::<(), forge_core::ForgeError>(())
+    /// ```
+    pub fn tensor_from_buffer<T: Element>(
+        &mut self,
+        buffer: wgpu::Buffer,
+        len: usize,
+    ) -> Result<GpuTensor<T>> {
+        const WHAT: &str = "tensor_from_buffer";
+        if len == 0 {
+            return Err(ForgeError::EmptyWork {
+                kernel: WHAT,
+                what: "a tensor of length 0".into(),
+            });
+        }
+        need_usage(WHAT, &buffer, wgpu::BufferUsages::STORAGE, "STORAGE")?;
+        let needed = align_up(
+            (len as u64).saturating_mul(T::ELEM.size() as u64),
+            COPY_ALIGN,
+        );
+        if needed > buffer.size() {
+            return Err(ForgeError::BufferTooSmall {
+                what: WHAT,
+                size: buffer.size(),
+                needed,
+                len,
+                elem: T::ELEM.wgsl(),
+            });
+        }
+        let gpu = self.gpu();
+        gpu.check_lost()?;
+        gpu.owns(&buffer, needed)
+            .map_err(|message| ForgeError::ForeignBuffer {
+                what: WHAT,
+                message,
+            })?;
+        Ok(GpuTensor::from_raw(RawTensor::new(
+            buffer,
+            T::ELEM,
+            len,
+            gpu.id(),
+            None,
+        )))
+    }
+
+    /// Overwrites a tensor with `data`, which must have the tensor's length. The write
+    /// lands after every launch already recorded and before any recorded later.
+    pub fn write<T: Element>(&mut self, tensor: &GpuTensor<T>, data: &[T]) -> Result<()> {
+        if data.len() != tensor.len() {
+            return Err(ForgeError::InvalidArgument {
+                kernel: "write",
+                message: format!(
+                    "the tensor has {} elements, but {} were given",
+                    tensor.len(),
+                    data.len()
+                ),
+            });
+        }
+        let target = tensor.buffer();
+        need_usage("write", target, wgpu::BufferUsages::COPY_DST, "COPY_DST")?;
+        let bytes: &[u8] = bytemuck::cast_slice(data);
+        let size = padded(tensor.raw());
+        let gpu = self.gpu_mut();
+        gpu.check_lost()?;
+        if !gpu.has_pending() {
+            let queue = gpu.queue();
+            let ((), err) = error_scope(gpu.device(), || {
+                crate::device::write_padded(queue, target, bytes)
+            });
+            return match err {
+                Some(e) => Err(gpu.gpu_error("writing a tensor", &e)),
+                None => Ok(()),
+            };
+        }
+        // `queue.write_buffer` would run before the pending launches at submission, so
+        // behind them the write travels as a copy in the same encoder.
+        let staging = gpu.create_staging(bytes, size)?;
+        gpu.record("writing a tensor", |encoder| {
+            encoder.copy_buffer_to_buffer(&staging, 0, target, 0, size)
+        })
+    }
+
+    /// Records setting every element of a tensor to zero, ordered after the launches
+    /// already recorded and before those recorded later; it is submitted with them.
+    ///
+    /// ```
+    /// let mut rt = forge_core::ForgeRuntime::new(1 << 20, None).unwrap();
+    /// let t = rt.upload(&[1u32, 2, 3]).unwrap();
+    /// rt.clear(&t).unwrap();
+    /// assert_eq!(rt.download(&t).unwrap(), vec![0, 0, 0]);
+    /// ```
+    pub fn clear<T: Element>(&mut self, tensor: &GpuTensor<T>) -> Result<()> {
+        let target = tensor.buffer();
+        need_usage("clear", target, wgpu::BufferUsages::COPY_DST, "COPY_DST")?;
+        let size = padded(tensor.raw());
+        let gpu = self.gpu_mut();
+        gpu.check_lost()?;
+        gpu.record("clearing a tensor", |encoder| {
+            encoder.clear_buffer(target, 0, Some(size))
+        })
+    }
+
+    /// Copies a tensor back to the host. Pending launches are submitted together with the
+    /// copy: one submission and one readback.
+    pub fn download<T: Element>(&mut self, tensor: &GpuTensor<T>) -> Result<Vec<T>> {
+        if tensor.raw().elem() != T::ELEM {
+            return Err(ForgeError::InvalidArgument {
+                kernel: "download",
+                message: format!(
+                    "the tensor holds `{}`, not `{}`",
+                    tensor.raw().elem().wgsl(),
+                    T::ELEM.wgsl()
+                ),
+            });
+        }
+        let len = tensor.raw().bytes() as usize;
+        self.download_raw(tensor.raw(), |bytes| {
+            bytemuck::pod_collect_to_vec::<u8, T>(&bytes[..len])
+        })
+    }
+
+    /// Copies a type-erased tensor back to the host and hands its bytes (exactly
+    /// [`RawTensor::bytes`] of them) to `read`.
+    pub fn download_raw<R>(
+        &mut self,
+        tensor: &RawTensor,
+        read: impl FnOnce(&[u8]) -> R,
+    ) -> Result<R> {
+        need_usage(
+            "download",
+            tensor.buffer(),
+            wgpu::BufferUsages::COPY_SRC,
+            "COPY_SRC",
+        )?;
+        let size = padded(tensor);
+        let bytes = tensor.bytes() as usize;
+        let gpu = self.gpu_mut();
+        gpu.check_lost()?;
+        let staging = gpu.acquire(size, STAGING_USAGE, &|| "download".to_string())?;
+        // The copy goes behind any pending launches, in their encoder: one submission.
+        gpu.record("downloading a tensor", |encoder| {
+            encoder.copy_buffer_to_buffer(tensor.buffer(), 0, staging.buffer(), 0, size)
+        })?;
+        gpu.flush()?;
+        let out = gpu.read(staging.buffer(), size, |data| read(&data[..bytes]))?;
+        gpu.release(staging);
+        Ok(out)
+    }
+}

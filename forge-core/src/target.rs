@@ -1,0 +1,165 @@
+//! Targets: the shader forms a kernel can take. Layer 1 (values).
+//!
+//! This module owns [`Backend`], what the runtime hands to wgpu (WGSL, or SPIR-V through
+//! passthrough), and [`Target`], every language [`crate::emit`] writes (those two, MSL,
+//! HLSL and GLSL). Both parse their names with an error that lists the valid ones.
+
+use crate::error::{ForgeError, Result};
+use std::fmt;
+use std::str::FromStr;
+
+/// Which shader form the runtime hands to wgpu.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Backend {
+    /// WGSL source (every wgpu backend).
+    Wgsl,
+    /// SPIR-V translated by naga, through passthrough (Vulkan only).
+    Spirv,
+}
+
+impl Backend {
+    /// The valid names, as error messages list them.
+    pub const VALID: &'static str = "wgsl, spirv";
+
+    /// Parses `wgsl` or `spirv` (case-insensitive, surrounding spaces ignored). A name that
+    /// can only be emitted (`msl`, `hlsl`, `glsl`: see [`Target`]) is
+    /// [`ForgeError::BackendNotExecutable`]; anything else is [`ForgeError::UnknownBackend`].
+    /// Both list the valid names; there is no silent fallback.
+    ///
+    /// ```
+    /// use forge_core::Backend;
+    /// assert_eq!(Backend::parse("SPIRV").unwrap(), Backend::Spirv);
+    /// assert!(Backend::parse("metal").is_err());
+    /// assert!(Backend::parse("msl").is_err());
+    /// ```
+    pub fn parse(name: &str) -> Result<Backend> {
+        match name.trim().to_ascii_lowercase().as_str() {
+            "wgsl" => Ok(Backend::Wgsl),
+            "spirv" => Ok(Backend::Spirv),
+            _ if Target::parse(name).is_ok() => Err(ForgeError::BackendNotExecutable {
+                name: name.trim().to_ascii_lowercase(),
+                valid: Self::VALID,
+            }),
+            _ => Err(ForgeError::UnknownBackend {
+                name: name.to_string(),
+                valid: Self::VALID,
+            }),
+        }
+    }
+
+    /// The lower-case name: `wgsl` or `spirv`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Backend::Wgsl => "wgsl",
+            Backend::Spirv => "spirv",
+        }
+    }
+}
+
+impl FromStr for Backend {
+    type Err = ForgeError;
+
+    fn from_str(s: &str) -> Result<Self> {
+        Backend::parse(s)
+    }
+}
+
+impl fmt::Display for Backend {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A shader language that a kernel can be emitted in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Target {
+    /// WGSL, as `#[forge_kernel]` generated it (validated, not rewritten).
+    Wgsl,
+    /// SPIR-V, a binary module.
+    Spirv,
+    /// Metal Shading Language.
+    Msl,
+    /// HLSL for DirectX 12.
+    Hlsl,
+    /// GLSL for OpenGL 4.5.
+    Glsl,
+}
+
+impl Target {
+    /// The valid names, as error messages list them.
+    pub const VALID: &'static str = "wgsl, spirv, msl, hlsl, glsl";
+
+    /// Every target, in the order of [`Target::VALID`].
+    pub const ALL: [Target; 5] = [
+        Target::Wgsl,
+        Target::Spirv,
+        Target::Msl,
+        Target::Hlsl,
+        Target::Glsl,
+    ];
+
+    /// Parses a target name (case-insensitive, surrounding spaces ignored). Anything else
+    /// is [`ForgeError::UnknownBackend`], which lists the valid names.
+    ///
+    /// ```
+    /// use forge_core::emit::Target;
+    /// assert_eq!(Target::parse(" MSL ").unwrap(), Target::Msl);
+    /// assert!(Target::parse("metal").is_err());
+    /// ```
+    pub fn parse(name: &str) -> Result<Target> {
+        let wanted = name.trim().to_ascii_lowercase();
+        Target::ALL
+            .into_iter()
+            .find(|t| t.name() == wanted)
+            .ok_or_else(|| ForgeError::UnknownBackend {
+                name: name.to_string(),
+                valid: Self::VALID,
+            })
+    }
+
+    /// The lower-case name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Target::Wgsl => "wgsl",
+            Target::Spirv => "spirv",
+            Target::Msl => "msl",
+            Target::Hlsl => "hlsl",
+            Target::Glsl => "glsl",
+        }
+    }
+
+    /// The usual file extension, without the dot.
+    pub fn extension(&self) -> &'static str {
+        match self {
+            Target::Wgsl => "wgsl",
+            Target::Spirv => "spv",
+            Target::Msl => "metal",
+            Target::Hlsl => "hlsl",
+            Target::Glsl => "comp",
+        }
+    }
+}
+
+impl FromStr for Target {
+    type Err = ForgeError;
+
+    fn from_str(s: &str) -> Result<Self> {
+        Target::parse(s)
+    }
+}
+
+impl fmt::Display for Target {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl From<Backend> for Target {
+    /// The target that holds what the runtime runs for that backend.
+    fn from(backend: Backend) -> Target {
+        match backend {
+            Backend::Wgsl => Target::Wgsl,
+            Backend::Spirv => Target::Spirv,
+        }
+    }
+}
