@@ -50,6 +50,11 @@ impl Ctxt {
         !self.errors.borrow().is_empty()
     }
 
+    /// Every error recorded, leaving none.
+    pub fn take_errors(&self) -> Vec<syn::Error> {
+        std::mem::take(&mut self.errors.borrow_mut())
+    }
+
     /// All errors as `compile_error!` invocations.
     pub fn to_compile_errors(&self) -> TokenStream {
         self.errors

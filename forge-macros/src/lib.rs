@@ -12,6 +12,7 @@ mod ctxt;
 mod emit_oracle;
 mod emit_rust;
 mod emit_wgsl;
+mod generic;
 mod infer;
 mod lower;
 mod model;
@@ -187,10 +188,30 @@ fn expand(
     func: syn::ItemFn,
     shared: model::Shared,
 ) -> proc_macro2::TokenStream {
+    if generic::is_generic(&attr, &func) {
+        return generic::expand(attr, func, shared);
+    }
+    match compile(attr, &func, shared, None) {
+        Ok((tokens, _)) => tokens,
+        Err(errors) => fallback(
+            &func,
+            errors.iter().map(syn::Error::to_compile_error).collect(),
+        ),
+    }
+}
+
+/// Compiles one kernel, named `name` (its function's name unless given): the generated
+/// items and the typed methods' signature, or every error.
+fn compile(
+    attr: proc_macro2::TokenStream,
+    func: &syn::ItemFn,
+    shared: model::Shared,
+    name: Option<String>,
+) -> Result<(proc_macro2::TokenStream, emit_rust::Signature), Vec<syn::Error>> {
     let model::Shared { helpers, structs } = shared;
     let cx = ctxt::Ctxt::new();
     let mut options = parse::options(&cx, attr);
-    let (bindings, scalars, params) = parse::params(&cx, &func, &structs);
+    let (bindings, scalars, params) = parse::params(&cx, func, &structs);
     parse::resolve_threads(&cx, &scalars, &mut options);
 
     let mut lowerer = lower::Lowerer::new(&cx, &bindings, &scalars, &helpers, &structs);
@@ -200,8 +221,8 @@ fn expand(
     let loops = lowerer.loops;
     drop(lowerer);
     let kernel = model::Kernel {
-        func: &func,
-        name: func.sig.ident.to_string(),
+        func,
+        name: name.unwrap_or_else(|| func.sig.ident.to_string()),
         options,
         locals,
         loops,
@@ -216,7 +237,7 @@ fn expand(
         check::check(&cx, &kernel);
     }
     if cx.has_errors() {
-        return fallback(&func, cx.to_compile_errors());
+        return Err(cx.take_errors());
     }
     let wgsl = emit_wgsl::emit(&kernel);
     // Every schedule of the tuning space, default first: `WG`, `ITEMS` and `VEC` are WGSL
@@ -245,10 +266,13 @@ fn expand(
                 (wg, items, vec),
                 rejection,
             );
-            return fallback(&func, cx.to_compile_errors());
+            return Err(cx.take_errors());
         }
     }
-    emit_rust::emit(&kernel, &wgsl)
+    Ok((
+        emit_rust::emit(&kernel, &wgsl),
+        emit_rust::signature(&kernel),
+    ))
 }
 
 /// naga rejected the generated WGSL: an error at the user's statement that the offending
@@ -296,7 +320,10 @@ fn report_rejection(
 
 /// On error: the errors, plus a module of the same name so that uses of the kernel do not
 /// add a cascade of "cannot find" errors.
-fn fallback(func: &syn::ItemFn, errors: proc_macro2::TokenStream) -> proc_macro2::TokenStream {
+pub(crate) fn fallback(
+    func: &syn::ItemFn,
+    errors: proc_macro2::TokenStream,
+) -> proc_macro2::TokenStream {
     let vis = &func.vis;
     let name = &func.sig.ident;
     let name_str = name.to_string();

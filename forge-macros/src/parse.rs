@@ -597,12 +597,6 @@ pub fn params<'a>(
     let mut bindings = Vec::new();
     let mut scalars: Vec<ScalarParam<'a>> = Vec::new();
     let mut order = Vec::new();
-    if let Some(g) = func.sig.generics.params.first() {
-        cx.error_spanned(
-            g,
-            "generic kernels are not supported; write one kernel per element type",
-        );
-    }
     if let syn::ReturnType::Type(_, ty) = &func.sig.output {
         cx.error_spanned(
             ty,

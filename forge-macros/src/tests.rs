@@ -532,3 +532,110 @@ fn a_struct_layout_mismatch_names_the_field_and_the_padding() {
     })
     .unwrap_or_else(|e| panic!("{e:#?}"));
 }
+
+/// Expands a kernel through the attribute's path (generic or not): the expansion's text, or
+/// every error message.
+fn expand_text(attr: TokenStream, func: syn::ItemFn) -> Result<String, Vec<String>> {
+    let out = crate::expand(attr, func, crate::model::Shared::default());
+    let file: syn::File = syn::parse2(out.clone()).expect("the expansion parses");
+    let errors: Vec<String> = file
+        .items
+        .iter()
+        .filter_map(|i| match i {
+            syn::Item::Macro(m) if is_compile_error(m) => Some(
+                m.mac
+                    .parse_body::<syn::LitStr>()
+                    .expect("a message")
+                    .value(),
+            ),
+            _ => None,
+        })
+        .collect();
+    if errors.is_empty() {
+        Ok(out.to_string())
+    } else {
+        Err(errors)
+    }
+}
+
+#[test]
+fn a_generic_kernel_has_one_instance_per_type() {
+    let out = expand_text(
+        quote!(threads = n, types(T = [f32, f16])),
+        syn::parse_quote! {
+            pub fn scale<T>(x: &[T; n], #[out] y: &mut [T; n], a: f32, n: u32) {
+                let i = global_index();
+                if i < n {
+                    y[i] = x[i] * (a as T);
+                }
+            }
+        },
+    )
+    .unwrap_or_else(|e| panic!("{e:#?}"));
+    for want in [
+        "pub mod for_f32",
+        "pub mod for_f16",
+        "\"scale<f32>\"",
+        "\"scale<f16>\"",
+        "pub trait Instance",
+        "pub trait ScaleExt",
+    ] {
+        assert!(out.contains(want), "{want} missing");
+    }
+}
+
+#[test]
+fn generic_kernel_errors_say_which_instance_they_concern() {
+    let e = expand_text(
+        quote!(threads = n, types(T = [f32, f16])),
+        syn::parse_quote! {
+            pub fn bits<T>(x: &[T; n], #[out] y: &mut [u32; n], n: u32) {
+                let i = global_index();
+                if i < n {
+                    y[i] = x[i].to_bits();
+                }
+            }
+        },
+    )
+    .unwrap_err()
+    .join("\n");
+    assert!(e.contains("(in the instance with `T = f16`)"), "{e}");
+    assert!(!e.contains("T = f32"), "{e}");
+    let e = expand_text(
+        quote!(threads = n),
+        syn::parse_quote! {
+            pub fn copy<T>(x: &[T; n], #[out] y: &mut [T; n], n: u32) {
+                let i = global_index();
+                y[i] = x[i];
+            }
+        },
+    )
+    .unwrap_err()
+    .join("\n");
+    assert!(e.contains("add `types(T = [f32, f16])`"), "{e}");
+    let e = expand_text(
+        quote!(threads = n, types(T = [f32, u64])),
+        syn::parse_quote! {
+            pub fn copy<T>(x: &[T; n], #[out] y: &mut [T; n], n: u32) {
+                let i = global_index();
+                y[i] = x[i];
+            }
+        },
+    )
+    .unwrap_err()
+    .join("\n");
+    assert!(e.contains("`u64` cannot be an instance's type"), "{e}");
+    // An error common to every instance is reported once, as it is.
+    let e = expand_text(
+        quote!(threads = n, types(T = [f32, f16])),
+        syn::parse_quote! {
+            pub fn copy<T>(x: &[T; n], #[out] y: &mut [T; n], n: u32) {
+                let i = global_index();
+                y[i] = x[i].cbrt();
+            }
+        },
+    )
+    .unwrap_err();
+    assert_eq!(e.len(), 1, "{e:#?}");
+    assert!(!e[0].contains("in the instance"), "{e:#?}");
+}

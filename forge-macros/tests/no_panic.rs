@@ -142,6 +142,15 @@ pub fn second_edition(x: &[f32; n], d: &[f64; n], #[out] bins: &mut [Atomic<f32>
         bins[lid].fetch_add(local[lid].load());
     }
 }"#,
+    r#"#[forge_kernel(threads = n, types(T = [f32, f16, f64]))]
+pub fn scale<T>(x: &[T; n], idx: &[u32; n], #[out] y: &mut [T; n], #[out] z: &mut [u32; n], a: f32, n: u32) {
+    let i = global_index();
+    if i < n {
+        let v: T = x[i] * (a as T);
+        y[i] = v.max(0.0).min(v.abs() + (1.5 as T));
+        z[i] = idx[i] + select(0u32, 1u32, v > (0.25 as T));
+    }
+}"#,
     r#"#[forge_module]
 mod bodies {
     use wgsl_forge::prelude::*;
@@ -153,7 +162,7 @@ mod bodies {
         pub pos: Vec4,
         pub vel: Vec3,
         pub mass: f32,
-        pub hits: [u32; 2],
+        pub hits: [u32; 4],
     }
 
     #[forge_fn]
@@ -178,7 +187,7 @@ mod bodies {
             let b = tile[lid];
             bs[i] = b;
             bs[i].pos += Vec4::new(b.vel.x, b.vel.y, b.vel.z, 0.0) * dt;
-            let z = [0u32, 1u32];
+            let z = [0u32, 1u32, 2u32, 3u32];
             let fresh = Body { mass: 1.0, pos: Vec4::ZERO, vel: b.vel, hits: z };
             e[i] = 0.5 * b.mass * b.vel.dot(b.vel) + fresh.mass;
         }
@@ -528,6 +537,10 @@ fn body() -> impl Strategy<Value = String> {
 }
 
 const PARAM_TYPES: &[&str] = &[
+    "&[T; n]",
+    "&mut [T; n]",
+    "T",
+    "&mut [Atomic<T>; n]",
     "u32",
     "i32",
     "f32",
@@ -643,6 +656,15 @@ const OPTIONS: &[&str] = &[
     "threads =",
     "threads = n m",
     "tune(workgroup = [64, 128])",
+    "types(T = [f32, f16])",
+    "types(T = [u32, i32, f32, f64])",
+    "types(U = [f32])",
+    "types(T = [])",
+    "types(T = [f32, f32])",
+    "types(T = [u64])",
+    "types(T = f32)",
+    "types",
+    "types(T = [f32], U = [u32])",
     "tune(workgroup = [])",
     "tune(items = [0])",
     "tune(vector = [1, 2, 4])",
@@ -780,7 +802,7 @@ fn header() -> impl Strategy<Value = String> {
 
 fn generics_and_ret() -> impl Strategy<Value = (String, String)> {
     (
-        prop_oneof![12 => Just(""), 1 => select(&["<T>", "<'a>", "<const N: usize>"][..])],
+        prop_oneof![12 => Just(""), 3 => select(&["<T>", "<'a>", "<const N: usize>", "<T: Copy>", "<T, U>", "<U>"][..])],
         prop_oneof![12 => Just(""), 1 => select(&[" -> f32", " -> ()", " -> Vec<f32>", " -> !"][..])],
     )
         .prop_map(|(g, r)| (g.to_string(), r.to_string()))

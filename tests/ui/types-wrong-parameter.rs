@@ -1,0 +1,11 @@
+use wgsl_forge::prelude::*;
+
+#[forge_kernel(threads = n, types(E = [f32, f16]))]
+pub fn copy<T>(x: &[T; n], #[out] y: &mut [T; n], n: u32) {
+    let i = global_index();
+    if i < n {
+        y[i] = x[i];
+    }
+}
+
+fn main() {}
