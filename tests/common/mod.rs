@@ -13,10 +13,9 @@ pub fn rt() -> ForgeRuntime {
 /// A schedule of one invocation a workgroup: `n` invocations are `n` workgroups, so
 /// 70001 of them fold past the 65535-per-dimension limit.
 pub fn one_per_group(declared: Schedule) -> Schedule {
-    Schedule {
-        workgroup: 1,
-        ..declared
-    }
+    declared
+        .with_settings("wg=1")
+        .expect("a workgroup of one is a schedule")
 }
 
 /// `(GPU, oracle)` results of kernel `$k` on `$args`: with the runtime's schedule, or, when
