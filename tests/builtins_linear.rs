@@ -388,17 +388,21 @@ fn ternary_gemv_every_schedule_gives_the_same_result() {
         let (_, mag) = ternary_f64(&x, &w, &scale, m, k);
         let (m, k) = (m as u32, k as u32);
         let oracle = ternary_gemv::cpu(&x, &packed, &scale, m, k).unwrap();
-        // And schedules outside the tune space: workgroups under 128 build more than two
-        // table pairs an invocation.
-        let mut schedules = ternary_gemv::Kernel.tune_space().candidates();
+        // Schedules outside the tune space are refused (a kernel runs only at the
+        // schedules it declares), on the GPU and in the oracle alike.
         for vector in [1, 2] {
-            schedules.push(Schedule {
-                workgroup: 64,
-                items: 1,
-                vector,
-            });
+            let mut s = Schedule::with_workgroup(64);
+            s.vector = vector;
+            assert!(matches!(
+                ternary_gemv::cpu_with(&s, &x, &packed, &scale, m, k),
+                Err(ForgeError::BadSchedule { .. })
+            ));
+            assert!(matches!(
+                ternary_gemv::run_with(&mut rt, &s, &x, &packed, &scale, m, k),
+                Err(ForgeError::BadSchedule { .. })
+            ));
         }
-        for s in schedules {
+        for s in ternary_gemv::Kernel.tune_space().candidates() {
             let cpu = ternary_gemv::cpu_with(&s, &x, &packed, &scale, m, k).unwrap();
             assert_eq!(
                 cpu, oracle,

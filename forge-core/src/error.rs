@@ -234,6 +234,49 @@ pub enum ForgeError {
         message: String,
     },
 
+    /// A tensor handed to a runtime that did not make it. Each runtime orders its own
+    /// launches, writes and downloads in its own encoder and queue, so a tensor is bound,
+    /// read and written only through the runtime that made it (or, for
+    /// `tensor_from_buffer`, the one that wrapped the application's buffer).
+    #[error("{what}: {arg} belongs to runtime #{tensor_runtime}, not to this runtime (#{runtime}); a tensor is used only through the runtime that made it: download it there and upload it here")]
+    ForeignTensor {
+        /// The operation (`download`, `write`, `clear`, or the kernel's name).
+        what: &'static str,
+        /// Which tensor: `the tensor`, or the argument's name.
+        arg: String,
+        /// [`crate::ForgeRuntime::id`] of the runtime the tensor belongs to.
+        tensor_runtime: u64,
+        /// [`crate::ForgeRuntime::id`] of the runtime it was handed to.
+        runtime: u64,
+    },
+
+    /// The CPU oracle would allocate more than its limit
+    /// ([`crate::OracleOptions::max_bytes`]).
+    #[error("kernel `{kernel}`: the oracle needs {requested} bytes for {what}, over its limit of {limit} bytes; raise `OracleOptions::max_bytes` (with `cpu_with_options`) for a problem this large")]
+    OracleTooLarge {
+        /// Kernel name.
+        kernel: &'static str,
+        /// What would be allocated (an output's name).
+        what: String,
+        /// Bytes it needs.
+        requested: u64,
+        /// The limit.
+        limit: u64,
+    },
+
+    /// The CPU oracle stopped a kernel that ran past its loop budget
+    /// ([`crate::OracleOptions::max_loop_iterations`]): a loop that never ends, or one far
+    /// longer than the budget allows.
+    #[error("kernel `{kernel}`: {whom} ran {iterations} loop iterations without finishing, the oracle's budget; a loop that never ends (a `loop` whose `break` is never reached, a `while` whose condition never turns false) is a bug in the kernel; raise `OracleOptions::max_loop_iterations` for a loop that is only long")]
+    LoopBudgetExceeded {
+        /// Kernel name.
+        kernel: &'static str,
+        /// `invocation N`, or `workgroup W` for a loop the whole workgroup runs together.
+        whom: String,
+        /// Iterations run.
+        iterations: u64,
+    },
+
     /// The device was lost; the runtime must be recreated.
     #[error("the GPU device was lost: {0}; create a new `ForgeRuntime`")]
     DeviceLost(String),

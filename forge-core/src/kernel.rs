@@ -369,27 +369,114 @@ impl std::fmt::Display for ScalarValue {
 
 /// The contents of one binding on the host, type-erased as 32-bit words.
 /// `len` counts elements (an f16 element is half a word; a vec4 element is four words).
+///
+/// The fields are private so that the buffer always holds its elements: `words` has
+/// exactly `ceil(len * elem.size() / 4)` words, so [`HostBuffer::bytes`] never slices
+/// past them. Make one with [`HostBuffer::from_slice`], [`HostBuffer::zeroed`] or
+/// [`HostBuffer::from_words`] (which checks the count).
+///
+/// ```
+/// use forge_core::{ElemType, HostBuffer, ScalarType};
+/// let f32s = ElemType::scalar(ScalarType::F32);
+/// let b = HostBuffer::from_slice(f32s, &[1.0f32, 2.0]);
+/// assert_eq!((b.len(), b.words().len(), b.bytes().len()), (2, 2, 8));
+/// // Five f16s are ten bytes: three words, the last half padding.
+/// let halves = HostBuffer::zeroed(ElemType::scalar(ScalarType::F16), 5).unwrap();
+/// assert_eq!((halves.words().len(), halves.bytes().len()), (3, 10));
+/// // A length the words cannot hold is an error, not a buffer that panics later.
+/// assert!(HostBuffer::from_words(f32s, 3, vec![0; 2]).is_err());
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct HostBuffer {
-    /// Element type.
-    pub elem: ElemType,
-    /// Number of elements.
-    pub len: usize,
-    /// The raw contents, little-endian, padded to a whole word.
-    pub words: Vec<u32>,
+    elem: ElemType,
+    len: usize,
+    words: Vec<u32>,
 }
 
 impl HostBuffer {
     /// Wraps typed host data.
     pub fn from_slice<T: bytemuck::Pod>(elem: ElemType, data: &[T]) -> Self {
         let bytes: &[u8] = bytemuck::cast_slice(data);
-        let mut words = vec![0u32; bytes.len().div_ceil(4)];
-        bytemuck::cast_slice_mut::<u32, u8>(&mut words)[..bytes.len()].copy_from_slice(bytes);
-        HostBuffer {
-            elem,
-            len: bytes.len() / elem.size().max(1),
-            words,
+        let len = bytes.len() / elem.size().max(1);
+        // Whole elements only: a trailing part of one is not kept.
+        let kept = len * elem.size();
+        let mut words = vec![0u32; kept.div_ceil(4)];
+        bytemuck::cast_slice_mut::<u32, u8>(&mut words)[..kept].copy_from_slice(&bytes[..kept]);
+        HostBuffer { elem, len, words }
+    }
+
+    /// Words needed for `len` elements of `elem`, `None` when the count overflows.
+    fn words_for(elem: ElemType, len: usize) -> Option<usize> {
+        len.checked_mul(elem.size()).map(|b| b.div_ceil(4))
+    }
+
+    /// `len` elements of `elem` in `words` (little-endian, the last word zero-padded).
+    /// Errors: `words` does not have exactly the words `len` elements take.
+    pub fn from_words(elem: ElemType, len: usize, words: Vec<u32>) -> Result<Self> {
+        match Self::words_for(elem, len) {
+            Some(n) if n == words.len() => Ok(HostBuffer { elem, len, words }),
+            need => Err(ForgeError::InvalidArgument {
+                kernel: "HostBuffer::from_words",
+                message: format!(
+                    "{len} elements of `{}` take {} words, but {} were given",
+                    elem.wgsl(),
+                    need.map_or_else(|| "more than memory holds".to_string(), |n| n.to_string()),
+                    words.len()
+                ),
+            }),
         }
+    }
+
+    /// For this crate's own constructions, whose word count is right by construction.
+    pub(crate) fn from_exact(elem: ElemType, len: usize, words: Vec<u32>) -> Self {
+        debug_assert_eq!(Self::words_for(elem, len), Some(words.len()));
+        HostBuffer { elem, len, words }
+    }
+
+    /// `len` zeroed elements of `elem`. Errors: the size overflows.
+    pub fn zeroed(elem: ElemType, len: usize) -> Result<Self> {
+        let n = Self::words_for(elem, len).ok_or_else(|| ForgeError::InvalidArgument {
+            kernel: "HostBuffer::zeroed",
+            message: format!(
+                "{len} elements of `{}` overflow the address space",
+                elem.wgsl()
+            ),
+        })?;
+        Ok(HostBuffer {
+            elem,
+            len,
+            words: vec![0; n],
+        })
+    }
+
+    /// The element type.
+    pub fn elem(&self) -> ElemType {
+        self.elem
+    }
+
+    /// The number of elements.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the buffer has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The raw contents, little-endian, padded to a whole word.
+    pub fn words(&self) -> &[u32] {
+        &self.words
+    }
+
+    /// The raw contents, to change in place (their number is fixed).
+    pub fn words_mut(&mut self) -> &mut [u32] {
+        &mut self.words
+    }
+
+    /// The raw contents, owned.
+    pub fn into_words(self) -> Vec<u32> {
+        self.words
     }
 
     /// The contents as bytes, exactly `len * elem.size()` long.
@@ -563,8 +650,24 @@ impl Feature {
 
 /// How the CPU oracle runs: `<kernel>::cpu_with_options` and [`Kernel::cpu_dyn_with`] take
 /// these; `cpu`, `cpu_with` and [`Kernel::cpu_dyn`] use the defaults.
+///
+/// Besides race detection, the options bound what one oracle run may take, so that a
+/// problem too large for the host or a kernel that never finishes is a named error rather
+/// than an abort or a hang:
+/// - [`OracleOptions::max_bytes`] caps the outputs the oracle allocates
+///   ([`ForgeError::OracleTooLarge`]); default [`OracleOptions::DEFAULT_MAX_BYTES`], 4 GiB;
+/// - [`OracleOptions::max_loop_iterations`] caps the loop iterations one invocation (or,
+///   for a loop the whole workgroup runs together, one workgroup) runs without a break from
+///   other invocations ([`ForgeError::LoopBudgetExceeded`], naming the invocation); default
+///   [`OracleOptions::DEFAULT_MAX_LOOP_ITERATIONS`], 2^30.
+///
+/// ```
+/// use forge_core::OracleOptions;
+/// let o = OracleOptions::default().with_max_bytes(1 << 20).with_max_loop_iterations(1000);
+/// assert_eq!((o.max_bytes, o.max_loop_iterations, o.detect_races), (1 << 20, 1000, false));
+/// ```
 #[non_exhaustive]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OracleOptions {
     /// Report a data race as [`ForgeError::DataRace`]: two
     /// invocations touching one element of a writable binding or of workgroup memory, at
@@ -572,12 +675,44 @@ pub struct OracleOptions {
     /// [`oracle::race`](crate::oracle::race) for the rules). Off by default: the shadow
     /// state costs time and memory. The certifier turns it on.
     pub detect_races: bool,
+    /// The most bytes of outputs one run allocates.
+    pub max_bytes: u64,
+    /// The most loop iterations one invocation (or workgroup) runs in a row.
+    pub max_loop_iterations: u64,
+}
+
+impl Default for OracleOptions {
+    fn default() -> Self {
+        OracleOptions {
+            detect_races: false,
+            max_bytes: Self::DEFAULT_MAX_BYTES,
+            max_loop_iterations: Self::DEFAULT_MAX_LOOP_ITERATIONS,
+        }
+    }
 }
 
 impl OracleOptions {
+    /// The default [`OracleOptions::max_bytes`]: 4 GiB.
+    pub const DEFAULT_MAX_BYTES: u64 = 4 << 30;
+    /// The default [`OracleOptions::max_loop_iterations`]: 2^30, seconds of work for the
+    /// oracle in one invocation, far past what a kernel meant to run on a GPU loops.
+    pub const DEFAULT_MAX_LOOP_ITERATIONS: u64 = 1 << 30;
+
     /// These options with race detection on or off.
     pub const fn with_race_detection(mut self, on: bool) -> Self {
         self.detect_races = on;
+        self
+    }
+
+    /// These options with another [`OracleOptions::max_bytes`].
+    pub const fn with_max_bytes(mut self, bytes: u64) -> Self {
+        self.max_bytes = bytes;
+        self
+    }
+
+    /// These options with another [`OracleOptions::max_loop_iterations`].
+    pub const fn with_max_loop_iterations(mut self, iterations: u64) -> Self {
+        self.max_loop_iterations = iterations;
         self
     }
 }
@@ -602,6 +737,17 @@ pub trait Kernel: Sync {
     fn default_schedule(&self) -> Schedule;
     /// The declared tuning space.
     fn tune_space(&self) -> TuneSpace;
+    /// Whether the kernel's results cannot depend on the workgroup size: its body (and
+    /// the helpers it calls) names no `WG`, `ITEMS`, `VEC`, local or workgroup index or
+    /// id, workgroup memory, barrier or subgroup operation, only `global_index()` and
+    /// `global_id()`. Such a kernel runs at any workgroup size the adapter allows (up to
+    /// [`crate::plan::MAX_FREE_WORKGROUP`]), with the declared items and vector width;
+    /// every other kernel runs only at its declared schedule or a point of its tuning
+    /// space ([`crate::plan::check_declared`]). `#[forge_kernel]` works this out; the
+    /// default is `false`.
+    fn workgroup_free(&self) -> bool {
+        false
+    }
     /// Scalar values of the certification cases, each in the order of [`Kernel::scalars`].
     fn cert_cases(&self) -> Vec<Vec<ScalarValue>>;
     /// The tolerance policy.

@@ -164,6 +164,58 @@ pub fn check_schedule(
     Ok(())
 }
 
+/// The widest workgroup a [workgroup-free](Kernel::workgroup_free) kernel runs at outside
+/// its declared schedules: the most invocations per workgroup any adapter offers, so that
+/// the oracle, which keeps every local once per invocation of a workgroup, stays small.
+pub const MAX_FREE_WORKGROUP: u32 = 1024;
+
+/// Checks that `kernel` declares `schedule`: it is the declared schedule or a point of the
+/// tuning space, or the kernel is [workgroup-free](Kernel::workgroup_free) and `schedule`
+/// differs from the declared one only in a workgroup size of 1 to [`MAX_FREE_WORKGROUP`].
+/// A kernel is written, and certified, for the schedules it declares: at another one it may
+/// compute something else (a kernel that reads `ITEMS` covers `ITEMS` elements an
+/// invocation), so running it there would be a wrong result, not an error.
+///
+/// The runtime checks this on every launch ([`LaunchPlan::new`]) and the oracle on every
+/// run; the adapter's limits are [`check_schedule`]'s.
+pub fn check_declared(kernel: &dyn Kernel, schedule: &Schedule) -> Result<()> {
+    let declared = kernel.default_schedule();
+    if *schedule == declared || kernel.tune_space().contains(schedule) {
+        return Ok(());
+    }
+    let bad = |reason: String| ForgeError::BadSchedule {
+        kernel: kernel.name(),
+        schedule: schedule.to_string(),
+        reason,
+    };
+    let space = kernel.tune_space();
+    let declared_list = format!(
+        "the declared schedule is {declared}, and the tuning space is workgroup {:?} x items {:?} x vector {:?}",
+        space.workgroup, space.items, space.vector
+    );
+    // Field by field assignment, not a struct literal: `Schedule` may gain private fields.
+    let mut same_but_workgroup = *schedule;
+    same_but_workgroup.workgroup = declared.workgroup;
+    let only_workgroup = same_but_workgroup == declared;
+    if kernel.workgroup_free() && only_workgroup {
+        if (1..=MAX_FREE_WORKGROUP).contains(&schedule.workgroup) {
+            return Ok(());
+        }
+        return Err(bad(format!(
+            "the kernel runs at any workgroup size from 1 to {MAX_FREE_WORKGROUP}, not {}",
+            schedule.workgroup
+        )));
+    }
+    Err(bad(format!(
+        "the kernel does not declare it ({declared_list}){}; add it to `tune(...)`, or pick one of those",
+        if kernel.workgroup_free() {
+            "; only the workgroup size may differ from the declared schedule's"
+        } else {
+            ""
+        }
+    )))
+}
+
 /// The grid for `threads` logical invocations at `schedule`:
 /// `ceil(threads / (WG·ITEMS))` workgroups, folded. Zero threads is
 /// [`ForgeError::EmptyWork`]; more workgroups than three folded dimensions hold is
@@ -254,8 +306,8 @@ impl LaunchPlan {
     /// (each storage binding's size in bytes, in layout order).
     ///
     /// Errors, in this order: a wrong number of bindings
-    /// ([`ForgeError::InvalidArgument`]), a schedule the adapter cannot run
-    /// ([`ForgeError::BadSchedule`]), no threads or an empty binding
+    /// ([`ForgeError::InvalidArgument`]), a schedule the kernel does not declare
+    /// ([`check_declared`]) or the adapter cannot run ([`ForgeError::BadSchedule`]), no threads or an empty binding
     /// ([`ForgeError::EmptyWork`]), too many workgroups
     /// ([`ForgeError::TooManyWorkgroups`]), a binding or the uniform past the adapter's
     /// limit ([`ForgeError::BindingTooLarge`]).
@@ -310,6 +362,7 @@ impl LaunchPlan {
                 ),
             });
         }
+        check_declared(kernel, schedule)?;
         check_schedule(name, schedule, limits)?;
         let grid = grid(name, schedule, threads, limits)?;
         let bindings = layout

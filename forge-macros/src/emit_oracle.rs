@@ -173,6 +173,7 @@ impl<'k> Oracle<'k> {
     /// invocation (for out-of-bounds reports) and the schedule constants.
     pub fn helper_functions(&self) -> TokenStream {
         let err = self.p.error();
+        let oracle = self.p.oracle();
         let mut out = TokenStream::new();
         for h in self.k.used_helpers() {
             let helper = &self.k.helpers[h];
@@ -202,7 +203,7 @@ impl<'k> Oracle<'k> {
             let body = o.block(&helper.body);
             out.extend(quote! {
                 #[allow(unused_mut, unused_variables, unused_assignments, unused_labels, unused_parens, unreachable_code, non_snake_case, clippy::all)]
-                fn #name(__fg_gi: u32, __fg_wg: u32, __fg_items: u32, __fg_vec: u32, #(#params),*) -> ::core::result::Result<#ret, #err> {
+                fn #name(__fg_budget: &mut #oracle::LoopBudget, __fg_gi: u32, __fg_wg: u32, __fg_items: u32, __fg_vec: u32, #(#params),*) -> ::core::result::Result<#ret, #err> {
                     #body
                     Ok(#fallback)
                 }
@@ -388,7 +389,7 @@ impl<'k> Oracle<'k> {
         let body = self.uniform_block(&k.body);
         quote! {
             #[allow(unused_mut, unused_variables, unused_assignments, unused_labels, unused_parens, unreachable_code, non_snake_case, clippy::all)]
-            fn __oracle<const RACES: bool>(__fg_sched: &#schedule, __fg_rd: &mut #oracle::RaceDetector, #(#params),*) -> ::core::result::Result<(), #err> {
+            fn __oracle<const RACES: bool>(__fg_sched: &#schedule, __fg_rd: &mut #oracle::RaceDetector, __fg_budget: &mut #oracle::LoopBudget, #(#params),*) -> ::core::result::Result<(), #err> {
                 let __fg_wg: u32 = __fg_sched.workgroup;
                 let __fg_items: u32 = __fg_sched.items;
                 let __fg_vec: u32 = __fg_sched.vector;
@@ -405,6 +406,7 @@ impl<'k> Oracle<'k> {
                     if RACES {
                         __fg_rd.next_workgroup();
                     }
+                    __fg_budget.next_workgroup();
                     let __fg_wid: [u32; 3] = [
                         (__fg_w % __fg_dims[0] as u64) as u32,
                         ((__fg_w / __fg_dims[0] as u64) % __fg_dims[1] as u64) as u32,
@@ -517,7 +519,7 @@ impl<'k> Oracle<'k> {
                 } else {
                     quote!((#s0)..(#e0))
                 };
-                quote!(#label: for #v in #range { #b })
+                quote!(#label: for #v in #range { __fg_budget.group(__fg_w)?; #b })
             }
             Stmt::While { cond, body, id, .. } => {
                 let label = loop_label(*id);
@@ -525,14 +527,14 @@ impl<'k> Oracle<'k> {
                 let c = self.uniform_value(cond, "a `while` condition");
                 let b = self.uniform_block(body);
                 self.uniform_loops.pop();
-                quote!(#label: loop { if !#c { break; } #b })
+                quote!(#label: loop { __fg_budget.group(__fg_w)?; if !#c { break; } #b })
             }
             Stmt::Loop { body, id, .. } => {
                 let label = loop_label(*id);
                 self.uniform_loops.push(*id);
                 let b = self.uniform_block(body);
                 self.uniform_loops.pop();
-                quote!(#label: loop { #b })
+                quote!(#label: loop { __fg_budget.group(__fg_w)?; #b })
             }
             Stmt::Switch {
                 selector,
@@ -777,22 +779,24 @@ impl<'k> Oracle<'k> {
                 let (s0, e0) = (self.expr(start), self.expr(end));
                 let label = loop_label(*id);
                 let b = self.block(body);
+                // Every iteration ticks the loop budget: a loop that never ends is an
+                // error naming the invocation, not a hang.
                 if *inclusive {
-                    quote!(#label: for #v in (#s0)..=(#e0) { #b })
+                    quote!(#label: for #v in (#s0)..=(#e0) { __fg_budget.lane(__fg_gi)?; #b })
                 } else {
-                    quote!(#label: for #v in (#s0)..(#e0) { #b })
+                    quote!(#label: for #v in (#s0)..(#e0) { __fg_budget.lane(__fg_gi)?; #b })
                 }
             }
             Stmt::While { cond, body, id, .. } => {
                 let c = self.expr(cond);
                 let label = loop_label(*id);
                 let b = self.block(body);
-                quote!(#label: while #c { #b })
+                quote!(#label: while #c { __fg_budget.lane(__fg_gi)?; #b })
             }
             Stmt::Loop { body, id, .. } => {
                 let label = loop_label(*id);
                 let b = self.block(body);
-                quote!(#label: loop { #b })
+                quote!(#label: loop { __fg_budget.lane(__fg_gi)?; #b })
             }
             Stmt::Break { target, .. } => {
                 if self.uniform_loops.contains(target) {
@@ -1287,7 +1291,15 @@ impl<'k> Oracle<'k> {
             ExprKind::Call(h, args) => {
                 let items: Vec<_> = args.iter().map(|a| self.expr(a)).collect();
                 let name = format_ident!("__fg_fn_{}", self.k.helpers[*h].name);
-                quote!(#name(__fg_gi, __fg_wg, __fg_items, __fg_vec, #(#items),*)?)
+                // The arguments first: one of them may call a helper, which borrows the
+                // budget too.
+                let tmps: Vec<Ident> = (0..items.len())
+                    .map(|i| format_ident!("__fg_a{}", i))
+                    .collect();
+                quote!({
+                    #(let #tmps = #items;)*
+                    #name(&mut *__fg_budget, __fg_gi, __fg_wg, __fg_items, __fg_vec, #(#tmps),*)?
+                })
             }
             ExprKind::VecNew(args) => {
                 let items: Vec<_> = args.iter().map(|a| self.expr(a)).collect();

@@ -589,24 +589,41 @@ impl<'k> Items<'k> {
                 }
             })
             .collect();
-        // The body of `cpu_with` and of `cpu_with_options`, with and without race detection.
+        let out_names: Vec<&String> = self
+            .outs
+            .iter()
+            .map(|i| &self.k.bindings[*i].name)
+            .collect();
+        let out_lens: Vec<&String> = self
+            .outs
+            .iter()
+            .map(|i| &self.k.bindings[*i].len_text)
+            .collect();
+        let out_tys2 = self.out_tys();
+        // The body of `cpu_with_options`, with and without race detection. The schedule
+        // is checked first, then the outputs' bytes against the options' cap, before
+        // anything is allocated.
         let call = |races: bool| {
             quote! {
+                #oracle_mod::check_schedule(&Kernel, __fg_sched)?;
                 let __fg_lens = __check(#(#check_args,)* #(#scalar_ids),*)?;
+                #oracle_mod::outputs_fit(NAME, &[#((#out_names, #out_lens, __fg_lens[#outs], ::core::mem::size_of::<#out_tys2>())),*], __fg_opts)?;
                 #(let mut #out_ids: ::std::vec::Vec<#out_tys> = #oracle_mod::zeroed(__fg_lens[#outs]);)*
                 let mut __fg_rd = #oracle_mod::RaceDetector::new(NAME, __fg_sched.workgroup);
-                __oracle::<#races>(__fg_sched, &mut __fg_rd, #(#oracle_args,)* #(#scalar_ids),*)?;
+                let mut __fg_budget = #oracle_mod::LoopBudget::new(NAME, __fg_opts);
+                __oracle::<#races>(__fg_sched, &mut __fg_rd, &mut __fg_budget, #(#oracle_args,)* #(#scalar_ids),*)?;
                 Ok(#out_value)
             }
         };
         let cpu = quote!(cpu_with(&DEFAULT_SCHEDULE, #(#method_names),*));
-        let plain = call(false);
-        let races = call(true);
+        let plain = quote!(cpu_with_options(__fg_sched, &::core::default::Default::default(), #(#method_names),*));
+        let (without_races, races) = (call(false), call(true));
         let with_options = quote! {
-            if !__fg_opts.detect_races {
-                return cpu_with(__fg_sched, #(#method_names),*);
+            if __fg_opts.detect_races {
+                #races
+            } else {
+                #without_races
             }
-            #races
         };
         quote! {
             /// Runs the kernel on the CPU with WGSL semantics, with the declared schedule.
@@ -614,14 +631,15 @@ impl<'k> Items<'k> {
                 #cpu
             }
 
-            /// Runs the kernel on the CPU with WGSL semantics, with the given schedule.
+            /// Runs the kernel on the CPU with WGSL semantics, with the given schedule (one the
+            /// kernel declares) and the default oracle options.
             pub fn cpu_with(__fg_sched: &#schedule, #(#method_args),*) -> ::core::result::Result<#out_ty, #err> {
                 #plain
             }
 
             /// Runs the kernel on the CPU with WGSL semantics, with the given schedule and
             /// oracle options: with `detect_races`, a data race is an error that names the
-            /// invocations.
+            /// invocations; the options also cap the outputs' bytes and the loop iterations.
             pub fn cpu_with_options(__fg_sched: &#schedule, __fg_opts: &#oracle_options, #(#method_args),*) -> ::core::result::Result<#out_ty, #err> {
                 #with_options
             }
@@ -651,7 +669,8 @@ impl<'k> Items<'k> {
                         quote!(#host_arg::InOut(#bytemuck::cast_slice_mut(#id)))
                     }
                     Access::Out => {
-                        quote!(#host_arg::Out((__fg_lens[#i] * ::core::mem::size_of::<#t>()) as u64))
+                        let (name, len) = (&b.name, &b.len_text);
+                        quote!(#host_arg::Out(#oracle_mod::out_bytes(NAME, #name, #len, __fg_lens[#i], ::core::mem::size_of::<#t>())?))
                     }
                 }
             })
@@ -835,6 +854,15 @@ impl<'k> Items<'k> {
         };
         let cases = self.cert_cases();
         let (tolerance_fn, features_fn) = (self.tolerance_fn(), self.features_fn());
+        let workgroup_free_fn = if k.workgroup_free() {
+            quote!(
+                fn workgroup_free(&self) -> bool {
+                    true
+                }
+            )
+        } else {
+            quote!()
+        };
         let tune_wg = k.tune_workgroups();
         let tune_items = k.tune_items();
         let tune_vec = k.tune_vectors();
@@ -871,6 +899,7 @@ impl<'k> Items<'k> {
                 }
                 #tolerance_fn
                 #features_fn
+                #workgroup_free_fn
                 fn binding_lens(&self, __fg_s: &[#scalar_value]) -> ::core::result::Result<::std::vec::Vec<u64>, #err> {
                     #lens
                 }

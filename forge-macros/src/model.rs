@@ -998,6 +998,47 @@ impl Kernel<'_> {
         found
     }
 
+    /// Whether the kernel's results cannot depend on its workgroup size, so that it may run
+    /// at any (`Kernel::workgroup_free` in forge-core): neither its body nor a helper it
+    /// calls reads `WG`, `ITEMS` or `VEC`, a builtin other than `global_index()` and
+    /// `global_id()`, workgroup memory, a barrier or a subgroup operation, and no local's
+    /// type has a length over the schedule.
+    pub fn workgroup_free(&self) -> bool {
+        fn sched_len(t: &Ty) -> bool {
+            match t {
+                Ty::Array(e, len) => matches!(len, ConstLen::Sched { .. }) || sched_len(e),
+                _ => false,
+            }
+        }
+        let locals_free = |locals: &[Local]| !locals.iter().any(|l| l.shared || sched_len(&l.ty));
+        let body_free = |body: &Block| {
+            let mut free = true;
+            walk_stmts(body, &mut |s| {
+                if matches!(s, Stmt::Barrier { .. }) {
+                    free = false;
+                }
+                stmt_exprs(s, &mut |e| {
+                    walk_expr(e, &mut |x| match x.kind {
+                        ExprKind::Sched(_) | ExprKind::Subgroup { .. } => free = false,
+                        ExprKind::Builtin(b) | ExprKind::BuiltinComponent(b, _)
+                            if !matches!(b, Builtin::GlobalIndex | Builtin::GlobalId) =>
+                        {
+                            free = false
+                        }
+                        _ => {}
+                    })
+                })
+            });
+            free
+        };
+        locals_free(&self.locals)
+            && body_free(&self.body)
+            && self.used_helpers().into_iter().all(|h| {
+                let h = &self.helpers[h];
+                locals_free(&h.locals) && body_free(&h.body)
+            })
+    }
+
     /// The LEN expression of `threads`, defaulting to the first `#[out]` binding's length,
     /// then to the first binding's.
     pub fn threads_len(&self) -> Option<&LenExpr> {

@@ -1510,6 +1510,8 @@ pub struct TopkGlobalScratch {
     groups: u32,
     grid: u32,
     sample: u32,
+    /// The most values it serves.
+    n: usize,
 }
 
 impl TopkGlobalScratch {
@@ -1527,6 +1529,7 @@ impl TopkGlobalScratch {
             grid: n4.div_ceil(32).clamp(1, 1 << 18),
             // About 2^16 `Vec4`s, one in up to 256.
             sample: (n4 >> 16).clamp(1, 256),
+            n,
         })
     }
 
@@ -1547,8 +1550,12 @@ fn sort_cap(k: u32) -> u32 {
 /// into `out_vals` and `out_ids` (`k` each), as [`TopkExt::topk_global_with_indices`]
 /// computes it (see the [module docs](crate::topk)): the sample's two levels, the full
 /// pass, five levels over the marked candidates (levels after the threshold is final do
-/// nothing), the collect and the final sort. Nothing is submitted. `k` is 1..=1024 and at
-/// most `n`; `scratch` was made for at least `n` values.
+/// nothing), the collect and the final sort. Nothing is submitted.
+///
+/// Errors, before anything is recorded: `n` or `k` zero ([`ForgeError::EmptyWork`]), `k`
+/// past [`TOPK_GLOBAL_MAX_K`] or `n`, `n` past [`TOPK_GLOBAL_MAX_LEN`] or the values in
+/// `vals`, a `scratch` made for fewer than `n` values, or outputs shorter than `k`
+/// ([`ForgeError::InvalidArgument`]).
 pub fn topk_global_record(
     rt: &mut ForgeRuntime,
     vals: &GpuTensor<[f32; 4]>,
@@ -1558,6 +1565,28 @@ pub fn topk_global_record(
     out_vals: &GpuTensor<f32>,
     out_ids: &GpuTensor<u32>,
 ) -> Result<(), ForgeError> {
+    check_global(n as usize, k as usize)?;
+    let fits = |what: &str, have: usize, need: usize| {
+        if have >= need {
+            Ok(())
+        } else {
+            Err(invalid(format!(
+                "{what} holds {have}, fewer than the {need} that n = {n}, k = {k} need"
+            )))
+        }
+    };
+    fits(
+        "`vals` (4 values a `Vec4`)",
+        vals.len().saturating_mul(4),
+        n as usize,
+    )?;
+    fits(
+        "`scratch` (made for a number of values)",
+        scratch.n,
+        n as usize,
+    )?;
+    fits("`out_vals`", out_vals.len(), k as usize)?;
+    fits("`out_ids`", out_ids.len(), k as usize)?;
     let s = scratch;
     let cap = sort_cap(k);
     rt.clear(&s.hist)?;
@@ -1657,6 +1686,33 @@ fn check_input(input: &[f32], k: usize) -> Result<u32, ForgeError> {
     Ok(input.len() as u32)
 }
 
+/// The global top-k's limits: `k` from 1 to [`TOPK_GLOBAL_MAX_K`] and at most `n`, `n` from 1
+/// to [`TOPK_GLOBAL_MAX_LEN`].
+fn check_global(n: usize, k: usize) -> Result<(), ForgeError> {
+    if n == 0 || k == 0 {
+        return Err(ForgeError::EmptyWork {
+            kernel: topk_select::NAME,
+            what: format!("n = {n}, k = {k}"),
+        });
+    }
+    if k > TOPK_GLOBAL_MAX_K {
+        return Err(invalid(format!(
+            "`k` = {k} is larger than the global top-k's limit of {TOPK_GLOBAL_MAX_K}"
+        )));
+    }
+    if k > n {
+        return Err(invalid(format!(
+            "`k` = {k} is larger than the input's {n} elements"
+        )));
+    }
+    if n > TOPK_GLOBAL_MAX_LEN {
+        return Err(invalid(format!(
+            "the input has {n} elements, past the global top-k's limit of 2^28"
+        )));
+    }
+    Ok(())
+}
+
 /// The block top-k on the GPU: values and indices (within the block when `local`).
 fn blocks(
     rt: &mut ForgeRuntime,
@@ -1709,23 +1765,7 @@ fn global(
     k: usize,
 ) -> Result<(Vec<f32>, Vec<u32>), ForgeError> {
     let n = check_input(input, k)?;
-    if k > TOPK_GLOBAL_MAX_K {
-        return Err(invalid(format!(
-            "`k` = {k} is larger than the global top-k's limit of {TOPK_GLOBAL_MAX_K}"
-        )));
-    }
-    if k > input.len() {
-        return Err(invalid(format!(
-            "`k` = {k} is larger than the input's {} elements",
-            input.len()
-        )));
-    }
-    if input.len() > TOPK_GLOBAL_MAX_LEN {
-        return Err(invalid(format!(
-            "the input has {} elements, past the global top-k's limit of 2^28",
-            input.len()
-        )));
-    }
+    check_global(input.len(), k)?;
     let vals = upload_vec4(rt, input)?;
     let scratch = TopkGlobalScratch::new(rt, input.len())?;
     let out_vals = rt.zeros::<f32>(k)?;

@@ -349,10 +349,10 @@ fn compare_with(
     nan_matches_nan: bool,
 ) -> Comparison {
     let mut c = Comparison::default();
-    if got.len != want.len || got.elem.width != want.elem.width {
-        c.len_mismatch = Some((got.len, want.len));
+    if got.len() != want.len() || got.elem().width != want.elem().width {
+        c.len_mismatch = Some((got.len(), want.len()));
     }
-    let width = want.elem.width.max(1) as usize;
+    let width = want.elem().width.max(1) as usize;
     let (g, w) = (components(got), components(want));
     for (j, (&a, &b)) in g.iter().zip(&w).enumerate() {
         c.compared += 1;
@@ -391,37 +391,37 @@ fn compare_with(
 /// The components of a buffer as f64, exactly `len * width` of them.
 fn components(buf: &HostBuffer) -> Vec<f64> {
     let mut v = buf.to_f64();
-    v.truncate(buf.len * buf.elem.width.max(1) as usize);
+    v.truncate(buf.len() * buf.elem().width.max(1) as usize);
     v
 }
 
 /// The raw bits of each component, exactly `len * width` of them.
 fn component_bits(buf: &HostBuffer) -> Vec<u32> {
-    let n = buf.len * buf.elem.width.max(1) as usize;
-    match buf.elem.scalar {
-        ScalarType::F16 => bytemuck::cast_slice::<u32, u16>(&buf.words)
+    let n = buf.len() * buf.elem().width.max(1) as usize;
+    match buf.elem().scalar {
+        ScalarType::F16 => bytemuck::cast_slice::<u32, u16>(buf.words())
             .iter()
             .take(n)
             .map(|h| *h as u32)
             .collect(),
         // A component is poisoned only if both its words are.
         ScalarType::F64 => buf
-            .words
+            .words()
             .chunks_exact(2)
             .take(n)
             .map(|w| if w[0] == w[1] { w[0] } else { !POISON_WORD })
             .collect(),
-        _ => buf.words.iter().take(n).copied().collect(),
+        _ => buf.words().iter().take(n).copied().collect(),
     }
 }
 
 /// Indices `(element, lane)` of the components of `buf` that still hold the poison pattern.
 pub fn poisoned(buf: &HostBuffer) -> Vec<(usize, usize)> {
-    let poison = match buf.elem.scalar {
+    let poison = match buf.elem().scalar {
         ScalarType::F16 => POISON_HALF as u32,
         _ => POISON_WORD,
     };
-    let width = buf.elem.width.max(1) as usize;
+    let width = buf.elem().width.max(1) as usize;
     component_bits(buf)
         .iter()
         .enumerate()
@@ -437,11 +437,7 @@ pub fn poison_buffer(elem: ElemType, len: usize) -> HostBuffer {
         ScalarType::F16 => (POISON_HALF as u32) | ((POISON_HALF as u32) << 16),
         _ => POISON_WORD,
     };
-    HostBuffer {
-        elem,
-        len,
-        words: vec![word; bytes.div_ceil(4)],
-    }
+    HostBuffer::from_exact(elem, len, vec![word; bytes.div_ceil(4)])
 }
 
 /// The generator for one binding of one case: independent of every other binding, so adding
@@ -477,7 +473,7 @@ pub fn generate(
                 _ => draw_int(rng, dist, 0, u32::MAX as i64) as u32,
             })
             .collect();
-        return HostBuffer { elem, len, words };
+        return HostBuffer::from_exact(elem, len, words);
     }
     let words: Vec<u32> = match elem.scalar {
         ScalarType::F32 => (0..n).map(|_| draw_f32(rng, dist).to_bits()).collect(),
@@ -502,7 +498,7 @@ pub fn generate(
             })
             .collect(),
     };
-    HostBuffer { elem, len, words }
+    HostBuffer::from_exact(elem, len, words)
 }
 
 fn draw_f32(rng: &mut ChaCha8Rng, dist: Distribution) -> f32 {
@@ -738,11 +734,7 @@ fn run_poisoned(
     let mut data: Vec<Vec<u8>> = Vec::with_capacity(layout.len());
     for ((b, buf), &len) in layout.iter().zip(&args.buffers).zip(lens) {
         let host = match (b.access, buf) {
-            (Access::Out, _) if b.elem.atomic => HostBuffer {
-                elem: b.elem,
-                len: len as usize,
-                words: vec![0; (len as usize * b.elem.size()).div_ceil(4)],
-            },
+            (Access::Out, _) if b.elem.atomic => HostBuffer::zeroed(b.elem, len as usize)?,
             (Access::Out, _) => poison_buffer(b.elem, len as usize),
             (_, Some(buf)) => buf.clone(),
             (_, None) => {
@@ -1012,7 +1004,7 @@ pub fn certify(
                                     "{prefix}: output element {at} was never written: it still holds the poison \
                                      pattern after the GPU run ({} of {} elements of `{}` unwritten)",
                                     left.len(),
-                                    g.len * b.elem.width as usize,
+                                    g.len() * b.elem.width as usize,
                                     b.name
                                 ));
                                 continue;
@@ -1203,8 +1195,10 @@ mod tests {
             assert_eq!(poisoned(&buf).len(), 5 * elem.width as usize, "{elem:?}");
             // Overwrite component 0 with a real value: only the rest remain poisoned.
             match elem.scalar {
-                ScalarType::F16 => bytemuck::cast_slice_mut::<u32, u16>(&mut buf.words)[0] = 0x3c00,
-                _ => buf.words[0] = 0,
+                ScalarType::F16 => {
+                    bytemuck::cast_slice_mut::<u32, u16>(buf.words_mut())[0] = 0x3c00
+                }
+                _ => buf.words_mut()[0] = 0,
             }
             let left = poisoned(&buf);
             assert_eq!(left.len(), 5 * elem.width as usize - 1);
@@ -1258,7 +1252,7 @@ mod tests {
             200,
             Distribution::Default,
         );
-        assert_eq!(long.words[..100], a1.words[..]);
+        assert_eq!(long.words()[..100], a1.words()[..]);
     }
 
     #[test]
@@ -1289,7 +1283,7 @@ mod tests {
             1001,
             Distribution::Default,
         );
-        assert_eq!(h.words.len(), 501);
+        assert_eq!(h.words().len(), 501);
         assert!(h.to_f64().iter().all(|v| (-1.0..1.0).contains(v)));
     }
 
@@ -1360,7 +1354,7 @@ mod tests {
         };
         let a = draw(1);
         assert_eq!(a, draw(1));
-        let bits: Vec<u32> = a.words.clone();
+        let bits: Vec<u32> = a.words().to_vec();
         // Every special value shows up, and so do ordinary values in [-1, 1).
         for s in SPECIAL_F32 {
             assert!(bits.contains(&s), "{s:#010x} never drawn");
@@ -1381,7 +1375,7 @@ mod tests {
             4000,
             Distribution::Special,
         );
-        let h: &[u16] = &bytemuck::cast_slice::<u32, u16>(&halves.words)[..4000];
+        let h: &[u16] = &bytemuck::cast_slice::<u32, u16>(halves.words())[..4000];
         for s in SPECIAL_F16.iter().filter(|s| **s != 0xFE00) {
             assert!(h.contains(s), "{s:#06x} never drawn");
         }
@@ -1392,7 +1386,7 @@ mod tests {
             1000,
             Distribution::Special,
         );
-        assert!(ints.words.iter().all(|w| *w < 1000));
+        assert!(ints.words().iter().all(|w| *w < 1000));
     }
 
     #[test]

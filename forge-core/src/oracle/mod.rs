@@ -616,6 +616,134 @@ pub fn zeroed<T: bytemuck::Zeroable + Clone>(len: usize) -> Vec<T> {
     vec![T::zeroed(); len]
 }
 
+/// Checks that `kernel` declares `schedule` ([`crate::plan::check_declared`]): the oracle,
+/// like the runtime, runs a kernel only at a schedule it was written for.
+pub fn check_schedule(
+    kernel: &dyn crate::kernel::Kernel,
+    schedule: &crate::Schedule,
+) -> Result<()> {
+    crate::plan::check_declared(kernel, schedule)
+}
+
+/// The bytes of `len` elements of `size` bytes each, for an `#[out]` binding: a product
+/// that overflows is an error that names the argument, never a wrapped small size.
+pub fn out_bytes(
+    kernel: &'static str,
+    arg: &'static str,
+    expr: &'static str,
+    len: usize,
+    size: usize,
+) -> Result<u64> {
+    (len as u64)
+        .checked_mul(size as u64)
+        .ok_or(ForgeError::BadExpression {
+            kernel,
+            what: arg,
+            expr,
+            reason: "its size in bytes overflows u64",
+        })
+}
+
+/// The oracle's zeroed outputs, one per `(name, expression, length)`, after checking that
+/// their bytes together stay within [`OracleOptions::max_bytes`](crate::OracleOptions).
+/// Nothing is allocated when they do not.
+pub fn outputs_fit(
+    kernel: &'static str,
+    outs: &[(&'static str, &'static str, usize, usize)],
+    options: &crate::kernel::OracleOptions,
+) -> Result<()> {
+    let mut total = 0u64;
+    for &(arg, expr, len, size) in outs {
+        total = total
+            .checked_add(out_bytes(kernel, arg, expr, len, size)?)
+            .ok_or(ForgeError::BadExpression {
+                kernel,
+                what: arg,
+                expr,
+                reason: "the outputs' sizes in bytes overflow u64",
+            })?;
+        if total > options.max_bytes {
+            return Err(ForgeError::OracleTooLarge {
+                kernel,
+                what: format!(
+                    "its outputs (`{arg}`: {len} elements of {size} bytes, `{expr}`, and those before it)"
+                ),
+                requested: total,
+                limit: options.max_bytes,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The oracle's loop budget ([`OracleOptions::max_loop_iterations`](crate::OracleOptions)):
+/// every loop iteration ticks it, and an invocation (or, for a loop the workgroup runs
+/// together, a workgroup) that runs past the budget without another invocation running in
+/// between is stopped with [`ForgeError::LoopBudgetExceeded`].
+#[derive(Debug)]
+pub struct LoopBudget {
+    kernel: &'static str,
+    limit: u64,
+    /// The invocation whose iterations `lane_used` counts.
+    lane: u64,
+    lane_used: u64,
+    group_used: u64,
+}
+
+impl LoopBudget {
+    /// A budget of `limit` iterations for `kernel`.
+    pub fn new(kernel: &'static str, options: &crate::kernel::OracleOptions) -> Self {
+        LoopBudget {
+            kernel,
+            limit: options.max_loop_iterations,
+            lane: u64::MAX,
+            lane_used: 0,
+            group_used: 0,
+        }
+    }
+
+    /// One iteration of a loop of invocation `invocation`.
+    #[inline(always)]
+    pub fn lane(&mut self, invocation: u32) -> Result<()> {
+        let invocation = invocation as u64;
+        if invocation != self.lane {
+            self.lane = invocation;
+            self.lane_used = 0;
+        }
+        self.lane_used += 1;
+        if self.lane_used > self.limit {
+            return Err(ForgeError::LoopBudgetExceeded {
+                kernel: self.kernel,
+                whom: format!("invocation {invocation}"),
+                iterations: self.lane_used - 1,
+            });
+        }
+        Ok(())
+    }
+
+    /// One iteration of a loop that workgroup `workgroup` runs together (one that encloses a
+    /// barrier or a subgroup operation).
+    #[inline(always)]
+    pub fn group(&mut self, workgroup: u64) -> Result<()> {
+        self.group_used += 1;
+        if self.group_used > self.limit {
+            return Err(ForgeError::LoopBudgetExceeded {
+                kernel: self.kernel,
+                whom: format!("workgroup {workgroup}"),
+                iterations: self.group_used - 1,
+            });
+        }
+        Ok(())
+    }
+
+    /// A new workgroup starts: its uniform loops count from zero.
+    #[inline(always)]
+    pub fn next_workgroup(&mut self) {
+        self.group_used = 0;
+        self.lane = u64::MAX;
+    }
+}
+
 /// A type-erased buffer back to a typed vector.
 pub fn into_vec<T: bytemuck::Pod>(
     kernel: &'static str,
@@ -655,13 +783,13 @@ pub fn buf<'a, T: bytemuck::Pod>(
             message: format!("no data given for binding `{arg}`"),
         })?;
     let all: &[T] =
-        bytemuck::try_cast_slice(&b.words).map_err(|e| ForgeError::InvalidArgument {
+        bytemuck::try_cast_slice(b.words()).map_err(|e| ForgeError::InvalidArgument {
             kernel,
             message: format!("binding `{arg}` cannot be viewed as its element type: {e}"),
         })?;
     // `T` is the host element (`[f32; 2]` for a `Vec2` binding) or, for some callers, its
     // scalar: count in bytes so both views see exactly `len` elements.
-    let n = b.len * b.elem.size() / std::mem::size_of::<T>().max(1);
+    let n = b.len() * b.elem().size() / std::mem::size_of::<T>().max(1);
     all.get(..n).ok_or_else(|| ForgeError::InvalidArgument {
         kernel,
         message: format!("binding `{arg}` is shorter than its length"),

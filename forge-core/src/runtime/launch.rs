@@ -236,7 +236,8 @@ impl ForgeRuntime {
     /// a [`ForgeRuntime::launch_host`] submits them all in one submission, in order.
     ///
     /// The tensors are bound as they are: an `#[out]` tensor is not cleared first (see
-    /// the [module docs](self) for the rule).
+    /// the [module docs](self) for the rule). Each must belong to this runtime
+    /// ([`ForgeError::ForeignTensor`]).
     pub fn launch_tensors(
         &mut self,
         kernel: &dyn Kernel,
@@ -249,6 +250,7 @@ impl ForgeRuntime {
         let layout = kernel.layout();
         check_arity(name, layout.len(), tensors.len(), "tensors")?;
         for (b, t) in layout.iter().zip(tensors) {
+            self.check_owner(name, &|| format!("argument `{}`", b.name), t)?;
             check_elem(name, b, t)?;
         }
         check_aliasing(name, layout, tensors)?;
@@ -392,24 +394,24 @@ pub(crate) fn check_dyn_data(kernel: &dyn Kernel, args: &DynArgs, lens: &[u64]) 
                 ),
             });
         };
-        if buf.elem.scalar != b.elem.scalar || buf.elem.width != b.elem.width {
+        if buf.elem().scalar != b.elem.scalar || buf.elem().width != b.elem.width {
             return Err(ForgeError::InvalidArgument {
                 kernel: name,
                 message: format!(
                     "argument `{}` holds `{}`, but the data given holds `{}`",
                     b.name,
                     b.elem.wgsl(),
-                    buf.elem.wgsl()
+                    buf.elem().wgsl()
                 ),
             });
         }
-        if buf.len as u64 != len {
+        if buf.len() as u64 != len {
             return Err(ForgeError::LengthMismatch {
                 kernel: name,
                 arg: b.name,
                 expr: b.len,
                 expected: len,
-                actual: buf.len,
+                actual: buf.len(),
             });
         }
     }

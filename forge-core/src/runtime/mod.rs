@@ -372,6 +372,29 @@ impl ForgeRuntime {
         self.emission
     }
 
+    /// A number that no other runtime of this process has. Every tensor carries the id of
+    /// the runtime that made it ([`GpuTensor::runtime_id`](crate::GpuTensor::runtime_id)),
+    /// and a runtime refuses another's tensors with [`ForgeError::ForeignTensor`].
+    ///
+    /// The check is at run time: a compile-time brand (a lifetime that ties each tensor to
+    /// its runtime, as `GhostCell` does) would make `ForgeRuntime` and `GpuTensor` generic
+    /// over that lifetime and confine each runtime to a closure, which the contract's
+    /// `ForgeRuntime::new(..) -> Result<ForgeRuntime>` and `GpuTensor<T>` rule out.
+    ///
+    /// ```
+    /// # use forge_core::{ForgeError, ForgeRuntime};
+    /// let mut a = ForgeRuntime::new(1 << 20, None)?;
+    /// let mut b = ForgeRuntime::new(1 << 20, None)?;
+    /// let t = a.upload(&[1u32, 2, 3])?;
+    /// assert_eq!(t.runtime_id(), a.id());
+    /// assert!(matches!(b.download(&t), Err(ForgeError::ForeignTensor { .. })));
+    /// assert_eq!(a.download(&t)?, vec![1, 2, 3]);
+    /// # Ok::<(), ForgeError>(())
+    /// ```
+    pub fn id(&self) -> u64 {
+        self.gpu.id()
+    }
+
     /// What the runtime has done so far.
     pub fn stats(&self) -> RuntimeStats {
         self.gpu.stats()

@@ -38,6 +38,28 @@ fn need_usage(
 }
 
 impl ForgeRuntime {
+    /// Fails with [`ForgeError::ForeignTensor`] unless this runtime made `tensor`: each
+    /// runtime has its own device objects (wgpu's ids of two instances collide) and orders
+    /// its own pending work, so another runtime's tensor would read or write the wrong
+    /// memory, or race with that runtime's launches.
+    pub(crate) fn check_owner(
+        &self,
+        what: &'static str,
+        arg: &dyn Fn() -> String,
+        tensor: &RawTensor,
+    ) -> Result<()> {
+        if tensor.device_id() == self.id() {
+            Ok(())
+        } else {
+            Err(ForgeError::ForeignTensor {
+                what,
+                arg: arg(),
+                tensor_runtime: tensor.device_id(),
+                runtime: self.id(),
+            })
+        }
+    }
+
     /// Reserves budget and creates a tensor buffer, optionally filled through a mapping.
     fn create_tensor(
         &mut self,
@@ -173,7 +195,11 @@ impl ForgeRuntime {
 
     /// Overwrites a tensor with `data`, which must have the tensor's length. The write
     /// lands after every launch already recorded and before any recorded later.
+    ///
+    /// Errors: a tensor of another runtime ([`ForgeError::ForeignTensor`]), as for every
+    /// operation on a tensor; a length other than the tensor's.
     pub fn write<T: Element>(&mut self, tensor: &GpuTensor<T>, data: &[T]) -> Result<()> {
+        self.check_owner("write", &|| "the tensor".into(), tensor.raw())?;
         if data.len() != tensor.len() {
             return Err(ForgeError::InvalidArgument {
                 kernel: "write",
@@ -218,6 +244,7 @@ impl ForgeRuntime {
     /// assert_eq!(rt.download(&t).unwrap(), vec![0, 0, 0]);
     /// ```
     pub fn clear<T: Element>(&mut self, tensor: &GpuTensor<T>) -> Result<()> {
+        self.check_owner("clear", &|| "the tensor".into(), tensor.raw())?;
         let target = tensor.buffer();
         need_usage("clear", target, wgpu::BufferUsages::COPY_DST, "COPY_DST")?;
         let size = padded(tensor.raw());
@@ -254,6 +281,7 @@ impl ForgeRuntime {
         tensor: &RawTensor,
         read: impl FnOnce(&[u8]) -> R,
     ) -> Result<R> {
+        self.check_owner("download", &|| "the tensor".into(), tensor)?;
         need_usage(
             "download",
             tensor.buffer(),

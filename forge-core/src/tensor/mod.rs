@@ -104,7 +104,8 @@ impl RawTensor {
         }
     }
 
-    /// The [`crate::device::Gpu::id`] of the device the buffer lives on.
+    /// The [`crate::device::Gpu::id`] of the device the buffer lives on: the id of the
+    /// runtime that made the tensor, which alone may use it.
     pub fn device_id(&self) -> u64 {
         self.device
     }
@@ -161,6 +162,12 @@ impl<T: Element> GpuTensor<T> {
     /// Always false: a tensor has at least one element.
     pub fn is_empty(&self) -> bool {
         self.raw.is_empty()
+    }
+
+    /// The id of the runtime the tensor belongs to ([`crate::ForgeRuntime::id`]): only that
+    /// runtime binds, reads and writes it.
+    pub fn runtime_id(&self) -> u64 {
+        self.raw.device_id()
     }
 
     /// The type-erased tensor, as `ForgeRuntime::launch_tensors` takes it.

@@ -322,6 +322,42 @@ pub fn problem_args(
     })
 }
 
+/// Checks, before a test vector is drawn, that every binding of the problem `scalars` fits
+/// the adapter's per-binding limit and that all of them fit the runtime's capacity: the
+/// host data the tuner draws is as large as the bindings, so a problem too large to run is
+/// an error before it allocates ([`ForgeError::BindingTooLarge`],
+/// [`ForgeError::CapacityExceeded`]).
+pub fn check_problem_fits(
+    rt: &ForgeRuntime,
+    kernel: &dyn Kernel,
+    scalars: &[ScalarValue],
+) -> Result<()> {
+    let lens = kernel.binding_lens(scalars)?;
+    let mut total = 0u64;
+    for (b, &len) in kernel.layout().iter().zip(&lens) {
+        let bytes = len.saturating_mul(b.elem.size() as u64);
+        total = total.saturating_add(crate::plan::binding_size(
+            kernel.name(),
+            b.name,
+            bytes,
+            rt.limits(),
+        )?);
+    }
+    if total > rt.capacity() {
+        return Err(ForgeError::CapacityExceeded {
+            what: format!(
+                "kernel `{}`: the problem {}",
+                kernel.name(),
+                describe_problem(kernel, scalars)
+            ),
+            requested: total,
+            capacity: rt.capacity(),
+            in_use: 0,
+        });
+    }
+    Ok(())
+}
+
 /// Tunes `kernel` on `rt`: see the [module docs](self).
 pub fn tune(rt: &mut ForgeRuntime, kernel: &dyn Kernel, opts: &TuneOptions) -> Result<TuneReport> {
     tune_with_progress(rt, kernel, opts, &mut |_| {})
@@ -350,6 +386,7 @@ pub fn tune_with_progress(
         })?,
     };
     let threads = kernel.threads(&scalars)?;
+    check_problem_fits(rt, kernel, &scalars)?;
     let args = problem_args(kernel, &scalars, &opts.cert)?;
     let problem = describe_problem(kernel, &scalars);
     let all = candidates(kernel);

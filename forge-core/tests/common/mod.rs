@@ -97,7 +97,7 @@ pub fn run_affine(
     ];
     let mut out = rt.launch_host(&Affine, schedule, &params, a.len() as u64, &mut args)?;
     let y = out.pop().expect("one output");
-    assert_eq!(y.len, a.len());
+    assert_eq!(y.len(), a.len());
     Ok(bytemuck::cast_slice::<u8, f32>(y.bytes()).to_vec())
 }
 
@@ -127,10 +127,12 @@ impl Kernel for Affine {
     fn default_schedule(&self) -> Schedule {
         Schedule::with_workgroup(64)
     }
+    /// The schedules the runtime tests run it at (a kernel runs only at those it
+    /// declares): folded workgroups of 8, and the ITEMS loop at 2, 3 and 4.
     fn tune_space(&self) -> TuneSpace {
         TuneSpace {
-            workgroup: &[64],
-            items: &[1],
+            workgroup: &[64, 8, 32, 256],
+            items: &[1, 2, 3, 4],
             vector: &[1],
         }
     }
