@@ -255,11 +255,7 @@ fn gemv_past_65535_workgroups() {
     let (m, n) = (65_537usize, 3usize);
     let a = floats(&mut r, m * n);
     let x = floats(&mut r, n);
-    let s = Schedule {
-        workgroup: 64,
-        items: 1,
-        vector: 1,
-    };
+    let s = Schedule::new(64, 1, 1);
     let got = gemv::run_with(&mut rt, &s, &quads(&a), &quads(&x), m as u32, n as u32).unwrap();
     let (want, mag) = gemv_f64(&a, &x, m, n);
     assert_close("gemv 65537×3", &got, &want, &mag, 2.0 * n as f64 * EPS);

@@ -292,11 +292,7 @@ fn topk_blocks_past_65535_workgroups() {
     let mut r = rng(12);
     let n = 64 * 65536 + 40;
     let x: Vec<f32> = (0..n).map(|_| r.gen_range(-1.0f32..1.0)).collect();
-    let s = Schedule {
-        workgroup: 64,
-        items: 1,
-        vector: 1,
-    };
+    let s = Schedule::new(64, 1, 1);
     let (v, i) = topk_select::run_with(&mut rt, &s, &x, &[0], n as u32, 64, 8, 64, 0, 1).unwrap();
     let (want_v, want_i) = blocks_reference(&x, 8, 64);
     assert_bits("topk past 65535 workgroups", &v, &want_v);

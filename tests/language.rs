@@ -777,11 +777,7 @@ fn generated_items_describe_the_kernel() {
     assert_eq!(int_ops::LAYOUT[2].len, "n * 8");
     assert_eq!(int_ops::LAYOUT[2].access, wgsl_forge::Access::Out);
     assert_eq!(int_ops::WGSL, int_ops::wgsl(&int_ops::DEFAULT_SCHEDULE));
-    let s = Schedule {
-        workgroup: 128,
-        items: 1,
-        vector: 1,
-    };
+    let s = Schedule::new(128, 1, 1);
     assert!(block_sum::wgsl(&s).contains("const WG: u32 = 128u;"));
 }
 

@@ -585,3 +585,66 @@ fn time_kernel_checks_its_arguments() {
         .expect_err("unrunnable schedule");
     assert!(matches!(err, ForgeError::BadSchedule { .. }), "{err}");
 }
+
+/// `affine` with the fast wrong variant behind a knob: `FAST = 1` copies the input.
+#[forge_kernel(workgroup = 64, threads = n, knobs(FAST = 0), tune(workgroup = [32, 64], FAST = [0, 1]),
+    reference = affine_reference, case(n = 1000), case(n = 4099))]
+pub fn affine_knob(x: &[f32; n], #[out] y: &mut [f32; n], n: u32) {
+    let i = global_index();
+    if i < n {
+        if FAST == 1u32 {
+            y[i] = x[i];
+        } else {
+            let mut acc = 0.0f32;
+            for _k in 0..48u32 {
+                acc = acc.mul_add(0.5f32, x[i]);
+            }
+            y[i] = acc + 1.0f32;
+        }
+    }
+}
+
+#[test]
+fn knobs_are_certified_tuned_and_cached() {
+    let cache = temp_dir("knob");
+    let mut rt = runtime(Some(cache.clone()));
+    let report = tune::tune(&mut rt, &affine_knob::Kernel, &quick()).expect("tuning runs");
+    let winner = report.winner().expect("a certified winner");
+    assert_eq!(
+        winner.knob("FAST"),
+        Some(0),
+        "the fast wrong knob never wins"
+    );
+    let path = report.stored.clone().expect("manifest written");
+    let m = read_manifest(&path);
+    let bucket = &m.buckets[0];
+    // Every combination of the workgroup sizes and the knob's values.
+    assert_eq!(bucket.candidates.len(), 4);
+    for c in &bucket.candidates {
+        let want = if c.schedule.knob("FAST") == Some(1) {
+            Verdict::Fail
+        } else {
+            Verdict::Pass
+        };
+        assert_eq!(c.verdict, Some(want), "{}", c.schedule);
+    }
+    // The knobs are stored by name, and read back as the kernel declares them.
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        text.contains(r#""knobs": {"#) && text.contains(r#""FAST": 0"#),
+        "{text}"
+    );
+    let mut fresh = runtime(Some(cache.clone()));
+    assert_eq!(fresh.tuned_schedule(&affine_knob::Kernel), Some(winner));
+    let x = input(777, 3);
+    let y = affine_knob::run(&mut fresh, &x, 777).unwrap();
+    assert_eq!(y, affine_knob::cpu_with(&winner, &x, 777).unwrap());
+    // A winner with a knob the kernel does not declare is stale: ignored, with a warning.
+    std::fs::write(&path, text.replace(r#""FAST""#, r#""SLOW""#)).unwrap();
+    let stale = runtime(Some(cache.clone()));
+    assert_eq!(stale.tuned_schedule(&affine_knob::Kernel), None);
+    assert_eq!(
+        stale.schedule_for(&affine_knob::Kernel),
+        affine_knob::Kernel.default_schedule()
+    );
+}

@@ -162,11 +162,7 @@ pub fn snap_axpy_items(x: &[f32; n], y: &mut [f32; n], n: u32, alpha: f32) {
 fn tuned_schedule_wgsl() {
     let default = snap_axpy_items::WGSL;
     validate("snap_axpy_items (default)", default);
-    let schedule = Schedule {
-        workgroup: 256,
-        items: 4,
-        vector: 1,
-    };
+    let schedule = Schedule::new(256, 4, 1);
     let tuned = snap_axpy_items::wgsl(&schedule);
     validate("snap_axpy_items (workgroup 256, items 4)", &tuned);
     assert_ne!(
@@ -258,4 +254,99 @@ fn half_wgsl() {
     validate("snap_half", snap_half::WGSL);
     assert!(snap_half::WGSL.starts_with("enable f16;\n"));
     insta::assert_snapshot!("half", snap_half::WGSL);
+}
+
+// ---- the second edition: a register block under `#[unroll]`, a knob, and a helper that
+// ---- takes workgroup memory by reference, inlined
+
+#[forge_module]
+pub mod snap_blocks {
+    use wgsl_forge::prelude::*;
+
+    /// Adds a neighbour's partial to each element of a tile, after a barrier.
+    #[forge_fn]
+    fn fold(t: &mut [Vec4; 64], lid: u32) {
+        workgroup_barrier();
+        if lid < 32 {
+            t[lid] += t[lid + 32];
+        }
+        workgroup_barrier();
+    }
+
+    /// Four `Vec4` accumulators per invocation, `ROWS` rows of a row-major matrix each.
+    #[forge_kernel(workgroup = 64, threads = n, knobs(ROWS = 2), tune(ROWS = [1, 2, 4]))]
+    pub fn snap_register_block(
+        a: &[Vec4; n * 16],
+        #[out] y: &mut [Vec4; n.div_ceil(64) * 4],
+        n: u32,
+    ) {
+        #[shared]
+        let mut tile = [Vec4::ZERO; 64];
+        let i = global_index();
+        let mut acc = [Vec4::ZERO; 4];
+        if i < n {
+            #[unroll]
+            for r in 0..ROWS {
+                #[unroll]
+                for c in 0..4 {
+                    acc[c] += a[i * 16 + r * 4 + c];
+                }
+            }
+        }
+        tile[local_index()] = acc[0] + acc[1] + acc[2] + acc[3];
+        fold(&mut tile, local_index());
+        if local_index() < 4 {
+            y[workgroup_index() * 4 + local_index()] = tile[local_index()];
+        }
+    }
+}
+
+#[test]
+fn register_block_wgsl() {
+    use snap_blocks::snap_register_block as k;
+    for s in k::Kernel.tune_space().candidates() {
+        validate(&format!("snap_register_block ({s})"), &k::wgsl(&s));
+    }
+    assert!(!k::WGSL.contains("array<vec4<f32>, 4>"));
+    insta::assert_snapshot!("register_block", k::WGSL);
+}
+
+// ---- a register array costs what named locals cost: the same WGSL, text for text -------
+
+/// Four `Vec4` accumulators as an array under `#[unroll]`.
+#[forge_kernel(threads = n)]
+pub fn regs_array(a: &[Vec4; n * 4], #[out] y: &mut [Vec4; n], n: u32, s: f32) {
+    let i = global_index();
+    if i < n {
+        let mut acc = [Vec4::ZERO; 4];
+        #[unroll]
+        for k in 0..4 {
+            acc[k] = a[i * 4 + k].mul_add(Vec4::splat(s), acc[k]);
+        }
+        y[i] = acc[0] + acc[1] + acc[2] + acc[3];
+    }
+}
+
+/// The same, with four named locals written out by hand.
+#[forge_kernel(threads = n)]
+pub fn regs_named(a: &[Vec4; n * 4], #[out] y: &mut [Vec4; n], n: u32, s: f32) {
+    let i = global_index();
+    if i < n {
+        let mut acc_0 = Vec4::ZERO;
+        let mut acc_1 = Vec4::ZERO;
+        let mut acc_2 = Vec4::ZERO;
+        let mut acc_3 = Vec4::ZERO;
+        acc_0 = a[i * 4].mul_add(Vec4::splat(s), acc_0);
+        acc_1 = a[i * 4 + 1].mul_add(Vec4::splat(s), acc_1);
+        acc_2 = a[i * 4 + 2].mul_add(Vec4::splat(s), acc_2);
+        acc_3 = a[i * 4 + 3].mul_add(Vec4::splat(s), acc_3);
+        y[i] = acc_0 + acc_1 + acc_2 + acc_3;
+    }
+}
+
+#[test]
+fn a_register_array_is_the_wgsl_of_named_locals() {
+    validate("regs_array", regs_array::WGSL);
+    // The driver gets the same shader either way, so the array costs what the locals do.
+    assert_eq!(regs_array::WGSL, regs_named::WGSL);
 }

@@ -553,12 +553,17 @@ fn list() {
             );
         }
         println!("  schedule: {}", k.default_schedule());
+        let knobs: String = space
+            .knobs
+            .iter()
+            .map(|(name, vals)| format!(" × {name} {vals:?}"))
+            .collect();
         println!(
-            "  tune space: workgroup {:?} × items {:?} × vector {:?} ({} candidates)",
+            "  tune space: workgroup {:?} × items {:?} × vector {:?}{knobs} ({} candidates)",
             space.workgroup,
             space.items,
             space.vector,
-            space.candidates().len()
+            space.len()
         );
         let tol = k.tolerance();
         println!(

@@ -389,12 +389,7 @@ fn draw_bars(
         (n - 1)
             .checked_sub(i)
             .and_then(|r| cands.get(r))
-            .map(|c| {
-                format!(
-                    "wg={} items={} vec={}",
-                    c.schedule.workgroup, c.schedule.items, c.schedule.vector
-                )
-            })
+            .map(|c| c.schedule.to_string())
             .unwrap_or_default()
     };
     chart

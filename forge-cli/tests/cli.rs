@@ -102,11 +102,7 @@ fn forge_emit_writes_files_and_stdout() {
         "wg=64,items=2",
     ]);
     assert!(out.status.success(), "{}", stderr(&out));
-    let schedule = Schedule {
-        workgroup: 64,
-        items: 2,
-        vector: 1,
-    };
+    let schedule = Schedule::new(64, 2, 1);
     assert_eq!(
         String::from_utf8(out.stdout).expect("UTF-8"),
         text(gemv, &schedule, Target::Msl)
@@ -126,11 +122,7 @@ fn forge_emit_writes_files_and_stdout() {
             &path_arg(&path),
         ]);
         assert!(out.status.success(), "{}", stderr(&out));
-        let schedule = Schedule {
-            workgroup: 128,
-            items: 4,
-            vector: 1,
-        };
+        let schedule = Schedule::new(128, 4, 1);
         let target = Target::parse(backend).expect("a target");
         assert_eq!(
             std::fs::read_to_string(&path).expect("the file"),

@@ -39,16 +39,8 @@ fn other_schedules_give_the_same_result_on_an_odd_length() {
     // Workgroups of 8 need 125001 groups: folded. Items > 1 walk the ITEMS loop.
     for schedule in [
         Schedule::with_workgroup(8),
-        Schedule {
-            workgroup: 32,
-            items: 4,
-            vector: 1,
-        },
-        Schedule {
-            workgroup: 256,
-            items: 3,
-            vector: 1,
-        },
+        Schedule::new(32, 4, 1),
+        Schedule::new(256, 3, 1),
     ] {
         let y = run_affine(&mut rt, &schedule, &a, -3.5).expect("runs");
         assert_eq!(y, want, "schedule {schedule}");
@@ -331,11 +323,7 @@ fn spirv_emission_matches_wgsl() {
     };
     assert_eq!(spirv.emission(), Backend::Spirv);
     let a = random_f32(100_003, 11);
-    let schedule = Schedule {
-        workgroup: 32,
-        items: 2,
-        vector: 1,
-    };
+    let schedule = Schedule::new(32, 2, 1);
     let want = run_affine(&mut wgsl, &schedule, &a, 0.5).expect("wgsl");
     let got = run_affine(&mut spirv, &schedule, &a, 0.5).expect("spirv");
     assert_eq!(got, want);
@@ -525,11 +513,7 @@ fn bad_schedules_and_impossible_dispatches_are_named() {
     for schedule in [
         Schedule::with_workgroup(0),
         Schedule::with_workgroup(1 << 20),
-        Schedule {
-            workgroup: 64,
-            items: 0,
-            vector: 1,
-        },
+        Schedule::new(64, 0, 1),
     ] {
         let r = rt.launch_host(
             &Affine,

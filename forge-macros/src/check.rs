@@ -34,7 +34,19 @@ pub fn check(cx: &Ctxt, k: &Kernel<'_>) {
     subgroup_ops_not_short_circuited(cx, k);
     subgroup_broadcast_lane_constant(cx, k);
     uniformity::barriers_uniform(cx, k);
-    constants::constant_operations(cx, k);
+}
+
+/// The rules of one schedule, on the kernel unrolled for it: constant operations and
+/// indices, which unrolling makes constant. `reported` keeps the errors given for other
+/// schedules, so that each shows once.
+pub fn schedule(
+    cx: &Ctxt,
+    k: &Kernel<'_>,
+    s: &SchedPoint,
+    x: &crate::unroll::Expanded,
+    reported: &mut std::collections::HashSet<String>,
+) {
+    constants::constant_operations(cx, k, s, x, reported);
 }
 
 fn assigned_bindings(k: &Kernel<'_>) -> Vec<(usize, Span)> {
@@ -217,114 +229,44 @@ fn workgroup_size(cx: &Ctxt, k: &Kernel<'_>) {
     }
 }
 
-fn shared_bytes(ty: &Ty, structs: &[StructDef], wg: u32, items: u32, vec: u32) -> Option<u64> {
+fn shared_bytes(ty: &Ty, structs: &[StructDef], s: &SchedPoint) -> Option<u64> {
     match ty {
-        Ty::Struct(s) => Some(structs[*s].size as u64),
-        Ty::Scalar(s) => Some(s.size() as u64),
+        Ty::Struct(st) => Some(structs[*st].size as u64),
+        Ty::Scalar(sc) => Some(sc.size() as u64),
         // vec3 is aligned and sized like vec4 in arrays.
-        Ty::Vector(s, n) => Some(s.size() as u64 * if *n == 3 { 4 } else { *n as u64 }),
+        Ty::Vector(sc, n) => Some(sc.size() as u64 * if *n == 3 { 4 } else { *n as u64 }),
         Ty::Array(e, len) => {
             let n = match len {
                 ConstLen::Lit(n) => *n as u64,
-                ConstLen::Sched { wgsl, .. } => eval_sched(wgsl, wg, items, vec)?,
+                ConstLen::Sched(c) => c.eval(s)? as u64,
             };
-            Some(n * shared_bytes(e, structs, wg, items, vec)?)
+            n.checked_mul(shared_bytes(e, structs, s)?)
         }
     }
-}
-
-/// Evaluates a WGSL length text over `WG`, `ITEMS`, `VEC` (`(WG * 2u)`): a tiny
-/// recursive-descent parser, since the text came from `lower::const_len`.
-pub fn eval_sched(text: &str, wg: u32, items: u32, vec: u32) -> Option<u64> {
-    fn atom(t: &[char], i: &mut usize, env: (u64, u64, u64)) -> Option<u64> {
-        while t.get(*i) == Some(&' ') {
-            *i += 1;
-        }
-        if t.get(*i) == Some(&'(') {
-            *i += 1;
-            let v = sum(t, i, env)?;
-            while t.get(*i) == Some(&' ') {
-                *i += 1;
-            }
-            *i += 1; // ')'
-            return Some(v);
-        }
-        let start = *i;
-        while t.get(*i).is_some_and(|c| c.is_alphanumeric() || *c == '_') {
-            *i += 1;
-        }
-        let word: String = t[start..*i].iter().collect();
-        match word.as_str() {
-            "WG" => Some(env.0),
-            "ITEMS" => Some(env.1),
-            "VEC" => Some(env.2),
-            w => w.trim_end_matches('u').parse().ok(),
-        }
-    }
-    fn prod(t: &[char], i: &mut usize, env: (u64, u64, u64)) -> Option<u64> {
-        let mut v = atom(t, i, env)?;
-        loop {
-            while t.get(*i) == Some(&' ') {
-                *i += 1;
-            }
-            match t.get(*i) {
-                Some('*') => {
-                    *i += 1;
-                    v = v.checked_mul(atom(t, i, env)?)?
-                }
-                Some('/') => {
-                    *i += 1;
-                    v = v.checked_div(atom(t, i, env)?)?
-                }
-                _ => return Some(v),
-            }
-        }
-    }
-    fn sum(t: &[char], i: &mut usize, env: (u64, u64, u64)) -> Option<u64> {
-        let mut v = prod(t, i, env)?;
-        loop {
-            while t.get(*i) == Some(&' ') {
-                *i += 1;
-            }
-            match t.get(*i) {
-                Some('+') => {
-                    *i += 1;
-                    v = v.checked_add(prod(t, i, env)?)?
-                }
-                Some('-') => {
-                    *i += 1;
-                    v = v.checked_sub(prod(t, i, env)?)?
-                }
-                _ => return Some(v),
-            }
-        }
-    }
-    let chars: Vec<char> = text.chars().collect();
-    sum(&chars, &mut 0, (wg as u64, items as u64, vec as u64))
 }
 
 /// Workgroup memory over the portable limit, for any schedule of the tuning space.
 fn workgroup_memory_limit(cx: &Ctxt, k: &Kernel<'_>) {
-    for wg in k.tune_workgroups() {
-        for items in k.tune_items() {
-            for vec in k.tune_vectors() {
-                let mut total = 0u64;
-                for l in k.locals.iter().filter(|l| l.shared) {
-                    let Some(bytes) = shared_bytes(&l.ty, &k.structs, wg, items, vec) else {
-                        cx.error(l.span, "cannot evaluate the length of this workgroup array");
-                        return;
-                    };
-                    total += bytes;
-                    if total > PORTABLE_WORKGROUP_BYTES {
-                        cx.error(
-                            l.span,
-                            format!(
-                                "workgroup memory reaches {total} bytes with WG={wg}, ITEMS={items}, VEC={vec}, over the portable limit of {PORTABLE_WORKGROUP_BYTES} bytes (`max_compute_workgroup_storage_size`); use smaller tiles"
-                            ),
-                        );
-                        return;
-                    }
-                }
+    for s in k.schedules() {
+        let mut total = 0u64;
+        for l in k.locals.iter().filter(|l| l.shared) {
+            let Some(bytes) = shared_bytes(&l.ty, &k.structs, &s) else {
+                cx.error(
+                    l.span,
+                    format!("the length of this workgroup array overflows `u32` or divides by zero with {}", s.describe(&k.options.knobs)),
+                );
+                return;
+            };
+            total += bytes;
+            if total > PORTABLE_WORKGROUP_BYTES {
+                cx.error(
+                    l.span,
+                    format!(
+                        "workgroup memory reaches {total} bytes with {}, over the portable limit of {PORTABLE_WORKGROUP_BYTES} bytes (`max_compute_workgroup_storage_size`); use smaller tiles",
+                        s.describe(&k.options.knobs)
+                    ),
+                );
+                return;
             }
         }
     }
@@ -386,74 +328,19 @@ fn writes_something(cx: &Ctxt, k: &Kernel<'_>) {
     }
 }
 
-/// `case(name = value)` must name scalar parameters, give every one of them a constant of
-/// its type, and describe work the certifier can run: every LEN and `threads` evaluates,
-/// and no binding is empty (the certifier would skip such a case).
+/// A `case(..)` must describe work the certifier can run: every LEN and `threads`
+/// evaluates, and no binding is empty (the certifier would skip such a case). Its values
+/// fit their parameters: `parse::resolve_cases` checked them.
 fn cases_valid(cx: &Ctxt, k: &Kernel<'_>) {
     for case in &k.options.cases {
-        let mut values = Vec::new();
-        for (id, e) in &case.values {
-            let Some(s) = k.scalars.iter().find(|s| *id == s.name) else {
-                let known: Vec<String> =
-                    k.scalars.iter().map(|s| format!("`{}`", s.name)).collect();
-                let hint = crate::parse::did_you_mean(
-                    &id.to_string(),
-                    k.scalars.iter().map(|s| s.name.as_str()),
-                )
-                .map(|n| format!("did you mean `{n}`? "))
-                .unwrap_or_default();
-                cx.error(
-                    id.span(),
-                    format!(
-                        "`case` names `{id}`, which is not a scalar parameter of this kernel; {hint}the scalar parameters are {}",
-                        if known.is_empty() { "none".to_string() } else { known.join(", ") }
-                    ),
-                );
-                continue;
-            };
-            if case.values.iter().filter(|(other, _)| other == id).count() > 1 {
-                cx.error(
-                    id.span(),
-                    format!("this `case` gives `{id}` more than once"),
-                );
-            }
-            match crate::parse::case_value(e, s.ty) {
-                Ok(v) => values.push((s.name.as_str(), v)),
-                Err((at, msg)) => {
-                    cx.error_spanned(at, format!("{msg} (for `{id}: {}`)", s.ty.wgsl()))
-                }
-            }
-        }
-        let missing: Vec<String> = k
-            .scalars
-            .iter()
-            .filter(|s| !case.values.iter().any(|(id, _)| *id == s.name))
-            .map(|s| format!("`{}`", s.name))
-            .collect();
-        if !missing.is_empty() {
-            cx.error(
-                case.span,
-                format!(
-                    "this `case` does not give {}; every scalar parameter needs a value, such as `{} = 1`",
-                    missing.join(", "),
-                    missing[0].trim_matches('`')
-                ),
-            );
+        // `parse::resolve_cases` reported the values that do not fit.
+        let Some(vals) = &case.resolved else {
             continue;
-        }
-        if values.len() != k.scalars.len() {
-            continue;
-        }
-        // Scalar values in declaration order, for the LEN and `threads` expressions.
-        let vals: Vec<CaseValue> = k
-            .scalars
-            .iter()
-            .filter_map(|s| values.iter().find(|(n, _)| *n == s.name).map(|(_, v)| *v))
-            .collect();
+        };
         let given: Vec<String> = k
             .scalars
             .iter()
-            .zip(&vals)
+            .zip(vals)
             .map(|(s, v)| match v {
                 CaseValue::U32(x) => format!("{} = {x}", s.name),
                 CaseValue::I32(x) => format!("{} = {x}", s.name),
@@ -462,7 +349,7 @@ fn cases_valid(cx: &Ctxt, k: &Kernel<'_>) {
             .collect();
         let given = given.join(", ");
         for b in &k.bindings {
-            match eval_len(&b.len, &vals) {
+            match eval_len(&b.len, vals) {
                 Err(why) => cx.error(
                     case.span,
                     format!("with this case ({given}), the length `{}` of `{}` cannot be evaluated: {why}", b.len_text, b.name),
@@ -475,7 +362,7 @@ fn cases_valid(cx: &Ctxt, k: &Kernel<'_>) {
             }
         }
         if let Some(t) = k.threads_len() {
-            match eval_threads(t, &vals) {
+            match eval_threads(t, vals) {
                 Err(why) => cx.error(
                     case.span,
                     format!("with this case ({given}), `threads = {}` cannot be evaluated: {why}", k.threads_text()),
@@ -1011,6 +898,7 @@ pub mod uniformity {
                     }
                 }
                 Stmt::Eval { .. } | Stmt::ReturnValue { .. } => {}
+                Stmt::Block(b) => self.block(b, ctrl),
                 Stmt::Barrier { kind, span } => {
                     let name = match kind {
                         Barrier::Workgroup => "workgroup_barrier()",
@@ -1179,41 +1067,39 @@ pub mod constants {
         cx: &'a Ctxt,
         locals: &'a [Local],
         consts: Vec<Option<Cv>>,
-        sched: (u32, u32, u32),
-        /// Expressions already reported, so that each error shows once over all schedules.
-        reported: &'a mut HashSet<*const Expr>,
+        sched: &'a SchedPoint,
+        knobs: &'a [Knob],
+        /// The spans of the errors already reported, so that each shows once
+        /// over all schedules.
+        reported: &'a mut HashSet<String>,
     }
 
-    pub fn constant_operations(cx: &Ctxt, k: &Kernel<'_>) {
-        let mut reported = HashSet::new();
-        for wg in k.tune_workgroups() {
-            for items in k.tune_items() {
-                for vec in k.tune_vectors() {
-                    let mut bodies: Vec<(&[Local], &Block)> = vec![(&k.locals, &k.body)];
-                    for h in k.used_helpers() {
-                        bodies.push((&k.helpers[h].locals, &k.helpers[h].body));
-                    }
-                    for (locals, body) in bodies {
-                        let mut ev = Eval {
-                            cx,
-                            locals,
-                            consts: vec![None; locals.len()],
-                            sched: (wg, items, vec),
-                            reported: &mut reported,
-                        };
-                        ev.block(body);
-                    }
-                }
-            }
+    pub fn constant_operations(
+        cx: &Ctxt,
+        k: &Kernel<'_>,
+        s: &SchedPoint,
+        x: &crate::unroll::Expanded,
+        reported: &mut HashSet<String>,
+    ) {
+        let bodies = std::iter::once(&x.main).chain(x.helpers.iter().map(|(_, f)| f));
+        for f in bodies {
+            let mut ev = Eval {
+                cx,
+                locals: &f.locals,
+                consts: vec![None; f.locals.len()],
+                sched: s,
+                knobs: &k.options.knobs,
+                reported: &mut *reported,
+            };
+            ev.block(&f.body);
         }
     }
 
     impl Eval<'_> {
         fn report(&mut self, e: &Expr, sched: bool, msg: String) {
-            if self.reported.insert(e as *const Expr) {
-                let (wg, items, vec) = self.sched;
+            if self.reported.insert(format!("{:?}", e.span)) {
                 let when = if sched {
-                    format!(" (with WG={wg}, ITEMS={items}, VEC={vec})")
+                    format!(" (with {})", self.sched.describe(self.knobs))
                 } else {
                     String::new()
                 };
@@ -1276,7 +1162,7 @@ pub mod constants {
                     self.expr(cond);
                     self.block(body);
                 }
-                Stmt::Loop { body, .. } => self.block(body),
+                Stmt::Loop { body, .. } | Stmt::Block(body) => self.block(body),
                 Stmt::Switch {
                     selector,
                     cases,
@@ -1310,15 +1196,28 @@ pub mod constants {
 
         /// Checks a constant index against an array type; returns the element type.
         fn bounds(&mut self, ty: &Ty, idx: &Expr, v: Option<Cv>) -> Ty {
+            if let Ty::Vector(s, n) = ty {
+                let i = match v.map(|v| v.c) {
+                    Some(C::U(i)) => Some(i as i64),
+                    Some(C::I(i)) => Some(i as i64),
+                    _ => None,
+                };
+                if let Some(i) = i.filter(|i| *i < 0 || *i >= *n as i64) {
+                    let sched = v.is_some_and(|v| v.sched);
+                    self.report(
+                        idx,
+                        sched,
+                        format!("index out of bounds: a `vec{n}` has {n} components but the index is {i}"),
+                    );
+                }
+                return Ty::Scalar(*s);
+            }
             let Ty::Array(elem, len) = ty else {
                 return ty.clone();
             };
-            let (wg, items, vec) = self.sched;
             let (n, len_sched) = match len {
                 ConstLen::Lit(n) => (Some(*n as i64), false),
-                ConstLen::Sched { wgsl, .. } => {
-                    (eval_sched(wgsl, wg, items, vec).map(|n| n as i64), true)
-                }
+                ConstLen::Sched(c) => (c.eval(self.sched).map(|n| n as i64), true),
             };
             let i = match v.map(|v| v.c) {
                 Some(C::U(i)) => Some(i as i64),
@@ -1391,18 +1290,11 @@ pub mod constants {
                     _ => None,
                 },
                 ExprKind::BoolLit(b) => lit(C::B(*b)),
-                ExprKind::Sched(c) => {
-                    let (wg, items, vec) = self.sched;
-                    Some(Cv {
-                        c: C::U(match c {
-                            SchedConst::Wg => wg,
-                            SchedConst::Items => items,
-                            SchedConst::Vec => vec,
-                        }),
-                        direct: true,
-                        sched: true,
-                    })
-                }
+                ExprKind::Sched(c) => Some(Cv {
+                    c: C::U(self.sched.get(*c)),
+                    direct: true,
+                    sched: true,
+                }),
                 ExprKind::Local(id) => self.consts[*id],
                 ExprKind::LoadArray(base, idx) => {
                     self.expr(base);

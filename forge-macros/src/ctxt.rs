@@ -46,6 +46,11 @@ impl Ctxt {
         self.errors.borrow_mut().push(err);
     }
 
+    /// How many errors so far: a stage that adds none passed.
+    pub fn error_count(&self) -> usize {
+        self.errors.borrow().len()
+    }
+
     pub fn has_errors(&self) -> bool {
         !self.errors.borrow().is_empty()
     }

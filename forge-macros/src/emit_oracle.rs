@@ -82,6 +82,44 @@ pub fn f16_bits(v: f64) -> u16 {
     half::f16::from_f64(r.copysign(v)).to_bits()
 }
 
+/// A schedule constant's value in the oracle, a `u32` local of `__oracle` (and of the
+/// helpers' oracle functions, which take `WG`, `ITEMS` and `VEC`).
+fn sched_value(c: SchedConst) -> TokenStream {
+    match c {
+        SchedConst::Wg => quote!(__fg_wg),
+        SchedConst::Items => quote!(__fg_items),
+        SchedConst::Vec => quote!(__fg_vec),
+        SchedConst::Knob(i) => {
+            let id = format_ident!("__fg_knob{}", i);
+            quote!(#id)
+        }
+    }
+}
+
+/// An array length in `usize` arithmetic over the schedule's values.
+fn cexpr_rust(c: &CExpr) -> TokenStream {
+    match c {
+        CExpr::Lit(v) => {
+            let v = Literal::usize_suffixed(*v as usize);
+            quote!(#v)
+        }
+        CExpr::Sched(s) => {
+            let v = sched_value(*s);
+            quote!((#v as usize))
+        }
+        CExpr::Bin(op, a, b) => {
+            let (a, b) = (cexpr_rust(a), cexpr_rust(b));
+            match op {
+                LenOp::Add => quote!((#a + #b)),
+                LenOp::Sub => quote!((#a - #b)),
+                LenOp::Mul => quote!((#a * #b)),
+                LenOp::Div => quote!((#a / #b)),
+                LenOp::Rem => quote!((#a % #b)),
+            }
+        }
+    }
+}
+
 /// The number of components of a vector type, as a literal.
 fn width(t: &Ty) -> Literal {
     Literal::usize_unsuffixed(match t {
@@ -315,8 +353,8 @@ impl<'k> Oracle<'k> {
                 let n = Literal::usize_unsuffixed(*n as usize);
                 quote!([#v; #n])
             }
-            ConstLen::Sched { rust, .. } => {
-                let r: TokenStream = rust.parse().unwrap_or_default();
+            ConstLen::Sched(c) => {
+                let r = cexpr_rust(c);
                 quote!(::std::vec![#v; #r])
             }
         }
@@ -387,12 +425,19 @@ impl<'k> Oracle<'k> {
             }
         }
         let body = self.uniform_block(&k.body);
+        // A knob the schedule does not set keeps its default.
+        let knobs = k.options.knobs.iter().enumerate().map(|(i, knob)| {
+            let id = format_ident!("__fg_knob{}", i);
+            let (name, default) = (&knob.name, knob.default);
+            quote!(let #id: u32 = __fg_sched.knob(#name).unwrap_or(#default);)
+        });
         quote! {
             #[allow(unused_mut, unused_variables, unused_assignments, unused_labels, unused_parens, unreachable_code, non_snake_case, clippy::all)]
             fn __oracle<const RACES: bool>(__fg_sched: &#schedule, __fg_rd: &mut #oracle::RaceDetector, __fg_budget: &mut #oracle::LoopBudget, #(#params),*) -> ::core::result::Result<(), #err> {
                 let __fg_wg: u32 = __fg_sched.workgroup;
                 let __fg_items: u32 = __fg_sched.items;
                 let __fg_vec: u32 = __fg_sched.vector;
+                #(#knobs)*
                 let __fg_sg: u32 = #oracle::subgroup::subgroup_size();
                 let __fg_threads: u32 = __threads(#(#scalar_names),*)?;
                 let __fg_groups: u64 = __fg_sched.groups_for(__fg_threads as u64);
@@ -775,7 +820,7 @@ impl<'k> Oracle<'k> {
                 id,
                 ..
             } => {
-                let v = self.names[*var].clone();
+                let v = &self.names[*var];
                 let (s0, e0) = (self.expr(start), self.expr(end));
                 let label = loop_label(*id);
                 let b = self.block(body);
@@ -878,6 +923,10 @@ impl<'k> Oracle<'k> {
                 let set_x = self.set_local(*exchanged, quote!(__fg_r.1));
                 quote!(let __fg_r = #result; #set_old #set_x)
             }
+            Stmt::Block(b) => {
+                let b = self.block(b);
+                quote!({ #b })
+            }
         }
     }
 
@@ -965,8 +1014,11 @@ impl<'k> Oracle<'k> {
                     let chk = self.checked_index(&l.name, i, quote!(#target.len()));
                     steps.extend(quote!(let #var: usize = #chk;));
                     target = quote!(#target[#var]);
-                    if let Ty::Array(e, _) = ty {
-                        ty = *e;
+                    match ty {
+                        Ty::Array(e, _) => ty = *e,
+                        // A component of a vector.
+                        Ty::Vector(s, _) => ty = Ty::Scalar(s),
+                        _ => {}
                     }
                 }
                 steps.extend(self.race_write(self.shared_slots[*id], compound, quote!(__fg_i0)));
@@ -1165,9 +1217,7 @@ impl<'k> Oracle<'k> {
                 let id = format_ident!("{}", self.k.scalars[*i].name);
                 quote!(#id)
             }
-            ExprKind::Sched(SchedConst::Wg) => quote!(__fg_wg),
-            ExprKind::Sched(SchedConst::Items) => quote!(__fg_items),
-            ExprKind::Sched(SchedConst::Vec) => quote!(__fg_vec),
+            ExprKind::Sched(c) => sched_value(*c),
             ExprKind::Builtin(Builtin::GlobalIndex) => quote!(__fg_gi),
             ExprKind::Builtin(Builtin::LocalIndex) => quote!(__fg_lane),
             ExprKind::Builtin(Builtin::WorkgroupIndex) => quote!((__fg_w as u32)),

@@ -3,16 +3,11 @@
 //! `<Name>Ext` trait beside the module.
 
 use crate::emit_oracle::{rust_scalar, Oracle};
-use crate::emit_wgsl::Wgsl;
+use crate::emit_wgsl::Sources;
 use crate::model::*;
 use crate::paths::Paths;
 use proc_macro2::{Ident, Literal, TokenStream};
 use quote::{format_ident, quote};
-
-/// The schedule constants, exactly as `forge_core::Schedule::wgsl_header` writes them.
-pub fn schedule_header(wg: u32, items: u32, vec: u32) -> String {
-    format!("const WG: u32 = {wg}u;\nconst ITEMS: u32 = {items}u;\nconst VEC: u32 = {vec}u;\n")
-}
 
 fn len_rust(e: &LenExpr, k: &Kernel<'_>, module: &TokenStream, threads: bool) -> TokenStream {
     let go = |x: &LenExpr| len_rust(x, k, module, threads);
@@ -169,8 +164,8 @@ pub fn struct_items(st: &syn::ItemStruct, def: &StructDef, krate: &syn::Path) ->
 
 /// The generated items, one function each. `Items` holds what several of them share: the
 /// runtime paths and the parameters in the orders the items need.
-pub fn emit(k: &Kernel<'_>, wgsl: &Wgsl) -> TokenStream {
-    let g = Items::new(k);
+pub fn emit(k: &Kernel<'_>, wgsl: &Sources) -> TokenStream {
+    let g = Items::new(k, false);
     let module_body = [
         g.sources(wgsl),
         g.params_struct(),
@@ -209,10 +204,59 @@ pub fn emit(k: &Kernel<'_>, wgsl: &Wgsl) -> TokenStream {
     }
 }
 
+/// A kernel that failed to compile: its errors, and the items that its uses name, with the
+/// same signatures and `unreachable!()` bodies (as thiserror's `fallback.rs` does), so
+/// that one mistake in a kernel is not also an error at each call.
+pub fn fallback(k: &Kernel<'_>, errors: TokenStream) -> TokenStream {
+    let g = Items::new(k, true);
+    let schedule = g.p.schedule();
+    let name_str = &k.name;
+    let body = g.body(quote!());
+    let items = [
+        g.params_struct(),
+        g.cpu_fns(),
+        g.run_fns(),
+        g.launch_fns(),
+        g.kernel_impl(),
+    ];
+    let ext = g.ext_trait();
+    let vis = &k.func.vis;
+    let fn_name = &k.func.sig.ident;
+    let binding_ty = g.p.binding();
+    let scalar_param = g.p.scalar_param();
+    let default_schedule = g.default_schedule(&k.default_schedule());
+    quote! {
+        #errors
+        #[allow(dead_code, unused_variables, unused_imports, unreachable_code, clippy::all)]
+        #vis mod #fn_name {
+            use super::*;
+            /// The kernel's name.
+            pub const NAME: &str = #name_str;
+            /// The WGSL source for the declared schedule.
+            pub const WGSL: &str = "";
+            /// The Rust that `#[forge_kernel]` generated for this kernel.
+            pub const EXPANDED_RUST: &str = "";
+            /// The declared schedule.
+            pub const DEFAULT_SCHEDULE: #schedule = #default_schedule;
+            /// The storage bindings.
+            pub const LAYOUT: &[#binding_ty] = &[];
+            /// The scalar parameters.
+            pub const SCALARS: &[#scalar_param] = &[];
+            /// The WGSL source for a schedule.
+            pub fn wgsl(schedule: &#schedule) -> ::std::string::String { #body }
+            #(#items)*
+        }
+        #ext
+    }
+}
+
 /// What the generated items share.
 struct Items<'k> {
     k: &'k Kernel<'k>,
     p: Paths,
+    /// The kernel failed to compile: every item keeps its signature, so that its uses add
+    /// no errors, and every body is `unreachable!()`.
+    stub: bool,
     /// `<crate>::__private::oracle`, the oracle's and the length checks' support module.
     oracle_mod: TokenStream,
     scalar_ids: Vec<Ident>,
@@ -235,7 +279,7 @@ struct Items<'k> {
 }
 
 impl<'k> Items<'k> {
-    fn new(k: &'k Kernel<'k>) -> Self {
+    fn new(k: &'k Kernel<'k>, stub: bool) -> Self {
         let p = Paths::new(&k.options.krate);
         let oracle_mod = p.oracle();
         let gpu_tensor = p.gpu_tensor();
@@ -244,8 +288,18 @@ impl<'k> Items<'k> {
             .iter()
             .map(|s| format_ident!("{}", s.name))
             .collect();
-        let scalar_tys: Vec<TokenStream> =
-            k.scalars.iter().map(|s| rust_scalar(s.ty, &p)).collect();
+        // A refused parameter (only in a stub) keeps the type its callers pass.
+        let scalar_tys: Vec<TokenStream> = k
+            .scalars
+            .iter()
+            .map(|s| match s.refused {
+                true => {
+                    let t = &s.original.ty;
+                    quote!(#t)
+                }
+                false => rust_scalar(s.ty, &p),
+            })
+            .collect();
         let binding_ids: Vec<Ident> = k
             .bindings
             .iter()
@@ -321,6 +375,7 @@ impl<'k> Items<'k> {
         Items {
             k,
             p,
+            stub,
             oracle_mod,
             scalar_ids,
             scalar_tys,
@@ -333,6 +388,19 @@ impl<'k> Items<'k> {
             outs,
             out_ty,
             out_value,
+        }
+    }
+
+    /// A function body, or `unreachable!()` for a kernel that failed to compile.
+    fn body(&self, body: TokenStream) -> TokenStream {
+        if self.stub {
+            let msg = format!(
+                "`{}` failed to compile; its errors are reported at the kernel",
+                self.k.name
+            );
+            quote!(::core::unreachable!(#msg))
+        } else {
+            body
         }
     }
 
@@ -362,32 +430,70 @@ impl<'k> Items<'k> {
         }
     }
 
+    /// A schedule as a constant expression.
+    fn default_schedule(&self, s: &SchedPoint) -> TokenStream {
+        let schedule = self.p.schedule();
+        let (wg, items, vec) = (s.wg, s.items, s.vec);
+        let knobs = &self.k.options.knobs;
+        let with = knobs.iter().zip(&s.knobs).map(|(k, v)| {
+            let n = &k.name;
+            quote!(.with_knob(#n, #v))
+        });
+        quote!(#schedule::new(#wg, #items, #vec) #(#with)*)
+    }
+
     /// `NAME`, `WGSL`, `DEFAULT_SCHEDULE` and `wgsl()`.
-    fn sources(&self, wgsl: &Wgsl) -> TokenStream {
+    fn sources(&self, wgsl: &Sources) -> TokenStream {
         let schedule = self.p.schedule();
         let name_str = &self.k.name;
-        let (wg, items, vec) = self.k.default_schedule();
-        let full_wgsl = format!(
-            "{}{}{}",
-            wgsl.directives,
-            schedule_header(wg, items, vec),
-            wgsl.body
-        );
         let directives = &wgsl.directives;
-        let body = &wgsl.body;
+        let full_wgsl = wgsl.full(0);
+        let knobs = &self.k.options.knobs;
+        let default_schedule = self.default_schedule(&wgsl.schedules[0].0);
+        // A schedule without a knob runs with the knob's default.
+        let resolve = if knobs.is_empty() {
+            quote!()
+        } else {
+            quote!(let schedule = &schedule.with_knobs_of(&DEFAULT_SCHEDULE);)
+        };
+        let bodies = wgsl.bodies.iter().enumerate().map(|(i, b)| {
+            let id = format_ident!("WGSL_BODY_{}", i);
+            quote!(const #id: &str = #b;)
+        });
+        let body = if wgsl.bodies.len() == 1 {
+            quote!(WGSL_BODY_0)
+        } else {
+            // Each schedule of the tuning space has its unrolled body; any other runs
+            // the loops rolled.
+            let arms = wgsl.schedules.iter().map(|(s, i)| {
+                let (wg, items, vec) = (s.wg, s.items, s.vec);
+                let id = format_ident!("WGSL_BODY_{}", i);
+                let ks = &s.knobs;
+                quote!((#wg, #items, #vec, [#(#ks),*]) => #id,)
+            });
+            let fallback = format_ident!("WGSL_BODY_{}", wgsl.fallback);
+            let names = knobs.iter().map(|k| &k.name);
+            quote! {
+                match (schedule.workgroup, schedule.items, schedule.vector, [#(schedule.knob(#names).unwrap_or(0)),*]) {
+                    #(#arms)*
+                    _ => #fallback,
+                }
+            }
+        };
         quote! {
             /// The kernel's name.
             pub const NAME: &str = #name_str;
             /// The WGSL source for the declared schedule.
             pub const WGSL: &str = #full_wgsl;
             const WGSL_DIRECTIVES: &str = #directives;
-            const WGSL_BODY: &str = #body;
+            #(#bodies)*
             /// The declared schedule.
-            pub const DEFAULT_SCHEDULE: #schedule = #schedule { workgroup: #wg, items: #items, vector: #vec };
+            pub const DEFAULT_SCHEDULE: #schedule = #default_schedule;
 
             /// The WGSL source for a schedule.
             pub fn wgsl(schedule: &#schedule) -> ::std::string::String {
-                ::std::format!("{}{}{}", WGSL_DIRECTIVES, schedule.wgsl_header(), WGSL_BODY)
+                #resolve
+                ::std::format!("{}{}{}", WGSL_DIRECTIVES, schedule.wgsl_header(), #body)
             }
         }
     }
@@ -395,19 +501,29 @@ impl<'k> Items<'k> {
     /// `Params`, the uniform of scalar parameters.
     fn params_struct(&self) -> TokenStream {
         let bytemuck = self.p.bytemuck();
-        let pod = quote! {
-            // SAFETY: every field is a 4-byte scalar, so there is no padding, and every
-            // bit pattern is a valid value.
-            unsafe impl #bytemuck::Zeroable for Params {}
-            unsafe impl #bytemuck::Pod for Params {}
+        // A stub's fields may have refused types, which are neither `Pod` nor `Copy`.
+        let derives = if self.stub {
+            quote!()
+        } else {
+            quote!(#[derive(Clone, Copy, Debug, Default, PartialEq)])
+        };
+        let pod = if self.stub {
+            quote!()
+        } else {
+            quote! {
+                // SAFETY: every field is a 4-byte scalar, so there is no padding, and every
+                // bit pattern is a valid value.
+                unsafe impl #bytemuck::Zeroable for Params {}
+                unsafe impl #bytemuck::Pod for Params {}
+            }
         };
         let params_fields: Vec<TokenStream> = self
             .k
             .scalars
             .iter()
-            .map(|s| {
+            .zip(&self.scalar_tys)
+            .map(|(s, t)| {
                 let id = format_ident!("{}", s.name);
-                let t = rust_scalar(s.ty, &self.p);
                 let doc = format!("The `{}` parameter.", s.name);
                 quote!(#[doc = #doc] pub #id: #t)
             })
@@ -415,7 +531,7 @@ impl<'k> Items<'k> {
         quote! {
             /// The kernel's scalar parameters, laid out as WGSL's uniform address space requires.
             #[repr(C)]
-            #[derive(Clone, Copy, Debug, Default, PartialEq)]
+            #derives
             pub struct Params { #(#params_fields),* }
             #pod
         }
@@ -615,16 +731,16 @@ impl<'k> Items<'k> {
                 Ok(#out_value)
             }
         };
-        let cpu = quote!(cpu_with(&DEFAULT_SCHEDULE, #(#method_names),*));
-        let plain = quote!(cpu_with_options(__fg_sched, &::core::default::Default::default(), #(#method_names),*));
+        let cpu = self.body(quote!(cpu_with(&DEFAULT_SCHEDULE, #(#method_names),*)));
+        let plain = self.body(quote!(cpu_with_options(__fg_sched, &::core::default::Default::default(), #(#method_names),*)));
         let (without_races, races) = (call(false), call(true));
-        let with_options = quote! {
+        let with_options = self.body(quote! {
             if __fg_opts.detect_races {
                 #races
             } else {
                 #without_races
             }
-        };
+        });
         quote! {
             /// Runs the kernel on the CPU with WGSL semantics, with the declared schedule.
             pub fn cpu(#(#method_args),*) -> ::core::result::Result<#out_ty, #err> {
@@ -680,11 +796,11 @@ impl<'k> Items<'k> {
             .iter()
             .map(|i| &self.k.bindings[*i].name)
             .collect();
-        let run = quote! {
+        let run = self.body(quote! {
             let __fg_sched = rt.schedule_for_threads(&Kernel, __threads(#(#scalar_ids),*)? as u64);
             run_with(rt, &__fg_sched, #(#method_names),*)
-        };
-        let run_with = quote! {
+        });
+        let run_with = self.body(quote! {
             let __fg_lens = __check(#(#check_args,)* #(#scalar_ids),*)?;
             let __fg_threads = __threads(#(#scalar_ids),*)?;
             let __fg_params = Params { #(#scalar_ids),* };
@@ -693,7 +809,7 @@ impl<'k> Items<'k> {
             let mut __fg_outs = __fg_outs.into_iter();
             #(let #out_ids: ::std::vec::Vec<#out_tys> = #oracle_mod::into_vec(NAME, #out_names, __fg_outs.next())?;)*
             Ok(#out_value)
-        };
+        });
         quote! {
             /// Runs the kernel on the GPU with the runtime's schedule for it (tuned, or declared).
             pub fn run(rt: &mut #rt, #(#method_args),*) -> ::core::result::Result<#out_ty, #err> {
@@ -716,17 +832,17 @@ impl<'k> Items<'k> {
         let names_all: Vec<&String> = self.k.bindings.iter().map(|b| &b.name).collect();
         let len_texts_all: Vec<&String> = self.k.bindings.iter().map(|b| &b.len_text).collect();
         let idx_all: Vec<usize> = (0..self.k.bindings.len()).collect();
-        let launch = quote! {
+        let launch = self.body(quote! {
             let __fg_sched = rt.schedule_for_threads(&Kernel, __threads(#(#scalar_ids),*)? as u64);
             launch_with(rt, &__fg_sched, #(#tensor_names),*)
-        };
-        let launch_with = quote! {
+        });
+        let launch_with = self.body(quote! {
             let __fg_lens = __lens(#(#scalar_ids),*)?;
             #(#oracle_mod::check_len(NAME, #names_all, #len_texts_all, __fg_lens[#idx_all], #binding_ids.len())?;)*
             let __fg_threads = __threads(#(#scalar_ids),*)?;
             let __fg_params = Params { #(#scalar_ids),* };
             rt.launch_tensors(&Kernel, __fg_sched, #bytemuck::bytes_of(&__fg_params), __fg_threads as u64, &[#(#binding_ids.raw()),*])
-        };
+        });
         quote! {
             /// Records the kernel on device-resident tensors, without a readback; the work is
             /// submitted with the next download or `flush`, together with other launches.
@@ -853,32 +969,42 @@ impl<'k> Items<'k> {
             }
         };
         let cases = self.cert_cases();
-        let (tolerance_fn, features_fn) = (self.tolerance_fn(), self.features_fn());
-        let workgroup_free_fn = if k.workgroup_free() {
-            quote!(
-                fn workgroup_free(&self) -> bool {
-                    true
-                }
-            )
+        let workgroup_free_fn = quote!(
+            fn workgroup_free(&self) -> bool {
+                true
+            }
+        );
+        let (tolerance_fn, features_fn, reference_dyn, workgroup_free_fn) = if self.stub {
+            (quote!(), quote!(), quote!(), quote!())
         } else {
-            quote!()
+            let free = if k.workgroup_free() { workgroup_free_fn } else { quote!() };
+            (self.tolerance_fn(), self.features_fn(), reference_dyn, free)
         };
         let tune_wg = k.tune_workgroups();
         let tune_items = k.tune_items();
         let tune_vec = k.tune_vectors();
-        let tune = quote! {
-            #tune_space { workgroup: &[#(#tune_wg),*], items: &[#(#tune_items),*], vector: &[#(#tune_vec),*] }
-        };
-        let cases = quote!(::std::vec![#(#cases),*]);
-        let lens = quote! {
+        let knobs = k.options.knobs.iter().map(|knob| {
+            let name = &knob.name;
+            let vals = if knob.tune.is_empty() {
+                vec![knob.default]
+            } else {
+                knob.tune.clone()
+            };
+            quote!((#name, &[#(#vals),*]))
+        });
+        let tune = self.body(quote! {
+            #tune_space { workgroup: &[#(#tune_wg),*], items: &[#(#tune_items),*], vector: &[#(#tune_vec),*], knobs: &[#(#knobs),*] }
+        });
+        let cases = self.body(quote!(::std::vec![#(#cases),*]));
+        let lens = self.body(quote! {
             #(#scalar_getters)*
             Ok(__lens(#(#scalar_ids),*)?.iter().map(|l| *l as u64).collect())
-        };
-        let threads = quote! {
+        });
+        let threads = self.body(quote! {
             #(#scalar_getters)*
             Ok(__threads(#(#scalar_ids),*)? as u64)
-        };
-        let (run_dyn, cpu_dyn) = ((run_dyn), (cpu_dyn));
+        });
+        let (run_dyn, cpu_dyn) = (self.body(run_dyn), self.body(cpu_dyn));
         quote! {
             /// The kernel as the certifier, the tuner and the CLI see it.
             #[derive(Clone, Copy, Debug, Default)]
@@ -952,24 +1078,12 @@ impl<'k> Items<'k> {
             .cases
             .iter()
             .map(|case| {
-                // `check::cases_valid` proved every value evaluates for its parameter.
-                let vals: Vec<TokenStream> = k
-                    .scalars
-                    .iter()
-                    .map(|s| {
-                        let v = case
-                            .values
-                            .iter()
-                            .find(|(id, _)| *id == s.name)
-                            .and_then(|(_, e)| crate::parse::case_value(e, s.ty).ok());
-                        match v {
-                            Some(CaseValue::U32(v)) => quote!(#scalar_value::U32(#v)),
-                            Some(CaseValue::I32(v)) => quote!(#scalar_value::I32(#v)),
-                            Some(CaseValue::F32(v)) => quote!(#scalar_value::F32(#v)),
-                            None => quote!(#scalar_value::U32(0u32)),
-                        }
-                    })
-                    .collect();
+                // `parse::resolve_cases` evaluated every value for its parameter.
+                let vals = case.resolved.iter().flatten().map(|v| match v {
+                    CaseValue::U32(v) => quote!(#scalar_value::U32(#v)),
+                    CaseValue::I32(v) => quote!(#scalar_value::I32(#v)),
+                    CaseValue::F32(v) => quote!(#scalar_value::F32(#v)),
+                });
                 quote!(::std::vec![#(#vals),*])
             })
             .collect()
@@ -1088,7 +1202,7 @@ enum SigParam {
 
 /// The typed methods' signature of a (non-generic) kernel.
 pub fn signature(k: &Kernel<'_>) -> Signature {
-    let g = Items::new(k);
+    let g = Items::new(k, false);
     let params = k
         .params
         .iter()

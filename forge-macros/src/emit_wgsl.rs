@@ -7,6 +7,7 @@
 //! emitted instead.
 
 use crate::model::*;
+use crate::unroll::Expanded;
 use proc_macro2::Span;
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -341,6 +342,45 @@ impl Namer {
     }
 }
 
+/// The schedule constants, exactly as `forge_core::Schedule::wgsl_header` writes them.
+pub fn schedule_header(s: &SchedPoint, knobs: &[Knob]) -> String {
+    let mut h = format!(
+        "const WG: u32 = {}u;\nconst ITEMS: u32 = {}u;\nconst VEC: u32 = {}u;\n",
+        s.wg, s.items, s.vec
+    );
+    for (k, v) in knobs.iter().zip(&s.knobs) {
+        let _ = writeln!(h, "const {}: u32 = {v}u;", k.name);
+    }
+    h
+}
+
+/// A kernel's WGSL for every schedule of its tuning space: the directives, then the
+/// schedule's constants, then its body. Schedules share a body unless unrolling made
+/// theirs differ.
+pub struct Sources {
+    pub directives: String,
+    pub bodies: Vec<String>,
+    /// Each schedule of `Kernel::schedules`, the default first, and its body.
+    pub schedules: Vec<(SchedPoint, usize)>,
+    /// The body of schedules outside the tuning space.
+    pub fallback: usize,
+    /// The knobs, for the headers.
+    pub knobs: Vec<Knob>,
+}
+
+impl Sources {
+    /// The whole source of schedule `i` of `schedules`.
+    pub fn full(&self, i: usize) -> String {
+        let (s, b) = &self.schedules[i];
+        format!(
+            "{}{}{}",
+            self.directives,
+            schedule_header(s, &self.knobs),
+            self.bodies[*b]
+        )
+    }
+}
+
 pub struct Wgsl {
     /// `enable ...;` lines.
     pub directives: String,
@@ -372,11 +412,14 @@ struct Emitter<'k> {
     origins: Vec<Option<(Span, Span)>>,
 }
 
-pub fn emit<'k>(k: &'k Kernel<'k>) -> Wgsl {
+/// The WGSL of kernel `k` unrolled for a schedule (`x`).
+pub fn emit<'k>(k: &'k Kernel<'k>, x: &'k Expanded) -> Wgsl {
+    let knobs = &k.options.knobs;
+    let ty = |t: &Ty| ty(t, &k.structs, knobs);
     let mut e = Emitter {
         k,
-        locals: &k.locals,
-        names: Namer::kernel(k).locals(&k.locals),
+        locals: &x.main.locals,
+        names: Namer::kernel(k).locals(&x.main.locals),
         out: String::new(),
         indent: 1,
         helpers: BTreeMap::new(),
@@ -386,17 +429,17 @@ pub fn emit<'k>(k: &'k Kernel<'k>) -> Wgsl {
         at: None,
         origins: Vec::new(),
     };
-    e.block_contents(&k.body);
+    e.block_contents(&x.main.body);
     // (line in `functions`, origin) of the helpers' lines.
     let mut helper_origins: Vec<(usize, Span, Span)> = Vec::new();
     // `#[forge_fn]` helpers, each emitted with its own locals; their math helpers join ours.
     let mut functions = String::new();
-    for h in k.used_helpers() {
-        let helper = &k.helpers[h];
+    for (h, f) in &x.helpers {
+        let helper = &k.helpers[*h];
         let mut he = Emitter {
             k,
-            locals: &helper.locals,
-            names: Namer::helper(k).locals(&helper.locals),
+            locals: &f.locals,
+            names: Namer::helper(k).locals(&f.locals),
             out: String::new(),
             indent: 1,
             helpers: BTreeMap::new(),
@@ -409,29 +452,20 @@ pub fn emit<'k>(k: &'k Kernel<'k>) -> Wgsl {
         let params: Vec<String> = helper
             .params
             .iter()
-            .map(|p| {
-                format!(
-                    "fg_arg_{}: {}",
-                    he.names[*p],
-                    ty(&helper.locals[*p].ty, &k.structs)
-                )
-            })
+            .map(|p| format!("fg_arg_{}: {}", he.names[*p], ty(&f.locals[*p].ty)))
             .collect();
         let ret = helper
             .ret
             .as_ref()
-            .map(|t| format!(" -> {}", ty(t, &k.structs)))
+            .map(|t| format!(" -> {}", ty(t)))
             .unwrap_or_default();
         for p in &helper.params {
-            let l = &helper.locals[*p];
+            let l = &f.locals[*p];
             let kw = if l.mutable { "var" } else { "let" };
             let name = he.names[*p].clone();
-            he.line(&format!(
-                "{kw} {name}: {} = fg_arg_{name};",
-                ty(&l.ty, &k.structs)
-            ));
+            he.line(&format!("{kw} {name}: {} = fg_arg_{name};", ty(&l.ty)));
         }
-        he.block_contents(&helper.body);
+        he.block_contents(&f.body);
         // The function's lines start after a blank line and its signature.
         let first = functions.matches('\n').count() + 2;
         helper_origins.extend(
@@ -473,7 +507,7 @@ pub fn emit<'k>(k: &'k Kernel<'k>) -> Wgsl {
         let elem = if b.atomic {
             format!("atomic<{}>", atomic_scalar(b.elem))
         } else {
-            ty(&b.elem_ty(), &k.structs)
+            ty(&b.elem_ty())
         };
         let _ = writeln!(
             s,
@@ -491,11 +525,10 @@ pub fn emit<'k>(k: &'k Kernel<'k>) -> Wgsl {
     for (l, name) in k.locals.iter().zip(&e.names).filter(|(l, _)| l.shared) {
         let atomic = |e: &Ty| atomic_scalar(e.scalar().unwrap_or(Scalar::U32));
         let t = match (&l.ty, l.atomic) {
-            (Ty::Array(e, ConstLen::Lit(n)), true) => format!("array<atomic<{}>, {n}>", atomic(e)),
-            (Ty::Array(e, ConstLen::Sched { wgsl, .. }), true) => {
-                format!("array<atomic<{}>, {wgsl}>", atomic(e))
+            (Ty::Array(e, len), true) => {
+                format!("array<atomic<{}>, {}>", atomic(e), len_of(len, knobs))
             }
-            (t, _) => ty(t, &k.structs),
+            (t, _) => ty(t),
         };
         let _ = writeln!(s, "var<workgroup> {name}: {t};");
     }
@@ -682,7 +715,7 @@ pub fn struct_name(def: &StructDef) -> String {
 pub fn struct_decl(def: &StructDef) -> String {
     let mut s = format!("struct {} {{\n", struct_name(def));
     for f in &def.fields {
-        let _ = writeln!(s, "    {}: {},", wgsl_name(&f.name), ty(&f.ty, &[]));
+        let _ = writeln!(s, "    {}: {},", wgsl_name(&f.name), ty(&f.ty, &[], &[]));
     }
     s.push_str("}\n");
     s
@@ -715,7 +748,7 @@ pub fn rust_ty(t: &Ty) -> String {
             format!("{prefix}Vec{n}")
         }
         Ty::Array(e, ConstLen::Lit(n)) => format!("[{}; {n}]", rust_ty(e)),
-        Ty::Array(e, ConstLen::Sched { wgsl, .. }) => format!("[{}; {wgsl}]", rust_ty(e)),
+        Ty::Array(e, len) => format!("[{}; {}]", rust_ty(e), len_of(len, &[])),
         Ty::Struct(_) => "struct".to_string(),
     }
 }
@@ -758,13 +791,60 @@ fn kw(l: &Local) -> &'static str {
     }
 }
 
-pub fn ty(t: &Ty, structs: &[StructDef]) -> String {
+/// A type in WGSL: a struct by its name, an array length over the kernel's `knobs`.
+pub fn ty(t: &Ty, structs: &[StructDef], knobs: &[Knob]) -> String {
     match t {
         Ty::Struct(i) => struct_name(&structs[*i]),
         Ty::Scalar(s) => s.wgsl().to_string(),
         Ty::Vector(s, n) => format!("vec{n}<{}>", s.wgsl()),
-        Ty::Array(e, ConstLen::Lit(n)) => format!("array<{}, {n}>", ty(e, structs)),
-        Ty::Array(e, ConstLen::Sched { wgsl, .. }) => format!("array<{}, {wgsl}>", ty(e, structs)),
+        Ty::Array(e, len) => format!("array<{}, {}>", ty(e, structs, knobs), len_of(len, knobs)),
+    }
+}
+
+/// An array length in WGSL: `256`, or `(WG * 2u)` over the schedule's constants.
+pub fn len_of(len: &ConstLen, knobs: &[Knob]) -> String {
+    fn go(c: &CExpr, knobs: &[Knob], out: &mut String) {
+        match c {
+            CExpr::Lit(v) => {
+                let _ = write!(out, "{v}u");
+            }
+            CExpr::Sched(s) => out.push_str(&sched_name(*s, knobs)),
+            CExpr::Bin(op, a, b) => {
+                let sym = match op {
+                    LenOp::Add => "+",
+                    LenOp::Sub => "-",
+                    LenOp::Mul => "*",
+                    LenOp::Div => "/",
+                    LenOp::Rem => "%",
+                };
+                out.push('(');
+                go(a, knobs, out);
+                let _ = write!(out, " {sym} ");
+                go(b, knobs, out);
+                out.push(')');
+            }
+        }
+    }
+    match len {
+        ConstLen::Lit(n) => n.to_string(),
+        ConstLen::Sched(c) => {
+            let mut s = String::new();
+            go(c, knobs, &mut s);
+            s
+        }
+    }
+}
+
+/// The WGSL constant of a schedule value: `WG`, `ITEMS`, `VEC` or the knob's name.
+pub fn sched_name(s: SchedConst, knobs: &[Knob]) -> String {
+    match s {
+        SchedConst::Wg => "WG".into(),
+        SchedConst::Items => "ITEMS".into(),
+        SchedConst::Vec => "VEC".into(),
+        SchedConst::Knob(i) => knobs
+            .get(i)
+            .map(|k| k.name.clone())
+            .unwrap_or_else(|| "KNOB".into()),
     }
 }
 
@@ -814,6 +894,10 @@ pub fn len_wgsl(e: &LenExpr, kernel: &Kernel<'_>) -> String {
 }
 
 impl Emitter<'_> {
+    fn ty(&self, t: &Ty) -> String {
+        ty(t, &self.k.structs, &self.k.options.knobs)
+    }
+
     fn line(&mut self, text: &str) {
         self.origins.push(self.at);
         for _ in 0..self.indent {
@@ -830,7 +914,11 @@ impl Emitter<'_> {
     }
 
     fn nested(&mut self, header: &str, b: &Block) {
-        self.line(&format!("{header} {{"));
+        if header.is_empty() {
+            self.line("{");
+        } else {
+            self.line(&format!("{header} {{"));
+        }
         self.indent += 1;
         self.block_contents(b);
         self.indent -= 1;
@@ -850,6 +938,7 @@ impl Emitter<'_> {
             | Stmt::Return { span }
             | Stmt::Barrier { span, .. } => Some((*span, *span)),
             Stmt::ReturnValue { value } => range(value),
+            Stmt::Block(_) => None,
             Stmt::Eval { expr } => range(expr),
             Stmt::Switch { selector, .. } => range(selector),
             Stmt::CompareExchange { span, .. } => Some((*span, *span)),
@@ -890,7 +979,7 @@ impl Emitter<'_> {
                     return;
                 }
                 let name = self.names[*local].clone();
-                let t = ty(&l.ty, &self.k.structs);
+                let t = self.ty(&l.ty);
                 let kw = if l.mutable || init.is_none() {
                     "var"
                 } else {
@@ -953,7 +1042,7 @@ impl Emitter<'_> {
                 ..
             } => {
                 let v = self.names[*var].clone();
-                let t = ty(&self.locals[*var].ty, &self.k.structs);
+                let t = self.ty(&self.locals[*var].ty);
                 let (s0, e0) = (self.expr(start), self.expr(end));
                 let n = self.fresh();
                 // Rust evaluates the range once; so does this.
@@ -1079,7 +1168,7 @@ impl Emitter<'_> {
                         "{} {}: {} = {value};",
                         kw(o),
                         self.names[*old],
-                        ty(&o.ty, &self.k.structs)
+                        self.ty(&o.ty)
                     ),
                     format!(
                         "{} {}: bool = {r}.exchanged;",
@@ -1096,6 +1185,10 @@ impl Emitter<'_> {
             Stmt::ReturnValue { value } => {
                 let v = self.expr(value);
                 self.line(&format!("return {v};"))
+            }
+            Stmt::Block(b) => {
+                self.nested("", b);
+                self.line("}");
             }
             Stmt::Eval { expr, .. } => {
                 let e = self.expr(expr);
@@ -1126,7 +1219,7 @@ impl Emitter<'_> {
     /// WGSL has no `[x; N]`: zero values use the zero constructor, short arrays are spelled
     /// out, and the rest are filled by a loop.
     fn array_repeat(&mut self, kw: &str, name: &str, t: &Ty, v: &Expr) {
-        let ts = ty(t, &self.k.structs);
+        let ts = self.ty(t);
         if crate::check::is_zero(v) {
             return self.line(&format!("{kw} {name}: {ts} = {ts}();"));
         }
@@ -1141,7 +1234,7 @@ impl Emitter<'_> {
             Ty::Array(_, len) => {
                 let len = match len {
                     ConstLen::Lit(l) => format!("{l}u"),
-                    ConstLen::Sched { wgsl, .. } => wgsl.clone(),
+                    len => len_of(len, &self.k.options.knobs),
                 };
                 self.line(&format!("var {name}: {ts};"));
                 self.line(&format!("for (var fg_i{n}: u32 = 0u; fg_i{n} < {len}; fg_i{n} = fg_i{n} + 1u) {{ {name}[fg_i{n}] = fg_fill{n}; }}"));
@@ -1310,9 +1403,7 @@ impl Emitter<'_> {
             ExprKind::BoolLit(b) => b.to_string(),
             ExprKind::Local(id) => self.names[*id].clone(),
             ExprKind::Scalar(i) => wgsl_name(&self.k.scalars[*i].name),
-            ExprKind::Sched(SchedConst::Wg) => "WG".into(),
-            ExprKind::Sched(SchedConst::Items) => "ITEMS".into(),
-            ExprKind::Sched(SchedConst::Vec) => "VEC".into(),
+            ExprKind::Sched(c) => sched_name(*c, &self.k.options.knobs),
             ExprKind::Builtin(b) => builtin(*b).into(),
             ExprKind::BuiltinComponent(b, c) => {
                 format!("{}.{}", builtin(*b), ["x", "y", "z"][*c as usize])
@@ -1349,7 +1440,7 @@ impl Emitter<'_> {
                 if a.ty == e.ty {
                     inner
                 } else {
-                    format!("{}({inner})", ty(&e.ty, &self.k.structs))
+                    format!("{}({inner})", self.ty(&e.ty))
                 }
             }
             ExprKind::Math(f, args) => self.math(*f, args),
@@ -1365,7 +1456,7 @@ impl Emitter<'_> {
             }
             ExprKind::VecNew(args) => {
                 let items: Vec<String> = args.iter().map(|a| self.expr(a)).collect();
-                format!("{}({})", ty(&e.ty, &self.k.structs), items.join(", "))
+                format!("{}({})", self.ty(&e.ty), items.join(", "))
             }
             ExprKind::Swizzle(v, comps) => {
                 let v = self.expr(v);

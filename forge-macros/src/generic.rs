@@ -266,8 +266,8 @@ pub fn expand(attr: TokenStream, func: syn::ItemFn, shared: Shared) -> TokenStre
             Some(instance.clone()),
         ) {
             Ok((tokens, sig)) => instances.push((ty.clone(), tokens, sig)),
-            Err(errs) => {
-                for e in errs {
+            Err(failed) => {
+                for e in failed.errors {
                     let key = (format!("{:?}", e.span()), e.to_string());
                     match errors
                         .iter_mut()

@@ -65,6 +65,9 @@ enum Info {
     Vector(Scalar, u8),
     /// A `#[forge_struct]`, by index.
     Struct(usize),
+    /// The type of something already reported as an error (a `let` whose value was
+    /// refused): it agrees with every use, so that one mistake gives one error.
+    Error,
 }
 
 pub struct Infer {
@@ -84,6 +87,13 @@ impl Infer {
         self.parent.push(self.parent.len());
         self.info.push(Info::Unknown);
         self.parent.len() - 1
+    }
+
+    /// A variable for a value already reported as an error; see `Info::Error`.
+    pub fn error(&mut self) -> usize {
+        let v = self.fresh();
+        self.info[v] = Info::Error;
+        v
     }
 
     pub fn of_set(&mut self, set: Set) -> usize {
@@ -151,6 +161,7 @@ impl Infer {
         let r = self.find(v);
         match &self.info[r] {
             Info::Array(e, _) => Some(*e),
+            Info::Error => Some(self.error()),
             _ => None,
         }
     }
@@ -163,6 +174,7 @@ impl Infer {
     pub fn constrain(&mut self, v: usize, set: Set) -> Result<(), String> {
         let r = self.find(v);
         match self.info[r].clone() {
+            Info::Error => Ok(()),
             Info::Unknown => {
                 self.info[r] = Info::Set(set);
                 Ok(())
@@ -196,6 +208,7 @@ impl Infer {
             return Ok(());
         }
         let merged = match (self.info[ra].clone(), self.info[rb].clone()) {
+            (Info::Error, _) | (_, Info::Error) => Info::Error,
             (Info::Unknown, x) | (x, Info::Unknown) => x,
             (Info::Set(x), Info::Set(y)) => {
                 if x & y == 0 {
@@ -281,6 +294,8 @@ impl Infer {
             Info::Array(e, len) => Some(Ty::Array(Box::new(self.resolve(e)?), len)),
             Info::Vector(s, n) => Some(Ty::Vector(s, n)),
             Info::Struct(s) => Some(Ty::Struct(s)),
+            // The kernel has an error already, so nothing is emitted: any type will do.
+            Info::Error => Some(Ty::Scalar(Scalar::F32)),
         }
     }
 }

@@ -2,10 +2,13 @@
 //! `Pod` params struct, a binding layout, a typed runtime method and a CPU oracle.
 //!
 //! The stages are one module each: `parse` (options and signature) → `lower` (the body
-//! into the typed `model`, with `infer`) → `check` (every rule, errors collected in
-//! `ctxt`) → `emit_wgsl`, `emit_oracle` and `emit_rust`, with the WGSL validated by
-//! naga (`validate`) during expansion. Generated code names the runtime only through
-//! `paths`. See the `wgsl-forge` crate for the language and the generated items.
+//! into the typed `model`, with `infer`, and `inline` for the helpers that take arrays by
+//! reference or hold barriers) → `check` (every rule, errors collected in `ctxt`) → for
+//! each schedule of the tuning space, `unroll` (`#[unroll]` loops copied, register arrays
+//! split into locals) and `check::schedule` → `emit_wgsl`, `emit_oracle` (from the rolled
+//! model) and `emit_rust`, with the WGSL validated by naga (`validate`) during expansion.
+//! Generated code names the runtime only through `paths`. See the `wgsl-forge` crate for
+//! the language and the generated items.
 
 mod check;
 mod ctxt;
@@ -14,10 +17,12 @@ mod emit_rust;
 mod emit_wgsl;
 mod generic;
 mod infer;
+mod inline;
 mod lower;
 mod model;
 mod parse;
 mod paths;
+mod unroll;
 mod validate;
 
 #[cfg(test)]
@@ -41,10 +46,12 @@ pub fn forge_kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
     }
 }
 
-/// Groups kernels with the `#[forge_fn]` device functions they share: every kernel of the
-/// module can call every helper declared in it. Helpers are pure functions over scalars,
-/// vectors and local arrays; they cannot touch bindings, workgroup memory, builtins or
-/// barriers, and may call only helpers declared before them (WGSL has no recursion).
+/// Groups kernels with the `#[forge_fn]` device functions, the `#[forge_struct]` structs and
+/// the `const` items they share: every kernel of the module can use every one declared in
+/// it. Helpers take scalars, vectors, structs and arrays by value, and local and workgroup
+/// arrays by reference (`t: &mut [f32; 256]`); they may hold barriers and subgroup
+/// operations and read builtins (such a helper is inlined at each call), cannot read
+/// bindings, and may call only helpers declared before them (WGSL has no recursion).
 ///
 /// See `wgsl_forge::forge_module` for an example that runs.
 #[proc_macro_attribute]
@@ -143,13 +150,28 @@ fn expand_module(
             other => items_left.push(other),
         }
     }
-    // Helpers next, in order: each may call the ones before it.
+    // Consts and helpers next, in order: each may use the ones before it.
     let mut rest = Vec::new();
     for item in items_left {
         match item {
             syn::Item::Fn(f) if f.attrs.iter().any(|a| a.path().is_ident("forge_fn")) => {
-                let h = lower::Lowerer::helper(&cx, &f, &shared.helpers, &shared.structs);
+                let h = lower::Lowerer::helper(&cx, &f, &shared);
                 shared.helpers.extend(h);
+            }
+            syn::Item::Const(mut c) => {
+                let lowered = lower::Lowerer::module_const(&cx, &c, &shared);
+                // A const that uses the schedule exists only in the kernel language; the
+                // others stay Rust items too, which the host may use or not.
+                if !lowered.as_ref().is_some_and(|c| c.sched) {
+                    c.attrs.push(syn::parse_quote!(#[allow(dead_code)]));
+                    rest.push(syn::Item::Const(c));
+                }
+                shared.consts.extend(lowered);
+            }
+            // The kernels' names (`Vec4`, `global_index`) never reach rustc.
+            syn::Item::Use(mut u) => {
+                u.attrs.push(syn::parse_quote!(#[allow(unused_imports)]));
+                rest.push(syn::Item::Use(u));
             }
             other => rest.push(other),
         }
@@ -193,11 +215,25 @@ fn expand(
     }
     match compile(attr, &func, shared, None) {
         Ok((tokens, _)) => tokens,
-        Err(errors) => fallback(
-            &func,
-            errors.iter().map(syn::Error::to_compile_error).collect(),
-        ),
+        Err(failed) => match failed.stub {
+            Some(stub) => stub,
+            None => fallback(
+                &func,
+                failed
+                    .errors
+                    .iter()
+                    .map(syn::Error::to_compile_error)
+                    .collect(),
+            ),
+        },
     }
+}
+
+/// A kernel that failed to compile: its errors, and the items its uses name, with the
+/// same signatures and `unreachable!()` bodies, with the errors in front.
+pub(crate) struct Failed {
+    pub errors: Vec<syn::Error>,
+    pub stub: Option<proc_macro2::TokenStream>,
 }
 
 /// Compiles one kernel, named `name` (its function's name unless given): the generated
@@ -207,19 +243,41 @@ fn compile(
     func: &syn::ItemFn,
     shared: model::Shared,
     name: Option<String>,
-) -> Result<(proc_macro2::TokenStream, emit_rust::Signature), Vec<syn::Error>> {
-    let model::Shared { helpers, structs } = shared;
+) -> Result<(proc_macro2::TokenStream, emit_rust::Signature), Failed> {
+    let model::Shared {
+        helpers,
+        structs,
+        consts,
+    } = shared;
     let cx = ctxt::Ctxt::new();
     let mut options = parse::options(&cx, attr);
     let (bindings, scalars, params) = parse::params(&cx, func, &structs);
     parse::resolve_threads(&cx, &scalars, &mut options);
+    parse::resolve_cases(&cx, &scalars, &mut options);
 
-    let mut lowerer = lower::Lowerer::new(&cx, &bindings, &scalars, &helpers, &structs);
+    let knobs = options.knobs.clone();
+    let module = lower::Module {
+        helpers: &helpers,
+        structs: &structs,
+        consts: &consts,
+    };
+    let mut lowerer = lower::Lowerer::new(&cx, &bindings, &scalars, &knobs, module);
     let mut body = lowerer.block(&func.block);
     lowerer.finish(&mut body);
-    let locals = std::mem::take(&mut lowerer.locals);
-    let loops = lowerer.loops;
+    let mut locals = std::mem::take(&mut lowerer.locals);
+    let (mut loops, mut subgroup_ops) = (lowerer.loops, lowerer.subgroup_ops);
+    let tainted = lowerer.tainted;
     drop(lowerer);
+    inline::calls(
+        &cx,
+        &helpers,
+        &mut inline::Func {
+            locals: &mut locals,
+            loops: &mut loops,
+            subgroup_ops: &mut subgroup_ops,
+        },
+        &mut body,
+    );
     let kernel = model::Kernel {
         func,
         name: name.unwrap_or_else(|| func.sig.ident.to_string()),
@@ -233,44 +291,79 @@ fn compile(
         helpers,
         structs,
     };
-    if !cx.has_errors() {
+    let fail = |cx: &ctxt::Ctxt, kernel: &model::Kernel<'_>| Failed {
+        stub: Some(emit_rust::fallback(kernel, cx.to_compile_errors())),
+        errors: cx.take_errors(),
+    };
+    // A helper or a module const that this kernel uses failed: the module reported why.
+    if tainted {
+        return Err(fail(&cx, &kernel));
+    }
+    // The later stages need a whole model: after a lowering error, they would only add
+    // errors about what the first one left out.
+    let lowered = !cx.has_errors();
+    if lowered {
         check::check(&cx, &kernel);
     }
+    // Each schedule of the tuning space, default first: unrolled, checked, emitted, and
+    // validated by naga, since `WG`, `ITEMS`, `VEC` and the knobs are WGSL constants and
+    // unroll counts, so a schedule can make a kernel invalid.
+    let mut reported = std::collections::HashSet::new();
+    let mut expanded = Vec::new();
+    for s in kernel.schedules().into_iter().filter(|_| lowered) {
+        let x = unroll::expand(&cx, &kernel, &s, &mut reported);
+        check::schedule(&cx, &kernel, &s, &x, &mut reported);
+        expanded.push((s, x));
+    }
     if cx.has_errors() {
-        return Err(cx.take_errors());
+        return Err(fail(&cx, &kernel));
     }
-    let wgsl = emit_wgsl::emit(&kernel);
-    // Every schedule of the tuning space, default first: `WG`, `ITEMS` and `VEC` are WGSL
-    // constants, so a schedule can make a constant expression invalid.
-    let default = kernel.default_schedule();
-    let mut schedules = vec![default];
-    for wg in kernel.tune_workgroups() {
-        for items in kernel.tune_items() {
-            for vec in kernel.tune_vectors() {
-                if !schedules.contains(&(wg, items, vec)) {
-                    schedules.push((wg, items, vec));
-                }
-            }
-        }
-    }
-    for (wg, items, vec) in schedules {
-        let header = emit_rust::schedule_header(wg, items, vec);
-        let full = format!("{}{header}{}", wgsl.directives, wgsl.body);
+    let mut sources = emit_wgsl::Sources {
+        directives: String::new(),
+        bodies: Vec::new(),
+        schedules: Vec::new(),
+        fallback: 0,
+        knobs: kernel.options.knobs.clone(),
+    };
+    let mut sched_dependent = false;
+    for (i, (s, x)) in expanded.iter().enumerate() {
+        let wgsl = emit_wgsl::emit(&kernel, x);
+        sched_dependent |= x.sched_dependent;
+        sources.directives = wgsl.directives.clone();
+        let full = format!(
+            "{}{}{}",
+            wgsl.directives,
+            emit_wgsl::schedule_header(s, &kernel.options.knobs),
+            wgsl.body
+        );
         if let Err(rejection) = validate::validate(&full) {
-            report_rejection(
-                &cx,
-                &kernel,
-                &wgsl,
-                &full,
-                (wg, items, vec) == default,
-                (wg, items, vec),
-                rejection,
-            );
-            return Err(cx.take_errors());
+            report_rejection(&cx, &kernel, &wgsl, &full, i == 0, s, rejection);
+            return Err(fail(&cx, &kernel));
         }
+        let b = match sources.bodies.iter().position(|b| *b == wgsl.body) {
+            Some(b) => b,
+            None => {
+                sources.bodies.push(wgsl.body);
+                sources.bodies.len() - 1
+            }
+        };
+        sources.schedules.push((s.clone(), b));
+    }
+    if sched_dependent && sources.bodies.len() > 1 {
+        // Schedules outside the tuning space run the loops rolled: the same results, as
+        // `#[unroll]` changes only the shape of the code.
+        let rolled = unroll::rolled(&kernel);
+        let body = emit_wgsl::emit(&kernel, &rolled).body;
+        sources.fallback = match sources.bodies.iter().position(|b| *b == body) {
+            Some(b) => b,
+            None => {
+                sources.bodies.push(body);
+                sources.bodies.len() - 1
+            }
+        };
     }
     Ok((
-        emit_rust::emit(&kernel, &wgsl),
+        emit_rust::emit(&kernel, &sources),
         emit_rust::signature(&kernel),
     ))
 }
@@ -284,16 +377,16 @@ fn report_rejection(
     wgsl: &emit_wgsl::Wgsl,
     full: &str,
     is_default: bool,
-    (wg, items, vec): (u32, u32, u32),
+    s: &model::SchedPoint,
     rejection: validate::Rejection,
 ) {
     let schedule = if is_default {
         String::new()
     } else {
-        format!(" with WG={wg}, ITEMS={items}, VEC={vec}")
+        format!(" with {}", s.describe(&kernel.options.knobs))
     };
     let preamble = wgsl.directives.matches('\n').count()
-        + emit_rust::schedule_header(wg, items, vec)
+        + emit_wgsl::schedule_header(s, &kernel.options.knobs)
             .matches('\n')
             .count();
     let origin = rejection.ranges.iter().find_map(|r| {

@@ -13,13 +13,16 @@ pub struct Lowerer<'k, 'a> {
     cx: &'k Ctxt,
     bindings: &'k [BindingParam<'a>],
     scalars: &'k [ScalarParam<'a>],
+    knobs: &'k [Knob],
     pub locals: Vec<Local>,
     /// Inference variable of each local.
     local_tv: Vec<usize>,
-    scopes: Vec<HashMap<String, LocalId>>,
+    scopes: Vec<Scope>,
     /// Enclosing loops, innermost last.
     loop_stack: Vec<usize>,
     pub loops: usize,
+    /// Whether each loop, by id, is `#[unroll]`ed.
+    unrolled: Vec<bool>,
     inf: Infer,
     /// Helpers callable from this body.
     helpers: &'k [HelperFn],
@@ -30,50 +33,214 @@ pub struct Lowerer<'k, 'a> {
     /// Helpers called so far.
     pub calls: Vec<usize>,
     /// Subgroup operations lowered so far: the next one's id.
-    subgroup_ops: usize,
+    pub subgroup_ops: usize,
+    /// Set while lowering a helper call that is a statement, whose value may be nothing.
+    call_statement: bool,
+    /// The body uses a helper or a module const that failed to lower, whose errors are
+    /// reported already: it must emit nothing, and report nothing more about it.
+    pub tainted: bool,
+    /// The module consts that failed to lower.
+    failed_consts: Vec<String>,
 }
 
 type R<T> = Result<T, ()>;
 
+/// What a body can use of its `#[forge_module]`.
+#[derive(Clone, Copy)]
+pub struct Module<'k> {
+    pub helpers: &'k [HelperFn],
+    pub structs: &'k [StructDef],
+    pub consts: &'k [ConstItem],
+}
+
+impl Shared {
+    /// What a body sees of the module.
+    pub fn module(&self) -> Module<'_> {
+        Module {
+            helpers: &self.helpers,
+            structs: &self.structs,
+            consts: &self.consts,
+        }
+    }
+}
+
+/// The names one block declares: its locals, and its `const` items with their values.
+#[derive(Default)]
+struct Scope {
+    locals: HashMap<String, LocalId>,
+    consts: HashMap<String, Expr>,
+}
+
+/// What a name resolves to.
+enum Named<'s> {
+    Local(LocalId),
+    Const(&'s Expr),
+}
+
 impl<'k, 'a> Lowerer<'k, 'a> {
+    /// A lowerer for a kernel's body (or, with no bindings, scalars and knobs, for a
+    /// helper's or a module `const`'s), in `module`.
     pub fn new(
         cx: &'k Ctxt,
         bindings: &'k [BindingParam<'a>],
         scalars: &'k [ScalarParam<'a>],
-        helpers: &'k [HelperFn],
-        structs: &'k [StructDef],
+        knobs: &'k [Knob],
+        module: Module<'k>,
     ) -> Self {
-        Lowerer {
+        let Module {
+            helpers,
+            structs,
+            consts,
+        } = module;
+        let mut l = Lowerer {
             structs,
             cx,
             bindings,
             scalars,
+            knobs,
             locals: Vec::new(),
             local_tv: Vec::new(),
-            scopes: vec![HashMap::new()],
+            scopes: vec![Scope::default()],
             loop_stack: Vec::new(),
             loops: 0,
+            unrolled: Vec::new(),
             inf: Infer::new(),
             helpers,
             in_helper: None,
             calls: Vec::new(),
             subgroup_ops: 0,
+            call_statement: false,
+            tainted: false,
+            failed_consts: consts
+                .iter()
+                .filter(|c| c.failed)
+                .map(|c| c.name.clone())
+                .collect(),
+        };
+        // Module consts are the outermost names; their types are settled, so each use
+        // gets variables of this body's inference.
+        for c in consts {
+            let value = match c.failed {
+                false => l.retype(&c.value),
+                true => l.poison(c.value.span),
+            };
+            l.scopes[0].consts.insert(c.name.clone(), value);
         }
+        l
     }
 
-    /// Lowers a `#[forge_fn]` helper. `earlier` are the helpers declared before it, the
-    /// only ones it may call.
-    pub fn helper(
-        cx: &'k Ctxt,
-        f: &syn::ItemFn,
-        earlier: &'k [HelperFn],
-        structs: &'k [StructDef],
-    ) -> Option<HelperFn> {
-        let mut l = Lowerer::new(cx, &[], &[], earlier, structs);
+    /// A copy of a typed expression with fresh inference variables fixed to its types.
+    fn retype(&mut self, e: &Expr) -> Expr {
+        let mut e = e.clone();
+        fn go(l: &mut Lowerer<'_, '_>, e: &mut Expr) {
+            e.tv = l.ty_var(&e.ty);
+            match &mut e.kind {
+                ExprKind::Unary(_, a) | ExprKind::Cast(a) | ExprKind::Swizzle(a, _) => go(l, a),
+                ExprKind::Binary(_, a, b) => {
+                    go(l, a);
+                    go(l, b)
+                }
+                ExprKind::VecNew(args) | ExprKind::Math(_, args) => {
+                    args.iter_mut().for_each(|a| go(l, a))
+                }
+                ExprKind::Select(a, b, c) => {
+                    go(l, a);
+                    go(l, b);
+                    go(l, c)
+                }
+                _ => {}
+            }
+        }
+        go(self, &mut e);
+        e
+    }
+
+    /// Lowers a module's `const NAME: T = value;`: a constant of the kernel language,
+    /// usable in every kernel and helper of the module. `shared` holds the consts before it.
+    pub fn module_const(cx: &'k Ctxt, c: &syn::ItemConst, shared: &'k Shared) -> Option<ConstItem> {
+        let errors = cx.error_count();
+        let mut l = Lowerer::new(cx, &[], &[], &[], shared.module());
+        let value = l.const_value(c);
+        let mut body = Vec::new();
+        l.finish(&mut body);
+        let mut value = value.unwrap_or_else(|()| l.poison(c.ident.span()));
+        l.finish_expr(&mut value);
+        let mut sched = false;
+        walk_expr(&value, &mut |x| {
+            sched |= matches!(x.kind, ExprKind::Sched(_))
+        });
+        Some(ConstItem {
+            name: c.ident.to_string(),
+            value,
+            sched,
+            failed: l.tainted || cx.error_count() > errors,
+        })
+    }
+
+    /// The value of a `const` item, checked to be constant, with its declared type.
+    fn const_value(&mut self, c: &syn::ItemConst) -> R<Expr> {
+        let name = c.ident.to_string();
+        if let Some(g) = c.generics.params.first() {
+            return self.err(g.span(), "generic `const` items are not supported");
+        }
+        if matches!(name.as_str(), "WG" | "ITEMS" | "VEC")
+            || self.knobs.iter().any(|k| k.name == name)
+        {
+            return self.err(
+                c.ident.span(),
+                format!("`{name}` is already a schedule constant of this kernel; name the `const` differently"),
+            );
+        }
+        if matches!(&*c.ty, syn::Type::Array(_)) {
+            return self.err(
+                c.ty.span(),
+                "array `const`s are not supported; declare the table with `let`, as in `let t = [1.0f32, 0.5];`",
+            );
+        }
+        let tv = self.type_annotation(&c.ty)?;
+        let value = self.expr(&c.expr)?;
+        self.unify_at(value.span, tv, value.tv);
+        let mut bad = None;
+        walk_expr(&value, &mut |x| {
+            let ok = matches!(
+                x.kind,
+                ExprKind::IntLit(_)
+                    | ExprKind::FloatLit(_)
+                    | ExprKind::BoolLit(_)
+                    | ExprKind::Sched(_)
+                    | ExprKind::Unary(..)
+                    | ExprKind::Binary(..)
+                    | ExprKind::Cast(_)
+                    | ExprKind::VecNew(_)
+                    | ExprKind::Swizzle(..)
+                    | ExprKind::Math(..)
+                    | ExprKind::Select(..)
+            );
+            if !ok && bad.is_none() {
+                bad = Some((x.span, x.end));
+            }
+        });
+        if let Some((start, end)) = bad {
+            self.cx.error_range(
+                start,
+                end,
+                "a `const` is computed at compile time, from literals, other consts, `WG`, `ITEMS`, `VEC`, knobs and arithmetic; for a value computed at run time use `let`",
+            );
+            return Err(());
+        }
+        Ok(value)
+    }
+
+    /// Lowers a `#[forge_fn]` helper. `shared` holds what the module declared before it:
+    /// the helpers it may call, the structs and the consts.
+    pub fn helper(cx: &'k Ctxt, f: &syn::ItemFn, shared: &'k Shared) -> Option<HelperFn> {
+        let errors = cx.error_count();
+        let mut l = Lowerer::new(cx, &[], &[], &[], shared.module());
         if let Some(g) = f.sig.generics.params.first() {
             cx.error(g.span(), "generic helpers are not supported");
         }
         let mut params = Vec::new();
+        let mut refs = Vec::new();
         for arg in &f.sig.inputs {
             let syn::FnArg::Typed(pt) = arg else {
                 cx.error(arg.span(), "a helper cannot take `self`");
@@ -83,16 +250,46 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                 cx.error(pt.pat.span(), "helper parameters must be plain identifiers");
                 continue;
             };
-            let Ok(tv) = l.type_annotation(&pt.ty) else {
-                continue;
+            // `t: &mut [f32; 256]` and `t: &[f32; N]`: an array by reference.
+            let (ty, by_ref) = match &*pt.ty {
+                syn::Type::Reference(r) => {
+                    if !matches!(&*r.elem, syn::Type::Array(_)) {
+                        let t = &r.elem;
+                        cx.error(
+                            pt.ty.span(),
+                            format!("helpers take arrays by reference, and scalars and vectors by value; write `{}: {}`", pi.ident, quote::quote!(#t)),
+                        );
+                    }
+                    if let Some(lt) = &r.lifetime {
+                        cx.error(
+                            lt.span(),
+                            "helper references take no lifetime; write `&mut [T; N]`",
+                        );
+                    }
+                    (&*r.elem, Some(r.mutability.is_some()))
+                }
+                t => (t, None),
             };
-            params.push(l.declare(
+            if by_ref.is_some() && pi.mutability.is_some() {
+                cx.error(
+                    pi.ident.span(),
+                    format!("`mut {0}` would rebind the reference, which helpers cannot; write `{0}: &mut [..]` to change the array", pi.ident),
+                );
+            }
+            let tv = match l.type_annotation(ty) {
+                Ok(tv) => tv,
+                Err(()) => l.inf.error(),
+            };
+            let id = l.declare(
                 &pi.ident.to_string(),
-                pi.mutability.is_some(),
+                pi.mutability.is_some() || by_ref == Some(true),
                 false,
                 pi.ident.span(),
                 tv,
-            ));
+            );
+            l.locals[id].by_ref = by_ref;
+            params.push(id);
+            refs.push(by_ref);
         }
         let ret_tv = match &f.sig.output {
             syn::ReturnType::Default => None,
@@ -119,17 +316,80 @@ impl<'k, 'a> Lowerer<'k, 'a> {
         }
         l.finish(&mut body);
         let ret = ret_tv.and_then(|r| l.inf.resolve(r));
-        let mut calls = std::mem::take(&mut l.calls);
+        let mut locals = std::mem::take(&mut l.locals);
+        let mut loops = l.loops;
+        let mut subgroup_ops = l.subgroup_ops;
+        crate::inline::calls(
+            cx,
+            &shared.helpers,
+            &mut crate::inline::Func {
+                locals: &mut locals,
+                loops: &mut loops,
+                subgroup_ops: &mut subgroup_ops,
+            },
+            &mut body,
+        );
+        let mut calls: Vec<usize> = Vec::new();
+        walk_stmts(&body, &mut |s| {
+            stmt_exprs(s, &mut |e| {
+                walk_expr(e, &mut |x| {
+                    if let ExprKind::Call(h, _) = x.kind {
+                        calls.push(h)
+                    }
+                })
+            })
+        });
         calls.sort();
         calls.dedup();
+        // Builtins and collective operations are the kernel's: such a helper runs inlined.
+        let mut kernel_only = body.iter().any(contains_collective);
+        walk_stmts(&body, &mut |s| {
+            stmt_exprs(s, &mut |e| {
+                walk_expr(e, &mut |x| {
+                    kernel_only |= matches!(
+                        x.kind,
+                        ExprKind::Builtin(_) | ExprKind::BuiltinComponent(..)
+                    )
+                })
+            })
+        });
         Some(HelperFn {
             name: f.sig.ident.to_string(),
             params,
+            inline: kernel_only || refs.iter().any(Option::is_some),
+            failed: l.tainted || cx.error_count() > errors,
+            refs,
+            loops,
+            subgroup_ops,
             ret,
-            locals: std::mem::take(&mut l.locals),
+            locals,
             body,
             calls,
         })
+    }
+
+    /// The type variable of an element: of an array, or a component of a vector (`v[k]`,
+    /// as glam's `Index`, which an unrolled `k` makes a constant swizzle).
+    fn element_of(&mut self, tv: usize) -> Option<usize> {
+        if let Some(e) = self.inf.array_elem(tv) {
+            return Some(e);
+        }
+        let (s, _) = self.inf.vector(tv)?;
+        Some(self.inf.of_scalar(s))
+    }
+
+    /// A new loop's id.
+    fn new_loop(&mut self, unroll: bool) -> usize {
+        self.unrolled.push(unroll);
+        self.loops += 1;
+        self.loops - 1
+    }
+
+    /// A stand-in for an expression already reported as an error, so that what uses it
+    /// reports nothing more.
+    fn poison(&mut self, span: Span) -> Expr {
+        let tv = self.inf.error();
+        self.expr_of(ExprKind::IntLit(0), tv, span)
     }
 
     fn err<T>(&self, span: Span, msg: impl std::fmt::Display) -> R<T> {
@@ -195,24 +455,38 @@ impl<'k, 'a> Lowerer<'k, 'a> {
             shared,
             span,
             hidden: None,
+            by_ref: None,
             assigned: false,
             atomic: false,
         });
         self.local_tv.push(tv);
         if let Some(scope) = self.scopes.last_mut() {
-            scope.insert(name.to_string(), id);
+            scope.locals.insert(name.to_string(), id);
         }
         id
     }
 
+    /// What a name means here: the innermost local or `const` of that name.
+    fn resolve(&self, name: &str) -> Option<Named<'_>> {
+        self.scopes.iter().rev().find_map(|s| {
+            s.locals
+                .get(name)
+                .map(|id| Named::Local(*id))
+                .or_else(|| s.consts.get(name).map(Named::Const))
+        })
+    }
+
     fn lookup(&self, name: &str) -> Option<LocalId> {
-        self.scopes.iter().rev().find_map(|s| s.get(name).copied())
+        match self.resolve(name)? {
+            Named::Local(id) => Some(id),
+            Named::Const(_) => None,
+        }
     }
 
     // ---- statements --------------------------------------------------------------
 
     pub fn block(&mut self, b: &syn::Block) -> Block {
-        self.scopes.push(HashMap::new());
+        self.scopes.push(Scope::default());
         let mut out = Vec::new();
         for s in &b.stmts {
             self.stmt(s, &mut out);
@@ -229,7 +503,20 @@ impl<'k, 'a> Lowerer<'k, 'a> {
             syn::Stmt::Expr(e, _) => {
                 let _ = self.expr_stmt(e, out);
             }
-            syn::Stmt::Item(i) => self.cx.error(i.span(), "items inside a kernel are not supported; move them outside the kernel"),
+            syn::Stmt::Item(syn::Item::Const(c)) => {
+                let value = match self.const_value(c) {
+                    Ok(v) => v,
+                    // Still declared, so that its uses add no "cannot find" errors.
+                    Err(()) => {
+                        let tv = self.inf.error();
+                        self.expr_of(ExprKind::IntLit(0), tv, c.ident.span())
+                    }
+                };
+                if let Some(scope) = self.scopes.last_mut() {
+                    scope.consts.insert(c.ident.to_string(), value);
+                }
+            }
+            syn::Stmt::Item(i) => self.cx.error(i.span(), "items inside a kernel are not supported, except `const NAME: T = value;`; move them outside the kernel"),
             syn::Stmt::Macro(m) => self.cx.error(
                 m.span(),
                 "macros are not supported in kernels; write the code out, or move host-side logic outside the kernel",
@@ -237,7 +524,29 @@ impl<'k, 'a> Lowerer<'k, 'a> {
         }
     }
 
+    /// A `let`. When it is refused, the names it declares are still declared, with a type
+    /// that agrees with every use: one mistake gives one error, not one per later use.
     fn local(&mut self, l: &syn::Local, out: &mut Block) -> R<()> {
+        let before = self.locals.len();
+        let result = self.local_inner(l, out);
+        if result.is_err() {
+            let mut names = Vec::new();
+            pattern_names(&l.pat, &mut names);
+            for ident in names {
+                let name = ident.to_string();
+                let declared = self.locals[before..].iter().any(|x| x.name == name);
+                if !declared && name != "_" {
+                    let tv = self.inf.error();
+                    // Mutable, so that assignments to it report nothing more either.
+                    let id = self.declare(&name, true, false, ident.span(), tv);
+                    self.locals[id].assigned = true;
+                }
+            }
+        }
+        result
+    }
+
+    fn local_inner(&mut self, l: &syn::Local, out: &mut Block) -> R<()> {
         if let (syn::Pat::Tuple(pt), Some(init)) = (&l.pat, &l.init) {
             if let syn::Expr::MethodCall(m) = &*init.expr {
                 if m.method == "compare_exchange_weak" {
@@ -401,86 +710,97 @@ impl<'k, 'a> Lowerer<'k, 'a> {
         )
     }
 
-    /// Array lengths: an integer literal, or an expression over `WG`, `ITEMS`, `VEC`.
+    /// Array lengths: integer literals, `WG`, `ITEMS`, `VEC`, knobs and `u32` consts, with
+    /// `+ - * / %` and parentheses. A length without schedule constants is evaluated now,
+    /// so that the oracle can use a Rust array.
     fn const_len(&mut self, e: &syn::Expr) -> R<ConstLen> {
-        fn go(
-            e: &syn::Expr,
-            w: &mut String,
-            r: &mut String,
-            lit_only: &mut bool,
-        ) -> Result<(), Span> {
-            match e {
-                syn::Expr::Lit(syn::ExprLit {
-                    lit: syn::Lit::Int(i),
-                    ..
-                }) => {
-                    let v: u32 = i.base10_parse().map_err(|_| i.span())?;
-                    w.push_str(&format!("{v}u"));
-                    r.push_str(&format!("{v}usize"));
+        const HINT: &str = "array lengths are integer literals, consts, `WG`, `ITEMS`, `VEC` and knobs, with `+ - * / %`; kernel arrays have a size fixed at compile time";
+        let c = match self.len_expr(e) {
+            Ok(c) => c,
+            Err(span) => return self.err(span, HINT),
+        };
+        let lit_only = {
+            fn lit(c: &CExpr) -> bool {
+                match c {
+                    CExpr::Lit(_) => true,
+                    CExpr::Sched(_) => false,
+                    CExpr::Bin(_, a, b) => lit(a) && lit(b),
                 }
-                syn::Expr::Path(p) => {
-                    let n = p
-                        .path
-                        .get_ident()
-                        .map(|i| i.to_string())
-                        .unwrap_or_default();
-                    let rust = match n.as_str() {
-                        "WG" => "__fg_wg",
-                        "ITEMS" => "__fg_items",
-                        "VEC" => "__fg_vec",
-                        _ => return Err(p.span()),
-                    };
-                    *lit_only = false;
-                    w.push_str(&n);
-                    r.push_str(&format!("({rust} as usize)"));
-                }
-                syn::Expr::Paren(p) => {
-                    w.push('(');
-                    r.push('(');
-                    go(&p.expr, w, r, lit_only)?;
-                    w.push(')');
-                    r.push(')');
-                }
-                syn::Expr::Binary(b) => {
-                    let op = match b.op {
-                        syn::BinOp::Add(_) => "+",
-                        syn::BinOp::Sub(_) => "-",
-                        syn::BinOp::Mul(_) => "*",
-                        syn::BinOp::Div(_) => "/",
-                        _ => return Err(b.op.span()),
-                    };
-                    w.push('(');
-                    r.push('(');
-                    go(&b.left, w, r, lit_only)?;
-                    w.push_str(&format!(" {op} "));
-                    r.push_str(&format!(" {op} "));
-                    go(&b.right, w, r, lit_only)?;
-                    w.push(')');
-                    r.push(')');
-                }
-                other => return Err(other.span()),
             }
-            Ok(())
+            lit(&c)
+        };
+        if !lit_only {
+            return Ok(ConstLen::Sched(c));
         }
-        let (mut w, mut r, mut lit_only) = (String::new(), String::new(), true);
-        match go(e, &mut w, &mut r, &mut lit_only) {
-            Err(span) => self.err(
-                span,
-                "array lengths must be integer literals or expressions over `WG`, `ITEMS` and `VEC`; kernel locals have a fixed size",
+        let none = SchedPoint {
+            wg: 0,
+            items: 0,
+            vec: 0,
+            knobs: Vec::new(),
+        };
+        match c.eval(&none) {
+            Some(v) if v > 0 => Ok(ConstLen::Lit(v)),
+            _ => self.err(
+                e.span(),
+                "array length must be a positive integer that fits in `u32`",
             ),
-            Ok(()) if lit_only => {
-                // Evaluate literal-only lengths now, so the oracle can use a Rust array.
-                match eval_lit_len(e) {
-                    Some(v) if v > 0 => Ok(ConstLen::Lit(v)),
-                    _ => self.err(e.span(), "array length must be a positive integer that fits in `u32`"),
+        }
+    }
+
+    fn len_expr(&mut self, e: &syn::Expr) -> Result<CExpr, Span> {
+        Ok(match e {
+            syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Int(i),
+                ..
+            }) => CExpr::Lit(i.base10_parse().map_err(|_| i.span())?),
+            syn::Expr::Paren(p) => self.len_expr(&p.expr)?,
+            syn::Expr::Group(g) => self.len_expr(&g.expr)?,
+            syn::Expr::Path(p) => {
+                let name = p
+                    .path
+                    .get_ident()
+                    .map(|i| i.to_string())
+                    .unwrap_or_default();
+                if let Some(Named::Const(v)) = self.resolve(&name) {
+                    let v = v.clone();
+                    return const_cexpr(&v).ok_or(p.span());
+                }
+                match name.as_str() {
+                    "WG" => CExpr::Sched(SchedConst::Wg),
+                    "ITEMS" => CExpr::Sched(SchedConst::Items),
+                    "VEC" => CExpr::Sched(SchedConst::Vec),
+                    _ => match self.knobs.iter().position(|k| k.name == name) {
+                        Some(i) => CExpr::Sched(SchedConst::Knob(i)),
+                        None => return Err(p.span()),
+                    },
                 }
             }
-            Ok(()) => Ok(ConstLen::Sched { wgsl: w, rust: r }),
-        }
+            syn::Expr::Binary(b) => {
+                let op = match b.op {
+                    syn::BinOp::Add(_) => LenOp::Add,
+                    syn::BinOp::Sub(_) => LenOp::Sub,
+                    syn::BinOp::Mul(_) => LenOp::Mul,
+                    syn::BinOp::Div(_) => LenOp::Div,
+                    syn::BinOp::Rem(_) => LenOp::Rem,
+                    _ => return Err(b.op.span()),
+                };
+                let (l, r) = (self.len_expr(&b.left)?, self.len_expr(&b.right)?);
+                CExpr::Bin(op, Box::new(l), Box::new(r))
+            }
+            other => return Err(other.span()),
+        })
     }
 
     fn expr_stmt(&mut self, e: &syn::Expr, out: &mut Block) -> R<()> {
         let span = e.span();
+        if let Some(a) = stmt_attrs(e).first() {
+            let msg = if a.path().is_ident("unroll") {
+                "`#[unroll]` applies to a `for` loop over a constant range, such as `#[unroll] for i in 0..4`"
+            } else {
+                "attributes are not supported on this statement; the kernel language knows `#[unroll]` on `for` loops and `#[shared]` on `let`"
+            };
+            self.cx.error_spanned(a, msg);
+        }
         match e {
             syn::Expr::Assign(a) => {
                 if matches!(&*a.right, syn::Expr::If(_) | syn::Expr::Match(_)) {
@@ -548,6 +868,19 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                 if let Some(l) = &f.label {
                     return self.err(l.span(), "loop labels are not supported in kernels");
                 }
+                let mut unroll = false;
+                for a in &f.attrs {
+                    if !a.path().is_ident("unroll") {
+                        self.cx.error_spanned(
+                            a,
+                            "unknown attribute on `for`; only `#[unroll]` is allowed",
+                        );
+                    } else if !matches!(a.meta, syn::Meta::Path(_)) {
+                        self.cx.error_spanned(&a.meta, "`#[unroll]` takes no arguments: the loop's constant bounds say how many copies it makes");
+                    } else {
+                        unroll = true;
+                    }
+                }
                 let syn::Pat::Ident(pi) = &*f.pat else {
                     return self.err(f.pat.span(), "the loop variable must be a plain name");
                 };
@@ -560,8 +893,11 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                 let (Some(start), Some(end)) = (&r.start, &r.end) else {
                     return self.err(r.span(), "a loop range needs both bounds, such as `0..n`");
                 };
-                let start = self.expr(start)?;
-                let end = self.expr(end)?;
+                // A refused bound still lets the body be lowered, for its own errors.
+                let start = self
+                    .expr(start)
+                    .unwrap_or_else(|_| self.poison(start.span()));
+                let end = self.expr(end).unwrap_or_else(|_| self.poison(end.span()));
                 self.unify_at(end.span, start.tv, end.tv);
                 self.constrain_at(
                     start.span,
@@ -570,9 +906,8 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                     "loop ranges are integer ranges",
                 );
                 let inclusive = matches!(r.limits, syn::RangeLimits::Closed(_));
-                let id = self.loops;
-                self.loops += 1;
-                self.scopes.push(HashMap::new());
+                let id = self.new_loop(unroll);
+                self.scopes.push(Scope::default());
                 let var = self.declare(
                     &pi.ident.to_string(),
                     false,
@@ -591,6 +926,7 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                     inclusive,
                     body,
                     id,
+                    unroll,
                 });
             }
             syn::Expr::While(w) => {
@@ -604,8 +940,7 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                     infer::S_BOOL,
                     "a `while` condition must be `bool`",
                 );
-                let id = self.loops;
-                self.loops += 1;
+                let id = self.new_loop(false);
                 self.loop_stack.push(id);
                 let body = self.block(&w.body);
                 self.loop_stack.pop();
@@ -615,8 +950,7 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                 if let Some(lb) = &l.label {
                     return self.err(lb.span(), "loop labels are not supported in kernels");
                 }
-                let id = self.loops;
-                self.loops += 1;
+                let id = self.new_loop(false);
                 self.loop_stack.push(id);
                 let body = self.block(&l.body);
                 self.loop_stack.pop();
@@ -632,6 +966,9 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                 let Some(&target) = self.loop_stack.last() else {
                     return self.err(span, "`break` outside of a loop");
                 };
+                if self.unrolled[target] {
+                    return self.err(span, "`break` cannot leave an `#[unroll]` loop, whose iterations are copies of its body; guard the rest of the body with an `if`, or drop `#[unroll]`");
+                }
                 out.push(Stmt::Break { target, span });
             }
             syn::Expr::Continue(c) => {
@@ -641,6 +978,9 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                 let Some(&target) = self.loop_stack.last() else {
                     return self.err(span, "`continue` outside of a loop");
                 };
+                if self.unrolled[target] {
+                    return self.err(span, "`continue` cannot skip to the next copy of an `#[unroll]` loop's body; guard the rest of the body with an `if`, or drop `#[unroll]`");
+                }
                 out.push(Stmt::Continue { target, span });
             }
             syn::Expr::Return(r) => {
@@ -671,15 +1011,6 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                 }
                 out.push(Stmt::Return { span });
             }
-            syn::Expr::Call(c)
-                if self.in_helper.is_some()
-                    && matches!(
-                        path_name(&c.func).as_deref(),
-                        Some("workgroup_barrier" | "storage_barrier")
-                    ) =>
-            {
-                return self.err(span, "barriers belong in the kernel body, not in helpers");
-            }
             syn::Expr::Call(c) if path_name(&c.func).as_deref() == Some("workgroup_barrier") => out
                 .push(Stmt::Barrier {
                     kind: Barrier::Workgroup,
@@ -705,6 +1036,17 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                 });
             }
             syn::Expr::Paren(p) => return self.expr_stmt(&p.expr, out),
+            // A helper called for its effects on the arrays it takes by reference (or for
+            // its barriers); `inline` puts its body here.
+            syn::Expr::Call(c)
+                if path_name(&c.func)
+                    .is_some_and(|n| self.helpers.iter().any(|h| h.name == n && h.inline)) =>
+            {
+                self.call_statement = true;
+                let expr = self.call(c);
+                self.call_statement = false;
+                out.push(Stmt::Eval { expr: expr? });
+            }
             syn::Expr::MethodCall(m) if AtomicOp::from_method(&m.method.to_string()).is_some() => {
                 let expr = self.expr(e)?;
                 out.push(Stmt::Eval { expr });
@@ -814,7 +1156,7 @@ impl<'k, 'a> Lowerer<'k, 'a> {
         let (span, tv) = (scrutinee.span, scrutinee.tv);
         let hidden = self.declare("fg_match", false, false, span, tv);
         if let Some(scope) = self.scopes.last_mut() {
-            scope.remove("fg_match");
+            scope.locals.remove("fg_match");
         }
         self.locals[hidden].name = "match value".to_string();
         self.locals[hidden].hidden = Some("fg_match");
@@ -858,7 +1200,7 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                 // Unreachable after a catch-all arm, as rustc would warn; nothing runs it.
                 continue;
             }
-            self.scopes.push(HashMap::new());
+            self.scopes.push(Scope::default());
             let mut body = Vec::new();
             if let Some(Some(pi)) = catch_all {
                 let id = self.declare(
@@ -1010,7 +1352,7 @@ impl<'k, 'a> Lowerer<'k, 'a> {
         let id = self.declare("fg_if", true, false, span, tv);
         // A hidden local: no user name resolves to it, and messages call it what it is.
         if let Some(scope) = self.scopes.last_mut() {
-            scope.remove("fg_if");
+            scope.locals.remove("fg_if");
         }
         self.locals[id].name = "if value".to_string();
         self.locals[id].hidden = Some("fg_if");
@@ -1026,7 +1368,7 @@ impl<'k, 'a> Lowerer<'k, 'a> {
     }
 
     fn block_into(&mut self, b: &syn::Block, target: LocalId) -> R<Block> {
-        self.scopes.push(HashMap::new());
+        self.scopes.push(Scope::default());
         let mut out = Vec::new();
         let n = b.stmts.len();
         let mut result = Ok(());
@@ -1153,14 +1495,19 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                 };
                 if !self.locals[id].mutable {
                     let n = self.locals[id].name.clone();
-                    self.cx.error(root.span(), format!("cannot assign to an element of immutable array `{n}`; declare it with `let mut {n}`"));
+                    let msg = if self.locals[id].by_ref.is_some() {
+                        format!("cannot assign to an element of `{n}`, which is behind a `&` reference; take it as `{n}: &mut [..]`")
+                    } else {
+                        format!("cannot assign to an element of immutable array `{n}`; declare it with `let mut {n}`")
+                    };
+                    self.cx.error(root.span(), msg);
                 }
                 self.locals[id].assigned = true;
                 let mut tv = self.local_tv[id];
                 let mut idxs = Vec::new();
                 for i in chain {
-                    let Some(elem) = self.inf.array_elem(tv) else {
-                        return self.err(i.span(), "this value is not an array and cannot be indexed");
+                    let Some(elem) = self.element_of(tv) else {
+                        return self.err(i.span(), "this value is not an array or a vector and cannot be indexed");
                     };
                     idxs.push(self.index_expr(i)?);
                     tv = elem;
@@ -1287,8 +1634,8 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                     }
                 }
                 let base = self.expr(&ix.expr)?;
-                let Some(elem) = self.inf.array_elem(base.tv) else {
-                    return self.err(ix.expr.span(), "this value is not an array and cannot be indexed");
+                let Some(elem) = self.element_of(base.tv) else {
+                    return self.err(ix.expr.span(), "this value is not an array or a vector and cannot be indexed");
                 };
                 let idx = self.index_expr(&ix.index)?;
                 Ok(self.expr_of(ExprKind::LoadArray(Box::new(base), Box::new(idx)), elem, span))
@@ -1552,19 +1899,38 @@ impl<'k, 'a> Lowerer<'k, 'a> {
             return self.err(span, format!("unknown path `{}`", segs.join("::")));
         }
         let name = &segs[0];
-        if let Some(id) = self.lookup(name) {
-            let tv = self.local_tv[id];
-            return Ok(self.expr_of(ExprKind::Local(id), tv, span));
+        match self.resolve(name) {
+            Some(Named::Local(id)) => {
+                let tv = self.local_tv[id];
+                return Ok(self.expr_of(ExprKind::Local(id), tv, span));
+            }
+            Some(Named::Const(value)) => {
+                // A use is a copy of the value, pointing at the use.
+                let mut v = value.clone();
+                v.span = span;
+                v.end = span;
+                self.tainted |= self.failed_consts.contains(name);
+                return Ok(v);
+            }
+            None => {}
         }
         if let Some(i) = self.scalars.iter().position(|s| &s.name == name) {
-            let tv = self.inf.of_scalar(self.scalars[i].ty);
+            let tv = if self.scalars[i].refused {
+                self.inf.error()
+            } else {
+                self.inf.of_scalar(self.scalars[i].ty)
+            };
             return Ok(self.expr_of(ExprKind::Scalar(i), tv, span));
         }
         let sched = match name.as_str() {
             "WG" => Some(SchedConst::Wg),
             "ITEMS" => Some(SchedConst::Items),
             "VEC" => Some(SchedConst::Vec),
-            _ => None,
+            _ => self
+                .knobs
+                .iter()
+                .position(|k| &k.name == name)
+                .map(SchedConst::Knob),
         };
         if let Some(c) = sched {
             let tv = self.inf.of_scalar(Scalar::U32);
@@ -1587,8 +1953,10 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                 "only builtins and `f32::from_bits` can be called in kernels",
             );
         };
+        let statement = std::mem::take(&mut self.call_statement);
         if let Some(h) = self.helpers.iter().position(|h| h.name == name) {
             let helper = &self.helpers[h];
+            self.tainted |= helper.failed;
             if c.args.len() != helper.params.len() {
                 return self.err(
                     span,
@@ -1604,21 +1972,41 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                 .iter()
                 .map(|p| helper.locals[*p].ty.clone())
                 .collect();
+            let refs = helper.refs.clone();
             let ret = helper.ret.clone();
             let mut args = Vec::new();
-            for (a, t) in c.args.iter().zip(&param_tys) {
-                let e = self.expr(a)?;
-                let tv = self.ty_var(t);
-                self.unify_at(e.span, tv, e.tv);
+            for ((a, t), by_ref) in c.args.iter().zip(&param_tys).zip(refs) {
+                let e = match by_ref {
+                    Some(mutable) => self.ref_arg(&name, a, t, mutable)?,
+                    None => {
+                        if let syn::Expr::Reference(r) = a {
+                            return self.err(
+                                a.span(),
+                                format!(
+                                    "`{name}` takes this argument by value; pass `{}`",
+                                    quote::quote!(#r.expr).to_string().replace(' ', "")
+                                ),
+                            );
+                        }
+                        let e = self.expr(a)?;
+                        let tv = self.ty_var(t);
+                        self.unify_at(e.span, tv, e.tv);
+                        e
+                    }
+                };
                 args.push(e);
             }
-            let Some(ret) = ret else {
-                return self.err(
-                    span,
-                    format!("`{name}` returns nothing, so it cannot be used as a value"),
-                );
+            let tv = match ret {
+                Some(ret) => self.ty_var(&ret),
+                // A statement: `inline` replaces it with the helper's body.
+                None if self.helpers[h].inline && statement => self.inf.of_scalar(Scalar::Bool),
+                None => {
+                    return self.err(
+                        span,
+                        format!("`{name}` returns nothing, so it cannot be used as a value"),
+                    )
+                }
             };
-            let tv = self.ty_var(&ret);
             self.calls.push(h);
             return Ok(self.expr_of(ExprKind::Call(h, args), tv, span));
         }
@@ -1632,12 +2020,6 @@ impl<'k, 'a> Lowerer<'k, 'a> {
             "num_subgroups" => Some(Builtin::NumSubgroups),
             _ => None,
         };
-        if scalar_builtin.is_some() && self.in_helper.is_some() {
-            return self.err(
-                span,
-                format!("helpers cannot read `{name}()`; pass its value as an argument"),
-            );
-        }
         if let Some(b) = scalar_builtin {
             if !c.args.is_empty() {
                 return self.err(c.args.span(), "builtins take no arguments");
@@ -1786,17 +2168,105 @@ impl<'k, 'a> Lowerer<'k, 'a> {
         ))
     }
 
+    /// An argument for a helper's reference parameter: `&mut t` or `&t` of a local or
+    /// workgroup array, or a reference parameter of the helper being lowered, passed on.
+    /// It is the array itself, as `ExprKind::Local`; `inline` puts it in the parameter's
+    /// place.
+    fn ref_arg(&mut self, helper: &str, a: &syn::Expr, t: &Ty, mutable: bool) -> R<Expr> {
+        let want = format!(
+            "`&{}{}`",
+            if mutable { "mut " } else { "" },
+            ty_text(t, self.knobs)
+        );
+        let (inner, given_mut) = match a {
+            syn::Expr::Reference(r) => (&*r.expr, Some(r.mutability.is_some())),
+            other => (other, None),
+        };
+        let inner = match inner {
+            // `&mut *t`, a reborrow of a reference parameter.
+            syn::Expr::Unary(syn::ExprUnary {
+                op: syn::UnOp::Deref(_),
+                expr,
+                ..
+            }) => &**expr,
+            other => other,
+        };
+        let name = match inner {
+            syn::Expr::Path(p) => path_name_p(&p.path).unwrap_or_default(),
+            other => {
+                return self.err(
+                    other.span(),
+                    format!("`{helper}` takes {want}: pass a local or `#[shared]` array, as in `{helper}(&mut tile, ..)`"),
+                )
+            }
+        };
+        let Some(id) = self.lookup(&name) else {
+            if self.bindings.iter().any(|b| b.name == name) {
+                return self.err(
+                    inner.span(),
+                    format!("`{name}` is a binding, and helpers take local and `#[shared]` arrays by reference; pass the elements the helper needs, or copy them into a local array first"),
+                );
+            }
+            return self.err(
+                inner.span(),
+                format!("cannot find value `{name}` in this kernel"),
+            );
+        };
+        let passed_on = self.locals[id].by_ref;
+        match (given_mut, passed_on) {
+            // A reference parameter passed on as it is: `g(t)`.
+            (None, Some(m)) if m || !mutable => {}
+            (None, _) => {
+                let amp = if mutable { "&mut " } else { "&" };
+                return self.err(
+                    a.span(),
+                    format!("`{helper}` takes {want}; pass a reference: `{amp}{name}`"),
+                );
+            }
+            (Some(false), _) if mutable => {
+                return self.err(
+                    a.span(),
+                    format!(
+                        "`{helper}` takes {want}, so it may change the array; pass `&mut {name}`"
+                    ),
+                )
+            }
+            _ => {}
+        }
+        if mutable {
+            let l = &self.locals[id];
+            let writable = l.by_ref.unwrap_or(l.mutable);
+            if !writable {
+                let msg = if l.by_ref.is_some() {
+                    format!("cannot pass `{name}` as `&mut`: it is a `&` reference; take it as `{name}: &mut [..]`")
+                } else {
+                    format!("cannot borrow `{name}` as mutable, as it is not declared as mutable; declare it with `let mut {name}`")
+                };
+                return self.err(inner.span(), msg);
+            }
+            self.locals[id].assigned = true;
+        }
+        let tv = self.local_tv[id];
+        let want_tv = self.ty_var(t);
+        if self.inf.unify(want_tv, tv).is_err() {
+            let found = self
+                .inf
+                .resolve(tv)
+                .map(|t| ty_text(&t, self.knobs))
+                .unwrap_or_else(|| "another type".into());
+            return self.err(
+                inner.span(),
+                format!("mismatched types: `{helper}` takes {want}, but `{name}` is `{found}`"),
+            );
+        }
+        Ok(self.expr_of(ExprKind::Local(id), tv, inner.span()))
+    }
+
     /// `subgroup_add(v)`, `subgroup_shuffle(v, lane)` and the other subgroup operations.
     fn subgroup(&mut self, c: &syn::ExprCall, op: SubgroupOp) -> R<Expr> {
         use infer::{S_BOOL, S_F32, S_INT, S_U32};
         let span = c.span();
         let name = op.name();
-        if self.in_helper.is_some() {
-            return self.err(
-                span,
-                format!("helpers cannot call `{name}`: subgroup operations are collective and belong in the kernel body; call it there and pass the value in"),
-            );
-        }
         let predicate = matches!(op, SubgroupOp::All | SubgroupOp::Any | SubgroupOp::Ballot);
         let want = if op.takes_lane() { 2 } else { 1 };
         if c.args.len() != want {
@@ -1987,7 +2457,7 @@ impl<'k, 'a> Lowerer<'k, 'a> {
             let id = self.declare(&name, mutable, false, pspan, tv);
             if name == "fg_unused" {
                 if let Some(scope) = self.scopes.last_mut() {
-                    scope.remove("fg_unused");
+                    scope.locals.remove("fg_unused");
                 }
                 self.locals[id].name = "_".to_string();
                 self.locals[id].hidden = Some("fg_unused");
@@ -2557,6 +3027,91 @@ fn method_list<'n>(names: impl Iterator<Item = &'n str>) -> String {
     }
 }
 
+/// A type as the user writes it, for messages: `[f32; 256]`, `Vec4`, `[u32; WG]`.
+pub fn ty_text(t: &Ty, knobs: &[Knob]) -> String {
+    let len = |c: &CExpr| len_text(c, knobs);
+    fn len_text(c: &CExpr, knobs: &[Knob]) -> String {
+        let len = |c: &CExpr| len_text(c, knobs);
+        match c {
+            CExpr::Lit(v) => v.to_string(),
+            CExpr::Sched(SchedConst::Wg) => "WG".into(),
+            CExpr::Sched(SchedConst::Items) => "ITEMS".into(),
+            CExpr::Sched(SchedConst::Vec) => "VEC".into(),
+            CExpr::Sched(SchedConst::Knob(i)) => {
+                knobs.get(*i).map(|k| k.name.clone()).unwrap_or_default()
+            }
+            CExpr::Bin(op, a, b) => {
+                let sym = match op {
+                    LenOp::Add => "+",
+                    LenOp::Sub => "-",
+                    LenOp::Mul => "*",
+                    LenOp::Div => "/",
+                    LenOp::Rem => "%",
+                };
+                format!("{} {sym} {}", len(a), len(b))
+            }
+        }
+    }
+    match t {
+        Ty::Scalar(s) => s.wgsl().to_string(),
+        Ty::Vector(s, n) => {
+            let p = match s {
+                Scalar::F32 => "",
+                Scalar::U32 => "U",
+                Scalar::I32 => "I",
+                Scalar::F16 => "H",
+                Scalar::F64 => "D",
+                Scalar::Bool => "B",
+            };
+            format!("{p}Vec{n}")
+        }
+        Ty::Array(e, ConstLen::Lit(n)) => format!("[{}; {n}]", ty_text(e, knobs)),
+        Ty::Array(e, ConstLen::Sched(c)) => format!("[{}; {}]", ty_text(e, knobs), len(c)),
+        Ty::Struct(_) => "a struct".to_string(),
+    }
+}
+
+/// The identifiers a pattern binds, for declaring them after an error.
+fn pattern_names<'p>(p: &'p syn::Pat, out: &mut Vec<&'p syn::Ident>) {
+    match p {
+        syn::Pat::Ident(pi) => {
+            out.push(&pi.ident);
+            if let Some((_, sub)) = &pi.subpat {
+                pattern_names(sub, out);
+            }
+        }
+        syn::Pat::Type(pt) => pattern_names(&pt.pat, out),
+        syn::Pat::Tuple(t) => t.elems.iter().for_each(|e| pattern_names(e, out)),
+        syn::Pat::TupleStruct(t) => t.elems.iter().for_each(|e| pattern_names(e, out)),
+        syn::Pat::Slice(s) => s.elems.iter().for_each(|e| pattern_names(e, out)),
+        syn::Pat::Struct(s) => s.fields.iter().for_each(|f| pattern_names(&f.pat, out)),
+        syn::Pat::Reference(r) => pattern_names(&r.pat, out),
+        syn::Pat::Paren(p) => pattern_names(&p.pat, out),
+        syn::Pat::Or(o) => {
+            if let Some(first) = o.cases.first() {
+                pattern_names(first, out)
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The attributes of an expression statement other than a `for` loop (whose attributes
+/// are its own business).
+fn stmt_attrs(e: &syn::Expr) -> &[syn::Attribute] {
+    match e {
+        syn::Expr::While(x) => &x.attrs,
+        syn::Expr::Loop(x) => &x.attrs,
+        syn::Expr::If(x) => &x.attrs,
+        syn::Expr::Block(x) => &x.attrs,
+        syn::Expr::Assign(x) => &x.attrs,
+        syn::Expr::Binary(x) => &x.attrs,
+        syn::Expr::Call(x) => &x.attrs,
+        syn::Expr::MethodCall(x) => &x.attrs,
+        _ => &[],
+    }
+}
+
 /// The span of an expression's last token, for errors that underline the whole expression.
 fn last_span(e: &syn::Expr) -> Span {
     match e {
@@ -2606,25 +3161,26 @@ fn swizzle(name: &str) -> Option<Vec<u8>> {
         .collect()
 }
 
-fn eval_lit_len(e: &syn::Expr) -> Option<u32> {
-    match e {
-        syn::Expr::Lit(syn::ExprLit {
-            lit: syn::Lit::Int(i),
-            ..
-        }) => i.base10_parse().ok(),
-        syn::Expr::Paren(p) => eval_lit_len(&p.expr),
-        syn::Expr::Binary(b) => {
-            let (l, r) = (eval_lit_len(&b.left)?, eval_lit_len(&b.right)?);
-            match b.op {
-                syn::BinOp::Add(_) => l.checked_add(r),
-                syn::BinOp::Sub(_) => l.checked_sub(r),
-                syn::BinOp::Mul(_) => l.checked_mul(r),
-                syn::BinOp::Div(_) => l.checked_div(r),
-                _ => None,
-            }
+/// A const's value as an array length, when it is a `u32` expression of literals and
+/// schedule constants.
+fn const_cexpr(e: &Expr) -> Option<CExpr> {
+    Some(match &e.kind {
+        ExprKind::IntLit(v) => CExpr::Lit(u32::try_from(*v).ok()?),
+        ExprKind::Sched(c) => CExpr::Sched(*c),
+        ExprKind::Cast(a) => const_cexpr(a)?,
+        ExprKind::Binary(op, a, b) => {
+            let op = match op {
+                BinOp::Add => LenOp::Add,
+                BinOp::Sub => LenOp::Sub,
+                BinOp::Mul => LenOp::Mul,
+                BinOp::Div => LenOp::Div,
+                BinOp::Rem => LenOp::Rem,
+                _ => return None,
+            };
+            CExpr::Bin(op, Box::new(const_cexpr(a)?), Box::new(const_cexpr(b)?))
         }
-        _ => None,
-    }
+        _ => return None,
+    })
 }
 
 fn compound_op(op: &syn::BinOp) -> Option<BinOp> {

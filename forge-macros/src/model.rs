@@ -57,16 +57,82 @@ impl Scalar {
     }
 }
 
-/// A compile-time length: a literal, or an expression over `WG`, `ITEMS` and `VEC`.
+/// A compile-time length: a literal, or an expression over the schedule's constants.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ConstLen {
     Lit(u32),
-    /// Text of the expression in WGSL form (`WG * 2u`), and in Rust form over the
-    /// oracle's schedule locals.
-    Sched {
-        wgsl: String,
-        rust: String,
-    },
+    Sched(CExpr),
+}
+
+/// A `u32` expression over literals and the schedule's constants (`WG * 2`, `TILE + 1`),
+/// as array lengths use them: evaluated for each schedule by `eval`, and written out by
+/// the emitters.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CExpr {
+    Lit(u32),
+    Sched(SchedConst),
+    Bin(LenOp, Box<CExpr>, Box<CExpr>),
+}
+
+impl CExpr {
+    /// The value for a schedule; `None` when a step overflows `u32` or divides by zero,
+    /// which `check` reports.
+    pub fn eval(&self, s: &SchedPoint) -> Option<u32> {
+        Some(match self {
+            CExpr::Lit(v) => *v,
+            CExpr::Sched(c) => s.get(*c),
+            CExpr::Bin(op, a, b) => {
+                let (a, b) = (a.eval(s)?, b.eval(s)?);
+                match op {
+                    LenOp::Add => a.checked_add(b)?,
+                    LenOp::Sub => a.checked_sub(b)?,
+                    LenOp::Mul => a.checked_mul(b)?,
+                    LenOp::Div => a.checked_div(b)?,
+                    LenOp::Rem => a.checked_rem(b)?,
+                }
+            }
+        })
+    }
+}
+
+/// One schedule of a kernel's tuning space, as the macro sees it: the values of `WG`,
+/// `ITEMS`, `VEC` and of each knob, in declaration order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SchedPoint {
+    pub wg: u32,
+    pub items: u32,
+    pub vec: u32,
+    pub knobs: Vec<u32>,
+}
+
+impl SchedPoint {
+    pub fn get(&self, c: SchedConst) -> u32 {
+        match c {
+            SchedConst::Wg => self.wg,
+            SchedConst::Items => self.items,
+            SchedConst::Vec => self.vec,
+            SchedConst::Knob(i) => self.knobs.get(i).copied().unwrap_or(0),
+        }
+    }
+
+    /// `WG=64, ITEMS=1, VEC=1, TILE=128`, for messages.
+    pub fn describe(&self, knobs: &[Knob]) -> String {
+        let mut s = format!("WG={}, ITEMS={}, VEC={}", self.wg, self.items, self.vec);
+        for (k, v) in knobs.iter().zip(&self.knobs) {
+            s.push_str(&format!(", {}={v}", k.name));
+        }
+        s
+    }
+}
+
+/// A knob: `knobs(TILE = 64)` declares a named `u32` schedule constant with its default,
+/// and `tune(TILE = [64, 128])` the values the tuner tries.
+#[derive(Clone, Debug)]
+pub struct Knob {
+    pub name: String,
+    pub default: u32,
+    /// The tuned values; empty when the knob is not tuned.
+    pub tune: Vec<u32>,
 }
 
 /// A type of the kernel language.
@@ -198,6 +264,7 @@ impl StructDef {
 pub struct Shared {
     pub helpers: Vec<HelperFn>,
     pub structs: Vec<StructDef>,
+    pub consts: Vec<ConstItem>,
 }
 
 /// A scalar parameter: a field of `Params`.
@@ -205,6 +272,8 @@ pub struct ScalarParam<'a> {
     pub original: &'a syn::PatType,
     pub name: String,
     pub ty: Scalar,
+    /// Its type was refused: uses of it agree with anything, so that they add no errors.
+    pub refused: bool,
 }
 
 /// A parameter in declaration order.
@@ -227,9 +296,12 @@ pub struct Local {
     pub shared: bool,
     pub span: Span,
     /// Made by the macro, not declared by the user (the value of an `if` computed before
-    /// the place it is assigned to): its name is a description, not an identifier, and
-    /// this is the base of its generated name.
+    /// the place it is assigned to, an inlined helper's result): its name is a
+    /// description, not an identifier, and this is the base of its generated name.
     pub hidden: Option<&'static str>,
+    /// A helper's parameter taken by reference (`t: &mut [f32; 256]`), and whether the
+    /// reference is `&mut`: calls are inlined, with the argument's array in its place.
+    pub by_ref: Option<bool>,
     /// Assigned after declaration (used to warn about needless `mut` and to check writes).
     pub assigned: bool,
     /// A workgroup array that atomic methods are called on: its elements are atomics.
@@ -400,11 +472,13 @@ impl SubgroupOp {
     }
 }
 
+/// A schedule constant: `WG`, `ITEMS`, `VEC`, or a knob by index into `Options::knobs`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SchedConst {
     Wg,
     Items,
     Vec,
+    Knob(usize),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -836,6 +910,9 @@ pub enum Stmt {
         inclusive: bool,
         body: Block,
         id: usize,
+        /// `#[unroll]`: the bounds are constant, and `unroll` copies the body once per
+        /// value of the variable.
+        unroll: bool,
     },
     While {
         cond: Expr,
@@ -888,6 +965,8 @@ pub enum Stmt {
         cases: Vec<(Vec<i64>, Block)>,
         default: Block,
     },
+    /// A block that only scopes the names declared in it: one copy of an unrolled body.
+    Block(Block),
 }
 
 pub type Block = Vec<Stmt>;
@@ -897,6 +976,9 @@ pub struct Case {
     /// The `case` keyword, for errors about the whole case.
     pub span: Span,
     pub values: Vec<(syn::Ident, syn::Expr)>,
+    /// Every scalar parameter's value, in declaration order, once `parse::resolve_cases`
+    /// evaluated them; `None` when a value is missing or does not fit its parameter.
+    pub resolved: Option<Vec<CaseValue>>,
 }
 
 /// A scalar parameter's value in a certification case.
@@ -924,6 +1006,21 @@ pub struct Options {
     pub cases: Vec<Case>,
     pub tolerance: Option<(f64, f64)>,
     pub ext: bool,
+    /// `knobs(NAME = default, ..)`, with the values `tune(NAME = [..])` gives them.
+    pub knobs: Vec<Knob>,
+}
+
+/// A module's `const NAME: T = value;`, for every kernel and helper of the module.
+#[derive(Clone)]
+pub struct ConstItem {
+    pub name: String,
+    /// The value, typed; each use is a copy of it.
+    pub value: Expr,
+    /// It uses `WG`, `ITEMS` or `VEC`, so it exists only in the kernel language, not as a
+    /// Rust item.
+    pub sched: bool,
+    /// Lowering it gave errors (reported once, by the module), as for `HelperFn::failed`.
+    pub failed: bool,
 }
 
 /// The whole kernel.
@@ -944,12 +1041,24 @@ pub struct Kernel<'a> {
     pub structs: Vec<StructDef>,
 }
 
-/// A device function declared with `#[forge_fn]`: pure, over scalars, vectors and local
-/// arrays; it cannot touch bindings, workgroup memory, builtins or barriers.
+/// A device function declared with `#[forge_fn]`, over scalars, vectors and arrays, which it
+/// takes by value or by reference (`&mut [f32; 256]`, of workgroup or local memory); it
+/// may hold barriers and subgroup operations. It cannot read bindings or builtins.
 #[derive(Clone)]
 pub struct HelperFn {
     pub name: String,
     pub params: Vec<LocalId>,
+    /// For each parameter taken by reference, whether the reference is `&mut`.
+    pub refs: Vec<Option<bool>>,
+    /// Whether calls are inlined (see `inline`): the helper takes an array by reference,
+    /// or holds a barrier, a subgroup operation or a builtin.
+    pub inline: bool,
+    /// Lowering it gave errors (reported once, by the module): a kernel that calls it
+    /// gives no WGSL and adds no error of its own.
+    pub failed: bool,
+    /// Loops in its body (ids are 0..loops), and subgroup operations.
+    pub loops: usize,
+    pub subgroup_ops: usize,
     pub ret: Option<Ty>,
     pub locals: Vec<Local>,
     pub body: Block,
@@ -1091,12 +1200,55 @@ impl Kernel<'_> {
     }
 
     /// The default schedule: the declared workgroup, and the first items and vector values.
-    pub fn default_schedule(&self) -> (u32, u32, u32) {
-        (
-            self.options.workgroup,
-            self.tune_items()[0],
-            self.tune_vectors()[0],
-        )
+    pub fn default_schedule(&self) -> SchedPoint {
+        SchedPoint {
+            wg: self.options.workgroup,
+            items: self.tune_items()[0],
+            vec: self.tune_vectors()[0],
+            knobs: self.options.knobs.iter().map(|k| k.default).collect(),
+        }
+    }
+
+    /// Every schedule the kernel can run with and be certified at: the default, then each
+    /// point of the tuning space (every combination of the axes and the knobs), once each.
+    pub fn schedules(&self) -> Vec<SchedPoint> {
+        let mut out = vec![self.default_schedule()];
+        let mut points: Vec<SchedPoint> = Vec::new();
+        for wg in self.tune_workgroups() {
+            for items in self.tune_items() {
+                for vec in self.tune_vectors() {
+                    points.push(SchedPoint {
+                        wg,
+                        items,
+                        vec,
+                        knobs: Vec::new(),
+                    });
+                }
+            }
+        }
+        for k in &self.options.knobs {
+            let values = if k.tune.is_empty() {
+                vec![k.default]
+            } else {
+                k.tune.clone()
+            };
+            points = points
+                .into_iter()
+                .flat_map(|p| {
+                    values.iter().map(move |v| {
+                        let mut q = p.clone();
+                        q.knobs.push(*v);
+                        q
+                    })
+                })
+                .collect();
+        }
+        for p in points {
+            if !out.contains(&p) {
+                out.push(p);
+            }
+        }
+        out
     }
 }
 
@@ -1111,9 +1263,10 @@ pub fn walk_stmts<'b>(block: &'b Block, f: &mut dyn FnMut(&'b Stmt)) {
                     walk_stmts(e, f);
                 }
             }
-            Stmt::For { body, .. } | Stmt::While { body, .. } | Stmt::Loop { body, .. } => {
-                walk_stmts(body, f)
-            }
+            Stmt::For { body, .. }
+            | Stmt::While { body, .. }
+            | Stmt::Loop { body, .. }
+            | Stmt::Block(body) => walk_stmts(body, f),
             Stmt::Switch { cases, default, .. } => {
                 for (_, b) in cases {
                     walk_stmts(b, f);
@@ -1162,9 +1315,10 @@ pub fn collective_inside(s: &Stmt) -> bool {
     let in_block = |b: &Block| b.iter().any(contains_collective);
     match s {
         Stmt::If { then, els, .. } => in_block(then) || els.as_ref().is_some_and(in_block),
-        Stmt::For { body, .. } | Stmt::While { body, .. } | Stmt::Loop { body, .. } => {
-            in_block(body)
-        }
+        Stmt::For { body, .. }
+        | Stmt::While { body, .. }
+        | Stmt::Loop { body, .. }
+        | Stmt::Block(body) => in_block(body),
         Stmt::Switch { cases, default, .. } => {
             cases.iter().any(|(_, b)| in_block(b)) || in_block(default)
         }

@@ -3,8 +3,8 @@
 
 use crate::ctxt::Ctxt;
 use crate::model::{
-    Access, BindingParam, Case, CaseValue, ConstLen, LenExpr, LenMethod, LenOp, Options, ParamRef,
-    Scalar, ScalarParam, StructDef, StructField, Ty,
+    Access, BindingParam, Case, CaseValue, ConstLen, Knob, LenExpr, LenMethod, LenOp, Options,
+    ParamRef, Scalar, ScalarParam, StructDef, StructField, Ty,
 };
 use proc_macro2::{Span, TokenStream};
 use syn::spanned::Spanned;
@@ -20,9 +20,15 @@ const OPTIONS: &[(&str, &str)] = &[
     ("reference", "`reference = my_reference`"),
     ("case", "`case(n = 1000)`"),
     ("tolerance", "`tolerance(abs = 1e-5, rel = 1e-4)`"),
+    ("knobs", "`knobs(TILE = 64)`"),
     ("ext", "`ext = false`"),
     ("crate", "`crate = ::wgsl_forge`"),
 ];
+
+/// The most knobs a kernel declares, and the longest knob name: `forge_core::Schedule`'s
+/// `MAX_KNOBS` and `MAX_KNOB_NAME`.
+const MAX_KNOBS: usize = 6;
+const MAX_KNOB_NAME: usize = 23;
 
 /// The tuning axes, and the schedule constant each one sets in the body.
 const TUNE_AXES: &[(&str, &str)] = &[("workgroup", "WG"), ("items", "ITEMS"), ("vector", "VEC")];
@@ -52,7 +58,7 @@ pub fn did_you_mean<'n>(name: &str, known: impl IntoIterator<Item = &'n str>) ->
     }
     known
         .into_iter()
-        .map(|k| (distance(&name.to_lowercase(), k), k))
+        .map(|k| (distance(&name.to_lowercase(), &k.to_lowercase()), k))
         .filter(|(d, k)| *d <= (k.len() / 3).max(1))
         .min_by_key(|(d, _)| *d)
         .map(|(_, k)| k)
@@ -184,9 +190,12 @@ pub fn options(cx: &Ctxt, attr: TokenStream) -> Options {
         cases: Vec::new(),
         tolerance: None,
         ext: true,
+        knobs: Vec::new(),
     };
     let mut threads_expr: Option<syn::Expr> = None;
     let mut seen: Vec<String> = Vec::new();
+    // `tune(NAME = [..])` of a knob, resolved against `knobs(..)` after every option.
+    let mut tuned_knobs: Vec<(syn::Path, Vec<u32>)> = Vec::new();
     let parser = syn::meta::parser(|meta| {
         let key = meta
             .path
@@ -270,7 +279,9 @@ pub fn options(cx: &Ctxt, attr: TokenStream) -> Options {
                             .iter()
                             .find(|(a, c)| *a == k || *c == k)
                             .map(|(a, _)| *a);
-                        let Some(axis) = axis.filter(|a| *a == k) else {
+                        // An upper-case name is a knob's, resolved once every option is read.
+                        let knob = axis.is_none() && is_knob_name(&k);
+                        let Some(axis) = axis.filter(|a| *a == k).or(knob.then_some("knob")) else {
                             let hint = match axis {
                                 Some(a) => format!("; `{k}` is the body's name for it, the axis is `{a}`"),
                                 None => did_you_mean(&k, TUNE_AXES.iter().map(|(a, _)| *a))
@@ -279,41 +290,100 @@ pub fn options(cx: &Ctxt, attr: TokenStream) -> Options {
                             };
                             cx.error_spanned(
                                 &inner.path,
-                                format!("unknown tuning axis `{k}`; the axes are `workgroup`, `items` and `vector`, as in {}{hint}", option_form("tune")),
+                                format!("unknown tuning axis `{k}`; the axes are `workgroup`, `items` and `vector`, and the kernel's knobs, named in upper case, as in {}{hint}", option_form("tune")),
                             );
                             return skip_option_value(&inner);
                         };
-                        if axes_seen.iter().any(|a| a == axis) {
-                            cx.error(inner.path.span(), format!("`tune({axis} = ..)` is given twice; keep one list"));
+                        let what = if knob { k.as_str() } else { axis };
+                        if axes_seen.iter().any(|a| a == what) {
+                            cx.error(inner.path.span(), format!("`tune({what} = ..)` is given twice; keep one list"));
                             return skip_option_value(&inner);
                         }
-                        axes_seen.push(axis.to_string());
+                        axes_seen.push(what.to_string());
                         let Some(e) = option_value(cx, &inner, "tune")? else {
                             return Ok(());
                         };
                         let syn::Expr::Array(arr) = &e else {
                             cx.error_spanned(
                                 &e,
-                                format!("`tune({axis} = ..)` takes a list of integers in brackets, such as `{axis} = [64, 128]`"),
+                                format!("`tune({what} = ..)` takes a list of integers in brackets, such as `{what} = [64, 128]`"),
                             );
                             return Ok(());
                         };
                         if arr.elems.is_empty() {
-                            cx.error_spanned(arr, format!("`tune({axis} = [])` is empty; give at least one value, such as `{axis} = [64]`"));
+                            cx.error_spanned(arr, format!("`tune({what} = [])` is empty; give at least one value, such as `{what} = [64]`"));
                             return Ok(());
                         }
                         let mut vals = Vec::new();
                         for el in &arr.elems {
-                            if let Some((v, span)) = u32_literal(cx, el, &format!("`tune({axis} = [..])`")) {
+                            if let Some((v, span)) = u32_literal(cx, el, &format!("`tune({what} = [..])`")) {
+                                if vals.contains(&v) {
+                                    cx.error(span, format!("`tune({what} = [..])` gives {v} twice; keep one"));
+                                    continue;
+                                }
                                 vals.push(v);
-                                o.tune_values.push((axis, v, span));
+                                if !knob {
+                                    o.tune_values.push((axis, v, span));
+                                }
                             }
                         }
                         match axis {
                             "workgroup" => o.tune_workgroup = vals,
                             "items" => o.tune_items = vals,
-                            _ => o.tune_vector = vals,
+                            "vector" => o.tune_vector = vals,
+                            _ => tuned_knobs.push((inner.path.clone(), vals)),
                         }
+                        Ok(())
+                    })?;
+                }
+            }
+            "knobs" => {
+                if option_list(cx, &meta, "knobs")? {
+                    meta.parse_nested_meta(|inner| {
+                        let name = ident_text(&inner.path);
+                        if !is_knob_name(&name) || TUNE_AXES.iter().any(|(_, c)| *c == name) {
+                            let upper = name.to_uppercase();
+                            let hint = if TUNE_AXES.iter().any(|(_, c)| *c == upper) {
+                                format!("`{upper}` is the schedule's own; pick another name")
+                            } else if is_knob_name(&upper) {
+                                format!("write `{upper}`")
+                            } else {
+                                "write an upper-case name such as `TILE`".to_string()
+                            };
+                            cx.error_spanned(
+                                &inner.path,
+                                format!("a knob is named in upper case, as the constant it is in the body: {hint}"),
+                            );
+                            return skip_option_value(&inner);
+                        }
+                        let Some(e) = option_value(cx, &inner, "knobs")? else {
+                            return Ok(());
+                        };
+                        let Some((default, _)) = u32_literal(cx, &e, &format!("the knob `{name}`")) else {
+                            return Ok(());
+                        };
+                        if o.knobs.iter().any(|k| k.name == name) {
+                            cx.error(inner.path.span(), format!("the knob `{name}` is declared twice; keep one"));
+                            return Ok(());
+                        }
+                        // `forge_core::Schedule` holds the knobs inline.
+                        if name.len() > MAX_KNOB_NAME {
+                            cx.error(inner.path.span(), format!("the knob name `{name}` is longer than {MAX_KNOB_NAME} characters; shorten it"));
+                            return Ok(());
+                        }
+                        if o.knobs.len() == MAX_KNOBS {
+                            cx.error(inner.path.span(), format!("a kernel has at most {MAX_KNOBS} knobs; fold some into one, or make them consts"));
+                            return Ok(());
+                        }
+                        if crate::emit_wgsl::wgsl_name(&name) != name {
+                            cx.error(inner.path.span(), format!("`{name}` is a reserved word in WGSL, where knobs are constants; pick another name"));
+                            return Ok(());
+                        }
+                        o.knobs.push(Knob {
+                            name,
+                            default,
+                            tune: Vec::new(),
+                        });
                         Ok(())
                     })?;
                 }
@@ -337,6 +407,7 @@ pub fn options(cx: &Ctxt, attr: TokenStream) -> Options {
                     o.cases.push(Case {
                         span: meta.path.span(),
                         values: case,
+                        resolved: None,
                     });
                 }
             }
@@ -397,7 +468,31 @@ pub fn options(cx: &Ctxt, attr: TokenStream) -> Options {
         );
     }
     o.threads_syn = threads_expr;
+    for (path, vals) in tuned_knobs {
+        let name = ident_text(&path);
+        match o.knobs.iter_mut().find(|k| k.name == name) {
+            Some(k) => k.tune = vals,
+            None => {
+                let hint = did_you_mean(&name, o.knobs.iter().map(|k| k.name.as_str()))
+                    .map(|n| format!("did you mean `{n}`? "))
+                    .unwrap_or_default();
+                let first = vals.first().copied().unwrap_or(1);
+                cx.error_spanned(
+                    &path,
+                    format!("`tune({name} = ..)` names no knob of this kernel; {hint}declare it with its default, as in `knobs({name} = {first})`"),
+                );
+            }
+        }
+    }
     o
+}
+
+/// Whether a name can be a knob's: upper case, digits and `_`, starting with a letter.
+fn is_knob_name(name: &str) -> bool {
+    name.starts_with(|c: char| c.is_ascii_uppercase())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
 }
 
 /// A `case(name = value)` value for a parameter of type `ty`: a literal, or arithmetic on
@@ -581,6 +676,71 @@ pub fn len_text(e: &syn::Expr) -> String {
         .replace(" )", ")")
 }
 
+/// Evaluates each `case(name = value, ..)` once, for its parameters: every value must name
+/// a scalar parameter and be a constant of its type, and every scalar needs one. The
+/// values land in `Case::resolved`, in declaration order; `check` then tests what they
+/// make of the lengths and `threads`.
+pub fn resolve_cases(cx: &Ctxt, scalars: &[ScalarParam<'_>], o: &mut Options) {
+    for case in &mut o.cases {
+        let mut values: Vec<Option<CaseValue>> = vec![None; scalars.len()];
+        let mut ok = true;
+        for (id, e) in &case.values {
+            let Some(i) = scalars.iter().position(|s| *id == s.name) else {
+                let known: Vec<String> = scalars.iter().map(|s| format!("`{}`", s.name)).collect();
+                let hint = did_you_mean(&id.to_string(), scalars.iter().map(|s| s.name.as_str()))
+                    .map(|n| format!("did you mean `{n}`? "))
+                    .unwrap_or_default();
+                cx.error(
+                    id.span(),
+                    format!(
+                        "`case` names `{id}`, which is not a scalar parameter of this kernel; {hint}the scalar parameters are {}",
+                        if known.is_empty() { "none".to_string() } else { known.join(", ") }
+                    ),
+                );
+                ok = false;
+                continue;
+            };
+            let s = &scalars[i];
+            if case.values.iter().filter(|(other, _)| other == id).count() > 1 {
+                cx.error(
+                    id.span(),
+                    format!("this `case` gives `{id}` more than once"),
+                );
+                ok = false;
+            }
+            match case_value(e, s.ty) {
+                Ok(v) => values[i] = Some(v),
+                Err((at, msg)) => {
+                    ok = false;
+                    cx.error_spanned(at, format!("{msg} (for `{id}: {}`)", s.ty.wgsl()))
+                }
+            }
+        }
+        let missing: Vec<String> = scalars
+            .iter()
+            .zip(&values)
+            .filter(|(s, v)| v.is_none() && !case.values.iter().any(|(id, _)| *id == s.name))
+            .map(|(s, _)| format!("`{}`", s.name))
+            .collect();
+        if !missing.is_empty() {
+            cx.error(
+                case.span,
+                format!(
+                    "this `case` does not give {}; every scalar parameter needs a value, such as `{} = 1`",
+                    missing.join(", "),
+                    missing[0].trim_matches('`')
+                ),
+            );
+            ok = false;
+        }
+        case.resolved = if ok {
+            values.into_iter().collect()
+        } else {
+            None
+        };
+    }
+}
+
 /// Resolves the `threads` option against the scalar parameters.
 pub fn resolve_threads(cx: &Ctxt, scalars: &[ScalarParam<'_>], o: &mut Options) {
     if let Some(e) = o.threads_syn.take() {
@@ -647,38 +807,51 @@ pub fn params<'a>(
                         ),
                     );
                 }
-                match scalar_type(ty) {
-                    Some(s @ (Scalar::U32 | Scalar::I32 | Scalar::F32)) => {
-                        order.push(ParamRef::Scalar(scalars.len()));
-                        scalars.push(ScalarParam { original: pt, name, ty: s });
-                    }
+                let (s, refused) = match scalar_type(ty) {
+                    Some(s @ (Scalar::U32 | Scalar::I32 | Scalar::F32)) => (s, false),
                     Some(s @ (Scalar::F16 | Scalar::F64)) => {
                         let fix = if s == Scalar::F16 {
-                            format!("take `{name}: f32` and convert in the body with `{name} as f16`")
+                            format!(
+                                "take `{name}: f32` and convert in the body with `{name} as f16`"
+                            )
                         } else {
-                            format!("pass it in a binding, `{name}: &[f64; 1]`, and read `{name}[0]`")
+                            format!(
+                                "pass it in a binding, `{name}: &[f64; 1]`, and read `{name}[0]`"
+                            )
                         };
                         cx.error_spanned(
                             ty,
                             format!("`{}` scalar parameters are not supported (the `Params` uniform holds 4-byte fields); {fix}", s.wgsl()),
                         );
-                        // Still declared, so that its uses add no "cannot find" errors;
-                        // the error stops expansion before `Params` is generated.
-                        order.push(ParamRef::Scalar(scalars.len()));
-                        scalars.push(ScalarParam {
-                            original: pt,
-                            name,
-                            ty: s,
-                        });
+                        (s, false)
                     }
-                    _ => cx.error_spanned(
-                        ty,
-                        format!(
-                            "unsupported parameter type `{}`; use `u32`, `i32` or `f32`, or a binding such as `&[f32; n]`",
-                            quote::quote!(#ty)
-                        ),
-                    ),
-                }
+                    Some(Scalar::Bool) => {
+                        cx.error_spanned(
+                            ty,
+                            format!("`bool` scalar parameters are not supported (WGSL uniforms hold no `bool`); take `{name}: u32` and test it in the body with `{name} != 0`"),
+                        );
+                        (Scalar::Bool, false)
+                    }
+                    None => {
+                        cx.error_spanned(
+                            ty,
+                            format!(
+                                "unsupported parameter type `{}`; use `u32`, `i32` or `f32`, or a binding such as `&[f32; n]`",
+                                quote::quote!(#ty)
+                            ),
+                        );
+                        (Scalar::F32, true)
+                    }
+                };
+                // A refused parameter is still declared, so that its uses add no "cannot
+                // find" errors; the error stops expansion before `Params` is generated.
+                order.push(ParamRef::Scalar(scalars.len()));
+                scalars.push(ScalarParam {
+                    original: pt,
+                    name,
+                    ty: s,
+                    refused,
+                });
             }
         }
     }

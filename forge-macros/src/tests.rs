@@ -639,3 +639,86 @@ fn generic_kernel_errors_say_which_instance_they_concern() {
     assert_eq!(e.len(), 1, "{e:#?}");
     assert!(!e[0].contains("in the instance"), "{e:#?}");
 }
+
+// ---- unrolling and register arrays ----------------------------------------------------
+
+#[test]
+fn unrolled_indices_are_literals_and_the_array_is_registers() {
+    let wgsl = compile(
+        quote!(threads = n),
+        syn::parse_quote! {
+            fn k(x: &[f32; n * 4], #[out] y: &mut [f32; n], n: u32) {
+                let i = global_index();
+                let mut acc = [0.0f32; 4];
+                #[unroll]
+                for k in 0..4 {
+                    acc[k] = x[i * 4 + k] * 2.0;
+                }
+                #[unroll]
+                for k in 0..2 {
+                    let h = 2u32 >> k;
+                    #[unroll]
+                    for j in 0..h {
+                        acc[j] += acc[j + h];
+                    }
+                }
+                y[i] = acc[0];
+            }
+        },
+    )
+    .unwrap();
+    assert!(wgsl.contains("acc_0 = (x[(i * 4u)] * 2.0f);"), "{wgsl}");
+    assert!(
+        wgsl.contains("acc_3 = (x[((i * 4u) + 3u)] * 2.0f);"),
+        "{wgsl}"
+    );
+    assert!(
+        wgsl.contains("acc_1 += acc_3;") && wgsl.contains("acc_0 += acc_1;"),
+        "{wgsl}"
+    );
+    assert!(
+        !wgsl.contains("array<f32, 4>") && !wgsl.contains("for ("),
+        "{wgsl}"
+    );
+}
+
+#[test]
+fn an_array_indexed_at_run_time_stays_an_array() {
+    let wgsl = compile(
+        quote!(threads = n),
+        syn::parse_quote! {
+            fn k(x: &[f32; n], #[out] y: &mut [f32; n], n: u32) {
+                let i = global_index();
+                let mut t = [0.0f32; 4];
+                #[unroll]
+                for k in 0..4 {
+                    t[k] = x[i];
+                }
+                y[i] = t[i % 4];
+            }
+        },
+    )
+    .unwrap();
+    assert!(wgsl.contains("var t: array<f32, 4>"), "{wgsl}");
+    assert!(wgsl.contains("t[3i] = x[i];"), "{wgsl}");
+}
+
+#[test]
+fn an_unroll_bound_known_at_run_time_is_an_error_at_the_bound() {
+    let errors = compile(
+        quote!(threads = n),
+        syn::parse_quote! {
+            fn k(#[out] y: &mut [f32; n], n: u32) {
+                #[unroll]
+                for k in 0..n { y[k] = 0.0; }
+            }
+        },
+    )
+    .unwrap_err();
+    assert!(
+        errors
+            .iter()
+            .any(|e| e.contains("must be constant") && e.contains("`n`, a scalar parameter")),
+        "{errors:?}"
+    );
+}

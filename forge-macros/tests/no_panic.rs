@@ -456,6 +456,8 @@ const TYPES_IN_BODY: &[&str] = &[
     "[[f32; 2]; 2]",
     "u64",
     "Vec<f32>",
+    "[f32; TILE]",
+    "[u32; K]",
 ];
 
 fn place() -> impl Strategy<Value = String> {
@@ -500,6 +502,13 @@ fn simple_stmt() -> impl Strategy<Value = String> {
             "unsafe { }",
             "let x = 1 else { return; };",
             "#[inline] let q = 1;",
+            "const K: u32 = 4;",
+            "const K: f32 = n as f32;",
+            "const K: [f32; 2] = [1.0, 2.0];",
+            "const WG: u32 = 2;",
+            "const K<T>: u32 = 1;",
+            "#[unroll] let q = 1;",
+            "#[unroll] while false {}",
         ][..])
         .prop_map(String::from),
     ]
@@ -517,6 +526,8 @@ fn stmt() -> BoxedStrategy<String> {
                 2 => (select(NAMES), expr(), select(&["..", "..=", "..", ".."][..]), expr(), block.clone())
                     .prop_map(|(v, a, r, b, body)| format!("for {v} in {a}{r}{b} {{\n{body}\n}}")),
                 1 => (select(NAMES), expr(), block.clone()).prop_map(|(v, a, body)| format!("for {v} in {a} {{\n{body}\n}}")),
+                2 => (select(&["#[unroll]", "#[unroll]", "#[unroll(4)]", "#[unroll = 2]", "#[inline]"][..]), select(NAMES), expr(), select(&["..", "..="][..]), expr(), block.clone())
+                    .prop_map(|(attr, v, a, r, b, body)| format!("{attr}\nfor {v} in {a}{r}{b} {{\n{body}\n}}")),
                 2 => (expr(), block.clone()).prop_map(|(c, body)| format!("while {c} {{\n{body}\n}}")),
                 2 => block.clone().prop_map(|body| format!("loop {{\n{body}\n}}")),
                 1 => block.clone().prop_map(|body| format!("'a: loop {{\n{body}\n}}")),
@@ -709,6 +720,21 @@ const OPTIONS: &[&str] = &[
     "7",
     "#",
     "workgroup = 64 threads = n",
+    "knobs(TILE = 4)",
+    "knobs(TILE = 4), tune(TILE = [2, 4, 8])",
+    "knobs(TILE = 0)",
+    "knobs(tile = 4)",
+    "knobs(TILE)",
+    "knobs(TILE = x)",
+    "knobs(TILE = 4, TILE = 8)",
+    "knobs(WG = 4)",
+    "knobs(A = 1, B = 2, C = 3, D = 4, E = 5, F = 6, G = 7)",
+    "knobs(AN_EXTREMELY_LONG_KNOB_NAME = 1)",
+    "knobs(NULL = 1)",
+    "knobs = 4",
+    "tune(TILE = [1, 2])",
+    "tune(TILE = [])",
+    "tune(workgroup = [64, 64])",
 ];
 
 /// Balanced token soup: any tokens, with delimiters always paired so that rustc's parser
@@ -1100,7 +1126,7 @@ impl Typed {
         let k = if d == 0 {
             self.below(9)
         } else {
-            self.below(18)
+            self.below(19)
         };
         match k {
             0 => format!("t = {};", self.f(e)),
@@ -1185,6 +1211,17 @@ impl Typed {
                 self.f(e),
                 self.f(e)
             ),
+            18 => match self.below(5) {
+                // Unrolled loops: constant bounds, constant indices into `arr`.
+                0 => format!(
+                    "#[unroll]\nfor k in 0..4u32 {{\narr[k] = arr[k] + {};\n}}",
+                    self.f(e)
+                ),
+                1 => "#[unroll]\nfor k in 0..3u32 {\nlet h = 2u32 >> k;\n#[unroll]\nfor j in 0..h {\narr[j] += arr[j + h];\n}\n}".to_string(),
+                2 => format!("#[unroll]\nfor k in 0..WG / 32 {{\nc += k;\nt += {};\n}}", self.f(e)),
+                3 => format!("const K: u32 = 3;\n#[unroll]\nfor k in 0..=K {{\nt += arr[k % 4] * {};\n}}", self.f(e)),
+                _ => format!("#[unroll]\nfor k in 1..4i32 {{\nq += k * {};\n}}", self.i(e)),
+            },
             _ => match self.below(3) {
                 0 => format!("if {} {{\nreturn;\n}}", self.b(e)),
                 1 => "workgroup_barrier();".to_string(),
@@ -1203,6 +1240,7 @@ impl Typed {
             "threads = n, case(n = 16, m = 4, s = 1.5), tolerance(abs = 1e-3, rel = 1e-4)",
             "threads = n, ext = false",
             "threads = n, case(n = -1, m = 2, s = 1.0)",
+            "threads = n, knobs(TILE = 2), tune(workgroup = [32, 64], TILE = [1, 3])",
             "",
         ];
         let o = self.pick(&options);
@@ -1425,9 +1463,89 @@ fn reoptioned_kernel() -> impl Strategy<Value = String> {
     })
 }
 
+/// A `#[forge_module]` with a const, a helper that takes arrays by reference (with
+/// barriers, unrolled loops and early returns) and a kernel that calls it in many ways,
+/// some of them wrong.
+fn module_kernel() -> impl Strategy<Value = String> {
+    const CONSTS: &[&str] = &[
+        "const K: u32 = 4;",
+        "const K: u32 = WG / 32;",
+        "const K: u32 = 2 + 2;",
+        "const K: f32 = 0.5;",
+        "const K: u32 = n;",
+        "const K: [u32; 1] = [1];",
+        "const K: u32 = 1 / 0;",
+    ];
+    const HELPER_PARAMS: &[&str] = &[
+        "t: &mut [f32; 4], v: &[f32; 4], lid: u32",
+        "t: &mut [f32; 256], v: &[f32; 4], lid: u32",
+        "t: &mut [f32; WG], v: &[f32; 4], lid: u32",
+        "t: &[f32; 4], v: &mut [f32; 4], lid: u32",
+        "t: &mut [f32; 4], v: [f32; 4], lid: u32",
+        "t: &'a mut [f32; 4], v: &[f32; 4], lid: u32",
+        "mut t: &mut [f32; 4], v: &[f32; 4], lid: u32",
+        "t: &mut f32, v: &[f32; 4], lid: u32",
+    ];
+    const HELPER_STMTS: &[&str] = &[
+        "t[lid % 4] = v[0];",
+        "workgroup_barrier();",
+        "#[unroll]\nfor k in 0..4u32 {\nt[k] += v[k];\n}",
+        "#[unroll]\nfor k in 0..K {\nt[k % 4] *= 2.0;\n}",
+        "if lid == 0 {\nreturn v[1];\n}",
+        "for k in 0..4u32 {\nif v[k] > 0.5 {\nreturn v[k];\n}\n}",
+        "#[unroll]\nfor k in 0..4u32 {\nif v[k] > 0.5 {\nreturn v[k];\n}\n}",
+        "let w = subgroup_add(v[0]);\nt[0] += w;",
+        "t[0] = t[0] * 2.0 + local_index() as f32;",
+        "let c = t;",
+        "v[0] = 1.0;",
+        "return;",
+    ];
+    const TAILS: &[&str] = &["t[0]", "v[lid % 4]", "t[0] + v[3]", "0.0", ""];
+    const SHARED: &[&str] = &[
+        "#[shared]\nlet mut tile = [0.0f32; 4];",
+        "#[shared]\nlet mut tile = [0.0f32; 256];",
+        "#[shared]\nlet mut tile = [0.0f32; WG];",
+        "let mut tile = [0.0f32; 4];",
+        "let tile = [0.0f32; 4];",
+    ];
+    const CALLS: &[&str] = &[
+        "let r = h(&mut tile, &a, lid);\nt += r;",
+        "if i < n {\nt += h(&mut tile, &a, lid);\n}",
+        "h(&mut tile, &a, lid);",
+        "let r = h(tile, a, lid);",
+        "let r = h(&mut a, &a, lid);",
+        "let r = h(&mut tile, &x, lid);",
+        "let r = h(&tile, &a, lid);",
+        "while h(&mut tile, &a, c) > 0.0 {\nc += 1;\nif c > 3 {\nbreak;\n}\n}",
+        "let f = i < n && h(&mut tile, &a, lid) > 0.0;",
+        "#[unroll]\nfor k in 0..K {\na[k % 4] += h(&mut tile, &a, k);\n}",
+        "t += h(&mut tile, &a, lid) * h(&mut tile, &a, lid + 1);",
+        "let r = h(&mut tile, &a);",
+        "let r = g(&mut tile);",
+    ];
+    (
+        select(CONSTS),
+        select(HELPER_PARAMS),
+        prop::collection::vec(select(HELPER_STMTS), 0..5),
+        select(TAILS),
+        select(SHARED),
+        prop::collection::vec(select(CALLS), 1..4),
+        select(&["threads = n", "threads = n, workgroup = 256", "threads = n, tune(workgroup = [32, 64])", "threads = n, knobs(K2 = 2), tune(K2 = [1, 2])"][..]),
+    )
+        .prop_map(|(konst, params, hs, tail, shared, calls, o)| {
+            let ret = if tail.is_empty() { "" } else { " -> f32" };
+            format!(
+                "#[forge_module]\nmod m {{\nuse wgsl_forge::prelude::*;\n{konst}\n#[forge_fn]\nfn h({params}){ret} {{\n{}\n{tail}\n}}\n#[forge_kernel({o})]\npub fn kernel({SANE_SIGNATURE}) {{\n{shared}\nlet i = global_index();\nlet lid = local_index();\nlet mut t = 0.0f32;\nlet mut c = 0u32;\nlet mut a = [1.0f32; 4];\n{}\nif i < n {{\ny[i] = t + a[0];\n}}\n}}\n}}",
+                hs.join("\n"),
+                calls.join("\n")
+            )
+        })
+}
+
 fn any_kernel() -> impl Strategy<Value = String> {
     prop_oneof![
         6 => typed_kernel(),
+        2 => module_kernel(),
         4 => grammar_kernel(),
         2 => reoptioned_kernel(),
         3 => mutated_kernel(),

@@ -156,7 +156,7 @@ pub fn device_capabilities(features: wgpu::Features) -> Capabilities {
 /// #     fn layout(&self) -> &'static [Binding] { &[] }
 /// #     fn scalars(&self) -> &'static [ScalarParam] { &[] }
 /// #     fn default_schedule(&self) -> Schedule { Schedule::with_workgroup(64) }
-/// #     fn tune_space(&self) -> TuneSpace { TuneSpace { workgroup: &[64, 128], items: &[1], vector: &[1] } }
+/// #     fn tune_space(&self) -> TuneSpace { TuneSpace::new(&[64, 128], &[1], &[1]) }
 /// #     fn cert_cases(&self) -> Vec<Vec<ScalarValue>> { vec![] }
 /// #     fn binding_lens(&self, _: &[ScalarValue]) -> Result<Vec<u64>> { Ok(vec![]) }
 /// #     fn threads(&self, _: &[ScalarValue]) -> Result<u64> { Ok(1) }
@@ -178,12 +178,9 @@ pub fn emit(kernel: &dyn Kernel, schedule: &Schedule, target: Target) -> Result<
             kernel: kernel.name(),
             schedule: schedule.to_string(),
             reason: format!(
-                "it is neither the declared schedule ({}) nor in the tuning space (wg {:?}, items {:?}, \
-                 vec {:?}), which are what certification covers",
+                "it is neither the declared schedule ({}) nor in the tuning space ({space}), which \
+                 are what certification covers",
                 kernel.default_schedule(),
-                space.workgroup,
-                space.items,
-                space.vector
             ),
         });
     }

@@ -170,7 +170,12 @@ pub fn sanitize(
     let mut dropped = 0;
     for b in &mut m.buckets {
         let Some(w) = b.winner else { continue };
-        let reason = if let Err(e) = crate::plan::check_schedule(kernel.name(), &w, limits) {
+        let unknown = w.knobs().find(|(n, _)| default.knob(n).is_none());
+        let reason = if let Some((knob, _)) = unknown {
+            Some(format!(
+                "it is stale: it sets the knob `{knob}`, which the kernel does not declare"
+            ))
+        } else if let Err(e) = crate::plan::check_schedule(kernel.name(), &w, limits) {
             Some(format!("the adapter cannot run it: {e}"))
         } else if w != default && !space.contains(&w) {
             Some("it is not in the kernel's tuning space".to_string())

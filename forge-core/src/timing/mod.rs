@@ -337,7 +337,7 @@ impl ForgeRuntime {
     /// #     }
     /// #     fn scalars(&self) -> &'static [ScalarParam] { &[ScalarParam { name: "n", ty: ScalarType::U32 }] }
     /// #     fn default_schedule(&self) -> Schedule { Schedule::with_workgroup(64) }
-    /// #     fn tune_space(&self) -> TuneSpace { TuneSpace { workgroup: &[64], items: &[1], vector: &[1] } }
+    /// #     fn tune_space(&self) -> TuneSpace { TuneSpace::new(&[64], &[1], &[1]) }
     /// #     fn cert_cases(&self) -> Vec<Vec<ScalarValue>> { vec![] }
     /// #     fn binding_lens(&self, s: &[ScalarValue]) -> Result<Vec<u64>> { Ok(vec![s[0].bits() as u64]) }
     /// #     fn threads(&self, s: &[ScalarValue]) -> Result<u64> { Ok(s[0].bits() as u64) }

@@ -130,11 +130,7 @@ impl Kernel for Affine {
     /// The schedules the runtime tests run it at (a kernel runs only at those it
     /// declares): folded workgroups of 8, and the ITEMS loop at 2, 3 and 4.
     fn tune_space(&self) -> TuneSpace {
-        TuneSpace {
-            workgroup: &[64, 8, 32, 256],
-            items: &[1, 2, 3, 4],
-            vector: &[1],
-        }
+        TuneSpace::new(&[64, 8, 32, 256], &[1, 2, 3, 4], &[1])
     }
     fn cert_cases(&self) -> Vec<Vec<ScalarValue>> {
         vec![vec![ScalarValue::U32(1000), ScalarValue::F32(0.5)]]
@@ -234,11 +230,7 @@ impl Kernel for Bump {
         Schedule::with_workgroup(128)
     }
     fn tune_space(&self) -> TuneSpace {
-        TuneSpace {
-            workgroup: &[128],
-            items: &[1],
-            vector: &[1],
-        }
+        TuneSpace::new(&[128], &[1], &[1])
     }
     fn cert_cases(&self) -> Vec<Vec<ScalarValue>> {
         vec![]
@@ -306,11 +298,7 @@ impl Kernel for Broken {
         Schedule::with_workgroup(64)
     }
     fn tune_space(&self) -> TuneSpace {
-        TuneSpace {
-            workgroup: &[64],
-            items: &[1],
-            vector: &[1],
-        }
+        TuneSpace::new(&[64], &[1], &[1])
     }
     fn cert_cases(&self) -> Vec<Vec<ScalarValue>> {
         vec![]

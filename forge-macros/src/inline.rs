@@ -1,0 +1,899 @@
+//! Stage 2b, inline: a call of a `#[forge_fn]` helper that takes arrays by reference, or
+//! holds barriers, subgroup operations or builtins, is replaced by the helper's body, with
+//! the caller's arrays in place of the reference parameters.
+//!
+//! Why inline rather than pass WGSL pointers (`ptr<workgroup, array<f32, 256>>`):
+//! - a register array (see `unroll`) is a set of separate locals once its indices are
+//!   constant, and no pointer can stand for them; inlined, the helper's `acc[k]` is the
+//!   caller's `acc_3`;
+//! - the backends handle pointer parameters unevenly: HLSL has no pointers, and naga passes
+//!   a function-space pointer argument there as an `inout` copy; workgroup pointers need
+//!   WGSL's `unrestricted_pointer_parameters` on some targets;
+//! - barriers and subgroup operations are points where the whole workgroup meets: inlined,
+//!   `check` proves uniformity at each call site, and the oracle runs them where the kernel
+//!   does, without a function boundary between invocations.
+//!
+//! Rust's order of evaluation is kept: the helper's body runs before the statement that
+//! called it, as the call is evaluated before what the statement does with its value. A
+//! call on the right of `&&`/`||` would then run when Rust skips it, so it is refused.
+//! A `return` inside the body becomes an assignment of the result, with the rest of the body
+//! moved under an `if` (or, inside a loop, a `break` and a flag).
+
+use crate::ctxt::Ctxt;
+use crate::model::*;
+use proc_macro2::Span;
+
+/// The function calls are inlined into: its locals, and the counters of its loops and
+/// subgroup operations, which the inlined bodies extend.
+pub struct Func<'a> {
+    pub locals: &'a mut Vec<Local>,
+    pub loops: &'a mut usize,
+    pub subgroup_ops: &'a mut usize,
+}
+
+/// Inlines every call of an inline helper in `body`.
+pub fn calls(cx: &Ctxt, helpers: &[HelperFn], f: &mut Func<'_>, body: &mut Block) {
+    if !helpers.iter().any(|h| h.inline) {
+        return;
+    }
+    let mut st = Inliner { cx, helpers, f };
+    *body = st.block(std::mem::take(body));
+}
+
+struct Inliner<'c, 'f, 'g> {
+    cx: &'c Ctxt,
+    helpers: &'c [HelperFn],
+    f: &'f mut Func<'g>,
+}
+
+/// A typed expression made by the inliner (after inference: the variable is unused).
+fn made(kind: ExprKind, ty: Ty, span: Span) -> Expr {
+    Expr {
+        kind,
+        ty,
+        span,
+        end: span,
+        tv: 0,
+    }
+}
+
+/// Whether an expression calls an inline helper.
+fn calls_inline(helpers: &[HelperFn], e: &Expr) -> bool {
+    let mut found = false;
+    walk_expr(e, &mut |x| {
+        if let ExprKind::Call(h, _) = x.kind {
+            found |= helpers[h].inline;
+        }
+    });
+    found
+}
+
+impl Inliner<'_, '_, '_> {
+    fn block(&mut self, b: Block) -> Block {
+        let mut out = Vec::new();
+        for s in b {
+            self.stmt(s, &mut out);
+        }
+        out
+    }
+
+    fn stmt(&mut self, s: Stmt, out: &mut Block) {
+        match s {
+            Stmt::Let {
+                local,
+                init: Some(e),
+            } => {
+                let e = self.hoist(e, out);
+                out.push(Stmt::Let {
+                    local,
+                    init: Some(e),
+                })
+            }
+            Stmt::Assign {
+                place,
+                op,
+                value,
+                span,
+            } => {
+                // The value is evaluated before the place, as Rust does for `=` and for
+                // compound assignment of primitive types.
+                let value = self.hoist(value, out);
+                let mut place = place;
+                for i in place.indices_mut() {
+                    let e = std::mem::replace(i, made(ExprKind::BoolLit(false), Ty::BOOL, span));
+                    *i = self.hoist(e, out);
+                }
+                out.push(Stmt::Assign {
+                    place,
+                    op,
+                    value,
+                    span,
+                })
+            }
+            Stmt::If { cond, then, els } => {
+                let cond = self.hoist(cond, out);
+                let then = self.block(then);
+                let els = els.map(|e| self.block(e));
+                out.push(Stmt::If { cond, then, els })
+            }
+            Stmt::For {
+                var,
+                start,
+                end,
+                inclusive,
+                body,
+                id,
+                unroll,
+            } => {
+                let start = self.hoist(start, out);
+                let end = self.hoist(end, out);
+                let body = self.block(body);
+                out.push(Stmt::For {
+                    var,
+                    start,
+                    end,
+                    inclusive,
+                    body,
+                    id,
+                    unroll,
+                })
+            }
+            Stmt::While { cond, body, id } if calls_inline(self.helpers, &cond) => {
+                // The condition runs before every iteration: `loop { <call>; if !c { break; } .. }`.
+                let span = cond.span;
+                let mut inner = Vec::new();
+                let cond = self.hoist(cond, &mut inner);
+                let not = made(ExprKind::Unary(UnOp::Not, Box::new(cond)), Ty::BOOL, span);
+                inner.push(Stmt::If {
+                    cond: not,
+                    then: vec![Stmt::Break { target: id, span }],
+                    els: None,
+                });
+                inner.extend(self.block(body));
+                out.push(Stmt::Loop { body: inner, id })
+            }
+            Stmt::While { cond, body, id } => {
+                let body = self.block(body);
+                out.push(Stmt::While { cond, body, id })
+            }
+            Stmt::Loop { body, id } => {
+                let body = self.block(body);
+                out.push(Stmt::Loop { body, id })
+            }
+            Stmt::Block(b) => {
+                let b = self.block(b);
+                out.push(Stmt::Block(b))
+            }
+            Stmt::Eval {
+                expr:
+                    Expr {
+                        kind: ExprKind::Call(h, args),
+                        span,
+                        ..
+                    },
+            } if self.helpers[h].inline => {
+                let args = args.into_iter().map(|a| self.hoist(a, out)).collect();
+                self.inline(h, args, span, out);
+            }
+            Stmt::Eval { expr } => {
+                let expr = self.hoist(expr, out);
+                out.push(Stmt::Eval { expr })
+            }
+            Stmt::ReturnValue { value } => {
+                let value = self.hoist(value, out);
+                out.push(Stmt::ReturnValue { value })
+            }
+            Stmt::Switch {
+                selector,
+                cases,
+                default,
+            } => {
+                let selector = self.hoist(selector, out);
+                let cases = cases.into_iter().map(|(v, b)| (v, self.block(b))).collect();
+                let default = self.block(default);
+                out.push(Stmt::Switch {
+                    selector,
+                    cases,
+                    default,
+                })
+            }
+            Stmt::CompareExchange {
+                old,
+                exchanged,
+                target,
+                index,
+                current,
+                new,
+                span,
+            } => {
+                let index = self.hoist(index, out);
+                let current = self.hoist(current, out);
+                let new = self.hoist(new, out);
+                out.push(Stmt::CompareExchange {
+                    old,
+                    exchanged,
+                    target,
+                    index,
+                    current,
+                    new,
+                    span,
+                })
+            }
+            s => out.push(s),
+        }
+    }
+
+    /// Inlines the calls inside `e` (innermost and leftmost first, as Rust evaluates
+    /// them) into `out`, and gives `e` with each call replaced by its result.
+    fn hoist(&mut self, mut e: Expr, out: &mut Block) -> Expr {
+        if !calls_inline(self.helpers, &e) {
+            return e;
+        }
+        if let ExprKind::Binary(op @ (BinOp::And | BinOp::Or), _, rhs) = &e.kind {
+            if calls_inline(self.helpers, rhs) {
+                let sym = op.wgsl();
+                self.cx.error_range(
+                    rhs.span,
+                    rhs.end,
+                    format!("this helper call on the right of `{sym}` would run even where `{sym}` skips it, since the helper's body is inlined before the condition; call it first, `let v = ..;`, and use `v` in the condition"),
+                );
+                return e;
+            }
+        }
+        let span = e.span;
+        match &mut e.kind {
+            ExprKind::Call(h, args) if self.helpers[*h].inline => {
+                let h = *h;
+                let args: Vec<Expr> = std::mem::take(args)
+                    .into_iter()
+                    .map(|a| self.hoist(a, out))
+                    .collect();
+                return self.inline(h, args, span, out).unwrap_or(e);
+            }
+            ExprKind::LoadBinding(_, a)
+            | ExprKind::Unary(_, a)
+            | ExprKind::Cast(a)
+            | ExprKind::ArrayRepeat(a)
+            | ExprKind::Swizzle(a, _)
+            | ExprKind::Field(a, _) => {
+                let inner =
+                    std::mem::replace(&mut **a, made(ExprKind::BoolLit(false), Ty::BOOL, span));
+                **a = self.hoist(inner, out);
+            }
+            ExprKind::LoadArray(a, b) | ExprKind::Binary(_, a, b) => {
+                let x = std::mem::replace(&mut **a, made(ExprKind::BoolLit(false), Ty::BOOL, span));
+                **a = self.hoist(x, out);
+                let y = std::mem::replace(&mut **b, made(ExprKind::BoolLit(false), Ty::BOOL, span));
+                **b = self.hoist(y, out);
+            }
+            ExprKind::Select(a, b, c) => {
+                for x in [a, b, c] {
+                    let y =
+                        std::mem::replace(&mut **x, made(ExprKind::BoolLit(false), Ty::BOOL, span));
+                    **x = self.hoist(y, out);
+                }
+            }
+            ExprKind::Math(_, args)
+            | ExprKind::ArrayList(args)
+            | ExprKind::VecNew(args)
+            | ExprKind::StructNew(_, args)
+            | ExprKind::Call(_, args)
+            | ExprKind::Subgroup { args, .. } => {
+                let taken = std::mem::take(args);
+                *args = taken.into_iter().map(|a| self.hoist(a, out)).collect();
+            }
+            ExprKind::Atomic { index, args, .. } => {
+                let i =
+                    std::mem::replace(&mut **index, made(ExprKind::BoolLit(false), Ty::BOOL, span));
+                **index = self.hoist(i, out);
+                let taken = std::mem::take(args);
+                *args = taken.into_iter().map(|a| self.hoist(a, out)).collect();
+            }
+            _ => {}
+        }
+        e
+    }
+
+    /// A new local of the function, copied from a helper's.
+    fn local(&mut self, l: Local) -> LocalId {
+        self.f.locals.push(l);
+        self.f.locals.len() - 1
+    }
+
+    /// A hidden local of type `ty`.
+    fn hidden(&mut self, base: &'static str, name: String, ty: Ty, span: Span) -> LocalId {
+        self.local(Local {
+            name,
+            ty,
+            mutable: true,
+            shared: false,
+            span,
+            hidden: Some(base),
+            by_ref: None,
+            assigned: true,
+            atomic: false,
+        })
+    }
+
+    /// Puts helper `h`'s body into `out` with `args`, and gives the local that holds its
+    /// result, if it returns one.
+    /// Puts helper `h`'s body into `out` with `args`, and gives what stands for its result:
+    /// the local that holds it, or the returned expression itself when the body returns
+    /// only at its end and the value reads no memory.
+    fn inline(&mut self, h: usize, args: Vec<Expr>, span: Span, out: &mut Block) -> Option<Expr> {
+        let helper = &self.helpers[h];
+        // Every local of the helper becomes one of the function, but reference
+        // parameters, which become the caller's arrays, and parameters that are never
+        // assigned and get a literal or a name, which are that argument.
+        let mut map: Vec<LocalId> = vec![usize::MAX; helper.locals.len()];
+        let mut subst: Vec<Option<Expr>> = vec![None; helper.locals.len()];
+        for ((p, by_ref), arg) in helper.params.iter().zip(&helper.refs).zip(&args) {
+            let l = &helper.locals[*p];
+            if by_ref.is_some() {
+                if let ExprKind::Local(id) = arg.kind {
+                    map[*p] = id;
+                }
+            } else if !l.mutable && !matches!(l.ty, Ty::Array(..)) && is_name_or_literal(arg) {
+                subst[*p] = Some(arg.clone());
+            }
+        }
+        for (i, l) in helper.locals.iter().enumerate() {
+            if map[i] == usize::MAX && subst[i].is_none() {
+                map[i] = self.local(Local {
+                    by_ref: None,
+                    ..l.clone()
+                });
+            }
+        }
+        let loops = *self.f.loops;
+        *self.f.loops += helper.loops;
+        let ops = *self.f.subgroup_ops;
+        *self.f.subgroup_ops += helper.subgroup_ops;
+        let remap = Remap {
+            map: &map,
+            subst: &subst,
+            loops,
+            ops,
+        };
+        for ((p, by_ref), arg) in helper.params.iter().zip(&helper.refs).zip(args) {
+            if by_ref.is_none() && subst[*p].is_none() {
+                out.push(Stmt::Let {
+                    local: map[*p],
+                    init: Some(arg),
+                });
+            }
+        }
+        // A body that returns only at its end, a value that reads no memory: the value.
+        if let Some((Stmt::ReturnValue { value }, rest)) = helper.body.split_last() {
+            if first_return(rest).is_none() && reads_no_memory(value) {
+                out.extend(remap.block(&rest.to_vec()));
+                return Some(remap.expr(value));
+            }
+        }
+        let ret = helper.ret.clone().map(|t| {
+            let r = self.hidden("fg_ret", format!("the value of `{}`", helper.name), t, span);
+            out.push(Stmt::Let {
+                local: r,
+                init: None,
+            });
+            r
+        });
+        let body = remap.block(&helper.body);
+        let mut done = None;
+        let body = self.returns(body, ret, &mut done, span);
+        if let Some(d) = done {
+            // Declared before the body, which sets it where a loop returns.
+            out.push(Stmt::Let {
+                local: d,
+                init: Some(made(ExprKind::BoolLit(false), Ty::BOOL, span)),
+            });
+        }
+        out.extend(body);
+        let ty = self.helpers[h].ret.clone()?;
+        ret.map(|r| made(ExprKind::Local(r), ty, span))
+    }
+
+    /// The body with its `return`s made into assignments of the result `ret`: what follows
+    /// a `return` in an `if` goes into the branches that do not return, and a loop that
+    /// returns sets the flag `done` and breaks, with what follows it under `if !done`.
+    fn returns(
+        &mut self,
+        stmts: Block,
+        ret: Option<LocalId>,
+        done: &mut Option<LocalId>,
+        span: Span,
+    ) -> Block {
+        let mut out = Vec::new();
+        let mut rest = stmts.into_iter();
+        while let Some(s) = rest.next() {
+            if !has_return(&s) {
+                out.push(s);
+                continue;
+            }
+            match s {
+                Stmt::ReturnValue { value } => {
+                    if let Some(r) = ret {
+                        out.push(Stmt::Assign {
+                            place: Place::Local(r),
+                            op: None,
+                            span: value.span,
+                            value,
+                        });
+                    }
+                    return out;
+                }
+                Stmt::Return { .. } => return out,
+                Stmt::If { cond, then, els } => {
+                    let rest: Block = rest.collect();
+                    let els = els.unwrap_or_default();
+                    let branch = |mut b: Block| {
+                        if !always_returns(&b) {
+                            b.extend(rest.iter().cloned());
+                        }
+                        b
+                    };
+                    let (then, els) = (branch(then), branch(els));
+                    let then = self.returns(then, ret, done, span);
+                    let els = self.returns(els, ret, done, span);
+                    // `if c { return; } rest` is `if !c { rest }`.
+                    if then.is_empty() && !els.is_empty() {
+                        let span = cond.span;
+                        out.push(Stmt::If {
+                            cond: made(ExprKind::Unary(UnOp::Not, Box::new(cond)), Ty::BOOL, span),
+                            then: els,
+                            els: None,
+                        });
+                        return out;
+                    }
+                    let els = (!els.is_empty()).then_some(els);
+                    out.push(Stmt::If { cond, then, els });
+                    return out;
+                }
+                Stmt::Block(b) => {
+                    let mut b = b;
+                    b.extend(rest);
+                    out.extend(self.returns(b, ret, done, span));
+                    return out;
+                }
+                Stmt::Switch {
+                    selector,
+                    cases,
+                    default,
+                } => {
+                    // As for an `if`: what follows goes into the arms that do not return.
+                    let rest: Block = rest.collect();
+                    let mut arm = |mut b: Block, this: &mut Self| {
+                        if !always_returns(&b) {
+                            b.extend(rest.iter().cloned());
+                        }
+                        this.returns(b, ret, done, span)
+                    };
+                    let cases = cases.into_iter().map(|(v, b)| (v, arm(b, self))).collect();
+                    let default = arm(default, self);
+                    out.push(Stmt::Switch {
+                        selector,
+                        cases,
+                        default,
+                    });
+                    return out;
+                }
+                looped => {
+                    let d = *done.get_or_insert_with(|| {
+                        let id = self.f.locals.len();
+                        self.f.locals.push(Local {
+                            name: "the return flag of an inlined helper".into(),
+                            ty: Ty::BOOL,
+                            mutable: true,
+                            shared: false,
+                            span,
+                            hidden: Some("fg_done"),
+                            by_ref: None,
+                            assigned: true,
+                            atomic: false,
+                        });
+                        id
+                    });
+                    out.push(self.loop_returns(looped, ret, d));
+                    let rest: Block = rest.collect();
+                    if !rest.is_empty() {
+                        let cond = made(
+                            ExprKind::Unary(
+                                UnOp::Not,
+                                Box::new(made(ExprKind::Local(d), Ty::BOOL, span)),
+                            ),
+                            Ty::BOOL,
+                            span,
+                        );
+                        let then = self.returns(rest, ret, done, span);
+                        out.push(Stmt::If {
+                            cond,
+                            then,
+                            els: None,
+                        });
+                    }
+                    return out;
+                }
+            }
+        }
+        out
+    }
+
+    /// A loop whose body returns: each `return` sets the result and `done`, and breaks.
+    fn loop_returns(&mut self, s: Stmt, ret: Option<LocalId>, done: LocalId) -> Stmt {
+        match s {
+            Stmt::For {
+                var,
+                start,
+                end,
+                inclusive,
+                body,
+                id,
+                unroll,
+            } => {
+                if unroll {
+                    if let Some(span) = first_return(&body) {
+                        self.cx.error(span, "a `return` inside an `#[unroll]` loop of this helper cannot be inlined, since the loop's iterations are copies; compute the result in a local, and return it after the loop");
+                    }
+                }
+                Stmt::For {
+                    var,
+                    start,
+                    end,
+                    inclusive,
+                    body: self.in_loop(body, id, ret, done),
+                    id,
+                    unroll,
+                }
+            }
+            Stmt::While { cond, body, id } => Stmt::While {
+                cond,
+                body: self.in_loop(body, id, ret, done),
+                id,
+            },
+            Stmt::Loop { body, id } => Stmt::Loop {
+                body: self.in_loop(body, id, ret, done),
+                id,
+            },
+            other => other,
+        }
+    }
+
+    /// The body of loop `id`, each `return` replaced by: set the result, set `done`, break.
+    fn in_loop(&mut self, body: Block, id: usize, ret: Option<LocalId>, done: LocalId) -> Block {
+        let mut out = Vec::new();
+        for s in body {
+            match s {
+                Stmt::ReturnValue { value } => {
+                    let span = value.span;
+                    if let Some(r) = ret {
+                        out.push(Stmt::Assign {
+                            place: Place::Local(r),
+                            op: None,
+                            span,
+                            value,
+                        });
+                    }
+                    out.extend(exit(done, id, span));
+                }
+                Stmt::Return { span } => out.extend(exit(done, id, span)),
+                Stmt::If { cond, then, els }
+                    if first_return(&then).is_some()
+                        || els.as_deref().is_some_and(|e| first_return(e).is_some()) =>
+                {
+                    let then = self.in_loop(then, id, ret, done);
+                    let els = els.map(|e| self.in_loop(e, id, ret, done));
+                    out.push(Stmt::If { cond, then, els });
+                }
+                Stmt::Block(b) => {
+                    let b = self.in_loop(b, id, ret, done);
+                    out.push(Stmt::Block(b));
+                }
+                Stmt::Switch {
+                    selector,
+                    cases,
+                    default,
+                } => {
+                    let cases = cases
+                        .into_iter()
+                        .map(|(v, b)| (v, self.in_loop(b, id, ret, done)))
+                        .collect();
+                    let default = self.in_loop(default, id, ret, done);
+                    out.push(Stmt::Switch {
+                        selector,
+                        cases,
+                        default,
+                    });
+                }
+                s @ (Stmt::For { .. } | Stmt::While { .. } | Stmt::Loop { .. })
+                    if has_return(&s) =>
+                {
+                    let span =
+                        first_return(std::slice::from_ref(&s)).unwrap_or_else(Span::call_site);
+                    out.push(self.loop_returns(s, ret, done));
+                    out.push(Stmt::If {
+                        cond: made(ExprKind::Local(done), Ty::BOOL, span),
+                        then: vec![Stmt::Break { target: id, span }],
+                        els: None,
+                    });
+                }
+                s => out.push(s),
+            }
+        }
+        out
+    }
+}
+
+/// An argument that can stand for a parameter that is never assigned: a literal, or a
+/// name whose value the helper cannot change (it takes no scalar by reference).
+fn is_name_or_literal(e: &Expr) -> bool {
+    matches!(
+        e.kind,
+        ExprKind::IntLit(_)
+            | ExprKind::FloatLit(_)
+            | ExprKind::BoolLit(_)
+            | ExprKind::Local(_)
+            | ExprKind::Scalar(_)
+            | ExprKind::Sched(_)
+            | ExprKind::Builtin(_)
+            | ExprKind::BuiltinComponent(..)
+    )
+}
+
+/// Whether evaluating an expression later gives the same value: it reads only locals
+/// (the helper's, which nothing changes after its body) and constants.
+fn reads_no_memory(e: &Expr) -> bool {
+    let mut pure = true;
+    walk_expr(e, &mut |x| {
+        pure &= !matches!(
+            x.kind,
+            ExprKind::LoadBinding(..)
+                | ExprKind::LoadArray(..)
+                | ExprKind::Atomic { .. }
+                | ExprKind::Call(..)
+                | ExprKind::Subgroup { .. }
+        )
+    });
+    pure
+}
+
+/// `done = true; break;` out of loop `id`.
+fn exit(done: LocalId, id: usize, span: Span) -> [Stmt; 2] {
+    [
+        Stmt::Assign {
+            place: Place::Local(done),
+            op: None,
+            value: made(ExprKind::BoolLit(true), Ty::BOOL, span),
+            span,
+        },
+        Stmt::Break { target: id, span },
+    ]
+}
+
+/// Whether a statement is or holds a `return`.
+fn has_return(s: &Stmt) -> bool {
+    first_return(std::slice::from_ref(s)).is_some()
+}
+
+/// The span of the first `return` in a block, nested statements included.
+fn first_return(b: &[Stmt]) -> Option<Span> {
+    let mut found = None;
+    for s in b {
+        walk_stmts(&vec![s.clone()], &mut |x| match x {
+            Stmt::Return { span } if found.is_none() => found = Some(*span),
+            Stmt::ReturnValue { value } if found.is_none() => found = Some(value.span),
+            _ => {}
+        });
+        if found.is_some() {
+            break;
+        }
+    }
+    found
+}
+
+/// Whether every path through a block ends in a `return`.
+fn always_returns(b: &Block) -> bool {
+    match b.last() {
+        Some(Stmt::Return { .. } | Stmt::ReturnValue { .. }) => true,
+        Some(Stmt::If {
+            then,
+            els: Some(els),
+            ..
+        }) => always_returns(then) && always_returns(els),
+        Some(Stmt::Block(b)) => always_returns(b),
+        Some(Stmt::Switch { cases, default, .. }) => {
+            cases.iter().all(|(_, b)| always_returns(b)) && always_returns(default)
+        }
+        _ => false,
+    }
+}
+
+/// Renumbers a helper's body into the function it is inlined into: locals through `map`,
+/// loop ids and subgroup operation ids after the function's own.
+struct Remap<'m> {
+    map: &'m [LocalId],
+    /// The parameters that are their argument.
+    subst: &'m [Option<Expr>],
+    loops: usize,
+    ops: usize,
+}
+
+impl Remap<'_> {
+    fn block(&self, b: &Block) -> Block {
+        b.iter().map(|s| self.stmt(s)).collect()
+    }
+
+    fn stmt(&self, s: &Stmt) -> Stmt {
+        match s {
+            Stmt::Let { local, init } => Stmt::Let {
+                local: self.map[*local],
+                init: init.as_ref().map(|e| self.expr(e)),
+            },
+            Stmt::Assign {
+                place,
+                op,
+                value,
+                span,
+            } => Stmt::Assign {
+                place: self.place(place),
+                op: *op,
+                value: self.expr(value),
+                span: *span,
+            },
+            Stmt::If { cond, then, els } => Stmt::If {
+                cond: self.expr(cond),
+                then: self.block(then),
+                els: els.as_ref().map(|e| self.block(e)),
+            },
+            Stmt::For {
+                var,
+                start,
+                end,
+                inclusive,
+                body,
+                id,
+                unroll,
+            } => Stmt::For {
+                var: self.map[*var],
+                start: self.expr(start),
+                end: self.expr(end),
+                inclusive: *inclusive,
+                body: self.block(body),
+                id: id + self.loops,
+                unroll: *unroll,
+            },
+            Stmt::While { cond, body, id } => Stmt::While {
+                cond: self.expr(cond),
+                body: self.block(body),
+                id: id + self.loops,
+            },
+            Stmt::Loop { body, id } => Stmt::Loop {
+                body: self.block(body),
+                id: id + self.loops,
+            },
+            Stmt::Break { target, span } => Stmt::Break {
+                target: target + self.loops,
+                span: *span,
+            },
+            Stmt::Continue { target, span } => Stmt::Continue {
+                target: target + self.loops,
+                span: *span,
+            },
+            Stmt::ReturnValue { value } => Stmt::ReturnValue {
+                value: self.expr(value),
+            },
+            Stmt::Eval { expr } => Stmt::Eval {
+                expr: self.expr(expr),
+            },
+            Stmt::Block(b) => Stmt::Block(self.block(b)),
+            Stmt::Switch {
+                selector,
+                cases,
+                default,
+            } => Stmt::Switch {
+                selector: self.expr(selector),
+                cases: cases
+                    .iter()
+                    .map(|(v, b)| (v.clone(), self.block(b)))
+                    .collect(),
+                default: self.block(default),
+            },
+            Stmt::CompareExchange {
+                old,
+                exchanged,
+                target,
+                index,
+                current,
+                new,
+                span,
+            } => Stmt::CompareExchange {
+                old: self.map[*old],
+                exchanged: self.map[*exchanged],
+                target: match target {
+                    AtomicTarget::Shared(id) => AtomicTarget::Shared(self.map[*id]),
+                    t => *t,
+                },
+                index: self.expr(index),
+                current: self.expr(current),
+                new: self.expr(new),
+                span: *span,
+            },
+            Stmt::Return { .. } | Stmt::Barrier { .. } => s.clone(),
+        }
+    }
+
+    fn place(&self, p: &Place) -> Place {
+        match p {
+            Place::Local(id) => Place::Local(self.map[*id]),
+            Place::LocalIndex(id, idx) => {
+                Place::LocalIndex(self.map[*id], idx.iter().map(|i| self.expr(i)).collect())
+            }
+            Place::Binding(b, i) => Place::Binding(*b, self.expr(i)),
+            Place::Field(p, f) => Place::Field(Box::new(self.place(p)), *f),
+            Place::Component(p, c) => Place::Component(Box::new(self.place(p)), *c),
+            Place::Index(p, i) => Place::Index(Box::new(self.place(p)), self.expr(i)),
+        }
+    }
+
+    fn expr(&self, e: &Expr) -> Expr {
+        let mut e = e.clone();
+        self.fix(&mut e);
+        e
+    }
+
+    fn fix(&self, e: &mut Expr) {
+        if let ExprKind::Local(id) = e.kind {
+            if let Some(arg) = &self.subst[id] {
+                *e = arg.clone();
+                return;
+            }
+        }
+        let go = |x: &mut Expr| self.fix(x);
+        match &mut e.kind {
+            ExprKind::Local(id) => *id = self.map[*id],
+            ExprKind::Atomic {
+                target,
+                index,
+                args,
+                ..
+            } => {
+                if let AtomicTarget::Shared(id) = target {
+                    *id = self.map[*id];
+                }
+                go(index);
+                args.iter_mut().for_each(go);
+            }
+            ExprKind::Subgroup { id, args, .. } => {
+                *id += self.ops;
+                args.iter_mut().for_each(go);
+            }
+            ExprKind::LoadBinding(_, a)
+            | ExprKind::Unary(_, a)
+            | ExprKind::Cast(a)
+            | ExprKind::ArrayRepeat(a)
+            | ExprKind::Swizzle(a, _)
+            | ExprKind::Field(a, _) => go(a),
+            ExprKind::LoadArray(a, b) | ExprKind::Binary(_, a, b) => {
+                go(a);
+                go(b)
+            }
+            ExprKind::Select(a, b, c) => {
+                go(a);
+                go(b);
+                go(c)
+            }
+            ExprKind::Math(_, args)
+            | ExprKind::ArrayList(args)
+            | ExprKind::VecNew(args)
+            | ExprKind::StructNew(_, args)
+            | ExprKind::Call(_, args) => args.iter_mut().for_each(go),
+            ExprKind::StructZero(_)
+            | ExprKind::IntLit(_)
+            | ExprKind::FloatLit(_)
+            | ExprKind::BoolLit(_)
+            | ExprKind::Scalar(_)
+            | ExprKind::Sched(_)
+            | ExprKind::Builtin(_)
+            | ExprKind::BuiltinComponent(..) => {}
+        }
+    }
+}

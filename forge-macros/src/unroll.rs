@@ -1,0 +1,1122 @@
+//! Stage 4, unroll: the checked model made concrete for one schedule, as the WGSL emitter
+//! writes it.
+//! - `#[unroll] for i in A..B` becomes B - A copies of its body, `i` a literal in each. An
+//!   immutable local computed from such literals (and from consts, `WG`, `ITEMS`, `VEC` and
+//!   knobs) is a literal too, so nested bounds such as `0..half` are constant.
+//! - A local array whose every index is then constant, and that is never used whole, is a
+//!   register array: it becomes one local per element (`acc_0`, `acc_1`, ..), which drivers
+//!   keep in registers, where an indexed `var` array may live in memory.
+//!
+//! The oracle runs the rolled loops: unrolling changes no result, only the shape of the
+//! WGSL. A bound that is not constant is an error at the bound, reported here, where the
+//! constants are known.
+
+use crate::ctxt::Ctxt;
+use crate::model::*;
+use proc_macro2::Span;
+use std::collections::HashSet;
+
+/// The most copies one `#[unroll]` loop makes.
+pub const MAX_UNROLL: u64 = 1024;
+
+/// A function made concrete: its locals (register elements added) and its body.
+pub struct Func {
+    pub locals: Vec<Local>,
+    pub body: Block,
+}
+
+/// A kernel made concrete for one schedule.
+pub struct Expanded {
+    pub main: Func,
+    /// The used helpers that stay functions, by index into `Kernel::helpers`.
+    pub helpers: Vec<(usize, Func)>,
+    /// Whether the result depends on the schedule's values (an unroll count or a
+    /// register index that uses `WG`, `ITEMS`, `VEC` or a knob), so that each schedule
+    /// needs WGSL of its own.
+    pub sched_dependent: bool,
+}
+
+/// Unrolls a kernel for schedule `s`. `reported` keeps the errors already given for other
+/// schedules, so that each shows once.
+pub fn expand(
+    cx: &Ctxt,
+    k: &Kernel<'_>,
+    s: &SchedPoint,
+    reported: &mut HashSet<String>,
+) -> Expanded {
+    let mut sched_dependent = false;
+    let mut func = |locals: &[Local], body: &Block| {
+        let mut u = Unroller {
+            cx,
+            k,
+            s,
+            locals: locals.to_vec(),
+            vals: vec![None; locals.len()],
+            sched_dependent: false,
+            reported: &mut *reported,
+        };
+        let body = u.block(body);
+        let body = u.registers(body);
+        sched_dependent |= u.sched_dependent;
+        Func {
+            locals: u.locals,
+            body,
+        }
+    };
+    let main = func(&k.locals, &k.body);
+    let helpers = k
+        .used_helpers()
+        .into_iter()
+        .map(|h| (h, func(&k.helpers[h].locals, &k.helpers[h].body)))
+        .collect();
+    Expanded {
+        main,
+        helpers,
+        sched_dependent,
+    }
+}
+
+/// The kernel as written, loops rolled: the WGSL of schedules outside the tuning space.
+pub fn rolled(k: &Kernel<'_>) -> Expanded {
+    let func = |locals: &[Local], body: &Block| Func {
+        locals: locals.to_vec(),
+        body: body.clone(),
+    };
+    Expanded {
+        main: func(&k.locals, &k.body),
+        helpers: k
+            .used_helpers()
+            .into_iter()
+            .map(|h| (h, func(&k.helpers[h].locals, &k.helpers[h].body)))
+            .collect(),
+        sched_dependent: false,
+    }
+}
+
+/// A constant integer or `bool`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum C {
+    U(u32),
+    I(i32),
+    B(bool),
+}
+
+/// A constant value, and whether it comes from an unrolled loop's variable, so that the
+/// emitted code writes it as a literal.
+#[derive(Clone, Copy, Debug)]
+struct Val {
+    c: C,
+    unrolled: bool,
+}
+
+struct Unroller<'a, 'k> {
+    cx: &'a Ctxt,
+    k: &'a Kernel<'k>,
+    s: &'a SchedPoint,
+    locals: Vec<Local>,
+    /// The value of each immutable local known to be constant here.
+    vals: Vec<Option<Val>>,
+    sched_dependent: bool,
+    reported: &'a mut HashSet<String>,
+}
+
+fn literal(c: C, ty: &Ty, span: Span) -> Expr {
+    let kind = match c {
+        C::U(v) => ExprKind::IntLit(v as i64),
+        C::I(v) => ExprKind::IntLit(v as i64),
+        C::B(b) => ExprKind::BoolLit(b),
+    };
+    Expr {
+        kind,
+        ty: ty.clone(),
+        span,
+        end: span,
+        tv: 0,
+    }
+}
+
+impl Unroller<'_, '_> {
+    fn error(&mut self, span: Span, end: Span, msg: String) {
+        if self.reported.insert(format!("{span:?}{msg}")) {
+            self.cx.error_range(span, end, msg);
+        }
+    }
+
+    /// The value of a constant expression: literals, consts (already copied in), the
+    /// schedule's constants and the known locals, with WGSL's integer arithmetic. `None`
+    /// where it is not constant, or where an operation would be an error (`check` reports
+    /// those).
+    fn eval(&mut self, e: &Expr) -> Option<Val> {
+        let lit = |c| Some(Val { c, unrolled: false });
+        match &e.kind {
+            ExprKind::IntLit(v) => match e.ty {
+                Ty::Scalar(Scalar::U32) => lit(C::U(*v as u32)),
+                Ty::Scalar(Scalar::I32) => lit(C::I(*v as i32)),
+                _ => None,
+            },
+            ExprKind::BoolLit(b) => lit(C::B(*b)),
+            ExprKind::Sched(c) => {
+                self.sched_dependent = true;
+                lit(C::U(self.s.get(*c)))
+            }
+            ExprKind::Local(id) => self.vals[*id],
+            ExprKind::Unary(op, a) => {
+                let v = self.eval(a)?;
+                let c = match (op, v.c) {
+                    (UnOp::Neg, C::I(x)) => C::I(x.wrapping_neg()),
+                    (UnOp::Not, C::B(x)) => C::B(!x),
+                    (UnOp::Not, C::U(x)) => C::U(!x),
+                    (UnOp::Not, C::I(x)) => C::I(!x),
+                    _ => return None,
+                };
+                Some(Val { c, ..v })
+            }
+            ExprKind::Binary(op, a, b) => {
+                let (x, y) = (self.eval(a)?, self.eval(b)?);
+                Some(Val {
+                    c: binary(*op, x.c, y.c)?,
+                    unrolled: x.unrolled || y.unrolled,
+                })
+            }
+            ExprKind::Cast(a) => {
+                let v = self.eval(a)?;
+                let c = match (v.c, e.ty.scalar()?) {
+                    (C::U(x), Scalar::I32) => C::I(x as i32),
+                    (C::I(x), Scalar::U32) => C::U(x as u32),
+                    (c @ C::U(_), Scalar::U32) | (c @ C::I(_), Scalar::I32) => c,
+                    _ => return None,
+                };
+                Some(Val { c, ..v })
+            }
+            ExprKind::Math(f @ (MathFn::Min | MathFn::Max | MathFn::DivCeil), args) => {
+                let (x, y) = (self.eval(&args[0])?, self.eval(&args[1])?);
+                let c = match (f, x.c, y.c) {
+                    (MathFn::Min, C::U(a), C::U(b)) => C::U(a.min(b)),
+                    (MathFn::Min, C::I(a), C::I(b)) => C::I(a.min(b)),
+                    (MathFn::Max, C::U(a), C::U(b)) => C::U(a.max(b)),
+                    (MathFn::Max, C::I(a), C::I(b)) => C::I(a.max(b)),
+                    (MathFn::DivCeil, C::U(a), C::U(b)) if b != 0 => C::U(a.div_ceil(b)),
+                    _ => return None,
+                };
+                Some(Val {
+                    c,
+                    unrolled: x.unrolled || y.unrolled,
+                })
+            }
+            _ => None,
+        }
+    }
+
+    /// The first part of a bound that is not constant, as a noun phrase.
+    fn culprit(&self, e: &Expr) -> String {
+        let mut found = None;
+        walk_expr(e, &mut |x| {
+            if found.is_some() {
+                return;
+            }
+            found = match &x.kind {
+                ExprKind::Scalar(i) => Some(format!(
+                    "`{}`, a scalar parameter known only at run time",
+                    self.k.scalars[*i].name
+                )),
+                ExprKind::Local(id) if self.vals[*id].is_none() => {
+                    let l = &self.locals[*id];
+                    Some(if l.mutable {
+                        format!("`{}`, a mutable local", l.name)
+                    } else {
+                        format!("`{}`, a local computed at run time", l.name)
+                    })
+                }
+                ExprKind::LoadBinding(b, _) => {
+                    Some(format!("the binding `{}`", self.k.bindings[*b].name))
+                }
+                ExprKind::Builtin(_) | ExprKind::BuiltinComponent(..) => {
+                    Some("a builtin, which differs between invocations".to_string())
+                }
+                ExprKind::FloatLit(_) => Some("a float".to_string()),
+                _ => None,
+            };
+        });
+        found.unwrap_or_else(|| "a value known only at run time".to_string())
+    }
+
+    fn block(&mut self, b: &Block) -> Block {
+        let mut out = Vec::new();
+        for s in b {
+            self.stmt(s, &mut out);
+        }
+        out
+    }
+
+    fn stmt(&mut self, s: &Stmt, out: &mut Block) {
+        match s {
+            Stmt::For {
+                var,
+                start,
+                end,
+                inclusive,
+                body,
+                unroll: true,
+                ..
+            } => self.unroll(*var, start, end, *inclusive, body, out),
+            Stmt::Let {
+                local,
+                init: Some(e),
+            } => {
+                let l = &self.locals[*local];
+                let (mutable, shared) = (l.mutable, l.shared);
+                if !mutable && !shared {
+                    if let Some(v) = self.eval(e) {
+                        self.vals[*local] = Some(v);
+                        // A value from an unrolled variable is written as a literal where
+                        // it is used; the `let` goes.
+                        if v.unrolled {
+                            return;
+                        }
+                    }
+                }
+                let init = self.expr(e).0;
+                out.push(Stmt::Let {
+                    local: *local,
+                    init: Some(init),
+                });
+            }
+            Stmt::Let { .. }
+            | Stmt::Break { .. }
+            | Stmt::Continue { .. }
+            | Stmt::Return { .. }
+            | Stmt::Barrier { .. } => out.push(s.clone()),
+            Stmt::Assign {
+                place,
+                op,
+                value,
+                span,
+            } => {
+                let mut place = place.clone();
+                for i in place.indices_mut() {
+                    *i = self.expr(i).0;
+                }
+                out.push(Stmt::Assign {
+                    place,
+                    op: *op,
+                    value: self.expr(value).0,
+                    span: *span,
+                });
+            }
+            Stmt::If { cond, then, els } => {
+                let (cond, folded) = self.expr(cond);
+                // A condition on an unrolled value (`if r == 0`) picks its branch here.
+                if let (true, ExprKind::BoolLit(b)) = (folded, &cond.kind) {
+                    let taken = if *b { Some(then) } else { els.as_ref() };
+                    if let Some(branch) = taken {
+                        let branch = self.block(branch);
+                        if branch.iter().any(|s| matches!(s, Stmt::Let { .. })) {
+                            out.push(Stmt::Block(branch));
+                        } else {
+                            out.extend(branch);
+                        }
+                    }
+                    return;
+                }
+                let then = self.block(then);
+                let els = els.as_ref().map(|e| self.block(e));
+                out.push(Stmt::If { cond, then, els });
+            }
+            Stmt::For {
+                var,
+                start,
+                end,
+                inclusive,
+                body,
+                id,
+                unroll: false,
+            } => {
+                let (start, end) = (self.expr(start).0, self.expr(end).0);
+                let body = self.block(body);
+                out.push(Stmt::For {
+                    var: *var,
+                    start,
+                    end,
+                    inclusive: *inclusive,
+                    body,
+                    id: *id,
+                    unroll: false,
+                });
+            }
+            Stmt::While { cond, body, id } => {
+                let cond = self.expr(cond).0;
+                let body = self.block(body);
+                out.push(Stmt::While {
+                    cond,
+                    body,
+                    id: *id,
+                });
+            }
+            Stmt::Loop { body, id } => {
+                let body = self.block(body);
+                out.push(Stmt::Loop { body, id: *id });
+            }
+            Stmt::ReturnValue { value } => out.push(Stmt::ReturnValue {
+                value: self.expr(value).0,
+            }),
+            Stmt::Eval { expr } => out.push(Stmt::Eval {
+                expr: self.expr(expr).0,
+            }),
+            Stmt::Block(b) => {
+                let b = self.block(b);
+                out.push(Stmt::Block(b));
+            }
+            Stmt::Switch {
+                selector,
+                cases,
+                default,
+            } => {
+                let (selector, folded) = self.expr(selector);
+                // A `match` on an unrolled value picks its arm here.
+                if let (true, ExprKind::IntLit(v)) = (folded, &selector.kind) {
+                    let arm = cases
+                        .iter()
+                        .find(|(vals, _)| vals.contains(v))
+                        .map(|(_, b)| b)
+                        .unwrap_or(default);
+                    let arm = self.block(arm);
+                    if arm.iter().any(|s| matches!(s, Stmt::Let { .. })) {
+                        out.push(Stmt::Block(arm));
+                    } else {
+                        out.extend(arm);
+                    }
+                    return;
+                }
+                let cases = cases
+                    .iter()
+                    .map(|(v, b)| (v.clone(), self.block(b)))
+                    .collect();
+                let default = self.block(default);
+                out.push(Stmt::Switch {
+                    selector,
+                    cases,
+                    default,
+                });
+            }
+            Stmt::CompareExchange {
+                old,
+                exchanged,
+                target,
+                index,
+                current,
+                new,
+                span,
+            } => out.push(Stmt::CompareExchange {
+                old: *old,
+                exchanged: *exchanged,
+                target: *target,
+                index: self.expr(index).0,
+                current: self.expr(current).0,
+                new: self.expr(new).0,
+                span: *span,
+            }),
+        }
+    }
+
+    /// `#[unroll] for var in start..end`: one copy of the body per value.
+    fn unroll(
+        &mut self,
+        var: LocalId,
+        start: &Expr,
+        end: &Expr,
+        inclusive: bool,
+        body: &Block,
+        out: &mut Block,
+    ) {
+        let bound = |u: &mut Self, e: &Expr| -> Option<i64> {
+            match u.eval(e).map(|v| v.c) {
+                Some(C::U(x)) => Some(x as i64),
+                Some(C::I(x)) => Some(x as i64),
+                _ => {
+                    let why = u.culprit(e);
+                    u.error(
+                        e.span,
+                        e.end,
+                        format!("the bounds of an `#[unroll]` loop must be constant, but this one depends on {why}; build it from literals, consts, `WG`, `ITEMS`, `VEC` and knobs, or drop `#[unroll]` to loop at run time"),
+                    );
+                    None
+                }
+            }
+        };
+        let (a, b) = (bound(self, start), bound(self, end));
+        let (Some(a), Some(b)) = (a, b) else {
+            return;
+        };
+        let last = if inclusive { b } else { b - 1 };
+        let count = (last - a + 1).max(0) as u64;
+        if count > MAX_UNROLL {
+            let when = format!(" with {}", self.s.describe(&self.k.options.knobs));
+            self.error(
+                start.span,
+                end.end,
+                format!("this `#[unroll]` loop would make {count} copies of its body{when}, more than the {MAX_UNROLL} it allows; unroll an inner loop of fewer iterations, or drop `#[unroll]`"),
+            );
+            return;
+        }
+        let signed = self.locals[var].ty == Ty::I32;
+        for v in a..=last {
+            let c = if signed {
+                C::I(v as i32)
+            } else {
+                C::U(v as u32)
+            };
+            self.vals[var] = Some(Val { c, unrolled: true });
+            let copy = self.block(body);
+            // A copy that declares names keeps them to itself.
+            if copy.iter().any(|s| matches!(s, Stmt::Let { .. })) {
+                out.push(Stmt::Block(copy));
+            } else {
+                out.extend(copy);
+            }
+        }
+        self.vals[var] = None;
+    }
+
+    /// A copy of an expression with the unrolled values written as literals, and the
+    /// integer operations on them folded. Also says whether it is such a literal.
+    fn expr(&mut self, e: &Expr) -> (Expr, bool) {
+        if let ExprKind::Local(id) = e.kind {
+            if let Some(v) = self.vals[id].filter(|v| v.unrolled) {
+                return (literal(v.c, &e.ty, e.span), true);
+            }
+        }
+        let mut out = e.clone();
+        let mut folded = false;
+        {
+            let mut go = |x: &mut Expr| {
+                let (y, f) = self.expr(x);
+                *x = y;
+                folded |= f;
+            };
+            match &mut out.kind {
+                ExprKind::LoadBinding(_, a)
+                | ExprKind::Unary(_, a)
+                | ExprKind::Cast(a)
+                | ExprKind::ArrayRepeat(a)
+                | ExprKind::Swizzle(a, _)
+                | ExprKind::Field(a, _) => go(a),
+                ExprKind::LoadArray(a, b) | ExprKind::Binary(_, a, b) => {
+                    go(a);
+                    go(b)
+                }
+                ExprKind::Select(a, b, c) => {
+                    go(a);
+                    go(b);
+                    go(c)
+                }
+                ExprKind::Math(_, args)
+                | ExprKind::ArrayList(args)
+                | ExprKind::VecNew(args)
+                | ExprKind::StructNew(_, args)
+                | ExprKind::Call(_, args)
+                | ExprKind::Subgroup { args, .. } => args.iter_mut().for_each(go),
+                ExprKind::Atomic { index, args, .. } => {
+                    go(index);
+                    args.iter_mut().for_each(go)
+                }
+                _ => {}
+            }
+        }
+        // An integer operation on a literal from an unrolled loop is folded, so that
+        // `acc[k + half]` indexes with one literal.
+        if folded
+            && matches!(
+                out.kind,
+                ExprKind::Unary(..) | ExprKind::Binary(..) | ExprKind::Cast(_)
+            )
+        {
+            if let Some(v) = self.eval(&out) {
+                return (literal(v.c, &out.ty, out.span), true);
+            }
+        }
+        // A vector's component at a constant index is a swizzle: `av.w`, not `av[3]`.
+        if let ExprKind::LoadArray(base, idx) = &out.kind {
+            if let (Ty::Vector(_, n), ExprKind::IntLit(c)) = (&base.ty, &idx.kind) {
+                if (0..*n as i64).contains(c) {
+                    let base = base.clone();
+                    return (
+                        Expr {
+                            kind: ExprKind::Swizzle(base, vec![*c as u8]),
+                            ..out
+                        },
+                        false,
+                    );
+                }
+            }
+        }
+        if folded {
+            return (simplify(out), false);
+        }
+        (out, false)
+    }
+
+    // ---- register arrays ---------------------------------------------------------
+
+    /// The length of an array type for this schedule.
+    fn len(&self, t: &Ty) -> Option<u32> {
+        match t {
+            Ty::Array(_, ConstLen::Lit(n)) => Some(*n),
+            Ty::Array(_, ConstLen::Sched(c)) => c.eval(self.s),
+            _ => None,
+        }
+    }
+
+    /// A constant index into an array of length `len`.
+    fn index(&mut self, idx: &Expr, len: u32) -> Option<u32> {
+        match self.eval(idx)?.c {
+            C::U(i) if i < len => Some(i),
+            C::I(i) if i >= 0 && (i as u32) < len => Some(i as u32),
+            _ => None,
+        }
+    }
+
+    /// Makes each register array one local per element.
+    fn registers(&mut self, body: Block) -> Block {
+        // Candidates: local arrays of scalars or vectors.
+        let mut ok: Vec<bool> = self
+            .locals
+            .iter()
+            .map(|l| {
+                !l.shared
+                    && l.by_ref.is_none()
+                    && matches!(&l.ty, Ty::Array(e, _) if matches!(**e, Ty::Scalar(_) | Ty::Vector(..)))
+            })
+            .collect();
+        let lens: Vec<u32> = self
+            .locals
+            .iter()
+            .map(|l| self.len(&l.ty).unwrap_or(0))
+            .collect();
+        for (i, l) in lens.iter().enumerate() {
+            if *l == 0 {
+                ok[i] = false;
+            }
+        }
+        // Every use must be an element at a constant index, or the `let` itself.
+        let mut uses = Uses {
+            u: self,
+            ok: &mut ok,
+            lens: &lens,
+        };
+        uses.block(&body);
+        if !ok.iter().any(|x| *x) {
+            return body;
+        }
+        // One local per element.
+        let mut elems: Vec<Vec<LocalId>> = vec![Vec::new(); self.locals.len()];
+        for id in 0..ok.len() {
+            if !ok[id] {
+                continue;
+            }
+            let l = self.locals[id].clone();
+            let Ty::Array(e, _) = &l.ty else { continue };
+            for i in 0..lens[id] {
+                self.locals.push(Local {
+                    name: format!("{}_{i}", l.name),
+                    ty: (**e).clone(),
+                    hidden: None,
+                    by_ref: None,
+                    ..l.clone()
+                });
+                self.vals.push(None);
+                elems[id].push(self.locals.len() - 1);
+            }
+        }
+        let mut r = Registers { u: self, elems };
+        r.block(body)
+    }
+}
+
+/// What an unrolled literal makes of an operation that could not be folded: `x + 0` and
+/// `x * 1` are `x`, and an integer below 2^24 cast to a float is that float.
+fn simplify(e: Expr) -> Expr {
+    let int = |x: &Expr, v: i64| {
+        matches!(x.kind, ExprKind::IntLit(y) if y == v) && x.ty.scalar().is_some_and(Scalar::is_int)
+    };
+    // `(x + 4) + 1` is `x + 5`: integer addition wraps, so it reassociates exactly.
+    if let ExprKind::Binary(BinOp::Add, a, b) = &e.kind {
+        if let (ExprKind::Binary(BinOp::Add, x, c1), ExprKind::IntLit(c2)) = (&a.kind, &b.kind) {
+            if let ExprKind::IntLit(c1) = c1.kind {
+                let sum = match e.ty {
+                    Ty::Scalar(Scalar::U32) => Some((c1 as u32).wrapping_add(*c2 as u32) as i64),
+                    Ty::Scalar(Scalar::I32) => Some((c1 as i32).wrapping_add(*c2 as i32) as i64),
+                    _ => None,
+                };
+                if let Some(sum) = sum {
+                    let lit = Expr {
+                        kind: ExprKind::IntLit(sum),
+                        ..(**b).clone()
+                    };
+                    return Expr {
+                        kind: ExprKind::Binary(BinOp::Add, x.clone(), Box::new(lit)),
+                        ..e
+                    };
+                }
+            }
+        }
+    }
+    match e.kind {
+        ExprKind::Binary(BinOp::Add, a, b) if int(&b, 0) => *a,
+        ExprKind::Binary(BinOp::Add, a, b) if int(&a, 0) => *b,
+        ExprKind::Binary(BinOp::Sub, a, b) if int(&b, 0) => *a,
+        ExprKind::Binary(BinOp::Mul, a, b) if int(&b, 1) => *a,
+        ExprKind::Binary(BinOp::Mul, a, b) if int(&a, 1) => *b,
+        ExprKind::Cast(a) if e.ty.scalar().is_some_and(Scalar::is_float) => match a.kind {
+            ExprKind::IntLit(v) if v.abs() < 1 << 24 => Expr {
+                kind: ExprKind::FloatLit(v as f64),
+                ..e
+            },
+            kind => Expr {
+                kind: ExprKind::Cast(Box::new(Expr { kind, ..*a })),
+                ..e
+            },
+        },
+        kind => Expr { kind, ..e },
+    }
+}
+
+/// WGSL's integer and `bool` operations on constants; `None` for the operations that are
+/// errors (division by zero, `i32::MIN / -1`), which `check` reports.
+fn binary(op: BinOp, a: C, b: C) -> Option<C> {
+    use BinOp::*;
+    if op.is_shift() {
+        let s = match b {
+            C::U(y) => y,
+            C::I(y) => y as u32,
+            C::B(_) => return None,
+        } & 31;
+        return match (a, op) {
+            (C::U(x), Shl) => Some(C::U(x << s)),
+            (C::U(x), _) => Some(C::U(x >> s)),
+            (C::I(x), Shl) => Some(C::I(x << s)),
+            (C::I(x), _) => Some(C::I(x >> s)),
+            _ => None,
+        };
+    }
+    macro_rules! int_op {
+        ($x:ident, $y:ident, $k:path) => {
+            match op {
+                Add => $k($x.wrapping_add($y)),
+                Sub => $k($x.wrapping_sub($y)),
+                Mul => $k($x.wrapping_mul($y)),
+                Div => $k($x.checked_div($y)?),
+                Rem => $k($x.checked_rem($y)?),
+                BitAnd => $k($x & $y),
+                BitOr => $k($x | $y),
+                BitXor => $k($x ^ $y),
+                Eq => C::B($x == $y),
+                Ne => C::B($x != $y),
+                Lt => C::B($x < $y),
+                Le => C::B($x <= $y),
+                Gt => C::B($x > $y),
+                Ge => C::B($x >= $y),
+                And | Or | Shl | Shr => return None,
+            }
+        };
+    }
+    Some(match (a, b) {
+        (C::U(x), C::U(y)) => int_op!(x, y, C::U),
+        (C::I(x), C::I(y)) => int_op!(x, y, C::I),
+        (C::B(x), C::B(y)) => match op {
+            And | BitAnd => C::B(x && y),
+            Or | BitOr => C::B(x || y),
+            BitXor | Ne => C::B(x != y),
+            Eq => C::B(x == y),
+            _ => return None,
+        },
+        _ => return None,
+    })
+}
+
+/// Finds the local arrays used otherwise than element by element at constant indices.
+struct Uses<'u, 'a, 'k> {
+    u: &'u mut Unroller<'a, 'k>,
+    ok: &'u mut Vec<bool>,
+    lens: &'u [u32],
+}
+
+impl Uses<'_, '_, '_> {
+    fn block(&mut self, b: &Block) {
+        for s in b {
+            self.stmt(s);
+        }
+    }
+
+    fn stmt(&mut self, s: &Stmt) {
+        match s {
+            Stmt::Let { local, init } => match init.as_ref().map(|e| &e.kind) {
+                None => {}
+                Some(ExprKind::ArrayRepeat(v)) => self.expr(v),
+                Some(ExprKind::ArrayList(items)) => items.iter().for_each(|i| self.expr(i)),
+                Some(_) => {
+                    self.ok[*local] = false;
+                    if let Some(e) = init {
+                        self.expr(e);
+                    }
+                }
+            },
+            Stmt::Assign { place, value, .. } => {
+                match place.root() {
+                    // A whole local (`a = b`, or a field of a struct local).
+                    Place::Local(id) => self.ok[*id] = false,
+                    Place::LocalIndex(id, idx) => {
+                        let constant =
+                            idx.len() == 1 && self.u.index(&idx[0], self.lens[*id]).is_some();
+                        if !constant {
+                            self.ok[*id] = false;
+                        }
+                    }
+                    _ => {}
+                }
+                place.indices().into_iter().for_each(|i| self.expr(i));
+                self.expr(value);
+            }
+            Stmt::If { cond, then, els } => {
+                self.expr(cond);
+                self.block(then);
+                if let Some(e) = els {
+                    self.block(e);
+                }
+            }
+            Stmt::For {
+                start, end, body, ..
+            } => {
+                self.expr(start);
+                self.expr(end);
+                self.block(body);
+            }
+            Stmt::While { cond, body, .. } => {
+                self.expr(cond);
+                self.block(body);
+            }
+            Stmt::Loop { body, .. } | Stmt::Block(body) => self.block(body),
+            Stmt::ReturnValue { value: e } | Stmt::Eval { expr: e } => self.expr(e),
+            Stmt::Switch {
+                selector,
+                cases,
+                default,
+            } => {
+                self.expr(selector);
+                cases.iter().for_each(|(_, b)| self.block(b));
+                self.block(default);
+            }
+            Stmt::CompareExchange {
+                index,
+                current,
+                new,
+                ..
+            } => {
+                self.expr(index);
+                self.expr(current);
+                self.expr(new);
+            }
+            Stmt::Break { .. }
+            | Stmt::Continue { .. }
+            | Stmt::Return { .. }
+            | Stmt::Barrier { .. } => {}
+        }
+    }
+
+    fn expr(&mut self, e: &Expr) {
+        match &e.kind {
+            ExprKind::LoadArray(base, idx) => {
+                if let ExprKind::Local(id) = base.kind {
+                    if self.u.index(idx, self.lens[id]).is_none() {
+                        self.ok[id] = false;
+                    }
+                } else {
+                    self.expr(base);
+                }
+                self.expr(idx);
+            }
+            ExprKind::Local(id) => self.ok[*id] = false,
+            ExprKind::LoadBinding(_, a)
+            | ExprKind::Unary(_, a)
+            | ExprKind::Cast(a)
+            | ExprKind::ArrayRepeat(a)
+            | ExprKind::Swizzle(a, _)
+            | ExprKind::Field(a, _) => self.expr(a),
+            ExprKind::Binary(_, a, b) => {
+                self.expr(a);
+                self.expr(b)
+            }
+            ExprKind::Select(a, b, c) => {
+                self.expr(a);
+                self.expr(b);
+                self.expr(c)
+            }
+            ExprKind::Math(_, args)
+            | ExprKind::ArrayList(args)
+            | ExprKind::VecNew(args)
+            | ExprKind::StructNew(_, args)
+            | ExprKind::Call(_, args)
+            | ExprKind::Subgroup { args, .. } => args.iter().for_each(|a| self.expr(a)),
+            ExprKind::Atomic { index, args, .. } => {
+                self.expr(index);
+                args.iter().for_each(|a| self.expr(a))
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Rewrites the register arrays' uses into their elements.
+struct Registers<'u, 'a, 'k> {
+    u: &'u mut Unroller<'a, 'k>,
+    /// For each register array, its elements' locals (empty for other locals).
+    elems: Vec<Vec<LocalId>>,
+}
+
+impl Registers<'_, '_, '_> {
+    fn block(&mut self, b: Block) -> Block {
+        let mut out = Vec::new();
+        for s in b {
+            self.stmt(s, &mut out);
+        }
+        out
+    }
+
+    fn element(&mut self, id: LocalId, idx: &Expr) -> Option<LocalId> {
+        let elems = self.elems.get(id).filter(|e| !e.is_empty())?.clone();
+        let i = self.u.index(idx, elems.len() as u32)?;
+        Some(elems[i as usize])
+    }
+
+    fn stmt(&mut self, s: Stmt, out: &mut Block) {
+        match s {
+            Stmt::Let { local, init } if !self.elems[local].is_empty() => {
+                let elems = self.elems[local].clone();
+                match init.map(|e| e.kind) {
+                    None => out.extend(elems.iter().map(|e| Stmt::Let {
+                        local: *e,
+                        init: None,
+                    })),
+                    Some(ExprKind::ArrayList(items)) => {
+                        for (e, v) in elems.iter().zip(items) {
+                            let v = self.expr(v);
+                            out.push(Stmt::Let {
+                                local: *e,
+                                init: Some(v),
+                            });
+                        }
+                    }
+                    Some(ExprKind::ArrayRepeat(v)) => {
+                        let v = self.expr(*v);
+                        // `[v; N]` evaluates `v` once; a literal can be written N times.
+                        let simple = matches!(
+                            &v.kind,
+                            ExprKind::IntLit(_)
+                                | ExprKind::FloatLit(_)
+                                | ExprKind::BoolLit(_)
+                                | ExprKind::Local(_)
+                        ) || matches!(&v.kind, ExprKind::VecNew(a) if a.iter().all(|x| matches!(x.kind, ExprKind::IntLit(_) | ExprKind::FloatLit(_) | ExprKind::BoolLit(_))));
+                        let value = if simple {
+                            v
+                        } else {
+                            let fill = self.u.locals.len();
+                            self.u.locals.push(Local {
+                                name: "the value of an array repeat".into(),
+                                ty: v.ty.clone(),
+                                mutable: false,
+                                shared: false,
+                                span: v.span,
+                                hidden: Some("fg_fill"),
+                                by_ref: None,
+                                assigned: false,
+                                atomic: false,
+                            });
+                            self.u.vals.push(None);
+                            let (ty, span) = (v.ty.clone(), v.span);
+                            out.push(Stmt::Let {
+                                local: fill,
+                                init: Some(v),
+                            });
+                            literal_local(fill, ty, span)
+                        };
+                        for e in elems {
+                            out.push(Stmt::Let {
+                                local: e,
+                                init: Some(value.clone()),
+                            });
+                        }
+                    }
+                    Some(_) => {}
+                }
+            }
+            Stmt::Let { local, init } => out.push(Stmt::Let {
+                local,
+                init: init.map(|e| self.expr(e)),
+            }),
+            Stmt::Assign {
+                place,
+                op,
+                value,
+                span,
+            } => {
+                let value = self.expr(value);
+                let place = self.place(place);
+                out.push(Stmt::Assign {
+                    place,
+                    op,
+                    value,
+                    span,
+                });
+            }
+            Stmt::If { cond, then, els } => {
+                let cond = self.expr(cond);
+                let then = self.block(then);
+                let els = els.map(|e| self.block(e));
+                out.push(Stmt::If { cond, then, els });
+            }
+            Stmt::For {
+                var,
+                start,
+                end,
+                inclusive,
+                body,
+                id,
+                unroll,
+            } => {
+                let (start, end) = (self.expr(start), self.expr(end));
+                let body = self.block(body);
+                out.push(Stmt::For {
+                    var,
+                    start,
+                    end,
+                    inclusive,
+                    body,
+                    id,
+                    unroll,
+                });
+            }
+            Stmt::While { cond, body, id } => {
+                let cond = self.expr(cond);
+                let body = self.block(body);
+                out.push(Stmt::While { cond, body, id });
+            }
+            Stmt::Loop { body, id } => {
+                let body = self.block(body);
+                out.push(Stmt::Loop { body, id });
+            }
+            Stmt::Block(b) => {
+                let b = self.block(b);
+                out.push(Stmt::Block(b));
+            }
+            Stmt::ReturnValue { value } => out.push(Stmt::ReturnValue {
+                value: self.expr(value),
+            }),
+            Stmt::Eval { expr } => out.push(Stmt::Eval {
+                expr: self.expr(expr),
+            }),
+            Stmt::Switch {
+                selector,
+                cases,
+                default,
+            } => {
+                let selector = self.expr(selector);
+                let cases = cases.into_iter().map(|(v, b)| (v, self.block(b))).collect();
+                let default = self.block(default);
+                out.push(Stmt::Switch {
+                    selector,
+                    cases,
+                    default,
+                });
+            }
+            Stmt::CompareExchange {
+                old,
+                exchanged,
+                target,
+                index,
+                current,
+                new,
+                span,
+            } => out.push(Stmt::CompareExchange {
+                old,
+                exchanged,
+                target,
+                index: self.expr(index),
+                current: self.expr(current),
+                new: self.expr(new),
+                span,
+            }),
+            s => out.push(s),
+        }
+    }
+
+    /// A place, with a register array's element as its local.
+    fn place(&mut self, p: Place) -> Place {
+        match p {
+            Place::LocalIndex(id, idx) if idx.len() == 1 => match self.element(id, &idx[0]) {
+                Some(e) => Place::Local(e),
+                None => Place::LocalIndex(id, idx.into_iter().map(|i| self.expr(i)).collect()),
+            },
+            Place::LocalIndex(id, idx) => {
+                Place::LocalIndex(id, idx.into_iter().map(|i| self.expr(i)).collect())
+            }
+            Place::Binding(b, i) => Place::Binding(b, self.expr(i)),
+            Place::Field(p, f) => Place::Field(Box::new(self.place(*p)), f),
+            Place::Component(p, c) => Place::Component(Box::new(self.place(*p)), c),
+            Place::Index(p, i) => Place::Index(Box::new(self.place(*p)), self.expr(i)),
+            p @ Place::Local(_) => p,
+        }
+    }
+
+    fn expr(&mut self, mut e: Expr) -> Expr {
+        if let ExprKind::LoadArray(base, idx) = &e.kind {
+            if let ExprKind::Local(id) = base.kind {
+                if let Some(el) = self.element(id, idx) {
+                    return literal_local(el, e.ty, e.span);
+                }
+            }
+        }
+        let mut go = |x: &mut Expr| {
+            let y = std::mem::replace(x, literal(C::B(false), &Ty::BOOL, x.span));
+            *x = self.expr(y);
+        };
+        match &mut e.kind {
+            ExprKind::LoadBinding(_, a)
+            | ExprKind::Unary(_, a)
+            | ExprKind::Cast(a)
+            | ExprKind::ArrayRepeat(a)
+            | ExprKind::Swizzle(a, _)
+            | ExprKind::Field(a, _) => go(a),
+            ExprKind::LoadArray(a, b) | ExprKind::Binary(_, a, b) => {
+                go(a);
+                go(b)
+            }
+            ExprKind::Select(a, b, c) => {
+                go(a);
+                go(b);
+                go(c)
+            }
+            ExprKind::Math(_, args)
+            | ExprKind::ArrayList(args)
+            | ExprKind::VecNew(args)
+            | ExprKind::StructNew(_, args)
+            | ExprKind::Call(_, args)
+            | ExprKind::Subgroup { args, .. } => args.iter_mut().for_each(go),
+            ExprKind::Atomic { index, args, .. } => {
+                go(index);
+                args.iter_mut().for_each(go)
+            }
+            _ => {}
+        }
+        e
+    }
+}
+
+/// A read of a local.
+fn literal_local(id: LocalId, ty: Ty, span: Span) -> Expr {
+    Expr {
+        kind: ExprKind::Local(id),
+        ty,
+        span,
+        end: span,
+        tv: 0,
+    }
+}
