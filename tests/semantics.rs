@@ -91,11 +91,7 @@ fn a_kernel_must_cover_items_per_invocation() {
     let n = 1000u32;
     let x: Vec<f32> = (0..n).map(|i| i as f32).collect();
     let want: Vec<f32> = x.iter().map(|v| v + 1.0).collect();
-    let two = Schedule {
-        workgroup: 64,
-        items: 2,
-        vector: 1,
-    };
+    let two = Schedule::new(64, 2, 1);
     // Ignoring ITEMS: at ITEMS = 2 half the invocations run, so half the output is left
     // as the runtime allocated it (zeros), and certification names an unwritten element.
     let y = ignores_items::run_with(&mut rt, &two, &x, n).unwrap();

@@ -325,7 +325,7 @@ impl LaunchPlan {
     /// #     }
     /// #     fn scalars(&self) -> &'static [ScalarParam] { &[ScalarParam { name: "n", ty: ScalarType::U32 }] }
     /// #     fn default_schedule(&self) -> Schedule { Schedule::with_workgroup(64) }
-    /// #     fn tune_space(&self) -> TuneSpace { TuneSpace { workgroup: &[64], items: &[1], vector: &[1] } }
+    /// #     fn tune_space(&self) -> TuneSpace { TuneSpace::new(&[64], &[1], &[1]) }
     /// #     fn cert_cases(&self) -> Vec<Vec<ScalarValue>> { vec![] }
     /// #     fn binding_lens(&self, s: &[ScalarValue]) -> Result<Vec<u64>> { Ok(vec![s[0].bits() as u64]) }
     /// #     fn threads(&self, s: &[ScalarValue]) -> Result<u64> { Ok(s[0].bits() as u64) }
@@ -537,11 +537,7 @@ mod tests {
         for bad in [
             Schedule::with_workgroup(max + 1),
             Schedule::with_workgroup(0),
-            Schedule {
-                workgroup: 64,
-                items: 0,
-                vector: 1,
-            },
+            Schedule::new(64, 0, 1),
         ] {
             assert!(matches!(
                 check_schedule("k", &bad, &limits),

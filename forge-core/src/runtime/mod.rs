@@ -486,7 +486,7 @@ impl ForgeRuntime {
     /// #     fn layout(&self) -> &'static [Binding] { &[] }
     /// #     fn scalars(&self) -> &'static [ScalarParam] { &[] }
     /// #     fn default_schedule(&self) -> Schedule { Schedule::with_workgroup(64) }
-    /// #     fn tune_space(&self) -> TuneSpace { TuneSpace { workgroup: &[64], items: &[1], vector: &[1] } }
+    /// #     fn tune_space(&self) -> TuneSpace { TuneSpace::new(&[64], &[1], &[1]) }
     /// #     fn cert_cases(&self) -> Vec<Vec<ScalarValue>> { vec![] }
     /// #     fn binding_lens(&self, _: &[ScalarValue]) -> Result<Vec<u64>> { Ok(vec![]) }
     /// #     fn threads(&self, _: &[ScalarValue]) -> Result<u64> { Ok(1) }
