@@ -1475,7 +1475,12 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                     }
                     other => return self.err(other.span(), "only bindings, local arrays and arrays in struct fields can be indexed"),
                 };
-                if let Some(b) = self.bindings.iter().position(|b| b.name == name) {
+                // A local shadows a binding of the same name, as in Rust.
+                let binding = match self.lookup(&name) {
+                    Some(_) => None,
+                    None => self.bindings.iter().position(|b| b.name == name),
+                };
+                if let Some(b) = binding {
                     if chain.len() != 1 {
                         return self.err(e.span(), "bindings are one-dimensional; compute a flat index");
                     }

@@ -722,3 +722,23 @@ fn an_unroll_bound_known_at_run_time_is_an_error_at_the_bound() {
         "{errors:?}"
     );
 }
+
+#[test]
+fn a_local_array_shadows_a_binding_of_the_same_name_when_assigned() {
+    // Reads already resolved `y[i]` to the local; writes went to the binding, so an f32
+    // was stored into the `f32` binding while the shadowing `[u32; WG]` stayed untouched
+    // (and the oracle did not compile). Now both resolve to the local, as in Rust.
+    let e = err(
+        quote!(threads = n),
+        syn::parse_quote! {
+            pub fn kernel(x: &[f32; n], #[out] y: &mut [f32; n], n: u32) {
+                let i = global_index();
+                let mut y = [0u32; WG];
+                if i < n {
+                    y[i] = x[i];
+                }
+            }
+        },
+    );
+    assert!(e.contains("u32") && e.contains("f32"), "{e}");
+}
