@@ -149,6 +149,18 @@ fn the_sim_module_runs_at_every_schedule_and_knob() {
         sim::row_sums::cpu_with(&d, &a, 10).unwrap()
     );
     assert_eq!(sim::row_sums::wgsl(&plain), sim::row_sums::wgsl(&d));
+    // A knob the kernel does not have, or a value outside its tuning list, is refused on
+    // the GPU and in the oracle alike.
+    for bad in [d.with_knob("TILE", 4), d.with_knob("CHUNK", 3)] {
+        let gpu = sim::row_sums::run_with(&mut rt, &bad, &a, 10);
+        let cpu = sim::row_sums::cpu_with(&bad, &a, 10);
+        for r in [gpu, cpu] {
+            assert!(
+                matches!(r, Err(ForgeError::BadSchedule { .. })),
+                "{bad}: {r:?}"
+            );
+        }
+    }
 }
 
 #[test]

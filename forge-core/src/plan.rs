@@ -178,20 +178,43 @@ pub const MAX_FREE_WORKGROUP: u32 = 1024;
 ///
 /// The runtime checks this on every launch ([`LaunchPlan::new`]) and the oracle on every
 /// run; the adapter's limits are [`check_schedule`]'s.
-pub fn check_declared(kernel: &dyn Kernel, schedule: &Schedule) -> Result<()> {
+pub fn check_declared(kernel: &dyn Kernel, given: &Schedule) -> Result<()> {
     let declared = kernel.default_schedule();
+    let bad = |reason: String| ForgeError::BadSchedule {
+        kernel: kernel.name(),
+        schedule: given.to_string(),
+        reason,
+    };
+    if let Some((name, _)) = given
+        .knobs()
+        .find(|(name, _)| declared.knob(name).is_none())
+    {
+        let knobs: Vec<&str> = declared.knobs().map(|(n, _)| n).collect();
+        return Err(bad(format!(
+            "the kernel has no knob `{name}`; its knobs are {}",
+            if knobs.is_empty() {
+                "none".to_string()
+            } else {
+                format!("{knobs:?}")
+            }
+        )));
+    }
+    // A knob the schedule leaves out runs at its default, as the kernel does.
+    let schedule = &given.with_knobs_of(&declared);
     if *schedule == declared || kernel.tune_space().contains(schedule) {
         return Ok(());
     }
-    let bad = |reason: String| ForgeError::BadSchedule {
-        kernel: kernel.name(),
-        schedule: schedule.to_string(),
-        reason,
-    };
     let space = kernel.tune_space();
     let declared_list = format!(
-        "the declared schedule is {declared}, and the tuning space is workgroup {:?} x items {:?} x vector {:?}",
-        space.workgroup, space.items, space.vector
+        "the declared schedule is {declared}, and the tuning space is workgroup {:?} x items {:?} x vector {:?}{}",
+        space.workgroup,
+        space.items,
+        space.vector,
+        space
+            .knobs
+            .iter()
+            .map(|(name, values)| format!(" x {name} {values:?}"))
+            .collect::<String>()
     );
     // Field by field assignment, not a struct literal: `Schedule` may gain private fields.
     let mut same_but_workgroup = *schedule;

@@ -977,7 +977,11 @@ impl<'k> Items<'k> {
         let (tolerance_fn, features_fn, reference_dyn, workgroup_free_fn) = if self.stub {
             (quote!(), quote!(), quote!(), quote!())
         } else {
-            let free = if k.workgroup_free() { workgroup_free_fn } else { quote!() };
+            let free = if k.workgroup_free() {
+                workgroup_free_fn
+            } else {
+                quote!()
+            };
             (self.tolerance_fn(), self.features_fn(), reference_dyn, free)
         };
         let tune_wg = k.tune_workgroups();
