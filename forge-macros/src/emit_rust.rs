@@ -473,8 +473,9 @@ impl<'k> Items<'k> {
             });
             let fallback = format_ident!("WGSL_BODY_{}", wgsl.fallback);
             let names = knobs.iter().map(|k| &k.name);
+            let n = knobs.len();
             quote! {
-                match (schedule.workgroup, schedule.items, schedule.vector, [#(schedule.knob(#names).unwrap_or(0)),*]) {
+                match (schedule.workgroup, schedule.items, schedule.vector, <[u32; #n]>::from([#(schedule.knob(#names).unwrap_or(0)),*])) {
                     #(#arms)*
                     _ => #fallback,
                 }

@@ -1667,7 +1667,10 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                     let (s, t) = (it.span, it.tv);
                     self.unify_at(s, first, t);
                 }
-                self.constrain_at(span, first, infer::S_ANY, "arrays of arrays are not supported");
+                // Scalars or vectors, as in `[x0, x1]` of `Vec4`s: a register array's values.
+                if self.inf.is_array(first) {
+                    return self.err(span, "arrays of arrays are not supported; use a flat array");
+                }
                 let tv = self.inf.of_array(first, ConstLen::Lit(items.len() as u32));
                 Ok(self.expr_of(ExprKind::ArrayList(items), tv, span))
             }

@@ -742,3 +742,44 @@ fn a_local_array_shadows_a_binding_of_the_same_name_when_assigned() {
     );
     assert!(e.contains("u32") && e.contains("f32"), "{e}");
 }
+
+#[test]
+fn conditions_on_the_schedule_and_on_unrolled_values_fold() {
+    // `compile` gives the declared schedule's WGSL: `ITEMS = 2`, `VEC = 1`.
+    let wgsl = compile(
+        quote!(threads = n, tune(items = [2, 4])),
+        syn::parse_quote! {
+            fn k(x: &[Vec4; n * 4], #[out] y: &mut [f32; n], n: u32) {
+                let i = global_index();
+                let wide = ITEMS >= 4;
+                let buf = if VEC == 2 { 256u32 } else { 7u32 };
+                let mut acc = [0.0f32; 4];
+                let v = [x[i], x[i + n]];
+                #[unroll]
+                for u in 0..4 {
+                    // `0 * n` is 0, `u == 0 || ..` is `true` for the first copy.
+                    if u == 0 || i + u * n < 4 * n {
+                        acc[u] = v[u >> 1][u & 1];
+                    }
+                    if wide {
+                        acc[u] += 1.0;
+                    }
+                }
+                y[i] = acc[0] + acc[1] + f32::from_bits(buf << 0);
+            }
+        },
+    )
+    .unwrap();
+    assert!(wgsl.contains("acc_0 = (v_0).x;"), "{wgsl}");
+    assert!(
+        wgsl.contains("if (((i + n) < (4u * n))) {") || wgsl.contains("if ((i + n) < (4u * n)) {"),
+        "{wgsl}"
+    );
+    assert!(
+        !wgsl.contains("+= 1.0f") && !wgsl.contains("VEC == 2"),
+        "{wgsl}"
+    );
+    // The folded `let buf = if .. { .. } else { 7 }` is the literal, `<< 0` dropped.
+    assert!(wgsl.contains("bitcast<f32>(7u)"), "{wgsl}");
+    assert!(wgsl.contains("let v_0: vec4<f32> = x[i];"), "{wgsl}");
+}

@@ -207,6 +207,56 @@ impl Unroller<'_, '_> {
         }
     }
 
+    /// `let x = if CONST { a } else { b };` was lowered as a declaration and an `if`: once
+    /// the `if` is folded to `x = a`, it is `let x = a;` again (a literal `a` is written
+    /// where `x` is used). Says whether it was such a `let`.
+    fn bind_folded_value(&mut self, branch: &Block, out: &mut Block) -> bool {
+        let (
+            [Stmt::Assign {
+                place: Place::Local(id),
+                op: None,
+                value,
+                ..
+            }],
+            Some(Stmt::Let { local, init: None }),
+        ) = (branch.as_slice(), out.last())
+        else {
+            return false;
+        };
+        if id != local || self.locals[*id].mutable {
+            return false;
+        }
+        let (id, value) = (*id, value.clone());
+        out.pop();
+        if matches!(value.kind, ExprKind::IntLit(_) | ExprKind::BoolLit(_)) {
+            if let Some(v) = self.eval(&value) {
+                self.vals[id] = Some(Val {
+                    unrolled: true,
+                    ..v
+                });
+                return true;
+            }
+        }
+        out.push(Stmt::Let {
+            local: id,
+            init: Some(value),
+        });
+        true
+    }
+
+    /// The value of a condition that is constant for this schedule; `None` (and the
+    /// schedule-dependence unchanged) where it is not.
+    fn constant_bool(&mut self, cond: &Expr) -> Option<bool> {
+        let before = self.sched_dependent;
+        match self.eval(cond) {
+            Some(Val { c: C::B(b), .. }) => Some(b),
+            _ => {
+                self.sched_dependent = before;
+                None
+            }
+        }
+    }
+
     /// The first part of a bound that is not constant, as a noun phrase.
     fn culprit(&self, e: &Expr) -> String {
         let mut found = None;
@@ -305,11 +355,20 @@ impl Unroller<'_, '_> {
             }
             Stmt::If { cond, then, els } => {
                 let (cond, folded) = self.expr(cond);
-                // A condition on an unrolled value (`if r == 0`) picks its branch here.
-                if let (true, ExprKind::BoolLit(b)) = (folded, &cond.kind) {
-                    let taken = if *b { Some(then) } else { els.as_ref() };
+                // A condition on an unrolled value (`if r == 0`) or on the schedule's
+                // constants (`if VEC == 2`, `if wide` with `let wide = ITEMS >= 4`) picks
+                // its branch here, so that the WGSL holds only the schedule's code.
+                let constant = match (folded, &cond.kind) {
+                    (true, ExprKind::BoolLit(b)) => Some(*b),
+                    _ => self.constant_bool(&cond),
+                };
+                if let Some(b) = constant {
+                    let taken = if b { Some(then) } else { els.as_ref() };
                     if let Some(branch) = taken {
                         let branch = self.block(branch);
+                        if self.bind_folded_value(&branch, out) {
+                            return;
+                        }
                         if branch.iter().any(|s| matches!(s, Stmt::Let { .. })) {
                             out.push(Stmt::Block(branch));
                         } else {
@@ -550,7 +609,10 @@ impl Unroller<'_, '_> {
             }
         }
         if folded {
-            return (simplify(out), false);
+            // `x * 0` or `true || x` may leave a literal, which the caller folds further.
+            let out = simplify(out);
+            let literal = matches!(out.kind, ExprKind::IntLit(_) | ExprKind::BoolLit(_));
+            return (out, literal);
         }
         (out, false)
     }
@@ -660,7 +722,38 @@ fn simplify(e: Expr) -> Expr {
             }
         }
     }
+    let boolean = |x: &Expr| match x.kind {
+        ExprKind::BoolLit(b) => Some(b),
+        _ => None,
+    };
     match e.kind {
+        // Integer products with 0 are 0 (they wrap, so no overflow is lost), and `&&`/`||`
+        // with a constant side reduce as they would short-circuit (the other side is free
+        // of effects: helper calls run before the statement).
+        ExprKind::Binary(BinOp::Mul, _, b) if int(&b, 0) => *b,
+        ExprKind::Binary(BinOp::Mul, a, _) if int(&a, 0) => *a,
+        ExprKind::Binary(BinOp::And, a, b) => match (boolean(&a), boolean(&b)) {
+            (Some(true), _) => *b,
+            (_, Some(true)) => *a,
+            (Some(false), _) => *a,
+            (_, Some(false)) => *b,
+            _ => Expr {
+                kind: ExprKind::Binary(BinOp::And, a, b),
+                ..e
+            },
+        },
+        ExprKind::Binary(BinOp::Or, a, b) => match (boolean(&a), boolean(&b)) {
+            (Some(false), _) => *b,
+            (_, Some(false)) => *a,
+            (Some(true), _) => *a,
+            (_, Some(true)) => *b,
+            _ => Expr {
+                kind: ExprKind::Binary(BinOp::Or, a, b),
+                ..e
+            },
+        },
+        ExprKind::Binary(BinOp::Shl | BinOp::Shr, a, b) if int(&b, 0) => *a,
+        ExprKind::Binary(BinOp::Shl | BinOp::Shr, a, _) if int(&a, 0) => *a,
         ExprKind::Binary(BinOp::Add, a, b) if int(&b, 0) => *a,
         ExprKind::Binary(BinOp::Add, a, b) if int(&a, 0) => *b,
         ExprKind::Binary(BinOp::Sub, a, b) if int(&b, 0) => *a,
