@@ -23,13 +23,15 @@
 //! barrier per slice. `A` is stored transposed (k-major), so that rows are read as vec4s. A
 //! vec4 holds rows (or columns) 16 apart: invocation `(tx, ty)` owns rows `ty + 16i` and
 //! columns `tx + 16j`, so neighbouring invocations load and store neighbouring words of `A`,
-//! `B` and `C`. The register block is 16 vec4 accumulators written out as plain variables,
-//! and the 8 k steps of a slice are written out too: arrays indexed in loops and loops of
-//! dependent loads ran 12 times slower on an H200. The smaller variants skip the half of the
-//! block they do not own through branches on constants, which the driver folds away.
+//! `B` and `C`. The register block is a register array of 16 vec4 accumulators (`acc[2i]`
+//! and `acc[2i + 1]` hold row `i`'s two halves), and the 8 k steps of a slice are an
+//! `#[unroll]` loop, so the WGSL has 16 named accumulators and the steps written out: arrays
+//! indexed in loops and loops of dependent loads ran 12 times slower on an H200. The smaller
+//! variants skip the half of the block they do not own through conditions on constants,
+//! which the macro folds away for each schedule.
 //!
 //! `VEC` picks the loop over slices: 1 takes one slice a step, with the buffer chosen by the
-//! step's parity; 2 takes two slices a step, written out, so that each has constant buffer
+//! step's parity; 2 takes two slices a step, unrolled, so that each has constant buffer
 //! offsets. On the H200 the first is faster (37.5 against 33.4 TFLOP/s at 8192³); the second
 //! is there for drivers that fold constant offsets better.
 //!
@@ -109,437 +111,76 @@ pub fn gemm(
     while tile < tiles {
         let row0 = (tile / tiles_n) * tm;
         let col0 = (tile % tiles_n) * tn;
-        // The rows of A and the columns of B this invocation stages, and which exist.
+        // The rows of A and the columns of B this invocation stages (16 apart), and which
+        // exist.
         let ar = row0 + a_r;
-        let ra0 = ar < m;
-        let ra1 = ar + 16 < m;
-        let ra2 = ar + 32 < m;
-        let ra3 = ar + 48 < m;
         let ao = ar * k + a_k;
         let bc = col0 + b_c;
-        let cb0 = bc < n;
-        let cb1 = bc + 16 < n;
-        let cb2 = bc + 32 < n;
-        let cb3 = bc + 48 < n;
-        let mut c0l = Vec4::ZERO;
-        let mut c0h = Vec4::ZERO;
-        let mut c1l = Vec4::ZERO;
-        let mut c1h = Vec4::ZERO;
-        let mut c2l = Vec4::ZERO;
-        let mut c2h = Vec4::ZERO;
-        let mut c3l = Vec4::ZERO;
-        let mut c3h = Vec4::ZERO;
-        let mut c4l = Vec4::ZERO;
-        let mut c4h = Vec4::ZERO;
-        let mut c5l = Vec4::ZERO;
-        let mut c5h = Vec4::ZERO;
-        let mut c6l = Vec4::ZERO;
-        let mut c6h = Vec4::ZERO;
-        let mut c7l = Vec4::ZERO;
-        let mut c7h = Vec4::ZERO;
+        let mut ra = [false; 4];
+        let mut cb = [false; 4];
+        #[unroll]
+        for j in 0..4 {
+            ra[j] = ar + 16 * j < m;
+            cb[j] = bc + 16 * j < n;
+        }
+        let mut acc = [Vec4::ZERO; 16];
         let mut staged_a = Vec4::ZERO;
         let mut staged_b = Vec4::ZERO;
-        // Step t loads slice t, multiplies slice t - 1, then stores slice t.
-        if VEC == 2 {
-            // The same steps two at a time, so that each step's buffers are constants.
-            for t2 in 0..slices / 2 + 1 {
-                let t = 2 * t2;
-                if t < slices {
-                    let k0 = t * 8;
-                    let ka = a_stages && k0 + a_k < k;
-                    let o = ao + k0;
-                    let v0 = if ka && ra0 { a[o] } else { 0.0f32 };
-                    let v1 = if ka && ra1 { a[o + k16] } else { 0.0f32 };
-                    let v2 = if ka && ra2 { a[o + 2 * k16] } else { 0.0f32 };
-                    let v3 = if ka && ra3 { a[o + 3 * k16] } else { 0.0f32 };
-                    staged_a = Vec4::new(v0, v1, v2, v3);
-                    let kb = k0 + b_k;
-                    let kbs = b_stages && kb < k;
-                    let ob = kb * n + bc;
-                    let w0 = if kbs && cb0 { b[ob] } else { 0.0f32 };
-                    let w1 = if kbs && cb1 { b[ob + 16] } else { 0.0f32 };
-                    let w2 = if kbs && cb2 { b[ob + 32] } else { 0.0f32 };
-                    let w3 = if kbs && cb3 { b[ob + 48] } else { 0.0f32 };
-                    staged_b = Vec4::new(w0, w1, w2, w3);
-                }
-                if t > 0 {
-                    let buf = 256u32;
-                    let ai = buf + ty;
-                    let bi = buf + tx;
-                    // k step 0
-                    let x0 = a_tile[ai];
-                    let x1 = if wide_m { a_tile[ai + 16] } else { x0 };
-                    let y0 = b_tile[bi];
-                    let y1 = if wide_n { b_tile[bi + 16] } else { y0 };
-                    c0l = y0.mul_add(Vec4::splat(x0.x), c0l);
-                    c0h = y1.mul_add(Vec4::splat(x0.x), c0h);
-                    c1l = y0.mul_add(Vec4::splat(x0.y), c1l);
-                    c1h = y1.mul_add(Vec4::splat(x0.y), c1h);
-                    c2l = y0.mul_add(Vec4::splat(x0.z), c2l);
-                    c2h = y1.mul_add(Vec4::splat(x0.z), c2h);
-                    c3l = y0.mul_add(Vec4::splat(x0.w), c3l);
-                    c3h = y1.mul_add(Vec4::splat(x0.w), c3h);
-                    c4l = y0.mul_add(Vec4::splat(x1.x), c4l);
-                    c4h = y1.mul_add(Vec4::splat(x1.x), c4h);
-                    c5l = y0.mul_add(Vec4::splat(x1.y), c5l);
-                    c5h = y1.mul_add(Vec4::splat(x1.y), c5h);
-                    c6l = y0.mul_add(Vec4::splat(x1.z), c6l);
-                    c6h = y1.mul_add(Vec4::splat(x1.z), c6h);
-                    c7l = y0.mul_add(Vec4::splat(x1.w), c7l);
-                    c7h = y1.mul_add(Vec4::splat(x1.w), c7h);
-                    // k step 1
-                    let x0 = a_tile[ai + sa];
-                    let x1 = if wide_m { a_tile[ai + sa + 16] } else { x0 };
-                    let y0 = b_tile[bi + sb];
-                    let y1 = if wide_n { b_tile[bi + sb + 16] } else { y0 };
-                    c0l = y0.mul_add(Vec4::splat(x0.x), c0l);
-                    c0h = y1.mul_add(Vec4::splat(x0.x), c0h);
-                    c1l = y0.mul_add(Vec4::splat(x0.y), c1l);
-                    c1h = y1.mul_add(Vec4::splat(x0.y), c1h);
-                    c2l = y0.mul_add(Vec4::splat(x0.z), c2l);
-                    c2h = y1.mul_add(Vec4::splat(x0.z), c2h);
-                    c3l = y0.mul_add(Vec4::splat(x0.w), c3l);
-                    c3h = y1.mul_add(Vec4::splat(x0.w), c3h);
-                    c4l = y0.mul_add(Vec4::splat(x1.x), c4l);
-                    c4h = y1.mul_add(Vec4::splat(x1.x), c4h);
-                    c5l = y0.mul_add(Vec4::splat(x1.y), c5l);
-                    c5h = y1.mul_add(Vec4::splat(x1.y), c5h);
-                    c6l = y0.mul_add(Vec4::splat(x1.z), c6l);
-                    c6h = y1.mul_add(Vec4::splat(x1.z), c6h);
-                    c7l = y0.mul_add(Vec4::splat(x1.w), c7l);
-                    c7h = y1.mul_add(Vec4::splat(x1.w), c7h);
-                    // k step 2
-                    let x0 = a_tile[ai + 2 * sa];
-                    let x1 = if wide_m { a_tile[ai + 2 * sa + 16] } else { x0 };
-                    let y0 = b_tile[bi + 2 * sb];
-                    let y1 = if wide_n { b_tile[bi + 2 * sb + 16] } else { y0 };
-                    c0l = y0.mul_add(Vec4::splat(x0.x), c0l);
-                    c0h = y1.mul_add(Vec4::splat(x0.x), c0h);
-                    c1l = y0.mul_add(Vec4::splat(x0.y), c1l);
-                    c1h = y1.mul_add(Vec4::splat(x0.y), c1h);
-                    c2l = y0.mul_add(Vec4::splat(x0.z), c2l);
-                    c2h = y1.mul_add(Vec4::splat(x0.z), c2h);
-                    c3l = y0.mul_add(Vec4::splat(x0.w), c3l);
-                    c3h = y1.mul_add(Vec4::splat(x0.w), c3h);
-                    c4l = y0.mul_add(Vec4::splat(x1.x), c4l);
-                    c4h = y1.mul_add(Vec4::splat(x1.x), c4h);
-                    c5l = y0.mul_add(Vec4::splat(x1.y), c5l);
-                    c5h = y1.mul_add(Vec4::splat(x1.y), c5h);
-                    c6l = y0.mul_add(Vec4::splat(x1.z), c6l);
-                    c6h = y1.mul_add(Vec4::splat(x1.z), c6h);
-                    c7l = y0.mul_add(Vec4::splat(x1.w), c7l);
-                    c7h = y1.mul_add(Vec4::splat(x1.w), c7h);
-                    // k step 3
-                    let x0 = a_tile[ai + 3 * sa];
-                    let x1 = if wide_m { a_tile[ai + 3 * sa + 16] } else { x0 };
-                    let y0 = b_tile[bi + 3 * sb];
-                    let y1 = if wide_n { b_tile[bi + 3 * sb + 16] } else { y0 };
-                    c0l = y0.mul_add(Vec4::splat(x0.x), c0l);
-                    c0h = y1.mul_add(Vec4::splat(x0.x), c0h);
-                    c1l = y0.mul_add(Vec4::splat(x0.y), c1l);
-                    c1h = y1.mul_add(Vec4::splat(x0.y), c1h);
-                    c2l = y0.mul_add(Vec4::splat(x0.z), c2l);
-                    c2h = y1.mul_add(Vec4::splat(x0.z), c2h);
-                    c3l = y0.mul_add(Vec4::splat(x0.w), c3l);
-                    c3h = y1.mul_add(Vec4::splat(x0.w), c3h);
-                    c4l = y0.mul_add(Vec4::splat(x1.x), c4l);
-                    c4h = y1.mul_add(Vec4::splat(x1.x), c4h);
-                    c5l = y0.mul_add(Vec4::splat(x1.y), c5l);
-                    c5h = y1.mul_add(Vec4::splat(x1.y), c5h);
-                    c6l = y0.mul_add(Vec4::splat(x1.z), c6l);
-                    c6h = y1.mul_add(Vec4::splat(x1.z), c6h);
-                    c7l = y0.mul_add(Vec4::splat(x1.w), c7l);
-                    c7h = y1.mul_add(Vec4::splat(x1.w), c7h);
-                    // k step 4
-                    let x0 = a_tile[ai + 4 * sa];
-                    let x1 = if wide_m { a_tile[ai + 4 * sa + 16] } else { x0 };
-                    let y0 = b_tile[bi + 4 * sb];
-                    let y1 = if wide_n { b_tile[bi + 4 * sb + 16] } else { y0 };
-                    c0l = y0.mul_add(Vec4::splat(x0.x), c0l);
-                    c0h = y1.mul_add(Vec4::splat(x0.x), c0h);
-                    c1l = y0.mul_add(Vec4::splat(x0.y), c1l);
-                    c1h = y1.mul_add(Vec4::splat(x0.y), c1h);
-                    c2l = y0.mul_add(Vec4::splat(x0.z), c2l);
-                    c2h = y1.mul_add(Vec4::splat(x0.z), c2h);
-                    c3l = y0.mul_add(Vec4::splat(x0.w), c3l);
-                    c3h = y1.mul_add(Vec4::splat(x0.w), c3h);
-                    c4l = y0.mul_add(Vec4::splat(x1.x), c4l);
-                    c4h = y1.mul_add(Vec4::splat(x1.x), c4h);
-                    c5l = y0.mul_add(Vec4::splat(x1.y), c5l);
-                    c5h = y1.mul_add(Vec4::splat(x1.y), c5h);
-                    c6l = y0.mul_add(Vec4::splat(x1.z), c6l);
-                    c6h = y1.mul_add(Vec4::splat(x1.z), c6h);
-                    c7l = y0.mul_add(Vec4::splat(x1.w), c7l);
-                    c7h = y1.mul_add(Vec4::splat(x1.w), c7h);
-                    // k step 5
-                    let x0 = a_tile[ai + 5 * sa];
-                    let x1 = if wide_m { a_tile[ai + 5 * sa + 16] } else { x0 };
-                    let y0 = b_tile[bi + 5 * sb];
-                    let y1 = if wide_n { b_tile[bi + 5 * sb + 16] } else { y0 };
-                    c0l = y0.mul_add(Vec4::splat(x0.x), c0l);
-                    c0h = y1.mul_add(Vec4::splat(x0.x), c0h);
-                    c1l = y0.mul_add(Vec4::splat(x0.y), c1l);
-                    c1h = y1.mul_add(Vec4::splat(x0.y), c1h);
-                    c2l = y0.mul_add(Vec4::splat(x0.z), c2l);
-                    c2h = y1.mul_add(Vec4::splat(x0.z), c2h);
-                    c3l = y0.mul_add(Vec4::splat(x0.w), c3l);
-                    c3h = y1.mul_add(Vec4::splat(x0.w), c3h);
-                    c4l = y0.mul_add(Vec4::splat(x1.x), c4l);
-                    c4h = y1.mul_add(Vec4::splat(x1.x), c4h);
-                    c5l = y0.mul_add(Vec4::splat(x1.y), c5l);
-                    c5h = y1.mul_add(Vec4::splat(x1.y), c5h);
-                    c6l = y0.mul_add(Vec4::splat(x1.z), c6l);
-                    c6h = y1.mul_add(Vec4::splat(x1.z), c6h);
-                    c7l = y0.mul_add(Vec4::splat(x1.w), c7l);
-                    c7h = y1.mul_add(Vec4::splat(x1.w), c7h);
-                    // k step 6
-                    let x0 = a_tile[ai + 6 * sa];
-                    let x1 = if wide_m { a_tile[ai + 6 * sa + 16] } else { x0 };
-                    let y0 = b_tile[bi + 6 * sb];
-                    let y1 = if wide_n { b_tile[bi + 6 * sb + 16] } else { y0 };
-                    c0l = y0.mul_add(Vec4::splat(x0.x), c0l);
-                    c0h = y1.mul_add(Vec4::splat(x0.x), c0h);
-                    c1l = y0.mul_add(Vec4::splat(x0.y), c1l);
-                    c1h = y1.mul_add(Vec4::splat(x0.y), c1h);
-                    c2l = y0.mul_add(Vec4::splat(x0.z), c2l);
-                    c2h = y1.mul_add(Vec4::splat(x0.z), c2h);
-                    c3l = y0.mul_add(Vec4::splat(x0.w), c3l);
-                    c3h = y1.mul_add(Vec4::splat(x0.w), c3h);
-                    c4l = y0.mul_add(Vec4::splat(x1.x), c4l);
-                    c4h = y1.mul_add(Vec4::splat(x1.x), c4h);
-                    c5l = y0.mul_add(Vec4::splat(x1.y), c5l);
-                    c5h = y1.mul_add(Vec4::splat(x1.y), c5h);
-                    c6l = y0.mul_add(Vec4::splat(x1.z), c6l);
-                    c6h = y1.mul_add(Vec4::splat(x1.z), c6h);
-                    c7l = y0.mul_add(Vec4::splat(x1.w), c7l);
-                    c7h = y1.mul_add(Vec4::splat(x1.w), c7h);
-                    // k step 7
-                    let x0 = a_tile[ai + 7 * sa];
-                    let x1 = if wide_m { a_tile[ai + 7 * sa + 16] } else { x0 };
-                    let y0 = b_tile[bi + 7 * sb];
-                    let y1 = if wide_n { b_tile[bi + 7 * sb + 16] } else { y0 };
-                    c0l = y0.mul_add(Vec4::splat(x0.x), c0l);
-                    c0h = y1.mul_add(Vec4::splat(x0.x), c0h);
-                    c1l = y0.mul_add(Vec4::splat(x0.y), c1l);
-                    c1h = y1.mul_add(Vec4::splat(x0.y), c1h);
-                    c2l = y0.mul_add(Vec4::splat(x0.z), c2l);
-                    c2h = y1.mul_add(Vec4::splat(x0.z), c2h);
-                    c3l = y0.mul_add(Vec4::splat(x0.w), c3l);
-                    c3h = y1.mul_add(Vec4::splat(x0.w), c3h);
-                    c4l = y0.mul_add(Vec4::splat(x1.x), c4l);
-                    c4h = y1.mul_add(Vec4::splat(x1.x), c4h);
-                    c5l = y0.mul_add(Vec4::splat(x1.y), c5l);
-                    c5h = y1.mul_add(Vec4::splat(x1.y), c5h);
-                    c6l = y0.mul_add(Vec4::splat(x1.z), c6l);
-                    c6h = y1.mul_add(Vec4::splat(x1.z), c6h);
-                    c7l = y0.mul_add(Vec4::splat(x1.w), c7l);
-                    c7h = y1.mul_add(Vec4::splat(x1.w), c7h);
-                }
-                if t < slices {
-                    let buf = 0u32;
-                    if a_stages {
-                        a_tile[buf + a_k * sa + a_p] = staged_a;
-                    }
-                    if b_stages {
-                        b_tile[buf + b_k * sb + b_q] = staged_b;
-                    }
-                }
-                workgroup_barrier();
-                let t = t + 1;
-                if t <= slices {
+        // Step t loads slice t, multiplies slice t - 1, then stores slice t; `VEC` steps
+        // an iteration, so that with `VEC = 2` each step's buffers are constants.
+        for t2 in 0..slices / VEC + 1 {
+            #[unroll]
+            for u in 0..VEC {
+                let t = VEC * t2 + u;
+                if u == 0 || t <= slices {
                     if t < slices {
                         let k0 = t * 8;
                         let ka = a_stages && k0 + a_k < k;
                         let o = ao + k0;
-                        let v0 = if ka && ra0 { a[o] } else { 0.0f32 };
-                        let v1 = if ka && ra1 { a[o + k16] } else { 0.0f32 };
-                        let v2 = if ka && ra2 { a[o + 2 * k16] } else { 0.0f32 };
-                        let v3 = if ka && ra3 { a[o + 3 * k16] } else { 0.0f32 };
-                        staged_a = Vec4::new(v0, v1, v2, v3);
+                        let mut v = [0.0f32; 4];
+                        #[unroll]
+                        for j in 0..4 {
+                            v[j] = if ka && ra[j] { a[o + j * k16] } else { 0.0f32 };
+                        }
+                        staged_a = Vec4::new(v[0], v[1], v[2], v[3]);
                         let kb = k0 + b_k;
                         let kbs = b_stages && kb < k;
                         let ob = kb * n + bc;
-                        let w0 = if kbs && cb0 { b[ob] } else { 0.0f32 };
-                        let w1 = if kbs && cb1 { b[ob + 16] } else { 0.0f32 };
-                        let w2 = if kbs && cb2 { b[ob + 32] } else { 0.0f32 };
-                        let w3 = if kbs && cb3 { b[ob + 48] } else { 0.0f32 };
-                        staged_b = Vec4::new(w0, w1, w2, w3);
+                        #[unroll]
+                        for j in 0..4 {
+                            v[j] = if kbs && cb[j] { b[ob + 16 * j] } else { 0.0f32 };
+                        }
+                        staged_b = Vec4::new(v[0], v[1], v[2], v[3]);
                     }
                     if t > 0 {
-                        let buf = 0u32;
+                        // Slice t - 1's buffer: by parity, or a constant when unrolled.
+                        let buf = if VEC == 2 {
+                            (1 - u) * 256
+                        } else {
+                            ((t - 1) & 1) * 256
+                        };
                         let ai = buf + ty;
                         let bi = buf + tx;
-                        // k step 0
-                        let x0 = a_tile[ai];
-                        let x1 = if wide_m { a_tile[ai + 16] } else { x0 };
-                        let y0 = b_tile[bi];
-                        let y1 = if wide_n { b_tile[bi + 16] } else { y0 };
-                        c0l = y0.mul_add(Vec4::splat(x0.x), c0l);
-                        c0h = y1.mul_add(Vec4::splat(x0.x), c0h);
-                        c1l = y0.mul_add(Vec4::splat(x0.y), c1l);
-                        c1h = y1.mul_add(Vec4::splat(x0.y), c1h);
-                        c2l = y0.mul_add(Vec4::splat(x0.z), c2l);
-                        c2h = y1.mul_add(Vec4::splat(x0.z), c2h);
-                        c3l = y0.mul_add(Vec4::splat(x0.w), c3l);
-                        c3h = y1.mul_add(Vec4::splat(x0.w), c3h);
-                        c4l = y0.mul_add(Vec4::splat(x1.x), c4l);
-                        c4h = y1.mul_add(Vec4::splat(x1.x), c4h);
-                        c5l = y0.mul_add(Vec4::splat(x1.y), c5l);
-                        c5h = y1.mul_add(Vec4::splat(x1.y), c5h);
-                        c6l = y0.mul_add(Vec4::splat(x1.z), c6l);
-                        c6h = y1.mul_add(Vec4::splat(x1.z), c6h);
-                        c7l = y0.mul_add(Vec4::splat(x1.w), c7l);
-                        c7h = y1.mul_add(Vec4::splat(x1.w), c7h);
-                        // k step 1
-                        let x0 = a_tile[ai + sa];
-                        let x1 = if wide_m { a_tile[ai + sa + 16] } else { x0 };
-                        let y0 = b_tile[bi + sb];
-                        let y1 = if wide_n { b_tile[bi + sb + 16] } else { y0 };
-                        c0l = y0.mul_add(Vec4::splat(x0.x), c0l);
-                        c0h = y1.mul_add(Vec4::splat(x0.x), c0h);
-                        c1l = y0.mul_add(Vec4::splat(x0.y), c1l);
-                        c1h = y1.mul_add(Vec4::splat(x0.y), c1h);
-                        c2l = y0.mul_add(Vec4::splat(x0.z), c2l);
-                        c2h = y1.mul_add(Vec4::splat(x0.z), c2h);
-                        c3l = y0.mul_add(Vec4::splat(x0.w), c3l);
-                        c3h = y1.mul_add(Vec4::splat(x0.w), c3h);
-                        c4l = y0.mul_add(Vec4::splat(x1.x), c4l);
-                        c4h = y1.mul_add(Vec4::splat(x1.x), c4h);
-                        c5l = y0.mul_add(Vec4::splat(x1.y), c5l);
-                        c5h = y1.mul_add(Vec4::splat(x1.y), c5h);
-                        c6l = y0.mul_add(Vec4::splat(x1.z), c6l);
-                        c6h = y1.mul_add(Vec4::splat(x1.z), c6h);
-                        c7l = y0.mul_add(Vec4::splat(x1.w), c7l);
-                        c7h = y1.mul_add(Vec4::splat(x1.w), c7h);
-                        // k step 2
-                        let x0 = a_tile[ai + 2 * sa];
-                        let x1 = if wide_m { a_tile[ai + 2 * sa + 16] } else { x0 };
-                        let y0 = b_tile[bi + 2 * sb];
-                        let y1 = if wide_n { b_tile[bi + 2 * sb + 16] } else { y0 };
-                        c0l = y0.mul_add(Vec4::splat(x0.x), c0l);
-                        c0h = y1.mul_add(Vec4::splat(x0.x), c0h);
-                        c1l = y0.mul_add(Vec4::splat(x0.y), c1l);
-                        c1h = y1.mul_add(Vec4::splat(x0.y), c1h);
-                        c2l = y0.mul_add(Vec4::splat(x0.z), c2l);
-                        c2h = y1.mul_add(Vec4::splat(x0.z), c2h);
-                        c3l = y0.mul_add(Vec4::splat(x0.w), c3l);
-                        c3h = y1.mul_add(Vec4::splat(x0.w), c3h);
-                        c4l = y0.mul_add(Vec4::splat(x1.x), c4l);
-                        c4h = y1.mul_add(Vec4::splat(x1.x), c4h);
-                        c5l = y0.mul_add(Vec4::splat(x1.y), c5l);
-                        c5h = y1.mul_add(Vec4::splat(x1.y), c5h);
-                        c6l = y0.mul_add(Vec4::splat(x1.z), c6l);
-                        c6h = y1.mul_add(Vec4::splat(x1.z), c6h);
-                        c7l = y0.mul_add(Vec4::splat(x1.w), c7l);
-                        c7h = y1.mul_add(Vec4::splat(x1.w), c7h);
-                        // k step 3
-                        let x0 = a_tile[ai + 3 * sa];
-                        let x1 = if wide_m { a_tile[ai + 3 * sa + 16] } else { x0 };
-                        let y0 = b_tile[bi + 3 * sb];
-                        let y1 = if wide_n { b_tile[bi + 3 * sb + 16] } else { y0 };
-                        c0l = y0.mul_add(Vec4::splat(x0.x), c0l);
-                        c0h = y1.mul_add(Vec4::splat(x0.x), c0h);
-                        c1l = y0.mul_add(Vec4::splat(x0.y), c1l);
-                        c1h = y1.mul_add(Vec4::splat(x0.y), c1h);
-                        c2l = y0.mul_add(Vec4::splat(x0.z), c2l);
-                        c2h = y1.mul_add(Vec4::splat(x0.z), c2h);
-                        c3l = y0.mul_add(Vec4::splat(x0.w), c3l);
-                        c3h = y1.mul_add(Vec4::splat(x0.w), c3h);
-                        c4l = y0.mul_add(Vec4::splat(x1.x), c4l);
-                        c4h = y1.mul_add(Vec4::splat(x1.x), c4h);
-                        c5l = y0.mul_add(Vec4::splat(x1.y), c5l);
-                        c5h = y1.mul_add(Vec4::splat(x1.y), c5h);
-                        c6l = y0.mul_add(Vec4::splat(x1.z), c6l);
-                        c6h = y1.mul_add(Vec4::splat(x1.z), c6h);
-                        c7l = y0.mul_add(Vec4::splat(x1.w), c7l);
-                        c7h = y1.mul_add(Vec4::splat(x1.w), c7h);
-                        // k step 4
-                        let x0 = a_tile[ai + 4 * sa];
-                        let x1 = if wide_m { a_tile[ai + 4 * sa + 16] } else { x0 };
-                        let y0 = b_tile[bi + 4 * sb];
-                        let y1 = if wide_n { b_tile[bi + 4 * sb + 16] } else { y0 };
-                        c0l = y0.mul_add(Vec4::splat(x0.x), c0l);
-                        c0h = y1.mul_add(Vec4::splat(x0.x), c0h);
-                        c1l = y0.mul_add(Vec4::splat(x0.y), c1l);
-                        c1h = y1.mul_add(Vec4::splat(x0.y), c1h);
-                        c2l = y0.mul_add(Vec4::splat(x0.z), c2l);
-                        c2h = y1.mul_add(Vec4::splat(x0.z), c2h);
-                        c3l = y0.mul_add(Vec4::splat(x0.w), c3l);
-                        c3h = y1.mul_add(Vec4::splat(x0.w), c3h);
-                        c4l = y0.mul_add(Vec4::splat(x1.x), c4l);
-                        c4h = y1.mul_add(Vec4::splat(x1.x), c4h);
-                        c5l = y0.mul_add(Vec4::splat(x1.y), c5l);
-                        c5h = y1.mul_add(Vec4::splat(x1.y), c5h);
-                        c6l = y0.mul_add(Vec4::splat(x1.z), c6l);
-                        c6h = y1.mul_add(Vec4::splat(x1.z), c6h);
-                        c7l = y0.mul_add(Vec4::splat(x1.w), c7l);
-                        c7h = y1.mul_add(Vec4::splat(x1.w), c7h);
-                        // k step 5
-                        let x0 = a_tile[ai + 5 * sa];
-                        let x1 = if wide_m { a_tile[ai + 5 * sa + 16] } else { x0 };
-                        let y0 = b_tile[bi + 5 * sb];
-                        let y1 = if wide_n { b_tile[bi + 5 * sb + 16] } else { y0 };
-                        c0l = y0.mul_add(Vec4::splat(x0.x), c0l);
-                        c0h = y1.mul_add(Vec4::splat(x0.x), c0h);
-                        c1l = y0.mul_add(Vec4::splat(x0.y), c1l);
-                        c1h = y1.mul_add(Vec4::splat(x0.y), c1h);
-                        c2l = y0.mul_add(Vec4::splat(x0.z), c2l);
-                        c2h = y1.mul_add(Vec4::splat(x0.z), c2h);
-                        c3l = y0.mul_add(Vec4::splat(x0.w), c3l);
-                        c3h = y1.mul_add(Vec4::splat(x0.w), c3h);
-                        c4l = y0.mul_add(Vec4::splat(x1.x), c4l);
-                        c4h = y1.mul_add(Vec4::splat(x1.x), c4h);
-                        c5l = y0.mul_add(Vec4::splat(x1.y), c5l);
-                        c5h = y1.mul_add(Vec4::splat(x1.y), c5h);
-                        c6l = y0.mul_add(Vec4::splat(x1.z), c6l);
-                        c6h = y1.mul_add(Vec4::splat(x1.z), c6h);
-                        c7l = y0.mul_add(Vec4::splat(x1.w), c7l);
-                        c7h = y1.mul_add(Vec4::splat(x1.w), c7h);
-                        // k step 6
-                        let x0 = a_tile[ai + 6 * sa];
-                        let x1 = if wide_m { a_tile[ai + 6 * sa + 16] } else { x0 };
-                        let y0 = b_tile[bi + 6 * sb];
-                        let y1 = if wide_n { b_tile[bi + 6 * sb + 16] } else { y0 };
-                        c0l = y0.mul_add(Vec4::splat(x0.x), c0l);
-                        c0h = y1.mul_add(Vec4::splat(x0.x), c0h);
-                        c1l = y0.mul_add(Vec4::splat(x0.y), c1l);
-                        c1h = y1.mul_add(Vec4::splat(x0.y), c1h);
-                        c2l = y0.mul_add(Vec4::splat(x0.z), c2l);
-                        c2h = y1.mul_add(Vec4::splat(x0.z), c2h);
-                        c3l = y0.mul_add(Vec4::splat(x0.w), c3l);
-                        c3h = y1.mul_add(Vec4::splat(x0.w), c3h);
-                        c4l = y0.mul_add(Vec4::splat(x1.x), c4l);
-                        c4h = y1.mul_add(Vec4::splat(x1.x), c4h);
-                        c5l = y0.mul_add(Vec4::splat(x1.y), c5l);
-                        c5h = y1.mul_add(Vec4::splat(x1.y), c5h);
-                        c6l = y0.mul_add(Vec4::splat(x1.z), c6l);
-                        c6h = y1.mul_add(Vec4::splat(x1.z), c6h);
-                        c7l = y0.mul_add(Vec4::splat(x1.w), c7l);
-                        c7h = y1.mul_add(Vec4::splat(x1.w), c7h);
-                        // k step 7
-                        let x0 = a_tile[ai + 7 * sa];
-                        let x1 = if wide_m { a_tile[ai + 7 * sa + 16] } else { x0 };
-                        let y0 = b_tile[bi + 7 * sb];
-                        let y1 = if wide_n { b_tile[bi + 7 * sb + 16] } else { y0 };
-                        c0l = y0.mul_add(Vec4::splat(x0.x), c0l);
-                        c0h = y1.mul_add(Vec4::splat(x0.x), c0h);
-                        c1l = y0.mul_add(Vec4::splat(x0.y), c1l);
-                        c1h = y1.mul_add(Vec4::splat(x0.y), c1h);
-                        c2l = y0.mul_add(Vec4::splat(x0.z), c2l);
-                        c2h = y1.mul_add(Vec4::splat(x0.z), c2h);
-                        c3l = y0.mul_add(Vec4::splat(x0.w), c3l);
-                        c3h = y1.mul_add(Vec4::splat(x0.w), c3h);
-                        c4l = y0.mul_add(Vec4::splat(x1.x), c4l);
-                        c4h = y1.mul_add(Vec4::splat(x1.x), c4h);
-                        c5l = y0.mul_add(Vec4::splat(x1.y), c5l);
-                        c5h = y1.mul_add(Vec4::splat(x1.y), c5h);
-                        c6l = y0.mul_add(Vec4::splat(x1.z), c6l);
-                        c6h = y1.mul_add(Vec4::splat(x1.z), c6h);
-                        c7l = y0.mul_add(Vec4::splat(x1.w), c7l);
-                        c7h = y1.mul_add(Vec4::splat(x1.w), c7h);
+                        // Row i of the block takes component i % 4 of `xs[i / 4]`.
+                        #[unroll]
+                        for s in 0..8 {
+                            let x0 = a_tile[ai + s * sa];
+                            let x1 = if wide_m { a_tile[ai + s * sa + 16] } else { x0 };
+                            let y0 = b_tile[bi + s * sb];
+                            let y1 = if wide_n { b_tile[bi + s * sb + 16] } else { y0 };
+                            let (xs, ys) = ([x0, x1], [y0, y1]);
+                            #[unroll]
+                            for i in 0..8 {
+                                #[unroll]
+                                for h in 0..2 {
+                                    acc[2 * i + h] = ys[h]
+                                        .mul_add(Vec4::splat(xs[i >> 2][i & 3]), acc[2 * i + h]);
+                                }
+                            }
+                        }
                     }
                     if t < slices {
-                        let buf = 256u32;
+                        let buf = if VEC == 2 { u * 256 } else { (t & 1) * 256 };
                         if a_stages {
                             a_tile[buf + a_k * sa + a_p] = staged_a;
                         }
@@ -550,277 +191,24 @@ pub fn gemm(
                 }
                 workgroup_barrier();
             }
-        } else {
-            for t in 0..slices + 1 {
-                if t < slices {
-                    let k0 = t * 8;
-                    let ka = a_stages && k0 + a_k < k;
-                    let o = ao + k0;
-                    let v0 = if ka && ra0 { a[o] } else { 0.0f32 };
-                    let v1 = if ka && ra1 { a[o + k16] } else { 0.0f32 };
-                    let v2 = if ka && ra2 { a[o + 2 * k16] } else { 0.0f32 };
-                    let v3 = if ka && ra3 { a[o + 3 * k16] } else { 0.0f32 };
-                    staged_a = Vec4::new(v0, v1, v2, v3);
-                    let kb = k0 + b_k;
-                    let kbs = b_stages && kb < k;
-                    let ob = kb * n + bc;
-                    let w0 = if kbs && cb0 { b[ob] } else { 0.0f32 };
-                    let w1 = if kbs && cb1 { b[ob + 16] } else { 0.0f32 };
-                    let w2 = if kbs && cb2 { b[ob + 32] } else { 0.0f32 };
-                    let w3 = if kbs && cb3 { b[ob + 48] } else { 0.0f32 };
-                    staged_b = Vec4::new(w0, w1, w2, w3);
-                }
-                if t > 0 {
-                    let buf = ((t - 1) & 1) * 256;
-                    let ai = buf + ty;
-                    let bi = buf + tx;
-                    // k step 0
-                    let x0 = a_tile[ai];
-                    let x1 = if wide_m { a_tile[ai + 16] } else { x0 };
-                    let y0 = b_tile[bi];
-                    let y1 = if wide_n { b_tile[bi + 16] } else { y0 };
-                    c0l = y0.mul_add(Vec4::splat(x0.x), c0l);
-                    c0h = y1.mul_add(Vec4::splat(x0.x), c0h);
-                    c1l = y0.mul_add(Vec4::splat(x0.y), c1l);
-                    c1h = y1.mul_add(Vec4::splat(x0.y), c1h);
-                    c2l = y0.mul_add(Vec4::splat(x0.z), c2l);
-                    c2h = y1.mul_add(Vec4::splat(x0.z), c2h);
-                    c3l = y0.mul_add(Vec4::splat(x0.w), c3l);
-                    c3h = y1.mul_add(Vec4::splat(x0.w), c3h);
-                    c4l = y0.mul_add(Vec4::splat(x1.x), c4l);
-                    c4h = y1.mul_add(Vec4::splat(x1.x), c4h);
-                    c5l = y0.mul_add(Vec4::splat(x1.y), c5l);
-                    c5h = y1.mul_add(Vec4::splat(x1.y), c5h);
-                    c6l = y0.mul_add(Vec4::splat(x1.z), c6l);
-                    c6h = y1.mul_add(Vec4::splat(x1.z), c6h);
-                    c7l = y0.mul_add(Vec4::splat(x1.w), c7l);
-                    c7h = y1.mul_add(Vec4::splat(x1.w), c7h);
-                    // k step 1
-                    let x0 = a_tile[ai + sa];
-                    let x1 = if wide_m { a_tile[ai + sa + 16] } else { x0 };
-                    let y0 = b_tile[bi + sb];
-                    let y1 = if wide_n { b_tile[bi + sb + 16] } else { y0 };
-                    c0l = y0.mul_add(Vec4::splat(x0.x), c0l);
-                    c0h = y1.mul_add(Vec4::splat(x0.x), c0h);
-                    c1l = y0.mul_add(Vec4::splat(x0.y), c1l);
-                    c1h = y1.mul_add(Vec4::splat(x0.y), c1h);
-                    c2l = y0.mul_add(Vec4::splat(x0.z), c2l);
-                    c2h = y1.mul_add(Vec4::splat(x0.z), c2h);
-                    c3l = y0.mul_add(Vec4::splat(x0.w), c3l);
-                    c3h = y1.mul_add(Vec4::splat(x0.w), c3h);
-                    c4l = y0.mul_add(Vec4::splat(x1.x), c4l);
-                    c4h = y1.mul_add(Vec4::splat(x1.x), c4h);
-                    c5l = y0.mul_add(Vec4::splat(x1.y), c5l);
-                    c5h = y1.mul_add(Vec4::splat(x1.y), c5h);
-                    c6l = y0.mul_add(Vec4::splat(x1.z), c6l);
-                    c6h = y1.mul_add(Vec4::splat(x1.z), c6h);
-                    c7l = y0.mul_add(Vec4::splat(x1.w), c7l);
-                    c7h = y1.mul_add(Vec4::splat(x1.w), c7h);
-                    // k step 2
-                    let x0 = a_tile[ai + 2 * sa];
-                    let x1 = if wide_m { a_tile[ai + 2 * sa + 16] } else { x0 };
-                    let y0 = b_tile[bi + 2 * sb];
-                    let y1 = if wide_n { b_tile[bi + 2 * sb + 16] } else { y0 };
-                    c0l = y0.mul_add(Vec4::splat(x0.x), c0l);
-                    c0h = y1.mul_add(Vec4::splat(x0.x), c0h);
-                    c1l = y0.mul_add(Vec4::splat(x0.y), c1l);
-                    c1h = y1.mul_add(Vec4::splat(x0.y), c1h);
-                    c2l = y0.mul_add(Vec4::splat(x0.z), c2l);
-                    c2h = y1.mul_add(Vec4::splat(x0.z), c2h);
-                    c3l = y0.mul_add(Vec4::splat(x0.w), c3l);
-                    c3h = y1.mul_add(Vec4::splat(x0.w), c3h);
-                    c4l = y0.mul_add(Vec4::splat(x1.x), c4l);
-                    c4h = y1.mul_add(Vec4::splat(x1.x), c4h);
-                    c5l = y0.mul_add(Vec4::splat(x1.y), c5l);
-                    c5h = y1.mul_add(Vec4::splat(x1.y), c5h);
-                    c6l = y0.mul_add(Vec4::splat(x1.z), c6l);
-                    c6h = y1.mul_add(Vec4::splat(x1.z), c6h);
-                    c7l = y0.mul_add(Vec4::splat(x1.w), c7l);
-                    c7h = y1.mul_add(Vec4::splat(x1.w), c7h);
-                    // k step 3
-                    let x0 = a_tile[ai + 3 * sa];
-                    let x1 = if wide_m { a_tile[ai + 3 * sa + 16] } else { x0 };
-                    let y0 = b_tile[bi + 3 * sb];
-                    let y1 = if wide_n { b_tile[bi + 3 * sb + 16] } else { y0 };
-                    c0l = y0.mul_add(Vec4::splat(x0.x), c0l);
-                    c0h = y1.mul_add(Vec4::splat(x0.x), c0h);
-                    c1l = y0.mul_add(Vec4::splat(x0.y), c1l);
-                    c1h = y1.mul_add(Vec4::splat(x0.y), c1h);
-                    c2l = y0.mul_add(Vec4::splat(x0.z), c2l);
-                    c2h = y1.mul_add(Vec4::splat(x0.z), c2h);
-                    c3l = y0.mul_add(Vec4::splat(x0.w), c3l);
-                    c3h = y1.mul_add(Vec4::splat(x0.w), c3h);
-                    c4l = y0.mul_add(Vec4::splat(x1.x), c4l);
-                    c4h = y1.mul_add(Vec4::splat(x1.x), c4h);
-                    c5l = y0.mul_add(Vec4::splat(x1.y), c5l);
-                    c5h = y1.mul_add(Vec4::splat(x1.y), c5h);
-                    c6l = y0.mul_add(Vec4::splat(x1.z), c6l);
-                    c6h = y1.mul_add(Vec4::splat(x1.z), c6h);
-                    c7l = y0.mul_add(Vec4::splat(x1.w), c7l);
-                    c7h = y1.mul_add(Vec4::splat(x1.w), c7h);
-                    // k step 4
-                    let x0 = a_tile[ai + 4 * sa];
-                    let x1 = if wide_m { a_tile[ai + 4 * sa + 16] } else { x0 };
-                    let y0 = b_tile[bi + 4 * sb];
-                    let y1 = if wide_n { b_tile[bi + 4 * sb + 16] } else { y0 };
-                    c0l = y0.mul_add(Vec4::splat(x0.x), c0l);
-                    c0h = y1.mul_add(Vec4::splat(x0.x), c0h);
-                    c1l = y0.mul_add(Vec4::splat(x0.y), c1l);
-                    c1h = y1.mul_add(Vec4::splat(x0.y), c1h);
-                    c2l = y0.mul_add(Vec4::splat(x0.z), c2l);
-                    c2h = y1.mul_add(Vec4::splat(x0.z), c2h);
-                    c3l = y0.mul_add(Vec4::splat(x0.w), c3l);
-                    c3h = y1.mul_add(Vec4::splat(x0.w), c3h);
-                    c4l = y0.mul_add(Vec4::splat(x1.x), c4l);
-                    c4h = y1.mul_add(Vec4::splat(x1.x), c4h);
-                    c5l = y0.mul_add(Vec4::splat(x1.y), c5l);
-                    c5h = y1.mul_add(Vec4::splat(x1.y), c5h);
-                    c6l = y0.mul_add(Vec4::splat(x1.z), c6l);
-                    c6h = y1.mul_add(Vec4::splat(x1.z), c6h);
-                    c7l = y0.mul_add(Vec4::splat(x1.w), c7l);
-                    c7h = y1.mul_add(Vec4::splat(x1.w), c7h);
-                    // k step 5
-                    let x0 = a_tile[ai + 5 * sa];
-                    let x1 = if wide_m { a_tile[ai + 5 * sa + 16] } else { x0 };
-                    let y0 = b_tile[bi + 5 * sb];
-                    let y1 = if wide_n { b_tile[bi + 5 * sb + 16] } else { y0 };
-                    c0l = y0.mul_add(Vec4::splat(x0.x), c0l);
-                    c0h = y1.mul_add(Vec4::splat(x0.x), c0h);
-                    c1l = y0.mul_add(Vec4::splat(x0.y), c1l);
-                    c1h = y1.mul_add(Vec4::splat(x0.y), c1h);
-                    c2l = y0.mul_add(Vec4::splat(x0.z), c2l);
-                    c2h = y1.mul_add(Vec4::splat(x0.z), c2h);
-                    c3l = y0.mul_add(Vec4::splat(x0.w), c3l);
-                    c3h = y1.mul_add(Vec4::splat(x0.w), c3h);
-                    c4l = y0.mul_add(Vec4::splat(x1.x), c4l);
-                    c4h = y1.mul_add(Vec4::splat(x1.x), c4h);
-                    c5l = y0.mul_add(Vec4::splat(x1.y), c5l);
-                    c5h = y1.mul_add(Vec4::splat(x1.y), c5h);
-                    c6l = y0.mul_add(Vec4::splat(x1.z), c6l);
-                    c6h = y1.mul_add(Vec4::splat(x1.z), c6h);
-                    c7l = y0.mul_add(Vec4::splat(x1.w), c7l);
-                    c7h = y1.mul_add(Vec4::splat(x1.w), c7h);
-                    // k step 6
-                    let x0 = a_tile[ai + 6 * sa];
-                    let x1 = if wide_m { a_tile[ai + 6 * sa + 16] } else { x0 };
-                    let y0 = b_tile[bi + 6 * sb];
-                    let y1 = if wide_n { b_tile[bi + 6 * sb + 16] } else { y0 };
-                    c0l = y0.mul_add(Vec4::splat(x0.x), c0l);
-                    c0h = y1.mul_add(Vec4::splat(x0.x), c0h);
-                    c1l = y0.mul_add(Vec4::splat(x0.y), c1l);
-                    c1h = y1.mul_add(Vec4::splat(x0.y), c1h);
-                    c2l = y0.mul_add(Vec4::splat(x0.z), c2l);
-                    c2h = y1.mul_add(Vec4::splat(x0.z), c2h);
-                    c3l = y0.mul_add(Vec4::splat(x0.w), c3l);
-                    c3h = y1.mul_add(Vec4::splat(x0.w), c3h);
-                    c4l = y0.mul_add(Vec4::splat(x1.x), c4l);
-                    c4h = y1.mul_add(Vec4::splat(x1.x), c4h);
-                    c5l = y0.mul_add(Vec4::splat(x1.y), c5l);
-                    c5h = y1.mul_add(Vec4::splat(x1.y), c5h);
-                    c6l = y0.mul_add(Vec4::splat(x1.z), c6l);
-                    c6h = y1.mul_add(Vec4::splat(x1.z), c6h);
-                    c7l = y0.mul_add(Vec4::splat(x1.w), c7l);
-                    c7h = y1.mul_add(Vec4::splat(x1.w), c7h);
-                    // k step 7
-                    let x0 = a_tile[ai + 7 * sa];
-                    let x1 = if wide_m { a_tile[ai + 7 * sa + 16] } else { x0 };
-                    let y0 = b_tile[bi + 7 * sb];
-                    let y1 = if wide_n { b_tile[bi + 7 * sb + 16] } else { y0 };
-                    c0l = y0.mul_add(Vec4::splat(x0.x), c0l);
-                    c0h = y1.mul_add(Vec4::splat(x0.x), c0h);
-                    c1l = y0.mul_add(Vec4::splat(x0.y), c1l);
-                    c1h = y1.mul_add(Vec4::splat(x0.y), c1h);
-                    c2l = y0.mul_add(Vec4::splat(x0.z), c2l);
-                    c2h = y1.mul_add(Vec4::splat(x0.z), c2h);
-                    c3l = y0.mul_add(Vec4::splat(x0.w), c3l);
-                    c3h = y1.mul_add(Vec4::splat(x0.w), c3h);
-                    c4l = y0.mul_add(Vec4::splat(x1.x), c4l);
-                    c4h = y1.mul_add(Vec4::splat(x1.x), c4h);
-                    c5l = y0.mul_add(Vec4::splat(x1.y), c5l);
-                    c5h = y1.mul_add(Vec4::splat(x1.y), c5h);
-                    c6l = y0.mul_add(Vec4::splat(x1.z), c6l);
-                    c6h = y1.mul_add(Vec4::splat(x1.z), c6h);
-                    c7l = y0.mul_add(Vec4::splat(x1.w), c7l);
-                    c7h = y1.mul_add(Vec4::splat(x1.w), c7h);
-                }
-                if t < slices {
-                    let buf = (t & 1) * 256;
-                    if a_stages {
-                        a_tile[buf + a_k * sa + a_p] = staged_a;
-                    }
-                    if b_stages {
-                        b_tile[buf + b_k * sb + b_q] = staged_b;
-                    }
-                }
-                workgroup_barrier();
-            }
         }
         // Row i of the block is row (i / 4)·64 + (i % 4)·16 + ty of the tile; its columns
-        // are tx + 16j (`lo`) and 64 + tx + 16j (`hi`).
-        for i in 0..8u32 {
+        // are tx + 16j (`acc[2i]`) and 64 + tx + 16j (`acc[2i + 1]`).
+        #[unroll]
+        for i in 0..8 {
             let r = row0 + (i >> 2) * 64 + (i & 3) * 16 + ty;
             if (i < 4 || wide_m) && r < m {
-                let lo = if i == 0 {
-                    c0l
-                } else if i == 1 {
-                    c1l
-                } else if i == 2 {
-                    c2l
-                } else if i == 3 {
-                    c3l
-                } else if i == 4 {
-                    c4l
-                } else if i == 5 {
-                    c5l
-                } else if i == 6 {
-                    c6l
-                } else {
-                    c7l
-                };
-                let hi = if i == 0 {
-                    c0h
-                } else if i == 1 {
-                    c1h
-                } else if i == 2 {
-                    c2h
-                } else if i == 3 {
-                    c3h
-                } else if i == 4 {
-                    c4h
-                } else if i == 5 {
-                    c5h
-                } else if i == 6 {
-                    c6h
-                } else {
-                    c7h
-                };
                 let o = r * n;
-                let cl = col0 + tx;
-                if cl < n {
-                    c[o + cl] = lo.x;
-                }
-                if cl + 16 < n {
-                    c[o + cl + 16] = lo.y;
-                }
-                if cl + 32 < n {
-                    c[o + cl + 32] = lo.z;
-                }
-                if cl + 48 < n {
-                    c[o + cl + 48] = lo.w;
-                }
-                let ch = cl + 64;
-                if wide_n {
-                    if ch < n {
-                        c[o + ch] = hi.x;
-                    }
-                    if ch + 16 < n {
-                        c[o + ch + 16] = hi.y;
-                    }
-                    if ch + 32 < n {
-                        c[o + ch + 32] = hi.z;
-                    }
-                    if ch + 48 < n {
-                        c[o + ch + 48] = hi.w;
+                #[unroll]
+                for h in 0..2 {
+                    if h == 0 || wide_n {
+                        #[unroll]
+                        for j in 0..4 {
+                            let col = col0 + tx + 64 * h + 16 * j;
+                            if col < n {
+                                c[o + col] = acc[2 * i + h][j];
+                            }
+                        }
                     }
                 }
             }

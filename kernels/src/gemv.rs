@@ -52,155 +52,43 @@ pub fn gemv(
     // Rows past `m` (the last team's, and teams past the end) read the last row again and
     // store nothing: every lane reaches the barriers below.
     let last = m - 1;
-    let row0 = (first + 0).min(last);
-    let row1 = (first + 1).min(last);
-    let row2 = (first + 2).min(last);
-    let row3 = (first + 3).min(last);
-    let mut s00 = 0.0f32;
-    let mut s01 = 0.0f32;
-    let mut s02 = 0.0f32;
-    let mut s03 = 0.0f32;
-    let mut s10 = 0.0f32;
-    let mut s11 = 0.0f32;
-    let mut s12 = 0.0f32;
-    let mut s13 = 0.0f32;
-    let mut s20 = 0.0f32;
-    let mut s21 = 0.0f32;
-    let mut s22 = 0.0f32;
-    let mut s23 = 0.0f32;
-    let mut s30 = 0.0f32;
-    let mut s31 = 0.0f32;
-    let mut s32 = 0.0f32;
-    let mut s33 = 0.0f32;
+    let mut rows = [0u32; ITEMS];
+    #[unroll]
+    for r in 0..ITEMS {
+        rows[r] = (first + r).min(last);
+    }
+    // Row r's four accumulators are `s[4r..4r + 4]`: registers, every index a constant.
+    let mut s = [0.0f32; 4 * ITEMS];
     if n % 4 == 0 {
         // Rows start on a vec4: lane `l` takes vec4 columns `l, l+64, l+128, …`, four
         // steps apart into four accumulators, each vec4 folded in x, y, z, w order.
         let n4 = n / 4;
         let mut j = lane;
         while j + 192 < n4 {
-            let x0 = x[j];
-            let x1 = x[j + 64];
-            let x2 = x[j + 128];
-            let x3 = x[j + 192];
-            let b = row0 * n4 + j;
-            let a0 = a[b];
-            let a1 = a[b + 64];
-            let a2 = a[b + 128];
-            let a3 = a[b + 192];
-            s00 = a0.x.mul_add(x0.x, s00);
-            s00 = a0.y.mul_add(x0.y, s00);
-            s00 = a0.z.mul_add(x0.z, s00);
-            s00 = a0.w.mul_add(x0.w, s00);
-            s01 = a1.x.mul_add(x1.x, s01);
-            s01 = a1.y.mul_add(x1.y, s01);
-            s01 = a1.z.mul_add(x1.z, s01);
-            s01 = a1.w.mul_add(x1.w, s01);
-            s02 = a2.x.mul_add(x2.x, s02);
-            s02 = a2.y.mul_add(x2.y, s02);
-            s02 = a2.z.mul_add(x2.z, s02);
-            s02 = a2.w.mul_add(x2.w, s02);
-            s03 = a3.x.mul_add(x3.x, s03);
-            s03 = a3.y.mul_add(x3.y, s03);
-            s03 = a3.z.mul_add(x3.z, s03);
-            s03 = a3.w.mul_add(x3.w, s03);
-            if ITEMS > 1 {
-                let b = row1 * n4 + j;
-                let a0 = a[b];
-                let a1 = a[b + 64];
-                let a2 = a[b + 128];
-                let a3 = a[b + 192];
-                s10 = a0.x.mul_add(x0.x, s10);
-                s10 = a0.y.mul_add(x0.y, s10);
-                s10 = a0.z.mul_add(x0.z, s10);
-                s10 = a0.w.mul_add(x0.w, s10);
-                s11 = a1.x.mul_add(x1.x, s11);
-                s11 = a1.y.mul_add(x1.y, s11);
-                s11 = a1.z.mul_add(x1.z, s11);
-                s11 = a1.w.mul_add(x1.w, s11);
-                s12 = a2.x.mul_add(x2.x, s12);
-                s12 = a2.y.mul_add(x2.y, s12);
-                s12 = a2.z.mul_add(x2.z, s12);
-                s12 = a2.w.mul_add(x2.w, s12);
-                s13 = a3.x.mul_add(x3.x, s13);
-                s13 = a3.y.mul_add(x3.y, s13);
-                s13 = a3.z.mul_add(x3.z, s13);
-                s13 = a3.w.mul_add(x3.w, s13);
-            }
-            if ITEMS > 2 {
-                let b = row2 * n4 + j;
-                let a0 = a[b];
-                let a1 = a[b + 64];
-                let a2 = a[b + 128];
-                let a3 = a[b + 192];
-                s20 = a0.x.mul_add(x0.x, s20);
-                s20 = a0.y.mul_add(x0.y, s20);
-                s20 = a0.z.mul_add(x0.z, s20);
-                s20 = a0.w.mul_add(x0.w, s20);
-                s21 = a1.x.mul_add(x1.x, s21);
-                s21 = a1.y.mul_add(x1.y, s21);
-                s21 = a1.z.mul_add(x1.z, s21);
-                s21 = a1.w.mul_add(x1.w, s21);
-                s22 = a2.x.mul_add(x2.x, s22);
-                s22 = a2.y.mul_add(x2.y, s22);
-                s22 = a2.z.mul_add(x2.z, s22);
-                s22 = a2.w.mul_add(x2.w, s22);
-                s23 = a3.x.mul_add(x3.x, s23);
-                s23 = a3.y.mul_add(x3.y, s23);
-                s23 = a3.z.mul_add(x3.z, s23);
-                s23 = a3.w.mul_add(x3.w, s23);
-            }
-            if ITEMS > 3 {
-                let b = row3 * n4 + j;
-                let a0 = a[b];
-                let a1 = a[b + 64];
-                let a2 = a[b + 128];
-                let a3 = a[b + 192];
-                s30 = a0.x.mul_add(x0.x, s30);
-                s30 = a0.y.mul_add(x0.y, s30);
-                s30 = a0.z.mul_add(x0.z, s30);
-                s30 = a0.w.mul_add(x0.w, s30);
-                s31 = a1.x.mul_add(x1.x, s31);
-                s31 = a1.y.mul_add(x1.y, s31);
-                s31 = a1.z.mul_add(x1.z, s31);
-                s31 = a1.w.mul_add(x1.w, s31);
-                s32 = a2.x.mul_add(x2.x, s32);
-                s32 = a2.y.mul_add(x2.y, s32);
-                s32 = a2.z.mul_add(x2.z, s32);
-                s32 = a2.w.mul_add(x2.w, s32);
-                s33 = a3.x.mul_add(x3.x, s33);
-                s33 = a3.y.mul_add(x3.y, s33);
-                s33 = a3.z.mul_add(x3.z, s33);
-                s33 = a3.w.mul_add(x3.w, s33);
+            let xv = [x[j], x[j + 64], x[j + 128], x[j + 192]];
+            #[unroll]
+            for r in 0..ITEMS {
+                let b = rows[r] * n4 + j;
+                let av = [a[b], a[b + 64], a[b + 128], a[b + 192]];
+                #[unroll]
+                for q in 0..4 {
+                    #[unroll]
+                    for e in 0..4 {
+                        s[4 * r + q] = av[q][e].mul_add(xv[q][e], s[4 * r + q]);
+                    }
+                }
             }
             j += 256;
         }
         while j < n4 {
             let xv = x[j];
-            let av = a[row0 * n4 + j];
-            s00 = av.x.mul_add(xv.x, s00);
-            s00 = av.y.mul_add(xv.y, s00);
-            s00 = av.z.mul_add(xv.z, s00);
-            s00 = av.w.mul_add(xv.w, s00);
-            if ITEMS > 1 {
-                let av = a[row1 * n4 + j];
-                s10 = av.x.mul_add(xv.x, s10);
-                s10 = av.y.mul_add(xv.y, s10);
-                s10 = av.z.mul_add(xv.z, s10);
-                s10 = av.w.mul_add(xv.w, s10);
-            }
-            if ITEMS > 2 {
-                let av = a[row2 * n4 + j];
-                s20 = av.x.mul_add(xv.x, s20);
-                s20 = av.y.mul_add(xv.y, s20);
-                s20 = av.z.mul_add(xv.z, s20);
-                s20 = av.w.mul_add(xv.w, s20);
-            }
-            if ITEMS > 3 {
-                let av = a[row3 * n4 + j];
-                s30 = av.x.mul_add(xv.x, s30);
-                s30 = av.y.mul_add(xv.y, s30);
-                s30 = av.z.mul_add(xv.z, s30);
-                s30 = av.w.mul_add(xv.w, s30);
+            #[unroll]
+            for r in 0..ITEMS {
+                let av = a[rows[r] * n4 + j];
+                #[unroll]
+                for e in 0..4 {
+                    s[4 * r] = av[e].mul_add(xv[e], s[4 * r]);
+                }
             }
             j += 64;
         }
@@ -215,45 +103,21 @@ pub fn gemv(
                 select(xq.z, xq.w, cq == 3),
                 cq >= 2,
             );
-            let e = row0 * n + c;
-            let v = a[e / 4];
-            let q = e % 4;
-            let av = select(select(v.x, v.y, q == 1), select(v.z, v.w, q == 3), q >= 2);
-            s00 = av.mul_add(xc, s00);
-            if ITEMS > 1 {
-                let e = row1 * n + c;
+            #[unroll]
+            for r in 0..ITEMS {
+                let e = rows[r] * n + c;
                 let v = a[e / 4];
                 let q = e % 4;
                 let av = select(select(v.x, v.y, q == 1), select(v.z, v.w, q == 3), q >= 2);
-                s10 = av.mul_add(xc, s10);
-            }
-            if ITEMS > 2 {
-                let e = row2 * n + c;
-                let v = a[e / 4];
-                let q = e % 4;
-                let av = select(select(v.x, v.y, q == 1), select(v.z, v.w, q == 3), q >= 2);
-                s20 = av.mul_add(xc, s20);
-            }
-            if ITEMS > 3 {
-                let e = row3 * n + c;
-                let v = a[e / 4];
-                let q = e % 4;
-                let av = select(select(v.x, v.y, q == 1), select(v.z, v.w, q == 3), q >= 2);
-                s30 = av.mul_add(xc, s30);
+                s[4 * r] = av.mul_add(xc, s[4 * r]);
             }
             c += 64;
         }
     }
     let tb = team * ITEMS * 64;
-    partial[tb + lane] = (s00 + s01) + (s02 + s03);
-    if ITEMS > 1 {
-        partial[tb + 64 + lane] = (s10 + s11) + (s12 + s13);
-    }
-    if ITEMS > 2 {
-        partial[tb + 128 + lane] = (s20 + s21) + (s22 + s23);
-    }
-    if ITEMS > 3 {
-        partial[tb + 192 + lane] = (s30 + s31) + (s32 + s33);
+    #[unroll]
+    for r in 0..ITEMS {
+        partial[tb + 64 * r + lane] = (s[4 * r] + s[4 * r + 1]) + (s[4 * r + 2] + s[4 * r + 3]);
     }
     workgroup_barrier();
     // The team's 64 partial sums of each row: eight groups of eight, each summed in order

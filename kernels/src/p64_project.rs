@@ -35,45 +35,26 @@ pub fn p64_project(
     #[out] out: &mut [f32; record_count],
     record_count: u32,
 ) {
-    let w0 = weights[0];
-    let w1 = weights[1];
-    let w2 = weights[2];
-    let w3 = weights[3];
-    let w4 = weights[4];
-    let w5 = weights[5];
-    let w6 = weights[6];
-    let w7 = weights[7];
-    let w8 = weights[8];
-    let w9 = weights[9];
-    let w10 = weights[10];
-    let w11 = weights[11];
-    let w12 = weights[12];
-    let w13 = weights[13];
-    let w14 = weights[14];
-    let w15 = weights[15];
+    // The weights in registers: every index below is a constant.
+    let mut w = [0.0f32; 16];
+    #[unroll]
+    for i in 0..16 {
+        w[i] = weights[i];
+    }
     for i in 0..ITEMS {
         let r = (workgroup_index() * ITEMS + i) * WG + local_index();
         if r < record_count {
-            let q0 = records[4 * r];
-            let q1 = records[4 * r + 1];
-            let q2 = records[4 * r + 2];
-            let q3 = records[4 * r + 3];
-            let mut acc = w0 * (q0.x as f32);
-            acc = w1.mul_add(q0.y as f32, acc);
-            acc = w2.mul_add(q0.z as f32, acc);
-            acc = w3.mul_add(q0.w as f32, acc);
-            acc = w4.mul_add(q1.x as f32, acc);
-            acc = w5.mul_add(q1.y as f32, acc);
-            acc = w6.mul_add(q1.z as f32, acc);
-            acc = w7.mul_add(q1.w as f32, acc);
-            acc = w8.mul_add(q2.x as f32, acc);
-            acc = w9.mul_add(q2.y as f32, acc);
-            acc = w10.mul_add(q2.z as f32, acc);
-            acc = w11.mul_add(q2.w as f32, acc);
-            acc = w12.mul_add(q3.x as f32, acc);
-            acc = w13.mul_add(q3.y as f32, acc);
-            acc = w14.mul_add(q3.z as f32, acc);
-            acc = w15.mul_add(q3.w as f32, acc);
+            let q = [
+                records[4 * r],
+                records[4 * r + 1],
+                records[4 * r + 2],
+                records[4 * r + 3],
+            ];
+            let mut acc = w[0] * (q[0].x as f32);
+            #[unroll]
+            for j in 1..16 {
+                acc = w[j].mul_add(q[j / 4][j % 4] as f32, acc);
+            }
             out[r] = acc;
         }
     }

@@ -40,359 +40,172 @@
 
 use crate::dims::dim;
 use forge_core::{ForgeError, ForgeRuntime};
-use forge_macros::forge_kernel;
+use forge_macros::forge_module;
 
-/// `y[r] = scale[r] · Σ_c w[r][c] · x[c]`, with `w` packed 16 codes to a word, row stride
-/// `k.div_ceil(16)` words; decoded two codes per table lookup.
-#[forge_kernel(crate = ::forge_core, workgroup = 256, threads = m * 32, ext = false,
-    tune(workgroup = [256, 128, 512], items = [8, 4, 2]),
-    reference = ternary_gemv_reference, tolerance(abs = 1e-4, rel = 1e-4),
-    case(m = 1, k = 1), case(m = 2, k = 4), case(m = 7, k = 13), case(m = 3, k = 16),
-    case(m = 5, k = 1031), case(m = 300, k = 17), case(m = 131, k = 2053), case(m = 70, k = 4100))]
-pub fn ternary_gemv(
-    x: &[f32; k],
-    packed_w: &[u32; m * k.div_ceil(16)],
-    scale: &[f32; m],
-    #[out] y: &mut [f32; m],
-    m: u32,
-    k: u32,
-) {
-    // 16 entries × 256 slots: the tables of one chunk's 256 pairs of columns.
-    #[shared]
-    let mut lut = [0.0f32; 4096];
-    let lid = local_index();
-    let lane = lid % 32;
-    let warp = lid / 32;
-    let words = k.div_ceil(16);
-    let chunks = words.div_ceil(32);
-    let tail = k % 16;
-    let tail_mask = if tail == 0 {
-        0xffff_ffffu32
-    } else {
-        (1u32 << (2 * tail)) - 1
-    };
-    // A warp holds `ITEMS` consecutive rows, taken 8 at a time (a batch).
-    let per = ITEMS.min(8);
-    let wg_row0 = workgroup_index() * (WG / 32) * ITEMS;
-    for b in 0..ITEMS.div_ceil(8) {
-        // The row of this warp's slot 0 in the batch. Rows past `m` read the last row again
-        // and store nothing: every lane reaches the barriers.
-        let first = wg_row0 + warp * ITEMS + b * 8;
-        let rb0 = (first + 0).min(m - 1) * words;
-        let rb1 = (first + 1).min(m - 1) * words;
-        let rb2 = (first + 2).min(m - 1) * words;
-        let rb3 = (first + 3).min(m - 1) * words;
-        let rb4 = (first + 4).min(m - 1) * words;
-        let rb5 = (first + 5).min(m - 1) * words;
-        let rb6 = (first + 6).min(m - 1) * words;
-        let rb7 = (first + 7).min(m - 1) * words;
-        let mut acc0 = 0.0f32;
-        let mut acc1 = 0.0f32;
-        let mut acc2 = 0.0f32;
-        let mut acc3 = 0.0f32;
-        let mut acc4 = 0.0f32;
-        let mut acc5 = 0.0f32;
-        let mut acc6 = 0.0f32;
-        let mut acc7 = 0.0f32;
-        // Chunk 0's words; each chunk then reads the next one's, a chunk ahead.
-        let g0 = lane.min(words - 1);
-        let mut n0 = if 0u32 < ITEMS {
-            packed_w[rb0 + g0]
+pub use tables::ternary_gemv;
+
+#[forge_module]
+mod tables {
+    use super::*;
+
+    /// Writes the 16 entries of the pair table in slot `s`: entry `lo + 4·hi` is
+    /// `A[lo] + B[hi]`, with `A = (0, x0, −x0, 0)` and `B = (0, x1, −x1, 0)` (code 3 reads
+    /// as 0), at `256·entry + s`.
+    #[forge_fn]
+    fn pair_table(lut: &mut [f32; 4096], s: u32, x0: f32, x1: f32) {
+        let a = [0.0f32, x0, -x0, 0.0f32];
+        let b = [0.0f32, x1, -x1, 0.0f32];
+        #[unroll]
+        for e in 0..16 {
+            lut[256 * e + s] = a[e & 3] + b[e >> 2];
+        }
+    }
+
+    /// `y[r] = scale[r] · Σ_c w[r][c] · x[c]`, with `w` packed 16 codes to a word, row
+    /// stride `k.div_ceil(16)` words; decoded two codes per table lookup.
+    #[forge_kernel(crate = ::forge_core, workgroup = 256, threads = m * 32, ext = false,
+        tune(workgroup = [256, 128, 512], items = [8, 4, 2]),
+        reference = ternary_gemv_reference, tolerance(abs = 1e-4, rel = 1e-4),
+        case(m = 1, k = 1), case(m = 2, k = 4), case(m = 7, k = 13), case(m = 3, k = 16),
+        case(m = 5, k = 1031), case(m = 300, k = 17), case(m = 131, k = 2053),
+        case(m = 70, k = 4100))]
+    pub fn ternary_gemv(
+        x: &[f32; k],
+        packed_w: &[u32; m * k.div_ceil(16)],
+        scale: &[f32; m],
+        #[out] y: &mut [f32; m],
+        m: u32,
+        k: u32,
+    ) {
+        // 16 entries × 256 slots: the tables of one chunk's 256 pairs of columns.
+        #[shared]
+        let mut lut = [0.0f32; 4096];
+        let lid = local_index();
+        let lane = lid % 32;
+        let warp = lid / 32;
+        let words = k.div_ceil(16);
+        let chunks = words.div_ceil(32);
+        let tail = k % 16;
+        let tail_mask = if tail == 0 {
+            0xffff_ffffu32
         } else {
-            0u32
+            (1u32 << (2 * tail)) - 1
         };
-        let mut n1 = if 1u32 < ITEMS {
-            packed_w[rb1 + g0]
-        } else {
-            0u32
-        };
-        let mut n2 = if 2u32 < ITEMS {
-            packed_w[rb2 + g0]
-        } else {
-            0u32
-        };
-        let mut n3 = if 3u32 < ITEMS {
-            packed_w[rb3 + g0]
-        } else {
-            0u32
-        };
-        let mut n4 = if 4u32 < ITEMS {
-            packed_w[rb4 + g0]
-        } else {
-            0u32
-        };
-        let mut n5 = if 5u32 < ITEMS {
-            packed_w[rb5 + g0]
-        } else {
-            0u32
-        };
-        let mut n6 = if 6u32 < ITEMS {
-            packed_w[rb6 + g0]
-        } else {
-            0u32
-        };
-        let mut n7 = if 7u32 < ITEMS {
-            packed_w[rb7 + g0]
-        } else {
-            0u32
-        };
-        // The x of this invocation's first table slot (`lid`), a chunk ahead too.
-        let c0 = 2 * (8 * (lid % 32) + lid / 32);
-        let mut xa = if lid < 256 && c0 < k { x[c0] } else { 0.0f32 };
-        let mut xb = if lid < 256 && c0 + 1 < k {
-            x[c0 + 1]
-        } else {
-            0.0f32
-        };
-        for t in 0..chunks {
-            // Word `32·t + lane` of each row: whole, the row's last (bits past `k` cleared), or
-            // past the row (cleared: its lookups read entry 0, which holds 0).
-            let g = t * 32 + lane;
-            let keep = if g + 1 < words {
-                0xffff_ffffu32
-            } else if g + 1 == words {
-                tail_mask
-            } else {
-                0u32
-            };
-            let w0 = n0 & keep;
-            let w1 = n1 & keep;
-            let w2 = n2 & keep;
-            let w3 = n3 & keep;
-            let w4 = n4 & keep;
-            let w5 = n5 & keep;
-            let w6 = n6 & keep;
-            let w7 = n7 & keep;
-            let gn = (g + 32).min(words - 1);
-            let more = t + 1 < chunks;
-            n0 = if 0u32 < ITEMS && more {
-                packed_w[rb0 + gn]
-            } else {
-                0u32
-            };
-            n1 = if 1u32 < ITEMS && more {
-                packed_w[rb1 + gn]
-            } else {
-                0u32
-            };
-            n2 = if 2u32 < ITEMS && more {
-                packed_w[rb2 + gn]
-            } else {
-                0u32
-            };
-            n3 = if 3u32 < ITEMS && more {
-                packed_w[rb3 + gn]
-            } else {
-                0u32
-            };
-            n4 = if 4u32 < ITEMS && more {
-                packed_w[rb4 + gn]
-            } else {
-                0u32
-            };
-            n5 = if 5u32 < ITEMS && more {
-                packed_w[rb5 + gn]
-            } else {
-                0u32
-            };
-            n6 = if 6u32 < ITEMS && more {
-                packed_w[rb6 + gn]
-            } else {
-                0u32
-            };
-            n7 = if 7u32 < ITEMS && more {
-                packed_w[rb7 + gn]
-            } else {
-                0u32
-            };
-            // The chunk's tables: slot `s` holds pair `8·(s % 32) + s / 32` of the chunk, its
-            // entry `e` at `256·e + s`. Entry `lo + 4·hi` is `A[lo] + B[hi]`, with
-            // A = (0, x0, −x0, 0) and B = (0, x1, −x1, 0): code 3 reads as 0.
-            if lid < 256 {
-                let x0 = xa;
-                let x1 = xb;
-                let n0 = -x0;
-                let n1 = -x1;
-                lut[0u32 + lid] = 0.0f32 + 0.0f32;
-                lut[256u32 + lid] = x0 + 0.0f32;
-                lut[512u32 + lid] = n0 + 0.0f32;
-                lut[768u32 + lid] = 0.0f32 + 0.0f32;
-                lut[1024u32 + lid] = 0.0f32 + x1;
-                lut[1280u32 + lid] = x0 + x1;
-                lut[1536u32 + lid] = n0 + x1;
-                lut[1792u32 + lid] = 0.0f32 + x1;
-                lut[2048u32 + lid] = 0.0f32 + n1;
-                lut[2304u32 + lid] = x0 + n1;
-                lut[2560u32 + lid] = n0 + n1;
-                lut[2816u32 + lid] = 0.0f32 + n1;
-                lut[3072u32 + lid] = 0.0f32 + 0.0f32;
-                lut[3328u32 + lid] = x0 + 0.0f32;
-                lut[3584u32 + lid] = n0 + 0.0f32;
-                lut[3840u32 + lid] = 0.0f32 + 0.0f32;
+        // A warp holds `ITEMS` consecutive rows, taken 8 at a time (a batch) in `per`
+        // registers each.
+        let per = ITEMS.min(8);
+        let wg_row0 = workgroup_index() * (WG / 32) * ITEMS;
+        for b in 0..ITEMS.div_ceil(8) {
+            // The row of this warp's slot 0 in the batch. Rows past `m` read the last row
+            // again and store nothing: every lane reaches the barriers.
+            let first = wg_row0 + warp * ITEMS + b * 8;
+            let mut rb = [0u32; 8];
+            let mut acc = [0.0f32; 8];
+            // Chunk 0's words; each chunk then reads the next one's, a chunk ahead.
+            let mut next = [0u32; 8];
+            let g0 = lane.min(words - 1);
+            #[unroll]
+            for i in 0..per {
+                rb[i] = (first + i).min(m - 1) * words;
+                next[i] = packed_w[rb[i] + g0];
             }
-            // Slots past `WG` (workgroups under 256), their x read now.
-            let mut s = lid + WG;
-            while s < 256 {
-                let c = t * 512 + 2 * (8 * (s % 32) + s / 32);
-                let x0 = if c < k { x[c] } else { 0.0f32 };
-                let x1 = if c + 1 < k { x[c + 1] } else { 0.0f32 };
-                let n0 = -x0;
-                let n1 = -x1;
-                lut[0u32 + s] = 0.0f32 + 0.0f32;
-                lut[256u32 + s] = x0 + 0.0f32;
-                lut[512u32 + s] = n0 + 0.0f32;
-                lut[768u32 + s] = 0.0f32 + 0.0f32;
-                lut[1024u32 + s] = 0.0f32 + x1;
-                lut[1280u32 + s] = x0 + x1;
-                lut[1536u32 + s] = n0 + x1;
-                lut[1792u32 + s] = 0.0f32 + x1;
-                lut[2048u32 + s] = 0.0f32 + n1;
-                lut[2304u32 + s] = x0 + n1;
-                lut[2560u32 + s] = n0 + n1;
-                lut[2816u32 + s] = 0.0f32 + n1;
-                lut[3072u32 + s] = 0.0f32 + 0.0f32;
-                lut[3328u32 + s] = x0 + 0.0f32;
-                lut[3584u32 + s] = n0 + 0.0f32;
-                lut[3840u32 + s] = 0.0f32 + 0.0f32;
-                s += WG;
-            }
-            // The next chunk's x for slot `lid`, read while this chunk is looked up.
-            let cn = c0 + (t + 1) * 512;
-            xa = if lid < 256 && cn < k { x[cn] } else { 0.0f32 };
-            xb = if lid < 256 && cn + 1 < k {
-                x[cn + 1]
+            // The x of this invocation's first table slot (`lid`), a chunk ahead too.
+            let c0 = 2 * (8 * (lid % 32) + lid / 32);
+            let mut xa = if lid < 256 && c0 < k { x[c0] } else { 0.0f32 };
+            let mut xb = if lid < 256 && c0 + 1 < k {
+                x[c0 + 1]
             } else {
                 0.0f32
             };
-            workgroup_barrier();
-            // Nibble `j` of this invocation's word is pair `8·lane + j`: slot `lane + 32·j`. The
-            // 32 lanes of a warp read 32 distinct slots, so 32 distinct banks, whatever the codes.
-            if 0u32 < ITEMS {
-                acc0 += lut[((w0 << 8u32) & 0xf00u32) | lane];
-                acc0 += lut[((w0 << 4u32) & 0xf00u32) | (lane + 32u32)];
-                acc0 += lut[(w0 & 0xf00u32) | (lane + 64u32)];
-                acc0 += lut[((w0 >> 4u32) & 0xf00u32) | (lane + 96u32)];
-                acc0 += lut[((w0 >> 8u32) & 0xf00u32) | (lane + 128u32)];
-                acc0 += lut[((w0 >> 12u32) & 0xf00u32) | (lane + 160u32)];
-                acc0 += lut[((w0 >> 16u32) & 0xf00u32) | (lane + 192u32)];
-                acc0 += lut[((w0 >> 20u32) & 0xf00u32) | (lane + 224u32)];
-            }
-            if 1u32 < ITEMS {
-                acc1 += lut[((w1 << 8u32) & 0xf00u32) | lane];
-                acc1 += lut[((w1 << 4u32) & 0xf00u32) | (lane + 32u32)];
-                acc1 += lut[(w1 & 0xf00u32) | (lane + 64u32)];
-                acc1 += lut[((w1 >> 4u32) & 0xf00u32) | (lane + 96u32)];
-                acc1 += lut[((w1 >> 8u32) & 0xf00u32) | (lane + 128u32)];
-                acc1 += lut[((w1 >> 12u32) & 0xf00u32) | (lane + 160u32)];
-                acc1 += lut[((w1 >> 16u32) & 0xf00u32) | (lane + 192u32)];
-                acc1 += lut[((w1 >> 20u32) & 0xf00u32) | (lane + 224u32)];
-            }
-            if 2u32 < ITEMS {
-                acc2 += lut[((w2 << 8u32) & 0xf00u32) | lane];
-                acc2 += lut[((w2 << 4u32) & 0xf00u32) | (lane + 32u32)];
-                acc2 += lut[(w2 & 0xf00u32) | (lane + 64u32)];
-                acc2 += lut[((w2 >> 4u32) & 0xf00u32) | (lane + 96u32)];
-                acc2 += lut[((w2 >> 8u32) & 0xf00u32) | (lane + 128u32)];
-                acc2 += lut[((w2 >> 12u32) & 0xf00u32) | (lane + 160u32)];
-                acc2 += lut[((w2 >> 16u32) & 0xf00u32) | (lane + 192u32)];
-                acc2 += lut[((w2 >> 20u32) & 0xf00u32) | (lane + 224u32)];
-            }
-            if 3u32 < ITEMS {
-                acc3 += lut[((w3 << 8u32) & 0xf00u32) | lane];
-                acc3 += lut[((w3 << 4u32) & 0xf00u32) | (lane + 32u32)];
-                acc3 += lut[(w3 & 0xf00u32) | (lane + 64u32)];
-                acc3 += lut[((w3 >> 4u32) & 0xf00u32) | (lane + 96u32)];
-                acc3 += lut[((w3 >> 8u32) & 0xf00u32) | (lane + 128u32)];
-                acc3 += lut[((w3 >> 12u32) & 0xf00u32) | (lane + 160u32)];
-                acc3 += lut[((w3 >> 16u32) & 0xf00u32) | (lane + 192u32)];
-                acc3 += lut[((w3 >> 20u32) & 0xf00u32) | (lane + 224u32)];
-            }
-            if 4u32 < ITEMS {
-                acc4 += lut[((w4 << 8u32) & 0xf00u32) | lane];
-                acc4 += lut[((w4 << 4u32) & 0xf00u32) | (lane + 32u32)];
-                acc4 += lut[(w4 & 0xf00u32) | (lane + 64u32)];
-                acc4 += lut[((w4 >> 4u32) & 0xf00u32) | (lane + 96u32)];
-                acc4 += lut[((w4 >> 8u32) & 0xf00u32) | (lane + 128u32)];
-                acc4 += lut[((w4 >> 12u32) & 0xf00u32) | (lane + 160u32)];
-                acc4 += lut[((w4 >> 16u32) & 0xf00u32) | (lane + 192u32)];
-                acc4 += lut[((w4 >> 20u32) & 0xf00u32) | (lane + 224u32)];
-            }
-            if 5u32 < ITEMS {
-                acc5 += lut[((w5 << 8u32) & 0xf00u32) | lane];
-                acc5 += lut[((w5 << 4u32) & 0xf00u32) | (lane + 32u32)];
-                acc5 += lut[(w5 & 0xf00u32) | (lane + 64u32)];
-                acc5 += lut[((w5 >> 4u32) & 0xf00u32) | (lane + 96u32)];
-                acc5 += lut[((w5 >> 8u32) & 0xf00u32) | (lane + 128u32)];
-                acc5 += lut[((w5 >> 12u32) & 0xf00u32) | (lane + 160u32)];
-                acc5 += lut[((w5 >> 16u32) & 0xf00u32) | (lane + 192u32)];
-                acc5 += lut[((w5 >> 20u32) & 0xf00u32) | (lane + 224u32)];
-            }
-            if 6u32 < ITEMS {
-                acc6 += lut[((w6 << 8u32) & 0xf00u32) | lane];
-                acc6 += lut[((w6 << 4u32) & 0xf00u32) | (lane + 32u32)];
-                acc6 += lut[(w6 & 0xf00u32) | (lane + 64u32)];
-                acc6 += lut[((w6 >> 4u32) & 0xf00u32) | (lane + 96u32)];
-                acc6 += lut[((w6 >> 8u32) & 0xf00u32) | (lane + 128u32)];
-                acc6 += lut[((w6 >> 12u32) & 0xf00u32) | (lane + 160u32)];
-                acc6 += lut[((w6 >> 16u32) & 0xf00u32) | (lane + 192u32)];
-                acc6 += lut[((w6 >> 20u32) & 0xf00u32) | (lane + 224u32)];
-            }
-            if 7u32 < ITEMS {
-                acc7 += lut[((w7 << 8u32) & 0xf00u32) | lane];
-                acc7 += lut[((w7 << 4u32) & 0xf00u32) | (lane + 32u32)];
-                acc7 += lut[(w7 & 0xf00u32) | (lane + 64u32)];
-                acc7 += lut[((w7 >> 4u32) & 0xf00u32) | (lane + 96u32)];
-                acc7 += lut[((w7 >> 8u32) & 0xf00u32) | (lane + 128u32)];
-                acc7 += lut[((w7 >> 12u32) & 0xf00u32) | (lane + 160u32)];
-                acc7 += lut[((w7 >> 16u32) & 0xf00u32) | (lane + 192u32)];
-                acc7 += lut[((w7 >> 20u32) & 0xf00u32) | (lane + 224u32)];
-            }
-            workgroup_barrier();
-        }
-        // The loop ends on a barrier: the tables are done with, the lanes' sums go there.
-        if 0u32 < ITEMS {
-            lut[(warp * 8 + 0) * 32 + lane] = acc0;
-        }
-        if 1u32 < ITEMS {
-            lut[(warp * 8 + 1) * 32 + lane] = acc1;
-        }
-        if 2u32 < ITEMS {
-            lut[(warp * 8 + 2) * 32 + lane] = acc2;
-        }
-        if 3u32 < ITEMS {
-            lut[(warp * 8 + 3) * 32 + lane] = acc3;
-        }
-        if 4u32 < ITEMS {
-            lut[(warp * 8 + 4) * 32 + lane] = acc4;
-        }
-        if 5u32 < ITEMS {
-            lut[(warp * 8 + 5) * 32 + lane] = acc5;
-        }
-        if 6u32 < ITEMS {
-            lut[(warp * 8 + 6) * 32 + lane] = acc6;
-        }
-        if 7u32 < ITEMS {
-            lut[(warp * 8 + 7) * 32 + lane] = acc7;
-        }
-
-        workgroup_barrier();
-        // Lane `lid` (under `WG / 32 · per`) sums row slot `lid % per` of warp `lid / per`
-        // over the 32 lanes, in lane order.
-        if lid < (WG / 32) * per {
-            let ws = lid / per;
-            let slot = lid % per;
-            let row = wg_row0 + ws * ITEMS + b * 8 + slot;
-            if b * 8 + slot < ITEMS && row < m {
-                let base = (ws * 8 + slot) * 32;
-                let mut sum = 0.0f32;
-                for l in 0..32u32 {
-                    sum += lut[base + l];
+            for t in 0..chunks {
+                // Word `32·t + lane` of each row: whole, the row's last (bits past `k`
+                // cleared), or past the row (cleared: its lookups read entry 0, which
+                // holds 0).
+                let g = t * 32 + lane;
+                let keep = if g + 1 < words {
+                    0xffff_ffffu32
+                } else if g + 1 == words {
+                    tail_mask
+                } else {
+                    0u32
+                };
+                let mut w = [0u32; 8];
+                let gn = (g + 32).min(words - 1);
+                let more = t + 1 < chunks;
+                #[unroll]
+                for i in 0..per {
+                    w[i] = next[i] & keep;
                 }
-                y[row] = sum * scale[row];
+                #[unroll]
+                for i in 0..per {
+                    next[i] = if more { packed_w[rb[i] + gn] } else { 0u32 };
+                }
+                // The chunk's tables: slot `s` holds pair `8·(s % 32) + s / 32` of the
+                // chunk.
+                if lid < 256 {
+                    pair_table(&mut lut, lid, xa, xb);
+                }
+                // Slots past `WG` (workgroups under 256), their x read now.
+                let mut s = lid + WG;
+                while s < 256 {
+                    let c = t * 512 + 2 * (8 * (s % 32) + s / 32);
+                    let x0 = if c < k { x[c] } else { 0.0f32 };
+                    let x1 = if c + 1 < k { x[c + 1] } else { 0.0f32 };
+                    pair_table(&mut lut, s, x0, x1);
+                    s += WG;
+                }
+                // The next chunk's x for slot `lid`, read while this chunk is looked up.
+                let cn = c0 + (t + 1) * 512;
+                xa = if lid < 256 && cn < k { x[cn] } else { 0.0f32 };
+                xb = if lid < 256 && cn + 1 < k {
+                    x[cn + 1]
+                } else {
+                    0.0f32
+                };
+                workgroup_barrier();
+                // Nibble `j` of this invocation's word is pair `8·lane + j`: slot
+                // `lane + 32·j`, brought to bits 8..12 of the entry's index by one shift.
+                // The 32 lanes of a warp read 32 distinct slots, so 32 distinct banks,
+                // whatever the codes.
+                #[unroll]
+                for i in 0..per {
+                    #[unroll]
+                    for j in 0..8 {
+                        let nibble = if j < 2 {
+                            w[i] << (8 - 4 * j)
+                        } else {
+                            w[i] >> (4 * j - 8)
+                        };
+                        acc[i] += lut[(nibble & 0xf00u32) | (lane + 32 * j)];
+                    }
+                }
+                workgroup_barrier();
             }
+            // The loop ends on a barrier: the tables are done with, the lanes' sums go
+            // there.
+            #[unroll]
+            for i in 0..per {
+                lut[(warp * 8 + i) * 32 + lane] = acc[i];
+            }
+            workgroup_barrier();
+            // Lane `lid` (under `WG / 32 · per`) sums row slot `lid % per` of warp
+            // `lid / per` over the 32 lanes, in lane order.
+            if lid < (WG / 32) * per {
+                let ws = lid / per;
+                let slot = lid % per;
+                let row = wg_row0 + ws * ITEMS + b * 8 + slot;
+                if b * 8 + slot < ITEMS && row < m {
+                    let base = (ws * 8 + slot) * 32;
+                    let mut sum = 0.0f32;
+                    for l in 0..32u32 {
+                        sum += lut[base + l];
+                    }
+                    y[row] = sum * scale[row];
+                }
+            }
+            // The sums are read before the next batch's tables overwrite them.
+            workgroup_barrier();
         }
-        // The sums are read before the next batch's tables overwrite them.
-        workgroup_barrier();
     }
 }
 

@@ -1,0 +1,269 @@
+//! The runtime methods: the seed's `rt.topk`, any block size, indices, and the global
+//! top-k.
+
+use super::kernels::{topk_rows, topk_select};
+use super::record::{topk_global_record, topk_rows_record, TopkGlobalScratch};
+use super::{
+    TOPK_GLOBAL_MAX_K, TOPK_GLOBAL_MAX_LEN, TOPK_MAX_BLOCK, TOPK_ROWS_MAX_K, TOPK_SEED_BLOCK,
+};
+use crate::dims::dim;
+use forge_core::{ForgeError, ForgeRuntime, GpuTensor};
+
+/// The input as `Vec4`s, zero-padded to a multiple of four values.
+fn upload_vec4(rt: &mut ForgeRuntime, input: &[f32]) -> Result<GpuTensor<[f32; 4]>, ForgeError> {
+    let mut padded: Vec<[f32; 4]> = bytemuck::cast_slice(&input[..input.len() / 4 * 4]).to_vec();
+    if input.len() % 4 != 0 {
+        let mut last = [0.0f32; 4];
+        last[..input.len() % 4].copy_from_slice(&input[input.len() / 4 * 4..]);
+        padded.push(last);
+    }
+    rt.upload(&padded)
+}
+
+fn invalid(message: String) -> ForgeError {
+    ForgeError::InvalidArgument {
+        kernel: topk_select::NAME,
+        message,
+    }
+}
+
+/// Checks what every top-k method needs: a non-empty input that `u32` indexes and `k ≥ 1`.
+fn check_input(input: &[f32], k: usize) -> Result<u32, ForgeError> {
+    if input.is_empty() {
+        return Err(ForgeError::EmptyWork {
+            kernel: topk_select::NAME,
+            what: "the input is empty".into(),
+        });
+    }
+    if k == 0 {
+        return Err(ForgeError::EmptyWork {
+            kernel: topk_select::NAME,
+            what: "`k` is 0".into(),
+        });
+    }
+    // Indices and the kernel's thread count (up to twice the length) stay in u32.
+    if input.len() > (u32::MAX / 2) as usize {
+        return Err(invalid(format!(
+            "the input has {} elements; at most 2^31 - 1 are supported",
+            input.len()
+        )));
+    }
+    Ok(input.len() as u32)
+}
+
+/// The block top-k on the GPU: values and indices (within the block when `local`).
+fn blocks(
+    rt: &mut ForgeRuntime,
+    input: &[f32],
+    k: usize,
+    block: usize,
+    local: bool,
+) -> Result<(Vec<f32>, Vec<u32>), ForgeError> {
+    let n = check_input(input, k)?;
+    if block == 0 || block > TOPK_MAX_BLOCK {
+        return Err(invalid(format!(
+            "`block` = {block} is out of range; it must be 1..={TOPK_MAX_BLOCK}"
+        )));
+    }
+    if k > block {
+        return Err(invalid(format!(
+            "`k` = {k} is larger than `block` = {block}; each block gives at most `block` values"
+        )));
+    }
+    let (b, k32) = (block as u32, k as u32);
+    if k <= TOPK_ROWS_MAX_K {
+        let vals = upload_vec4(rt, input)?;
+        let outs = dim(
+            topk_rows::NAME,
+            "blocks * k",
+            input.len().div_ceil(block) * k,
+        )? as usize;
+        let out_vals = rt.zeros::<f32>(outs)?;
+        let out_ids = rt.zeros::<u32>(outs)?;
+        topk_rows_record(rt, &vals, n, b, k32, local, &out_vals, &out_ids, None)?;
+        return Ok((rt.download(&out_vals)?, rt.download(&out_ids)?));
+    }
+    topk_select::run(
+        rt,
+        input,
+        &[0],
+        n,
+        b,
+        k32,
+        b.next_power_of_two(),
+        0,
+        local as u32,
+    )
+}
+
+/// The global top-k on the GPU: values and indices into `input`.
+fn global(
+    rt: &mut ForgeRuntime,
+    input: &[f32],
+    k: usize,
+) -> Result<(Vec<f32>, Vec<u32>), ForgeError> {
+    let n = check_input(input, k)?;
+    if k > TOPK_GLOBAL_MAX_K {
+        return Err(invalid(format!(
+            "`k` = {k} is larger than the global top-k's limit of {TOPK_GLOBAL_MAX_K}"
+        )));
+    }
+    if k > input.len() {
+        return Err(invalid(format!(
+            "`k` = {k} is larger than the input's {} elements",
+            input.len()
+        )));
+    }
+    if input.len() > TOPK_GLOBAL_MAX_LEN {
+        return Err(invalid(format!(
+            "the input has {} elements, past the global top-k's limit of 2^28",
+            input.len()
+        )));
+    }
+    let vals = upload_vec4(rt, input)?;
+    let scratch = TopkGlobalScratch::new(rt, input.len())?;
+    let out_vals = rt.zeros::<f32>(k)?;
+    let out_ids = rt.zeros::<u32>(k)?;
+    topk_global_record(rt, &vals, n, k as u32, &scratch, &out_vals, &out_ids)?;
+    Ok((rt.download(&out_vals)?, rt.download(&out_ids)?))
+}
+
+/// `rt.topk(&input, k)`, the seed's signature, and what goes beyond it: any block size,
+/// indices, and a global top-k.
+pub trait TopkExt {
+    /// The `k` largest values of each block of 64 consecutive values (the last block may be
+    /// shorter), in descending order, concatenated: `k` values per block.
+    ///
+    /// This is [`TopkExt::topk_blocks`] with a block of 64; see the [module
+    /// docs](crate::topk) for the order (NaN is largest, as in `torch.topk`) and for the
+    /// `-inf` padding of a last block shorter than `k`.
+    ///
+    /// Errors: an empty input or `k = 0` ([`ForgeError::EmptyWork`]); `k > 64`
+    /// ([`ForgeError::InvalidArgument`]).
+    ///
+    /// ```
+    /// use wgsl_forge::prelude::*;
+    /// let mut rt = ForgeRuntime::new(1 << 26, None)?;
+    /// assert_eq!(rt.topk(&[3.0, 9.0, 1.0, 7.0, 5.0], 3)?, vec![9.0, 7.0, 5.0]);
+    /// assert_eq!(rt.topk(&[5.0, 1.0, 9.0, 2.0], 2)?, vec![9.0, 5.0]);
+    /// assert!(rt.topk(&[1.0], 0).is_err());
+    /// # Ok::<(), ForgeError>(())
+    /// ```
+    fn topk(&mut self, input: &[f32], k: usize) -> Result<Vec<f32>, ForgeError>;
+
+    /// The `k` largest values of each block of `block` consecutive values, in descending
+    /// order, concatenated: block `i`'s values are at `i·k .. (i+1)·k`. A last block with
+    /// fewer than `k` values is padded with `-inf` after its real values.
+    ///
+    /// `block` is 1..=1024 and `k` is 1..=`block`. Errors: an empty input or `k = 0`
+    /// ([`ForgeError::EmptyWork`]); `block` out of range, `k > block`, or more than
+    /// 2^31 - 1 values ([`ForgeError::InvalidArgument`]).
+    ///
+    /// ```
+    /// use wgsl_forge::prelude::*;
+    /// let mut rt = ForgeRuntime::new(1 << 26, None)?;
+    /// let x = [1.0, 4.0, 2.0, f32::NAN, 0.5, 3.0, 8.0];
+    /// // Blocks [1, 4, 2], [NaN, 0.5, 3], [8]: NaN is the largest; the last block is padded.
+    /// let top = rt.topk_blocks(&x, 2, 3)?;
+    /// assert_eq!(top[..2], [4.0, 2.0]);
+    /// assert!(top[2].is_nan() && top[3] == 3.0);
+    /// assert_eq!(top[4..], [8.0, f32::NEG_INFINITY]);
+    /// assert!(rt.topk_blocks(&x, 4, 3).is_err()); // k > block
+    /// # Ok::<(), ForgeError>(())
+    /// ```
+    fn topk_blocks(
+        &mut self,
+        input: &[f32],
+        k: usize,
+        block: usize,
+    ) -> Result<Vec<f32>, ForgeError>;
+
+    /// [`TopkExt::topk_blocks`] with each value's index within its block, as
+    /// `torch.topk(x.view(-1, block), k)` gives them: equal values come lowest index
+    /// first. Padding has the index [`TOPK_PAD_INDEX`](super::TOPK_PAD_INDEX); add `i·block` for a position in
+    /// `input`.
+    ///
+    /// ```
+    /// use wgsl_forge::prelude::*;
+    /// let mut rt = ForgeRuntime::new(1 << 26, None)?;
+    /// let (v, i) = rt.topk_with_indices(&[2.0, 7.0, 7.0, 1.0, 5.0], 2, 4)?;
+    /// assert_eq!(v, vec![7.0, 7.0, 5.0, f32::NEG_INFINITY]);
+    /// assert_eq!(i, vec![1, 2, 0, TOPK_PAD_INDEX]);
+    /// # Ok::<(), ForgeError>(())
+    /// ```
+    fn topk_with_indices(
+        &mut self,
+        input: &[f32],
+        k: usize,
+        block: usize,
+    ) -> Result<(Vec<f32>, Vec<u32>), ForgeError>;
+
+    /// The `k` largest values of the whole input, in descending order, as
+    /// `torch.topk(x, k)` gives them.
+    ///
+    /// `k` is 1..=1024 and at most the input's length; the input has at most 2^28 values.
+    /// Several passes run on the device in one submission (see the [module
+    /// docs](crate::topk)). Errors: an empty input or `k = 0` ([`ForgeError::EmptyWork`]);
+    /// `k` too large or an input too long ([`ForgeError::InvalidArgument`]).
+    ///
+    /// ```
+    /// use wgsl_forge::prelude::*;
+    /// let mut rt = ForgeRuntime::new(1 << 26, None)?;
+    /// let x: Vec<f32> = (0..5000).map(|i| ((i * 37) % 5000) as f32).collect();
+    /// assert_eq!(rt.topk_global(&x, 3)?, vec![4999.0, 4998.0, 4997.0]);
+    /// # Ok::<(), ForgeError>(())
+    /// ```
+    fn topk_global(&mut self, input: &[f32], k: usize) -> Result<Vec<f32>, ForgeError>;
+
+    /// [`TopkExt::topk_global`] with each value's index in `input`; equal values come
+    /// lowest index first.
+    ///
+    /// ```
+    /// use wgsl_forge::prelude::*;
+    /// let mut rt = ForgeRuntime::new(1 << 26, None)?;
+    /// let (v, i) = rt.topk_global_with_indices(&[1.0, 9.0, 3.0, 9.0], 3)?;
+    /// assert_eq!((v, i), (vec![9.0, 9.0, 3.0], vec![1, 3, 2]));
+    /// # Ok::<(), ForgeError>(())
+    /// ```
+    fn topk_global_with_indices(
+        &mut self,
+        input: &[f32],
+        k: usize,
+    ) -> Result<(Vec<f32>, Vec<u32>), ForgeError>;
+}
+
+impl TopkExt for ForgeRuntime {
+    fn topk(&mut self, input: &[f32], k: usize) -> Result<Vec<f32>, ForgeError> {
+        Ok(blocks(self, input, k, TOPK_SEED_BLOCK, true)?.0)
+    }
+
+    fn topk_blocks(
+        &mut self,
+        input: &[f32],
+        k: usize,
+        block: usize,
+    ) -> Result<Vec<f32>, ForgeError> {
+        Ok(blocks(self, input, k, block, true)?.0)
+    }
+
+    fn topk_with_indices(
+        &mut self,
+        input: &[f32],
+        k: usize,
+        block: usize,
+    ) -> Result<(Vec<f32>, Vec<u32>), ForgeError> {
+        blocks(self, input, k, block, true)
+    }
+
+    fn topk_global(&mut self, input: &[f32], k: usize) -> Result<Vec<f32>, ForgeError> {
+        Ok(global(self, input, k)?.0)
+    }
+
+    fn topk_global_with_indices(
+        &mut self,
+        input: &[f32],
+        k: usize,
+    ) -> Result<(Vec<f32>, Vec<u32>), ForgeError> {
+        global(self, input, k)
+    }
+}

@@ -1,0 +1,1026 @@
+//! The kernels: the block top-k ([`topk_select`], [`topk_rows`]) and the passes of the
+//! global radix select, with the helpers they share.
+
+use super::reference::*;
+use forge_macros::forge_module;
+
+pub use kernels::{
+    topk_radix_collect, topk_radix_hist, topk_radix_mark, topk_radix_refine, topk_radix_select,
+    topk_radix_sort, topk_rows, topk_select,
+};
+
+#[forge_module]
+mod kernels {
+    use super::*;
+
+    /// The order key of a value: larger keys come first. Every NaN maps to `u32::MAX`,
+    /// `+0.0` sits just above `-0.0`, and no value maps to 0, which marks padding.
+    #[forge_fn]
+    fn order_key(x: f32) -> u32 {
+        let bits = x.to_bits();
+        let mut key = bits | 0x80000000;
+        if (bits & 0x7fffffff) > 0x7f800000 {
+            key = 0xffffffff;
+        } else if (bits >> 31) != 0 {
+            key = !bits;
+        }
+        key
+    }
+
+    /// Component `c` (0..4) of `v`.
+    #[forge_fn]
+    fn component(v: Vec4, c: u32) -> f32 {
+        select(select(v.z, v.w, c == 3), select(v.x, v.y, c == 1), c < 2)
+    }
+
+    /// The `Vec4` `c` (0..4) of four.
+    #[forge_fn]
+    fn quad(v0: Vec4, v1: Vec4, v2: Vec4, v3: Vec4, c: u32) -> Vec4 {
+        select(select(v2, v3, c == 3), select(v0, v1, c == 1), c < 2)
+    }
+
+    /// The histogram digit of element `e` with value `x` when it counts (below `n`, key at
+    /// least `floor`, matching the prefix `(pk, pmask, pi, imask)`), `u32::MAX` otherwise.
+    #[forge_fn]
+    fn digit(
+        x: f32,
+        e: u32,
+        n: u32,
+        floor: u32,
+        prefix: UVec4,
+        level: u32,
+        shift: u32,
+        mask: u32,
+    ) -> u32 {
+        let key = order_key(x);
+        let inv = !e;
+        let mut d = 0xffffffffu32;
+        if e < n && key >= floor && (key & prefix.y) == prefix.x && (inv & prefix.w) == prefix.z {
+            d = (select(inv, key, level < 3) >> shift) & mask;
+        }
+        d
+    }
+
+    /// [`digit`] of each component of `v`, elements `e0..e0 + 4`.
+    #[forge_fn]
+    fn digits4(
+        v: Vec4,
+        e0: u32,
+        n: u32,
+        floor: u32,
+        prefix: UVec4,
+        level: u32,
+        shift: u32,
+        mask: u32,
+    ) -> UVec4 {
+        UVec4::new(
+            digit(v.x, e0, n, floor, prefix, level, shift, mask),
+            digit(v.y, e0 + 1, n, floor, prefix, level, shift, mask),
+            digit(v.z, e0 + 2, n, floor, prefix, level, shift, mask),
+            digit(v.w, e0 + 3, n, floor, prefix, level, shift, mask),
+        )
+    }
+
+    /// Component `c` (0..4) of `v`.
+    #[forge_fn]
+    fn ucomponent(v: UVec4, c: u32) -> u32 {
+        select(select(v.z, v.w, c == 3), select(v.x, v.y, c == 1), c < 2)
+    }
+
+    /// The largest order key of the four components of `v`.
+    #[forge_fn]
+    fn max_key(v: Vec4) -> u32 {
+        order_key(v.x)
+            .max(order_key(v.y))
+            .max(order_key(v.z).max(order_key(v.w)))
+    }
+
+    /// Whether element `e` with key `key` is at or above the prefix `(pk, pmask, pi,
+    /// imask)`: its key's fixed bits above `pk`, or equal and its complemented index's fixed
+    /// bits at least `pi`.
+    #[forge_fn]
+    fn at_or_above(key: u32, e: u32, prefix: UVec4) -> bool {
+        let kp = key & prefix.y;
+        kp > prefix.x || (kp == prefix.x && (!e & prefix.w) >= prefix.z)
+    }
+
+    /// A step of a bitonic network on slots `lo` and `hi`: swaps them unless they are in
+    /// order, descending when `desc`, by key, then by `ties` (lower first).
+    #[forge_fn]
+    fn compare_exchange(
+        keys: &mut [u32; 2048],
+        ties: &mut [u32; 2048],
+        lo: u32,
+        hi: u32,
+        desc: bool,
+    ) {
+        let ka = keys[lo];
+        let kb = keys[hi];
+        let ta = ties[lo];
+        let tb = ties[hi];
+        let hi_first = kb > ka || (kb == ka && tb < ta);
+        if hi_first == desc {
+            keys[lo] = kb;
+            keys[hi] = ka;
+            ties[lo] = tb;
+            ties[hi] = ta;
+        }
+    }
+
+    /// The inclusive prefix sum of `sums[0..WG]` in place, one entry per invocation.
+    #[forge_fn]
+    fn inclusive_scan(sums: &mut [u32; 256], lid: u32) {
+        let mut off = 1u32;
+        while off < WG {
+            let mut add = 0u32;
+            if lid >= off {
+                add = sums[lid - off];
+            }
+            workgroup_barrier();
+            sums[lid] += add;
+            workgroup_barrier();
+            off *= 2;
+        }
+    }
+
+    /// The top `k` of each block of `b` elements of `vals`, in descending order.
+    ///
+    /// `p` is `b.next_power_of_two()`, at most 2048, and `k ≤ b`. With `chained = 0`, the
+    /// index written is the element's position: within its block when `local ≠ 0`, in `vals`
+    /// otherwise. With `chained ≠ 0`, `ids` (then of length `n`) holds each element's index,
+    /// which is written instead, and elements whose index is `u32::MAX` count as padding; ties
+    /// are broken by position, which the global passes make agree with the index order.
+    #[forge_kernel(crate = ::forge_core, workgroup = 256, threads = n.div_ceil(b) * p, ext = false,
+        tune(workgroup = [256, 128, 64], items = [8, 4, 2, 1]),
+        reference = topk_select_reference, tolerance(abs = 0.0, rel = 0.0),
+        case(n = 1, b = 1, k = 1, p = 1, chained = 0, local = 1),
+        case(n = 5, b = 64, k = 3, p = 64, chained = 0, local = 1),
+        case(n = 1000, b = 64, k = 8, p = 64, chained = 0, local = 1),
+        case(n = 1000, b = 100, k = 7, p = 128, chained = 0, local = 0),
+        case(n = 777, b = 13, k = 13, p = 16, chained = 0, local = 1),
+        case(n = 3000, b = 1024, k = 1000, p = 1024, chained = 0, local = 0),
+        case(n = 2500, b = 1000, k = 1, p = 1024, chained = 0, local = 1),
+        case(n = 5000, b = 2048, k = 100, p = 2048, chained = 1, local = 0),
+        case(n = 333, b = 50, k = 33, p = 64, chained = 1, local = 0))]
+    pub fn topk_select(
+        vals: &[f32; n],
+        ids: &[u32; (n - 1) * chained + 1],
+        #[out] out_vals: &mut [f32; n.div_ceil(b) * k],
+        #[out] out_ids: &mut [u32; n.div_ceil(b) * k],
+        n: u32,
+        b: u32,
+        k: u32,
+        p: u32,
+        chained: u32,
+        local: u32,
+    ) {
+        // Keys (0 is padding: no real value maps to it) and positions within the block.
+        #[shared]
+        let mut skey = [0u32; 2048];
+        #[shared]
+        let mut spos = [0u32; 2048];
+        let lid = local_index();
+        let nb = n.div_ceil(b);
+        // Every divisor below is a power of two: shifts and masks, not divisions.
+        let log_p = p.trailing_zeros();
+        let groups = ((WG * ITEMS) >> log_p).max(1);
+        let slots = groups * p;
+        let first = workgroup_index() * groups;
+        let log_k = 32 - (k - 1).leading_zeros();
+        let kk = 1u32 << log_k;
+        // When a block is larger than `WG·ITEMS`, the launch has more workgroups than blocks.
+        if first < nb {
+            let mut i = lid;
+            while i < slots {
+                let blk = first + (i >> log_p);
+                let j = i & (p - 1);
+                let mut key = 0u32;
+                if blk < nb && j < b {
+                    let src = blk * b + j;
+                    if src < n {
+                        key = order_key(vals[src]);
+                        if chained != 0 {
+                            if ids[src] == 0xffffffff {
+                                key = 0;
+                            }
+                        }
+                    }
+                }
+                skey[i] = key;
+                spos[i] = j;
+                i += WG;
+            }
+            workgroup_barrier();
+
+            // Sort runs of `kk` with a bitonic network; runs alternate direction so that pairs
+            // of runs are bitonic, except when a run is a whole block, which ends descending.
+            let pairs = slots / 2;
+            let mut size = 2u32;
+            while size <= kk {
+                let mut stride = size / 2;
+                while stride > 0 {
+                    let mut t = lid;
+                    while t < pairs {
+                        // The `t`-th pair's lower slot: bit `log2 stride` of `t` opened up.
+                        let lo = t + (t & !(stride - 1));
+                        let hi = lo + stride;
+                        let desc = (lo & size) == 0 || size == p;
+                        compare_exchange(&mut skey, &mut spos, lo, hi, desc);
+                        t += WG;
+                    }
+                    workgroup_barrier();
+                    stride = stride / 2;
+                }
+                size = size * 2;
+            }
+
+            // Merge pairs of runs: keep the larger of A[i] and B[i] in A (a bitonic run that holds
+            // the top `kk` of both), then sort it. The run of pair `r` lives at `r·span`.
+            let half_k = kk / 2;
+            let mut span = kk * 2;
+            let mut log_span = log_k + 1;
+            while span <= p {
+                let half_span = span / 2;
+                let runs = slots >> log_span;
+                let mut t = lid;
+                while t < runs * kk {
+                    let a = ((t >> log_k) << log_span) + (t & (kk - 1));
+                    let c = a + half_span;
+                    let ka = skey[a];
+                    let kc = skey[c];
+                    if kc > ka || (kc == ka && spos[c] < spos[a]) {
+                        skey[a] = kc;
+                        spos[a] = spos[c];
+                    }
+                    t += WG;
+                }
+                workgroup_barrier();
+                let mut stride = half_k;
+                while stride > 0 {
+                    let mut t = lid;
+                    while t < runs * half_k {
+                        let r = t >> (log_k - 1);
+                        let q = t & (half_k - 1);
+                        let lo = (r << log_span) + q + (q & !(stride - 1));
+                        let hi = lo + stride;
+                        let desc = (r & 1) == 0 || span == p;
+                        compare_exchange(&mut skey, &mut spos, lo, hi, desc);
+                        t += WG;
+                    }
+                    workgroup_barrier();
+                    stride = stride / 2;
+                }
+                span = span * 2;
+                log_span += 1;
+            }
+
+            // Block `blk`'s sorted run starts at slot `g·p`.
+            let mut t = lid;
+            while t < groups * k {
+                let g = t / k;
+                let i = t % k;
+                let blk = first + g;
+                if blk < nb {
+                    let slot = g * p + i;
+                    let o = blk * k + i;
+                    if skey[slot] == 0 {
+                        out_vals[o] = f32::from_bits(0xff800000u32);
+                        out_ids[o] = 0xffffffff;
+                    } else {
+                        let pos = spos[slot];
+                        let src = blk * b + pos;
+                        out_vals[o] = vals[src];
+                        if chained != 0 {
+                            out_ids[o] = ids[src];
+                        } else if local != 0 {
+                            out_ids[o] = pos;
+                        } else {
+                            out_ids[o] = src;
+                        }
+                    }
+                }
+                t += WG;
+            }
+        }
+    }
+
+    /// The top `k ≤ 8` of each block of `b` elements of `vals` (the first `n` of the
+    /// `Vec4`s' components), one invocation per block, in registers: no workgroup memory,
+    /// no barriers. The index written is the position within the block when `local ≠ 0`,
+    /// in `vals` otherwise. Block results and padding are as [`topk_select`]'s.
+    ///
+    /// The fast path packs each element into one `u32`: its order key with the low
+    /// `log2 b` bits replaced by the complemented position, so that keys are unique and the
+    /// best nine take two instructions per list entry (max and min). Packing merges keys
+    /// that differ only in those low bits; when that could change the result (two of the
+    /// first `k + 1` entries share the packed key's high bits but not their whole keys, or
+    /// the `k`-th and `k+1`-th do), the block is redone exactly with (key, position) pairs.
+    #[forge_kernel(crate = ::forge_core, workgroup = 64, threads = n.div_ceil(b), ext = false,
+        tune(workgroup = [64, 256, 128]),
+        reference = topk_rows_reference, tolerance(abs = 0.0, rel = 0.0),
+        case(n = 1, b = 1, k = 1, local = 1),
+        case(n = 5, b = 64, k = 3, local = 1),
+        case(n = 4096, b = 64, k = 8, local = 1),
+        case(n = 8190, b = 32, k = 8, local = 0),
+        case(n = 1000, b = 100, k = 7, local = 0),
+        case(n = 1003, b = 8, k = 8, local = 1),
+        case(n = 777, b = 13, k = 8, local = 0),
+        case(n = 2500, b = 1000, k = 1, local = 1))]
+    pub fn topk_rows(
+        vals: &[Vec4; n.div_ceil(4)],
+        #[out] out_vals: &mut [f32; n.div_ceil(b) * k],
+        #[out] out_ids: &mut [u32; n.div_ceil(b) * k],
+        n: u32,
+        b: u32,
+        k: u32,
+        local: u32,
+    ) {
+        let blk = global_index();
+        if blk < n.div_ceil(b) {
+            let start = blk * b;
+            let end = (start + b).min(n);
+            let last4 = (n - 1) >> 2;
+            let pbits = 32 - (b - 1).leading_zeros();
+            let pmask = (1u32 << pbits) - 1;
+            // The best nine packed keys, best first; 0 is padding (no element packs to 0).
+            let mut l = [0u32; 9];
+            // Four `Vec4` loads in flight per step.
+            let mut w = start >> 2;
+            while (w << 2) < end {
+                let v0 = vals[w];
+                let v1 = vals[(w + 1).min(last4)];
+                let v2 = vals[(w + 2).min(last4)];
+                let v3 = vals[(w + 3).min(last4)];
+                for c in 0..16u32 {
+                    let i = (w << 2) + c;
+                    if i >= start && i < end {
+                        let x = component(quad(v0, v1, v2, v3, c >> 2), c & 3);
+                        let mut y = (order_key(x) & !pmask) | (pmask - (i - start));
+                        #[unroll]
+                        for r in 0..8 {
+                            let t = l[r].max(y);
+                            y = l[r].min(y);
+                            l[r] = t;
+                        }
+                        l[8] = l[8].max(y);
+                    }
+                }
+                w += 4;
+            }
+            // Whether packing could have changed the first `k`: walk entries r and r + 1.
+            let mut exact = true;
+            let mut c = [0u32; 9];
+            #[unroll]
+            for r in 0..9 {
+                c[r] = l[r];
+            }
+            let mut r = 0u32;
+            while r < k {
+                if c[1] != 0 && (c[0] & !pmask) == (c[1] & !pmask) {
+                    if r + 1 == k {
+                        exact = false;
+                    } else {
+                        let s0 = start + pmask - (c[0] & pmask);
+                        let s1 = start + pmask - (c[1] & pmask);
+                        let x0 = order_key(component(vals[s0 >> 2], s0 & 3));
+                        let x1 = order_key(component(vals[s1 >> 2], s1 & 3));
+                        if x0 != x1 {
+                            exact = false;
+                        }
+                    }
+                }
+                #[unroll]
+                for j in 0..8 {
+                    c[j] = c[j + 1];
+                }
+                c[8] = 0;
+                r += 1;
+            }
+            // Positions of the first eight, u32::MAX for padding.
+            let pad = 0xffffffffu32;
+            let mut p = [0u32; 8];
+            #[unroll]
+            for j in 0..8 {
+                p[j] = select(pad, pmask - (l[j] & pmask), l[j] != 0);
+            }
+            if !exact {
+                // The exact path: (key, position) pairs. Positions only grow, so a new
+                // element never beats an equal key: ties keep the lower position.
+                let mut keys = [0u32; 8];
+                #[unroll]
+                for j in 0..8 {
+                    p[j] = pad;
+                }
+                let mut i = start;
+                while i < end {
+                    let key = order_key(component(vals[i >> 2], i & 3));
+                    let q = i - start;
+                    let mut g = [false; 8];
+                    #[unroll]
+                    for j in 0..8 {
+                        g[j] = key > keys[j];
+                    }
+                    // From the bottom up, entry j takes entry j - 1 or the new element.
+                    #[unroll]
+                    for u in 0..7 {
+                        let j = 7 - u;
+                        keys[j] = select(keys[j], select(key, keys[j - 1], g[j - 1]), g[j]);
+                        p[j] = select(p[j], select(q, p[j - 1], g[j - 1]), g[j]);
+                    }
+                    keys[0] = select(keys[0], key, g[0]);
+                    p[0] = select(p[0], q, g[0]);
+                    i += 1;
+                }
+            }
+            // Write the best `k`, shifting the list up after each.
+            let mut r = 0u32;
+            while r < k {
+                let o = blk * k + r;
+                if p[0] == pad {
+                    out_vals[o] = f32::from_bits(0xff800000u32);
+                    out_ids[o] = pad;
+                } else {
+                    let src = start + p[0];
+                    // Values keep their bits: re-read rather than decode the key (NaNs share
+                    // one key).
+                    out_vals[o] = component(vals[src >> 2], src & 3);
+                    out_ids[o] = select(src, p[0], local != 0);
+                }
+                #[unroll]
+                for j in 0..7 {
+                    p[j] = p[j + 1];
+                }
+                p[7] = pad;
+                r += 1;
+            }
+        }
+    }
+
+    /// Global top-k, radix select: the histogram of a sample, every `sample`-th `Vec4` of
+    /// `vals`, added to `hist[slot·2048 ..]`; it sets the floor of the full pass
+    /// ([`topk_radix_mark`]) in two levels, each followed by [`topk_radix_select`]:
+    /// - `level = 0`: digit 0 (bits 21..32 of the order key) of every sampled element;
+    /// - `level ≠ 0`: digit 1 (bits 10..21) of the sampled elements whose digit 0 is that of
+    ///   `state[6]` (the bin that the select of level 0 chose).
+    ///
+    /// `grid` invocations stride over the sample, four `Vec4` loads in flight each; each
+    /// workgroup counts in workgroup memory and adds its non-zero bins to `hist`.
+    #[forge_kernel(crate = ::forge_core, workgroup = 256, threads = grid, ext = false,
+        tune(workgroup = [256, 128]),
+        reference = topk_radix_hist_reference, tolerance(abs = 0.0, rel = 0.0),
+        case(n = 1, level = 0, grid = 1, sample = 1, slot = 6),
+        case(n = 5000, level = 0, grid = 512, sample = 1, slot = 6),
+        case(n = 70000, level = 0, grid = 300, sample = 16, slot = 6),
+        case(n = 70000, level = 1, grid = 300, sample = 16, slot = 7),
+        case(n = 4099, level = 1, grid = 256, sample = 1, slot = 7))]
+    pub fn topk_radix_hist(
+        vals: &[Vec4; n.div_ceil(4)],
+        state: &[u32; 8],
+        hist: &mut [Atomic<u32>; 16384],
+        n: u32,
+        level: u32,
+        grid: u32,
+        sample: u32,
+        slot: u32,
+    ) {
+        #[shared]
+        let mut bins = [0u32; 2048];
+        let lid = local_index();
+        let mut i = lid;
+        while i < 2048 {
+            bins[i].store(0);
+            i += WG;
+        }
+        workgroup_barrier();
+        let shift = select(10u32, 21u32, level == 0);
+        let mask = 0x7ffu32;
+        let mut prefix = UVec4::ZERO;
+        if level != 0 {
+            prefix = UVec4::new(state[6] & 0xffe00000, 0xffe00000, 0, 0);
+        }
+        if global_index() < grid {
+            let step = sample.max(1);
+            let units = n.div_ceil(4).div_ceil(step);
+            // Four `Vec4` loads in flight per step; units past the end give elements past
+            // `n`, which do not count.
+            let mut u = global_index();
+            while u < units {
+                let last = units - 1;
+                let va = vals[u * step];
+                let vb = vals[(u + grid).min(last) * step];
+                let vc = vals[(u + 2 * grid).min(last) * step];
+                let vd = vals[(u + 3 * grid).min(last) * step];
+                let mut j = 0u32;
+                while j < 4 {
+                    let v = quad(va, vb, vc, vd, j);
+                    let e0 = ((u + j * grid) * step) << 2;
+                    let d = digits4(v, e0, n, 0, prefix, 0, shift, mask);
+                    // Most elements do not count: one test for all four.
+                    if (d.x & d.y & d.z & d.w) != 0xffffffff {
+                        for c in 0..4u32 {
+                            let dc = ucomponent(d, c);
+                            if dc != 0xffffffff {
+                                bins[dc].fetch_add(1);
+                            }
+                        }
+                    }
+                    j += 1;
+                }
+                u += 4 * grid;
+            }
+        }
+        workgroup_barrier();
+        let mut i = lid;
+        while i < 2048 {
+            let c = bins[i].load();
+            if c > 0 {
+                hist[slot * 2048 + i].fetch_add(c);
+            }
+            i += WG;
+        }
+    }
+
+    /// Global top-k, radix select, level 0 over the whole input (one read): the elements
+    /// whose order key is at least the floor `state[6]` are the candidates. Their digit 0
+    /// (bits 21..32 of the key) is counted into `hist[0 .. 2048]`, and each is marked in a
+    /// bitmap, one bit per element: bit `e & 31` of word `e >> 5`, four words to a `UVec4`
+    /// of `marks`. Workgroup `w` (of `ceil(n / 65536)`) reads the contiguous chunk of 65536
+    /// elements from `w·65536`, marks in workgroup memory, then writes all 2048 words of its
+    /// chunk, zeros included: the bitmap needs no clearing, and does not depend on the
+    /// order in which invocations run. Later levels ([`topk_radix_refine`]) and the collect
+    /// read only the marked elements.
+    #[forge_kernel(crate = ::forge_core, workgroup = 256, threads = n.div_ceil(65536) * 256,
+        ext = false, tune(workgroup = [256, 128]),
+        reference = topk_radix_mark_reference, tolerance(abs = 0.0, rel = 0.0),
+        case(n = 1),
+        case(n = 4099),
+        case(n = 5000),
+        case(n = 70000),
+        case(n = 140001))]
+    pub fn topk_radix_mark(
+        vals: &[Vec4; n.div_ceil(4)],
+        state: &[u32; 8],
+        hist: &mut [Atomic<u32>; 16384],
+        marks: &mut [UVec4; n.div_ceil(65536) * 512],
+        n: u32,
+    ) {
+        #[shared]
+        let mut bins = [0u32; 2048];
+        #[shared]
+        let mut bits = [0u32; 2048];
+        let lid = local_index();
+        let wg = workgroup_index();
+        // With 128 invocations a workgroup, the launch has twice as many workgroups as
+        // chunks; the rest do nothing.
+        if wg < n.div_ceil(65536) {
+            let mut i = lid;
+            while i < 2048 {
+                bins[i].store(0);
+                bits[i].store(0);
+                i += WG;
+            }
+            workgroup_barrier();
+            let floor = state[6];
+            let first4 = wg * 16384;
+            let end4 = (first4 + 16384).min(n.div_ceil(4));
+            // Four `Vec4` loads in flight per step; candidates are rare, so one test covers
+            // all sixteen elements.
+            let mut w = first4 + lid;
+            while w < end4 {
+                let va = vals[w];
+                let vb = vals[(w + WG).min(end4 - 1)];
+                let vc = vals[(w + 2 * WG).min(end4 - 1)];
+                let vd = vals[(w + 3 * WG).min(end4 - 1)];
+                let top = max_key(va)
+                    .max(max_key(vb))
+                    .max(max_key(vc).max(max_key(vd)));
+                if top >= floor {
+                    let mut j = 0u32;
+                    while j < 4 {
+                        let wj = w + j * WG;
+                        if wj < end4 {
+                            let v = quad(va, vb, vc, vd, j);
+                            for c in 0..4u32 {
+                                let e = (wj << 2) + c;
+                                let key = order_key(component(v, c));
+                                if e < n && key >= floor {
+                                    bins[key >> 21].fetch_add(1);
+                                    let bit = e - (first4 << 2);
+                                    bits[bit >> 5].fetch_or(1u32 << (bit & 31));
+                                }
+                            }
+                        }
+                        j += 1;
+                    }
+                }
+                w += 4 * WG;
+            }
+            workgroup_barrier();
+            let mut i = lid;
+            while i < 2048 {
+                let c = bins[i].load();
+                if c > 0 {
+                    hist[i].fetch_add(c);
+                }
+                i += WG;
+            }
+            let mut q = lid;
+            while q < 512 {
+                marks[wg * 512 + q] = UVec4::new(
+                    bits[4 * q].load(),
+                    bits[4 * q + 1].load(),
+                    bits[4 * q + 2].load(),
+                    bits[4 * q + 3].load(),
+                );
+                q += WG;
+            }
+        }
+    }
+
+    /// Global top-k, radix select, pass 1 of levels 1..6: the histogram of digit `level` of
+    /// the marked elements (see [`topk_radix_mark`]) that match the prefix chosen so far,
+    /// added to `hist[level·2048 ..]`, once `state[0]` says the threshold is not final yet;
+    /// otherwise nothing. Levels 1 and 2 are the digits of the order key (bits 10..21,
+    /// 0..10), levels 3..6 those of the complemented index (bits 21..32, 10..21, 0..10), so
+    /// that equal keys are ordered by index. `grid` invocations stride over the bitmap, a
+    /// `UVec4` (128 elements) at a time, and gather the marked values.
+    #[forge_kernel(crate = ::forge_core, workgroup = 256, threads = grid, ext = false,
+        tune(workgroup = [256, 128]),
+        reference = topk_radix_refine_reference, tolerance(abs = 0.0, rel = 0.0),
+        case(n = 1, level = 1, grid = 1),
+        case(n = 5000, level = 1, grid = 64),
+        case(n = 70000, level = 2, grid = 300),
+        case(n = 4099, level = 3, grid = 256),
+        case(n = 3000, level = 5, grid = 7))]
+    pub fn topk_radix_refine(
+        vals: &[Vec4; n.div_ceil(4)],
+        marks: &[UVec4; n.div_ceil(65536) * 512],
+        state: &[u32; 8],
+        hist: &mut [Atomic<u32>; 16384],
+        n: u32,
+        level: u32,
+        grid: u32,
+    ) {
+        #[shared]
+        let mut bins = [0u32; 2048];
+        let lid = local_index();
+        let mut i = lid;
+        while i < 2048 {
+            bins[i].store(0);
+            i += WG;
+        }
+        workgroup_barrier();
+        let digit_at = level % 3;
+        let shift = select(select(0u32, 10u32, digit_at == 1), 21u32, digit_at == 0);
+        let mask = select(0x3ffu32, 0x7ffu32, digit_at < 2);
+        if global_index() < grid && state[0] == 0 {
+            let prefix = UVec4::new(state[2], state[3], state[4], state[5]);
+            let words4 = n.div_ceil(128);
+            let mut q = global_index();
+            while q < words4 {
+                let m4 = marks[q];
+                if (m4.x | m4.y | m4.z | m4.w) != 0 {
+                    for c in 0..4u32 {
+                        let mut m = ucomponent(m4, c);
+                        while m != 0 {
+                            let e = (q << 7) + (c << 5) + m.trailing_zeros();
+                            m = m & (m - 1);
+                            if e < n {
+                                let x = component(vals[e >> 2], e & 3);
+                                let d = digit(x, e, n, 0, prefix, level, shift, mask);
+                                if d != 0xffffffff {
+                                    bins[d].fetch_add(1);
+                                }
+                            }
+                        }
+                    }
+                }
+                q += grid;
+            }
+        }
+        workgroup_barrier();
+        let mut i = lid;
+        while i < 2048 {
+            let c = bins[i].load();
+            if c > 0 {
+                hist[(level % 8) * 2048 + i].fetch_add(c);
+            }
+            i += WG;
+        }
+    }
+
+    /// Global top-k, radix select, pass 2 of each level (one workgroup): in the histogram
+    /// `hist[slot·2048 ..]` of digit `level`, finds the bin that holds the element of rank
+    /// `r` from the top.
+    /// - With `floor ≠ 0`, over the sample's histograms ([`topk_radix_hist`]): at level 0,
+    ///   with `r = k`, sets `state[6]` to the bin's lowest key and `state[7]` to the rank
+    ///   left within the bin (both 0 when the sample holds fewer than `k`); at level 1, with
+    ///   `r = state[7]`, adds the bin of digit 1 to `state[6]`, the floor of the full pass
+    ///   (a 22-bit prefix of the key). The sample is part of the data, so at least `k`
+    ///   elements reach the floor.
+    /// - At level 0, with `r = k`, and at later levels, with `r = state[1]` and only while
+    ///   `state[0]` is 0: narrows the prefix to the bin (see [`TopkGlobalScratch`]). The
+    ///   threshold is final once the elements above the prefix and those matching it
+    ///   number at most `cap` (the final sort's size), or at the last level.
+    #[forge_kernel(crate = ::forge_core, workgroup = 256, threads = 1, ext = false,
+        tune(workgroup = [256, 128]),
+        reference = topk_radix_select_reference, tolerance(abs = 0.0, rel = 0.0),
+        case(level = 0, slot = 6, k = 100, floor = 1, cap = 256),
+        case(level = 1, slot = 7, k = 100, floor = 1, cap = 256),
+        case(level = 0, slot = 0, k = 1, floor = 0, cap = 256),
+        case(level = 0, slot = 0, k = 100, floor = 0, cap = 2048),
+        case(level = 2, slot = 2, k = 1000, floor = 0, cap = 2048),
+        case(level = 5, slot = 5, k = 7, floor = 0, cap = 256))]
+    pub fn topk_radix_select(
+        hist: &[u32; 16384],
+        state: &mut [u32; 8],
+        level: u32,
+        slot: u32,
+        k: u32,
+        floor: u32,
+        cap: u32,
+    ) {
+        #[shared]
+        let mut counts = [0u32; 2048];
+        #[shared]
+        let mut sums = [0u32; 256];
+        let lid = local_index();
+        let digit = level % 3;
+        let shift = select(select(0u32, 10u32, digit == 1), 21u32, digit == 0);
+        let bins = select(1024u32, 2048u32, digit < 2);
+        // A level after the threshold is final reads nothing; the rest of the kernel then
+        // finds nothing to do.
+        let mut skip = false;
+        if floor == 0 && level > 0 {
+            skip = state[0] != 0;
+        }
+        // Coalesced loads, all in flight at once.
+        let mut i = lid;
+        while i < 2048 && !skip {
+            counts[i] = hist[slot * 2048 + i];
+            i += WG;
+        }
+        workgroup_barrier();
+        // Invocation `t` sums a run of bins from the top: run 0 holds the largest digits.
+        let run = bins / WG;
+        let top = bins - lid * run;
+        let mut part = 0u32;
+        let mut d = top - run;
+        while d < top {
+            part += counts[d];
+            d += 1;
+        }
+        sums[lid] = part;
+        workgroup_barrier();
+        inclusive_scan(&mut sums, lid);
+        let above = sums[lid] - part;
+        let mut r = k;
+        let mut pk = 0u32;
+        let mut pmask = 0u32;
+        let mut pi = 0u32;
+        let mut imask = 0u32;
+        if floor == 0 && level > 0 {
+            r = state[1];
+            pk = state[2];
+            pmask = state[3];
+            pi = state[4];
+            imask = state[5];
+        }
+        if floor != 0 && level > 0 {
+            r = state[7];
+        }
+        if floor != 0 && level == 0 && lid == 0 && sums[WG - 1] < r {
+            state[6] = 0;
+            state[7] = 0;
+        }
+        if !skip && above < r && r <= above + part {
+            // Walk down this run to the bin that reaches rank `r`.
+            let mut seen = above;
+            let mut d = top - 1;
+            let mut count = counts[d];
+            while seen + count < r {
+                seen += count;
+                d -= 1;
+                count = counts[d];
+            }
+            if floor != 0 {
+                if level == 0 {
+                    state[6] = d << shift;
+                    state[7] = r - seen;
+                } else {
+                    state[6] = (state[6] & 0xffe00000) | (d << shift);
+                }
+            } else {
+                let field = (bins - 1) << shift;
+                if level < 3 {
+                    pk = pk | (d << shift);
+                    pmask = pmask | field;
+                } else {
+                    pi = pi | (d << shift);
+                    imask = imask | field;
+                }
+                let left = r - seen;
+                state[0] = select(0u32, 1u32, (k - left) + count <= cap || level >= 5);
+                state[1] = left;
+                state[2] = pk;
+                state[3] = pmask;
+                state[4] = pi;
+                state[5] = imask;
+            }
+        }
+    }
+
+    /// Global top-k, radix select, pass 3: the marked elements (see [`topk_radix_mark`])
+    /// above the final prefix or matching it (at most `cap` in all). Workgroup `w` (of
+    /// `ceil(n / 65536)`) reads the 2048 bitmap words of its chunk of 65536 elements, keeps
+    /// the bits of those elements, then writes their indices, ascending, to
+    /// `regions[w·2048 ..]` (the first 2048) and their count to `counts[w]`: the result
+    /// does not depend on the order in which invocations run.
+    #[forge_kernel(crate = ::forge_core, workgroup = 256, threads = n.div_ceil(65536) * 256,
+        ext = false, tune(workgroup = [256, 128]),
+        reference = topk_radix_collect_reference, tolerance(abs = 0.0, rel = 0.0),
+        case(n = 1),
+        case(n = 5000),
+        case(n = 4099),
+        case(n = 140001))]
+    pub fn topk_radix_collect(
+        vals: &[Vec4; n.div_ceil(4)],
+        marks: &[UVec4; n.div_ceil(65536) * 512],
+        state: &[u32; 8],
+        #[out] counts: &mut [u32; n.div_ceil(65536)],
+        regions: &mut [u32; n.div_ceil(65536) * 2048],
+        n: u32,
+    ) {
+        #[shared]
+        let mut picked = [0u32; 2048];
+        #[shared]
+        let mut sums = [0u32; 256];
+        let lid = local_index();
+        let wg = workgroup_index();
+        if wg < n.div_ceil(65536) {
+            let prefix = UVec4::new(state[2], state[3], state[4], state[5]);
+            // Each invocation owns a run of bitmap words (`run4` `UVec4`s); a scan over the
+            // runs gives every picked element its place, in index order.
+            let run4 = 512 / WG;
+            let mut own = 0u32;
+            let mut j = 0u32;
+            while j < run4 {
+                let q = wg * 512 + lid * run4 + j;
+                let m4 = marks[q];
+                for c in 0..4u32 {
+                    let mut m = ucomponent(m4, c);
+                    let mut keep = 0u32;
+                    while m != 0 {
+                        let b = m.trailing_zeros();
+                        let e = (q << 7) + (c << 5) + b;
+                        m = m & (m - 1);
+                        if e < n {
+                            let key = order_key(component(vals[e >> 2], e & 3));
+                            if at_or_above(key, e, prefix) {
+                                keep = keep | (1u32 << b);
+                            }
+                        }
+                    }
+                    picked[(lid * run4 + j) * 4 + c] = keep;
+                    own += keep.count_ones();
+                }
+                j += 1;
+            }
+            sums[lid] = own;
+            workgroup_barrier();
+            inclusive_scan(&mut sums, lid);
+            let mut at = sums[lid] - own;
+            let run = run4 * 4;
+            let mut j = 0u32;
+            while j < run {
+                let word_index = lid * run + j;
+                let mut word = picked[word_index];
+                while word != 0 {
+                    let bit = word.trailing_zeros();
+                    if at < 2048 {
+                        regions[wg * 2048 + at] = (wg << 16) + word_index * 32 + bit;
+                    }
+                    at += 1;
+                    word = word & (word - 1);
+                }
+                j += 1;
+            }
+            if lid == WG - 1 {
+                counts[wg] = sums[lid];
+            }
+        }
+    }
+
+    /// Global top-k, radix select, pass 4 (one workgroup): gathers the candidates of every
+    /// workgroup of pass 3 (the first `counts[w]` indices of each region, at most 2048 per
+    /// region and `cap` in all; indices past `n` count as padding), sorts them by key,
+    /// descending, then index, ascending, with a bitonic network of `cap` slots (a power of
+    /// two, 2..=2048, at least `k`) in workgroup memory, and writes the first `k`: values
+    /// re-read from `vals`, so that they keep their bits, and indices.
+    #[forge_kernel(crate = ::forge_core, workgroup = 256, threads = 1, ext = false,
+        tune(workgroup = [256, 128]),
+        reference = topk_radix_sort_reference, tolerance(abs = 0.0, rel = 0.0),
+        case(n = 4000, k = 1, groups = 1, cap = 2048),
+        case(n = 4000, k = 1, groups = 2, cap = 2),
+        case(n = 900, k = 100, groups = 3, cap = 256),
+        case(n = 4000, k = 1024, groups = 5, cap = 2048))]
+    pub fn topk_radix_sort(
+        vals: &[Vec4; n.div_ceil(4)],
+        counts: &[u32; groups],
+        regions: &[u32; groups * 2048],
+        #[out] out_vals: &mut [f32; k],
+        #[out] out_ids: &mut [u32; k],
+        n: u32,
+        k: u32,
+        groups: u32,
+        cap: u32,
+    ) {
+        #[shared]
+        let mut skey = [0u32; 2048];
+        #[shared]
+        let mut sid = [0u32; 2048];
+        let lid = local_index();
+        let mut i = lid;
+        while i < 2048 {
+            skey[i] = 0;
+            sid[i] = 0xffffffff;
+            i += WG;
+        }
+        // Invocation `t` owns a run of consecutive regions; a scan over the invocations'
+        // totals places the regions one after another, in order. `skey` holds the totals
+        // first.
+        let per = groups.div_ceil(WG);
+        let g_first = (lid * per).min(groups);
+        let g_end = (g_first + per).min(groups);
+        let mut own = 0u32;
+        let mut g = g_first;
+        while g < g_end {
+            own += counts[g].min(2048);
+            g += 1;
+        }
+        workgroup_barrier();
+        skey[lid] = own;
+        workgroup_barrier();
+        let mut off = 1u32;
+        while off < WG {
+            let mut add = 0u32;
+            if lid >= off {
+                add = skey[lid - off];
+            }
+            workgroup_barrier();
+            skey[lid] += add;
+            workgroup_barrier();
+            off *= 2;
+        }
+        let mut at = skey[lid] - own;
+        workgroup_barrier();
+        skey[lid] = 0;
+        workgroup_barrier();
+        let mut g = g_first;
+        while g < g_end {
+            let c = counts[g].min(2048);
+            let mut j = 0u32;
+            while j < c && at < cap {
+                let id = regions[g * 2048 + j];
+                sid[at] = id;
+                if id < n {
+                    skey[at] = order_key(component(vals[id >> 2], id & 3));
+                }
+                at += 1;
+                j += 1;
+            }
+            g += 1;
+        }
+        workgroup_barrier();
+        let mut size = 2u32;
+        while size <= cap {
+            let mut stride = size / 2;
+            while stride > 0 {
+                let mut t = lid;
+                while t < cap / 2 {
+                    // Pair `t`: its lower slot is `t` with bit `log2 stride` opened up.
+                    let lo = t + (t & !(stride - 1));
+                    let hi = lo + stride;
+                    let desc = (lo & size) == 0;
+                    compare_exchange(&mut skey, &mut sid, lo, hi, desc);
+                    t += WG;
+                }
+                workgroup_barrier();
+                stride /= 2;
+            }
+            size *= 2;
+        }
+        let mut t = lid;
+        while t < k {
+            let id = sid[t];
+            if skey[t] == 0 {
+                out_vals[t] = f32::from_bits(0xff800000u32);
+                out_ids[t] = 0xffffffff;
+            } else {
+                out_vals[t] = component(vals[id >> 2], id & 3);
+                out_ids[t] = id;
+            }
+            t += WG;
+        }
+    }
+}
