@@ -137,20 +137,26 @@ pub fn gemm(
                         let k0 = t * 8;
                         let ka = a_stages && k0 + a_k < k;
                         let o = ao + k0;
-                        let mut v = [0.0f32; 4];
+                        // Zero where the row, the column or the k is past the end.
+                        let mut va = [0.0f32; 4];
+                        let mut vb = [0.0f32; 4];
                         #[unroll]
                         for j in 0..4 {
-                            v[j] = if ka && ra[j] { a[o + j * k16] } else { 0.0f32 };
+                            if ka && ra[j] {
+                                va[j] = a[o + j * k16];
+                            }
                         }
-                        staged_a = Vec4::new(v[0], v[1], v[2], v[3]);
+                        staged_a = Vec4::new(va[0], va[1], va[2], va[3]);
                         let kb = k0 + b_k;
                         let kbs = b_stages && kb < k;
                         let ob = kb * n + bc;
                         #[unroll]
                         for j in 0..4 {
-                            v[j] = if kbs && cb[j] { b[ob + 16 * j] } else { 0.0f32 };
+                            if kbs && cb[j] {
+                                vb[j] = b[ob + 16 * j];
+                            }
                         }
-                        staged_b = Vec4::new(v[0], v[1], v[2], v[3]);
+                        staged_b = Vec4::new(vb[0], vb[1], vb[2], vb[3]);
                     }
                     if t > 0 {
                         // Slice t - 1's buffer: by parity, or a constant when unrolled.
