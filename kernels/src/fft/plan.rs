@@ -107,8 +107,7 @@ pub fn fft_record_plan(
     plan: &FftPlan,
 ) -> Result<(), ForgeError> {
     let radices = &plan.radices[..];
-    check_shape(n, batch)?;
-    let len = dim(fft_pass::NAME, "n * batch", n * batch)?;
+    let len = check_shape(n, batch)?;
     let product = radices
         .iter()
         .try_fold(1usize, |p, &m| p.checked_mul(m as usize));
@@ -162,8 +161,8 @@ pub fn fft_record_plan(
     Ok(())
 }
 
-/// Checks a transform length and batch.
-fn check_shape(n: usize, batch: usize) -> Result<(), ForgeError> {
+/// Checks a transform's shape; returns `n * batch`, which must fit in `u32`.
+fn check_shape(n: usize, batch: usize) -> Result<u32, ForgeError> {
     if n == 0 || batch == 0 {
         return Err(ForgeError::EmptyWork {
             kernel: fft_pass::NAME,
@@ -176,7 +175,13 @@ fn check_shape(n: usize, batch: usize) -> Result<(), ForgeError> {
             message: format!("the transform length n = {n} is not a power of two from 1 to 2^22"),
         });
     }
-    Ok(())
+    let total = n
+        .checked_mul(batch)
+        .ok_or_else(|| ForgeError::InvalidArgument {
+            kernel: fft_pass::NAME,
+            message: format!("n * batch = {n} * {batch} overflows"),
+        })?;
+    dim(fft_pass::NAME, "n * batch", total)
 }
 
 /// Checks interleaved data of `batch` transforms of length `n` and runs them.

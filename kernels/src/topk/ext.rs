@@ -2,10 +2,10 @@
 //! top-k.
 
 use super::kernels::{topk_rows, topk_select};
-use super::record::{topk_global_record, topk_rows_record, TopkGlobalScratch};
-use super::{
-    TOPK_GLOBAL_MAX_K, TOPK_GLOBAL_MAX_LEN, TOPK_MAX_BLOCK, TOPK_ROWS_MAX_K, TOPK_SEED_BLOCK,
+use super::record::{
+    check_global, invalid, topk_global_record, topk_rows_record, TopkGlobalScratch,
 };
+use super::{TOPK_MAX_BLOCK, TOPK_ROWS_MAX_K, TOPK_SEED_BLOCK};
 use crate::dims::dim;
 use forge_core::{ForgeError, ForgeRuntime, GpuTensor};
 
@@ -18,13 +18,6 @@ fn upload_vec4(rt: &mut ForgeRuntime, input: &[f32]) -> Result<GpuTensor<[f32; 4
         padded.push(last);
     }
     rt.upload(&padded)
-}
-
-fn invalid(message: String) -> ForgeError {
-    ForgeError::InvalidArgument {
-        kernel: topk_select::NAME,
-        message,
-    }
 }
 
 /// Checks what every top-k method needs: a non-empty input that `u32` indexes and `k ≥ 1`.
@@ -103,23 +96,7 @@ fn global(
     k: usize,
 ) -> Result<(Vec<f32>, Vec<u32>), ForgeError> {
     let n = check_input(input, k)?;
-    if k > TOPK_GLOBAL_MAX_K {
-        return Err(invalid(format!(
-            "`k` = {k} is larger than the global top-k's limit of {TOPK_GLOBAL_MAX_K}"
-        )));
-    }
-    if k > input.len() {
-        return Err(invalid(format!(
-            "`k` = {k} is larger than the input's {} elements",
-            input.len()
-        )));
-    }
-    if input.len() > TOPK_GLOBAL_MAX_LEN {
-        return Err(invalid(format!(
-            "the input has {} elements, past the global top-k's limit of 2^28",
-            input.len()
-        )));
-    }
+    check_global(input.len(), k)?;
     let vals = upload_vec4(rt, input)?;
     let scratch = TopkGlobalScratch::new(rt, input.len())?;
     let out_vals = rt.zeros::<f32>(k)?;

@@ -2,6 +2,7 @@
 //! its passes, and the block top-k's register path, on device tensors.
 
 use super::kernels::*;
+use super::{TOPK_GLOBAL_MAX_K, TOPK_GLOBAL_MAX_LEN};
 use crate::dims::dim;
 use forge_core::{ForgeError, ForgeRuntime, GpuTensor, Schedule};
 
@@ -31,6 +32,8 @@ pub struct TopkGlobalScratch {
     groups: u32,
     grid: u32,
     sample: u32,
+    /// The most values it serves.
+    n: usize,
 }
 
 impl TopkGlobalScratch {
@@ -48,6 +51,7 @@ impl TopkGlobalScratch {
             grid: n4.div_ceil(32).clamp(1, 1 << 18),
             // About 2^16 `Vec4`s, one in up to 256.
             sample: (n4 >> 16).clamp(1, 256),
+            n,
         })
     }
 
@@ -68,8 +72,12 @@ fn sort_cap(k: u32) -> u32 {
 /// into `out_vals` and `out_ids` (`k` each), as [`TopkExt::topk_global_with_indices`](super::TopkExt::topk_global_with_indices)
 /// computes it (see the [module docs](crate::topk)): the sample's two levels, the full
 /// pass, five levels over the marked candidates (levels after the threshold is final do
-/// nothing), the collect and the final sort. Nothing is submitted. `k` is 1..=1024 and at
-/// most `n`; `scratch` was made for at least `n` values.
+/// nothing), the collect and the final sort. Nothing is submitted.
+///
+/// Errors, before anything is recorded: `n` or `k` zero ([`ForgeError::EmptyWork`]), `k`
+/// past [`TOPK_GLOBAL_MAX_K`] or `n`, `n` past [`TOPK_GLOBAL_MAX_LEN`] or the values in
+/// `vals`, a `scratch` made for fewer than `n` values, or outputs shorter than `k`
+/// ([`ForgeError::InvalidArgument`]).
 pub fn topk_global_record(
     rt: &mut ForgeRuntime,
     vals: &GpuTensor<[f32; 4]>,
@@ -79,6 +87,28 @@ pub fn topk_global_record(
     out_vals: &GpuTensor<f32>,
     out_ids: &GpuTensor<u32>,
 ) -> Result<(), ForgeError> {
+    check_global(n as usize, k as usize)?;
+    let fits = |what: &str, have: usize, need: usize| {
+        if have >= need {
+            Ok(())
+        } else {
+            Err(invalid(format!(
+                "{what} holds {have}, fewer than the {need} that n = {n}, k = {k} need"
+            )))
+        }
+    };
+    fits(
+        "`vals` (4 values a `Vec4`)",
+        vals.len().saturating_mul(4),
+        n as usize,
+    )?;
+    fits(
+        "`scratch` (made for a number of values)",
+        scratch.n,
+        n as usize,
+    )?;
+    fits("`out_vals`", out_vals.len(), k as usize)?;
+    fits("`out_ids`", out_ids.len(), k as usize)?;
     let s = scratch;
     let cap = sort_cap(k);
     rt.clear(&s.hist)?;
@@ -134,4 +164,39 @@ pub fn topk_rows_record(
         Some(s) => topk_rows::launch_with(rt, s, vals, out_vals, out_ids, n, b, k, local),
         None => topk_rows::launch(rt, vals, out_vals, out_ids, n, b, k, local),
     }
+}
+
+/// An argument error of the top-k methods.
+pub(super) fn invalid(message: String) -> ForgeError {
+    ForgeError::InvalidArgument {
+        kernel: topk_select::NAME,
+        message,
+    }
+}
+
+/// The global top-k's limits: `k` from 1 to [`TOPK_GLOBAL_MAX_K`] and at most `n`, `n` from 1
+/// to [`TOPK_GLOBAL_MAX_LEN`].
+pub(super) fn check_global(n: usize, k: usize) -> Result<(), ForgeError> {
+    if n == 0 || k == 0 {
+        return Err(ForgeError::EmptyWork {
+            kernel: topk_select::NAME,
+            what: format!("n = {n}, k = {k}"),
+        });
+    }
+    if k > TOPK_GLOBAL_MAX_K {
+        return Err(invalid(format!(
+            "`k` = {k} is larger than the global top-k's limit of {TOPK_GLOBAL_MAX_K}"
+        )));
+    }
+    if k > n {
+        return Err(invalid(format!(
+            "`k` = {k} is larger than the input's {n} elements"
+        )));
+    }
+    if n > TOPK_GLOBAL_MAX_LEN {
+        return Err(invalid(format!(
+            "the input has {n} elements, past the global top-k's limit of 2^28"
+        )));
+    }
+    Ok(())
 }
