@@ -277,6 +277,16 @@ pub enum ForgeError {
         iterations: u64,
     },
 
+    /// A path that the library refuses to read or replace: a special file, a symbolic link,
+    /// a directory, a file larger than the limit, or a file that is not the library's own.
+    #[error("`{path}`: {reason}")]
+    RefusedPath {
+        /// The path.
+        path: String,
+        /// Why it was refused, and what was left as it was.
+        reason: String,
+    },
+
     /// The device was lost; the runtime must be recreated.
     #[error("the GPU device was lost: {0}; create a new `ForgeRuntime`")]
     DeviceLost(String),

@@ -36,9 +36,19 @@
 //! [`ManifestCache::store`] writes through [`crate::files::write_atomically`]: readers see
 //! the old file or the new one, never a part, and concurrent writers (threads or processes)
 //! leave one whole file. Tuning merges its bucket into the stored manifest under a lock
-//! file beside it (`.<name>-<short hash>.lock`, [`crate::files::FileLock`]), so tuners of different
-//! sizes racing on one kernel keep each other's buckets; a lock it cannot take leaves that
-//! run's result uncached, with a warning.
+//! file beside it (`.<name>-<short hash>.lock`, [`crate::files::FileLock`], an OS advisory
+//! lock that the kernel releases when its holder dies), so tuners of different sizes
+//! racing on one kernel keep each other's buckets; a lock it cannot take leaves that run's
+//! result uncached, with a warning.
+//!
+//! # What the cache touches
+//! The cache never follows a symbolic link inside its root: a topology directory or a
+//! manifest that is a link is passed over by [`ManifestCache::list`] and
+//! [`ManifestCache::clear`], and refused by [`ManifestCache::store`]. It reads only regular
+//! files of at most [`MAX_MANIFEST_BYTES`], so a link to `/dev/zero` or a FIFO is an
+//! unusable manifest, never a hang. [`ManifestCache::clear`] removes only files that parse
+//! as manifests and the temporary files the cache's own writes leave behind; lock files
+//! stay (removing one while a tuner holds it would let two tuners merge at once).
 
 use crate::error::{ForgeError, Result};
 use crate::files::FileLock;
@@ -57,6 +67,10 @@ use std::sync::{Arc, Mutex};
 /// How long a tuner waits for another to finish merging into the same manifest: a merge is
 /// one read and one write of a small file, so a longer wait means something is wrong.
 const MERGE_LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// The largest manifest file the cache reads: 16 MiB, far past what a kernel's buckets
+/// take (a few KiB each).
+pub const MAX_MANIFEST_BYTES: u64 = 16 << 20;
 
 /// The hash that makes a manifest stale when a kernel changes: hex sha256 of its WGSL for
 /// the declared schedule ([`KernelId::hash`]).
@@ -317,14 +331,11 @@ impl ManifestCache {
             &file_stem(&manifest.kernel, &manifest.kernel_hash),
         );
         let dir = path.parent().unwrap_or(&self.root).to_path_buf();
-        let io = |what: &str, p: &Path, source| ForgeError::Io {
-            context: format!("{what} `{}`", p.display()),
-            source,
-        };
-        std::fs::create_dir_all(&dir)
-            .map_err(|e| io("creating the manifest directory", &dir, e))?;
-        let mut json = serde_json::to_vec_pretty(manifest)
-            .map_err(|e| io("serializing", &path, std::io::Error::other(e)))?;
+        crate::files::create_real_dir(&dir)?;
+        let mut json = serde_json::to_vec_pretty(manifest).map_err(|e| ForgeError::Io {
+            context: format!("serializing `{}`", path.display()),
+            source: std::io::Error::other(e),
+        })?;
         json.push(b'\n');
         crate::files::write_atomically(&path, &json)?;
         Ok(path)
@@ -338,10 +349,7 @@ impl ManifestCache {
     pub fn with_lock<R>(&self, key: &ManifestKey, f: impl FnOnce() -> R) -> Result<R> {
         let path = self.key_path(key);
         let dir = path.parent().unwrap_or(&self.root);
-        std::fs::create_dir_all(dir).map_err(|e| ForgeError::Io {
-            context: format!("creating the manifest directory `{}`", dir.display()),
-            source: e,
-        })?;
+        crate::files::create_real_dir(dir)?;
         let stem = file_stem(&key.kernel, &key.kernel_hash);
         let lock_path = dir.join(format!(".{stem}.lock"));
         let _held = FileLock::acquire(&lock_path, MERGE_LOCK_WAIT)?;
@@ -362,7 +370,9 @@ impl ManifestCache {
                 .collect();
             files.sort();
             for path in files {
-                let bytes = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+                let bytes = std::fs::symlink_metadata(&path)
+                    .map(|m| m.len())
+                    .unwrap_or(0);
                 let manifest = read_file(&path).map_err(|e| e.to_string());
                 out.push(CacheEntry {
                     path,
@@ -375,9 +385,11 @@ impl ManifestCache {
         Ok(out)
     }
 
-    /// Removes every manifest (and leftover temporary file) under the root, and the
-    /// topology directories they leave empty. Other files are left alone. Returns the
-    /// number of manifests removed.
+    /// Removes every manifest (and temporary file the cache's writes left behind) under the
+    /// root, and the topology directories they leave empty. A file is removed only if it is
+    /// a regular file (not a link) that parses as a manifest, or is named as the cache names
+    /// its temporary files; everything else is left alone. Returns the number of manifests
+    /// removed.
     pub fn clear(&self) -> Result<usize> {
         let mut removed = 0;
         for dir in self.topology_dirs()? {
@@ -386,16 +398,20 @@ impl ManifestCache {
                     .file_name()
                     .map(|n| n.to_string_lossy().into_owned())
                     .unwrap_or_default();
-                let ours = (name.ends_with(".json") && !name.starts_with('.'))
-                    || (name.starts_with('.') && name.ends_with(".tmp"));
-                if ours && path.is_file() {
+                let regular =
+                    std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_file());
+                let temp = crate::files::is_temp_for(&name, ".json");
+                let manifest = !temp
+                    && name.ends_with(".json")
+                    && !name.starts_with('.')
+                    && regular
+                    && read_file(&path).is_ok();
+                if regular && (temp || manifest) {
                     std::fs::remove_file(&path).map_err(|e| ForgeError::Io {
                         context: format!("removing `{}`", path.display()),
                         source: e,
                     })?;
-                    if !name.ends_with(".tmp") {
-                        removed += 1;
-                    }
+                    removed += manifest as usize;
                 }
             }
             // Only succeeds when empty, which is what we want.
@@ -404,14 +420,15 @@ impl ManifestCache {
         Ok(removed)
     }
 
-    /// The directories under the root named like a topology hash.
+    /// The directories under the root named like a topology hash: directories themselves,
+    /// never symbolic links to one.
     fn topology_dirs(&self) -> Result<Vec<PathBuf>> {
         if !self.root.exists() {
             return Ok(Vec::new());
         }
         let mut dirs: Vec<PathBuf> = read_dir(&self.root)?
             .into_iter()
-            .filter(|p| p.is_dir())
+            .filter(|p| crate::files::is_real_dir(p))
             .filter(|p| {
                 p.file_name()
                     .and_then(|n| n.to_str())
@@ -438,10 +455,11 @@ fn is_hidden(p: &Path) -> bool {
 }
 
 fn read_file(path: &Path) -> std::result::Result<TuningManifest, ReadError> {
-    let bytes = match std::fs::read(path) {
+    use crate::files::ReadRefusal;
+    let bytes = match crate::files::read_bounded(path, MAX_MANIFEST_BYTES) {
         Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(ReadError::Missing),
-        Err(e) => return Err(ReadError::Unusable(format!("cannot read it: {e}"))),
+        Err(ReadRefusal::Missing) => return Err(ReadError::Missing),
+        Err(why) => return Err(ReadError::Unusable(why.to_string())),
     };
     serde_json::from_slice(&bytes).map_err(|e| {
         let what = if e.is_eof() {
@@ -453,24 +471,22 @@ fn read_file(path: &Path) -> std::result::Result<TuningManifest, ReadError> {
     })
 }
 
-/// A name safe as one path component: ASCII letters, digits, `_` and `-`; anything else
-/// becomes `_`.
+/// A name safe as one path component, one-to-one: ASCII letters, digits and `_` stay, every
+/// other byte is written `%XX` (a topology hash is hex, so it is its own name), and the
+/// empty name is `%`.
 fn file_safe(name: &str) -> String {
-    let s: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    if s.is_empty() {
-        "_".into()
-    } else {
-        s
+    if name.is_empty() {
+        return "%".into();
     }
+    let mut out = String::with_capacity(name.len());
+    for b in name.bytes() {
+        if b.is_ascii_alphanumeric() || b == b'_' {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
 }
 
 /// The runtime's memo of manifests, so that the cache is read once per kernel and runtime.
@@ -667,8 +683,9 @@ mod tests {
     #[test]
     fn file_names_are_safe() {
         assert_eq!(file_safe("gemv"), "gemv");
-        assert_eq!(file_safe("../x y"), "___x_y");
-        assert_eq!(file_safe(""), "_");
+        assert_eq!(file_safe("../x y"), "%2E%2E%2Fx%20y");
+        assert_eq!(file_safe(""), "%");
+        assert_ne!(file_safe("a-b"), file_safe("a_b"));
         let cache = ManifestCache::new("/c");
         let id = KernelId::new("k", "source");
         assert_eq!(
