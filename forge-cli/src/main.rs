@@ -17,11 +17,17 @@
 //!
 //! `RUST_LOG` sets the log level (default `warn`); logs go to stderr. Errors print as
 //! `error: ...`; the exit status is 0 on success, 1 on an error or a failed certification,
-//! and 2 on bad usage (an unknown kernel name included).
+//! and 2 on bad usage (an unknown kernel name, a `--schedule` or `--problem` that cannot be
+//! parsed or that the kernel does not declare, included). A reader that closes the pipe
+//! early (`forge list | head -1`) ends the command quietly with status 0; any other write
+//! error (a full disk) is an error. Text from manifests and drivers is printed with its
+//! control characters escaped.
 
+mod out;
 mod tuning;
 
 use clap::{Args, Parser, Subcommand};
+use out::outln;
 use std::process::ExitCode;
 use wgsl_forge::certify::{certify, CertOptions, CertReport, DEFAULT_SEED};
 use wgsl_forge::emit::Target;
@@ -38,6 +44,25 @@ enum CliError {
     /// A kernel name that names no registered kernel, or several.
     #[error(transparent)]
     Select(#[from] forge_cli::select::SelectError),
+    /// An option's value that cannot be used: bad usage, exit status 2.
+    #[error(transparent)]
+    Usage(ForgeError),
+    /// Writing to stdout failed.
+    #[error("writing to stdout: {0}")]
+    Stdout(std::io::Error),
+}
+
+impl CliError {
+    /// Whether the error is stdout's reader having gone away (`forge list | head -1`):
+    /// the command ends quietly then.
+    fn is_broken_pipe(&self) -> bool {
+        let io = match self {
+            CliError::Stdout(e) => Some(e),
+            CliError::Forge(ForgeError::Io { source, .. }) => Some(source),
+            _ => None,
+        };
+        io.is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+    }
 }
 
 /// Write GPU compute kernels once, as annotated Rust; run and certify them anywhere.
@@ -200,17 +225,22 @@ fn main() -> ExitCode {
         )
         .with_writer(std::io::stderr)
         .init();
-    match run(cli) {
+    match run(cli).and_then(|code| out::flush().map(|()| code)) {
         Ok(code) => code,
+        Err(e) if e.is_broken_pipe() => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e}");
+            // stderr may be closed too: what cannot be said is dropped, never a panic.
+            use std::io::Write;
+            let mut stderr = std::io::stderr().lock();
+            let _ = writeln!(stderr, "error: {}", out::escape(&e.to_string()));
             let mut source = std::error::Error::source(&e);
             while let Some(s) = source {
-                eprintln!("  caused by: {s}");
+                let _ = writeln!(stderr, "  caused by: {}", out::escape(&s.to_string()));
                 source = s.source();
             }
             match e {
                 CliError::Select(_)
+                | CliError::Usage(_)
                 | CliError::Forge(
                     ForgeError::UnknownBackend { .. } | ForgeError::BackendNotExecutable { .. },
                 ) => ExitCode::from(2),
@@ -224,7 +254,7 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
     match cli.command {
         Command::Info { all_limits, json } => Ok(info(&cli.runtime, all_limits, json)?),
         Command::List => {
-            list();
+            list()?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Certify {
@@ -251,28 +281,41 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
                 .collect();
             select(&named)?;
             let mut rt = runtime(&cli.runtime)?;
+            // The first write error of a progress line; the command fails with it after the
+            // bench.
+            let mut written: Result<(), CliError> = Ok(());
+            let mut progress = |json_line: String, human: String| {
+                if written.is_ok() {
+                    if json {
+                        written = out::line(format_args!("{json_line}"));
+                    } else {
+                        use std::io::Write;
+                        let _ = writeln!(std::io::stderr(), "{human}");
+                    }
+                }
+            };
             if compare_timers {
                 let rows = forge_cli::bench::compare_timers(&mut rt, &named, quick, |r| {
-                    if json {
-                        println!("{}", serde_json::to_string(r).unwrap_or_default());
-                    } else {
-                        eprintln!("  {} {}: {:.1} us alone", r.kernel, r.shape, r.alone_us);
-                    }
+                    progress(
+                        serde_json::to_string(r).unwrap_or_default(),
+                        format!("  {} {}: {:.1} us alone", r.kernel, r.shape, r.alone_us),
+                    )
                 })?;
+                written?;
                 if !json {
-                    print!("{}", forge_cli::bench::comparison_table(&rows));
+                    out::bytes(forge_cli::bench::comparison_table(&rows).as_bytes())?;
                 }
                 return Ok(ExitCode::SUCCESS);
             }
             let results = forge_cli::bench::run(&mut rt, &kernels, quick, |r| {
-                if json {
-                    println!("{}", serde_json::to_string(r).unwrap_or_default());
-                } else {
-                    eprintln!("  {} {}: {:.1} us", r.kernel, r.shape, r.us);
-                }
+                progress(
+                    serde_json::to_string(r).unwrap_or_default(),
+                    format!("  {} {}: {:.1} us", r.kernel, r.shape, r.us),
+                )
             })?;
+            written?;
             if !json {
-                print!("{}", forge_cli::bench::table(&results));
+                out::bytes(forge_cli::bench::table(&results).as_bytes())?;
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -289,12 +332,17 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
             json,
         } => {
             let k = select(std::slice::from_ref(&kernel))?[0];
+            // A problem that cannot be parsed is bad usage, found before the GPU is opened.
+            let problem = problem
+                .map(|p| wgsl_forge::tune::parse_problem(k, &p))
+                .transpose()
+                .map_err(CliError::Usage)?;
             let mut rt = runtime(&cli.runtime)?;
             Ok(tuning::tune_one(
                 &mut rt,
                 k,
                 seed,
-                problem.as_deref(),
+                problem,
                 plot.as_deref(),
                 json,
             )?)
@@ -335,15 +383,15 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
         }
         Command::Expand { kernel, wgsl } => {
             let k = select(std::slice::from_ref(&kernel))?[0];
-            println!(
+            outln!(
                 "// ---- WGSL of `{}` ({}) ----",
                 k.name(),
                 k.default_schedule()
             );
-            println!("{}", k.wgsl(&k.default_schedule()));
+            outln!("{}", k.wgsl(&k.default_schedule()));
             if !wgsl {
-                println!("// ---- Rust generated by #[forge_kernel] ----");
-                println!("{}", k.expanded_rust());
+                outln!("// ---- Rust generated by #[forge_kernel] ----");
+                outln!("{}", k.expanded_rust());
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -377,30 +425,34 @@ fn select(names: &[String]) -> Result<Vec<&'static dyn Kernel>, CliError> {
 fn emit(args: &EmitArgs, target: Target) -> Result<ExitCode, CliError> {
     let kernel = select(std::slice::from_ref(&args.kernel))?[0];
     let declared = kernel.default_schedule();
+    // A schedule that cannot be parsed, or that the kernel does not declare, is bad usage.
     let schedule = match &args.schedule {
         None => declared,
-        Some(text) => declared
-            .with_settings(text)
-            .map_err(|reason| ForgeError::BadSchedule {
+        Some(text) => declared.with_settings(text).map_err(|reason| {
+            CliError::Usage(ForgeError::BadSchedule {
                 kernel: kernel.name(),
                 schedule: format!("`{text}`"),
                 reason,
-            })?,
+            })
+        })?,
     };
+    forge_core::plan::check_declared(kernel, &schedule).map_err(CliError::Usage)?;
     let emitted = wgsl_forge::emit::emit(kernel, &schedule, target)?;
     match &args.output {
-        Some(path) => {
+        // `-o -` is stdout, as it is for most tools.
+        Some(path) if path.as_os_str() != "-" => {
             emitted.write_to(path)?;
-            eprintln!(
+            use std::io::Write;
+            let _ = writeln!(
+                std::io::stderr(),
                 "wrote {} ({target}, {schedule}) to {}",
                 kernel.name(),
                 path.display()
             );
         }
-        None => {
-            use std::io::{IsTerminal, Write};
-            let mut stdout = std::io::stdout().lock();
-            if emitted.text().is_none() && stdout.is_terminal() {
+        _ => {
+            use std::io::IsTerminal;
+            if emitted.text().is_none() && std::io::stdout().is_terminal() {
                 return Err(ForgeError::InvalidArgument {
                     kernel: "forge emit",
                     message: format!(
@@ -410,13 +462,7 @@ fn emit(args: &EmitArgs, target: Target) -> Result<ExitCode, CliError> {
                 }
                 .into());
             }
-            stdout
-                .write_all(&emitted.to_bytes())
-                .and_then(|()| stdout.flush())
-                .map_err(|source| ForgeError::Io {
-                    context: "writing to stdout".into(),
-                    source,
-                })?;
+            out::bytes(&emitted.to_bytes())?;
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -434,14 +480,18 @@ const KEY_LIMITS: &[&str] = &[
     "max_compute_workgroups_per_dimension",
 ];
 
-fn info(args: &RuntimeArgs, all_limits: bool, json: bool) -> Result<ExitCode, ForgeError> {
+fn info(args: &RuntimeArgs, all_limits: bool, json: bool) -> Result<ExitCode, CliError> {
     let adapters = ForgeRuntime::enumerate_adapters();
     if !json {
-        println!("adapters ({}):", adapters.len());
+        outln!("adapters ({}):", adapters.len());
         for a in &adapters {
-            println!(
+            outln!(
                 "  - {} [{:?}, {:?}] driver: {} {}",
-                a.name, a.backend, a.device_type, a.driver, a.driver_info
+                a.name,
+                a.backend,
+                a.device_type,
+                a.driver,
+                a.driver_info
             );
         }
     }
@@ -455,44 +505,46 @@ fn info(args: &RuntimeArgs, all_limits: bool, json: bool) -> Result<ExitCode, Fo
             "topology_hash": hash,
             "emission": rt.emission().to_string(),
         });
-        println!("{}", to_json(value)?);
+        outln!("{}", to_json(value)?);
         return Ok(ExitCode::SUCCESS);
     }
     let info = rt.adapter_info();
-    println!();
-    println!("chosen adapter: {}", info.name);
-    println!("  backend:        {:?}", info.backend);
-    println!("  device type:    {:?}", info.device_type);
-    println!(
+    outln!();
+    outln!("chosen adapter: {}", info.name);
+    outln!("  backend:        {:?}", info.backend);
+    outln!("  device type:    {:?}", info.device_type);
+    outln!(
         "  vendor/device:  {:#06x}/{:#06x}",
-        info.vendor, info.device
+        info.vendor,
+        info.device
     );
-    println!("  driver:         {} {}", info.driver, info.driver_info);
-    println!(
+    outln!("  driver:         {} {}", info.driver, info.driver_info);
+    outln!(
         "  subgroup sizes: {}..={}",
-        profile.subgroup_min_size, profile.subgroup_max_size
+        profile.subgroup_min_size,
+        profile.subgroup_max_size
     );
-    println!("  emission:       {}", rt.emission());
-    println!("  topology hash:  {hash}");
-    println!("limits:");
+    outln!("  emission:       {}", rt.emission());
+    outln!("  topology hash:  {hash}");
+    outln!("limits:");
     for (name, value) in &profile.limits {
         if all_limits || KEY_LIMITS.contains(&name.as_str()) {
-            println!("  {name:<44} {value}");
+            outln!("  {name:<44} {value}");
         }
     }
     if !all_limits {
-        println!("  (--all-limits shows all {})", profile.limits.len());
+        outln!("  (--all-limits shows all {})", profile.limits.len());
     }
-    println!("adapter features ({}):", profile.features.len());
+    outln!("adapter features ({}):", profile.features.len());
     for f in &profile.features {
-        println!("  {f}");
+        outln!("  {f}");
     }
     // What cooperative-matrix multiplies the driver offers (A·B + C, per subgroup): the
     // element types say whether an fp32 GEMM could use them.
     let coop = rt.adapter().cooperative_matrix_properties();
-    println!("cooperative matrix configurations ({}):", coop.len());
+    outln!("cooperative matrix configurations ({}):", coop.len());
     for p in &coop {
-        println!(
+        outln!(
             "  {}x{}x{} (MxNxK): A, B {:?}; C {:?}{}",
             p.m_size,
             p.n_size,
@@ -511,7 +563,7 @@ fn info(args: &RuntimeArgs, all_limits: bool, json: bool) -> Result<ExitCode, Fo
         .iter_names()
         .map(|(n, _)| n.to_string())
         .collect();
-    println!(
+    outln!(
         "enabled by the runtime: {}",
         if enabled.is_empty() {
             "none".to_string()
@@ -522,17 +574,17 @@ fn info(args: &RuntimeArgs, all_limits: bool, json: bool) -> Result<ExitCode, Fo
     Ok(ExitCode::SUCCESS)
 }
 
-fn list() {
+fn list() -> Result<(), CliError> {
     for k in wgsl_forge::kernels::registry::builtin() {
         let space = k.tune_space();
-        println!("{}", k.name());
+        outln!("{}", k.name());
         for b in k.layout() {
             let access = match b.access {
                 Access::Read => "read",
                 Access::ReadWrite => "read_write",
                 Access::Out => "out",
             };
-            println!(
+            outln!(
                 "  @binding({}) {}: array<{}, {}> ({access})",
                 b.binding,
                 b.name,
@@ -546,19 +598,19 @@ fn list() {
                 .iter()
                 .map(|s| format!("{}: {}", s.name, s.ty.wgsl()))
                 .collect();
-            println!(
+            outln!(
                 "  @binding({}) params: {{ {} }}",
                 k.layout().len(),
                 scalars.join(", ")
             );
         }
-        println!("  schedule: {}", k.default_schedule());
+        outln!("  schedule: {}", k.default_schedule());
         let knobs: String = space
             .knobs
             .iter()
             .map(|(name, vals)| format!(" × {name} {vals:?}"))
             .collect();
-        println!(
+        outln!(
             "  tune space: workgroup {:?} × items {:?} × vector {:?}{knobs} ({} candidates)",
             space.workgroup,
             space.items,
@@ -566,13 +618,14 @@ fn list() {
             space.len()
         );
         let tol = k.tolerance();
-        println!(
+        outln!(
             "  certification: {} cases, tolerance abs {:e} rel {:e}",
             k.cert_cases().len(),
             tol.abs,
             tol.rel
         );
     }
+    Ok(())
 }
 
 fn certify_all(
@@ -581,7 +634,7 @@ fn certify_all(
     seed: u64,
     all_schedules: bool,
     json: bool,
-) -> Result<ExitCode, ForgeError> {
+) -> Result<ExitCode, CliError> {
     let opts = CertOptions::new(seed);
     let mut reports: Vec<CertReport> = Vec::new();
     // Whether each report's schedule came from the tuning manifest.
@@ -603,13 +656,13 @@ fn certify_all(
     let failed = reports.iter().filter(|r| !r.passed()).count();
     if json {
         let value = serde_json::to_value(&reports).map_err(json_error)?;
-        println!("{}", to_json(value)?);
+        outln!("{}", to_json(value)?);
     } else {
-        print_table(rt, seed, &reports, &tuned);
+        print_table(rt, seed, &reports, &tuned)?;
         if failed > 0 {
-            println!("\n{failed} of {} certifications FAILED", reports.len());
+            outln!("\n{failed} of {} certifications FAILED", reports.len());
         } else {
-            println!("\nall {} certifications passed", reports.len());
+            outln!("\nall {} certifications passed", reports.len());
         }
     }
     Ok(if failed > 0 {
@@ -619,10 +672,15 @@ fn certify_all(
     })
 }
 
-fn print_table(rt: &ForgeRuntime, seed: u64, reports: &[CertReport], tuned: &[bool]) {
-    println!(
+fn print_table(
+    rt: &ForgeRuntime,
+    seed: u64,
+    reports: &[CertReport],
+    tuned: &[bool],
+) -> Result<(), CliError> {
+    outln!(
         "adapter: {} ({:?}), emission {}, seed {seed}",
-        rt.adapter_info().name,
+        out::escape(&rt.adapter_info().name),
         rt.adapter_info().backend,
         rt.emission()
     );
@@ -631,7 +689,7 @@ fn print_table(rt: &ForgeRuntime, seed: u64, reports: &[CertReport], tuned: &[bo
         .zip(tuned.iter().chain(std::iter::repeat(&false)))
         .map(|(r, &tuned)| {
             [
-                r.kernel.clone(),
+                out::cell(&r.kernel, out::MAX_CELL),
                 if tuned {
                     format!("{} (tuned)", r.schedule)
                 } else {
@@ -647,34 +705,19 @@ fn print_table(rt: &ForgeRuntime, seed: u64, reports: &[CertReport], tuned: &[bo
             ]
         })
         .collect();
-    let header = ["kernel", "schedule", "cases", "max error", "verdict"];
-    let mut widths = header.map(str::len);
-    for row in &rows {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
-        }
-    }
-    let line = |cells: [&str; 5]| {
-        let padded: Vec<String> = cells
-            .iter()
-            .zip(widths)
-            .map(|(c, w)| format!("{c:<w$}"))
-            .collect();
-        println!("{}", padded.join("  ").trim_end());
-    };
-    line(header);
-    line(widths.map(|w| "-".repeat(w)).each_ref().map(String::as_str));
-    for row in &rows {
-        line(row.each_ref().map(String::as_str));
-    }
+    out::table(
+        ["kernel", "schedule", "cases", "max error", "verdict"],
+        &rows,
+    )?;
     for r in reports {
         for f in &r.failures {
-            println!("FAIL {f}");
+            outln!("FAIL {}", out::escape(f));
         }
         for s in &r.skipped {
-            println!("skip {s}");
+            outln!("skip {}", out::escape(s));
         }
     }
+    Ok(())
 }
 
 fn to_json(value: serde_json::Value) -> Result<String, ForgeError> {

@@ -10,6 +10,9 @@ use wgsl_forge::manifest::{BucketTuning, CandidateResult, ManifestCache};
 use wgsl_forge::tune::{self, TuneEvent, TuneOptions, TuneReport};
 use wgsl_forge::{ForgeError, ForgeRuntime, Kernel};
 
+use crate::out::{self, outln};
+use crate::CliError;
+
 /// `~/.cache/wgsl-forge` (or under `$XDG_CACHE_HOME`): where the CLI keeps manifests when
 /// neither `--cache-dir` nor `FORGE_CACHE_DIR` names a directory.
 pub fn default_cache_dir() -> Option<PathBuf> {
@@ -40,53 +43,23 @@ fn fmt_ns(ns: Option<f64>) -> String {
     }
 }
 
-/// `text`, cut to `max` characters with an ellipsis.
-fn shorten(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        text.to_string()
-    } else {
-        let cut: String = text.chars().take(max.saturating_sub(1)).collect();
-        format!("{cut}…")
-    }
-}
-
 fn fmt_speedup(x: Option<f64>) -> String {
     x.map_or_else(|| "-".into(), |x| format!("{x:.2}x"))
 }
 
-/// Prints rows under a header, columns padded to their widest cell.
-fn table<const N: usize>(header: [&str; N], rows: &[[String; N]]) {
-    let mut widths = header.map(str::len);
-    for row in rows {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
-        }
-    }
-    let line = |cells: Vec<&str>| {
-        let padded: Vec<String> = cells
-            .iter()
-            .zip(widths)
-            .map(|(c, w)| format!("{c:<w$}"))
-            .collect();
-        println!("{}", padded.join("  ").trim_end());
-    };
-    line(header.to_vec());
-    let rules: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
-    line(rules.iter().map(String::as_str).collect());
-    for row in rows {
-        line(row.iter().map(String::as_str).collect());
-    }
-}
-
-fn where_stored(rt: &ForgeRuntime, report: &TuneReport) {
+fn where_stored(rt: &ForgeRuntime, report: &TuneReport) -> Result<(), CliError> {
     match (&report.stored, &report.store_error, rt.cache_dir()) {
-        (Some(path), _, _) => println!("manifest: {}", path.display()),
+        (Some(path), _, _) => outln!("manifest: {}", path.display()),
         (None, Some(e), _) => {
-            println!("manifest NOT written ({e}); the result was used for this run only")
+            outln!(
+                "manifest NOT written ({}); the result was used for this run only",
+                out::escape(e)
+            )
         }
-        (None, None, None) => println!("manifest not written: no cache directory"),
+        (None, None, None) => outln!("manifest not written: no cache directory"),
         (None, None, Some(_)) => {}
     }
+    Ok(())
 }
 
 /// `forge auto-tune-all`: tunes every built-in kernel, with a progress bar over all
@@ -95,7 +68,7 @@ pub fn auto_tune_all(
     rt: &mut ForgeRuntime,
     kernels: &[&'static dyn Kernel],
     seed: u64,
-) -> Result<ExitCode, ForgeError> {
+) -> Result<ExitCode, CliError> {
     let opts = options(seed, None);
     let total: usize = kernels.iter().map(|k| tune::steps(*k, &opts)).sum();
     let bar = ProgressBar::new(total as u64);
@@ -131,7 +104,7 @@ pub fn auto_tune_all(
             }
             Err(e @ ForgeError::DeviceLost(_)) => {
                 bar.abandon();
-                return Err(e);
+                return Err(e.into());
             }
             Err(e) => {
                 bar.println(format!("error: kernel `{}`: {e}", k.name()));
@@ -142,7 +115,7 @@ pub fn auto_tune_all(
     bar.finish_and_clear();
     let elapsed = start.elapsed();
 
-    println!(
+    outln!(
         "adapter: {} ({:?}), emission {}, seed {seed}",
         rt.adapter_info().name,
         rt.adapter_info().backend,
@@ -159,7 +132,7 @@ pub fn auto_tune_all(
                 .count();
             [
                 r.kernel.clone(),
-                shorten(&r.bucket.problem, 40),
+                out::cell(&r.bucket.problem, 40),
                 format!("{passed}/{}", r.bucket.candidates.len()),
                 r.winner()
                     .map_or_else(|| "none (default used)".into(), |w| w.to_string()),
@@ -169,7 +142,7 @@ pub fn auto_tune_all(
             ]
         })
         .collect();
-    table(
+    out::table(
         [
             "kernel",
             "problem",
@@ -180,24 +153,24 @@ pub fn auto_tune_all(
             "speedup",
         ],
         &rows,
-    );
-    println!();
+    )?;
+    outln!();
     let stored = reports.iter().filter(|r| r.stored.is_some()).count();
     match rt.cache_dir() {
         Some(dir) if stored == reports.len() => {
-            println!(
+            outln!(
                 "{stored} manifests written under {}",
                 dir.join(rt.topology_hash()).display()
             )
         }
-        Some(dir) => println!(
+        Some(dir) => outln!(
             "{stored} of {} manifests written under {}; see the warnings above",
             reports.len(),
             dir.display()
         ),
-        None => println!("no cache directory: nothing was written"),
+        None => outln!("no cache directory: nothing was written"),
     }
-    println!(
+    outln!(
         "tuned {} kernels in {:.1} s",
         reports.len(),
         elapsed.as_secs_f64()
@@ -209,7 +182,7 @@ pub fn auto_tune_all(
             .iter()
             .filter(|c| c.verdict == Some(Verdict::Fail))
         {
-            println!(
+            outln!(
                 "FAIL {} [{}]: {}",
                 r.kernel,
                 c.schedule,
@@ -229,13 +202,14 @@ pub fn tune_one(
     rt: &mut ForgeRuntime,
     kernel: &'static dyn Kernel,
     seed: u64,
-    problem: Option<&str>,
+    problem: Option<Vec<wgsl_forge::ScalarValue>>,
     plot: Option<&Path>,
     json: bool,
-) -> Result<ExitCode, ForgeError> {
-    let problem = problem
-        .map(|p| tune::parse_problem(kernel, p))
-        .transpose()?;
+) -> Result<ExitCode, CliError> {
+    // The plot is written last: a path it may not replace fails before the tuning.
+    if let Some(path) = plot {
+        forge_core::files::check_replaceable(path)?;
+    }
     let opts = options(seed, problem);
     let report = tune::tune(rt, kernel, &opts)?;
     if json {
@@ -243,10 +217,10 @@ pub fn tune_one(
             context: "writing JSON".into(),
             source: std::io::Error::other(e),
         })?;
-        println!("{text}");
+        outln!("{text}");
     } else {
-        print_candidates(rt, &report);
-        where_stored(rt, &report);
+        print_candidates(rt, &report)?;
+        where_stored(rt, &report)?;
     }
     if let Some(path) = plot {
         plot_svg(
@@ -256,14 +230,14 @@ pub fn tune_one(
             path,
         )?;
         if !json {
-            println!("plot: {}", path.display());
+            outln!("plot: {}", path.display());
         }
     }
     Ok(ExitCode::SUCCESS)
 }
 
-fn print_candidates(rt: &ForgeRuntime, r: &TuneReport) {
-    println!(
+fn print_candidates(rt: &ForgeRuntime, r: &TuneReport) -> Result<(), CliError> {
+    outln!(
         "kernel {} on {} ({:?}), emission {}; problem {} (bucket {}: 2^{} threads)",
         r.kernel,
         rt.adapter_info().name,
@@ -304,7 +278,7 @@ fn print_candidates(rt: &ForgeRuntime, r: &TuneReport) {
             ]
         })
         .collect();
-    table(
+    out::table(
         [
             "schedule",
             "verdict",
@@ -314,12 +288,13 @@ fn print_candidates(rt: &ForgeRuntime, r: &TuneReport) {
             "vs default",
         ],
         &rows,
-    );
+    )?;
     for c in &r.bucket.candidates {
         if let (Some(note), false) = (&c.note, c.eligible()) {
-            println!("  {}: {note}", c.schedule);
+            outln!("  {}: {}", c.schedule, out::escape(note));
         }
     }
+    Ok(())
 }
 
 /// An SVG bar chart of the candidates' median times, one horizontal bar per candidate with
@@ -471,12 +446,12 @@ fn draw_bars(
 }
 
 /// `forge cache ls`: every manifest under the cache directory.
-pub fn cache_ls(dir: &Path, current_topology: Option<&str>) -> Result<ExitCode, ForgeError> {
+pub fn cache_ls(dir: &Path, current_topology: Option<&str>) -> Result<ExitCode, CliError> {
     let cache = ManifestCache::new(dir);
     let entries = cache.list()?;
-    println!("cache: {}", dir.display());
+    outln!("cache: {}", dir.display());
     if entries.is_empty() {
-        println!("(no manifests)");
+        outln!("(no manifests)");
         return Ok(ExitCode::SUCCESS);
     }
     let rows: Vec<[String; 6]> = entries
@@ -487,34 +462,41 @@ pub fn cache_ls(dir: &Path, current_topology: Option<&str>) -> Result<ExitCode, 
             } else {
                 ""
             };
-            let topo = format!("{}{here}", e.topology.get(..12).unwrap_or(&e.topology));
+            let topo = format!("{}{here}", out::cell(&e.topology, 12));
             let file = e
                 .path
                 .file_stem()
                 .map(|s| s.to_string_lossy().into_owned())
                 .unwrap_or_default();
             match &e.manifest {
+                // Every string of a manifest is the file's, not ours: escaped and cut.
                 Ok(m) => [
                     topo,
                     // The kernel's identity, as the other commands take it.
                     format!(
                         "{}@{}",
-                        m.kernel,
-                        m.kernel_hash.get(..12).unwrap_or(&m.kernel_hash)
+                        out::cell(&m.kernel, out::MAX_CELL),
+                        out::cell(&m.kernel_hash, 12)
                     ),
-                    m.adapter.clone(),
-                    m.buckets
-                        .iter()
-                        .map(|b| b.bucket.to_string())
-                        .collect::<Vec<_>>()
-                        .join(","),
+                    out::cell(&m.adapter, out::MAX_CELL),
+                    out::cell(
+                        &m.buckets
+                            .iter()
+                            .map(|b| b.bucket.to_string())
+                            .collect::<Vec<_>>()
+                            .join(","),
+                        out::MAX_CELL,
+                    ),
                     m.winner().map_or_else(|| "none".into(), |w| w.to_string()),
-                    format!("v{} {}", m.crate_version, m.backend),
+                    out::cell(
+                        &format!("v{} {}", m.crate_version, m.backend),
+                        out::MAX_CELL,
+                    ),
                 ],
                 Err(why) => [
                     topo,
-                    file,
-                    format!("unreadable: {why}"),
+                    out::cell(&file, out::MAX_CELL),
+                    out::cell(&format!("unreadable: {why}"), 2 * out::MAX_CELL),
                     "-".into(),
                     "-".into(),
                     "-".into(),
@@ -522,7 +504,7 @@ pub fn cache_ls(dir: &Path, current_topology: Option<&str>) -> Result<ExitCode, 
             }
         })
         .collect();
-    table(
+    out::table(
         [
             "topology",
             "kernel",
@@ -532,16 +514,16 @@ pub fn cache_ls(dir: &Path, current_topology: Option<&str>) -> Result<ExitCode, 
             "written by",
         ],
         &rows,
-    );
+    )?;
     if current_topology.is_some() {
-        println!("(* this machine's adapter)");
+        outln!("(* this machine's adapter)");
     }
     Ok(ExitCode::SUCCESS)
 }
 
 /// `forge cache clear`: removes every manifest under the cache directory.
-pub fn cache_clear(dir: &Path) -> Result<ExitCode, ForgeError> {
+pub fn cache_clear(dir: &Path) -> Result<ExitCode, CliError> {
     let removed = ManifestCache::new(dir).clear()?;
-    println!("removed {removed} manifests from {}", dir.display());
+    outln!("removed {removed} manifests from {}", dir.display());
     Ok(ExitCode::SUCCESS)
 }

@@ -152,9 +152,9 @@ fn forge_emit_rejects_bad_input() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("--backend"), "{}", stderr(&out));
 
-    // A schedule outside the tuning space, and one that does not parse.
+    // A schedule outside the tuning space, and one that does not parse: bad usage.
     let out = forge(&["emit", "gemv", "--backend", "glsl", "--schedule", "wg=96"]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("tuning space"), "{}", stderr(&out));
     let out = forge(&[
         "emit",
@@ -164,7 +164,7 @@ fn forge_emit_rejects_bad_input() {
         "--schedule",
         "threads=4",
     ]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     assert!(
         stderr(&out).contains("unknown setting `threads`"),
         "{}",
