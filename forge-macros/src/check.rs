@@ -22,6 +22,7 @@ pub fn check(cx: &Ctxt, k: &Kernel<'_>) {
     storage_binding_limit(cx, k);
     workgroup_size(cx, k);
     workgroup_memory_limit(cx, k);
+    private_array_limit(cx, k);
     workgroup_memory_zeroed(cx, k);
     has_threads(cx, k);
     writes_something(cx, k);
@@ -268,6 +269,39 @@ fn workgroup_memory_limit(cx: &Ctxt, k: &Kernel<'_>) {
                 );
                 return;
             }
+        }
+    }
+}
+
+/// The most bytes one local (function-address-space) array may take per invocation. A
+/// private array lives in every invocation's registers or scratch: past a few KiB a driver
+/// spills it, and a 16 MiB one made lavapipe's pipeline creation take 6 GB and 300 s. This
+/// is the portable workgroup-memory limit, as large as a tile a whole workgroup shares.
+pub const MAX_PRIVATE_ARRAY_BYTES: u64 = 16384;
+
+/// A local array over [`MAX_PRIVATE_ARRAY_BYTES`] for some schedule of the tuning space, in
+/// the kernel or a helper it calls.
+fn private_array_limit(cx: &Ctxt, k: &Kernel<'_>) {
+    let helpers = k.used_helpers();
+    let locals = k
+        .locals
+        .iter()
+        .chain(helpers.iter().flat_map(|h| k.helpers[*h].locals.iter()));
+    for l in locals.filter(|l| !l.shared && matches!(l.ty, Ty::Array(..))) {
+        let worst = k
+            .schedules()
+            .iter()
+            .map(|s| shared_bytes(&l.ty, &k.structs, s).unwrap_or(u64::MAX))
+            .max()
+            .unwrap_or(0);
+        if worst > MAX_PRIVATE_ARRAY_BYTES {
+            cx.error(
+                l.span,
+                format!(
+                    "this local array takes {} bytes per invocation, over the limit of {MAX_PRIVATE_ARRAY_BYTES} bytes for a private array; share it across the workgroup with `#[shared]`, or keep it in a storage binding",
+                    if worst == u64::MAX { "more than 2^64".to_string() } else { worst.to_string() }
+                ),
+            );
         }
     }
 }

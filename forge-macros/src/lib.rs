@@ -155,7 +155,19 @@ fn expand_module(
     for item in items_left {
         match item {
             syn::Item::Fn(f) if f.attrs.iter().any(|a| a.path().is_ident("forge_fn")) => {
-                let h = lower::Lowerer::helper(&cx, &f, &shared);
+                let h = if parse::syntax_limits(&cx, &f) {
+                    lower::Lowerer::helper(&cx, &f, &shared)
+                } else {
+                    // Past the limits, its signature alone stands for it, failed, so that
+                    // the kernels calling it add no errors of their own.
+                    let scratch = ctxt::Ctxt::new();
+                    lower::Lowerer::helper(&scratch, &parse::without_body(&f), &shared).map(
+                        |mut h| {
+                            h.failed = true;
+                            h
+                        },
+                    )
+                };
                 shared.helpers.extend(h);
             }
             syn::Item::Const(mut c) => {
@@ -250,6 +262,13 @@ fn compile(
         consts,
     } = shared;
     let cx = ctxt::Ctxt::new();
+    // Every later stage recurses over the body: past the limits, nothing more runs.
+    if !parse::syntax_limits(&cx, func) {
+        return Err(Failed {
+            errors: cx.take_errors(),
+            stub: None,
+        });
+    }
     let mut options = parse::options(&cx, attr);
     let (bindings, scalars, params) = parse::params(&cx, func, &structs);
     parse::resolve_threads(&cx, &scalars, &mut options);

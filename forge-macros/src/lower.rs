@@ -2115,6 +2115,14 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                 format!("`{name}()` is a statement; write `{name}();` on its own"),
             );
         }
+        // In a helper, an unknown call is most often recursion or a helper declared later:
+        // the user's error, which naga would otherwise reject as a bug of the macro's.
+        if self.in_helper.is_some() {
+            return self.err(
+                c.func.span(),
+                format!("cannot call `{name}` from a `#[forge_fn]` helper: a helper calls builtins, methods and the helpers declared before it, never itself or a later one (WGSL has no recursion); declare `{name}` above this helper, or turn the recursion into a loop"),
+            );
+        }
         self.err(
             c.func.span(),
             format!("cannot call `{name}` in a kernel; kernels call builtins (`global_index()`, ...) and methods such as `x.sqrt()`"),

@@ -1286,3 +1286,195 @@ pub fn len_expr(cx: &Ctxt, e: &syn::Expr, scalars: &[ScalarParam<'_>]) -> LenExp
         }
     }
 }
+
+/// How deeply expressions and statements may nest in a kernel or helper. Each later stage
+/// (lowering, the checks, the emitters, naga's WGSL front end, rustc on the oracle) walks
+/// the tree recursively, so a deeper one is refused here, before any of them runs: a
+/// 400-deep expression once overflowed rustc's stack inside the macro. Every node counts
+/// (`(a + b)` is two: the parentheses and the sum), and 128 is far past what the built-in
+/// kernels need.
+pub const MAX_NESTING: usize = 128;
+
+/// Checks the limits every later stage relies on, on the function as written: nesting no
+/// deeper than [`MAX_NESTING`], no raw identifiers (`r#fn`: WGSL has no such form, and the
+/// name would reach naga as written), and none of the names the generated code uses
+/// ([`reserved`]). Returns whether the function may be lowered; the errors are reported to
+/// `cx`.
+pub fn syntax_limits(cx: &Ctxt, func: &syn::ItemFn) -> bool {
+    let mut v = LimitVisitor {
+        cx,
+        depth: 0,
+        too_deep: false,
+        in_signature: false,
+        raw_reported: Vec::new(),
+        ok: true,
+    };
+    syn::visit::Visit::visit_signature(&mut v, &func.sig);
+    syn::visit::Visit::visit_block(&mut v, &func.block);
+    v.ok
+}
+
+/// The function with an empty body (built without cloning the body, which may be deep):
+/// what a helper past the limits is lowered as, to stand for it in the module.
+pub fn without_body(func: &syn::ItemFn) -> syn::ItemFn {
+    syn::ItemFn {
+        attrs: func.attrs.clone(),
+        vis: func.vis.clone(),
+        sig: func.sig.clone(),
+        block: Box::new(syn::Block {
+            brace_token: func.block.brace_token,
+            stmts: Vec::new(),
+        }),
+    }
+}
+
+struct LimitVisitor<'c> {
+    cx: &'c Ctxt,
+    depth: usize,
+    /// The nesting limit was reported: once a function is enough.
+    too_deep: bool,
+    /// Visiting the function's parameters, not its body.
+    in_signature: bool,
+    /// The raw identifiers already reported.
+    raw_reported: Vec<String>,
+    ok: bool,
+}
+
+impl LimitVisitor<'_> {
+    /// Visits one level deeper, or reports the node that passes the limit and goes no
+    /// further down it (so that this visitor's own recursion stays bounded too).
+    fn nested(&mut self, span: Span, what: &str, inner: impl FnOnce(&mut Self)) {
+        if self.depth >= MAX_NESTING {
+            if !self.too_deep {
+                self.too_deep = true;
+                self.ok = false;
+                self.cx.error(
+                    span,
+                    format!(
+                        "this {what} nests more than {MAX_NESTING} levels deep, the most a kernel may; compute a part first into a `let` binding and use that"
+                    ),
+                );
+            }
+            return;
+        }
+        self.depth += 1;
+        inner(self);
+        self.depth -= 1;
+    }
+}
+
+impl<'ast> syn::visit::Visit<'ast> for LimitVisitor<'_> {
+    fn visit_expr(&mut self, e: &'ast syn::Expr) {
+        self.nested(e.span(), "expression", |v| syn::visit::visit_expr(v, e));
+    }
+
+    fn visit_block(&mut self, b: &'ast syn::Block) {
+        self.nested(b.brace_token.span.join(), "block", |v| {
+            syn::visit::visit_block(v, b)
+        });
+    }
+
+    fn visit_type(&mut self, t: &'ast syn::Type) {
+        self.nested(t.span(), "type", |v| syn::visit::visit_type(v, t));
+    }
+
+    fn visit_pat(&mut self, p: &'ast syn::Pat) {
+        self.nested(p.span(), "pattern", |v| syn::visit::visit_pat(v, p));
+    }
+
+    fn visit_signature(&mut self, sig: &'ast syn::Signature) {
+        self.in_signature = true;
+        syn::visit::visit_signature(self, sig);
+        self.in_signature = false;
+    }
+
+    fn visit_pat_ident(&mut self, p: &'ast syn::PatIdent) {
+        let name = p.ident.to_string();
+        if let Some(user) = reserved(&name, self.in_signature) {
+            self.ok = false;
+            let fix = match name.trim_start_matches('_') {
+                _ if !name.starts_with("__") => format!("{name}_"),
+                "" => "x".to_string(),
+                bare => bare.to_string(),
+            };
+            self.cx.error(
+                p.ident.span(),
+                format!(
+                    "`{name}` is reserved: {user}; rename this {}, e.g. `{fix}`",
+                    if self.in_signature {
+                        "parameter"
+                    } else {
+                        "local"
+                    }
+                ),
+            );
+        }
+        syn::visit::visit_pat_ident(self, p);
+    }
+
+    fn visit_ident(&mut self, i: &'ast proc_macro2::Ident) {
+        let text = i.to_string();
+        if let Some(bare) = text.strip_prefix("r#") {
+            self.ok = false;
+            // Once per name: its first occurrence, which is where it is declared.
+            if self.raw_reported.contains(&text) {
+                return;
+            }
+            self.raw_reported.push(text.clone());
+            self.cx.error(
+                i.span(),
+                format!(
+                    "raw identifiers are not supported in kernels: `{text}` cannot be named in WGSL; rename it, e.g. `{bare}_`"
+                ),
+            );
+        }
+    }
+}
+
+/// The names to which the Rust that `#[forge_kernel]` generates gives meanings of its own in the
+/// scope of the user's names: the module's items (a local named like a constant or a unit
+/// struct would be a pattern), the functions the typed methods call, the runtime argument,
+/// and every name starting with `__` (the generated locals are `__fg_*`). Returns what the
+/// name is, or `None` for a free name. `parameter` is true for a function's parameter.
+fn reserved(name: &str, parameter: bool) -> Option<&'static str> {
+    const ITEMS: &[&str] = &[
+        "NAME",
+        "WGSL",
+        "WGSL_DIRECTIVES",
+        "WGSL_BODY",
+        "LAYOUT",
+        "SCALARS",
+        "DEFAULT_SCHEDULE",
+        "KERNELS",
+        "Kernel",
+        "Params",
+        "Instance",
+        "Types",
+        "Sealed",
+        "EXPANDED_RUST",
+    ];
+    const CALLED: &[&str] = &[
+        "cpu",
+        "cpu_with",
+        "cpu_with_options",
+        "run",
+        "run_with",
+        "launch",
+        "launch_with",
+        "wgsl",
+        "kernel",
+    ];
+    if name.starts_with("__") {
+        return Some("names starting with `__` are the generated code's own");
+    }
+    if ITEMS.contains(&name) {
+        return Some("the kernel's module defines an item of this name");
+    }
+    if parameter && name == "rt" {
+        return Some("it is the runtime argument of the generated `run` and `launch`");
+    }
+    if parameter && CALLED.contains(&name) {
+        return Some("the generated functions call a function of this name");
+    }
+    None
+}

@@ -783,3 +783,177 @@ fn conditions_on_the_schedule_and_on_unrolled_values_fold() {
     assert!(wgsl.contains("bitcast<f32>(7u)"), "{wgsl}");
     assert!(wgsl.contains("let v_0: vec4<f32> = x[i];"), "{wgsl}");
 }
+
+// ---- issue 19, case 11: limits the macro checks before anything recurses ------------------
+
+/// Runs `f` on a thread with rustc's 8 MiB stack: where the macro runs inside rustc.
+fn on_rustc_stack<R: Send + 'static>(f: impl FnOnce() -> R + Send + 'static) -> R {
+    std::thread::Builder::new()
+        .stack_size(8 << 20)
+        .spawn(f)
+        .expect("a thread")
+        .join()
+        .expect("no panic, no stack overflow")
+}
+
+/// A kernel whose one statement is `y[i] = EXPR;`, from source text.
+fn kernel_with(expr: &str) -> syn::ItemFn {
+    syn::parse_str(&format!(
+        "pub fn deep(#[out] y: &mut [u32; n], n: u32) {{ let i = global_index(); if i < n {{ y[i] = {expr}; }} }}"
+    ))
+    .expect("the kernel parses")
+}
+
+#[test]
+fn expressions_nested_past_the_limit_are_refused_before_they_recurse() {
+    let nest = |depth: usize, open: &str, close: &str| {
+        format!("{}i{}", open.repeat(depth), close.repeat(depth))
+    };
+    for depth in [200, 300, 400, 2000] {
+        for (open, close) in [("(", ")"), ("(1u32 + ", ")"), ("!", ""), ("(i ^ ", ")")] {
+            let src = nest(depth, open, close);
+            let e = on_rustc_stack(move || err(quote!(threads = n), kernel_with(&src)));
+            assert!(
+                e.contains("nests more than 128 levels deep") && !e.contains("naga"),
+                "{depth} x `{open}`: {e}"
+            );
+        }
+    }
+    // Blocks and ifs nest too.
+    let blocks = format!("{}i{}", "{ ".repeat(400), " }".repeat(400));
+    let e = on_rustc_stack(move || err(quote!(threads = n), kernel_with(&blocks)));
+    assert!(e.contains("nests more than 128 levels deep"), "{e}");
+    // Within the limit, the same forms compile, and naga takes what they become.
+    ok(quote!(threads = n), kernel_with(&nest(60, "(1u32 + ", ")")));
+    ok(quote!(threads = n), kernel_with(&nest(120, "!", "")));
+}
+
+#[test]
+fn a_raw_identifier_is_the_users_error() {
+    let e = err(
+        quote!(threads = n),
+        syn::parse_quote! {
+            pub fn k(#[out] y: &mut [u32; n], n: u32) {
+                let r#fn = global_index();
+                if r#fn < n { y[r#fn] = 1u32; }
+            }
+        },
+    );
+    assert!(
+        e.contains("raw identifiers are not supported") && e.contains("`fn_`"),
+        "{e}"
+    );
+    assert!(!e.contains("naga"), "{e}");
+}
+
+#[test]
+fn names_the_generated_code_uses_are_reserved() {
+    for (param, what) in [
+        ("rt", "runtime argument"),
+        ("Kernel", "item of this name"),
+        ("__fg_sched", "starting with `__`"),
+        ("NAME", "item of this name"),
+        ("cpu_with", "call a function"),
+    ] {
+        let func: syn::ItemFn = syn::parse_str(&format!(
+            "pub fn k(#[out] y: &mut [u32; n], {param}: u32, n: u32) {{ let i = global_index(); if i < n {{ y[i] = {param}; }} }}"
+        ))
+        .unwrap();
+        let e = err(quote!(threads = n), func);
+        assert!(
+            e.contains(&format!("`{param}` is reserved")) && e.contains(what),
+            "{param}: {e}"
+        );
+    }
+    // Locals: the module's items and `__` names, but not the runtime argument.
+    let e = err(
+        quote!(threads = n),
+        syn::parse_quote! {
+            pub fn k(#[out] y: &mut [u32; n], n: u32) {
+                let __fg_gi = global_index();
+                let DEFAULT_SCHEDULE = 2u32;
+                if __fg_gi < n { y[__fg_gi] = DEFAULT_SCHEDULE; }
+            }
+        },
+    );
+    assert!(
+        e.contains("`__fg_gi` is reserved") && e.contains("e.g. `fg_gi`"),
+        "{e}"
+    );
+    assert!(e.contains("`DEFAULT_SCHEDULE` is reserved"), "{e}");
+    ok(
+        quote!(threads = n),
+        syn::parse_quote! {
+            pub fn k(#[out] y: &mut [u32; n], n: u32) {
+                let rt = global_index();
+                if rt < n { y[rt] = 1u32; }
+            }
+        },
+    );
+}
+
+#[test]
+fn private_arrays_past_the_limit_are_refused() {
+    let e = err(
+        quote!(threads = n),
+        syn::parse_quote! {
+            pub fn k(#[out] y: &mut [f32; n], n: u32) {
+                let i = global_index();
+                let mut big = [0.0f32; 4194304];
+                big[i % 4194304] = 1.0f32;
+                if i < n { y[i] = big[0]; }
+            }
+        },
+    );
+    assert!(
+        e.contains("takes 16777216 bytes per invocation, over the limit of 16384 bytes"),
+        "{e}"
+    );
+    // At the limit, and workgroup memory of the same size, are fine.
+    ok(
+        quote!(threads = n),
+        syn::parse_quote! {
+            pub fn k(#[out] y: &mut [f32; n], n: u32) {
+                let i = global_index();
+                let mut small = [0.0f32; 4096];
+                small[i % 4096u32] = 1.0f32;
+                if i < n { y[i] = small[0]; }
+            }
+        },
+    );
+}
+
+#[test]
+fn recursion_between_helpers_is_the_users_error() {
+    for body in [
+        quote! {
+            #[forge_fn]
+            fn a(x: u32) -> u32 {
+                let mut r = 0u32;
+                if x > 0u32 { r = a(x - 1u32); }
+                r
+            }
+        },
+        quote! {
+            #[forge_fn]
+            fn a(x: u32) -> u32 { b(x) }
+            #[forge_fn]
+            fn b(x: u32) -> u32 { a(x) }
+        },
+    ] {
+        let e = compile_module(quote! {
+            mod m {
+                #body
+                #[forge_kernel(threads = n)]
+                pub fn k(#[out] y: &mut [u32; n], n: u32) {
+                    let i = global_index();
+                    if i < n { y[i] = a(i); }
+                }
+            }
+        })
+        .unwrap_err()
+        .join("\n");
+        assert!(!e.contains("naga") && !e.contains("bug in"), "{e}");
+        assert!(e.contains("never itself or a later one"), "{e}");
+    }
+}
