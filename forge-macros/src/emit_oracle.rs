@@ -166,6 +166,16 @@ fn local_idents(mut namer: crate::emit_wgsl::Namer, locals: &[Local]) -> Vec<Ide
         .collect()
 }
 
+/// A `switch` as a Rust `match`: each case's patterns and body, then the default.
+fn switch_tokens(
+    selector: TokenStream,
+    arms: Vec<(TokenStream, TokenStream)>,
+    default: TokenStream,
+) -> TokenStream {
+    let (pats, bodies): (Vec<_>, Vec<_>) = arms.into_iter().unzip();
+    quote!(match #selector { #(#pats => { #bodies })* _ => { #default } })
+}
+
 /// Whether an atomic target holds `f32`s.
 fn index_elem_is_float(k: &Kernel<'_>, locals: &[Local], target: AtomicTarget) -> bool {
     match target {
@@ -587,16 +597,17 @@ impl<'k> Oracle<'k> {
                 default,
             } => {
                 let v = self.uniform_value(selector, "a `match` value");
-                let arms: Vec<TokenStream> = cases
+                let arms: Vec<(TokenStream, TokenStream)> = cases
                     .iter()
                     .map(|(values, body)| {
-                        let pats = self.case_patterns(values, &selector.ty);
-                        let b = self.uniform_block(body);
-                        quote!(#pats => { #b })
+                        (
+                            self.case_patterns(values, &selector.ty),
+                            self.uniform_block(body),
+                        )
                     })
                     .collect();
                 let d = self.uniform_block(default);
-                quote!(match #v { #(#arms)* _ => { #d } })
+                switch_tokens(v, arms, d)
             }
             // Invocations already run one after another between regions: a barrier is the
             // boundary between two regions, and only race detection needs to know of it.
@@ -878,16 +889,14 @@ impl<'k> Oracle<'k> {
                 default,
             } => {
                 let v = self.expr(selector);
-                let arms: Vec<TokenStream> = cases
+                let arms: Vec<(TokenStream, TokenStream)> = cases
                     .iter()
                     .map(|(values, body)| {
-                        let pats = self.case_patterns(values, &selector.ty);
-                        let b = self.block(body);
-                        quote!(#pats => { #b })
+                        (self.case_patterns(values, &selector.ty), self.block(body))
                     })
                     .collect();
                 let d = self.block(default);
-                quote!(match #v { #(#arms)* _ => { #d } })
+                switch_tokens(v, arms, d)
             }
             Stmt::CompareExchange {
                 old,
