@@ -54,7 +54,7 @@ pub use forge_core::{
     f16, wgpu, Access, Backend, Binding, DynArgs, ElemType, Element, Feature, ForgeError,
     ForgeRuntime, GpuTensor, HardwareProfile, HostArg, HostBuffer, Kernel, KernelId, ManifestCache,
     OracleOptions, RuntimeBuilder, RuntimeStats, ScalarParam, ScalarType, ScalarValue, Schedule,
-    StructField, StructLayout, Timing, Tolerance, TuneSpace, TuningManifest,
+    StructField, StructLayout, Threads, Timing, Tolerance, TuneSpace, TuningManifest,
 };
 pub use forge_kernels as kernels;
 pub use forge_macros::{forge_fn, forge_kernel, forge_module, forge_struct};

@@ -70,6 +70,9 @@ impl Kernel for Claims {
     fn threads(&self, s: &[ScalarValue]) -> Result<u64, ForgeError> {
         self.0.threads(s)
     }
+    fn grid_threads(&self, s: &[ScalarValue]) -> Result<wgsl_forge::Threads, ForgeError> {
+        self.0.grid_threads(s)
+    }
     fn run_dyn(
         &self,
         rt: &mut ForgeRuntime,

@@ -610,9 +610,24 @@ fn list() -> Result<(), CliError> {
             .iter()
             .map(|(name, vals)| format!(" × {name} {vals:?}"))
             .collect();
+        // Sizes of a 1-D kernel, shapes (`16x16`) of a 2-D or 3-D one.
+        let workgroups: Vec<String> = if space.shapes.is_empty() {
+            space.workgroup.iter().map(|w| w.to_string()).collect()
+        } else {
+            space
+                .shapes
+                .iter()
+                .map(|s| {
+                    s.iter()
+                        .map(|v| v.to_string())
+                        .collect::<Vec<_>>()
+                        .join("x")
+                })
+                .collect()
+        };
         outln!(
-            "  tune space: workgroup {:?} × items {:?} × vector {:?}{knobs} ({} candidates)",
-            space.workgroup,
+            "  tune space: workgroup [{}] × items {:?} × vector {:?}{knobs} ({} candidates)",
+            workgroups.join(", "),
             space.items,
             space.vector,
             space.len()

@@ -93,6 +93,17 @@ pub enum ForgeError {
         limit: u32,
     },
 
+    /// A grid whose invocations cannot be numbered: an id or `global_index()` past `u32`.
+    #[error("kernel `{kernel}`: the grid of {threads} invocations is too large: {reason}")]
+    GridTooLarge {
+        /// Kernel name.
+        kernel: &'static str,
+        /// The logical extent, `w`, `wxh` or `wxhxd`.
+        threads: String,
+        /// What overflows.
+        reason: String,
+    },
+
     /// The oracle found an out-of-bounds index: a bug in the kernel.
     #[error("kernel `{kernel}`: invocation {invocation} indexed `{binding}` at {index}, out of bounds for length {len}")]
     OutOfBounds {

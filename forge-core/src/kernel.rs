@@ -8,7 +8,7 @@
 //! tolerance and the features its shader needs.
 
 use crate::error::{ForgeError, Result};
-use crate::schedule::{Schedule, TuneSpace};
+use crate::schedule::{Schedule, Threads, TuneSpace};
 use crate::ForgeRuntime;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -769,8 +769,14 @@ pub trait Kernel: Sync {
     }
     /// The length of every binding for these scalars.
     fn binding_lens(&self, scalars: &[ScalarValue]) -> Result<Vec<u64>>;
-    /// The number of logical invocations for these scalars.
+    /// The number of logical invocations for these scalars: for a kernel with a 2-D or
+    /// 3-D grid, all of them (the product of [`Kernel::grid_threads`]).
     fn threads(&self, scalars: &[ScalarValue]) -> Result<u64>;
+    /// The logical invocations per dimension for these scalars: `threads = (w, h)` gives
+    /// `[w, h, 1]`. A 1-D kernel's is `[threads, 1, 1]`, the default.
+    fn grid_threads(&self, scalars: &[ScalarValue]) -> Result<Threads> {
+        self.threads(scalars).map(Threads::from)
+    }
     /// Runs on the GPU. Returns the final contents of every writable binding, in layout order.
     fn run_dyn(
         &self,

@@ -64,7 +64,7 @@ pub use kernel::{
 pub use manifest::{ManifestCache, TuningManifest};
 pub use runtime::launch::HostArg;
 pub use runtime::{Backend, ForgeRuntime, RuntimeBuilder, RuntimeStats};
-pub use schedule::{Schedule, TuneSpace};
+pub use schedule::{Schedule, Threads, TuneSpace};
 pub use tensor::{Element, GpuTensor};
 pub use timing::Timing;
 pub use topology::HardwareProfile;
@@ -82,7 +82,7 @@ pub mod __private {
     pub use crate::oracle;
     pub use crate::runtime::launch::HostArg;
     pub use crate::runtime::ForgeRuntime;
-    pub use crate::schedule::{Schedule, TuneSpace};
+    pub use crate::schedule::{Schedule, Threads, TuneSpace};
     pub use crate::tensor::{Element, GpuTensor};
     pub use bytemuck;
     pub use half::f16;

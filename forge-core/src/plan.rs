@@ -17,7 +17,7 @@
 
 use crate::error::{ForgeError, Result};
 use crate::kernel::{params_binding, Binding, Kernel};
-use crate::schedule::Schedule;
+use crate::schedule::{Schedule, Threads};
 
 /// wgpu's required alignment for copy sizes and offsets, and so for every buffer size.
 pub const COPY_ALIGN: u64 = wgpu::COPY_BUFFER_ALIGNMENT;
@@ -100,10 +100,13 @@ pub fn fold_groups(groups: u64, limit: u32) -> std::result::Result<[u32; 3], Fol
 
 /// The workgroups of one launch: the grid the kernel sees and the dispatch that covers it.
 ///
-/// The logical grid has a count per dimension; today every kernel's is one-dimensional
-/// (`[groups, 1, 1]`), and [`Grid::linear`] folds it into as many dispatch dimensions as the
-/// per-dimension limit needs, which the generated `global_index()` and `workgroup_index()`
-/// undo. A grid of more dimensions folds each the same way.
+/// The logical grid has a count of workgroups per dimension: `[groups, 1, 1]` for a 1-D
+/// kernel, `[gx, gy, 1]` or `[gx, gy, gz]` for a 2-D or 3-D one. Where every count is within
+/// the per-dimension limit it is dispatched as it is; past it, the grid's workgroups are
+/// numbered linearly (`x + gx·(y + gy·z)`) and that number is folded by [`fold_groups`].
+/// Either way the generated WGSL computes the same linear index from the physical ids,
+/// leaves at once past the grid, and unfolds it into the logical ids, so the kernel never
+/// sees the folding.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Grid {
     /// Workgroups per logical dimension.
@@ -121,10 +124,43 @@ impl Grid {
     /// assert_eq!((g.logical, g.dispatch), ([100_000, 1, 1], [50_000, 2, 1]));
     /// ```
     pub fn linear(groups: u64, limit: u32) -> std::result::Result<Grid, FoldError> {
-        Ok(Grid {
-            logical: [groups, 1, 1],
-            dispatch: fold_groups(groups, limit)?,
-        })
+        Grid::new([groups, 1, 1], limit)
+    }
+
+    /// A grid of `logical` workgroups per dimension: dispatched as it is where every count
+    /// is within `limit`, else folded from its linear numbering. The linear index must fit
+    /// a `u32`, as the WGSL computes it.
+    ///
+    /// ```
+    /// use forge_core::plan::Grid;
+    /// assert_eq!(Grid::new([40, 30, 2], 65535).unwrap().dispatch, [40, 30, 2]);
+    /// let g = Grid::new([70_000, 3, 1], 65535).unwrap();
+    /// assert_eq!(g.dispatch, [52_500, 4, 1]); // 210 000 workgroups, folded
+    /// assert!(Grid::new([1 << 20, 1 << 20, 1], 65535).is_err());
+    /// ```
+    pub fn new(logical: [u64; 3], limit: u32) -> std::result::Result<Grid, FoldError> {
+        let groups = logical.iter().try_fold(1u64, |a, b| a.checked_mul(*b));
+        let err = FoldError {
+            groups: groups.unwrap_or(u64::MAX),
+            limit,
+        };
+        let groups = groups.ok_or(err)?;
+        if groups > u32::MAX as u64 {
+            return Err(err);
+        }
+        let dispatch = if groups == 0 {
+            [0, 1, 1]
+        } else if logical.iter().all(|g| *g <= limit as u64) {
+            logical.map(|g| g as u32)
+        } else {
+            fold_groups(groups, limit)?
+        };
+        // Folding overshoots by less than a row; the WGSL's linear index must not wrap.
+        let launched = dispatch.iter().fold(1u64, |a, b| a * *b as u64);
+        if launched > 1 << 32 {
+            return Err(err);
+        }
+        Ok(Grid { logical, dispatch })
     }
 
     /// Workgroups in the logical grid.
@@ -133,9 +169,10 @@ impl Grid {
     }
 }
 
-/// Checks a schedule against the adapter's workgroup limits: every setting at least 1, the
-/// workgroup no wider than `max_compute_workgroup_size_x` and
-/// `max_compute_invocations_per_workgroup`.
+/// Checks a schedule against the adapter's workgroup limits: every setting at least 1,
+/// each extent within `max_compute_workgroup_size_x`/`_y`/`_z`, the invocations within
+/// `max_compute_invocations_per_workgroup`, and `items` at 1 on a 2-D or 3-D workgroup
+/// (`ITEMS` spreads a 1-D grid only).
 pub fn check_schedule(
     kernel: &'static str,
     schedule: &Schedule,
@@ -146,19 +183,49 @@ pub fn check_schedule(
         schedule: schedule.to_string(),
         reason,
     };
-    if schedule.workgroup == 0 || schedule.items == 0 || schedule.vector == 0 {
+    let [x, y, z] = schedule.workgroup_shape();
+    if x == 0 || y == 0 || z == 0 || schedule.items == 0 || schedule.vector == 0 {
         return Err(bad(
             "workgroup, items and vector must each be at least 1".into()
         ));
     }
-    let max_x = limits
-        .max_compute_workgroup_size_x
-        .min(limits.max_compute_invocations_per_workgroup);
-    if schedule.workgroup > max_x {
+    if schedule.workgroup_z.is_some() && schedule.workgroup_y.is_none() {
+        return Err(bad("a workgroup with a z extent needs a y extent".into()));
+    }
+    if schedule.dims() > 1 && schedule.items != 1 {
         return Err(bad(format!(
-            "workgroup size {} is over the adapter's limit of {max_x} (`max_compute_workgroup_size_x` / \
-             `max_compute_invocations_per_workgroup`)",
-            schedule.workgroup
+            "`items` must be 1 with a {}-D workgroup; `items` spreads a 1-D grid only",
+            schedule.dims()
+        )));
+    }
+    let invocations = limits.max_compute_invocations_per_workgroup;
+    if schedule.dims() == 1 {
+        let max_x = limits.max_compute_workgroup_size_x.min(invocations);
+        if x > max_x {
+            return Err(bad(format!(
+                "workgroup size {x} is over the adapter's limit of {max_x} (`max_compute_workgroup_size_x` / \
+                 `max_compute_invocations_per_workgroup`)"
+            )));
+        }
+        return Ok(());
+    }
+    let per_dim = [
+        (x, limits.max_compute_workgroup_size_x, "x"),
+        (y, limits.max_compute_workgroup_size_y, "y"),
+        (z, limits.max_compute_workgroup_size_z, "z"),
+    ];
+    for (v, max, axis) in per_dim {
+        if v > max {
+            return Err(bad(format!(
+                "the workgroup's {axis} extent {v} is over the adapter's limit of {max} (`max_compute_workgroup_size_{axis}`)"
+            )));
+        }
+    }
+    if schedule.invocations() > invocations as u64 {
+        return Err(bad(format!(
+            "a workgroup of {} has {} invocations, over the adapter's limit of {invocations} (`max_compute_invocations_per_workgroup`)",
+            schedule.shape_text(),
+            schedule.invocations()
         )));
     }
     Ok(())
@@ -205,9 +272,24 @@ pub fn check_declared(kernel: &dyn Kernel, given: &Schedule) -> Result<()> {
         return Ok(());
     }
     let space = kernel.tune_space();
+    // A 1-D kernel's sizes (`[64, 128]`), or a 2-D or 3-D one's shapes (`[16x16, 32x8]`).
+    let workgroups = if space.shapes.is_empty() {
+        format!("{:?}", space.workgroup)
+    } else {
+        let shapes: Vec<String> = space
+            .shapes
+            .iter()
+            .map(|s| {
+                s.iter()
+                    .map(|v| v.to_string())
+                    .collect::<Vec<_>>()
+                    .join("x")
+            })
+            .collect();
+        format!("[{}]", shapes.join(", "))
+    };
     let declared_list = format!(
-        "the declared schedule is {declared}, and the tuning space is workgroup {:?} x items {:?} x vector {:?}{}",
-        space.workgroup,
+        "the declared schedule is {declared}, and the tuning space is workgroup {workgroups} x items {:?} x vector {:?}{}",
         space.items,
         space.vector,
         space
@@ -217,16 +299,23 @@ pub fn check_declared(kernel: &dyn Kernel, given: &Schedule) -> Result<()> {
             .collect::<String>()
     );
     // Field by field assignment, not a struct literal: `Schedule` may gain private fields.
+    // The workgroup's shape may differ, not its dimensions.
     let mut same_but_workgroup = *schedule;
     same_but_workgroup.workgroup = declared.workgroup;
+    if schedule.dims() == declared.dims() {
+        same_but_workgroup.workgroup_y = declared.workgroup_y;
+        same_but_workgroup.workgroup_z = declared.workgroup_z;
+    }
     let only_workgroup = same_but_workgroup == declared;
     if kernel.workgroup_free() && only_workgroup {
-        if (1..=MAX_FREE_WORKGROUP).contains(&schedule.workgroup) {
+        if schedule.workgroup_shape().iter().all(|e| *e >= 1)
+            && schedule.invocations() <= MAX_FREE_WORKGROUP as u64
+        {
             return Ok(());
         }
         return Err(bad(format!(
-            "the kernel runs at any workgroup size from 1 to {MAX_FREE_WORKGROUP}, not {}",
-            schedule.workgroup
+            "the kernel runs at any workgroup of 1 to {MAX_FREE_WORKGROUP} invocations, not {}",
+            schedule.shape_text()
         )));
     }
     Err(bad(format!(
@@ -239,31 +328,92 @@ pub fn check_declared(kernel: &dyn Kernel, given: &Schedule) -> Result<()> {
     )))
 }
 
-/// The grid for `threads` logical invocations at `schedule`:
-/// `ceil(threads / (WG·ITEMS))` workgroups, folded. Zero threads is
-/// [`ForgeError::EmptyWork`]; more workgroups than three folded dimensions hold is
-/// [`ForgeError::TooManyWorkgroups`].
+/// Checks that a schedule has as many dimensions as the kernel's grid (its declared
+/// schedule's): a 1-D kernel takes `wg=N`, a 2-D one `wg=XxY`, a 3-D one `wg=XxYxZ`.
+pub fn check_dims(kernel: &dyn Kernel, schedule: &Schedule) -> Result<()> {
+    let want = kernel.default_schedule().dims();
+    if schedule.dims() == want {
+        return Ok(());
+    }
+    let form = ["`wg=256`", "`wg=16x16`", "`wg=8x8x4`"][want - 1];
+    Err(ForgeError::BadSchedule {
+        kernel: kernel.name(),
+        schedule: schedule.to_string(),
+        reason: format!(
+            "the kernel's grid has {want} dimension(s) and this workgroup {}; give a workgroup such as {form}",
+            schedule.dims()
+        ),
+    })
+}
+
+/// The grid for `threads` logical invocations at `schedule`: per dimension,
+/// `ceil(threads / WG_X·ITEMS)`, `ceil(threads / WG_Y)` and `ceil(threads / WG_Z)`
+/// workgroups (for a 1-D kernel, `ceil(threads / (WG·ITEMS))`), folded past the limit.
+/// A dimension of zero threads is [`ForgeError::EmptyWork`]; more workgroups than three
+/// folded dimensions hold (or than a `u32` numbers) is [`ForgeError::TooManyWorkgroups`];
+/// a grid whose invocations or ids do not fit a `u32` is [`ForgeError::GridTooLarge`].
+///
+/// ```
+/// use forge_core::{plan::grid, Schedule, Threads};
+/// let limits = forge_core::wgpu::Limits::default();
+/// let s = Schedule::with_workgroup(1).with_shape(&[16, 16]);
+/// let g = grid("blur", &s, Threads([65536 * 16 + 3, 2, 1]), &limits).unwrap();
+/// assert_eq!(g.logical, [65537, 1, 1]);
+/// assert_eq!(g.dispatch, [32769, 2, 1]); // folded: 65537 is past 65535
+/// assert!(grid("blur", &s, Threads([0, 2, 1]), &limits).is_err());
+/// assert!(grid("blur", &s, Threads([1 << 20, 1 << 20, 1]), &limits).is_err());
+/// ```
 pub fn grid(
     kernel: &'static str,
     schedule: &Schedule,
-    threads: u64,
+    threads: impl Into<Threads>,
     limits: &wgpu::Limits,
 ) -> Result<Grid> {
-    if threads == 0 {
-        return Err(ForgeError::EmptyWork {
-            kernel,
-            what: "`threads` is 0".into(),
-        });
+    let threads = threads.into();
+    if let Some(d) = threads.0.iter().position(|t| *t == 0) {
+        let what = if threads.0[1..] == [1, 1] {
+            "`threads` is 0".to_string()
+        } else {
+            format!("`threads` is {threads}, 0 in {}", ["x", "y", "z"][d])
+        };
+        return Err(ForgeError::EmptyWork { kernel, what });
     }
-    Grid::linear(
-        schedule.groups_for(threads),
-        limits.max_compute_workgroups_per_dimension,
-    )
-    .map_err(|e| ForgeError::TooManyWorkgroups {
+    let logical = schedule.groups_per_dim(threads);
+    let g = Grid::new(logical, limits.max_compute_workgroups_per_dimension).map_err(|e| {
+        ForgeError::TooManyWorkgroups {
+            kernel,
+            groups: e.groups,
+            limit: e.limit,
+        }
+    })?;
+    let too_large = |reason: String| ForgeError::GridTooLarge {
         kernel,
-        groups: e.groups,
-        limit: e.limit,
-    })
+        threads: threads.to_string(),
+        reason,
+    };
+    if threads.total() > u32::MAX as u64 {
+        return Err(too_large(format!(
+            "{} invocations, past the {} that `global_index()` (a `u32`) numbers",
+            threads.total(),
+            u32::MAX
+        )));
+    }
+    let shape = schedule.workgroup_shape();
+    let per = [
+        shape[0] as u64 * schedule.items as u64,
+        shape[1] as u64,
+        shape[2] as u64,
+    ];
+    for d in 0..3 {
+        // The last workgroup's ids run past the extent: they must still fit a `u32`.
+        if logical[d].saturating_mul(per[d]) > u32::MAX as u64 + 1 {
+            return Err(too_large(format!(
+                "the ids in {} run past `u32`",
+                ["x", "y", "z"][d]
+            )));
+        }
+    }
+    Ok(g)
 }
 
 /// Checks one storage binding's size in bytes; returns it padded to whole words.
@@ -324,15 +474,17 @@ pub struct LaunchPlan {
 }
 
 impl LaunchPlan {
-    /// Plans a call of `kernel` at `schedule` over `threads` logical invocations, with
+    /// Plans a call of `kernel` at `schedule` over `threads` logical invocations (a `u64`
+    /// for a 1-D kernel, or a [`Threads`] per dimension), with
     /// `params` (the `Params` struct's bytes, empty without scalars) and `binding_bytes`
     /// (each storage binding's size in bytes, in layout order).
     ///
     /// Errors, in this order: a wrong number of bindings
     /// ([`ForgeError::InvalidArgument`]), a schedule the kernel does not declare
-    /// ([`check_declared`]) or the adapter cannot run ([`ForgeError::BadSchedule`]), no threads or an empty binding
-    /// ([`ForgeError::EmptyWork`]), too many workgroups
-    /// ([`ForgeError::TooManyWorkgroups`]), a binding or the uniform past the adapter's
+    /// ([`check_declared`]) or the adapter or the kernel's grid cannot run
+    /// ([`ForgeError::BadSchedule`]), no threads or an empty binding
+    /// ([`ForgeError::EmptyWork`]), a grid past `u32` ids ([`ForgeError::GridTooLarge`]),
+    /// too many workgroups ([`ForgeError::TooManyWorkgroups`]), a binding or the uniform past the adapter's
     /// limit ([`ForgeError::BindingTooLarge`]).
     ///
     /// ```
@@ -369,7 +521,7 @@ impl LaunchPlan {
         kernel: &dyn Kernel,
         schedule: &Schedule,
         params: &[u8],
-        threads: u64,
+        threads: impl Into<Threads>,
         binding_bytes: &[u64],
         limits: &wgpu::Limits,
     ) -> Result<LaunchPlan> {
@@ -385,6 +537,7 @@ impl LaunchPlan {
                 ),
             });
         }
+        check_dims(kernel, schedule)?;
         check_declared(kernel, schedule)?;
         check_schedule(name, schedule, limits)?;
         let grid = grid(name, schedule, threads, limits)?;
@@ -517,6 +670,73 @@ mod tests {
         assert!(fold_groups(5, 0).is_err());
         assert_eq!(fold_groups(343, 7), Ok([7, 7, 7]));
         assert!(fold_groups(344, 7).is_err());
+    }
+
+    #[test]
+    fn grids_dispatch_as_they_are_until_a_dimension_passes_the_limit() {
+        let limits = wgpu::Limits::default();
+        let s2 = Schedule::with_workgroup(1).with_shape(&[16, 16]);
+        let g = grid("k", &s2, Threads([37, 19, 1]), &limits).unwrap();
+        assert_eq!((g.logical, g.dispatch), ([3, 2, 1], [3, 2, 1]));
+        // Past the limit in y, and in z: folded from the linear numbering.
+        let one = Schedule::with_workgroup(1).with_shape(&[1, 1, 1]);
+        for t in [[3u64, 70_001, 1], [1, 2, 70_001], [70_001, 2, 1]] {
+            let g = grid("k", &one, Threads(t), &limits).unwrap();
+            assert_eq!(g.logical, t);
+            let [x, y, z] = g.dispatch;
+            assert!(
+                x <= 65535 && y <= 65535 && z <= 65535,
+                "{t:?}: {:?}",
+                g.dispatch
+            );
+            assert!(x as u64 * y as u64 * z as u64 >= g.groups());
+        }
+        assert!(matches!(
+            grid("k", &one, Threads([1 << 16, 1 << 16, 1]), &limits),
+            Err(ForgeError::TooManyWorkgroups { .. })
+        ));
+        assert!(matches!(
+            grid("k", &s2, Threads([1 << 16, 1 << 16, 1]), &limits),
+            Err(ForgeError::GridTooLarge { .. })
+        ));
+        assert!(matches!(
+            grid("k", &one, Threads([5, 0, 1]), &limits),
+            Err(ForgeError::EmptyWork { .. })
+        ));
+        // The last workgroup's ids past u32: 2^32 - 1 threads in x, workgroups of 7.
+        let seven = Schedule::with_workgroup(1).with_shape(&[7, 1]);
+        assert!(matches!(
+            grid("k", &seven, Threads([u32::MAX as u64, 1, 1]), &limits),
+            Err(ForgeError::GridTooLarge { .. })
+        ));
+        let wide = Schedule::with_workgroup(1).with_shape(&[256, 1]);
+        assert!(grid("k", &wide, Threads([u32::MAX as u64, 1, 1]), &limits).is_ok());
+    }
+
+    #[test]
+    fn grid_schedules_are_checked_per_dimension() {
+        let limits = wgpu::Limits::default();
+        let ok = Schedule::with_workgroup(1).with_shape(&[16, 16]);
+        assert!(check_schedule("k", &ok, &limits).is_ok());
+        for bad in [
+            ok.with_shape(&[32, 16]),    // 512 invocations
+            ok.with_shape(&[1, 1, 128]), // z over 64
+            ok.with_shape(&[16, 0]),
+            Schedule { items: 2, ..ok },
+            Schedule {
+                workgroup_y: None,
+                workgroup_z: Some(2),
+                ..ok
+            },
+        ] {
+            assert!(
+                matches!(
+                    check_schedule("k", &bad, &limits),
+                    Err(ForgeError::BadSchedule { .. })
+                ),
+                "{bad}"
+            );
+        }
     }
 
     #[test]

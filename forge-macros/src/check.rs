@@ -21,6 +21,7 @@ pub fn check(cx: &Ctxt, k: &Kernel<'_>) {
     outputs_written(cx, k);
     storage_binding_limit(cx, k);
     workgroup_size(cx, k);
+    grid_shapes(cx, k);
     workgroup_memory_limit(cx, k);
     private_array_limit(cx, k);
     workgroup_memory_zeroed(cx, k);
@@ -208,13 +209,16 @@ fn storage_binding_limit(cx: &Ctxt, k: &Kernel<'_>) {
 /// runs, and the tuner skips candidates over it; at compile time only sizes that no adapter
 /// can run are errors.
 fn workgroup_size(cx: &Ctxt, k: &Kernel<'_>) {
-    let wg = k.options.workgroup;
-    if wg == 0 || wg > MAX_WORKGROUP_SIZE {
-        cx.error(
+    let wg = k.options.workgroup.iter().product::<u32>();
+    if let [wg] = k.options.workgroup[..] {
+        if wg == 0 || wg > MAX_WORKGROUP_SIZE {
+            cx.error(
             k.options.workgroup_span,
             format!("`workgroup = {wg}` is out of range; use 1 to {MAX_WORKGROUP_SIZE} (the most any adapter runs; {PORTABLE_WORKGROUP_SIZE} or less runs on every adapter)"),
         );
+        }
     }
+    let _ = wg;
     for (axis, v, span) in &k.options.tune_values {
         if *v == 0 {
             cx.error(
@@ -226,6 +230,115 @@ fn workgroup_size(cx: &Ctxt, k: &Kernel<'_>) {
                 *span,
                 format!("`tune(workgroup = ..)` contains {v}, over {MAX_WORKGROUP_SIZE}, the most any adapter runs; use 1 to {MAX_WORKGROUP_SIZE} (the tuner skips sizes over this adapter's own limit)"),
             );
+        }
+    }
+}
+
+/// The largest `max_compute_workgroup_size_z` any adapter has (D3D12 and Metal stop at 64).
+pub const MAX_WORKGROUP_Z: u32 = 64;
+
+/// A 2-D or 3-D grid's workgroups: every workgroup, declared or tuned, has as many extents
+/// as `threads` has dimensions; no shape is one that no adapter runs (over
+/// [`MAX_WORKGROUP_SIZE`] invocations, or a z extent over [`MAX_WORKGROUP_Z`]); and
+/// `ITEMS`, which spreads a 1-D grid, stays 1.
+fn grid_shapes(cx: &Ctxt, k: &Kernel<'_>) {
+    let dims = k.dims();
+    let threads_form = [
+        "`threads = n`",
+        "`threads = (w, h)`",
+        "`threads = (w, h, d)`",
+    ][dims - 1];
+    let o = &k.options;
+    if o.threads.is_none() && o.workgroup.len() > 1 {
+        cx.error(
+            o.workgroup_span,
+            format!("a {}-D `workgroup` needs a grid of as many dimensions; add {threads_form} to `#[forge_kernel(...)]`", o.workgroup.len()),
+        );
+        return;
+    }
+    // A shape with the kernel's dimensions and the same invocations, for the hint.
+    let reshaped = |w: &[u32]| -> String {
+        let mut out: Vec<u32> = w.iter().copied().take(dims).collect();
+        while out.len() < dims {
+            out.push(1);
+        }
+        let rest: u32 = w.iter().skip(dims).product();
+        if let Some(last) = out.last_mut() {
+            *last = last.saturating_mul(rest);
+        }
+        shape_text(&out)
+    };
+    let check_one = |w: &[u32], span: Span, declared: bool| {
+        let what = if declared {
+            format!("`workgroup = {}`", shape_text(w))
+        } else {
+            format!("the tuned workgroup `{}`", shape_text(w))
+        };
+        if w.len() != dims {
+            let fix = if dims == 1 {
+                format!("a single size, such as `{}`", reshaped(w))
+            } else {
+                format!("{dims} extents, such as `{}`", reshaped(w))
+            };
+            cx.error(
+                span,
+                format!(
+                    "{what} is {}-D, but the grid ({threads_form}) is {dims}-D; give the workgroup {fix}",
+                    w.len()
+                ),
+            );
+            return;
+        }
+        if dims == 1 {
+            return;
+        }
+        let product = w.iter().fold(1u64, |a, b| a * *b as u64);
+        if w.contains(&0) {
+            cx.error(
+                span,
+                format!(
+                    "{what} `{}` has an extent of 0; every extent must be at least 1",
+                    shape_text(w)
+                ),
+            );
+        } else if product > MAX_WORKGROUP_SIZE as u64 {
+            let mut fit = w.to_vec();
+            while fit.iter().fold(1u64, |a, b| a * *b as u64) > MAX_WORKGROUP_SIZE as u64 {
+                let big = (0..fit.len()).max_by_key(|i| fit[*i]).unwrap_or(0);
+                fit[big] = fit[big].div_ceil(2);
+            }
+            cx.error(
+                span,
+                format!(
+                    "{what} has {product} invocations, over {MAX_WORKGROUP_SIZE}, the most any adapter runs; use a shape of at most {MAX_WORKGROUP_SIZE}, such as `{}` ({PORTABLE_WORKGROUP_SIZE} or less runs on every adapter)",
+                    shape_text(&fit)
+                ),
+            );
+        } else if dims == 3 && w[2] > MAX_WORKGROUP_Z {
+            cx.error(
+                span,
+                format!(
+                    "{what} has a z extent of {}, over {MAX_WORKGROUP_Z}, the most any adapter runs in z; move the extent to x or y, such as `{}`",
+                    w[2],
+                    shape_text(&[w[0], w[1].saturating_mul(w[2].div_ceil(MAX_WORKGROUP_Z)), MAX_WORKGROUP_Z.min(w[2])])
+                ),
+            );
+        }
+    };
+    if o.workgroup_given || dims > 1 {
+        check_one(&o.workgroup, o.workgroup_span, true);
+    }
+    for (w, span) in &o.tune_workgroup {
+        check_one(w, *span, false);
+    }
+    if dims > 1 {
+        for (axis, v, span) in &o.tune_values {
+            if *axis == "items" && *v != 1 {
+                cx.error(
+                    *span,
+                    format!("`tune(items = ..)` contains {v}, but `ITEMS` spreads a 1-D grid only; a {dims}-D grid gives each invocation one item, so leave `items` out of `tune(..)`"),
+                );
+            }
         }
     }
 }
@@ -395,15 +508,20 @@ fn cases_valid(cx: &Ctxt, k: &Kernel<'_>) {
                 Ok(_) => {}
             }
         }
-        if let Some(t) = k.threads_len() {
+        for (t, text) in k.threads_dims() {
+            let what = if k.dims() > 1 {
+                format!("`{text}` of `threads = {}`", k.threads_text())
+            } else {
+                format!("`threads = {}`", k.threads_text())
+            };
             match eval_threads(t, vals) {
                 Err(why) => cx.error(
                     case.span,
-                    format!("with this case ({given}), `threads = {}` cannot be evaluated: {why}", k.threads_text()),
+                    format!("with this case ({given}), {what} cannot be evaluated: {why}"),
                 ),
                 Ok(0) => cx.error(
                     case.span,
-                    format!("with this case ({given}), `threads = {}` is 0, so nothing would run; give values that make it at least 1", k.threads_text()),
+                    format!("with this case ({given}), {what} is 0, so nothing would run; give values that make it at least 1"),
                 ),
                 Ok(_) => {}
             }

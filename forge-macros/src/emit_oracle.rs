@@ -87,6 +87,10 @@ pub fn f16_bits(v: f64) -> u16 {
 fn sched_value(c: SchedConst) -> TokenStream {
     match c {
         SchedConst::Wg => quote!(__fg_wg),
+        SchedConst::WgAxis(d) => {
+            let d = d as usize;
+            quote!(__fg_wsz[#d])
+        }
         SchedConst::Items => quote!(__fg_items),
         SchedConst::Vec => quote!(__fg_vec),
         SchedConst::Knob(i) => {
@@ -435,6 +439,7 @@ impl<'k> Oracle<'k> {
             }
         }
         let body = self.uniform_block(&k.body);
+        let dims = k.dims();
         // A knob the schedule does not set keeps its default.
         let knobs = k.options.knobs.iter().enumerate().map(|(i, knob)| {
             let id = format_ident!("__fg_knob{}", i);
@@ -444,14 +449,17 @@ impl<'k> Oracle<'k> {
         quote! {
             #[allow(unused_mut, unused_variables, unused_assignments, unused_labels, unused_parens, unreachable_code, non_snake_case, clippy::all)]
             fn __oracle<const RACES: bool>(__fg_sched: &#schedule, __fg_rd: &mut #oracle::RaceDetector, __fg_budget: &mut #oracle::LoopBudget, #(#params),*) -> ::core::result::Result<(), #err> {
-                let __fg_wg: u32 = __fg_sched.workgroup;
+                let __fg_wg: u32 = __fg_sched.invocations() as u32;
+                let __fg_wsz: [u32; 3] = __fg_sched.workgroup_shape();
                 let __fg_items: u32 = __fg_sched.items;
                 let __fg_vec: u32 = __fg_sched.vector;
                 #(#knobs)*
                 let __fg_sg: u32 = #oracle::subgroup::subgroup_size();
-                let __fg_threads: u32 = __threads(#(#scalar_names),*)?;
-                let __fg_groups: u64 = __fg_sched.groups_for(__fg_threads as u64);
-                let __fg_dims: [u32; 3] = #oracle::fold_groups(NAME, __fg_groups)?;
+                // The logical grid, as the GPU's ids show it whatever the folding.
+                let __fg_ext: [u32; 3] = __threads(#(#scalar_names),*)?;
+                let __fg_ngr: [u64; 3] = #oracle::grid(NAME, __fg_sched, __fg_ext, #dims)?;
+                let __fg_groups: u64 = __fg_ngr[0] * __fg_ngr[1] * __fg_ngr[2];
+                let __fg_dims: [u32; 3] = __fg_ngr.map(|g| g as u32);
                 #setup
                 if RACES {
                     #track
@@ -522,6 +530,7 @@ impl<'k> Oracle<'k> {
 
     /// Evaluates an expression for every live invocation and checks they agree.
     fn uniform_value(&self, e: &Expr, what: &str) -> TokenStream {
+        let lane_ids = self.lane_ids();
         let oracle = self.p.oracle();
         let v = self.expr(e);
         let t = self.ty(&e.ty);
@@ -530,7 +539,7 @@ impl<'k> Oracle<'k> {
             let mut __fg_seen: ::core::option::Option<#t> = None;
             for __fg_lane in 0..__fg_wg {
                 if !__fg_alive[__fg_lane as usize] { continue; }
-                let __fg_gi: u32 = (__fg_w as u32).wrapping_mul(__fg_wg).wrapping_add(__fg_lane);
+                #lane_ids
                 let __fg_v: #t = #v;
                 #oracle::agree_value(NAME, __fg_w, #what, &mut __fg_seen, __fg_v)?;
             }
@@ -628,6 +637,7 @@ impl<'k> Oracle<'k> {
     /// invocation, then every invocation's result, into the operation's buffers.
     fn subgroup_results(&self, s: &Stmt) -> TokenStream {
         let oracle = self.p.oracle();
+        let lane_ids = self.lane_ids();
         let sg = quote!(#oracle::subgroup);
         let mut ops = Vec::new();
         stmt_exprs(s, &mut |e| {
@@ -698,7 +708,7 @@ impl<'k> Oracle<'k> {
             out.extend(quote! {{
                 for __fg_lane in 0..__fg_wg {
                     if !__fg_alive[__fg_lane as usize] { continue; }
-                    let __fg_gi: u32 = (__fg_w as u32).wrapping_mul(__fg_wg).wrapping_add(__fg_lane);
+                    #lane_ids
                     #a[__fg_lane as usize] = #value;
                     #lane
                 }
@@ -741,11 +751,30 @@ impl<'k> Oracle<'k> {
         }
     }
 
+    /// The ids of invocation `__fg_lane` of workgroup `__fg_w`: `__fg_gi`, its
+    /// `global_index()` (what bounds errors report), and `__fg_inv`, its number in the
+    /// dispatch (`__fg_w·WG + lane`, what race detection tells workgroups apart by). They are
+    /// the same in a 1-D grid.
+    fn lane_ids(&self) -> TokenStream {
+        let oracle = self.p.oracle();
+        if self.k.dims() == 1 {
+            return quote! {
+                let __fg_gi: u32 = (__fg_w as u32).wrapping_mul(__fg_wg).wrapping_add(__fg_lane);
+                let __fg_inv: u32 = __fg_gi;
+            };
+        }
+        quote! {
+            let __fg_gi: u32 = #oracle::global_index(__fg_wid, __fg_lane, __fg_wsz, __fg_ext);
+            let __fg_inv: u32 = (__fg_w as u32).wrapping_mul(__fg_wg).wrapping_add(__fg_lane);
+        }
+    }
+
     /// A barrier-free run of statements, executed by each live invocation in turn.
     fn region(&self, stmts: &[&Stmt]) -> TokenStream {
         if stmts.is_empty() {
             return TokenStream::new();
         }
+        let lane_ids = self.lane_ids();
         let oracle = self.p.oracle();
         let body: TokenStream = stmts.iter().map(|s| self.stmt(s)).collect();
         // Exits of enclosing uniform loops, which every invocation must take together.
@@ -762,7 +791,7 @@ impl<'k> Oracle<'k> {
             let mut __fg_flow: ::core::option::Option<u32> = None;
             for __fg_lane in 0..__fg_wg {
                 if !__fg_alive[__fg_lane as usize] { continue; }
-                let __fg_gi: u32 = (__fg_w as u32).wrapping_mul(__fg_wg).wrapping_add(__fg_lane);
+                #lane_ids
                 let __fg_code: u32 = '__fg_r: { #body 0u32 };
                 if __fg_code == 1 {
                     __fg_alive[__fg_lane as usize] = false;
@@ -974,7 +1003,7 @@ impl<'k> Oracle<'k> {
     /// Race detection's record of a read of element `__fg_i` of a tracked array.
     fn race_read(&self, slot: Option<usize>) -> TokenStream {
         match slot {
-            Some(slot) => quote!(if RACES { __fg_rd.read(#slot, __fg_i, __fg_gi)?; }),
+            Some(slot) => quote!(if RACES { __fg_rd.read(#slot, __fg_i, __fg_inv)?; }),
             None => TokenStream::new(),
         }
     }
@@ -984,8 +1013,8 @@ impl<'k> Oracle<'k> {
         let Some(slot) = slot else {
             return TokenStream::new();
         };
-        let read = compound.then(|| quote!(__fg_rd.read(#slot, #index, __fg_gi)?;));
-        quote!(if RACES { #read __fg_rd.write(#slot, #index, __fg_gi)?; })
+        let read = compound.then(|| quote!(__fg_rd.read(#slot, #index, __fg_inv)?;));
+        quote!(if RACES { #read __fg_rd.write(#slot, #index, __fg_inv)?; })
     }
 
     fn checked_index(&self, what: &str, idx: &Expr, len: TokenStream) -> TokenStream {
@@ -1214,7 +1243,7 @@ impl<'k> Oracle<'k> {
                 if matches!(self.locals[*id].ty, Ty::Array(..)) {
                     // A copy of a whole workgroup array reads every element.
                     let race = match self.shared_slots[*id] {
-                        Some(slot) => quote!(if RACES { __fg_rd.read_all(#slot, __fg_gi)?; }),
+                        Some(slot) => quote!(if RACES { __fg_rd.read_all(#slot, __fg_inv)?; }),
                         None => TokenStream::new(),
                     };
                     quote!({ #race #place.clone() })
@@ -1234,16 +1263,27 @@ impl<'k> Oracle<'k> {
             ExprKind::Builtin(Builtin::SubgroupSize) => quote!(__fg_sg),
             ExprKind::Builtin(Builtin::SubgroupId) => quote!((__fg_lane / __fg_sg)),
             ExprKind::Builtin(Builtin::NumSubgroups) => quote!(__fg_wg.div_ceil(__fg_sg)),
-            ExprKind::Builtin(_) => quote!(0u32),
+            // The logical ids: `__fg_wid` and `__fg_dims` are the logical grid's.
+            ExprKind::Builtin(b) => {
+                let oracle = self.p.oracle();
+                match b {
+                    Builtin::GlobalId => quote!(#oracle::global_id(__fg_wid, __fg_lane, __fg_wsz)),
+                    Builtin::LocalId => quote!(#oracle::local_id(__fg_lane, __fg_wsz)),
+                    Builtin::WorkgroupId => quote!(__fg_wid),
+                    Builtin::NumWorkgroups => quote!(__fg_dims),
+                    _ => quote!(0u32),
+                }
+            }
             ExprKind::BuiltinComponent(b, c) => {
+                let oracle = self.p.oracle();
                 let c = *c as usize;
                 match (b, c) {
-                    (Builtin::GlobalId, 0) => {
-                        quote!(__fg_wid[0].wrapping_mul(__fg_wg).wrapping_add(__fg_lane))
+                    (Builtin::GlobalId, 0) if self.k.dims() == 1 => quote!(__fg_gi),
+                    (Builtin::GlobalId, _) if self.k.dims() == 1 => quote!(0u32),
+                    (Builtin::GlobalId, _) => {
+                        quote!(#oracle::global_id(__fg_wid, __fg_lane, __fg_wsz)[#c])
                     }
-                    (Builtin::GlobalId, _) => quote!(__fg_wid[#c]),
-                    (Builtin::LocalId, 0) => quote!(__fg_lane),
-                    (Builtin::LocalId, _) => quote!(0u32),
+                    (Builtin::LocalId, _) => quote!(#oracle::local_id(__fg_lane, __fg_wsz)[#c]),
                     (Builtin::WorkgroupId, _) => quote!(__fg_wid[#c]),
                     (Builtin::NumWorkgroups, _) => quote!(__fg_dims[#c]),
                     _ => quote!(0u32),

@@ -433,13 +433,19 @@ impl<'k> Items<'k> {
     /// A schedule as a constant expression.
     fn default_schedule(&self, s: &SchedPoint) -> TokenStream {
         let schedule = self.p.schedule();
-        let (wg, items, vec) = (s.wg, s.items, s.vec);
+        let (wg, items, vec) = (s.shape[0], s.items, s.vec);
         let knobs = &self.k.options.knobs;
         let with = knobs.iter().zip(&s.knobs).map(|(k, v)| {
             let n = &k.name;
             quote!(.with_knob(#n, #v))
         });
-        quote!(#schedule::new(#wg, #items, #vec) #(#with)*)
+        let shape = if s.dims > 1 {
+            let extents = &s.shape[..s.dims];
+            quote!(.with_shape(&[#(#extents),*]))
+        } else {
+            quote!()
+        };
+        quote!(#schedule::new(#wg, #items, #vec) #shape #(#with)*)
     }
 
     /// `NAME`, `WGSL`, `DEFAULT_SCHEDULE` and `wgsl()`.
@@ -466,16 +472,16 @@ impl<'k> Items<'k> {
             // Each schedule of the tuning space has its unrolled body; any other runs
             // the loops rolled.
             let arms = wgsl.schedules.iter().map(|(s, i)| {
-                let (wg, items, vec) = (s.wg, s.items, s.vec);
+                let ([x, y, z], items, vec) = (s.shape, s.items, s.vec);
                 let id = format_ident!("WGSL_BODY_{}", i);
                 let ks = &s.knobs;
-                quote!((#wg, #items, #vec, [#(#ks),*]) => #id,)
+                quote!(([#x, #y, #z], #items, #vec, [#(#ks),*]) => #id,)
             });
             let fallback = format_ident!("WGSL_BODY_{}", wgsl.fallback);
             let names = knobs.iter().map(|k| &k.name);
             let n = knobs.len();
             quote! {
-                match (schedule.workgroup, schedule.items, schedule.vector, <[u32; #n]>::from([#(schedule.knob(#names).unwrap_or(0)),*])) {
+                match (schedule.workgroup_shape(), schedule.items, schedule.vector, <[u32; #n]>::from([#(schedule.knob(#names).unwrap_or(0)),*])) {
                     #(#arms)*
                     _ => #fallback,
                 }
@@ -601,11 +607,27 @@ impl<'k> Items<'k> {
             })
             .collect();
         let threads_module = quote!(#oracle_mod::threads);
-        let threads_text = k.threads_text();
-        let threads_expr = k
-            .threads_len()
-            .map(|t| len_rust(t, k, &threads_module, true))
-            .unwrap_or(quote!(Ok(1u32)));
+        // One `u32` per dimension of the grid, 1 past its last.
+        let mut threads_dims: Vec<TokenStream> = k
+            .threads_dims()
+            .into_iter()
+            .map(|(t, text)| {
+                let e = len_rust(t, k, &threads_module, true);
+                let text = if k.dims() > 1 { text } else { k.threads_text() };
+                quote!(#oracle_mod::finish_threads(NAME, #text, #e)?)
+            })
+            .collect();
+        if threads_dims.is_empty() {
+            threads_dims.push(quote!(1u32));
+        }
+        while threads_dims.len() < 3 {
+            threads_dims.push(quote!(1u32));
+        }
+        let threads_value = if k.dims() > 1 {
+            quote!(#oracle_mod::check_grid(NAME, [#(#threads_dims),*]))
+        } else {
+            quote!(Ok([#(#threads_dims),*]))
+        };
         // Inputs are checked before outputs, as the slices come before the allocations.
         let mut checks_no_out = Vec::new();
         let mut checks_out = Vec::new();
@@ -625,9 +647,15 @@ impl<'k> Items<'k> {
                 Ok([#(#lens),*])
             }
 
+            /// The grid's logical invocations in x, y and z.
             #[allow(unused_variables)]
-            fn __threads(#(#scalar_ids: #scalar_tys),*) -> ::core::result::Result<u32, #err> {
-                #oracle_mod::finish_threads(NAME, #threads_text, #threads_expr)
+            fn __threads(#(#scalar_ids: #scalar_tys),*) -> ::core::result::Result<[u32; 3], #err> {
+                #threads_value
+            }
+
+            /// Every logical invocation of the grid, as the tuned problem sizes count them.
+            fn __total(t: [u32; 3]) -> u64 {
+                t.iter().map(|v| *v as u64).product()
             }
 
             /// Checks every slice's length and the work size; returns every binding's length.
@@ -726,7 +754,7 @@ impl<'k> Items<'k> {
                 let __fg_lens = __check(#(#check_args,)* #(#scalar_ids),*)?;
                 #oracle_mod::outputs_fit(NAME, &[#((#out_names, #out_lens, __fg_lens[#outs], ::core::mem::size_of::<#out_tys2>())),*], __fg_opts)?;
                 #(let mut #out_ids: ::std::vec::Vec<#out_tys> = #oracle_mod::zeroed(__fg_lens[#outs]);)*
-                let mut __fg_rd = #oracle_mod::RaceDetector::new(NAME, __fg_sched.workgroup);
+                let mut __fg_rd = #oracle_mod::RaceDetector::new(NAME, __fg_sched.invocations() as u32);
                 let mut __fg_budget = #oracle_mod::LoopBudget::new(NAME, __fg_opts);
                 __oracle::<#races>(__fg_sched, &mut __fg_rd, &mut __fg_budget, #(#oracle_args,)* #(#scalar_ids),*)?;
                 Ok(#out_value)
@@ -798,15 +826,16 @@ impl<'k> Items<'k> {
             .map(|i| &self.k.bindings[*i].name)
             .collect();
         let run = self.body(quote! {
-            let __fg_sched = rt.schedule_for_threads(&Kernel, __threads(#(#scalar_ids),*)? as u64);
+            let __fg_sched = rt.schedule_for_threads(&Kernel, __total(__threads(#(#scalar_ids),*)?));
             run_with(rt, &__fg_sched, #(#method_names),*)
         });
+        let threads_ty = self.p.threads();
         let run_with = self.body(quote! {
             let __fg_lens = __check(#(#check_args,)* #(#scalar_ids),*)?;
             let __fg_threads = __threads(#(#scalar_ids),*)?;
             let __fg_params = Params { #(#scalar_ids),* };
             let mut __fg_host = [#(#host_args),*];
-            let __fg_outs = rt.launch_host(&Kernel, __fg_sched, #bytemuck::bytes_of(&__fg_params), __fg_threads as u64, &mut __fg_host)?;
+            let __fg_outs = rt.launch_host(&Kernel, __fg_sched, #bytemuck::bytes_of(&__fg_params), #threads_ty(__fg_threads.map(u64::from)), &mut __fg_host)?;
             let mut __fg_outs = __fg_outs.into_iter();
             #(let #out_ids: ::std::vec::Vec<#out_tys> = #oracle_mod::into_vec(NAME, #out_names, __fg_outs.next())?;)*
             Ok(#out_value)
@@ -834,15 +863,16 @@ impl<'k> Items<'k> {
         let len_texts_all: Vec<&String> = self.k.bindings.iter().map(|b| &b.len_text).collect();
         let idx_all: Vec<usize> = (0..self.k.bindings.len()).collect();
         let launch = self.body(quote! {
-            let __fg_sched = rt.schedule_for_threads(&Kernel, __threads(#(#scalar_ids),*)? as u64);
+            let __fg_sched = rt.schedule_for_threads(&Kernel, __total(__threads(#(#scalar_ids),*)?));
             launch_with(rt, &__fg_sched, #(#tensor_names),*)
         });
+        let threads_ty = self.p.threads();
         let launch_with = self.body(quote! {
             let __fg_lens = __lens(#(#scalar_ids),*)?;
             #(#oracle_mod::check_len(NAME, #names_all, #len_texts_all, __fg_lens[#idx_all], #binding_ids.len())?;)*
             let __fg_threads = __threads(#(#scalar_ids),*)?;
             let __fg_params = Params { #(#scalar_ids),* };
-            rt.launch_tensors(&Kernel, __fg_sched, #bytemuck::bytes_of(&__fg_params), __fg_threads as u64, &[#(#binding_ids.raw()),*])
+            rt.launch_tensors(&Kernel, __fg_sched, #bytemuck::bytes_of(&__fg_params), #threads_ty(__fg_threads.map(u64::from)), &[#(#binding_ids.raw()),*])
         });
         quote! {
             /// Records the kernel on device-resident tensors, without a readback; the work is
@@ -985,7 +1015,20 @@ impl<'k> Items<'k> {
             };
             (self.tolerance_fn(), self.features_fn(), reference_dyn, free)
         };
-        let tune_wg = k.tune_workgroups();
+        // A 1-D kernel's sizes, or a 2-D or 3-D kernel's shapes.
+        let (tune_wg, tune_shapes): (Vec<u32>, Vec<TokenStream>) = if k.dims() > 1 {
+            let shapes = k
+                .tune_workgroups()
+                .into_iter()
+                .map(|w| quote!(&[#(#w),*]))
+                .collect();
+            (Vec::new(), shapes)
+        } else {
+            (
+                k.tune_workgroups().iter().map(|w| w[0]).collect(),
+                Vec::new(),
+            )
+        };
         let tune_items = k.tune_items();
         let tune_vec = k.tune_vectors();
         let knobs = k.options.knobs.iter().map(|knob| {
@@ -998,7 +1041,7 @@ impl<'k> Items<'k> {
             quote!((#name, &[#(#vals),*]))
         });
         let tune = self.body(quote! {
-            #tune_space { workgroup: &[#(#tune_wg),*], items: &[#(#tune_items),*], vector: &[#(#tune_vec),*], knobs: &[#(#knobs),*] }
+            #tune_space { workgroup: &[#(#tune_wg),*], shapes: &[#(#tune_shapes),*], items: &[#(#tune_items),*], vector: &[#(#tune_vec),*], knobs: &[#(#knobs),*] }
         });
         let cases = self.body(quote!(::std::vec![#(#cases),*]));
         let lens = self.body(quote! {
@@ -1007,7 +1050,12 @@ impl<'k> Items<'k> {
         });
         let threads = self.body(quote! {
             #(#scalar_getters)*
-            Ok(__threads(#(#scalar_ids),*)? as u64)
+            Ok(__total(__threads(#(#scalar_ids),*)?))
+        });
+        let threads_ty = self.p.threads();
+        let grid_threads = self.body(quote! {
+            #(#scalar_getters)*
+            Ok(#threads_ty(__threads(#(#scalar_ids),*)?.map(u64::from)))
         });
         let (run_dyn, cpu_dyn) = (self.body(run_dyn), self.body(cpu_dyn));
         quote! {
@@ -1036,6 +1084,9 @@ impl<'k> Items<'k> {
                 }
                 fn threads(&self, __fg_s: &[#scalar_value]) -> ::core::result::Result<u64, #err> {
                     #threads
+                }
+                fn grid_threads(&self, __fg_s: &[#scalar_value]) -> ::core::result::Result<#threads_ty, #err> {
+                    #grid_threads
                 }
                 fn run_dyn(&self, rt: &mut #rt, __fg_sched: &#schedule, __fg_args: &#dyn_args) -> ::core::result::Result<::std::vec::Vec<#host_buffer>, #err> {
                     #run_dyn

@@ -264,6 +264,9 @@ const WGSL_TAKEN: &[&str] = &[
     "WG",
     "ITEMS",
     "VEC",
+    "WG_X",
+    "WG_Y",
+    "WG_Z",
 ];
 
 /// The name a user identifier gets in generated WGSL: itself, unless WGSL reserves it, or
@@ -348,6 +351,13 @@ pub fn schedule_header(s: &SchedPoint, knobs: &[Knob]) -> String {
         "const WG: u32 = {}u;\nconst ITEMS: u32 = {}u;\nconst VEC: u32 = {}u;\n",
         s.wg, s.items, s.vec
     );
+    if s.dims > 1 {
+        let [x, y, z] = s.shape;
+        let _ = write!(
+            h,
+            "const WG_X: u32 = {x}u;\nconst WG_Y: u32 = {y}u;\nconst WG_Z: u32 = {z}u;\n"
+        );
+    }
     for (k, v) in knobs.iter().zip(&s.knobs) {
         let _ = writeln!(h, "const {}: u32 = {v}u;", k.name);
     }
@@ -542,8 +552,13 @@ pub fn emit<'k>(k: &'k Kernel<'k>, x: &'k Expanded) -> Wgsl {
         .map(|(l, a, b)| (functions_line + l, a, b))
         .collect();
     s.push_str(&functions);
+    s.push_str(if k.dims() > 1 {
+        "\n@compute @workgroup_size(WG_X, WG_Y, WG_Z)\nfn main(\n"
+    } else {
+        "\n@compute @workgroup_size(WG)\nfn main(\n"
+    });
     s.push_str(
-        "\n@compute @workgroup_size(WG)\nfn main(\n    @builtin(workgroup_id) fg_wid: vec3<u32>,\n    @builtin(num_workgroups) fg_nwg: vec3<u32>,\n    @builtin(local_invocation_index) fg_lidx: u32,\n    @builtin(local_invocation_id) fg_lid: vec3<u32>,\n    @builtin(global_invocation_id) fg_gid: vec3<u32>,\n",
+        "    @builtin(workgroup_id) fg_wid: vec3<u32>,\n    @builtin(num_workgroups) fg_nwg: vec3<u32>,\n    @builtin(local_invocation_index) fg_lidx: u32,\n    @builtin(local_invocation_id) fg_lid: vec3<u32>,\n    @builtin(global_invocation_id) fg_gid: vec3<u32>,\n",
     );
     // Subgroup builtins need the device's subgroup feature: declared only when read.
     // `num_subgroups` is computed from the size instead: lavapipe (Mesa 22) rounds it down
@@ -574,21 +589,7 @@ pub fn emit<'k>(k: &'k Kernel<'k>, x: &'k Expanded) -> Wgsl {
         let n = wgsl_name(&p.name);
         let _ = writeln!(s, "    let {n} = fg_params.{n};");
     }
-    s.push_str("    // Workgroups are folded into y and z past 65535; this is the linear index.\n");
-    s.push_str(
-        "    let fg_wg_index = fg_wid.x + fg_wid.y * fg_nwg.x + fg_wid.z * fg_nwg.x * fg_nwg.y;\n",
-    );
-    let threads = k
-        .threads_len()
-        .map(|t| len_wgsl(t, k))
-        .unwrap_or_else(|| "1u".into());
-    let _ = writeln!(s, "    let fg_threads: u32 = {threads};");
-    s.push_str("    let fg_per_group = WG * ITEMS;\n");
-    s.push_str(
-        "    // Folding may launch a few workgroups more than needed: they leave at once.\n",
-    );
-    s.push_str("    if fg_wg_index >= fg_threads / fg_per_group + select(0u, 1u, fg_threads % fg_per_group != 0u) {\n        return;\n    }\n");
-    s.push_str("    let fg_global_index = fg_wg_index * WG + fg_lidx;\n");
+    s.push_str(&grid_prologue(k));
     let body_line = s.matches('\n').count();
     origins.extend(
         e.origins
@@ -608,6 +609,95 @@ pub fn emit<'k>(k: &'k Kernel<'k>, x: &'k Expanded) -> Wgsl {
         body: s,
         origins,
     }
+}
+
+/// The start of `main` after the parameters: the linear workgroup index of the physical
+/// ids, a return for the workgroups that folding launched past the grid, and the logical
+/// ids the body reads (`global_id()`, `workgroup_id()`, `num_workgroups()`,
+/// `global_index()`), whatever folding the dispatch needed.
+fn grid_prologue(k: &Kernel<'_>) -> String {
+    let mut s = String::new();
+    s.push_str("    // Workgroups are folded into y and z past 65535; this is the linear index.\n");
+    s.push_str(
+        "    let fg_wg_index = fg_wid.x + fg_wid.y * fg_nwg.x + fg_wid.z * fg_nwg.x * fg_nwg.y;\n",
+    );
+    let dims = k.threads_dims();
+    let ceil = |t: &str, per: &str| format!("{t} / {per} + select(0u, 1u, {t} % {per} != 0u)");
+    if k.dims() == 1 {
+        let threads = dims
+            .first()
+            .map(|(t, _)| len_wgsl(t, k))
+            .unwrap_or_else(|| "1u".into());
+        let _ = writeln!(s, "    let fg_threads: u32 = {threads};");
+        s.push_str("    let fg_per_group = WG * ITEMS;\n");
+        s.push_str(
+            "    // Folding may launch a few workgroups more than needed: they leave at once.\n",
+        );
+        let _ = writeln!(
+            s,
+            "    if fg_wg_index >= {} {{\n        return;\n    }}",
+            ceil("fg_threads", "fg_per_group")
+        );
+        s.push_str("    let fg_global_index = fg_wg_index * WG + fg_lidx;\n");
+        // The logical ids of a 1-D grid, declared only when read.
+        let used = used_builtins(k);
+        if used.contains(&Builtin::GlobalId) {
+            s.push_str("    let fg_lgid = vec3<u32>(fg_global_index, 0u, 0u);\n");
+        }
+        if used.contains(&Builtin::WorkgroupId) {
+            s.push_str("    let fg_lwid = vec3<u32>(fg_wg_index, 0u, 0u);\n");
+        }
+        if used.contains(&Builtin::NumWorkgroups) {
+            let _ = writeln!(
+                s,
+                "    let fg_groups = vec3<u32>({}, 1u, 1u);",
+                ceil("fg_threads", "fg_per_group")
+            );
+        }
+        return s;
+    }
+    let mut t: Vec<String> = dims.iter().map(|(e, _)| len_wgsl(e, k)).collect();
+    t.resize(3, "1u".into());
+    let _ = writeln!(
+        s,
+        "    let fg_threads = vec3<u32>({}, {}, {});",
+        t[0], t[1], t[2]
+    );
+    let _ = writeln!(
+        s,
+        "    let fg_groups = vec3<u32>({}, {}, {});",
+        ceil("fg_threads.x", "WG_X"),
+        ceil("fg_threads.y", "WG_Y"),
+        ceil("fg_threads.z", "WG_Z")
+    );
+    s.push_str(
+        "    // Folding may launch a few workgroups more than needed: they leave at once.\n",
+    );
+    s.push_str(
+        "    if fg_wg_index >= fg_groups.x * fg_groups.y * fg_groups.z {\n        return;\n    }\n",
+    );
+    s.push_str("    // The logical grid: the linear index unfolded over its workgroups.\n");
+    s.push_str("    let fg_lwid = vec3<u32>(fg_wg_index % fg_groups.x, (fg_wg_index / fg_groups.x) % fg_groups.y, fg_wg_index / (fg_groups.x * fg_groups.y));\n");
+    s.push_str("    let fg_lgid = fg_lwid * vec3<u32>(WG_X, WG_Y, WG_Z) + fg_lid;\n");
+    s.push_str("    let fg_global_index = fg_lgid.x + fg_threads.x * (fg_lgid.y + fg_threads.y * fg_lgid.z);\n");
+    s
+}
+
+/// The builtins the body reads, whole or by component.
+fn used_builtins(k: &Kernel<'_>) -> Vec<Builtin> {
+    let mut used = Vec::new();
+    walk_stmts(&k.body, &mut |s| {
+        stmt_exprs(s, &mut |e| {
+            walk_expr(e, &mut |x| {
+                if let ExprKind::Builtin(b) | ExprKind::BuiltinComponent(b, _) = x.kind {
+                    if !used.contains(&b) {
+                        used.push(b);
+                    }
+                }
+            })
+        })
+    });
+    used
 }
 
 /// The subgroup builtins the body reads, in a fixed order.
@@ -839,6 +929,7 @@ pub fn len_of(len: &ConstLen, knobs: &[Knob]) -> String {
 pub fn sched_name(s: SchedConst, knobs: &[Knob]) -> String {
     match s {
         SchedConst::Wg => "WG".into(),
+        SchedConst::WgAxis(d) => crate::lower::wg_axis_name(d).into(),
         SchedConst::Items => "ITEMS".into(),
         SchedConst::Vec => "VEC".into(),
         SchedConst::Knob(i) => knobs
@@ -1779,10 +1870,11 @@ fn builtin(b: Builtin) -> &'static str {
         Builtin::GlobalIndex => "fg_global_index",
         Builtin::LocalIndex => "fg_lidx",
         Builtin::WorkgroupIndex => "fg_wg_index",
-        Builtin::GlobalId => "fg_gid",
+        // The logical ids, which `grid_prologue` declares.
+        Builtin::GlobalId => "fg_lgid",
         Builtin::LocalId => "fg_lid",
-        Builtin::WorkgroupId => "fg_wid",
-        Builtin::NumWorkgroups => "fg_nwg",
+        Builtin::WorkgroupId => "fg_lwid",
+        Builtin::NumWorkgroups => "fg_groups",
         Builtin::SubgroupInvocationId => "fg_sg_lane",
         Builtin::SubgroupSize => "fg_sg_size",
         Builtin::SubgroupId => "fg_sg_id",

@@ -281,6 +281,10 @@ fn compile(
         consts: &consts,
     };
     let mut lowerer = lower::Lowerer::new(&cx, &bindings, &scalars, &knobs, module);
+    lowerer.grid_dims = match &options.threads {
+        Some((dims, _, _)) => dims.len(),
+        None => options.workgroup.len(),
+    };
     let mut body = lowerer.block(&func.block);
     lowerer.finish(&mut body);
     let mut locals = std::mem::take(&mut lowerer.locals);

@@ -39,6 +39,8 @@ pub struct Lowerer<'k, 'a> {
     /// The body uses a helper or a module const that failed to lower, whose errors are
     /// reported already: it must emit nothing, and report nothing more about it.
     pub tainted: bool,
+    /// The kernel's grid dimensions: `WG_X`, `WG_Y` and `WG_Z` exist in 2-D and 3-D ones.
+    pub grid_dims: usize,
     /// The module consts that failed to lower.
     failed_consts: Vec<String>,
 }
@@ -98,6 +100,7 @@ impl<'k, 'a> Lowerer<'k, 'a> {
             bindings,
             scalars,
             knobs,
+            grid_dims: 1,
             locals: Vec::new(),
             local_tv: Vec::new(),
             scopes: vec![Scope::default()],
@@ -177,14 +180,23 @@ impl<'k, 'a> Lowerer<'k, 'a> {
         })
     }
 
+    /// `WG_X`, `WG_Y` or `WG_Z`, in a kernel with a 2-D or 3-D grid.
+    fn wg_axis(&self, name: &str) -> Option<SchedConst> {
+        wg_axis_index(name)
+            .filter(|_| self.grid_dims > 1)
+            .map(SchedConst::WgAxis)
+    }
+
     /// The value of a `const` item, checked to be constant, with its declared type.
     fn const_value(&mut self, c: &syn::ItemConst) -> R<Expr> {
         let name = c.ident.to_string();
         if let Some(g) = c.generics.params.first() {
             return self.err(g.span(), "generic `const` items are not supported");
         }
-        if matches!(name.as_str(), "WG" | "ITEMS" | "VEC")
-            || self.knobs.iter().any(|k| k.name == name)
+        if matches!(
+            name.as_str(),
+            "WG" | "ITEMS" | "VEC" | "WG_X" | "WG_Y" | "WG_Z"
+        ) || self.knobs.iter().any(|k| k.name == name)
         {
             return self.err(
                 c.ident.span(),
@@ -732,12 +744,7 @@ impl<'k, 'a> Lowerer<'k, 'a> {
         if !lit_only {
             return Ok(ConstLen::Sched(c));
         }
-        let none = SchedPoint {
-            wg: 0,
-            items: 0,
-            vec: 0,
-            knobs: Vec::new(),
-        };
+        let none = SchedPoint::new(&[0], 0, 0);
         match c.eval(&none) {
             Some(v) if v > 0 => Ok(ConstLen::Lit(v)),
             _ => self.err(
@@ -771,7 +778,10 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                     "VEC" => CExpr::Sched(SchedConst::Vec),
                     _ => match self.knobs.iter().position(|k| k.name == name) {
                         Some(i) => CExpr::Sched(SchedConst::Knob(i)),
-                        None => return Err(p.span()),
+                        None => match self.wg_axis(&name) {
+                            Some(c) => CExpr::Sched(c),
+                            None => return Err(p.span()),
+                        },
                     },
                 }
             }
@@ -1938,8 +1948,15 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                 .knobs
                 .iter()
                 .position(|k| &k.name == name)
-                .map(SchedConst::Knob),
+                .map(SchedConst::Knob)
+                .or_else(|| self.wg_axis(name)),
         };
+        if sched.is_none() && wg_axis_index(name).is_some() {
+            return self.err(
+                span,
+                format!("`{name}` is a 2-D or 3-D workgroup's extent, and this kernel's grid is 1-D; use `WG`, or give the kernel `threads = (w, h)` and `workgroup = (16, 16)`"),
+            );
+        }
         if let Some(c) = sched {
             let tv = self.inf.of_scalar(Scalar::U32);
             return Ok(self.expr_of(ExprKind::Sched(c), tv, span));
@@ -2035,11 +2052,12 @@ impl<'k, 'a> Lowerer<'k, 'a> {
             let tv = self.inf.of_scalar(Scalar::U32);
             return Ok(self.expr_of(ExprKind::Builtin(b), tv, span));
         }
-        if vec_builtin(&name).is_some() {
-            return self.err(
-                span,
-                format!("`{name}()` is a vector; use a component such as `{name}().x`"),
-            );
+        if let Some(b) = vec_builtin(&name) {
+            if !c.args.is_empty() {
+                return self.err(c.args.span(), "builtins take no arguments");
+            }
+            let tv = self.inf.of_vector(Scalar::U32, 3);
+            return Ok(self.expr_of(ExprKind::Builtin(b), tv, span));
         }
         if let Some((ty, ctor)) = name.split_once("::") {
             if let Some(st) = self.structs.iter().position(|s| s.name == ty) {
@@ -3043,6 +3061,19 @@ fn method_list<'n>(names: impl Iterator<Item = &'n str>) -> String {
     }
 }
 
+/// `WG_X`, `WG_Y` or `WG_Z` for axis 0, 1 or 2.
+pub fn wg_axis_name(d: u8) -> &'static str {
+    ["WG_X", "WG_Y", "WG_Z"][d as usize % 3]
+}
+
+/// The axis `WG_X`, `WG_Y` or `WG_Z` names.
+fn wg_axis_index(name: &str) -> Option<u8> {
+    ["WG_X", "WG_Y", "WG_Z"]
+        .iter()
+        .position(|n| *n == name)
+        .map(|d| d as u8)
+}
+
 /// A type as the user writes it, for messages: `[f32; 256]`, `Vec4`, `[u32; WG]`.
 pub fn ty_text(t: &Ty, knobs: &[Knob]) -> String {
     let len = |c: &CExpr| len_text(c, knobs);
@@ -3051,6 +3082,7 @@ pub fn ty_text(t: &Ty, knobs: &[Knob]) -> String {
         match c {
             CExpr::Lit(v) => v.to_string(),
             CExpr::Sched(SchedConst::Wg) => "WG".into(),
+            CExpr::Sched(SchedConst::WgAxis(d)) => wg_axis_name(*d).into(),
             CExpr::Sched(SchedConst::Items) => "ITEMS".into(),
             CExpr::Sched(SchedConst::Vec) => "VEC".into(),
             CExpr::Sched(SchedConst::Knob(i)) => {

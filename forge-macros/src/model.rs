@@ -96,28 +96,58 @@ impl CExpr {
 }
 
 /// One schedule of a kernel's tuning space, as the macro sees it: the values of `WG`,
-/// `ITEMS`, `VEC` and of each knob, in declaration order.
+/// `ITEMS`, `VEC` and of each knob, in declaration order, and the workgroup's shape: `WG`
+/// is the product of `shape`, whose first `dims` extents the kernel's grid has.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SchedPoint {
     pub wg: u32,
+    pub shape: [u32; 3],
+    pub dims: usize,
     pub items: u32,
     pub vec: u32,
     pub knobs: Vec<u32>,
 }
 
 impl SchedPoint {
+    /// A point with a workgroup of `shape` (1 to 3 extents) and no knobs.
+    pub fn new(shape: &[u32], items: u32, vec: u32) -> Self {
+        let mut s3 = [1u32; 3];
+        for (d, v) in shape.iter().take(3).enumerate() {
+            s3[d] = *v;
+        }
+        SchedPoint {
+            wg: s3.iter().fold(1u32, |a, b| a.saturating_mul(*b)),
+            shape: s3,
+            dims: shape.len().clamp(1, 3),
+            items,
+            vec,
+            knobs: Vec::new(),
+        }
+    }
+
     pub fn get(&self, c: SchedConst) -> u32 {
         match c {
             SchedConst::Wg => self.wg,
+            SchedConst::WgAxis(d) => self.shape[d as usize % 3],
             SchedConst::Items => self.items,
             SchedConst::Vec => self.vec,
             SchedConst::Knob(i) => self.knobs.get(i).copied().unwrap_or(0),
         }
     }
 
+    /// The workgroup as the attribute writes it: `64`, `(16, 16)` or `(4, 4, 4)`.
+    pub fn shape_text(&self) -> String {
+        shape_text(&self.shape[..self.dims])
+    }
+
     /// `WG=64, ITEMS=1, VEC=1, TILE=128`, for messages.
     pub fn describe(&self, knobs: &[Knob]) -> String {
-        let mut s = format!("WG={}, ITEMS={}, VEC={}", self.wg, self.items, self.vec);
+        let wg = if self.dims > 1 {
+            format!("workgroup {}", self.shape_text())
+        } else {
+            format!("WG={}", self.wg)
+        };
+        let mut s = format!("{wg}, ITEMS={}, VEC={}", self.items, self.vec);
         for (k, v) in knobs.iter().zip(&self.knobs) {
             s.push_str(&format!(", {}={v}", k.name));
         }
@@ -476,6 +506,8 @@ impl SubgroupOp {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SchedConst {
     Wg,
+    /// `WG_X`, `WG_Y` or `WG_Z` (0, 1, 2): a 2-D or 3-D workgroup's extent.
+    WgAxis(u8),
     Items,
     Vec,
     Knob(usize),
@@ -989,14 +1021,38 @@ pub enum CaseValue {
     F32(f32),
 }
 
+/// A workgroup shape as the attribute writes it: `64`, `(16, 16)` or `(4, 4, 4)`.
+pub fn shape_text(shape: &[u32]) -> String {
+    match shape {
+        [x] => x.to_string(),
+        _ => format!(
+            "({})",
+            shape
+                .iter()
+                .map(|v| v.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
 /// Parsed `#[forge_kernel(...)]` options.
 pub struct Options {
-    pub workgroup: u32,
+    /// The declared workgroup: one extent (`workgroup = 64`), or a shape of 2 or 3
+    /// (`workgroup = (16, 16)`).
+    pub workgroup: Vec<u32>,
     pub workgroup_span: Span,
-    pub threads: Option<(LenExpr, String, Span)>,
+    /// Whether `workgroup` was given (a 2-D or 3-D grid without one gets `(8, 8)` or
+    /// `(4, 4, 4)`).
+    pub workgroup_given: bool,
+    /// `threads = n` or `threads = (w, h[, d])`: one LEN per dimension, each with its text,
+    /// and the whole option's text and span.
+    pub threads: Option<(Vec<(LenExpr, String)>, String, Span)>,
     /// The `threads` option as written, until `parse::resolve_threads` resolves it.
     pub threads_syn: Option<syn::Expr>,
-    pub tune_workgroup: Vec<u32>,
+    /// `tune(workgroup = [..])`: each candidate's extents (one, or a shape of 2 or 3),
+    /// with its span.
+    pub tune_workgroup: Vec<(Vec<u32>, Span)>,
     pub tune_items: Vec<u32>,
     pub tune_vector: Vec<u32>,
     /// Every value of `tune(...)`: its axis, value and literal, for errors at the value.
@@ -1148,38 +1204,53 @@ impl Kernel<'_> {
             })
     }
 
-    /// The LEN expression of `threads`, defaulting to the first `#[out]` binding's length,
-    /// then to the first binding's.
-    pub fn threads_len(&self) -> Option<&LenExpr> {
-        if let Some((e, _, _)) = &self.options.threads {
-            return Some(e);
+    /// The LEN expression of each dimension of `threads`, each with its text: the option's,
+    /// or else the first `#[out]` binding's length, then the first binding's (1-D).
+    pub fn threads_dims(&self) -> Vec<(&LenExpr, String)> {
+        if let Some((dims, _, _)) = &self.options.threads {
+            return dims.iter().map(|(e, t)| (e, t.clone())).collect();
         }
-        let b = self
-            .bindings
+        self.bindings
             .iter()
             .find(|b| b.access == Access::Out)
-            .or(self.bindings.first())?;
-        Some(&b.len)
+            .or(self.bindings.first())
+            .map(|b| vec![(&b.len, b.len_text.clone())])
+            .unwrap_or_default()
+    }
+
+    /// The LEN expression of a 1-D kernel's `threads` (the first dimension's of a grid).
+    pub fn threads_len(&self) -> Option<&LenExpr> {
+        self.threads_dims().first().map(|(e, _)| *e)
     }
 
     pub fn threads_text(&self) -> String {
         if let Some((_, t, _)) = &self.options.threads {
             return t.clone();
         }
-        let b = self
-            .bindings
-            .iter()
-            .find(|b| b.access == Access::Out)
-            .or(self.bindings.first());
-        b.map(|b| b.len_text.clone()).unwrap_or_else(|| "1".into())
+        self.threads_dims()
+            .first()
+            .map(|(_, t)| t.clone())
+            .unwrap_or_else(|| "1".into())
     }
 
-    /// The tuning space, or the declared schedule alone.
-    pub fn tune_workgroups(&self) -> Vec<u32> {
+    /// The grid's dimensions: `threads`'s, else the declared workgroup's.
+    pub fn dims(&self) -> usize {
+        match &self.options.threads {
+            Some((dims, _, _)) => dims.len().clamp(1, 3),
+            None => self.options.workgroup.len().clamp(1, 3),
+        }
+    }
+
+    /// The tuning space's workgroups, or the declared one alone.
+    pub fn tune_workgroups(&self) -> Vec<Vec<u32>> {
         if self.options.tune_workgroup.is_empty() {
-            vec![self.options.workgroup]
+            vec![self.options.workgroup.clone()]
         } else {
-            self.options.tune_workgroup.clone()
+            self.options
+                .tune_workgroup
+                .iter()
+                .map(|(w, _)| w.clone())
+                .collect()
         }
     }
 
@@ -1202,10 +1273,12 @@ impl Kernel<'_> {
     /// The default schedule: the declared workgroup, and the first items and vector values.
     pub fn default_schedule(&self) -> SchedPoint {
         SchedPoint {
-            wg: self.options.workgroup,
-            items: self.tune_items()[0],
-            vec: self.tune_vectors()[0],
             knobs: self.options.knobs.iter().map(|k| k.default).collect(),
+            ..SchedPoint::new(
+                &self.options.workgroup,
+                self.tune_items()[0],
+                self.tune_vectors()[0],
+            )
         }
     }
 
@@ -1217,12 +1290,7 @@ impl Kernel<'_> {
         for wg in self.tune_workgroups() {
             for items in self.tune_items() {
                 for vec in self.tune_vectors() {
-                    points.push(SchedPoint {
-                        wg,
-                        items,
-                        vec,
-                        knobs: Vec::new(),
-                    });
+                    points.push(SchedPoint::new(&wg, items, vec));
                 }
             }
         }

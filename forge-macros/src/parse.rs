@@ -11,8 +11,8 @@ use syn::spanned::Spanned;
 
 /// The options of `#[forge_kernel(...)]`, each with the form it takes, for messages.
 const OPTIONS: &[(&str, &str)] = &[
-    ("workgroup", "`workgroup = 64`"),
-    ("threads", "`threads = n`"),
+    ("workgroup", "`workgroup = 64` or `workgroup = (16, 16)`"),
+    ("threads", "`threads = n` or `threads = (w, h)`"),
     (
         "tune",
         "`tune(workgroup = [64, 128], items = [1, 2], vector = [1])`",
@@ -155,6 +155,26 @@ fn u32_literal(cx: &Ctxt, e: &syn::Expr, what: &str) -> Option<(u32, Span)> {
     }
 }
 
+/// A workgroup: an integer literal (`64`), or a tuple of 2 or 3 of them (`(16, 16)`),
+/// as its extents, with its span.
+fn workgroup_literal(cx: &Ctxt, e: &syn::Expr, what: &str) -> Option<(Vec<u32>, Span)> {
+    let syn::Expr::Tuple(t) = e else {
+        return u32_literal(cx, e, what).map(|(v, span)| (vec![v], span));
+    };
+    if t.elems.len() < 2 || t.elems.len() > 3 {
+        cx.error_spanned(
+            t,
+            format!("{what}: a workgroup shape has 2 or 3 extents, such as `(16, 16)` or `(8, 8, 4)`; a 1-D workgroup is a number, such as `64`"),
+        );
+        return None;
+    }
+    let mut out = Vec::new();
+    for el in &t.elems {
+        out.push(u32_literal(cx, el, what)?.0);
+    }
+    Some((out, t.span()))
+}
+
 /// A float or integer literal, possibly negated, as `f64`.
 fn number_literal(e: &syn::Expr) -> Option<f64> {
     match e {
@@ -177,8 +197,9 @@ fn number_literal(e: &syn::Expr) -> Option<f64> {
 /// the form it takes; parsing goes on with the next option, so every mistake shows at once.
 pub fn options(cx: &Ctxt, attr: TokenStream) -> Options {
     let mut o = Options {
-        workgroup: 64,
+        workgroup: vec![64],
         workgroup_span: Span::call_site(),
+        workgroup_given: false,
         threads: None,
         threads_syn: None,
         tune_workgroup: Vec::new(),
@@ -219,9 +240,10 @@ pub fn options(cx: &Ctxt, attr: TokenStream) -> Options {
         match key.as_str() {
             "workgroup" => {
                 if let Some(e) = option_value(cx, &meta, "workgroup")? {
-                    if let Some((v, span)) = u32_literal(cx, &e, "`workgroup`") {
+                    if let Some((v, span)) = workgroup_literal(cx, &e, "`workgroup`") {
                         o.workgroup = v;
                         o.workgroup_span = span;
+                        o.workgroup_given = true;
                     }
                 }
             }
@@ -314,6 +336,24 @@ pub fn options(cx: &Ctxt, attr: TokenStream) -> Options {
                             cx.error_spanned(arr, format!("`tune({what} = [])` is empty; give at least one value, such as `{what} = [64]`"));
                             return Ok(());
                         }
+                        if axis == "workgroup" {
+                            let mut shapes: Vec<(Vec<u32>, Span)> = Vec::new();
+                            for el in &arr.elems {
+                                let Some((v, span)) = workgroup_literal(cx, el, "`tune(workgroup = [..])`") else {
+                                    continue;
+                                };
+                                if shapes.iter().any(|(w, _)| *w == v) {
+                                    cx.error(span, format!("`tune(workgroup = [..])` gives {} twice; keep one", crate::model::shape_text(&v)));
+                                    continue;
+                                }
+                                for x in &v {
+                                    o.tune_values.push((axis, *x, span));
+                                }
+                                shapes.push((v, span));
+                            }
+                            o.tune_workgroup = shapes;
+                            return Ok(());
+                        }
                         let mut vals = Vec::new();
                         for el in &arr.elems {
                             if let Some((v, span)) = u32_literal(cx, el, &format!("`tune({what} = [..])`")) {
@@ -328,7 +368,6 @@ pub fn options(cx: &Ctxt, attr: TokenStream) -> Options {
                             }
                         }
                         match axis {
-                            "workgroup" => o.tune_workgroup = vals,
                             "items" => o.tune_items = vals,
                             "vector" => o.tune_vector = vals,
                             _ => tuned_knobs.push((inner.path.clone(), vals)),
@@ -341,9 +380,12 @@ pub fn options(cx: &Ctxt, attr: TokenStream) -> Options {
                 if option_list(cx, &meta, "knobs")? {
                     meta.parse_nested_meta(|inner| {
                         let name = ident_text(&inner.path);
-                        if !is_knob_name(&name) || TUNE_AXES.iter().any(|(_, c)| *c == name) {
+                        let schedule_own = |n: &str| {
+                            TUNE_AXES.iter().any(|(_, c)| *c == n) || matches!(n, "WG_X" | "WG_Y" | "WG_Z")
+                        };
+                        if !is_knob_name(&name) || schedule_own(&name) {
                             let upper = name.to_uppercase();
-                            let hint = if TUNE_AXES.iter().any(|(_, c)| *c == upper) {
+                            let hint = if schedule_own(&upper) {
                                 format!("`{upper}` is the schedule's own; pick another name")
                             } else if is_knob_name(&upper) {
                                 format!("write `{upper}`")
@@ -671,6 +713,7 @@ pub fn len_text(e: &syn::Expr) -> String {
     let s = quote::quote!(#e).to_string();
     // `quote` spaces every token; tighten method calls and parentheses for readability.
     s.replace(" . ", ".")
+        .replace(" ,", ",")
         .replace(" (", "(")
         .replace("( ", "(")
         .replace(" )", ")")
@@ -741,11 +784,36 @@ pub fn resolve_cases(cx: &Ctxt, scalars: &[ScalarParam<'_>], o: &mut Options) {
     }
 }
 
-/// Resolves the `threads` option against the scalar parameters.
+/// Resolves the `threads` option against the scalar parameters: one LEN, or a tuple of 2
+/// or 3 (`threads = (w, h)`), one per dimension of the grid. A 2-D or 3-D grid without a
+/// `workgroup` gets one of 64 invocations, as a 1-D kernel does: `(8, 8)` or `(4, 4, 4)`.
 pub fn resolve_threads(cx: &Ctxt, scalars: &[ScalarParam<'_>], o: &mut Options) {
-    if let Some(e) = o.threads_syn.take() {
-        o.threads = Some((len_expr(cx, &e, scalars), len_text(&e), e.span()));
+    let Some(e) = o.threads_syn.take() else {
+        return;
+    };
+    let dims: Vec<&syn::Expr> = match &e {
+        syn::Expr::Tuple(t) if t.elems.len() < 2 || t.elems.len() > 3 => {
+            cx.error_spanned(
+                t,
+                "a grid has 1, 2 or 3 dimensions: write `threads = n`, `threads = (w, h)` or `threads = (w, h, d)`",
+            );
+            return;
+        }
+        syn::Expr::Tuple(t) => t.elems.iter().collect(),
+        other => vec![other],
+    };
+    let lens = dims
+        .iter()
+        .map(|d| (len_expr(cx, d, scalars), len_text(d)))
+        .collect::<Vec<_>>();
+    if !o.workgroup_given {
+        match lens.len() {
+            2 => o.workgroup = vec![8, 8],
+            3 => o.workgroup = vec![4, 4, 4],
+            _ => {}
+        }
     }
+    o.threads = Some((lens, len_text(&e), e.span()));
 }
 
 /// Parses the signature into bindings and scalars, in declaration order.

@@ -33,6 +33,9 @@ impl Paths {
     pub fn tune_space(&self) -> TokenStream {
         self.p(quote!(TuneSpace))
     }
+    pub fn threads(&self) -> TokenStream {
+        self.p(quote!(Threads))
+    }
     pub fn binding(&self) -> TokenStream {
         self.p(quote!(Binding))
     }

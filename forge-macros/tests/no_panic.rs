@@ -72,6 +72,27 @@ pub fn block_sum(x: &[f32; n], #[out] sums: &mut [f32; n.div_ceil(64)], n: u32) 
         sums[workgroup_index()] = tile[0];
     }
 }"#,
+    r#"#[forge_kernel(threads = (w, h), workgroup = (16, 16), tune(workgroup = [(16, 16), (32, 8)]))]
+pub fn transpose(a: &[f32; w * h], #[out] t: &mut [f32; w * h], w: u32, h: u32) {
+    #[shared]
+    let mut tile = [0.0f32; 256];
+    let id = global_id();
+    let l = local_id();
+    if id.x < w && id.y < h {
+        tile[l.y * WG_X + l.x] = a[id.y * w + id.x];
+    }
+    workgroup_barrier();
+    if id.x < w && id.y < h {
+        t[id.x * h + id.y] = tile[l.y * WG_X + l.x] + (num_workgroups().z + workgroup_id().y) as f32 * 0.0;
+    }
+}"#,
+    r#"#[forge_kernel(threads = (w, h, d), workgroup = (4, 4, 4))]
+pub fn cells(#[out] y: &mut [u32; w * h * d], w: u32, h: u32, d: u32) {
+    let id = global_id();
+    if id.x < w && id.y < h && id.z < d {
+        y[global_index()] = id.x + WG_Y * id.z;
+    }
+}"#,
     r#"#[forge_kernel(threads = n)]
 pub fn int_ops(a: &[u32; n], b: &[i32; n], #[out] ou: &mut [u32; n], #[out] oi: &mut [i32; n * 2], n: u32, salt: u32) {
     let i = global_index();
@@ -241,6 +262,12 @@ const LEAVES: &[&str] = &[
     "num_workgroups().x",
     "global_id().w",
     "global_id()",
+    "local_id()",
+    "num_workgroups()",
+    "workgroup_id().w",
+    "WG_X",
+    "WG_Z",
+    "global_id().xy()",
     "global_index(1)",
     "subgroup_size()",
     "subgroup_invocation_id(2)",
@@ -666,6 +693,30 @@ const OPTIONS: &[&str] = &[
     "threads = global_index()",
     "threads =",
     "threads = n m",
+    "threads = (n, m)",
+    "threads = (n, m, n)",
+    "threads = (n,)",
+    "threads = ()",
+    "threads = (n, m, n, m)",
+    "threads = (n, s)",
+    "threads = (x, n)",
+    "threads = (n * m, 0)",
+    "threads = [n, m]",
+    "workgroup = (16, 16)",
+    "workgroup = (8, 8, 4)",
+    "workgroup = (64, 32)",
+    "workgroup = (1, 1, 128)",
+    "workgroup = (0, 4)",
+    "workgroup = (16,)",
+    "workgroup = (n, 4)",
+    "workgroup = (1.5, 2)",
+    "workgroup = (4294967295, 4294967295)",
+    "tune(workgroup = [(16, 16), (32, 8)])",
+    "tune(workgroup = [(16, 16), 64])",
+    "tune(workgroup = [(16, 16), (16, 16)])",
+    "tune(workgroup = [(4, 4, 4), (8, 8, 1)])",
+    "tune(workgroup = [()])",
+    "tune(workgroup = [(16, 16)], items = [1, 2])",
     "tune(workgroup = [64, 128])",
     "types(T = [f32, f16])",
     "types(T = [u32, i32, f32, f64])",
@@ -728,6 +779,7 @@ const OPTIONS: &[&str] = &[
     "knobs(TILE = x)",
     "knobs(TILE = 4, TILE = 8)",
     "knobs(WG = 4)",
+    "knobs(WG_Y = 4)",
     "knobs(A = 1, B = 2, C = 3, D = 4, E = 5, F = 6, G = 7)",
     "knobs(AN_EXTREMELY_LONG_KNOB_NAME = 1)",
     "knobs(NULL = 1)",

@@ -48,7 +48,7 @@ impl Bare {
         let name = kernel.name();
         let layout = kernel.layout();
         let lens = kernel.binding_lens(&args.scalars)?;
-        let dims = rt.workgroups(kernel, schedule, kernel.threads(&args.scalars)?)?;
+        let dims = rt.workgroups(kernel, schedule, kernel.grid_threads(&args.scalars)?)?;
         if args.buffers.len() != layout.len() {
             return Err(ForgeError::InvalidArgument {
                 kernel: name,

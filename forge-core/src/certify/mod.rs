@@ -699,6 +699,9 @@ impl Kernel for PoisonView<'_> {
     fn threads(&self, scalars: &[ScalarValue]) -> Result<u64> {
         self.inner.threads(scalars)
     }
+    fn grid_threads(&self, scalars: &[ScalarValue]) -> Result<crate::schedule::Threads> {
+        self.inner.grid_threads(scalars)
+    }
     fn run_dyn(
         &self,
         rt: &mut ForgeRuntime,
@@ -728,7 +731,7 @@ fn run_poisoned(
     schedule: &Schedule,
     args: &DynArgs,
     lens: &[u64],
-    threads: u64,
+    threads: crate::schedule::Threads,
 ) -> Result<Vec<HostBuffer>> {
     let layout = kernel.layout();
     let mut data: Vec<Vec<u8>> = Vec::with_capacity(layout.len());
@@ -871,7 +874,7 @@ pub fn certify(
         tracing::debug!(case = %prefix, "certifying");
 
         // 1. Sizes, and whether the case is worth running here.
-        let (lens, threads) = match (kernel.binding_lens(scalars), kernel.threads(scalars)) {
+        let (lens, threads) = match (kernel.binding_lens(scalars), kernel.grid_threads(scalars)) {
             (Ok(l), Ok(t)) => (l, t),
             (Err(e), _) | (_, Err(e)) => {
                 report.skipped.push(format!("{prefix}: {e}"));

@@ -414,6 +414,86 @@ pub fn fold_groups(kernel: &'static str, groups: u64) -> Result<[u32; 3]> {
     })
 }
 
+/// The logical workgroups per dimension for a grid of `threads` at `schedule`, for a
+/// kernel whose grid has `dims` dimensions: the grid the runtime launches
+/// ([`crate::plan::grid`], at the portable limit of workgroups per dimension), so that the
+/// oracle runs exactly its invocations and fails where it fails.
+pub fn grid(
+    kernel: &'static str,
+    schedule: &crate::Schedule,
+    threads: [u32; 3],
+    dims: usize,
+) -> Result<[u64; 3]> {
+    let bad = |reason: String| ForgeError::BadSchedule {
+        kernel,
+        schedule: schedule.to_string(),
+        reason,
+    };
+    if schedule.dims() != dims {
+        return Err(bad(format!(
+            "the kernel's grid has {dims} dimension(s) and this workgroup {}",
+            schedule.dims()
+        )));
+    }
+    // What the launch plan refuses whatever the adapter (`plan::check_schedule`).
+    if dims > 1 && schedule.items != 1 {
+        return Err(bad(format!(
+            "`items` must be 1 with a {dims}-D workgroup; `items` spreads a 1-D grid only"
+        )));
+    }
+    let limits = wgpu::Limits {
+        max_compute_workgroups_per_dimension: GROUPS_PER_DIMENSION,
+        ..wgpu::Limits::downlevel_defaults()
+    };
+    let threads = crate::Threads(threads.map(u64::from));
+    Ok(crate::plan::grid(kernel, schedule, threads, &limits)?.logical)
+}
+
+/// Checks a 2-D or 3-D grid's extents, before anything is allocated: the invocations
+/// must fit the `u32` that `global_index()` numbers them with, else
+/// [`ForgeError::GridTooLarge`].
+pub fn check_grid(kernel: &'static str, threads: [u32; 3]) -> Result<[u32; 3]> {
+    let t = crate::Threads(threads.map(u64::from));
+    if t.total() > u32::MAX as u64 {
+        return Err(ForgeError::GridTooLarge {
+            kernel,
+            threads: t.to_string(),
+            reason: format!(
+                "{} invocations, past the {} that `global_index()` (a `u32`) numbers",
+                t.total(),
+                u32::MAX
+            ),
+        });
+    }
+    Ok(threads)
+}
+
+/// An invocation's `local_id()` from its `local_index()` in a workgroup of `shape`.
+#[inline(always)]
+pub fn local_id(lane: u32, shape: [u32; 3]) -> [u32; 3] {
+    [
+        lane % shape[0],
+        (lane / shape[0]) % shape[1],
+        lane / (shape[0] * shape[1]),
+    ]
+}
+
+/// An invocation's `global_id()`: its workgroup's logical id times the shape, plus its
+/// local id, wrapping as WGSL's `u32` does.
+#[inline(always)]
+pub fn global_id(workgroup: [u32; 3], lane: u32, shape: [u32; 3]) -> [u32; 3] {
+    let l = local_id(lane, shape);
+    [0, 1, 2].map(|d| workgroup[d].wrapping_mul(shape[d]).wrapping_add(l[d]))
+}
+
+/// An invocation's `global_index()`: `x + w·(y + h·z)` of its `global_id()` in a grid of
+/// `threads` (wrapping, as in WGSL).
+#[inline(always)]
+pub fn global_index(workgroup: [u32; 3], lane: u32, shape: [u32; 3], threads: [u32; 3]) -> u32 {
+    let g = global_id(workgroup, lane, shape);
+    g[0].wrapping_add(threads[0].wrapping_mul(g[1].wrapping_add(threads[1].wrapping_mul(g[2]))))
+}
+
 /// LEN arithmetic in i128: lengths are checked for overflow, division by zero and
 /// negative results before anything is allocated.
 pub mod len {
@@ -622,6 +702,7 @@ pub fn check_schedule(
     kernel: &dyn crate::kernel::Kernel,
     schedule: &crate::Schedule,
 ) -> Result<()> {
+    crate::plan::check_dims(kernel, schedule)?;
     crate::plan::check_declared(kernel, schedule)
 }
 

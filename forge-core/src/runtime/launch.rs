@@ -31,7 +31,7 @@ use crate::error::{ForgeError, Result};
 use crate::kernel::{check_scalar_count, Access, Binding, DynArgs, HostBuffer, Kernel};
 use crate::plan::{align_up, LaunchPlan};
 use crate::runtime::ForgeRuntime;
-use crate::schedule::Schedule;
+use crate::schedule::{Schedule, Threads};
 use crate::tensor::RawTensor;
 
 /// One binding's host data for [`ForgeRuntime::launch_host`].
@@ -100,7 +100,7 @@ impl ForgeRuntime {
         kernel: &dyn Kernel,
         schedule: &Schedule,
         params: &[u8],
-        threads: u64,
+        threads: impl Into<Threads>,
         args: &mut [HostArg<'_>],
     ) -> Result<Vec<HostBuffer>> {
         let name = kernel.name();
@@ -243,7 +243,7 @@ impl ForgeRuntime {
         kernel: &dyn Kernel,
         schedule: &Schedule,
         params: &[u8],
-        threads: u64,
+        threads: impl Into<Threads>,
         tensors: &[&RawTensor],
     ) -> Result<()> {
         let name = kernel.name();
@@ -367,12 +367,12 @@ impl ForgeRuntime {
 
 /// The sizes of a type-erased call: after checking the scalar count and that there is one
 /// buffer per binding, every binding's length (its LEN evaluated) and the threads.
-pub(crate) fn dyn_sizes(kernel: &dyn Kernel, args: &DynArgs) -> Result<(Vec<u64>, u64)> {
+pub(crate) fn dyn_sizes(kernel: &dyn Kernel, args: &DynArgs) -> Result<(Vec<u64>, Threads)> {
     let name = kernel.name();
     check_scalar_count(name, kernel.scalars().len(), args.scalars.len())?;
     check_arity(name, kernel.layout().len(), args.buffers.len(), "buffers")?;
     let lens = kernel.binding_lens(&args.scalars)?;
-    let threads = kernel.threads(&args.scalars)?;
+    let threads = kernel.grid_threads(&args.scalars)?;
     Ok((lens, threads))
 }
 

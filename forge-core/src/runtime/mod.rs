@@ -426,16 +426,17 @@ impl ForgeRuntime {
     /// Checks a schedule against the adapter's workgroup limits; see
     /// [`crate::plan::check_schedule`].
     pub fn check_schedule(&self, kernel: &dyn Kernel, schedule: &Schedule) -> Result<()> {
-        crate::plan::check_schedule(kernel.name(), schedule, self.limits())
+        crate::plan::check_schedule(kernel.name(), schedule, self.limits())?;
+        crate::plan::check_dims(kernel, schedule)
     }
 
-    /// The folded workgroup counts for `threads` logical invocations; see
-    /// [`crate::plan::grid`].
+    /// The folded workgroup counts for `threads` logical invocations (a `u64`, or a
+    /// [`crate::Threads`] per dimension); see [`crate::plan::grid`].
     pub fn workgroups(
         &self,
         kernel: &dyn Kernel,
         schedule: &Schedule,
-        threads: u64,
+        threads: impl Into<crate::schedule::Threads>,
     ) -> Result<[u32; 3]> {
         Ok(crate::plan::grid(kernel.name(), schedule, threads, self.limits())?.dispatch)
     }

@@ -1,6 +1,6 @@
-//! Schedules: the tunable launch parameters of a kernel (workgroup size, items per
-//! invocation, vector width, and the kernel's own knobs) and the space a kernel declares
-//! with `tune(...)`. Layer 1 (values).
+//! Schedules: the tunable launch parameters of a kernel (workgroup size or shape, items per
+//! invocation, vector width, and the kernel's own knobs), the space a kernel declares
+//! with `tune(...)`, and the logical extent of one launch ([`Threads`]). Layer 1 (values).
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::collections::BTreeMap;
@@ -145,7 +145,13 @@ impl fmt::Debug for Knobs {
 }
 
 /// One point in a kernel's tuning space. The generated WGSL sees these as the `u32`
-/// constants `WG`, `ITEMS`, `VEC` and one per knob (`TILE`).
+/// constants `WG`, `ITEMS`, `VEC` and one per knob (`TILE`); a kernel with a 2-D or 3-D
+/// grid also sees its workgroup's shape as `WG_X`, `WG_Y` and `WG_Z`, and `WG` is then
+/// their product, the invocations of one workgroup.
+///
+/// A 1-D kernel's schedule has `workgroup_y` and `workgroup_z` at `None`; a 2-D kernel's
+/// has `workgroup_y` set, a 3-D kernel's both. The dimensions are part of the schedule:
+/// `wg=64` (1-D) and `wg=64x1` (2-D) are different schedules, of different kernels.
 ///
 /// A kernel's declared schedule ([`Kernel::default_schedule`](crate::Kernel)) carries every
 /// knob of the kernel with its default; a schedule without some knob runs that kernel with
@@ -154,8 +160,12 @@ impl fmt::Debug for Knobs {
 /// changes one value and keeps the rest, knobs included.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Schedule {
-    /// Workgroup size in x (`WG`).
+    /// Workgroup size in x (`WG` in a 1-D kernel, `WG_X` in a 2-D or 3-D one).
     pub workgroup: u32,
+    /// Workgroup size in y (`WG_Y`), for a kernel with a 2-D or 3-D grid.
+    pub workgroup_y: Option<u32>,
+    /// Workgroup size in z (`WG_Z`), for a kernel with a 3-D grid.
+    pub workgroup_z: Option<u32>,
     /// Logical items handled by each invocation (`ITEMS`).
     pub items: u32,
     /// Vector width (`VEC`).
@@ -176,10 +186,62 @@ impl Schedule {
     pub const fn new(workgroup: u32, items: u32, vector: u32) -> Self {
         Schedule {
             workgroup,
+            workgroup_y: None,
+            workgroup_z: None,
             items,
             vector,
             knobs: Knobs::NONE,
         }
+    }
+
+    /// This schedule with a workgroup of this shape: `[x]`, `[x, y]` or `[x, y, z]`, for a
+    /// kernel with a 1-D, 2-D or 3-D grid. Other lengths leave the schedule as it is.
+    ///
+    /// ```
+    /// use forge_core::Schedule;
+    /// let s = Schedule::with_workgroup(64).with_shape(&[32, 8]);
+    /// assert_eq!((s.workgroup_shape(), s.dims(), s.invocations()), ([32, 8, 1], 2, 256));
+    /// assert_eq!(s.to_string(), "wg=32x8 items=1 vec=1");
+    /// ```
+    pub const fn with_shape(mut self, shape: &[u32]) -> Self {
+        match *shape {
+            [x] => (self.workgroup, self.workgroup_y, self.workgroup_z) = (x, None, None),
+            [x, y] => (self.workgroup, self.workgroup_y, self.workgroup_z) = (x, Some(y), None),
+            [x, y, z] => {
+                (self.workgroup, self.workgroup_y, self.workgroup_z) = (x, Some(y), Some(z))
+            }
+            _ => {}
+        }
+        self
+    }
+
+    /// The workgroup's extent in x, y and z, 1 in the dimensions the grid lacks.
+    pub const fn workgroup_shape(&self) -> [u32; 3] {
+        let y = match self.workgroup_y {
+            Some(y) => y,
+            None => 1,
+        };
+        let z = match self.workgroup_z {
+            Some(z) => z,
+            None => 1,
+        };
+        [self.workgroup, y, z]
+    }
+
+    /// The grid's dimensions: 1, 2 or 3 (a `workgroup_z` without a `workgroup_y` counts
+    /// as 3, and [`crate::plan::check_schedule`] refuses it).
+    pub const fn dims(&self) -> usize {
+        match (self.workgroup_y, self.workgroup_z) {
+            (None, None) => 1,
+            (Some(_), None) => 2,
+            _ => 3,
+        }
+    }
+
+    /// The invocations of one workgroup (`WG`): the product of its shape.
+    pub const fn invocations(&self) -> u64 {
+        let [x, y, z] = self.workgroup_shape();
+        x as u64 * y as u64 * z as u64
     }
 
     /// A schedule with the given workgroup size, one item and vector width one.
@@ -230,7 +292,10 @@ impl Schedule {
     /// schedule): each as this schedule sets it, or else at `declared`'s value. This is the
     /// schedule a kernel runs with when it is given this one.
     pub fn with_knobs_of(&self, declared: &Schedule) -> Schedule {
-        let mut out = Schedule::new(self.workgroup, self.items, self.vector);
+        let mut out = Schedule {
+            knobs: Knobs::NONE,
+            ..*self
+        };
         for (name, default) in declared.knobs() {
             out = out.with_knob(name, self.knob(name).unwrap_or(default));
         }
@@ -240,18 +305,35 @@ impl Schedule {
     /// Invocations per workgroup times items per invocation: the logical threads one
     /// workgroup covers.
     pub fn threads_per_group(&self) -> u64 {
-        self.workgroup as u64 * self.items as u64
+        self.invocations().saturating_mul(self.items as u64)
     }
 
-    /// Workgroups needed to cover `threads` logical invocations.
+    /// Workgroups needed to cover `threads` logical invocations of a 1-D grid.
     pub fn groups_for(&self, threads: u64) -> u64 {
         threads.div_ceil(self.threads_per_group().max(1))
+    }
+
+    /// Workgroups needed in each dimension to cover a grid of `threads`: x covers
+    /// `WG_X·ITEMS` threads a workgroup, y and z their extent.
+    ///
+    /// ```
+    /// use forge_core::{Schedule, Threads};
+    /// let s = Schedule::with_workgroup(1).with_shape(&[16, 4]);
+    /// assert_eq!(s.groups_per_dim(Threads([33, 4, 1])), [3, 1, 1]);
+    /// assert_eq!(Schedule::new(64, 2, 1).groups_per_dim(Threads::from(1000)), [8, 1, 1]);
+    /// ```
+    pub fn groups_per_dim(&self, threads: Threads) -> [u64; 3] {
+        let [x, y, z] = self.workgroup_shape();
+        let per = [x as u64 * self.items as u64, y as u64, z as u64];
+        let t = threads.0;
+        [0, 1, 2].map(|d| t[d].div_ceil(per[d].max(1)))
     }
 
     /// This schedule with the settings in `text` changed. `text` is written as schedules are
     /// printed, `wg=256 items=2 vec=1 TILE=128`, with spaces or commas between the settings
     /// (`wg=256,items=2,vec=1`); a setting left out keeps this schedule's value, so
-    /// `wg=128` changes only the workgroup size. A knob is set by its name, and must be one
+    /// `wg=128` changes only the workgroup size. A 2-D or 3-D workgroup is written
+    /// `wg=16x16` or `wg=8x8x4`, with as many extents as this schedule has dimensions. A knob is set by its name, and must be one
     /// of this schedule's (start from the kernel's declared schedule, which has them all).
     /// The error says what is wrong.
     ///
@@ -290,6 +372,10 @@ impl Schedule {
                 return Err(format!("`{key}` is given twice"));
             }
             seen.push(key);
+            if key == "wg" {
+                out = out.with_shape(&parse_shape(part, value, self.dims())?);
+                continue;
+            }
             // Knobs may be 0 (a knob can switch a variant off); the axes may not.
             let v = match value.parse::<u32>() {
                 Ok(v) if v > 0 || is_knob => v,
@@ -301,7 +387,6 @@ impl Schedule {
                 }
             };
             match key {
-                "wg" => out.workgroup = v,
                 "items" => out.items = v,
                 "vec" => out.vector = v,
                 _ => out = out.with_knob(key, v),
@@ -313,17 +398,57 @@ impl Schedule {
         Ok(out)
     }
 
-    /// The WGSL constant declarations that fix this schedule in a kernel's source.
+    /// The WGSL constant declarations that fix this schedule in a kernel's source: `WG`
+    /// (the invocations of a workgroup), `ITEMS`, `VEC`, then `WG_X`, `WG_Y` and `WG_Z`
+    /// for a 2-D or 3-D schedule, then the knobs.
     pub fn wgsl_header(&self) -> String {
         let mut h = format!(
             "const WG: u32 = {}u;\nconst ITEMS: u32 = {}u;\nconst VEC: u32 = {}u;\n",
-            self.workgroup, self.items, self.vector
+            self.invocations().min(u32::MAX as u64),
+            self.items,
+            self.vector
         );
+        if self.dims() > 1 {
+            let [x, y, z] = self.workgroup_shape();
+            h.push_str(&format!(
+                "const WG_X: u32 = {x}u;\nconst WG_Y: u32 = {y}u;\nconst WG_Z: u32 = {z}u;\n"
+            ));
+        }
         for (name, v) in self.knobs() {
             h.push_str(&format!("const {name}: u32 = {v}u;\n"));
         }
         h
     }
+
+    /// The workgroup as settings write it: `64`, `16x16` or `8x8x4`.
+    pub fn shape_text(&self) -> String {
+        let [x, y, z] = self.workgroup_shape();
+        match self.dims() {
+            1 => format!("{x}"),
+            2 => format!("{x}x{y}"),
+            _ => format!("{x}x{y}x{z}"),
+        }
+    }
+}
+
+/// The extents of `wg=16x16` (`part`, its `value`), for a schedule of `dims` dimensions.
+fn parse_shape(part: &str, value: &str, dims: usize) -> Result<Vec<u32>, String> {
+    let extents: Vec<&str> = value.split('x').collect();
+    let form = ["`wg=256`", "`wg=16x16`", "`wg=8x8x4`"][dims.clamp(1, 3) - 1];
+    if extents.len() != dims {
+        return Err(format!(
+            "`{part}`: this kernel's grid has {dims} dimension(s), so its workgroup has {dims} extent(s); write e.g. {form}"
+        ));
+    }
+    extents
+        .iter()
+        .map(|e| match e.parse::<u32>() {
+            Ok(v) if v > 0 => Ok(v),
+            _ => Err(format!(
+                "`{part}`: each extent must be a whole number of at least 1, as in {form}"
+            )),
+        })
+        .collect()
 }
 
 impl fmt::Display for Schedule {
@@ -331,7 +456,9 @@ impl fmt::Display for Schedule {
         write!(
             f,
             "wg={} items={} vec={}",
-            self.workgroup, self.items, self.vector
+            self.shape_text(),
+            self.items,
+            self.vector
         )?;
         for (name, v) in self.knobs() {
             write!(f, " {name}={v}")?;
@@ -341,10 +468,15 @@ impl fmt::Display for Schedule {
 }
 
 /// A schedule as manifests store it: the knobs as a name → value map, absent when there
-/// are none, so that files written before knobs existed read back unchanged.
+/// are none, and the workgroup's y and z extents absent for a 1-D schedule, so that files
+/// written before knobs or grids existed read back unchanged.
 #[derive(Serialize, Deserialize)]
 struct ScheduleRecord {
     workgroup: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    workgroup_y: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    workgroup_z: Option<u32>,
     items: u32,
     vector: u32,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -355,6 +487,8 @@ impl Serialize for Schedule {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         ScheduleRecord {
             workgroup: self.workgroup,
+            workgroup_y: self.workgroup_y,
+            workgroup_z: self.workgroup_z,
             items: self.items,
             vector: self.vector,
             knobs: self.knobs().map(|(n, v)| (n.to_string(), v)).collect(),
@@ -373,7 +507,11 @@ impl<'de> Deserialize<'de> for Schedule {
                 r.knobs.len()
             )));
         }
-        let mut s = Schedule::new(r.workgroup, r.items, r.vector);
+        let mut s = Schedule {
+            workgroup_y: r.workgroup_y,
+            workgroup_z: r.workgroup_z,
+            ..Schedule::new(r.workgroup, r.items, r.vector)
+        };
         for (name, v) in &r.knobs {
             if name.len() > MAX_KNOB_NAME {
                 return Err(D::Error::custom(format!(
@@ -386,12 +524,53 @@ impl<'de> Deserialize<'de> for Schedule {
     }
 }
 
+/// The logical invocations of one launch in x, y and z: `[n, 1, 1]` for a 1-D kernel's
+/// `threads = n`, `[w, h, 1]` for `threads = (w, h)`. The launch plan turns it into
+/// workgroups ([`Schedule::groups_per_dim`]); a `u64` converts to a 1-D extent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Threads(pub [u64; 3]);
+
+impl Threads {
+    /// Every invocation of the grid: the product of the extents, saturating.
+    pub fn total(&self) -> u64 {
+        self.0.iter().fold(1u64, |a, b| a.saturating_mul(*b))
+    }
+}
+
+impl From<u64> for Threads {
+    fn from(n: u64) -> Self {
+        Threads([n, 1, 1])
+    }
+}
+
+impl From<[u64; 3]> for Threads {
+    fn from(t: [u64; 3]) -> Self {
+        Threads(t)
+    }
+}
+
+impl fmt::Display for Threads {
+    /// `1000`, `640x480` or `64x64x8`, trailing extents of 1 left out.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let [x, y, z] = self.0;
+        match (y, z) {
+            (1, 1) => write!(f, "{x}"),
+            (_, 1) => write!(f, "{x}x{y}"),
+            _ => write!(f, "{x}x{y}x{z}"),
+        }
+    }
+}
+
 /// The tuning space a kernel declares with `tune(workgroup = [..], items = [..], vector = [..],
 /// KNOB = [..])`. A kernel without `tune` has a space of one point: its declared schedule.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TuneSpace {
-    /// Candidate workgroup sizes.
+    /// Candidate workgroup sizes of a 1-D kernel (empty for a kernel with a 2-D or 3-D
+    /// grid, whose candidates are `shapes`).
     pub workgroup: &'static [u32],
+    /// Candidate workgroup shapes of a kernel with a 2-D or 3-D grid, each of 2 or 3
+    /// extents (`tune(workgroup = [(16, 16), (32, 8)])`); empty for a 1-D kernel.
+    pub shapes: &'static [&'static [u32]],
     /// Candidate items per invocation.
     pub items: &'static [u32],
     /// Candidate vector widths.
@@ -410,17 +589,55 @@ impl TuneSpace {
     ) -> Self {
         TuneSpace {
             workgroup,
+            shapes: &[],
             items,
             vector,
             knobs: &[],
         }
     }
 
+    /// A space over workgroup shapes (each of 2 or 3 extents), for a kernel with a 2-D or
+    /// 3-D grid and without knobs.
+    pub const fn with_shapes(
+        shapes: &'static [&'static [u32]],
+        items: &'static [u32],
+        vector: &'static [u32],
+    ) -> Self {
+        TuneSpace {
+            workgroup: &[],
+            shapes,
+            items,
+            vector,
+            knobs: &[],
+        }
+    }
+
+    /// Each candidate workgroup as a schedule of it alone: the shapes, or else the sizes.
+    fn workgroups(&self) -> Vec<Schedule> {
+        if self.shapes.is_empty() {
+            self.workgroup
+                .iter()
+                .map(|w| Schedule::with_workgroup(*w))
+                .collect()
+        } else {
+            self.shapes
+                .iter()
+                .map(|s| Schedule::with_workgroup(0).with_shape(s))
+                .collect()
+        }
+    }
+
     /// Whether `schedule` is one of the space's points: its values are candidates, and its
     /// knobs are exactly the space's, each at a candidate value.
     pub fn contains(&self, schedule: &Schedule) -> bool {
-        self.workgroup.contains(&schedule.workgroup)
-            && self.items.contains(&schedule.items)
+        self.workgroups().iter().any(|w| {
+            (w.workgroup, w.workgroup_y, w.workgroup_z)
+                == (
+                    schedule.workgroup,
+                    schedule.workgroup_y,
+                    schedule.workgroup_z,
+                )
+        }) && self.items.contains(&schedule.items)
             && self.vector.contains(&schedule.vector)
             && schedule.knobs().count() == self.knobs.len()
             && self
@@ -431,8 +648,9 @@ impl TuneSpace {
 
     /// The number of points: the product of the candidate counts.
     pub fn len(&self) -> usize {
+        let workgroups = self.workgroup.len().max(self.shapes.len());
         self.knobs.iter().fold(
-            self.workgroup.len() * self.items.len() * self.vector.len(),
+            workgroups * self.items.len() * self.vector.len(),
             |n, (_, v)| n * v.len(),
         )
     }
@@ -445,10 +663,10 @@ impl TuneSpace {
     /// Every schedule in the space, in declaration order (the last knob varies fastest).
     pub fn candidates(&self) -> Vec<Schedule> {
         let mut out = Vec::new();
-        for &workgroup in self.workgroup {
+        for w in self.workgroups() {
             for &items in self.items {
                 for &vector in self.vector {
-                    out.push(Schedule::new(workgroup, items, vector));
+                    out.push(Schedule { items, vector, ..w });
                 }
             }
         }
@@ -463,12 +681,16 @@ impl TuneSpace {
 }
 
 impl fmt::Display for TuneSpace {
-    /// `workgroup=[64, 128] items=[1] vector=[1] TILE=[64, 128]`, as `forge list` prints it.
+    /// `workgroup=[64, 128] items=[1] vector=[1] TILE=[64, 128]`, as `forge list` prints it;
+    /// shapes print as `workgroup=[16x16, 32x8]`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let workgroups: Vec<String> = self.workgroups().iter().map(|w| w.shape_text()).collect();
         write!(
             f,
-            "workgroup={:?} items={:?} vector={:?}",
-            self.workgroup, self.items, self.vector
+            "workgroup=[{}] items={:?} vector={:?}",
+            workgroups.join(", "),
+            self.items,
+            self.vector
         )?;
         for (name, vals) in self.knobs {
             write!(f, " {name}={vals:?}")?;
@@ -513,6 +735,54 @@ mod tests {
     }
 
     #[test]
+    fn shapes_print_parse_and_serialize() {
+        let s = Schedule::new(64, 1, 1).with_shape(&[16, 16]);
+        assert_eq!(s.to_string(), "wg=16x16 items=1 vec=1");
+        assert_eq!(
+            s.with_settings("wg=32x8").unwrap().workgroup_shape(),
+            [32, 8, 1]
+        );
+        assert_eq!(s.with_settings(&s.to_string()).unwrap(), s);
+        for bad in ["wg=16", "wg=16x0", "wg=2x2x2", "wg=16x", "wg=x16"] {
+            assert!(s.with_settings(bad).is_err(), "{bad}");
+        }
+        let one = Schedule::with_workgroup(64);
+        assert!(one.with_settings("wg=16x16").is_err());
+        let t = Schedule::new(1, 1, 1).with_shape(&[4, 4, 2]);
+        assert_eq!((t.dims(), t.invocations()), (3, 32));
+        assert_eq!(
+            t.with_settings("wg=8x8x4").unwrap().workgroup_shape(),
+            [8, 8, 4]
+        );
+        let text = serde_json::to_string(&t).unwrap();
+        assert_eq!(
+            text,
+            r#"{"workgroup":4,"workgroup_y":4,"workgroup_z":2,"items":1,"vector":1}"#
+        );
+        assert_eq!(serde_json::from_str::<Schedule>(&text).unwrap(), t);
+        // A 2-D (64, 1) is not the 1-D 64.
+        assert_ne!(Schedule::with_workgroup(64), one.with_shape(&[64, 1]));
+        assert!(t.wgsl_header().contains("const WG: u32 = 32u;\nconst ITEMS: u32 = 1u;\nconst VEC: u32 = 1u;\nconst WG_X: u32 = 4u;\nconst WG_Y: u32 = 4u;\nconst WG_Z: u32 = 2u;\n"));
+        assert!(!one.wgsl_header().contains("WG_X"));
+    }
+
+    #[test]
+    fn a_space_of_shapes() {
+        let space = TuneSpace::with_shapes(&[&[16, 16], &[32, 8]], &[1], &[1]);
+        let c = space.candidates();
+        assert_eq!(c.len(), 2);
+        assert_eq!(space.len(), 2);
+        assert_eq!(c[1].workgroup_shape(), [32, 8, 1]);
+        assert!(c.iter().all(|s| space.contains(s)));
+        assert!(!space.contains(&Schedule::with_workgroup(16)));
+        assert!(!space.contains(&Schedule::with_workgroup(1).with_shape(&[16, 16, 1])));
+        assert_eq!(
+            space.to_string(),
+            "workgroup=[16x16, 32x8] items=[1] vector=[1]"
+        );
+    }
+
+    #[test]
     fn with_knobs_of_keeps_the_kernels_knobs_only() {
         let declared = Schedule::new(64, 1, 1)
             .with_knob("TILE", 64)
@@ -533,6 +803,7 @@ mod tests {
     fn the_space_is_every_combination_of_axes_and_knobs() {
         let space = TuneSpace {
             workgroup: &[64, 128],
+            shapes: &[],
             items: &[1],
             vector: &[1],
             knobs: &[("TILE", &[16, 32, 64]), ("K", &[2])],
