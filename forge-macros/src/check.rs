@@ -209,16 +209,15 @@ fn storage_binding_limit(cx: &Ctxt, k: &Kernel<'_>) {
 /// runs, and the tuner skips candidates over it; at compile time only sizes that no adapter
 /// can run are errors.
 fn workgroup_size(cx: &Ctxt, k: &Kernel<'_>) {
-    let wg = k.options.workgroup.iter().product::<u32>();
+    // A 2-D or 3-D shape is `grid_shapes`'s.
     if let [wg] = k.options.workgroup[..] {
         if wg == 0 || wg > MAX_WORKGROUP_SIZE {
             cx.error(
-            k.options.workgroup_span,
-            format!("`workgroup = {wg}` is out of range; use 1 to {MAX_WORKGROUP_SIZE} (the most any adapter runs; {PORTABLE_WORKGROUP_SIZE} or less runs on every adapter)"),
-        );
+                k.options.workgroup_span,
+                format!("`workgroup = {wg}` is out of range; use 1 to {MAX_WORKGROUP_SIZE} (the most any adapter runs; {PORTABLE_WORKGROUP_SIZE} or less runs on every adapter)"),
+            );
         }
     }
-    let _ = wg;
     for (axis, v, span) in &k.options.tune_values {
         if *v == 0 {
             cx.error(

@@ -346,8 +346,9 @@ pub fn options(cx: &Ctxt, attr: TokenStream) -> Options {
                                     cx.error(span, format!("`tune(workgroup = [..])` gives {} twice; keep one", crate::model::shape_text(&v)));
                                     continue;
                                 }
-                                for x in &v {
-                                    o.tune_values.push((axis, *x, span));
+                                // A shape's extents are `check::grid_shapes`'s.
+                                if let [x] = v[..] {
+                                    o.tune_values.push((axis, x, span));
                                 }
                                 shapes.push((v, span));
                             }
