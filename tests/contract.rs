@@ -214,7 +214,7 @@ fn contract_atomics_match_a_reference() {
             .map(|_| rng.gen_range(-1024i32..1024) as f32 / 1024.0)
             .collect();
         let mut sums = vec![0f32; 16];
-        let mut claimed = vec![false; 16];
+        let mut claimed = [false; 16];
         for (i, v) in x.iter().enumerate() {
             sums[i % 16] += v;
             claimed[i % 16] = true;

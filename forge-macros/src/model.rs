@@ -1036,6 +1036,9 @@ pub fn shape_text(shape: &[u32]) -> String {
     }
 }
 
+/// One LEN expression per dimension of `threads`, each with its text.
+pub type ThreadsDims = Vec<(LenExpr, String)>;
+
 /// Parsed `#[forge_kernel(...)]` options.
 pub struct Options {
     /// The declared workgroup: one extent (`workgroup = 64`), or a shape of 2 or 3
@@ -1047,7 +1050,7 @@ pub struct Options {
     pub workgroup_given: bool,
     /// `threads = n` or `threads = (w, h[, d])`: one LEN per dimension, each with its text,
     /// and the whole option's text and span.
-    pub threads: Option<(Vec<(LenExpr, String)>, String, Span)>,
+    pub threads: Option<(ThreadsDims, String, Span)>,
     /// The `threads` option as written, until `parse::resolve_threads` resolves it.
     pub threads_syn: Option<syn::Expr>,
     /// `tune(workgroup = [..])`: each candidate's extents (one, or a shape of 2 or 3),
