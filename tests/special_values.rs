@@ -1,7 +1,7 @@
 //! Special float values in certification, on the real adapter (lavapipe in CI).
 //!
 //! A kernel that declares it handles NaN, infinities and subnormals
-//! (`Kernel::special_values`) is certified on inputs that mix them in, and a NaN matches
+//! (`#[forge_kernel(special_values = true)]`, `Kernel::special_values`) is certified on inputs that mix them in, and a NaN matches
 //! only a NaN. The certifier passes it only where its GPU results match the oracle on those
 //! inputs: a kernel whose result depends on what WGSL leaves open (here `NaN as i32`,
 //! which WGSL calls indeterminate: the oracle gives 0, lavapipe `i32::MIN`) fails, naming
@@ -9,11 +9,10 @@
 
 use wgsl_forge::certify::{certify, CertOptions, Distribution};
 use wgsl_forge::prelude::*;
-use wgsl_forge::{Binding, DynArgs, HostBuffer, ScalarParam, ScalarValue, Tolerance, TuneSpace};
 
 /// `y = 2x`: IEEE arithmetic carries NaN and infinities through, and a doubled subnormal
 /// stays within the float tolerance of zero where the GPU flushes it.
-#[forge_kernel(threads = n, case(n = 1), case(n = 300), case(n = 5000))]
+#[forge_kernel(threads = n, special_values = true, case(n = 1), case(n = 300), case(n = 5000))]
 pub fn doubled(x: &[f32; n], #[out] y: &mut [f32; n], n: u32) {
     let i = global_index();
     if i < n {
@@ -30,59 +29,12 @@ pub fn truncated(x: &[f32; n], #[out] y: &mut [i32; n], n: u32) {
     }
 }
 
-/// A kernel as if declared with special-value handling.
-struct Claims(&'static dyn Kernel);
-
-impl Kernel for Claims {
-    fn name(&self) -> &'static str {
-        self.0.name()
-    }
-    fn id(&self) -> wgsl_forge::KernelId {
-        self.0.id()
-    }
-    fn wgsl(&self, s: &Schedule) -> String {
-        self.0.wgsl(s)
-    }
-    fn layout(&self) -> &'static [Binding] {
-        self.0.layout()
-    }
-    fn scalars(&self) -> &'static [ScalarParam] {
-        self.0.scalars()
-    }
-    fn default_schedule(&self) -> Schedule {
-        self.0.default_schedule()
-    }
-    fn tune_space(&self) -> TuneSpace {
-        self.0.tune_space()
-    }
-    fn cert_cases(&self) -> Vec<Vec<ScalarValue>> {
-        self.0.cert_cases()
-    }
-    fn tolerance(&self) -> Tolerance {
-        self.0.tolerance()
-    }
-    fn special_values(&self) -> bool {
-        true
-    }
-    fn binding_lens(&self, s: &[ScalarValue]) -> Result<Vec<u64>, ForgeError> {
-        self.0.binding_lens(s)
-    }
-    fn threads(&self, s: &[ScalarValue]) -> Result<u64, ForgeError> {
-        self.0.threads(s)
-    }
-    fn grid_threads(&self, s: &[ScalarValue]) -> Result<wgsl_forge::Threads, ForgeError> {
-        self.0.grid_threads(s)
-    }
-    fn run_dyn(
-        &self,
-        rt: &mut ForgeRuntime,
-        s: &Schedule,
-        a: &DynArgs,
-    ) -> Result<Vec<HostBuffer>, ForgeError> {
-        rt.run_dyn(self.0, s, a)
-    }
-    fn cpu_dyn(&self, s: &Schedule, a: &DynArgs) -> Result<Vec<HostBuffer>, ForgeError> {
-        self.0.cpu_dyn(s, a)
+/// The same, declared to handle special values, which it does not.
+#[forge_kernel(threads = n, special_values = true, case(n = 300), case(n = 5000))]
+pub fn truncated_special(x: &[f32; n], #[out] y: &mut [i32; n], n: u32) {
+    let i = global_index();
+    if i < n {
+        y[i] = (x[i] * 1000.0f32) as i32;
     }
 }
 
@@ -95,7 +47,8 @@ fn runtime() -> ForgeRuntime {
 #[test]
 fn a_kernel_that_carries_special_values_through_passes() {
     let mut rt = runtime();
-    let k = Claims(&doubled::Kernel);
+    let k = doubled::Kernel;
+    assert!(k.special_values());
     let report = certify(&mut rt, &k, &k.default_schedule(), &CertOptions::default()).unwrap();
     assert!(report.passed(), "{:?}", report.failures);
     assert!(report.special_values);
@@ -146,8 +99,14 @@ fn a_kernel_whose_result_wgsl_leaves_open_fails_only_when_it_claims_special_valu
 
     // With the claim the inputs hold NaN, whose conversion WGSL leaves indeterminate: the
     // GPU and the oracle disagree, and the certifier says where.
-    let claims = Claims(&truncated::Kernel);
-    let report = certify(&mut rt, &claims, &schedule, &CertOptions::default()).unwrap();
+    assert!(!truncated::Kernel.special_values() && truncated_special::Kernel.special_values());
+    let report = certify(
+        &mut rt,
+        &truncated_special::Kernel,
+        &schedule,
+        &CertOptions::default(),
+    )
+    .unwrap();
     assert!(!report.passed(), "a NaN conversion must not pass");
     assert!(
         report

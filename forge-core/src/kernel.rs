@@ -9,7 +9,6 @@
 
 use crate::error::{ForgeError, Result};
 use crate::schedule::{Schedule, Threads, TuneSpace};
-use crate::ForgeRuntime;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::fmt;
@@ -777,14 +776,8 @@ pub trait Kernel: Sync {
     fn grid_threads(&self, scalars: &[ScalarValue]) -> Result<Threads> {
         self.threads(scalars).map(Threads::from)
     }
-    /// Runs on the GPU. Returns the final contents of every writable binding, in layout order.
-    fn run_dyn(
-        &self,
-        rt: &mut ForgeRuntime,
-        schedule: &Schedule,
-        args: &DynArgs,
-    ) -> Result<Vec<HostBuffer>>;
-    /// Runs the CPU oracle. Returns the same as [`Kernel::run_dyn`].
+    /// Runs the CPU oracle. Returns the final contents of every writable binding, in layout
+    /// order, as the runtime's `ForgeRuntime::run_dyn` returns the GPU's.
     fn cpu_dyn(&self, schedule: &Schedule, args: &DynArgs) -> Result<Vec<HostBuffer>>;
     /// Runs the CPU oracle with options, such as race detection. Kernels that have no such
     /// options run [`Kernel::cpu_dyn`].

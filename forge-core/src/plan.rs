@@ -504,7 +504,6 @@ impl LaunchPlan {
     /// #     fn cert_cases(&self) -> Vec<Vec<ScalarValue>> { vec![] }
     /// #     fn binding_lens(&self, s: &[ScalarValue]) -> Result<Vec<u64>> { Ok(vec![s[0].bits() as u64]) }
     /// #     fn threads(&self, s: &[ScalarValue]) -> Result<u64> { Ok(s[0].bits() as u64) }
-    /// #     fn run_dyn(&self, _: &mut ForgeRuntime, _: &Schedule, _: &DynArgs) -> Result<Vec<HostBuffer>> { Ok(vec![]) }
     /// #     fn cpu_dyn(&self, _: &Schedule, _: &DynArgs) -> Result<Vec<HostBuffer>> { Ok(vec![]) }
     /// # }
     /// use forge_core::plan::LaunchPlan;

@@ -913,7 +913,7 @@ impl<'k> Items<'k> {
     }
 
     /// A type-erased entry point's body: the arguments out of `__fg_args`, a call of `f`
-    /// (`run_with`, `cpu_with_options` or the reference) with the typed arguments after
+    /// (`cpu_with_options` or the reference) with the typed arguments after
     /// `lead`, and the results as host buffers.
     fn dyn_call(&self, f: TokenStream, lead: TokenStream, count_check: bool) -> TokenStream {
         let oracle_mod = &self.oracle_mod;
@@ -974,15 +974,18 @@ impl<'k> Items<'k> {
     fn kernel_impl(&self) -> TokenStream {
         let k = self.k;
         let p = &self.p;
-        let (err, rt, schedule) = (p.error(), p.runtime(), p.schedule());
-        let (kernel_trait, dyn_args, host_buffer) =
-            (p.kernel_trait(), p.dyn_args(), p.host_buffer());
+        let (err, schedule) = (p.error(), p.schedule());
+        let (kernel_trait, kernel_id, dyn_args, host_buffer) = (
+            p.kernel_trait(),
+            p.kernel_id(),
+            p.dyn_args(),
+            p.host_buffer(),
+        );
         let (binding_ty, scalar_param, scalar_value) =
             (p.binding(), p.scalar_param(), p.scalar_value());
         let (oracle_options, tune_space) = (p.oracle_options(), p.tune_space());
         let scalar_ids = &self.scalar_ids;
         let scalar_getters = self.scalar_getters();
-        let run_dyn = self.dyn_call(quote!(run_with), quote!(rt, __fg_sched,), true);
         let cpu_dyn = self.dyn_call(
             quote!(cpu_with_options),
             quote!(__fg_sched, __fg_opts,),
@@ -1000,20 +1003,21 @@ impl<'k> Items<'k> {
             }
         };
         let cases = self.cert_cases();
-        let workgroup_free_fn = quote!(
-            fn workgroup_free(&self) -> bool {
-                true
-            }
-        );
-        let (tolerance_fn, features_fn, reference_dyn, workgroup_free_fn) = if self.stub {
-            (quote!(), quote!(), quote!(), quote!())
-        } else {
-            let free = if k.workgroup_free() {
-                workgroup_free_fn
+        // Flags a kernel declares: trait methods returning `true` (the defaults say false).
+        let flag = |on: bool, name: &str| {
+            let name = format_ident!("{name}");
+            if on && !self.stub {
+                quote!(fn #name(&self) -> bool { true })
             } else {
                 quote!()
-            };
-            (self.tolerance_fn(), self.features_fn(), reference_dyn, free)
+            }
+        };
+        let workgroup_free_fn = flag(k.workgroup_free(), "workgroup_free");
+        let special_values_fn = flag(k.options.special_values, "special_values");
+        let (tolerance_fn, features_fn, reference_dyn) = if self.stub {
+            (quote!(), quote!(), quote!())
+        } else {
+            (self.tolerance_fn(), self.features_fn(), reference_dyn)
         };
         // A 1-D kernel's sizes, or a 2-D or 3-D kernel's shapes.
         let (tune_wg, tune_shapes): (Vec<u32>, Vec<TokenStream>) = if k.dims() > 1 {
@@ -1057,7 +1061,7 @@ impl<'k> Items<'k> {
             #(#scalar_getters)*
             Ok(#threads_ty(__threads(#(#scalar_ids),*)?.map(u64::from)))
         });
-        let (run_dyn, cpu_dyn) = (self.body(run_dyn), self.body(cpu_dyn));
+        let cpu_dyn = self.body(cpu_dyn);
         quote! {
             /// The kernel as the certifier, the tuner and the CLI see it.
             #[derive(Clone, Copy, Debug, Default)]
@@ -1065,6 +1069,11 @@ impl<'k> Items<'k> {
 
             impl #kernel_trait for Kernel {
                 fn name(&self) -> &'static str { NAME }
+                // The source hash is computed once, not at every launch.
+                fn id(&self) -> #kernel_id {
+                    static ID: ::std::sync::OnceLock<#kernel_id> = ::std::sync::OnceLock::new();
+                    *ID.get_or_init(|| #kernel_id::of(self))
+                }
                 fn expanded_rust(&self) -> &'static str { EXPANDED_RUST }
                 fn wgsl(&self, schedule: &#schedule) -> ::std::string::String { wgsl(schedule) }
                 fn layout(&self) -> &'static [#binding_ty] { LAYOUT }
@@ -1079,6 +1088,7 @@ impl<'k> Items<'k> {
                 #tolerance_fn
                 #features_fn
                 #workgroup_free_fn
+                #special_values_fn
                 fn binding_lens(&self, __fg_s: &[#scalar_value]) -> ::core::result::Result<::std::vec::Vec<u64>, #err> {
                     #lens
                 }
@@ -1087,9 +1097,6 @@ impl<'k> Items<'k> {
                 }
                 fn grid_threads(&self, __fg_s: &[#scalar_value]) -> ::core::result::Result<#threads_ty, #err> {
                     #grid_threads
-                }
-                fn run_dyn(&self, rt: &mut #rt, __fg_sched: &#schedule, __fg_args: &#dyn_args) -> ::core::result::Result<::std::vec::Vec<#host_buffer>, #err> {
-                    #run_dyn
                 }
                 fn cpu_dyn(&self, __fg_sched: &#schedule, __fg_args: &#dyn_args) -> ::core::result::Result<::std::vec::Vec<#host_buffer>, #err> {
                     #kernel_trait::cpu_dyn_with(self, __fg_sched, __fg_args, &::core::default::Default::default())

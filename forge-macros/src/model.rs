@@ -1067,6 +1067,9 @@ pub struct Options {
     pub ext: bool,
     /// `knobs(NAME = default, ..)`, with the values `tune(NAME = [..])` gives them.
     pub knobs: Vec<Knob>,
+    /// `special_values = true`: the kernel handles NaN, infinities and subnormals, and is
+    /// certified on them.
+    pub special_values: bool,
 }
 
 /// A module's `const NAME: T = value;`, for every kernel and helper of the module.

@@ -22,6 +22,7 @@ const OPTIONS: &[(&str, &str)] = &[
     ("tolerance", "`tolerance(abs = 1e-5, rel = 1e-4)`"),
     ("knobs", "`knobs(TILE = 64)`"),
     ("ext", "`ext = false`"),
+    ("special_values", "`special_values = true`"),
     ("crate", "`crate = ::wgsl_forge`"),
 ];
 
@@ -212,6 +213,7 @@ pub fn options(cx: &Ctxt, attr: TokenStream) -> Options {
         tolerance: None,
         ext: true,
         knobs: Vec::new(),
+        special_values: false,
     };
     let mut threads_expr: Option<syn::Expr> = None;
     let mut seen: Vec<String> = Vec::new();
@@ -288,6 +290,20 @@ pub fn options(cx: &Ctxt, attr: TokenStream) -> Options {
                         other => cx.error_spanned(
                             &other,
                             "`ext` takes `true` or `false`: `ext = false` leaves out the `…Ext` trait",
+                        ),
+                    }
+                }
+            }
+            "special_values" => {
+                if let Some(e) = option_value(cx, &meta, "special_values")? {
+                    match e {
+                        syn::Expr::Lit(syn::ExprLit {
+                            lit: syn::Lit::Bool(b),
+                            ..
+                        }) => o.special_values = b.value,
+                        other => cx.error_spanned(
+                            &other,
+                            "`special_values` takes `true` or `false`: `special_values = true` certifies the kernel on NaN, infinities and subnormals too",
                         ),
                     }
                 }

@@ -66,6 +66,9 @@ impl Paths {
     pub fn kernel_trait(&self) -> TokenStream {
         self.p(quote!(Kernel))
     }
+    pub fn kernel_id(&self) -> TokenStream {
+        self.p(quote!(KernelId))
+    }
     pub fn f16(&self) -> TokenStream {
         self.p(quote!(f16))
     }

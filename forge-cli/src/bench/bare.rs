@@ -38,7 +38,7 @@ fn gpu_error(name: &'static str, context: &'static str, e: &wgpu::Error) -> Forg
 
 impl Bare {
     /// Builds everything for `kernel` at `schedule` and uploads `args` (as for
-    /// [`Kernel::run_dyn`]; `#[out]` bindings start zeroed).
+    /// [`ForgeRuntime::run_dyn`]; `#[out]` bindings start zeroed).
     pub fn new(
         rt: &ForgeRuntime,
         kernel: &dyn Kernel,

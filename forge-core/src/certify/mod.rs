@@ -702,14 +702,6 @@ impl Kernel for PoisonView<'_> {
     fn grid_threads(&self, scalars: &[ScalarValue]) -> Result<crate::schedule::Threads> {
         self.inner.grid_threads(scalars)
     }
-    fn run_dyn(
-        &self,
-        rt: &mut ForgeRuntime,
-        schedule: &Schedule,
-        args: &DynArgs,
-    ) -> Result<Vec<HostBuffer>> {
-        self.inner.run_dyn(rt, schedule, args)
-    }
     fn cpu_dyn(&self, schedule: &Schedule, args: &DynArgs) -> Result<Vec<HostBuffer>> {
         self.inner.cpu_dyn(schedule, args)
     }

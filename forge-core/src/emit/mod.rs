@@ -160,7 +160,6 @@ pub fn device_capabilities(features: wgpu::Features) -> Capabilities {
 /// #     fn cert_cases(&self) -> Vec<Vec<ScalarValue>> { vec![] }
 /// #     fn binding_lens(&self, _: &[ScalarValue]) -> Result<Vec<u64>> { Ok(vec![]) }
 /// #     fn threads(&self, _: &[ScalarValue]) -> Result<u64> { Ok(1) }
-/// #     fn run_dyn(&self, _: &mut ForgeRuntime, _: &Schedule, _: &DynArgs) -> Result<Vec<HostBuffer>> { Ok(vec![]) }
 /// #     fn cpu_dyn(&self, _: &Schedule, _: &DynArgs) -> Result<Vec<HostBuffer>> { Ok(vec![]) }
 /// # }
 /// let msl = emit(&K, &Schedule::with_workgroup(128), Target::Msl).unwrap();

@@ -491,7 +491,6 @@ impl ForgeRuntime {
     /// #     fn cert_cases(&self) -> Vec<Vec<ScalarValue>> { vec![] }
     /// #     fn binding_lens(&self, _: &[ScalarValue]) -> Result<Vec<u64>> { Ok(vec![]) }
     /// #     fn threads(&self, _: &[ScalarValue]) -> Result<u64> { Ok(1) }
-    /// #     fn run_dyn(&self, _: &mut ForgeRuntime, _: &Schedule, _: &DynArgs) -> Result<Vec<HostBuffer>> { Ok(vec![]) }
     /// #     fn cpu_dyn(&self, _: &Schedule, _: &DynArgs) -> Result<Vec<HostBuffer>> { Ok(vec![]) }
     /// # }
     /// // A fresh cache holds nothing: the declared schedule is used.

@@ -212,7 +212,7 @@ pub struct TimedRun {
     /// The measurement.
     pub timing: Timing,
     /// With [`TimingOptions::read_back`]: every writable binding as the last timed dispatch
-    /// left it, in layout order, as [`Kernel::run_dyn`] returns them. With timestamps each
+    /// left it, in layout order, as [`ForgeRuntime::run_dyn`] returns them. With timestamps each
     /// dispatch starts from the pristine inputs, so this is the result of one call. With
     /// the wall clock the batch's [`Timing::repeats`] dispatches run without resets between
     /// them, so an in-place kernel shows that many applications.
@@ -316,7 +316,7 @@ impl ForgeRuntime {
     /// The median time of one dispatch of `kernel` at `schedule` on `args`, measured on the
     /// device with the default [`TimingOptions`]; see the [module docs](crate::timing).
     ///
-    /// `args` are as for [`Kernel::run_dyn`]: every non-`#[out]` binding holds data of its
+    /// `args` are as for [`ForgeRuntime::run_dyn`]: every non-`#[out]` binding holds data of its
     /// LEN, `#[out]` bindings are `None`. The arguments are not changed: read_write bindings
     /// are restored before each timed pass.
     ///
@@ -341,7 +341,6 @@ impl ForgeRuntime {
     /// #     fn cert_cases(&self) -> Vec<Vec<ScalarValue>> { vec![] }
     /// #     fn binding_lens(&self, s: &[ScalarValue]) -> Result<Vec<u64>> { Ok(vec![s[0].bits() as u64]) }
     /// #     fn threads(&self, s: &[ScalarValue]) -> Result<u64> { Ok(s[0].bits() as u64) }
-    /// #     fn run_dyn(&self, _: &mut ForgeRuntime, _: &Schedule, _: &DynArgs) -> Result<Vec<HostBuffer>> { unimplemented!() }
     /// #     fn cpu_dyn(&self, _: &Schedule, _: &DynArgs) -> Result<Vec<HostBuffer>> { unimplemented!() }
     /// # }
     /// let mut rt = ForgeRuntime::new(64 << 20, None)?;

@@ -216,7 +216,6 @@ pub fn representative_problem(kernel: &dyn Kernel, max_bytes: u64) -> Option<Vec
 /// #     fn cert_cases(&self) -> Vec<Vec<ScalarValue>> { vec![] }
 /// #     fn binding_lens(&self, _: &[ScalarValue]) -> Result<Vec<u64>> { Ok(vec![]) }
 /// #     fn threads(&self, _: &[ScalarValue]) -> Result<u64> { Ok(1) }
-/// #     fn run_dyn(&self, _: &mut ForgeRuntime, _: &Schedule, _: &DynArgs) -> Result<Vec<HostBuffer>> { Ok(vec![]) }
 /// #     fn cpu_dyn(&self, _: &Schedule, _: &DynArgs) -> Result<Vec<HostBuffer>> { Ok(vec![]) }
 /// # }
 /// use forge_core::tune::parse_problem;

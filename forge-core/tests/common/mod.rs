@@ -145,25 +145,6 @@ impl Kernel for Affine {
     fn threads(&self, scalars: &[ScalarValue]) -> Result<u64> {
         Ok(self.binding_lens(scalars)?[0])
     }
-    fn run_dyn(
-        &self,
-        rt: &mut ForgeRuntime,
-        schedule: &Schedule,
-        args: &DynArgs,
-    ) -> Result<Vec<HostBuffer>> {
-        let (n, b) = scalars_of(args)?;
-        let a = match args.buffers.first() {
-            Some(Some(a)) => a,
-            _ => {
-                return Err(ForgeError::InvalidArgument {
-                    kernel: "affine",
-                    message: "missing `a`".into(),
-                })
-            }
-        };
-        let mut host = [HostArg::In(a.bytes()), HostArg::Out(n as u64 * 4)];
-        rt.launch_host(self, schedule, &affine_params(n, b), n as u64, &mut host)
-    }
     fn cpu_dyn(&self, _schedule: &Schedule, args: &DynArgs) -> Result<Vec<HostBuffer>> {
         let (_, b) = scalars_of(args)?;
         let a = match args.buffers.first() {
@@ -247,17 +228,6 @@ impl Kernel for Bump {
     fn threads(&self, scalars: &[ScalarValue]) -> Result<u64> {
         Ok(self.binding_lens(scalars)?[0])
     }
-    fn run_dyn(
-        &self,
-        _rt: &mut ForgeRuntime,
-        _schedule: &Schedule,
-        _args: &DynArgs,
-    ) -> Result<Vec<HostBuffer>> {
-        Err(ForgeError::InvalidArgument {
-            kernel: "bump",
-            message: "not used by these tests".into(),
-        })
-    }
     fn cpu_dyn(&self, _schedule: &Schedule, _args: &DynArgs) -> Result<Vec<HostBuffer>> {
         Err(ForgeError::InvalidArgument {
             kernel: "bump",
@@ -308,17 +278,6 @@ impl Kernel for Broken {
     }
     fn threads(&self, _scalars: &[ScalarValue]) -> Result<u64> {
         Ok(1)
-    }
-    fn run_dyn(
-        &self,
-        _rt: &mut ForgeRuntime,
-        _schedule: &Schedule,
-        _args: &DynArgs,
-    ) -> Result<Vec<HostBuffer>> {
-        Err(ForgeError::InvalidArgument {
-            kernel: "broken",
-            message: "not used".into(),
-        })
     }
     fn cpu_dyn(&self, _schedule: &Schedule, _args: &DynArgs) -> Result<Vec<HostBuffer>> {
         Err(ForgeError::InvalidArgument {
