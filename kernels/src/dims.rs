@@ -11,6 +11,18 @@ pub(crate) fn dim(kernel: &'static str, name: &str, v: usize) -> Result<u32, For
     })
 }
 
+/// [`dim`] of each named dimension, in order.
+pub(crate) fn dims<const N: usize>(
+    kernel: &'static str,
+    named: [(&str, usize); N],
+) -> Result<[u32; N], ForgeError> {
+    let mut out = [0u32; N];
+    for (o, (name, v)) in out.iter_mut().zip(named) {
+        *o = dim(kernel, name, v)?;
+    }
+    Ok(out)
+}
+
 /// Host elements as the `Vec4`/`UVec4` elements a kernel binds: borrowed when `v.len()` is
 /// a multiple of 4, else copied and padded with zeros to the next multiple.
 pub(crate) fn quads<T: bytemuck::Pod>(v: &[T]) -> std::borrow::Cow<'_, [[T; 4]]> {

@@ -46,9 +46,10 @@
 //! starting from 0.0, whatever the schedule (the zero padding past `k` adds exact zeros), so
 //! every schedule gives bit-identical results.
 
-use crate::dims::dim;
+use crate::dims::dims;
 use forge_core::{ForgeError, ForgeRuntime};
 use forge_macros::forge_kernel;
+use std::borrow::BorrowMut;
 
 /// `C = A·B` for row-major `A` (`m×k`) and `B` (`k×n`).
 #[forge_kernel(crate = ::forge_core, workgroup = 256,
@@ -245,7 +246,7 @@ pub fn gemm_reference(
 }
 
 /// `rt.gemm(&a, &b, m, k, n)`, the seed's signature.
-pub trait GemmExt {
+pub trait GemmExt: BorrowMut<ForgeRuntime> {
     /// `C = A·B` for row-major `A` (`m×k`) and `B` (`k×n`); returns `C`, row-major `m×n`.
     ///
     /// Any `m`, `k`, `n` ≥ 1. Errors: a slice whose length is not `m·k` or `k·n`
@@ -268,23 +269,10 @@ pub trait GemmExt {
         m: usize,
         k: usize,
         n: usize,
-    ) -> Result<Vec<f32>, ForgeError>;
-}
-
-impl GemmExt for ForgeRuntime {
-    fn gemm(
-        &mut self,
-        a: &[f32],
-        b: &[f32],
-        m: usize,
-        k: usize,
-        n: usize,
     ) -> Result<Vec<f32>, ForgeError> {
-        let (m, k, n) = (
-            dim(gemm::NAME, "m", m)?,
-            dim(gemm::NAME, "k", k)?,
-            dim(gemm::NAME, "n", n)?,
-        );
-        gemm::run(self, a, b, m, k, n)
+        let [m, k, n] = dims(gemm::NAME, [("m", m), ("k", k), ("n", n)])?;
+        gemm::run(self.borrow_mut(), a, b, m, k, n)
     }
 }
+
+impl GemmExt for ForgeRuntime {}

@@ -23,11 +23,10 @@
 //! column) folded in with `mul_add` in order, `(s0 + s1) + (s2 + s3)` per lane, then the
 //! fixed two-level sum of the 64 lanes. Every schedule gives bit-identical results.
 
-// Re-exported: other kernels' methods used to reach it here.
-pub(crate) use crate::dims::dim;
-use crate::dims::{check_len, quads};
+use crate::dims::{check_len, dims, quads};
 use forge_core::{ForgeError, ForgeRuntime};
 use forge_macros::forge_kernel;
+use std::borrow::BorrowMut;
 
 /// `y = A·x` for a row-major `m×n` matrix `A`, bound as vec4s (`A` and `x` zero-padded to
 /// whole vec4s): a team of 64 invocations per `ITEMS` rows.
@@ -161,7 +160,7 @@ pub fn gemv_reference(
 }
 
 /// `rt.gemv(&a, &x, m, n)`, the seed's signature.
-pub trait GemvExt {
+pub trait GemvExt: BorrowMut<ForgeRuntime> {
     /// `y = A·x` for a row-major `m×n` matrix `A`; returns `y` of length `m`.
     ///
     /// Any `m`, `n` ≥ 1. Errors: a slice whose length is not `m·n` or `n`
@@ -176,14 +175,12 @@ pub trait GemvExt {
     /// assert!(rt.gemv(&[1.0, 2.0], &[1.0, 1.0, 1.0], 2, 3).is_err());
     /// # Ok::<(), ForgeError>(())
     /// ```
-    fn gemv(&mut self, a: &[f32], x: &[f32], m: usize, n: usize) -> Result<Vec<f32>, ForgeError>;
-}
-
-impl GemvExt for ForgeRuntime {
     fn gemv(&mut self, a: &[f32], x: &[f32], m: usize, n: usize) -> Result<Vec<f32>, ForgeError> {
-        let (mu, nu) = (dim(gemv::NAME, "m", m)?, dim(gemv::NAME, "n", n)?);
+        let [mu, nu] = dims(gemv::NAME, [("m", m), ("n", n)])?;
         check_len(gemv::NAME, "a", "m * n", m as u128 * n as u128, a.len())?;
         check_len(gemv::NAME, "x", "n", n as u128, x.len())?;
-        gemv::run(self, &quads(a), &quads(x), mu, nu)
+        gemv::run(self.borrow_mut(), &quads(a), &quads(x), mu, nu)
     }
 }
+
+impl GemvExt for ForgeRuntime {}

@@ -19,9 +19,10 @@
 //! Every record is summed over `w = 0, 1, …, 15` in order (the first term a product, then
 //! `mul_add`), whatever the schedule, so every schedule gives bit-identical results.
 
-use crate::dims::dim;
+use crate::dims::{check_len, dim};
 use forge_core::{ForgeError, ForgeRuntime};
 use forge_macros::forge_kernel;
+use std::borrow::BorrowMut;
 
 /// `out[r] = Σ_w weights[w] · f32(word w of record r)`, one invocation per record; a record
 /// is four `UVec4`s, words 0–3, 4–7, 8–11 and 12–15.
@@ -118,7 +119,7 @@ impl P64GpuWords64 {
 }
 
 /// `rt.p64_project(bytes, &weights, record_count)`, the seed's signature, and a typed form.
-pub trait P64ProjectExt {
+pub trait P64ProjectExt: BorrowMut<ForgeRuntime> {
     /// `out[r] = Σ_w weights[w] · f32(word[r][w])` over `record_count` records of 16 words.
     ///
     /// `bytes` holds exactly `record_count · 64` bytes: records as
@@ -146,7 +147,28 @@ pub trait P64ProjectExt {
         bytes: &[u8],
         weights: &[f32],
         record_count: usize,
-    ) -> Result<Vec<f32>, ForgeError>;
+    ) -> Result<Vec<f32>, ForgeError> {
+        let count = dim(p64_project::NAME, "record_count", record_count)?;
+        let expected = record_count as u128 * 64;
+        check_len(
+            p64_project::NAME,
+            "bytes",
+            "record_count * 64",
+            expected,
+            bytes.len(),
+        )?;
+        words_fit(record_count)?;
+        let rt = self.borrow_mut();
+        match bytemuck::try_cast_slice::<u8, [u32; 4]>(bytes) {
+            Ok(quads) => p64_project::run(rt, quads, weights, count),
+            Err(_) => p64_project::run(
+                rt,
+                &bytemuck::pod_collect_to_vec::<u8, [u32; 4]>(bytes),
+                weights,
+                count,
+            ),
+        }
+    }
 
     /// [`P64ProjectExt::p64_project`] over typed records: one output per record.
     ///
@@ -161,49 +183,16 @@ pub trait P64ProjectExt {
         &mut self,
         records: &[P64GpuWords64],
         weights: &[f32],
-    ) -> Result<Vec<f32>, ForgeError>;
-}
-
-impl P64ProjectExt for ForgeRuntime {
-    fn p64_project(
-        &mut self,
-        bytes: &[u8],
-        weights: &[f32],
-        record_count: usize,
     ) -> Result<Vec<f32>, ForgeError> {
-        let count = dim(p64_project::NAME, "record_count", record_count)?;
-        let expected = record_count as u128 * 64;
-        if bytes.len() as u128 != expected {
-            return Err(ForgeError::LengthMismatch {
-                kernel: p64_project::NAME,
-                arg: "bytes",
-                expr: "record_count * 64",
-                expected: expected as u64,
-                actual: bytes.len(),
-            });
-        }
-        words_fit(record_count)?;
-        match bytemuck::try_cast_slice::<u8, [u32; 4]>(bytes) {
-            Ok(quads) => p64_project::run(self, quads, weights, count),
-            Err(_) => p64_project::run(
-                self,
-                &bytemuck::pod_collect_to_vec::<u8, [u32; 4]>(bytes),
-                weights,
-                count,
-            ),
-        }
-    }
-
-    fn p64_project_records(
-        &mut self,
-        records: &[P64GpuWords64],
-        weights: &[f32],
-    ) -> Result<Vec<f32>, ForgeError> {
-        let count = dim(p64_project::NAME, "record_count", records.len())?;
-        words_fit(records.len())?;
-        p64_project::run(self, bytemuck::cast_slice(records), weights, count)
+        self.p64_project(
+            P64GpuWords64::slice_as_bytes(records),
+            weights,
+            records.len(),
+        )
     }
 }
+
+impl P64ProjectExt for ForgeRuntime {}
 
 /// The kernel indexes words as `16·r + w` in `u32`.
 fn words_fit(record_count: usize) -> Result<(), ForgeError> {

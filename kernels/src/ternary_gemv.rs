@@ -38,9 +38,10 @@
 //! infinite or NaN `x[c]` only matters where `w[r][c] ≠ 0`; with its pair partner, though,
 //! `x[c] + x[c+1]` is formed for the table whatever the weights.
 
-use crate::dims::dim;
+use crate::dims::{check_len, dims};
 use forge_core::{ForgeError, ForgeRuntime};
 use forge_macros::forge_module;
+use std::borrow::BorrowMut;
 
 pub use tables::ternary_gemv;
 
@@ -259,21 +260,13 @@ pub fn pack_ternary(weights: &[i8], m: usize, k: usize) -> Result<Vec<u32>, Forg
             what: format!("m = {m}, k = {k}"),
         });
     }
-    let expected = m
-        .checked_mul(k)
-        .ok_or_else(|| ForgeError::InvalidArgument {
-            kernel: NAME,
-            message: format!("m·k = {m}·{k} overflows usize"),
-        })?;
-    if weights.len() != expected {
-        return Err(ForgeError::LengthMismatch {
-            kernel: NAME,
-            arg: "weights",
-            expr: "m * k",
-            expected: expected as u64,
-            actual: weights.len(),
-        });
-    }
+    check_len(
+        NAME,
+        "weights",
+        "m * k",
+        m as u128 * k as u128,
+        weights.len(),
+    )?;
     let stride = k.div_ceil(16);
     let mut packed = vec![0u32; m * stride];
     for (i, &w) in weights.iter().enumerate() {
@@ -295,7 +288,7 @@ pub fn pack_ternary(weights: &[i8], m: usize, k: usize) -> Result<Vec<u32>, Forg
 }
 
 /// `rt.ternary_gemv(&x, &packed_w, &scale, m, k)`, the seed's signature.
-pub trait TernaryGemvExt {
+pub trait TernaryGemvExt: BorrowMut<ForgeRuntime> {
     /// `y[r] = scale[r] · Σ_c w[r][c] · x[c]` for an `m×k` ternary matrix packed by
     /// [`pack_ternary`]: `x` has `k` elements, `packed_w` has `m · k.div_ceil(16)` words,
     /// `scale` has `m`. Code `3` reads as `0`. Any `m`, `k` ≥ 1; `k` need not be a multiple
@@ -319,22 +312,10 @@ pub trait TernaryGemvExt {
         scale: &[f32],
         m: usize,
         k: usize,
-    ) -> Result<Vec<f32>, ForgeError>;
-}
-
-impl TernaryGemvExt for ForgeRuntime {
-    fn ternary_gemv(
-        &mut self,
-        x: &[f32],
-        packed_w: &[u32],
-        scale: &[f32],
-        m: usize,
-        k: usize,
     ) -> Result<Vec<f32>, ForgeError> {
-        let (m, k) = (
-            dim(ternary_gemv::NAME, "m", m)?,
-            dim(ternary_gemv::NAME, "k", k)?,
-        );
-        ternary_gemv::run(self, x, packed_w, scale, m, k)
+        let [m, k] = dims(ternary_gemv::NAME, [("m", m), ("k", k)])?;
+        ternary_gemv::run(self.borrow_mut(), x, packed_w, scale, m, k)
     }
 }
+
+impl TernaryGemvExt for ForgeRuntime {}

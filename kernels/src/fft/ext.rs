@@ -2,10 +2,11 @@
 
 use super::plan::transform;
 use forge_core::{ForgeError, ForgeRuntime};
+use std::borrow::BorrowMut;
 
 /// `rt.fft(&complex_interleaved)`, the seed's signature, and what goes beyond it: the
 /// inverse and batches.
-pub trait FftExt {
+pub trait FftExt: BorrowMut<ForgeRuntime> {
     /// The forward DFT of interleaved `(re, im)` pairs, `X[k] = Σ_j x[j]·e^(-2πi·jk/n)`,
     /// unscaled, returned interleaved. `n = data.len() / 2` is a power of two from 1 to 2^22.
     ///
@@ -24,7 +25,10 @@ pub trait FftExt {
     /// assert!(rt.fft(&[0.0; 6]).is_err()); // n = 3
     /// # Ok::<(), ForgeError>(())
     /// ```
-    fn fft(&mut self, complex_interleaved: &[f32]) -> Result<Vec<f32>, ForgeError>;
+    fn fft(&mut self, complex_interleaved: &[f32]) -> Result<Vec<f32>, ForgeError> {
+        let n = complex_interleaved.len() / 2;
+        transform(self.borrow_mut(), complex_interleaved, n.max(1), 1, false)
+    }
 
     /// The inverse DFT, normalised as numpy's `ifft`: `x[j] = (1/n)·Σ_k X[k]·e^(+2πi·jk/n)`,
     /// so that `ifft(fft(x)) ≈ x`. Same layout and errors as [`FftExt::fft`].
@@ -38,7 +42,10 @@ pub trait FftExt {
     /// assert!(back.iter().zip(&x).all(|(a, b)| (a - b).abs() < 1e-6));
     /// # Ok::<(), ForgeError>(())
     /// ```
-    fn ifft(&mut self, complex_interleaved: &[f32]) -> Result<Vec<f32>, ForgeError>;
+    fn ifft(&mut self, complex_interleaved: &[f32]) -> Result<Vec<f32>, ForgeError> {
+        let n = complex_interleaved.len() / 2;
+        transform(self.borrow_mut(), complex_interleaved, n.max(1), 1, true)
+    }
 
     /// `batch` forward transforms of length `n`, stored one after another in `data`
     /// (`2·n·batch` floats, interleaved), in one launch per pass.
@@ -54,8 +61,14 @@ pub trait FftExt {
     /// assert_eq!(out, vec![2.0, 0.0, 0.0, 0.0, 0.0, 0.0, 2.0, 0.0]);
     /// # Ok::<(), ForgeError>(())
     /// ```
-    fn fft_batched(&mut self, data: &[f32], n: usize, batch: usize)
-        -> Result<Vec<f32>, ForgeError>;
+    fn fft_batched(
+        &mut self,
+        data: &[f32],
+        n: usize,
+        batch: usize,
+    ) -> Result<Vec<f32>, ForgeError> {
+        transform(self.borrow_mut(), data, n, batch, false)
+    }
 
     /// `batch` inverse transforms of length `n`, each normalised by `1/n`, as
     /// [`FftExt::ifft`] computes them; the layout of [`FftExt::fft_batched`].
@@ -72,35 +85,9 @@ pub trait FftExt {
         data: &[f32],
         n: usize,
         batch: usize,
-    ) -> Result<Vec<f32>, ForgeError>;
+    ) -> Result<Vec<f32>, ForgeError> {
+        transform(self.borrow_mut(), data, n, batch, true)
+    }
 }
 
-impl FftExt for ForgeRuntime {
-    fn fft(&mut self, complex_interleaved: &[f32]) -> Result<Vec<f32>, ForgeError> {
-        let n = complex_interleaved.len() / 2;
-        transform(self, complex_interleaved, n.max(1), 1, false)
-    }
-
-    fn ifft(&mut self, complex_interleaved: &[f32]) -> Result<Vec<f32>, ForgeError> {
-        let n = complex_interleaved.len() / 2;
-        transform(self, complex_interleaved, n.max(1), 1, true)
-    }
-
-    fn fft_batched(
-        &mut self,
-        data: &[f32],
-        n: usize,
-        batch: usize,
-    ) -> Result<Vec<f32>, ForgeError> {
-        transform(self, data, n, batch, false)
-    }
-
-    fn ifft_batched(
-        &mut self,
-        data: &[f32],
-        n: usize,
-        batch: usize,
-    ) -> Result<Vec<f32>, ForgeError> {
-        transform(self, data, n, batch, true)
-    }
-}
+impl FftExt for ForgeRuntime {}

@@ -75,7 +75,7 @@ mod reference;
 
 pub use ext::FftExt;
 pub use passes::{fft_pass, fft_pass16};
-pub use plan::{fft_plan, fft_radices, fft_record, fft_record_plan, fft_record_radices, FftPlan};
+pub use plan::{fft_plan, fft_radices, fft_record, fft_record_plan, FftPlan};
 pub use reference::fft_pass_reference;
 
 /// The longest transform one pass computes in workgroup memory.

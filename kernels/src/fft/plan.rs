@@ -2,7 +2,7 @@
 //! recording of its passes on device tensors.
 
 use super::{fft_pass, fft_pass16, FFT_MAX_LEN, FFT_MAX_LOCAL, FFT_MULTI_PASS_RADIX_LOG};
-use crate::dims::dim;
+use crate::dims::{check_len, dim};
 use forge_core::{ForgeError, ForgeRuntime, GpuTensor, Schedule};
 
 /// The radices of the passes of a transform of length `2^log_n`: one pass up to 4096,
@@ -59,29 +59,6 @@ pub fn fft_record(
     )
 }
 
-/// [`fft_record`] with the passes' radices given (powers of two up to 4096 whose product
-/// is `n`), to compare plans: `forge bench` tries several. Every pass runs [`fft_pass`].
-#[allow(clippy::too_many_arguments)]
-pub fn fft_record_radices(
-    rt: &mut ForgeRuntime,
-    input: &GpuTensor<[f32; 2]>,
-    scratch: Option<&GpuTensor<[f32; 2]>>,
-    output: &GpuTensor<[f32; 2]>,
-    n: usize,
-    batch: usize,
-    inverse: bool,
-    schedule: Option<&Schedule>,
-    radices: &[u32],
-) -> Result<(), ForgeError> {
-    let plan = FftPlan {
-        radices: radices.to_vec(),
-        registers: false,
-    };
-    fft_record_plan(
-        rt, input, scratch, output, n, batch, inverse, schedule, &plan,
-    )
-}
-
 /// How a transform is computed: the passes' radices, and the kernel of the passes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FftPlan {
@@ -92,8 +69,9 @@ pub struct FftPlan {
     pub registers: bool,
 }
 
-/// [`fft_record`] with the plan given; `schedule` applies to the passes that run
-/// [`fft_pass`] ([`fft_pass16`] has one schedule).
+/// [`fft_record`] with the plan given, to compare plans (`forge bench` tries several);
+/// `schedule` applies to the passes that run [`fft_pass`] ([`fft_pass16`] has one
+/// schedule).
 #[allow(clippy::too_many_arguments)]
 pub fn fft_record_plan(
     rt: &mut ForgeRuntime,
@@ -116,12 +94,9 @@ pub fn fft_record_plan(
             .iter()
             .any(|&m| !m.is_power_of_two() || m as usize > FFT_MAX_LOCAL)
     {
-        return Err(ForgeError::InvalidArgument {
-            kernel: fft_pass::NAME,
-            message: format!(
-                "radices {radices:?} are not powers of two up to 4096 whose product is n = {n}"
-            ),
-        });
+        return Err(invalid(format!(
+            "radices {radices:?} are not powers of two up to 4096 whose product is n = {n}"
+        )));
     }
     let scale = if inverse { 1.0 / n as f32 } else { 1.0 };
     let dir = u32::from(inverse);
@@ -129,12 +104,9 @@ pub fn fft_record_plan(
         (_, 1) => output,
         (Some(s), _) => s,
         (None, _) => {
-            return Err(ForgeError::InvalidArgument {
-                kernel: fft_pass::NAME,
-                message: format!(
-                    "a transform of length {n} takes several passes and needs a scratch tensor"
-                ),
-            })
+            return Err(invalid(format!(
+                "a transform of length {n} takes several passes and needs a scratch tensor"
+            )))
         }
     };
     let mut ns = 1u32;
@@ -170,17 +142,13 @@ fn check_shape(n: usize, batch: usize) -> Result<u32, ForgeError> {
         });
     }
     if !n.is_power_of_two() || n > FFT_MAX_LEN {
-        return Err(ForgeError::InvalidArgument {
-            kernel: fft_pass::NAME,
-            message: format!("the transform length n = {n} is not a power of two from 1 to 2^22"),
-        });
+        return Err(invalid(format!(
+            "the transform length n = {n} is not a power of two from 1 to 2^22"
+        )));
     }
     let total = n
         .checked_mul(batch)
-        .ok_or_else(|| ForgeError::InvalidArgument {
-            kernel: fft_pass::NAME,
-            message: format!("n * batch = {n} * {batch} overflows"),
-        })?;
+        .ok_or_else(|| invalid(format!("n * batch = {n} * {batch} overflows")))?;
     dim(fft_pass::NAME, "n * batch", total)
 }
 
@@ -199,25 +167,14 @@ pub(super) fn transform(
         });
     }
     if data.len() % 2 != 0 {
-        return Err(ForgeError::InvalidArgument {
-            kernel: fft_pass::NAME,
-            message: format!(
-                "the data has {} floats, an odd number; complex values are interleaved (re, im) pairs",
-                data.len()
-            ),
-        });
+        return Err(invalid(format!(
+            "the data has {} floats, an odd number; complex values are interleaved (re, im) pairs",
+            data.len()
+        )));
     }
     check_shape(n, batch)?;
-    let total = n as u128 * batch as u128;
-    if data.len() as u128 != 2 * total {
-        return Err(ForgeError::LengthMismatch {
-            kernel: fft_pass::NAME,
-            arg: "data",
-            expr: "2 * n * batch",
-            expected: (2 * total).min(u64::MAX as u128) as u64,
-            actual: data.len(),
-        });
-    }
+    let floats = 2 * n as u128 * batch as u128;
+    check_len(fft_pass::NAME, "data", "2 * n * batch", floats, data.len())?;
     let complex: &[[f32; 2]] = bytemuck::cast_slice(data);
     let x = rt.upload(complex)?;
     let out = rt.zeros::<[f32; 2]>(complex.len())?;
@@ -229,4 +186,12 @@ pub(super) fn transform(
     fft_record(rt, &x, scratch.as_ref(), &out, n, batch, inverse, None)?;
     let result = rt.download(&out)?;
     Ok(bytemuck::cast_slice(&result).to_vec())
+}
+
+/// An argument error of a transform.
+fn invalid(message: String) -> ForgeError {
+    ForgeError::InvalidArgument {
+        kernel: fft_pass::NAME,
+        message,
+    }
 }

@@ -6,18 +6,13 @@ use super::record::{
     check_global, invalid, topk_global_record, topk_rows_record, TopkGlobalScratch,
 };
 use super::{TOPK_MAX_BLOCK, TOPK_ROWS_MAX_K, TOPK_SEED_BLOCK};
-use crate::dims::dim;
+use crate::dims::{dim, quads};
 use forge_core::{ForgeError, ForgeRuntime, GpuTensor};
+use std::borrow::BorrowMut;
 
 /// The input as `Vec4`s, zero-padded to a multiple of four values.
 fn upload_vec4(rt: &mut ForgeRuntime, input: &[f32]) -> Result<GpuTensor<[f32; 4]>, ForgeError> {
-    let mut padded: Vec<[f32; 4]> = bytemuck::cast_slice(&input[..input.len() / 4 * 4]).to_vec();
-    if input.len() % 4 != 0 {
-        let mut last = [0.0f32; 4];
-        last[..input.len() % 4].copy_from_slice(&input[input.len() / 4 * 4..]);
-        padded.push(last);
-    }
-    rt.upload(&padded)
+    rt.upload(&quads(input))
 }
 
 /// Checks what every top-k method needs: a non-empty input that `u32` indexes and `k ≥ 1`.
@@ -76,17 +71,8 @@ fn blocks(
         topk_rows_record(rt, &vals, n, b, k32, local, &out_vals, &out_ids, None)?;
         return Ok((rt.download(&out_vals)?, rt.download(&out_ids)?));
     }
-    topk_select::run(
-        rt,
-        input,
-        &[0],
-        n,
-        b,
-        k32,
-        b.next_power_of_two(),
-        0,
-        local as u32,
-    )
+    let (p, local) = (b.next_power_of_two(), u32::from(local));
+    topk_select::run(rt, input, &[0], n, b, k32, p, 0, local)
 }
 
 /// The global top-k on the GPU: values and indices into `input`.
@@ -107,7 +93,7 @@ fn global(
 
 /// `rt.topk(&input, k)`, the seed's signature, and what goes beyond it: any block size,
 /// indices, and a global top-k.
-pub trait TopkExt {
+pub trait TopkExt: BorrowMut<ForgeRuntime> {
     /// The `k` largest values of each block of 64 consecutive values (the last block may be
     /// shorter), in descending order, concatenated: `k` values per block.
     ///
@@ -126,7 +112,9 @@ pub trait TopkExt {
     /// assert!(rt.topk(&[1.0], 0).is_err());
     /// # Ok::<(), ForgeError>(())
     /// ```
-    fn topk(&mut self, input: &[f32], k: usize) -> Result<Vec<f32>, ForgeError>;
+    fn topk(&mut self, input: &[f32], k: usize) -> Result<Vec<f32>, ForgeError> {
+        Ok(blocks(self.borrow_mut(), input, k, TOPK_SEED_BLOCK, true)?.0)
+    }
 
     /// The `k` largest values of each block of `block` consecutive values, in descending
     /// order, concatenated: block `i`'s values are at `i·k .. (i+1)·k`. A last block with
@@ -153,7 +141,9 @@ pub trait TopkExt {
         input: &[f32],
         k: usize,
         block: usize,
-    ) -> Result<Vec<f32>, ForgeError>;
+    ) -> Result<Vec<f32>, ForgeError> {
+        Ok(blocks(self.borrow_mut(), input, k, block, true)?.0)
+    }
 
     /// [`TopkExt::topk_blocks`] with each value's index within its block, as
     /// `torch.topk(x.view(-1, block), k)` gives them: equal values come lowest index
@@ -173,7 +163,9 @@ pub trait TopkExt {
         input: &[f32],
         k: usize,
         block: usize,
-    ) -> Result<(Vec<f32>, Vec<u32>), ForgeError>;
+    ) -> Result<(Vec<f32>, Vec<u32>), ForgeError> {
+        blocks(self.borrow_mut(), input, k, block, true)
+    }
 
     /// The `k` largest values of the whole input, in descending order, as
     /// `torch.topk(x, k)` gives them.
@@ -190,7 +182,9 @@ pub trait TopkExt {
     /// assert_eq!(rt.topk_global(&x, 3)?, vec![4999.0, 4998.0, 4997.0]);
     /// # Ok::<(), ForgeError>(())
     /// ```
-    fn topk_global(&mut self, input: &[f32], k: usize) -> Result<Vec<f32>, ForgeError>;
+    fn topk_global(&mut self, input: &[f32], k: usize) -> Result<Vec<f32>, ForgeError> {
+        Ok(global(self.borrow_mut(), input, k)?.0)
+    }
 
     /// [`TopkExt::topk_global`] with each value's index in `input`; equal values come
     /// lowest index first.
@@ -206,41 +200,9 @@ pub trait TopkExt {
         &mut self,
         input: &[f32],
         k: usize,
-    ) -> Result<(Vec<f32>, Vec<u32>), ForgeError>;
+    ) -> Result<(Vec<f32>, Vec<u32>), ForgeError> {
+        global(self.borrow_mut(), input, k)
+    }
 }
 
-impl TopkExt for ForgeRuntime {
-    fn topk(&mut self, input: &[f32], k: usize) -> Result<Vec<f32>, ForgeError> {
-        Ok(blocks(self, input, k, TOPK_SEED_BLOCK, true)?.0)
-    }
-
-    fn topk_blocks(
-        &mut self,
-        input: &[f32],
-        k: usize,
-        block: usize,
-    ) -> Result<Vec<f32>, ForgeError> {
-        Ok(blocks(self, input, k, block, true)?.0)
-    }
-
-    fn topk_with_indices(
-        &mut self,
-        input: &[f32],
-        k: usize,
-        block: usize,
-    ) -> Result<(Vec<f32>, Vec<u32>), ForgeError> {
-        blocks(self, input, k, block, true)
-    }
-
-    fn topk_global(&mut self, input: &[f32], k: usize) -> Result<Vec<f32>, ForgeError> {
-        Ok(global(self, input, k)?.0)
-    }
-
-    fn topk_global_with_indices(
-        &mut self,
-        input: &[f32],
-        k: usize,
-    ) -> Result<(Vec<f32>, Vec<u32>), ForgeError> {
-        global(self, input, k)
-    }
-}
+impl TopkExt for ForgeRuntime {}

@@ -127,6 +127,38 @@ mod kernels {
         }
     }
 
+    /// Sorts runs of `top` slots of `keys` (a power of two, `pairs` pairs of slots in all)
+    /// with a bitonic network, `ties` breaking equal keys: runs alternate direction, the
+    /// first descending, except that runs of `whole` slots all end descending.
+    #[forge_fn]
+    fn bitonic_sort(
+        keys: &mut [u32; 2048],
+        ties: &mut [u32; 2048],
+        lid: u32,
+        pairs: u32,
+        top: u32,
+        whole: u32,
+    ) {
+        let mut size = 2u32;
+        while size <= top {
+            let mut stride = size / 2;
+            while stride > 0 {
+                let mut t = lid;
+                while t < pairs {
+                    // The `t`-th pair's lower slot: bit `log2 stride` of `t` opened up.
+                    let lo = t + (t & !(stride - 1));
+                    let hi = lo + stride;
+                    let desc = (lo & size) == 0 || size == whole;
+                    compare_exchange(keys, ties, lo, hi, desc);
+                    t += WG;
+                }
+                workgroup_barrier();
+                stride = stride / 2;
+            }
+            size = size * 2;
+        }
+    }
+
     /// The inclusive prefix sum of `sums[0..WG]` in place, one entry per invocation.
     #[forge_fn]
     fn inclusive_scan(sums: &mut [u32; 256], lid: u32) {
@@ -212,27 +244,9 @@ mod kernels {
             }
             workgroup_barrier();
 
-            // Sort runs of `kk` with a bitonic network; runs alternate direction so that pairs
-            // of runs are bitonic, except when a run is a whole block, which ends descending.
-            let pairs = slots / 2;
-            let mut size = 2u32;
-            while size <= kk {
-                let mut stride = size / 2;
-                while stride > 0 {
-                    let mut t = lid;
-                    while t < pairs {
-                        // The `t`-th pair's lower slot: bit `log2 stride` of `t` opened up.
-                        let lo = t + (t & !(stride - 1));
-                        let hi = lo + stride;
-                        let desc = (lo & size) == 0 || size == p;
-                        compare_exchange(&mut skey, &mut spos, lo, hi, desc);
-                        t += WG;
-                    }
-                    workgroup_barrier();
-                    stride = stride / 2;
-                }
-                size = size * 2;
-            }
+            // Sort runs of `kk`; runs alternate direction so that pairs of runs are bitonic,
+            // except when a run is a whole block, which ends descending.
+            bitonic_sort(&mut skey, &mut spos, lid, slots / 2, kk, p);
 
             // Merge pairs of runs: keep the larger of A[i] and B[i] in A (a bitonic run that holds
             // the top `kk` of both), then sort it. The run of pair `r` lives at `r·span`.
@@ -775,16 +789,14 @@ mod kernels {
         inclusive_scan(&mut sums, lid);
         let above = sums[lid] - part;
         let mut r = k;
-        let mut pk = 0u32;
-        let mut pmask = 0u32;
-        let mut pi = 0u32;
-        let mut imask = 0u32;
+        // The prefix `(pk, pmask, pi, imask)`: registers, every index a constant.
+        let mut pre = [0u32; 4];
         if floor == 0 && level > 0 {
             r = state[1];
-            pk = state[2];
-            pmask = state[3];
-            pi = state[4];
-            imask = state[5];
+            #[unroll]
+            for q in 0..4 {
+                pre[q] = state[2 + q];
+            }
         }
         if floor != 0 && level > 0 {
             r = state[7];
@@ -813,19 +825,19 @@ mod kernels {
             } else {
                 let field = (bins - 1) << shift;
                 if level < 3 {
-                    pk = pk | (d << shift);
-                    pmask = pmask | field;
+                    pre[0] = pre[0] | (d << shift);
+                    pre[1] = pre[1] | field;
                 } else {
-                    pi = pi | (d << shift);
-                    imask = imask | field;
+                    pre[2] = pre[2] | (d << shift);
+                    pre[3] = pre[3] | field;
                 }
                 let left = r - seen;
                 state[0] = select(0u32, 1u32, (k - left) + count <= cap || level >= 5);
                 state[1] = left;
-                state[2] = pk;
-                state[3] = pmask;
-                state[4] = pi;
-                state[5] = imask;
+                #[unroll]
+                for q in 0..4 {
+                    state[2 + q] = pre[q];
+                }
             }
         }
     }
@@ -992,24 +1004,7 @@ mod kernels {
             g += 1;
         }
         workgroup_barrier();
-        let mut size = 2u32;
-        while size <= cap {
-            let mut stride = size / 2;
-            while stride > 0 {
-                let mut t = lid;
-                while t < cap / 2 {
-                    // Pair `t`: its lower slot is `t` with bit `log2 stride` opened up.
-                    let lo = t + (t & !(stride - 1));
-                    let hi = lo + stride;
-                    let desc = (lo & size) == 0;
-                    compare_exchange(&mut skey, &mut sid, lo, hi, desc);
-                    t += WG;
-                }
-                workgroup_barrier();
-                stride /= 2;
-            }
-            size *= 2;
-        }
+        bitonic_sort(&mut skey, &mut sid, lid, cap / 2, cap, cap);
         let mut t = lid;
         while t < k {
             let id = sid[t];

@@ -88,27 +88,22 @@ pub fn topk_global_record(
     out_ids: &GpuTensor<u32>,
 ) -> Result<(), ForgeError> {
     check_global(n as usize, k as usize)?;
-    let fits = |what: &str, have: usize, need: usize| {
-        if have >= need {
-            Ok(())
-        } else {
-            Err(invalid(format!(
+    for (what, have, need) in [
+        (
+            "`vals` (4 values a `Vec4`)",
+            vals.len().saturating_mul(4),
+            n,
+        ),
+        ("`scratch` (made for a number of values)", scratch.n, n),
+        ("`out_vals`", out_vals.len(), k),
+        ("`out_ids`", out_ids.len(), k),
+    ] {
+        if have < need as usize {
+            return Err(invalid(format!(
                 "{what} holds {have}, fewer than the {need} that n = {n}, k = {k} need"
-            )))
+            )));
         }
-    };
-    fits(
-        "`vals` (4 values a `Vec4`)",
-        vals.len().saturating_mul(4),
-        n as usize,
-    )?;
-    fits(
-        "`scratch` (made for a number of values)",
-        scratch.n,
-        n as usize,
-    )?;
-    fits("`out_vals`", out_vals.len(), k as usize)?;
-    fits("`out_ids`", out_ids.len(), k as usize)?;
+    }
     let s = scratch;
     let cap = sort_cap(k);
     rt.clear(&s.hist)?;
@@ -130,11 +125,12 @@ pub fn topk_global_record(
         // Levels past the second only run on massive ties (a 22-bit prefix of the key
         // already leaves a handful of continuous values): a small grid makes their usual
         // early exit cheap.
-        let grid = if level < 2 {
-            s.grid.min(words4)
+        let most = if level < 2 {
+            words4
         } else {
-            s.grid.min(words4).min(1 << 12)
+            words4.min(1 << 12)
         };
+        let grid = s.grid.min(most);
         topk_radix_refine::launch(rt, vals, m, st, h, n, level, grid)?;
         topk_radix_select::launch(rt, h, st, level, level, k, 0, cap)?;
     }

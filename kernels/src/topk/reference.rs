@@ -56,20 +56,18 @@ pub fn topk_select_reference(
             })
             .collect();
         items.sort_by(|x, y| output_order((x.0, x.1), (y.0, y.1)));
-        for i in 0..k {
-            match items.get(i) {
-                Some(&(v, _, id)) => {
-                    out_v.push(v);
-                    out_i.push(id);
-                }
-                None => {
-                    out_v.push(f32::NEG_INFINITY);
-                    out_i.push(TOPK_PAD_INDEX);
-                }
-            }
-        }
+        let (v, i): (Vec<f32>, Vec<u32>) = first_k(items.iter().map(|x| (x.0, x.2)), k);
+        out_v.extend(v);
+        out_i.extend(i);
     }
     Ok((out_v, out_i))
+}
+
+/// The first `k` of the (value, index) pairs `sorted`, padded with `-inf` and
+/// [`TOPK_PAD_INDEX`].
+fn first_k<P: FromIterator<(f32, u32)>>(sorted: impl Iterator<Item = (f32, u32)>, k: usize) -> P {
+    let padding = std::iter::repeat((f32::NEG_INFINITY, TOPK_PAD_INDEX));
+    sorted.chain(padding).take(k).collect()
 }
 
 /// The values of `[f32; 4]` elements, the first `n`.
@@ -306,18 +304,10 @@ pub fn topk_radix_sort_reference(
         })
         .collect();
     cand.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-    let (mut out_v, mut out_i) = (Vec::new(), Vec::new());
-    for t in 0..k as usize {
-        match cand.get(t) {
-            Some(&(key, id)) if key != 0 => {
-                out_v.push(x[id as usize]);
-                out_i.push(id);
-            }
-            _ => {
-                out_v.push(f32::NEG_INFINITY);
-                out_i.push(TOPK_PAD_INDEX);
-            }
-        }
-    }
-    Ok((out_v, out_i))
+    // Padding (key 0) sorts last.
+    let real = cand.iter().filter(|c| c.0 != 0);
+    Ok(first_k(
+        real.map(|&(_, id)| (x[id as usize], id)),
+        k as usize,
+    ))
 }
