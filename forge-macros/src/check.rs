@@ -976,14 +976,14 @@ pub mod uniformity {
                         self.block(e, inner);
                     }
                 }
-                Stmt::For {
+                Stmt::For(ForLoop {
                     var,
                     start,
                     end,
                     body,
                     id,
                     ..
-                } => {
+                }) => {
                     let bound = if !self.uni(start) {
                         Some(Cause::Bound(start))
                     } else if !self.uni(end) {
@@ -1196,13 +1196,7 @@ pub mod constants {
     use super::*;
     use std::collections::HashSet;
 
-    #[derive(Clone, Copy, Debug)]
-    enum C {
-        U(u32),
-        I(i32),
-        F(f32),
-        B(bool),
-    }
+    use crate::consts::Const as C;
 
     /// A constant value; `direct` when it is computed from literals without going through a
     /// local (naga folds float arithmetic only then).
@@ -1302,9 +1296,9 @@ pub mod constants {
                         self.block(e);
                     }
                 }
-                Stmt::For {
+                Stmt::For(ForLoop {
                     start, end, body, ..
-                } => {
+                }) => {
                     self.expr(start);
                     self.expr(end);
                     self.block(body);
@@ -1455,14 +1449,7 @@ pub mod constants {
                 }
                 ExprKind::Unary(op, a) => {
                     let v = self.expr(a)?;
-                    let c = match (op, v.c) {
-                        (UnOp::Neg, C::I(x)) => C::I(x.wrapping_neg()),
-                        (UnOp::Neg, C::F(x)) => C::F(-x),
-                        (UnOp::Not, C::B(x)) => C::B(!x),
-                        (UnOp::Not, C::U(x)) => C::U(!x),
-                        (UnOp::Not, C::I(x)) => C::I(!x),
-                        _ => return None,
-                    };
+                    let c = C::unary(*op, v.c)?;
                     Some(Cv { c, ..v })
                 }
                 ExprKind::Binary(op, a, b) => {
@@ -1476,15 +1463,7 @@ pub mod constants {
                 }
                 ExprKind::Cast(a) => {
                     let v = self.expr(a)?;
-                    let c = match (v.c, e.ty.scalar()?) {
-                        (C::U(x), Scalar::I32) => C::I(x as i32),
-                        (C::I(x), Scalar::U32) => C::U(x as u32),
-                        (C::U(x), Scalar::F32) => C::F(x as f32),
-                        (C::I(x), Scalar::F32) => C::F(x as f32),
-                        (c @ C::U(_), Scalar::U32) | (c @ C::I(_), Scalar::I32) => c,
-                        (c @ C::F(_), Scalar::F32) => c,
-                        _ => return None,
-                    };
+                    let c = v.c.cast(e.ty.scalar()?)?;
                     Some(Cv { c, ..v })
                 }
                 ExprKind::Math(f, args) => {
@@ -1497,44 +1476,13 @@ pub mod constants {
                     }
                     None
                 }
-                ExprKind::LoadBinding(_, i) => {
-                    self.expr(i);
-                    None
-                }
-                ExprKind::Atomic { index, args, .. } => {
-                    self.expr(index);
-                    for a in args {
+                // Not constants themselves; their parts are checked.
+                _ => {
+                    e.each_child(|a| {
                         self.expr(a);
-                    }
+                    });
                     None
                 }
-                ExprKind::ArrayRepeat(a) | ExprKind::Swizzle(a, _) | ExprKind::Field(a, _) => {
-                    self.expr(a);
-                    None
-                }
-                ExprKind::StructNew(_, items) => {
-                    for a in items {
-                        self.expr(a);
-                    }
-                    None
-                }
-                ExprKind::StructZero(_) => None,
-                ExprKind::ArrayList(items)
-                | ExprKind::VecNew(items)
-                | ExprKind::Call(_, items)
-                | ExprKind::Subgroup { args: items, .. } => {
-                    for a in items {
-                        self.expr(a);
-                    }
-                    None
-                }
-                ExprKind::Select(a, b, c) => {
-                    self.expr(a);
-                    self.expr(b);
-                    self.expr(c);
-                    None
-                }
-                ExprKind::Scalar(_) | ExprKind::Builtin(_) | ExprKind::BuiltinComponent(..) => None,
             }
         }
 
@@ -1549,106 +1497,43 @@ pub mod constants {
             sched: bool,
         ) -> Option<C> {
             use BinOp::*;
-            if op.is_shift() {
-                // The emitted amount is masked to 0..=31 (`check` rejected larger constants).
+            if let (C::I(i32::MIN), C::I(-1), Div | Rem) = (a, b, op) {
+                let sym = op.wgsl();
+                self.report(e, sched, format!("attempt to compute `i32::MIN {sym} -1`, which would overflow: Rust and WGSL's constant evaluation both reject it"));
+                return None;
+            }
+            let v = C::binary(op, a, b)?;
+            // The emitted amount is masked to 0..=31 (`check` rejected larger constants).
+            if direct && op == Shl {
                 let s = match b {
                     C::U(y) => y,
                     C::I(y) => y as u32,
-                    _ => return None,
+                    _ => 0,
                 } & 31;
-                return match (a, op) {
-                    (C::U(x), Shr) => Some(C::U(x >> s)),
-                    (C::I(x), Shr) => Some(C::I(x >> s)),
-                    (C::U(x), _) => {
-                        let v = x << s;
-                        if direct && x.checked_mul(1u32 << s).is_none() {
-                            self.report(e, sched, format!("this constant `<<` drops set bits of `{x:#x}`, which WGSL's constant evaluation rejects (Rust gives `{v:#x}`); write the value `{v:#x}` instead, or mask first: `({x:#x} & {:#x}) << {s}`", u32::MAX >> s));
-                        }
-                        Some(C::U(v))
+                match (a, v) {
+                    (C::U(x), C::U(v)) if x.checked_mul(1u32 << s).is_none() => {
+                        self.report(e, sched, format!("this constant `<<` drops set bits of `{x:#x}`, which WGSL's constant evaluation rejects (Rust gives `{v:#x}`); write the value `{v:#x}` instead, or mask first: `({x:#x} & {:#x}) << {s}`", u32::MAX >> s));
                     }
-                    (C::I(x), _) => {
-                        let v = x << s;
-                        let magnitude = if x < 0 { !x } else { x };
-                        if direct && magnitude.leading_zeros() <= s {
-                            self.report(e, sched, format!("this constant `<<` overflows `i32` (it drops bits or changes the sign of `{x}i32`), which WGSL's constant evaluation rejects (Rust gives {v}); write the value `{v}` instead"));
-                        }
-                        Some(C::I(v))
+                    (C::I(x), C::I(v)) if (if x < 0 { !x } else { x }).leading_zeros() <= s => {
+                        self.report(e, sched, format!("this constant `<<` overflows `i32` (it drops bits or changes the sign of `{x}i32`), which WGSL's constant evaluation rejects (Rust gives {v}); write the value `{v}` instead"));
                     }
-                    _ => None,
-                };
+                    _ => {}
+                }
             }
-            // The integer operations of both types; `None` for operators they lack.
-            macro_rules! int_op {
-                ($x:ident, $y:ident, $k:path) => {
-                    match op {
-                        Add => $k($x.wrapping_add($y)),
-                        Sub => $k($x.wrapping_sub($y)),
-                        Mul => $k($x.wrapping_mul($y)),
-                        Div => $k($x.checked_div($y)?),
-                        Rem => $k($x.checked_rem($y)?),
-                        BitAnd => $k($x & $y),
-                        BitOr => $k($x | $y),
-                        BitXor => $k($x ^ $y),
-                        Eq => C::B($x == $y),
-                        Ne => C::B($x != $y),
-                        Lt => C::B($x < $y),
-                        Le => C::B($x <= $y),
-                        Gt => C::B($x > $y),
-                        Ge => C::B($x >= $y),
-                        _ => return None,
-                    }
-                };
-            }
-            Some(match (a, b) {
-                (C::U(x), C::U(y)) => int_op!(x, y, C::U),
-                (C::I(x), C::I(y)) if matches!(op, Div | Rem) && x == i32::MIN && y == -1 => {
-                    let sym = op.wgsl();
-                    self.report(e, sched, format!("attempt to compute `i32::MIN {sym} -1`, which would overflow: Rust and WGSL's constant evaluation both reject it"));
+            if let (C::F(x), C::F(y), C::F(v)) = (a, b, v) {
+                if direct && !v.is_finite() && x.is_finite() && y.is_finite() {
+                    let (what, name) = if v.is_nan() {
+                        ("NaN", "f32::NAN")
+                    } else if v > 0.0 {
+                        ("infinite", "f32::INFINITY")
+                    } else {
+                        ("infinite", "f32::NEG_INFINITY")
+                    };
+                    self.report(e, sched, format!("this constant float expression is {what}, which WGSL's constant evaluation rejects; write `{name}` if that value is meant"));
                     return None;
                 }
-                (C::I(x), C::I(y)) => int_op!(x, y, C::I),
-                (C::F(x), C::F(y)) => {
-                    let v = match op {
-                        Add => x + y,
-                        Sub => x - y,
-                        Mul => x * y,
-                        Div => x / y,
-                        Rem => x % y,
-                        Eq => return Some(C::B(x == y)),
-                        Ne => return Some(C::B(x != y)),
-                        Lt => return Some(C::B(x < y)),
-                        Le => return Some(C::B(x <= y)),
-                        Gt => return Some(C::B(x > y)),
-                        Ge => return Some(C::B(x >= y)),
-                        _ => return None,
-                    };
-                    if direct && !v.is_finite() && x.is_finite() && y.is_finite() {
-                        let (what, name) = if v.is_nan() {
-                            ("NaN", "f32::NAN")
-                        } else {
-                            (
-                                "infinite",
-                                if v > 0.0 {
-                                    "f32::INFINITY"
-                                } else {
-                                    "f32::NEG_INFINITY"
-                                },
-                            )
-                        };
-                        self.report(e, sched, format!("this constant float expression is {what}, which WGSL's constant evaluation rejects; write `{name}` if that value is meant"));
-                        return None;
-                    }
-                    C::F(v)
-                }
-                (C::B(x), C::B(y)) => match op {
-                    And | BitAnd => C::B(x && y),
-                    Or | BitOr => C::B(x || y),
-                    BitXor | Ne => C::B(x != y),
-                    Eq => C::B(x == y),
-                    _ => return None,
-                },
-                _ => return None,
-            })
+            }
+            Some(v)
         }
     }
 }

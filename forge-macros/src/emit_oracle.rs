@@ -278,9 +278,9 @@ impl<'k> Oracle<'k> {
                             self.classify(e);
                         }
                     }
-                    Stmt::For { body, .. } | Stmt::While { body, .. } | Stmt::Loop { body, .. } => {
-                        self.classify(body)
-                    }
+                    Stmt::For(ForLoop { body, .. })
+                    | Stmt::While { body, .. }
+                    | Stmt::Loop { body, .. } => self.classify(body),
                     Stmt::Switch { cases, default, .. } => {
                         for (_, b) in cases {
                             self.classify(b);
@@ -560,7 +560,7 @@ impl<'k> Oracle<'k> {
                     .unwrap_or_default();
                 quote!(if #c { #t } else { #e })
             }
-            Stmt::For {
+            Stmt::For(ForLoop {
                 var,
                 start,
                 end,
@@ -568,7 +568,7 @@ impl<'k> Oracle<'k> {
                 body,
                 id,
                 ..
-            } => {
+            }) => {
                 let (s0, e0) = (
                     self.uniform_value(start, "a loop bound"),
                     self.uniform_value(end, "a loop bound"),
@@ -851,7 +851,7 @@ impl<'k> Oracle<'k> {
                     }
                 }
             }
-            Stmt::For {
+            Stmt::For(ForLoop {
                 var,
                 start,
                 end,
@@ -859,7 +859,7 @@ impl<'k> Oracle<'k> {
                 body,
                 id,
                 ..
-            } => {
+            }) => {
                 let v = &self.names[*var];
                 let (s0, e0) = (self.expr(start), self.expr(end));
                 let label = loop_label(*id);

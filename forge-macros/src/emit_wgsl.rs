@@ -1023,7 +1023,7 @@ impl Emitter<'_> {
             Stmt::Let { .. } | Stmt::Loop { .. } => None,
             Stmt::Assign { span, value, .. } => Some((*span, value.end)),
             Stmt::If { cond, .. } | Stmt::While { cond, .. } => range(cond),
-            Stmt::For { start, end, .. } => Some((start.span, end.end)),
+            Stmt::For(ForLoop { start, end, .. }) => Some((start.span, end.end)),
             Stmt::Break { span, .. }
             | Stmt::Continue { span, .. }
             | Stmt::Return { span }
@@ -1124,14 +1124,14 @@ impl Emitter<'_> {
                     }
                 }
             }
-            Stmt::For {
+            Stmt::For(ForLoop {
                 var,
                 start,
                 end,
                 inclusive,
                 body,
                 ..
-            } => {
+            }) => {
                 let v = self.names[*var].clone();
                 let t = self.ty(&self.locals[*var].ty);
                 let (s0, e0) = (self.expr(start), self.expr(end));

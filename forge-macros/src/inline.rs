@@ -116,27 +116,11 @@ impl Inliner<'_, '_, '_> {
                 let els = els.map(|e| self.block(e));
                 out.push(Stmt::If { cond, then, els })
             }
-            Stmt::For {
-                var,
-                start,
-                end,
-                inclusive,
-                body,
-                id,
-                unroll,
-            } => {
-                let start = self.hoist(start, out);
-                let end = self.hoist(end, out);
-                let body = self.block(body);
-                out.push(Stmt::For {
-                    var,
-                    start,
-                    end,
-                    inclusive,
-                    body,
-                    id,
-                    unroll,
-                })
+            Stmt::For(mut f) => {
+                f.start = self.hoist(f.start, out);
+                f.end = self.hoist(f.end, out);
+                f.body = self.block(f.body);
+                out.push(Stmt::For(f))
             }
             Stmt::While { cond, body, id } if calls_inline(self.helpers, &cond) => {
                 // The condition runs before every iteration: `loop { <call>; if !c { break; } .. }`.
@@ -250,46 +234,10 @@ impl Inliner<'_, '_, '_> {
                     .collect();
                 return self.inline(h, args, span, out).unwrap_or(e);
             }
-            ExprKind::LoadBinding(_, a)
-            | ExprKind::Unary(_, a)
-            | ExprKind::Cast(a)
-            | ExprKind::ArrayRepeat(a)
-            | ExprKind::Swizzle(a, _)
-            | ExprKind::Field(a, _) => {
-                let inner =
-                    std::mem::replace(&mut **a, made(ExprKind::BoolLit(false), Ty::BOOL, span));
-                **a = self.hoist(inner, out);
-            }
-            ExprKind::LoadArray(a, b) | ExprKind::Binary(_, a, b) => {
-                let x = std::mem::replace(&mut **a, made(ExprKind::BoolLit(false), Ty::BOOL, span));
-                **a = self.hoist(x, out);
-                let y = std::mem::replace(&mut **b, made(ExprKind::BoolLit(false), Ty::BOOL, span));
-                **b = self.hoist(y, out);
-            }
-            ExprKind::Select(a, b, c) => {
-                for x in [a, b, c] {
-                    let y =
-                        std::mem::replace(&mut **x, made(ExprKind::BoolLit(false), Ty::BOOL, span));
-                    **x = self.hoist(y, out);
-                }
-            }
-            ExprKind::Math(_, args)
-            | ExprKind::ArrayList(args)
-            | ExprKind::VecNew(args)
-            | ExprKind::StructNew(_, args)
-            | ExprKind::Call(_, args)
-            | ExprKind::Subgroup { args, .. } => {
-                let taken = std::mem::take(args);
-                *args = taken.into_iter().map(|a| self.hoist(a, out)).collect();
-            }
-            ExprKind::Atomic { index, args, .. } => {
-                let i =
-                    std::mem::replace(&mut **index, made(ExprKind::BoolLit(false), Ty::BOOL, span));
-                **index = self.hoist(i, out);
-                let taken = std::mem::take(args);
-                *args = taken.into_iter().map(|a| self.hoist(a, out)).collect();
-            }
-            _ => {}
+            _ => e.each_child_mut(|x| {
+                let y = std::mem::replace(x, made(ExprKind::BoolLit(false), Ty::BOOL, span));
+                *x = self.hoist(y, out);
+            }),
         }
         e
     }
@@ -521,29 +469,14 @@ impl Inliner<'_, '_, '_> {
     /// A loop whose body returns: each `return` sets the result and `done`, and breaks.
     fn loop_returns(&mut self, s: Stmt, ret: Option<LocalId>, done: LocalId) -> Stmt {
         match s {
-            Stmt::For {
-                var,
-                start,
-                end,
-                inclusive,
-                body,
-                id,
-                unroll,
-            } => {
-                if unroll {
-                    if let Some(span) = first_return(&body) {
+            Stmt::For(mut f) => {
+                if f.unroll {
+                    if let Some(span) = first_return(&f.body) {
                         self.cx.error(span, "a `return` inside an `#[unroll]` loop of this helper cannot be inlined, since the loop's iterations are copies; compute the result in a local, and return it after the loop");
                     }
                 }
-                Stmt::For {
-                    var,
-                    start,
-                    end,
-                    inclusive,
-                    body: self.in_loop(body, id, ret, done),
-                    id,
-                    unroll,
-                }
+                f.body = self.in_loop(f.body, f.id, ret, done);
+                Stmt::For(f)
             }
             Stmt::While { cond, body, id } => Stmt::While {
                 cond,
@@ -604,9 +537,7 @@ impl Inliner<'_, '_, '_> {
                         default,
                     });
                 }
-                s @ (Stmt::For { .. } | Stmt::While { .. } | Stmt::Loop { .. })
-                    if has_return(&s) =>
-                {
+                s @ (Stmt::For(_) | Stmt::While { .. } | Stmt::Loop { .. }) if has_return(&s) => {
                     let span =
                         first_return(std::slice::from_ref(&s)).unwrap_or_else(Span::call_site);
                     out.push(self.loop_returns(s, ret, done));
@@ -744,23 +675,15 @@ impl Remap<'_> {
                 then: self.block(then),
                 els: els.as_ref().map(|e| self.block(e)),
             },
-            Stmt::For {
-                var,
-                start,
-                end,
-                inclusive,
-                body,
-                id,
-                unroll,
-            } => Stmt::For {
-                var: self.map[*var],
-                start: self.expr(start),
-                end: self.expr(end),
-                inclusive: *inclusive,
-                body: self.block(body),
-                id: id + self.loops,
-                unroll: *unroll,
-            },
+            Stmt::For(f) => Stmt::For(ForLoop {
+                var: self.map[f.var],
+                start: self.expr(&f.start),
+                end: self.expr(&f.end),
+                inclusive: f.inclusive,
+                body: self.block(&f.body),
+                id: f.id + self.loops,
+                unroll: f.unroll,
+            }),
             Stmt::While { cond, body, id } => Stmt::While {
                 cond: self.expr(cond),
                 body: self.block(body),
@@ -847,53 +770,15 @@ impl Remap<'_> {
                 return;
             }
         }
-        let go = |x: &mut Expr| self.fix(x);
         match &mut e.kind {
             ExprKind::Local(id) => *id = self.map[*id],
             ExprKind::Atomic {
-                target,
-                index,
-                args,
+                target: AtomicTarget::Shared(id),
                 ..
-            } => {
-                if let AtomicTarget::Shared(id) = target {
-                    *id = self.map[*id];
-                }
-                go(index);
-                args.iter_mut().for_each(go);
-            }
-            ExprKind::Subgroup { id, args, .. } => {
-                *id += self.ops;
-                args.iter_mut().for_each(go);
-            }
-            ExprKind::LoadBinding(_, a)
-            | ExprKind::Unary(_, a)
-            | ExprKind::Cast(a)
-            | ExprKind::ArrayRepeat(a)
-            | ExprKind::Swizzle(a, _)
-            | ExprKind::Field(a, _) => go(a),
-            ExprKind::LoadArray(a, b) | ExprKind::Binary(_, a, b) => {
-                go(a);
-                go(b)
-            }
-            ExprKind::Select(a, b, c) => {
-                go(a);
-                go(b);
-                go(c)
-            }
-            ExprKind::Math(_, args)
-            | ExprKind::ArrayList(args)
-            | ExprKind::VecNew(args)
-            | ExprKind::StructNew(_, args)
-            | ExprKind::Call(_, args) => args.iter_mut().for_each(go),
-            ExprKind::StructZero(_)
-            | ExprKind::IntLit(_)
-            | ExprKind::FloatLit(_)
-            | ExprKind::BoolLit(_)
-            | ExprKind::Scalar(_)
-            | ExprKind::Sched(_)
-            | ExprKind::Builtin(_)
-            | ExprKind::BuiltinComponent(..) => {}
+            } => *id = self.map[*id],
+            ExprKind::Subgroup { id, .. } => *id += self.ops,
+            _ => {}
         }
+        e.each_child_mut(|x| self.fix(x));
     }
 }

@@ -11,6 +11,7 @@
 //! the language and the generated items.
 
 mod check;
+mod consts;
 mod ctxt;
 mod emit_oracle;
 mod emit_rust;

@@ -137,22 +137,7 @@ impl<'k, 'a> Lowerer<'k, 'a> {
         let mut e = e.clone();
         fn go(l: &mut Lowerer<'_, '_>, e: &mut Expr) {
             e.tv = l.ty_var(&e.ty);
-            match &mut e.kind {
-                ExprKind::Unary(_, a) | ExprKind::Cast(a) | ExprKind::Swizzle(a, _) => go(l, a),
-                ExprKind::Binary(_, a, b) => {
-                    go(l, a);
-                    go(l, b)
-                }
-                ExprKind::VecNew(args) | ExprKind::Math(_, args) => {
-                    args.iter_mut().for_each(|a| go(l, a))
-                }
-                ExprKind::Select(a, b, c) => {
-                    go(l, a);
-                    go(l, b);
-                    go(l, c)
-                }
-                _ => {}
-            }
+            e.each_child_mut(|a| go(l, a));
         }
         go(self, &mut e);
         e
@@ -929,7 +914,7 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                 let body = self.block(&f.body);
                 self.loop_stack.pop();
                 self.scopes.pop();
-                out.push(Stmt::For {
+                out.push(Stmt::For(ForLoop {
                     var,
                     start,
                     end,
@@ -937,7 +922,7 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                     body,
                     id,
                     unroll,
-                });
+                }));
             }
             syn::Expr::While(w) => {
                 if let Some(l) = &w.label {
@@ -2795,9 +2780,9 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                         self.finish_block(e)
                     }
                 }
-                Stmt::For {
+                Stmt::For(ForLoop {
                     start, end, body, ..
-                } => {
+                }) => {
                     self.finish_expr(start);
                     self.finish_expr(end);
                     self.finish_block(body)
@@ -2840,38 +2825,7 @@ impl<'k, 'a> Lowerer<'k, 'a> {
             Some(t) => e.ty = t,
             None => self.cx.error(e.span, "type annotations needed"),
         }
-        match &mut e.kind {
-            ExprKind::LoadBinding(_, i) => self.finish_expr(i),
-            ExprKind::LoadArray(a, i) => {
-                self.finish_expr(a);
-                self.finish_expr(i)
-            }
-            ExprKind::Unary(_, a) | ExprKind::Cast(a) | ExprKind::ArrayRepeat(a) => {
-                self.finish_expr(a)
-            }
-            ExprKind::Binary(_, a, b) => {
-                self.finish_expr(a);
-                self.finish_expr(b)
-            }
-            ExprKind::Math(_, args) | ExprKind::ArrayList(args) => {
-                args.iter_mut().for_each(|a| self.finish_expr(a))
-            }
-            ExprKind::Atomic { index, args, .. } => {
-                self.finish_expr(index);
-                args.iter_mut().for_each(|a| self.finish_expr(a))
-            }
-            ExprKind::VecNew(args) | ExprKind::Call(_, args) | ExprKind::Subgroup { args, .. } => {
-                args.iter_mut().for_each(|a| self.finish_expr(a))
-            }
-            ExprKind::Swizzle(a, _) | ExprKind::Field(a, _) => self.finish_expr(a),
-            ExprKind::StructNew(_, args) => args.iter_mut().for_each(|a| self.finish_expr(a)),
-            ExprKind::Select(a, b, c) => {
-                self.finish_expr(a);
-                self.finish_expr(b);
-                self.finish_expr(c)
-            }
-            _ => {}
-        }
+        e.each_child_mut(|a| self.finish_expr(a));
         // Literals must fit the type they settled on.
         if let (ExprKind::IntLit(v), Ty::Scalar(s)) = (&e.kind, &e.ty) {
             let ok = match s {

@@ -687,6 +687,63 @@ pub struct Expr {
     pub tv: usize,
 }
 
+/// The one list of an expression's direct children, in evaluation order, for `&` and for
+/// `&mut` (`$iter` is `iter` or `iter_mut`).
+macro_rules! each_child {
+    ($kind:expr, $f:ident, $iter:ident) => {
+        match $kind {
+            ExprKind::LoadBinding(_, a)
+            | ExprKind::Unary(_, a)
+            | ExprKind::Cast(a)
+            | ExprKind::ArrayRepeat(a)
+            | ExprKind::Swizzle(a, _)
+            | ExprKind::Field(a, _) => $f(a),
+            ExprKind::LoadArray(a, b) | ExprKind::Binary(_, a, b) => {
+                $f(a);
+                $f(b)
+            }
+            ExprKind::Select(a, b, c) => {
+                $f(a);
+                $f(b);
+                $f(c)
+            }
+            ExprKind::Math(_, args)
+            | ExprKind::ArrayList(args)
+            | ExprKind::VecNew(args)
+            | ExprKind::StructNew(_, args)
+            | ExprKind::Call(_, args)
+            | ExprKind::Subgroup { args, .. } => args.$iter().for_each($f),
+            ExprKind::Atomic { index, args, .. } => {
+                $f(index);
+                args.$iter().for_each($f)
+            }
+            ExprKind::IntLit(_)
+            | ExprKind::FloatLit(_)
+            | ExprKind::BoolLit(_)
+            | ExprKind::Local(_)
+            | ExprKind::Scalar(_)
+            | ExprKind::Sched(_)
+            | ExprKind::Builtin(_)
+            | ExprKind::BuiltinComponent(..)
+            | ExprKind::StructZero(_) => {}
+        }
+    };
+}
+
+impl Expr {
+    /// Calls `f` on each direct sub-expression, in evaluation order. Every pass that
+    /// recurses over expressions walks them through this (or `each_child_mut`), so that a
+    /// new `ExprKind` is added in one place.
+    pub fn each_child<'b>(&'b self, mut f: impl FnMut(&'b Expr)) {
+        each_child!(&self.kind, f, iter)
+    }
+
+    /// `each_child`, for a pass that rewrites the children in place.
+    pub fn each_child_mut(&mut self, mut f: impl FnMut(&mut Expr)) {
+        each_child!(&mut self.kind, f, iter_mut)
+    }
+}
+
 #[derive(Clone, Debug)]
 pub enum ExprKind {
     /// Integer literal (two's complement bits for i32) or float literal.
@@ -917,6 +974,21 @@ pub enum Barrier {
     Storage,
 }
 
+/// `for var in start..end` (`..=` when `inclusive`). One struct, so that a pass that
+/// rewrites some of its parts takes the loop whole and puts it back with the rest kept.
+#[derive(Clone, Debug)]
+pub struct ForLoop {
+    pub var: LocalId,
+    pub start: Expr,
+    pub end: Expr,
+    pub inclusive: bool,
+    pub body: Block,
+    pub id: usize,
+    /// `#[unroll]`: the bounds are constant, and `unroll` copies the body once per
+    /// value of the variable.
+    pub unroll: bool,
+}
+
 /// A statement. Loops carry an id so that `break`/`continue` name their target.
 #[derive(Clone, Debug)]
 pub enum Stmt {
@@ -935,17 +1007,7 @@ pub enum Stmt {
         then: Block,
         els: Option<Block>,
     },
-    For {
-        var: LocalId,
-        start: Expr,
-        end: Expr,
-        inclusive: bool,
-        body: Block,
-        id: usize,
-        /// `#[unroll]`: the bounds are constant, and `unroll` copies the body once per
-        /// value of the variable.
-        unroll: bool,
-    },
+    For(ForLoop),
     While {
         cond: Expr,
         body: Block,
@@ -1337,7 +1399,7 @@ pub fn walk_stmts<'b>(block: &'b Block, f: &mut dyn FnMut(&'b Stmt)) {
                     walk_stmts(e, f);
                 }
             }
-            Stmt::For { body, .. }
+            Stmt::For(ForLoop { body, .. })
             | Stmt::While { body, .. }
             | Stmt::Loop { body, .. }
             | Stmt::Block(body) => walk_stmts(body, f),
@@ -1389,7 +1451,7 @@ pub fn collective_inside(s: &Stmt) -> bool {
     let in_block = |b: &Block| b.iter().any(contains_collective);
     match s {
         Stmt::If { then, els, .. } => in_block(then) || els.as_ref().is_some_and(in_block),
-        Stmt::For { body, .. }
+        Stmt::For(ForLoop { body, .. })
         | Stmt::While { body, .. }
         | Stmt::Loop { body, .. }
         | Stmt::Block(body) => in_block(body),
@@ -1422,7 +1484,7 @@ pub fn stmt_exprs<'b>(s: &'b Stmt, f: &mut dyn FnMut(&'b Expr)) {
         }
         Stmt::Eval { expr, .. } => f(expr),
         Stmt::ReturnValue { value } => f(value),
-        Stmt::For { start, end, .. } => {
+        Stmt::For(ForLoop { start, end, .. }) => {
             f(start);
             f(end)
         }
@@ -1433,34 +1495,5 @@ pub fn stmt_exprs<'b>(s: &'b Stmt, f: &mut dyn FnMut(&'b Expr)) {
 /// Calls `f` on an expression and every sub-expression.
 pub fn walk_expr<'b>(e: &'b Expr, f: &mut dyn FnMut(&'b Expr)) {
     f(e);
-    match &e.kind {
-        ExprKind::LoadBinding(_, i) => walk_expr(i, f),
-        ExprKind::LoadArray(a, i) => {
-            walk_expr(a, f);
-            walk_expr(i, f)
-        }
-        ExprKind::Unary(_, a) | ExprKind::Cast(a) | ExprKind::ArrayRepeat(a) => walk_expr(a, f),
-        ExprKind::Binary(_, a, b) => {
-            walk_expr(a, f);
-            walk_expr(b, f)
-        }
-        ExprKind::Math(_, args) | ExprKind::ArrayList(args) => {
-            args.iter().for_each(|a| walk_expr(a, f))
-        }
-        ExprKind::Atomic { index, args, .. } => {
-            walk_expr(index, f);
-            args.iter().for_each(|a| walk_expr(a, f))
-        }
-        ExprKind::VecNew(args) | ExprKind::Call(_, args) | ExprKind::Subgroup { args, .. } => {
-            args.iter().for_each(|a| walk_expr(a, f))
-        }
-        ExprKind::Swizzle(a, _) | ExprKind::Field(a, _) => walk_expr(a, f),
-        ExprKind::StructNew(_, args) => args.iter().for_each(|a| walk_expr(a, f)),
-        ExprKind::Select(a, b, c) => {
-            walk_expr(a, f);
-            walk_expr(b, f);
-            walk_expr(c, f)
-        }
-        _ => {}
-    }
+    e.each_child(|c| walk_expr(c, f));
 }

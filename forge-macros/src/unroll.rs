@@ -11,6 +11,7 @@
 //! WGSL. A bound that is not constant is an error at the bound, reported here, where the
 //! constants are known.
 
+use crate::consts::Const;
 use crate::ctxt::Ctxt;
 use crate::model::*;
 use proc_macro2::Span;
@@ -93,19 +94,11 @@ pub fn rolled(k: &Kernel<'_>) -> Expanded {
     }
 }
 
-/// A constant integer or `bool`.
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum C {
-    U(u32),
-    I(i32),
-    B(bool),
-}
-
 /// A constant value, and whether it comes from an unrolled loop's variable, so that the
 /// emitted code writes it as a literal.
 #[derive(Clone, Copy, Debug)]
 struct Val {
-    c: C,
+    c: Const,
     unrolled: bool,
 }
 
@@ -120,11 +113,12 @@ struct Unroller<'a, 'k> {
     reported: &'a mut HashSet<String>,
 }
 
-fn literal(c: C, ty: &Ty, span: Span) -> Expr {
+fn literal(c: Const, ty: &Ty, span: Span) -> Expr {
     let kind = match c {
-        C::U(v) => ExprKind::IntLit(v as i64),
-        C::I(v) => ExprKind::IntLit(v as i64),
-        C::B(b) => ExprKind::BoolLit(b),
+        Const::U(v) => ExprKind::IntLit(v as i64),
+        Const::I(v) => ExprKind::IntLit(v as i64),
+        Const::B(b) => ExprKind::BoolLit(b),
+        Const::F(v) => ExprKind::FloatLit(v.into()),
     };
     Expr {
         kind,
@@ -150,52 +144,46 @@ impl Unroller<'_, '_> {
         let lit = |c| Some(Val { c, unrolled: false });
         match &e.kind {
             ExprKind::IntLit(v) => match e.ty {
-                Ty::Scalar(Scalar::U32) => lit(C::U(*v as u32)),
-                Ty::Scalar(Scalar::I32) => lit(C::I(*v as i32)),
+                Ty::Scalar(Scalar::U32) => lit(Const::U(*v as u32)),
+                Ty::Scalar(Scalar::I32) => lit(Const::I(*v as i32)),
                 _ => None,
             },
-            ExprKind::BoolLit(b) => lit(C::B(*b)),
+            ExprKind::BoolLit(b) => lit(Const::B(*b)),
             ExprKind::Sched(c) => {
                 self.sched_dependent = true;
-                lit(C::U(self.s.get(*c)))
+                lit(Const::U(self.s.get(*c)))
             }
             ExprKind::Local(id) => self.vals[*id],
             ExprKind::Unary(op, a) => {
                 let v = self.eval(a)?;
-                let c = match (op, v.c) {
-                    (UnOp::Neg, C::I(x)) => C::I(x.wrapping_neg()),
-                    (UnOp::Not, C::B(x)) => C::B(!x),
-                    (UnOp::Not, C::U(x)) => C::U(!x),
-                    (UnOp::Not, C::I(x)) => C::I(!x),
-                    _ => return None,
-                };
+                let c = Const::unary(*op, v.c)?;
                 Some(Val { c, ..v })
             }
             ExprKind::Binary(op, a, b) => {
                 let (x, y) = (self.eval(a)?, self.eval(b)?);
                 Some(Val {
-                    c: binary(*op, x.c, y.c)?,
+                    c: Const::binary(*op, x.c, y.c)?,
                     unrolled: x.unrolled || y.unrolled,
                 })
             }
+            // Integers only: a float cast stays in the code, as written.
             ExprKind::Cast(a) => {
                 let v = self.eval(a)?;
-                let c = match (v.c, e.ty.scalar()?) {
-                    (C::U(x), Scalar::I32) => C::I(x as i32),
-                    (C::I(x), Scalar::U32) => C::U(x as u32),
-                    (c @ C::U(_), Scalar::U32) | (c @ C::I(_), Scalar::I32) => c,
-                    _ => return None,
-                };
-                Some(Val { c, ..v })
+                match v.c.cast(e.ty.scalar()?)? {
+                    Const::F(_) => None,
+                    c => Some(Val { c, ..v }),
+                }
             }
             ExprKind::Math(f @ (MathFn::Min | MathFn::Max | MathFn::DivCeil), args) => {
                 let (x, y) = (self.eval(&args[0])?, self.eval(&args[1])?);
                 let c = match (f, x.c, y.c) {
-                    (MathFn::Min, C::U(a), C::U(b)) => C::U(a.min(b)),
-                    (MathFn::Min, C::I(a), C::I(b)) => C::I(a.min(b)),
-                    (MathFn::Max, C::U(a), C::U(b)) => C::U(a.max(b)),
-                    (MathFn::Max, C::I(a), C::I(b)) => C::I(a.max(b)),
-                    (MathFn::DivCeil, C::U(a), C::U(b)) if b != 0 => C::U(a.div_ceil(b)),
+                    (MathFn::Min, Const::U(a), Const::U(b)) => Const::U(a.min(b)),
+                    (MathFn::Min, Const::I(a), Const::I(b)) => Const::I(a.min(b)),
+                    (MathFn::Max, Const::U(a), Const::U(b)) => Const::U(a.max(b)),
+                    (MathFn::Max, Const::I(a), Const::I(b)) => Const::I(a.max(b)),
+                    (MathFn::DivCeil, Const::U(a), Const::U(b)) if b != 0 => {
+                        Const::U(a.div_ceil(b))
+                    }
                     _ => return None,
                 };
                 Some(Val {
@@ -249,7 +237,7 @@ impl Unroller<'_, '_> {
     fn constant_bool(&mut self, cond: &Expr) -> Option<bool> {
         let before = self.sched_dependent;
         match self.eval(cond) {
-            Some(Val { c: C::B(b), .. }) => Some(b),
+            Some(Val { c: Const::B(b), .. }) => Some(b),
             _ => {
                 self.sched_dependent = before;
                 None
@@ -300,15 +288,7 @@ impl Unroller<'_, '_> {
 
     fn stmt(&mut self, s: &Stmt, out: &mut Block) {
         match s {
-            Stmt::For {
-                var,
-                start,
-                end,
-                inclusive,
-                body,
-                unroll: true,
-                ..
-            } => self.unroll(*var, start, end, *inclusive, body, out),
+            Stmt::For(f) if f.unroll => self.unroll(f, out),
             Stmt::Let {
                 local,
                 init: Some(e),
@@ -381,27 +361,12 @@ impl Unroller<'_, '_> {
                 let els = els.as_ref().map(|e| self.block(e));
                 out.push(Stmt::If { cond, then, els });
             }
-            Stmt::For {
-                var,
-                start,
-                end,
-                inclusive,
-                body,
-                id,
-                unroll: false,
-            } => {
-                let (start, end) = (self.expr(start).0, self.expr(end).0);
-                let body = self.block(body);
-                out.push(Stmt::For {
-                    var: *var,
-                    start,
-                    end,
-                    inclusive: *inclusive,
-                    body,
-                    id: *id,
-                    unroll: false,
-                });
-            }
+            Stmt::For(f) => out.push(Stmt::For(ForLoop {
+                start: self.expr(&f.start).0,
+                end: self.expr(&f.end).0,
+                body: self.block(&f.body),
+                ..*f
+            })),
             Stmt::While { cond, body, id } => {
                 let cond = self.expr(cond).0;
                 let body = self.block(body);
@@ -478,19 +443,20 @@ impl Unroller<'_, '_> {
     }
 
     /// `#[unroll] for var in start..end`: one copy of the body per value.
-    fn unroll(
-        &mut self,
-        var: LocalId,
-        start: &Expr,
-        end: &Expr,
-        inclusive: bool,
-        body: &Block,
-        out: &mut Block,
-    ) {
+    fn unroll(&mut self, f: &ForLoop, out: &mut Block) {
+        let ForLoop {
+            var,
+            start,
+            end,
+            inclusive,
+            body,
+            ..
+        } = f;
+        let (var, inclusive) = (*var, *inclusive);
         let bound = |u: &mut Self, e: &Expr| -> Option<i64> {
             match u.eval(e).map(|v| v.c) {
-                Some(C::U(x)) => Some(x as i64),
-                Some(C::I(x)) => Some(x as i64),
+                Some(Const::U(x)) => Some(x as i64),
+                Some(Const::I(x)) => Some(x as i64),
                 _ => {
                     let why = u.culprit(e);
                     u.error(
@@ -520,9 +486,9 @@ impl Unroller<'_, '_> {
         let signed = self.locals[var].ty == Ty::I32;
         for v in a..=last {
             let c = if signed {
-                C::I(v as i32)
+                Const::I(v as i32)
             } else {
-                C::U(v as u32)
+                Const::U(v as u32)
             };
             self.vals[var] = Some(Val { c, unrolled: true });
             let copy = self.block(body);
@@ -546,41 +512,11 @@ impl Unroller<'_, '_> {
         }
         let mut out = e.clone();
         let mut folded = false;
-        {
-            let mut go = |x: &mut Expr| {
-                let (y, f) = self.expr(x);
-                *x = y;
-                folded |= f;
-            };
-            match &mut out.kind {
-                ExprKind::LoadBinding(_, a)
-                | ExprKind::Unary(_, a)
-                | ExprKind::Cast(a)
-                | ExprKind::ArrayRepeat(a)
-                | ExprKind::Swizzle(a, _)
-                | ExprKind::Field(a, _) => go(a),
-                ExprKind::LoadArray(a, b) | ExprKind::Binary(_, a, b) => {
-                    go(a);
-                    go(b)
-                }
-                ExprKind::Select(a, b, c) => {
-                    go(a);
-                    go(b);
-                    go(c)
-                }
-                ExprKind::Math(_, args)
-                | ExprKind::ArrayList(args)
-                | ExprKind::VecNew(args)
-                | ExprKind::StructNew(_, args)
-                | ExprKind::Call(_, args)
-                | ExprKind::Subgroup { args, .. } => args.iter_mut().for_each(go),
-                ExprKind::Atomic { index, args, .. } => {
-                    go(index);
-                    args.iter_mut().for_each(go)
-                }
-                _ => {}
-            }
-        }
+        out.each_child_mut(|x| {
+            let (y, f) = self.expr(x);
+            *x = y;
+            folded |= f;
+        });
         // An integer operation on a literal from an unrolled loop is folded, so that
         // `acc[k + half]` indexes with one literal.
         if folded
@@ -631,8 +567,8 @@ impl Unroller<'_, '_> {
     /// A constant index into an array of length `len`.
     fn index(&mut self, idx: &Expr, len: u32) -> Option<u32> {
         match self.eval(idx)?.c {
-            C::U(i) if i < len => Some(i),
-            C::I(i) if i >= 0 && (i as u32) < len => Some(i as u32),
+            Const::U(i) if i < len => Some(i),
+            Const::I(i) if i >= 0 && (i as u32) < len => Some(i as u32),
             _ => None,
         }
     }
@@ -773,59 +709,6 @@ fn simplify(e: Expr) -> Expr {
     }
 }
 
-/// WGSL's integer and `bool` operations on constants; `None` for the operations that are
-/// errors (division by zero, `i32::MIN / -1`), which `check` reports.
-fn binary(op: BinOp, a: C, b: C) -> Option<C> {
-    use BinOp::*;
-    if op.is_shift() {
-        let s = match b {
-            C::U(y) => y,
-            C::I(y) => y as u32,
-            C::B(_) => return None,
-        } & 31;
-        return match (a, op) {
-            (C::U(x), Shl) => Some(C::U(x << s)),
-            (C::U(x), _) => Some(C::U(x >> s)),
-            (C::I(x), Shl) => Some(C::I(x << s)),
-            (C::I(x), _) => Some(C::I(x >> s)),
-            _ => None,
-        };
-    }
-    macro_rules! int_op {
-        ($x:ident, $y:ident, $k:path) => {
-            match op {
-                Add => $k($x.wrapping_add($y)),
-                Sub => $k($x.wrapping_sub($y)),
-                Mul => $k($x.wrapping_mul($y)),
-                Div => $k($x.checked_div($y)?),
-                Rem => $k($x.checked_rem($y)?),
-                BitAnd => $k($x & $y),
-                BitOr => $k($x | $y),
-                BitXor => $k($x ^ $y),
-                Eq => C::B($x == $y),
-                Ne => C::B($x != $y),
-                Lt => C::B($x < $y),
-                Le => C::B($x <= $y),
-                Gt => C::B($x > $y),
-                Ge => C::B($x >= $y),
-                And | Or | Shl | Shr => return None,
-            }
-        };
-    }
-    Some(match (a, b) {
-        (C::U(x), C::U(y)) => int_op!(x, y, C::U),
-        (C::I(x), C::I(y)) => int_op!(x, y, C::I),
-        (C::B(x), C::B(y)) => match op {
-            And | BitAnd => C::B(x && y),
-            Or | BitOr => C::B(x || y),
-            BitXor | Ne => C::B(x != y),
-            Eq => C::B(x == y),
-            _ => return None,
-        },
-        _ => return None,
-    })
-}
-
 /// Finds the local arrays used otherwise than element by element at constant indices.
 struct Uses<'u, 'a, 'k> {
     u: &'u mut Unroller<'a, 'k>,
@@ -876,12 +759,10 @@ impl Uses<'_, '_, '_> {
                     self.block(e);
                 }
             }
-            Stmt::For {
-                start, end, body, ..
-            } => {
-                self.expr(start);
-                self.expr(end);
-                self.block(body);
+            Stmt::For(f) => {
+                self.expr(&f.start);
+                self.expr(&f.end);
+                self.block(&f.body);
             }
             Stmt::While { cond, body, .. } => {
                 self.expr(cond);
@@ -928,32 +809,7 @@ impl Uses<'_, '_, '_> {
                 self.expr(idx);
             }
             ExprKind::Local(id) => self.ok[*id] = false,
-            ExprKind::LoadBinding(_, a)
-            | ExprKind::Unary(_, a)
-            | ExprKind::Cast(a)
-            | ExprKind::ArrayRepeat(a)
-            | ExprKind::Swizzle(a, _)
-            | ExprKind::Field(a, _) => self.expr(a),
-            ExprKind::Binary(_, a, b) => {
-                self.expr(a);
-                self.expr(b)
-            }
-            ExprKind::Select(a, b, c) => {
-                self.expr(a);
-                self.expr(b);
-                self.expr(c)
-            }
-            ExprKind::Math(_, args)
-            | ExprKind::ArrayList(args)
-            | ExprKind::VecNew(args)
-            | ExprKind::StructNew(_, args)
-            | ExprKind::Call(_, args)
-            | ExprKind::Subgroup { args, .. } => args.iter().for_each(|a| self.expr(a)),
-            ExprKind::Atomic { index, args, .. } => {
-                self.expr(index);
-                args.iter().for_each(|a| self.expr(a))
-            }
-            _ => {}
+            _ => e.each_child(|a| self.expr(a)),
         }
     }
 }
@@ -1066,26 +922,11 @@ impl Registers<'_, '_, '_> {
                 let els = els.map(|e| self.block(e));
                 out.push(Stmt::If { cond, then, els });
             }
-            Stmt::For {
-                var,
-                start,
-                end,
-                inclusive,
-                body,
-                id,
-                unroll,
-            } => {
-                let (start, end) = (self.expr(start), self.expr(end));
-                let body = self.block(body);
-                out.push(Stmt::For {
-                    var,
-                    start,
-                    end,
-                    inclusive,
-                    body,
-                    id,
-                    unroll,
-                });
+            Stmt::For(mut f) => {
+                f.start = self.expr(f.start);
+                f.end = self.expr(f.end);
+                f.body = self.block(f.body);
+                out.push(Stmt::For(f));
             }
             Stmt::While { cond, body, id } => {
                 let cond = self.expr(cond);
@@ -1167,38 +1008,10 @@ impl Registers<'_, '_, '_> {
                 }
             }
         }
-        let mut go = |x: &mut Expr| {
-            let y = std::mem::replace(x, literal(C::B(false), &Ty::BOOL, x.span));
+        e.each_child_mut(|x| {
+            let y = std::mem::replace(x, literal(Const::B(false), &Ty::BOOL, x.span));
             *x = self.expr(y);
-        };
-        match &mut e.kind {
-            ExprKind::LoadBinding(_, a)
-            | ExprKind::Unary(_, a)
-            | ExprKind::Cast(a)
-            | ExprKind::ArrayRepeat(a)
-            | ExprKind::Swizzle(a, _)
-            | ExprKind::Field(a, _) => go(a),
-            ExprKind::LoadArray(a, b) | ExprKind::Binary(_, a, b) => {
-                go(a);
-                go(b)
-            }
-            ExprKind::Select(a, b, c) => {
-                go(a);
-                go(b);
-                go(c)
-            }
-            ExprKind::Math(_, args)
-            | ExprKind::ArrayList(args)
-            | ExprKind::VecNew(args)
-            | ExprKind::StructNew(_, args)
-            | ExprKind::Call(_, args)
-            | ExprKind::Subgroup { args, .. } => args.iter_mut().for_each(go),
-            ExprKind::Atomic { index, args, .. } => {
-                go(index);
-                args.iter_mut().for_each(go)
-            }
-            _ => {}
-        }
+        });
         e
     }
 }
