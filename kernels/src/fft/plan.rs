@@ -52,10 +52,17 @@ pub fn fft_record(
     inverse: bool,
     schedule: Option<&Schedule>,
 ) -> Result<(), ForgeError> {
-    check_shape(n, batch)?;
-    let plan = fft_plan(n);
+    // fft_record_plan checks the shape first.
     fft_record_plan(
-        rt, input, scratch, output, n, batch, inverse, schedule, &plan,
+        rt,
+        input,
+        scratch,
+        output,
+        n,
+        batch,
+        inverse,
+        schedule,
+        &fft_plan(n),
     )
 }
 

@@ -2,18 +2,11 @@
 //! top-k.
 
 use super::kernels::{topk_rows, topk_select};
-use super::record::{
-    check_global, invalid, topk_global_record, topk_rows_record, TopkGlobalScratch,
-};
+use super::record::{check_global, invalid, topk_global_record, TopkGlobalScratch};
 use super::{TOPK_MAX_BLOCK, TOPK_ROWS_MAX_K, TOPK_SEED_BLOCK};
-use crate::dims::{dim, quads};
-use forge_core::{ForgeError, ForgeRuntime, GpuTensor};
+use crate::dims::quads;
+use forge_core::{ForgeError, ForgeRuntime};
 use std::borrow::BorrowMut;
-
-/// The input as `Vec4`s, zero-padded to a multiple of four values.
-fn upload_vec4(rt: &mut ForgeRuntime, input: &[f32]) -> Result<GpuTensor<[f32; 4]>, ForgeError> {
-    rt.upload(&quads(input))
-}
 
 /// Checks what every top-k method needs: a non-empty input that `u32` indexes and `k ≥ 1`.
 fn check_input(input: &[f32], k: usize) -> Result<u32, ForgeError> {
@@ -59,19 +52,12 @@ fn blocks(
         )));
     }
     let (b, k32) = (block as u32, k as u32);
+    let local = u32::from(local);
     if k <= TOPK_ROWS_MAX_K {
-        let vals = upload_vec4(rt, input)?;
-        let outs = dim(
-            topk_rows::NAME,
-            "blocks * k",
-            input.len().div_ceil(block) * k,
-        )? as usize;
-        let out_vals = rt.zeros::<f32>(outs)?;
-        let out_ids = rt.zeros::<u32>(outs)?;
-        topk_rows_record(rt, &vals, n, b, k32, local, &out_vals, &out_ids, None)?;
-        return Ok((rt.download(&out_vals)?, rt.download(&out_ids)?));
+        // The values as `Vec4`s, zero-padded to a multiple of four.
+        return topk_rows::run(rt, &quads(input), n, b, k32, local);
     }
-    let (p, local) = (b.next_power_of_two(), u32::from(local));
+    let p = b.next_power_of_two();
     topk_select::run(rt, input, &[0], n, b, k32, p, 0, local)
 }
 
@@ -83,7 +69,7 @@ fn global(
 ) -> Result<(Vec<f32>, Vec<u32>), ForgeError> {
     let n = check_input(input, k)?;
     check_global(input.len(), k)?;
-    let vals = upload_vec4(rt, input)?;
+    let vals = rt.upload(&quads(input))?;
     let scratch = TopkGlobalScratch::new(rt, input.len())?;
     let out_vals = rt.zeros::<f32>(k)?;
     let out_ids = rt.zeros::<u32>(k)?;

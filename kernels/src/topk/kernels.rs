@@ -61,23 +61,15 @@ mod kernels {
         d
     }
 
-    /// [`digit`] of each component of `v`, elements `e0..e0 + 4`.
+    /// [`digit`] of each component of `v`, elements `e0..e0 + 4`, for the sample's levels
+    /// (no floor, digits of the key).
     #[forge_fn]
-    fn digits4(
-        v: Vec4,
-        e0: u32,
-        n: u32,
-        floor: u32,
-        prefix: UVec4,
-        level: u32,
-        shift: u32,
-        mask: u32,
-    ) -> UVec4 {
+    fn digits4(v: Vec4, e0: u32, n: u32, prefix: UVec4, shift: u32, mask: u32) -> UVec4 {
         UVec4::new(
-            digit(v.x, e0, n, floor, prefix, level, shift, mask),
-            digit(v.y, e0 + 1, n, floor, prefix, level, shift, mask),
-            digit(v.z, e0 + 2, n, floor, prefix, level, shift, mask),
-            digit(v.w, e0 + 3, n, floor, prefix, level, shift, mask),
+            digit(v.x, e0, n, 0, prefix, 0, shift, mask),
+            digit(v.y, e0 + 1, n, 0, prefix, 0, shift, mask),
+            digit(v.z, e0 + 2, n, 0, prefix, 0, shift, mask),
+            digit(v.w, e0 + 3, n, 0, prefix, 0, shift, mask),
         )
     }
 
@@ -528,7 +520,7 @@ mod kernels {
                 while j < 4 {
                     let v = quad(va, vb, vc, vd, j);
                     let e0 = ((u + j * grid) * step) << 2;
-                    let d = digits4(v, e0, n, 0, prefix, 0, shift, mask);
+                    let d = digits4(v, e0, n, prefix, shift, mask);
                     // Most elements do not count: one test for all four.
                     if (d.x & d.y & d.z & d.w) != 0xffffffff {
                         for c in 0..4u32 {

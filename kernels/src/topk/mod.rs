@@ -73,16 +73,9 @@ mod record;
 mod reference;
 
 pub use ext::TopkExt;
-pub use kernels::{
-    topk_radix_collect, topk_radix_hist, topk_radix_mark, topk_radix_refine, topk_radix_select,
-    topk_radix_sort, topk_rows, topk_select,
-};
+pub use kernels::*;
 pub use record::{topk_global_record, topk_rows_record, TopkGlobalScratch};
-pub use reference::{
-    topk_radix_collect_reference, topk_radix_hist_reference, topk_radix_mark_reference,
-    topk_radix_refine_reference, topk_radix_select_reference, topk_radix_sort_reference,
-    topk_rows_reference, topk_select_reference,
-};
+pub use reference::*;
 
 /// The index that pads a block shorter than `k`, after its real values. Its value is `-inf`.
 pub const TOPK_PAD_INDEX: u32 = u32::MAX;
