@@ -1,4 +1,5 @@
-//! The linear built-ins (`gemm`, `gemv`, `ternary_gemv`, `p64_project`) on a real adapter,
+//! The linear built-ins (`gemm`, `gemv`, `ternary_gemv`, `ternary_gemv_w2a8`, `p64_project`)
+//! on a real adapter,
 //! through the seed's signatures: GPU results against independent f64 references over
 //! seeded random inputs, at 1×1×1, prime shapes and shapes past one workgroup; every
 //! schedule of each tune space against the oracle; and bad inputs as errors.
@@ -6,7 +7,11 @@
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use wgsl_forge::kernels::{
-    gemm::gemm, gemv::gemv, p64_project::p64_project, ternary_gemv::ternary_gemv,
+    gemm::gemm,
+    gemv::gemv,
+    p64_project::p64_project,
+    ternary_gemv::ternary_gemv,
+    ternary_w2a8::{ternary_gemv_w2a8, W2A8_MAX_K},
 };
 use wgsl_forge::prelude::*;
 
@@ -370,6 +375,126 @@ fn ternary_gemv_ignores_code_3_and_bits_past_k() {
         .ternary_gemv(&x, &[row0, row1], &[1.0, 1.0], 2, 5)
         .unwrap();
     assert_eq!(y, vec![13.0, 0.0]);
+}
+
+// ---- ternary_gemv_w2a8 ---------------------------------------------------------------
+
+/// The int8 product written from the definitions, independent of both packings: absmax
+/// quantisation, then an exact integer dot product of the `i8` weights and activations.
+fn w2a8_reference(x: &[f32], w: &[i8], scale: &[f32], m: usize, k: usize) -> Vec<f32> {
+    let max = x.iter().fold(0.0f32, |a, v| a.max(v.abs()));
+    let step = if max == 0.0 { 1.0 } else { max / 127.0 };
+    let q: Vec<i64> = x.iter().map(|v| (v / step).round() as i64).collect();
+    (0..m)
+        .map(|r| {
+            let dot: i64 = (0..k).map(|c| w[r * k + c] as i64 * q[c]).sum();
+            dot as f32 * step * scale[r]
+        })
+        .collect()
+}
+
+#[test]
+fn ternary_gemv_w2a8_matches_the_int8_reference_and_the_f32_product() {
+    let mut rt = runtime();
+    let mut r = rng(16);
+    for (m, k) in [
+        (1, 1),
+        (2, 4),
+        (7, 13),
+        (3, 16),
+        (300, 17),
+        (5, 1031),
+        (131, 2053),
+        (33, 4096),
+        (70, 4100),
+        (4, 9000),
+    ] {
+        let x = floats(&mut r, k);
+        let w = ternary_weights(&mut r, m * k);
+        let scale: Vec<f32> = (0..m).map(|_| r.gen_range(0.1f32..4.0)).collect();
+        let packed = pack_ternary(&w, m, k).unwrap();
+        let got = rt.ternary_gemv_w2a8(&x, &packed, &scale, m, k).unwrap();
+        // Exact but for the two f32 products of the scales.
+        let want = w2a8_reference(&x, &w, &scale, m, k);
+        for (i, (g, e)) in got.iter().zip(&want).enumerate() {
+            assert!(
+                (g - e).abs() <= 2.0 * f32::EPSILON * e.abs(),
+                "w2a8 {m}×{k}: row {i} is {g}, the int8 reference {e}"
+            );
+        }
+        // Against the f32 product: within the quantisation error, half a step a term.
+        let (exact, _) = ternary_f64(&x, &w, &scale, m, k);
+        let half_step = x.iter().fold(0.0f32, |a, v| a.max(v.abs())) as f64 / 254.0;
+        for row in 0..m {
+            let terms: f64 = w[row * k..(row + 1) * k]
+                .iter()
+                .map(|v| v.abs() as f64)
+                .sum();
+            let bound = (half_step * terms + 1e-6) * scale[row] as f64 * 1.001;
+            let err = (got[row] as f64 - exact[row]).abs();
+            assert!(
+                err <= bound,
+                "w2a8 {m}×{k}: row {row} is off the f32 product by {err:e} > {bound:e}"
+            );
+        }
+    }
+}
+
+#[test]
+fn ternary_gemv_w2a8_ignores_code_3_and_bits_past_k() {
+    let mut rt = runtime();
+    // x = 127 · (1, 2, 4, 8, 16) / 16 quantises exactly: q = 8, 16, 32, 64, 127 (127 · 16/16).
+    let x = [8.0, 16.0, 32.0, 64.0, 127.0];
+    let row0 = 0b01_00_10_11_01 | (u32::MAX << 10);
+    let y = rt
+        .ternary_gemv_w2a8(&x, &[row0, u32::MAX], &[1.0, 1.0], 2, 5)
+        .unwrap();
+    assert_eq!(y, vec![8.0 - 32.0 + 127.0, 0.0]);
+}
+
+#[test]
+fn ternary_gemv_w2a8_is_bit_identical_at_every_schedule() {
+    let mut rt = runtime();
+    let mut r = rng(17);
+    for (m, k) in [(1, 1), (7, 13), (67, 1031), (9, 4100), (40, 8200)] {
+        let x = floats(&mut r, k);
+        let w = ternary_weights(&mut r, m * k);
+        let scale = floats(&mut r, m);
+        let packed = pack_ternary(&w, m, k).unwrap();
+        let q = quantize_activations(&x).unwrap();
+        let (m, k) = (m as u32, k as u32);
+        let oracle = ternary_gemv_w2a8::cpu(&q.packed, &packed, &scale, m, k, q.scale).unwrap();
+        for s in ternary_gemv_w2a8::Kernel.tune_space().candidates() {
+            let cpu = ternary_gemv_w2a8::cpu_with(&s, &q.packed, &packed, &scale, m, k, q.scale);
+            assert_eq!(cpu.unwrap(), oracle, "w2a8 {m}×{k}: the oracle at {s}");
+            let gpu =
+                ternary_gemv_w2a8::run_with(&mut rt, &s, &q.packed, &packed, &scale, m, k, q.scale);
+            assert_eq!(gpu.unwrap(), oracle, "w2a8 {m}×{k}: the GPU at {s}");
+        }
+    }
+}
+
+#[test]
+fn ternary_gemv_w2a8_refuses_bad_input() {
+    let mut rt = runtime();
+    let w = [0x55u32; 2];
+    assert!(matches!(
+        rt.ternary_gemv_w2a8(&[1.0, f32::NAN, 0.0, 0.0], &w, &[1.0, 1.0], 2, 4),
+        Err(ForgeError::InvalidArgument { .. })
+    ));
+    assert!(matches!(
+        rt.ternary_gemv_w2a8(&[1.0; 3], &w, &[1.0, 1.0], 2, 4),
+        Err(ForgeError::LengthMismatch { .. })
+    ));
+    assert!(matches!(
+        rt.ternary_gemv_w2a8(&[1.0; 4], &w[..1], &[1.0, 1.0], 2, 4),
+        Err(ForgeError::LengthMismatch { .. })
+    ));
+    let q = quantize_activations(&vec![1.0; W2A8_MAX_K + 1]).unwrap();
+    let err = rt
+        .ternary_gemv_w2a8_quantized(&q, &[], &[1.0], 1, W2A8_MAX_K + 1)
+        .unwrap_err();
+    assert!(err.to_string().contains("overflow"), "{err}");
 }
 
 #[test]

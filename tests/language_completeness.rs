@@ -531,6 +531,62 @@ fn a_device_without_f64_refuses_f64_kernels_by_name() {
     assert!(err.to_string().contains("`f64` values"), "{err}");
 }
 
+// ---- packed 4x8-bit dot products --------------------------------------------------------
+
+/// `dot4_i8_packed` and `dot4_u8_packed`, WGSL's `dot4I8Packed` and `dot4U8Packed`: the
+/// integer dot products that quantised kernels (int8 activations) are built on.
+#[forge_kernel(threads = n)]
+pub fn packed_dots(
+    a: &[u32; n],
+    b: &[u32; n],
+    #[out] s: &mut [i32; n],
+    #[out] u: &mut [u32; n],
+    n: u32,
+) {
+    let i = global_index();
+    if i < n {
+        s[i] = dot4_i8_packed(a[i], b[i]);
+        u[i] = dot4_u8_packed(a[i], b[i]) + dot4_u8_packed(b[i], 0x01010101);
+    }
+}
+
+/// The same from the definition, byte by byte.
+fn packed_dots_reference(a: &[u32], b: &[u32]) -> (Vec<i32>, Vec<u32>) {
+    let bytes = |w: u32| w.to_le_bytes();
+    a.iter()
+        .zip(b)
+        .map(|(&x, &y)| {
+            let (bx, by) = (bytes(x), bytes(y));
+            let signed = (0..4)
+                .map(|j| bx[j] as i8 as i32 * by[j] as i8 as i32)
+                .sum::<i32>();
+            let unsigned = (0..4).map(|j| bx[j] as u32 * by[j] as u32).sum::<u32>()
+                + by.iter().map(|&v| v as u32).sum::<u32>();
+            (signed, unsigned)
+        })
+        .unzip()
+}
+
+#[test]
+fn packed_dot_products_follow_their_definition() {
+    let mut rng = ChaCha8Rng::seed_from_u64(35);
+    let mut rt = rt();
+    for n in SIZES {
+        // Random words, and the extremes: every byte -128, 127, 255 or 0.
+        let edge = [0x8080_8080u32, 0x7f7f_7f7f, 0xffff_ffff, 0];
+        let a: Vec<u32> = (0..n)
+            .map(|i| if i < 4 { edge[i] } else { rng.gen() })
+            .collect();
+        let b: Vec<u32> = (0..n)
+            .map(|i| if i < 4 { edge[i % 2] } else { rng.gen() })
+            .collect();
+        let (gpu, cpu) = gpu_and_cpu!(&mut rt, packed_dots, n, (&a, &b, n as u32));
+        let want = packed_dots_reference(&a, &b);
+        assert_eq!(cpu, want, "oracle, n = {n}");
+        assert_eq!(gpu, want, "GPU, n = {n}");
+    }
+}
+
 #[test]
 fn completeness_kernels_certify() {
     let mut rt = rt();
@@ -538,6 +594,7 @@ fn completeness_kernels_certify() {
         &math2::Kernel as &dyn Kernel,
         &vec_ops::Kernel,
         &classify::Kernel,
+        &packed_dots::Kernel,
     ] {
         let report = certify_default(&mut rt, kernel, &CertOptions::default()).unwrap();
         assert!(report.passed(), "{}: {:?}", kernel.name(), report.failures);

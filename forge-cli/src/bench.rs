@@ -153,6 +153,7 @@ fn u(v: u32) -> ScalarValue {
 pub fn cases(quick: bool) -> Vec<Case> {
     use forge_kernels::{
         gemm::gemm, gemv::gemv, p64_project::p64_project, ternary_gemv::ternary_gemv,
+        ternary_w2a8::ternary_gemv_w2a8,
     };
     let mut v = Vec::new();
     let copy_n: u32 = if quick { 1 << 18 } else { 1 << 26 }; // vec4s: 4 MiB or 1 GiB
@@ -211,6 +212,14 @@ pub fn cases(quick: bool) -> Vec<Case> {
         shape: format!("{tm}x{tk}"),
         scalars: vec![u(tm), u(tk)],
         // The floor is the packed weights: 2 bits per weight.
+        work: Work::Bytes(tm as u64 * tk as u64 / 4),
+        peer: "copy (packed weight bytes)",
+    });
+    // The same product on int8 activations; the floor is the same packed weights.
+    v.push(Case {
+        kernel: &ternary_gemv_w2a8::Kernel,
+        shape: format!("{tm}x{tk}"),
+        scalars: vec![u(tm), u(tk), ScalarValue::F32(1.0 / 127.0)],
         work: Work::Bytes(tm as u64 * tk as u64 / 4),
         peer: "copy (packed weight bytes)",
     });

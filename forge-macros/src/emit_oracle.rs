@@ -1633,6 +1633,14 @@ impl<'k> Oracle<'k> {
             MathFn::Recip => method("recip"),
             MathFn::ToBits => method("to_bits"),
             MathFn::FromBits => quote!(f32::from_bits(#x)),
+            MathFn::Dot4I8Packed => {
+                let y = &a[1];
+                quote!(#oracle::dot4_i8_packed(#x, #y))
+            }
+            MathFn::Dot4U8Packed => {
+                let y = &a[1];
+                quote!(#oracle::dot4_u8_packed(#x, #y))
+            }
             MathFn::CountOnes => method("count_ones"),
             MathFn::LeadingZeros => method("leading_zeros"),
             MathFn::TrailingZeros => method("trailing_zeros"),

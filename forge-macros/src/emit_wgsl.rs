@@ -1697,6 +1697,8 @@ impl Emitter<'_> {
             MathFn::Recip => format!("(1.0f / {})", a[0]),
             MathFn::ToBits => format!("bitcast<u32>({})", a[0]),
             MathFn::FromBits => format!("bitcast<f32>({})", a[0]),
+            MathFn::Dot4I8Packed => format!("dot4I8Packed({}, {})", a[0], a[1]),
+            MathFn::Dot4U8Packed => format!("dot4U8Packed({}, {})", a[0], a[1]),
             MathFn::CountOnes => format!("u32(countOneBits({}))", a[0]),
             MathFn::LeadingZeros => format!("u32(countLeadingZeros({}))", a[0]),
             MathFn::TrailingZeros => format!("u32(countTrailingZeros({}))", a[0]),

@@ -2112,6 +2112,24 @@ impl<'k, 'a> Lowerer<'k, 'a> {
             let tv = self.inf.of_scalar(Scalar::F32);
             return Ok(self.expr_of(ExprKind::Math(MathFn::FromBits, vec![a]), tv, span));
         }
+        if let Some((f, result)) = packed_dot(&name) {
+            if c.args.len() != 2 {
+                return self.err(span, format!("`{name}(a, b)` takes two `u32`s"));
+            }
+            let mut args = Vec::new();
+            for a in &c.args {
+                let e = self.expr(a)?;
+                self.constrain_at(
+                    e.span,
+                    e.tv,
+                    infer::S_U32,
+                    &format!("`{name}` takes `u32`s, each holding four bytes"),
+                );
+                args.push(e);
+            }
+            let tv = self.inf.of_scalar(result);
+            return Ok(self.expr_of(ExprKind::Math(f, args), tv, span));
+        }
         if name == "workgroup_barrier" || name == "storage_barrier" {
             return self.err(
                 span,
@@ -2992,10 +3010,23 @@ fn float_const(name: &str, s: Scalar) -> Option<f64> {
     })
 }
 
+/// The packed 4×8-bit dot products, called as free functions like WGSL's: the function and
+/// its result's type.
+fn packed_dot(name: &str) -> Option<(MathFn, Scalar)> {
+    match name {
+        "dot4_i8_packed" => Some((MathFn::Dot4I8Packed, Scalar::I32)),
+        "dot4_u8_packed" => Some((MathFn::Dot4U8Packed, Scalar::U32)),
+        _ => None,
+    }
+}
+
 /// The method name of a math function, for messages.
 pub fn math_name(f: MathFn) -> &'static str {
-    if f == MathFn::FromBits {
-        return "from_bits";
+    match f {
+        MathFn::FromBits => return "from_bits",
+        MathFn::Dot4I8Packed => return "dot4_i8_packed",
+        MathFn::Dot4U8Packed => return "dot4_u8_packed",
+        _ => {}
     }
     SCALAR_METHODS
         .iter()

@@ -640,6 +640,11 @@ pub enum MathFn {
     RemEuclid,
     Cross,
     Distance,
+    /// `dot4_i8_packed(a, b)`: the dot product of the four signed bytes of two `u32`s, an
+    /// `i32` (WGSL's `dot4I8Packed`).
+    Dot4I8Packed,
+    /// `dot4_u8_packed(a, b)`: the same for unsigned bytes, a `u32` (`dot4U8Packed`).
+    Dot4U8Packed,
 }
 
 impl MathFn {

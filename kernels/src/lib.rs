@@ -11,6 +11,7 @@ pub mod gemv;
 pub mod p64_project;
 pub mod registry;
 pub mod ternary_gemv;
+pub mod ternary_w2a8;
 pub mod topk;
 
 /// The built-in kernels' runtime methods, and the types and helpers their arguments need.
@@ -21,5 +22,6 @@ pub mod prelude {
     pub use crate::gemv::GemvExt;
     pub use crate::p64_project::{P64GpuWords64, P64ProjectExt};
     pub use crate::ternary_gemv::{pack_ternary, TernaryGemvExt};
+    pub use crate::ternary_w2a8::{quantize_activations, QuantizedActivations, TernaryW2a8Ext};
     pub use crate::topk::{TopkExt, TOPK_PAD_INDEX};
 }

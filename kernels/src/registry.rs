@@ -9,6 +9,7 @@ pub fn builtin() -> Vec<&'static dyn Kernel> {
         &crate::axpy::axpy::Kernel,
         &crate::gemm::gemm::Kernel,
         &crate::ternary_gemv::ternary_gemv::Kernel,
+        &crate::ternary_w2a8::ternary_gemv_w2a8::Kernel,
         &crate::p64_project::p64_project::Kernel,
         &crate::topk::topk_select::Kernel,
         &crate::topk::topk_rows::Kernel,

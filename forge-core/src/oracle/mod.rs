@@ -76,6 +76,25 @@ pub fn rem_i32(a: i32, b: i32) -> i32 {
     }
 }
 
+/// WGSL's `dot4I8Packed`: the four bytes of `a` and of `b`, each a signed 8-bit integer,
+/// multiplied pairwise and summed. The sum cannot overflow: it lies within ±4·128².
+pub fn dot4_i8_packed(a: u32, b: u32) -> i32 {
+    a.to_le_bytes()
+        .iter()
+        .zip(b.to_le_bytes())
+        .map(|(&x, y)| i32::from(x as i8) * i32::from(y as i8))
+        .sum()
+}
+
+/// WGSL's `dot4U8Packed`: the same for unsigned bytes (at most 4·255², no overflow).
+pub fn dot4_u8_packed(a: u32, b: u32) -> u32 {
+    a.to_le_bytes()
+        .iter()
+        .zip(b.to_le_bytes())
+        .map(|(&x, y)| u32::from(x) * u32::from(y))
+        .sum()
+}
+
 /// `x.div_ceil(y)` with WGSL division: `x.div_ceil(0)` is `x`.
 #[inline(always)]
 pub fn div_ceil_u32(a: u32, b: u32) -> u32 {
