@@ -166,7 +166,13 @@ fn spirv_passes_spirv_val_for_every_schedule() {
             let runtime_words = to_spirv(&kernel.wgsl(&schedule), &device)
                 .unwrap_or_else(|e| panic!("{} ({schedule}): {e}", kernel.name()));
             assert_ne!(words, runtime_words, "the profiles differ");
-            for (words, env) in [(words, "vulkan1.0"), (runtime_words, "vulkan1.3")] {
+            // Subgroup operations need SPIR-V 1.3, so Vulkan 1.1.
+            let portable = if kernel.features().contains(&Feature::Subgroups) {
+                "vulkan1.1"
+            } else {
+                "vulkan1.0"
+            };
+            for (words, env) in [(words, portable), (runtime_words, "vulkan1.3")] {
                 assert_eq!(
                     spirv_local_size(&words),
                     Some([schedule.workgroup, 1, 1]),

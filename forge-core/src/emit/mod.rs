@@ -128,6 +128,10 @@ pub fn device_capabilities(features: wgpu::Features) -> Capabilities {
         features.contains(wgpu::Features::SUBGROUP_BARRIER),
     );
     caps.set(
+        Capabilities::FLOAT64,
+        features.contains(wgpu::Features::SHADER_F64),
+    );
+    caps.set(
         Capabilities::SHADER_INT64,
         features.contains(wgpu::Features::SHADER_INT64),
     );
@@ -184,7 +188,14 @@ pub fn emit(kernel: &dyn Kernel, schedule: &Schedule, target: Target) -> Result<
         });
     }
     let source = kernel.wgsl(schedule);
-    translate(&source, target).map_err(|message| ForgeError::ShaderCompile {
+    // What the kernel declares it uses (subgroups, f64) on top of what any file may use:
+    // a kernel with subgroups is emitted as SPIR-V 1.3, one without as 1.0.
+    let features = kernel
+        .features()
+        .iter()
+        .fold(wgpu::Features::empty(), |all, f| all | f.wgpu());
+    let capabilities = EMIT_CAPABILITIES | device_capabilities(features);
+    translate_with(&source, target, capabilities).map_err(|message| ForgeError::ShaderCompile {
         kernel: kernel.name(),
         backend: target.to_string(),
         message,
@@ -195,12 +206,25 @@ pub fn emit(kernel: &dyn Kernel, schedule: &Schedule, target: Target) -> Result<
 /// ([`EMIT_CAPABILITIES`], [`SpirvProfile::PORTABLE`]). The error is naga's message, with
 /// the WGSL lines it points at where it has them.
 pub fn translate(source: &str, target: Target) -> std::result::Result<Emitted, String> {
-    let (module, info) = front(source, EMIT_CAPABILITIES)?;
+    translate_with(source, target, EMIT_CAPABILITIES)
+}
+
+/// [`translate`] for a module that may use `capabilities` (subgroups raise SPIR-V to 1.3).
+pub fn translate_with(
+    source: &str,
+    target: Target,
+    capabilities: Capabilities,
+) -> std::result::Result<Emitted, String> {
+    let (module, info) = front(source, capabilities)?;
+    let profile = SpirvProfile {
+        capabilities,
+        ..SpirvProfile::PORTABLE
+    };
     match target {
         // The generated WGSL is what the runtime runs, comments and all; naga's WGSL
         // writer would only reformat it.
         Target::Wgsl => Ok(Emitted::Text(source.to_string())),
-        Target::Spirv => write_spirv(&module, &info, &SpirvProfile::PORTABLE).map(Emitted::Spirv),
+        Target::Spirv => write_spirv(&module, &info, &profile).map(Emitted::Spirv),
         Target::Msl => write_msl(&module, &info).map(Emitted::Text),
         Target::Hlsl => write_hlsl(&module, &info).map(Emitted::Text),
         Target::Glsl => write_glsl(&module, &info).map(Emitted::Text),
