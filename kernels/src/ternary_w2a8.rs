@@ -28,9 +28,10 @@
 //! their per-row sums meet in a workgroup atomic. A workgroup holds `WG · ITEMS / 16`
 //! rows.
 
-use crate::dims::{check_len, dim};
+use crate::dims::{check_len, dims};
 use forge_core::{ForgeError, ForgeRuntime};
 use forge_macros::forge_module;
+use std::borrow::BorrowMut;
 
 pub use w2a8::ternary_gemv_w2a8;
 
@@ -250,7 +251,7 @@ pub fn quantize_activations(x: &[f32]) -> Result<QuantizedActivations, ForgeErro
 }
 
 /// `rt.ternary_gemv_w2a8(..)`: [`crate::ternary_gemv`]'s product on int8 activations.
-pub trait TernaryW2a8Ext {
+pub trait TernaryW2a8Ext: BorrowMut<ForgeRuntime> {
     /// `y[r] = scale[r] · Σ_c w[r][c] · x[c]` for an `m×k` ternary matrix packed by
     /// [`crate::ternary_gemv::pack_ternary`], with `x` quantised to int8 first
     /// ([`quantize_activations`]): the result differs from the f32 product by the
@@ -274,37 +275,17 @@ pub trait TernaryW2a8Ext {
         scale: &[f32],
         m: usize,
         k: usize,
-    ) -> Result<Vec<f32>, ForgeError>;
-
-    /// The same on activations already quantised (`x.len == k`).
-    ///
-    /// Errors: a slice of the wrong length ([`ForgeError::LengthMismatch`]), a zero
-    /// dimension ([`ForgeError::EmptyWork`]), `k` past [`W2A8_MAX_K`] or a dimension past
-    /// `u32` ([`ForgeError::InvalidArgument`]).
-    fn ternary_gemv_w2a8_quantized(
-        &mut self,
-        x: &QuantizedActivations,
-        packed_w: &[u32],
-        scale: &[f32],
-        m: usize,
-        k: usize,
-    ) -> Result<Vec<f32>, ForgeError>;
-}
-
-impl TernaryW2a8Ext for ForgeRuntime {
-    fn ternary_gemv_w2a8(
-        &mut self,
-        x: &[f32],
-        packed_w: &[u32],
-        scale: &[f32],
-        m: usize,
-        k: usize,
     ) -> Result<Vec<f32>, ForgeError> {
         check_len(ternary_gemv_w2a8::NAME, "x", "k", k as u128, x.len())?;
         let q = quantize_activations(x)?;
         self.ternary_gemv_w2a8_quantized(&q, packed_w, scale, m, k)
     }
 
+    /// The same on activations already quantised (`x.len == k`).
+    ///
+    /// Errors: a slice of the wrong length ([`ForgeError::LengthMismatch`]), a zero
+    /// dimension ([`ForgeError::EmptyWork`]), `k` past [`W2A8_MAX_K`] or a dimension past
+    /// `u32` ([`ForgeError::InvalidArgument`]).
     fn ternary_gemv_w2a8_quantized(
         &mut self,
         x: &QuantizedActivations,
@@ -323,10 +304,12 @@ impl TernaryW2a8Ext for ForgeRuntime {
                 ),
             });
         }
-        let (m, k) = (dim(NAME, "m", m)?, dim(NAME, "k", k)?);
-        ternary_gemv_w2a8::run(self, &x.packed, packed_w, scale, m, k, x.scale)
+        let [m, k] = dims(NAME, [("m", m), ("k", k)])?;
+        ternary_gemv_w2a8::run(self.borrow_mut(), &x.packed, packed_w, scale, m, k, x.scale)
     }
 }
+
+impl TernaryW2a8Ext for ForgeRuntime {}
 
 #[cfg(test)]
 mod tests {
