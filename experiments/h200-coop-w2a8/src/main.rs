@@ -21,6 +21,8 @@ struct Cfg {
     /// k elements staged per iteration (shared variant).
     bk: u32,
     pad: u32,
+    /// Workgroup tiles as vec4<f16> (one store a load), prefetched a step ahead in registers.
+    vec: bool,
 }
 
 impl Cfg {
@@ -36,6 +38,9 @@ impl Cfg {
 }
 
 fn wgsl(c: &Cfg) -> String {
+    if c.vec {
+        return wgsl_vec(c);
+    }
     let mut s = String::new();
     let w = &mut s;
     writeln!(w, "enable f16;\nenable wgpu_cooperative_matrix;").unwrap();
@@ -122,6 +127,87 @@ fn wgsl(c: &Cfg) -> String {
         }
         writeln!(w, "  }}").unwrap();
     }
+    for i in 0..c.tm {
+        for j in 0..c.tn {
+            writeln!(w, "  let ic{i}_{j} = (row0 + {}u) * p.n + col0 + {}u;", i * 16, j * 16).unwrap();
+            writeln!(w, "  let st{i}_{j} = p.n;").unwrap();
+            writeln!(w, "  coopStoreT(acc{i}_{j}, &c[ic{i}_{j}], st{i}_{j});").unwrap();
+        }
+    }
+    writeln!(w, "}}").unwrap();
+    s
+}
+
+/// Staged through vec4<f16> workgroup tiles, the next step's tiles loaded into registers
+/// while this step multiplies.
+fn wgsl_vec(c: &Cfg) -> String {
+    let mut s = String::new();
+    let w = &mut s;
+    let (bm, bn, bk, t) = (c.bm(), c.bn(), c.bk, c.threads());
+    let (sa4, sb4) = ((bk + c.pad) / 4, (bn + c.pad) / 4);
+    let (na, nb) = (bm * bk / 4 / t, bk * bn / 4 / t);
+    writeln!(w, "enable f16;\nenable wgpu_cooperative_matrix;").unwrap();
+    writeln!(w, "@group(0) @binding(0) var<storage, read> a: array<vec4<f16>>;").unwrap();
+    writeln!(w, "@group(0) @binding(1) var<storage, read> b: array<vec4<f16>>;").unwrap();
+    writeln!(w, "@group(0) @binding(2) var<storage, read_write> c: array<f32>;").unwrap();
+    writeln!(w, "struct P {{ m: u32, n: u32, k: u32, pad: u32 }}").unwrap();
+    writeln!(w, "@group(0) @binding(3) var<uniform> p: P;").unwrap();
+    writeln!(w, "var<workgroup> sa: array<vec4<f16>, {}>;", bm * sa4).unwrap();
+    writeln!(w, "var<workgroup> sb: array<vec4<f16>, {}>;", bk * sb4).unwrap();
+    writeln!(w, "@compute @workgroup_size({t})").unwrap();
+    writeln!(w, "fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) li: u32) {{").unwrap();
+    writeln!(w, "  let warp = li / 32u; let wr = warp / {}u; let wc = warp % {}u;", c.wn, c.wn).unwrap();
+    writeln!(w, "  let wrow = wg.y * {bm}u; let wcol = wg.x * {bn}u;").unwrap();
+    writeln!(w, "  let lr = wr * {}u; let lc = wc * {}u;", c.tm * 16, c.tn * 16).unwrap();
+    writeln!(w, "  let row0 = wrow + lr; let col0 = wcol + lc;").unwrap();
+    for i in 0..c.tm {
+        for j in 0..c.tn {
+            writeln!(w, "  var acc{i}_{j} = coop_mat16x16<f32, C>();").unwrap();
+        }
+    }
+    let load = |w: &mut String, kk: &str| {
+        for i in 0..na {
+            writeln!(w, "    {{ let e = li + {}u; let r = e / {}u; let q = e % {}u; ra{i} = a[((wrow + r) * p.k + {kk}) / 4u + q]; }}", i * t, bk / 4, bk / 4).unwrap();
+        }
+        for i in 0..nb {
+            writeln!(w, "    {{ let e = li + {}u; let r = e / {}u; let q = e % {}u; rb{i} = b[(({kk} + r) * p.n + wcol) / 4u + q]; }}", i * t, bn / 4, bn / 4).unwrap();
+        }
+    };
+    for i in 0..na {
+        writeln!(w, "  var ra{i}: vec4<f16>;").unwrap();
+    }
+    for i in 0..nb {
+        writeln!(w, "  var rb{i}: vec4<f16>;").unwrap();
+    }
+    load(w, "0u");
+    writeln!(w, "  for (var kk = 0u; kk < p.k; kk += {bk}u) {{").unwrap();
+    writeln!(w, "    workgroupBarrier();").unwrap();
+    for i in 0..na {
+        writeln!(w, "    {{ let e = li + {}u; sa[(e / {}u) * {sa4}u + e % {}u] = ra{i}; }}", i * t, bk / 4, bk / 4).unwrap();
+    }
+    for i in 0..nb {
+        writeln!(w, "    {{ let e = li + {}u; sb[(e / {}u) * {sb4}u + e % {}u] = rb{i}; }}", i * t, bn / 4, bn / 4).unwrap();
+    }
+    writeln!(w, "    workgroupBarrier();").unwrap();
+    writeln!(w, "    if (kk + {bk}u < p.k) {{").unwrap();
+    load(w, &format!("(kk + {bk}u)"));
+    writeln!(w, "    }}").unwrap();
+    for ks in 0..bk / 16 {
+        for i in 0..c.tm {
+            writeln!(w, "    let ia{ks}_{i} = (lr + {}u) * {sa4}u + {}u;", i * 16, ks * 4).unwrap();
+            writeln!(w, "    let a{ks}_{i} = coopLoadT<coop_mat16x16<f16, A>>(&sa[ia{ks}_{i}], {sa4}u);").unwrap();
+        }
+        for j in 0..c.tn {
+            writeln!(w, "    let ib{ks}_{j} = {}u * {sb4}u + (lc + {}u) / 4u;", ks * 16, j * 16).unwrap();
+            writeln!(w, "    let b{ks}_{j} = coopLoadT<coop_mat16x16<f16, B>>(&sb[ib{ks}_{j}], {sb4}u);").unwrap();
+        }
+        for i in 0..c.tm {
+            for j in 0..c.tn {
+                writeln!(w, "    acc{i}_{j} = coopMultiplyAdd(a{ks}_{i}, b{ks}_{j}, acc{i}_{j});").unwrap();
+            }
+        }
+    }
+    writeln!(w, "  }}").unwrap();
     for i in 0..c.tm {
         for j in 0..c.tn {
             writeln!(w, "  let ic{i}_{j} = (row0 + {}u) * p.n + col0 + {}u;", i * 16, j * 16).unwrap();
@@ -235,12 +321,25 @@ fn main() {
 
 fn configs() -> Vec<Cfg> {
     let mut cfgs = Vec::new();
+    for &(tm, tn, wm, wn) in &[(4, 4, 2, 2), (2, 4, 2, 2), (4, 2, 2, 2), (2, 2, 2, 2), (4, 4, 2, 1), (4, 4, 1, 2), (2, 4, 4, 2), (4, 2, 2, 4)] {
+        for &bk in &[16, 32, 64] {
+            for &pad in &[0, 8] {
+                let c = Cfg { shared: true, tm, tn, wm, wn, bk, pad, vec: true };
+                if (c.bm() * bk / 4) % c.threads() == 0 && (bk * c.bn() / 4) % c.threads() == 0 {
+                    cfgs.push(c);
+                }
+            }
+        }
+    }
+    if std::env::var("COOP_VEC_ONLY").is_ok() {
+        return cfgs;
+    }
     for &(tm, tn) in &[(2, 2), (2, 4), (4, 2), (4, 4)] {
         for &(wm, wn) in &[(1, 1), (2, 2), (2, 1), (1, 2)] {
-            cfgs.push(Cfg { shared: false, tm, tn, wm, wn, bk: 16, pad: 0 });
+            cfgs.push(Cfg { shared: false, tm, tn, wm, wn, bk: 16, pad: 0, vec: false });
             for &bk in &[16, 32] {
                 for &pad in &[0, 8] {
-                    cfgs.push(Cfg { shared: true, tm, tn, wm, wn, bk, pad });
+                    cfgs.push(Cfg { shared: true, tm, tn, wm, wn, bk, pad, vec: false });
                 }
             }
         }
@@ -359,8 +458,8 @@ fn run_size(gpu: &Gpu, n: u32, cfgs: &[Cfg]) -> Vec<Cfg> {
         let tflops = flops / t / 1e12;
         let ok = worst < 1e-3;
         println!(
-            "{{\"n\":{n},\"shared\":{},\"tm\":{},\"tn\":{},\"wm\":{},\"wn\":{},\"bk\":{},\"pad\":{},\"us\":{:.1},\"tflops\":{:.1},\"max_rel_err\":{:.2e},\"ok\":{}}}",
-            cfg.shared, cfg.tm, cfg.tn, cfg.wm, cfg.wn, cfg.bk, cfg.pad, t * 1e6, tflops, worst, ok
+            "{{\"n\":{n},\"vec\":{},\"shared\":{},\"tm\":{},\"tn\":{},\"wm\":{},\"wn\":{},\"bk\":{},\"pad\":{},\"us\":{:.1},\"tflops\":{:.1},\"max_rel_err\":{:.2e},\"ok\":{}}}",
+            cfg.vec, cfg.shared, cfg.tm, cfg.tn, cfg.wm, cfg.wn, cfg.bk, cfg.pad, t * 1e6, tflops, worst, ok
         );
         if ok {
             ranked.push((tflops, *cfg));
