@@ -205,6 +205,10 @@ struct EmitArgs {
     /// to stdout only when stdout is not a terminal.
     #[arg(short = 'o', long)]
     output: Option<std::path::PathBuf>,
+    /// With `--backend ptx`: the virtual architecture NVRTC targets, e.g. `compute_80`.
+    /// Default: `compute_90` (Hopper).
+    #[arg(long)]
+    arch: Option<String>,
 }
 
 /// `forge cache ...`
@@ -437,7 +441,18 @@ fn emit(args: &EmitArgs, target: Target) -> Result<ExitCode, CliError> {
         })?,
     };
     forge_core::plan::check_declared(kernel, &schedule).map_err(CliError::Usage)?;
-    let emitted = wgsl_forge::emit::emit(kernel, &schedule, target)?;
+    let emitted = match (&args.arch, target) {
+        (Some(arch), Target::Ptx) => {
+            wgsl_forge::emit::Emitted::Text(wgsl_forge::emit::emit_ptx(kernel, &schedule, arch)?)
+        }
+        (Some(_), _) => {
+            return Err(CliError::Usage(ForgeError::InvalidArgument {
+                kernel: "forge emit",
+                message: format!("`--arch` is for `--backend ptx`, not `{target}`"),
+            }))
+        }
+        (None, _) => wgsl_forge::emit::emit(kernel, &schedule, target)?,
+    };
     match &args.output {
         // `-o -` is stdout, as it is for most tools.
         Some(path) if path.as_os_str() != "-" => {

@@ -192,6 +192,27 @@ pub enum ForgeError {
         message: String,
     },
 
+    /// A kernel cannot be written in a target language: the emitter for that language
+    /// does not handle one of its constructs.
+    #[error("kernel `{kernel}` cannot be emitted as {target}: {reason}")]
+    CannotEmit {
+        /// Kernel name.
+        kernel: &'static str,
+        /// The target (`cuda`, `ptx`).
+        target: &'static str,
+        /// What the emitter does not handle, and what to do instead.
+        reason: String,
+    },
+
+    /// A library that is loaded at run time (libnvrtc, libcuda) cannot be found.
+    #[error("{library} cannot be loaded: {hint}")]
+    MissingLibrary {
+        /// The library, e.g. `libnvrtc`.
+        library: &'static str,
+        /// Where to get it and how to make it found.
+        hint: &'static str,
+    },
+
     /// An unknown backend name was given.
     #[error("unknown backend `{name}`; valid backends are: {valid}")]
     UnknownBackend {

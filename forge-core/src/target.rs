@@ -83,14 +83,29 @@ pub enum Target {
     Hlsl,
     /// GLSL for OpenGL 4.5.
     Glsl,
+    /// CUDA C++, from the kernel's model ([`crate::Kernel::cuda`]), not from its WGSL.
+    Cuda,
+    /// PTX: the CUDA C++ compiled by NVRTC (the `cuda` feature), no GPU needed.
+    Ptx,
 }
 
 impl Target {
     /// The valid names, as error messages list them.
-    pub const VALID: &'static str = "wgsl, spirv, msl, hlsl, glsl";
+    pub const VALID: &'static str = "wgsl, spirv, msl, hlsl, glsl, cuda, ptx";
 
     /// Every target, in the order of [`Target::VALID`].
-    pub const ALL: [Target; 5] = [
+    pub const ALL: [Target; 7] = [
+        Target::Wgsl,
+        Target::Spirv,
+        Target::Msl,
+        Target::Hlsl,
+        Target::Glsl,
+        Target::Cuda,
+        Target::Ptx,
+    ];
+
+    /// The targets naga translates the WGSL to (and the WGSL itself).
+    pub const FROM_WGSL: [Target; 5] = [
         Target::Wgsl,
         Target::Spirv,
         Target::Msl,
@@ -125,6 +140,8 @@ impl Target {
             Target::Msl => "msl",
             Target::Hlsl => "hlsl",
             Target::Glsl => "glsl",
+            Target::Cuda => "cuda",
+            Target::Ptx => "ptx",
         }
     }
 
@@ -136,6 +153,8 @@ impl Target {
             Target::Msl => "metal",
             Target::Hlsl => "hlsl",
             Target::Glsl => "comp",
+            Target::Cuda => "cu",
+            Target::Ptx => "ptx",
         }
     }
 }

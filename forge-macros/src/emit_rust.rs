@@ -164,10 +164,11 @@ pub fn struct_items(st: &syn::ItemStruct, def: &StructDef, krate: &syn::Path) ->
 
 /// The generated items, one function each. `Items` holds what several of them share: the
 /// runtime paths and the parameters in the orders the items need.
-pub fn emit(k: &Kernel<'_>, wgsl: &Sources) -> TokenStream {
+pub fn emit(k: &Kernel<'_>, wgsl: &Sources, cuda: &crate::emit_cuda::Sources) -> TokenStream {
     let g = Items::new(k, false);
     let module_body = [
         g.sources(wgsl),
+        g.cuda_sources(cuda),
         g.params_struct(),
         g.layout(),
         g.sizes(),
@@ -225,6 +226,7 @@ pub fn fallback(k: &Kernel<'_>, errors: TokenStream) -> TokenStream {
     let binding_ty = g.p.binding();
     let scalar_param = g.p.scalar_param();
     let default_schedule = g.default_schedule(&k.default_schedule());
+    let err = g.p.error();
     quote! {
         #errors
         #[allow(dead_code, unused_variables, unused_imports, unreachable_code, clippy::all)]
@@ -244,6 +246,8 @@ pub fn fallback(k: &Kernel<'_>, errors: TokenStream) -> TokenStream {
             pub const SCALARS: &[#scalar_param] = &[];
             /// The WGSL source for a schedule.
             pub fn wgsl(schedule: &#schedule) -> ::std::string::String { #body }
+            /// The CUDA source for a schedule.
+            pub fn cuda(schedule: &#schedule) -> ::core::result::Result<::std::string::String, #err> { #body }
             #(#items)*
         }
         #ext
@@ -466,27 +470,9 @@ impl<'k> Items<'k> {
             let id = format_ident!("WGSL_BODY_{}", i);
             quote!(const #id: &str = #b;)
         });
-        let body = if wgsl.bodies.len() == 1 {
-            quote!(WGSL_BODY_0)
-        } else {
-            // Each schedule of the tuning space has its unrolled body; any other runs
-            // the loops rolled.
-            let arms = wgsl.schedules.iter().map(|(s, i)| {
-                let ([x, y, z], items, vec) = (s.shape, s.items, s.vec);
-                let id = format_ident!("WGSL_BODY_{}", i);
-                let ks = &s.knobs;
-                quote!(([#x, #y, #z], #items, #vec, [#(#ks),*]) => #id,)
-            });
-            let fallback = format_ident!("WGSL_BODY_{}", wgsl.fallback);
-            let names = knobs.iter().map(|k| &k.name);
-            let n = knobs.len();
-            quote! {
-                match (schedule.workgroup_shape(), schedule.items, schedule.vector, <[u32; #n]>::from([#(schedule.knob(#names).unwrap_or(0)),*])) {
-                    #(#arms)*
-                    _ => #fallback,
-                }
-            }
-        };
+        let schedules: Vec<(&SchedPoint, usize)> =
+            wgsl.schedules.iter().map(|(s, i)| (s, *i)).collect();
+        let body = self.body_for("WGSL_BODY", wgsl.bodies.len(), &schedules, wgsl.fallback);
         quote! {
             /// The kernel's name.
             pub const NAME: &str = #name_str;
@@ -501,6 +487,76 @@ impl<'k> Items<'k> {
             pub fn wgsl(schedule: &#schedule) -> ::std::string::String {
                 #resolve
                 ::std::format!("{}{}{}", WGSL_DIRECTIVES, schedule.wgsl_header(), #body)
+            }
+        }
+    }
+
+    /// The constant (`PREFIX_i`) holding a schedule's body: the only one, or the one of
+    /// the schedule of the tuning space (`schedules`: each schedule's body), or else
+    /// `fallback`, the loops rolled.
+    fn body_for(
+        &self,
+        prefix: &str,
+        bodies: usize,
+        schedules: &[(&SchedPoint, usize)],
+        fallback: usize,
+    ) -> TokenStream {
+        if bodies == 1 {
+            let id = format_ident!("{prefix}_0");
+            return quote!(#id);
+        }
+        let knobs = &self.k.options.knobs;
+        let arms = schedules.iter().map(|(s, i)| {
+            let ([x, y, z], items, vec) = (s.shape, s.items, s.vec);
+            let id = format_ident!("{prefix}_{}", i);
+            let ks = &s.knobs;
+            quote!(([#x, #y, #z], #items, #vec, [#(#ks),*]) => #id,)
+        });
+        let fallback = format_ident!("{prefix}_{}", fallback);
+        let names = knobs.iter().map(|k| &k.name);
+        let n = knobs.len();
+        quote! {
+            match (schedule.workgroup_shape(), schedule.items, schedule.vector, <[u32; #n]>::from([#(schedule.knob(#names).unwrap_or(0)),*])) {
+                #(#arms)*
+                _ => #fallback,
+            }
+        }
+    }
+
+    /// `cuda()`: the kernel's CUDA C++ for a schedule, or why it has none.
+    fn cuda_sources(&self, cuda: &crate::emit_cuda::Sources) -> TokenStream {
+        let (schedule, err) = (self.p.schedule(), self.p.error());
+        let doc = "The CUDA C++ source for a schedule, which NVRTC compiles: the prelude, the schedule's constants, the kernel `fg_main`.";
+        if let Some(reason) = &cuda.refused {
+            return quote! {
+                #[doc = #doc]
+                pub fn cuda(_schedule: &#schedule) -> ::core::result::Result<::std::string::String, #err> {
+                    Err(#err::CannotEmit { kernel: NAME, target: "cuda", reason: ::std::string::String::from(#reason) })
+                }
+            };
+        }
+        let knobs = &self.k.options.knobs;
+        let resolve = if knobs.is_empty() {
+            quote!()
+        } else {
+            quote!(let schedule = &schedule.with_knobs_of(&DEFAULT_SCHEDULE);)
+        };
+        let all = self.k.schedules();
+        let schedules: Vec<(&SchedPoint, usize)> =
+            all.iter().zip(cuda.schedules.iter().copied()).collect();
+        let body = self.body_for("CUDA_BODY", cuda.bodies.len(), &schedules, cuda.fallback);
+        let bodies = cuda.bodies.iter().enumerate().map(|(i, b)| {
+            let id = format_ident!("CUDA_BODY_{}", i);
+            quote!(const #id: &str = #b;)
+        });
+        let prelude = &cuda.prelude;
+        quote! {
+            const CUDA_PRELUDE: &str = #prelude;
+            #(#bodies)*
+            #[doc = #doc]
+            pub fn cuda(schedule: &#schedule) -> ::core::result::Result<::std::string::String, #err> {
+                #resolve
+                Ok(::std::format!("{}{}{}", CUDA_PRELUDE, schedule.cuda_header(), #body))
             }
         }
     }
@@ -1076,6 +1132,7 @@ impl<'k> Items<'k> {
                 }
                 fn expanded_rust(&self) -> &'static str { EXPANDED_RUST }
                 fn wgsl(&self, schedule: &#schedule) -> ::std::string::String { wgsl(schedule) }
+                fn cuda(&self, schedule: &#schedule) -> ::core::result::Result<::std::string::String, #err> { cuda(schedule) }
                 fn layout(&self) -> &'static [#binding_ty] { LAYOUT }
                 fn scalars(&self) -> &'static [#scalar_param] { SCALARS }
                 fn default_schedule(&self) -> #schedule { DEFAULT_SCHEDULE }

@@ -297,26 +297,39 @@ pub fn helper_name(h: &HelperFn) -> String {
 /// it), after the module-level names the function can see.
 pub struct Namer {
     taken: std::collections::HashSet<String>,
+    /// The target language's name for a user identifier (`wgsl_name`, or the CUDA
+    /// emitter's).
+    rename: fn(&str) -> String,
 }
 
 impl Namer {
     /// A namer for the kernel's entry point: the names of its bindings, scalar parameters
     /// and helpers are taken.
     pub fn kernel(k: &Kernel<'_>) -> Self {
-        let taken = k
-            .bindings
-            .iter()
-            .map(|b| wgsl_name(&b.name))
-            .chain(k.scalars.iter().map(|s| wgsl_name(&s.name)))
-            .chain(k.helpers.iter().map(|h| wgsl_name(&h.name)))
-            .collect();
-        Namer { taken }
+        Self::kernel_with(k, wgsl_name)
     }
 
     /// A namer for a helper, a function of its own: its names may shadow the module's.
     pub fn helper(k: &Kernel<'_>) -> Self {
-        let taken = k.helpers.iter().map(|h| wgsl_name(&h.name)).collect();
-        Namer { taken }
+        Self::helper_with(k, wgsl_name)
+    }
+
+    /// [`Namer::kernel`] for a language whose names `rename` gives.
+    pub fn kernel_with(k: &Kernel<'_>, rename: fn(&str) -> String) -> Self {
+        let taken = k
+            .bindings
+            .iter()
+            .map(|b| rename(&b.name))
+            .chain(k.scalars.iter().map(|s| rename(&s.name)))
+            .chain(k.helpers.iter().map(|h| rename(&h.name)))
+            .collect();
+        Namer { taken, rename }
+    }
+
+    /// [`Namer::helper`] for a language whose names `rename` gives.
+    pub fn helper_with(k: &Kernel<'_>, rename: fn(&str) -> String) -> Self {
+        let taken = k.helpers.iter().map(|h| rename(&h.name)).collect();
+        Namer { taken, rename }
     }
 
     /// A fresh name based on `base`, already a valid WGSL identifier.
@@ -337,7 +350,7 @@ impl Namer {
             .map(|l| {
                 let base = match l.hidden {
                     Some(base) => base.to_string(),
-                    None => wgsl_name(&l.name),
+                    None => (self.rename)(&l.name),
                 };
                 self.fresh(&base)
             })
@@ -684,7 +697,7 @@ fn grid_prologue(k: &Kernel<'_>) -> String {
 }
 
 /// The builtins the body reads, whole or by component.
-fn used_builtins(k: &Kernel<'_>) -> Vec<Builtin> {
+pub(crate) fn used_builtins(k: &Kernel<'_>) -> Vec<Builtin> {
     let mut used = Vec::new();
     walk_stmts(&k.body, &mut |s| {
         stmt_exprs(s, &mut |e| {
@@ -701,7 +714,7 @@ fn used_builtins(k: &Kernel<'_>) -> Vec<Builtin> {
 }
 
 /// The subgroup builtins the body reads, in a fixed order.
-fn used_subgroup_builtins(k: &Kernel<'_>) -> Vec<Builtin> {
+pub(crate) fn used_subgroup_builtins(k: &Kernel<'_>) -> Vec<Builtin> {
     let mut used = Vec::new();
     walk_stmts(&k.body, &mut |s| {
         stmt_exprs(s, &mut |e| {
@@ -720,7 +733,7 @@ fn used_subgroup_builtins(k: &Kernel<'_>) -> Vec<Builtin> {
 
 /// The `#[forge_struct]`s the kernel or a helper it calls has a value of, in declaration
 /// order.
-fn used_structs(k: &Kernel<'_>) -> Vec<usize> {
+pub(crate) fn used_structs(k: &Kernel<'_>) -> Vec<usize> {
     let mut used = vec![false; k.structs.len()];
     let mut mark = |t: &Ty| {
         let mut t = t;

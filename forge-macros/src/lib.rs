@@ -13,6 +13,7 @@
 mod check;
 mod consts;
 mod ctxt;
+mod emit_cuda;
 mod emit_oracle;
 mod emit_rust;
 mod emit_wgsl;
@@ -373,11 +374,11 @@ fn compile(
         };
         sources.schedules.push((s.clone(), b));
     }
-    if sched_dependent && sources.bodies.len() > 1 {
-        // Schedules outside the tuning space run the loops rolled: the same results, as
-        // `#[unroll]` changes only the shape of the code.
-        let rolled = unroll::rolled(&kernel);
-        let body = emit_wgsl::emit(&kernel, &rolled).body;
+    // Schedules outside the tuning space run the loops rolled: the same results, as
+    // `#[unroll]` changes only the shape of the code.
+    let rolled = (sched_dependent && sources.bodies.len() > 1).then(|| unroll::rolled(&kernel));
+    if let Some(rolled) = &rolled {
+        let body = emit_wgsl::emit(&kernel, rolled).body;
         sources.fallback = match sources.bodies.iter().position(|b| *b == body) {
             Some(b) => b,
             None => {
@@ -386,10 +387,44 @@ fn compile(
             }
         };
     }
+    let cuda = cuda_sources(&kernel, &expanded, rolled.as_ref());
     Ok((
-        emit_rust::emit(&kernel, &sources),
+        emit_rust::emit(&kernel, &sources, &cuda),
         emit_rust::signature(&kernel),
     ))
+}
+
+/// The kernel's CUDA for each schedule, beside its WGSL: the same unrolled models, the
+/// rolled one for schedules outside the tuning space. A kernel that the CUDA emitter
+/// cannot write still compiles; its `cuda()` says why it has no CUDA.
+fn cuda_sources(
+    kernel: &model::Kernel<'_>,
+    expanded: &[(model::SchedPoint, unroll::Expanded)],
+    rolled: Option<&unroll::Expanded>,
+) -> emit_cuda::Sources {
+    let mut cuda = emit_cuda::Sources {
+        prelude: emit_cuda::prelude(kernel),
+        bodies: Vec::new(),
+        schedules: Vec::new(),
+        fallback: 0,
+        refused: None,
+    };
+    for (_, x) in expanded {
+        match emit_cuda::emit(kernel, x) {
+            Ok(body) => {
+                let b = cuda.add(body);
+                cuda.schedules.push(b);
+            }
+            Err(reason) => return emit_cuda::Sources::refused(reason),
+        }
+    }
+    if let Some(rolled) = rolled.filter(|_| cuda.bodies.len() > 1) {
+        match emit_cuda::emit(kernel, rolled) {
+            Ok(body) => cuda.fallback = cuda.add(body),
+            Err(reason) => return emit_cuda::Sources::refused(reason),
+        }
+    }
+    cuda
 }
 
 /// naga rejected the generated WGSL: an error at the user's statement that the offending

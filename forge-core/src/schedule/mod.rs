@@ -420,6 +420,26 @@ impl Schedule {
         h
     }
 
+    /// The CUDA constant declarations that fix this schedule in a kernel's CUDA source
+    /// (`Kernel::cuda`), the same values as [`Schedule::wgsl_header`]'s, as
+    /// `static constexpr unsigned`s.
+    ///
+    /// ```
+    /// use forge_core::Schedule;
+    /// let h = Schedule::new(128, 2, 1).cuda_header();
+    /// assert!(h.starts_with("static constexpr unsigned WG = 128u;\n"));
+    /// assert!(h.contains("static constexpr unsigned ITEMS = 2u;\n"));
+    /// ```
+    pub fn cuda_header(&self) -> String {
+        self.wgsl_header()
+            .lines()
+            .map(|line| {
+                let decl = line.trim_start_matches("const ").replace(": u32 =", " =");
+                format!("static constexpr unsigned {decl}\n")
+            })
+            .collect()
+    }
+
     /// The workgroup as settings write it: `64`, `16x16` or `8x8x4`.
     pub fn shape_text(&self) -> String {
         let [x, y, z] = self.workgroup_shape();

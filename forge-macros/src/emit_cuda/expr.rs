@@ -1,0 +1,401 @@
+//! Expressions in CUDA C++. Every operation whose C meaning differs from the language's is
+//! a call of the prelude's function of that name (`fg_add`, `fg_div`, `fg_shl`, ...),
+//! which C++'s overloading picks for the operands' types; literals carry their type.
+
+use super::names::{builtin, cuda_name, helper_name, sched_name, struct_name};
+use super::Emitter;
+use crate::model::*;
+use std::fmt::Write;
+
+/// The prelude's function for an arithmetic or bitwise operator.
+fn op_fn(op: BinOp) -> Option<&'static str> {
+    Some(match op {
+        BinOp::Add => "fg_add",
+        BinOp::Sub => "fg_sub",
+        BinOp::Mul => "fg_mul",
+        BinOp::Div => "fg_div",
+        BinOp::Rem => "fg_rem",
+        BinOp::BitAnd => "fg_and",
+        BinOp::BitOr => "fg_or",
+        BinOp::BitXor => "fg_xor",
+        BinOp::Shl => "fg_shl",
+        BinOp::Shr => "fg_shr",
+        _ => return None,
+    })
+}
+
+/// A float literal that reads back as exactly the same value of its type: `f16` as the
+/// nearest `f16`, converted from its exact `f32` value.
+pub fn float_lit(v: f64, s: Scalar) -> String {
+    match s {
+        Scalar::F64 => {
+            if !v.is_finite() || v == 0.0 && v.is_sign_negative() {
+                return format!("__longlong_as_double({:#x}ll)", v.to_bits() as i64);
+            }
+            let mut text = format!("{v:?}");
+            if !text.contains('.') && !text.contains('e') {
+                text.push_str(".0");
+            }
+            if v < 0.0 {
+                format!("({text})")
+            } else {
+                text
+            }
+        }
+        Scalar::F16 => {
+            let exact = half::f16::from_bits(crate::emit_oracle::f16_bits(v)).to_f32();
+            format!("__float2half_rn({})", float_lit(exact as f64, Scalar::F32))
+        }
+        _ => {
+            let f = v as f32;
+            if !f.is_finite() || f == 0.0 && f.is_sign_negative() {
+                return format!("__uint_as_float({:#x}u)", f.to_bits());
+            }
+            let mut text = format!("{f:?}");
+            if !text.contains('.') && !text.contains('e') {
+                text.push_str(".0");
+            }
+            if f < 0.0 {
+                format!("({text}f)")
+            } else {
+                format!("{text}f")
+            }
+        }
+    }
+}
+
+/// An integer literal of type `t`.
+pub fn int_lit(v: i64, t: &Ty) -> String {
+    match t {
+        Ty::Scalar(Scalar::U32) => format!("{v}u"),
+        _ if v == i32::MIN as i64 => "(-2147483647 - 1)".into(),
+        _ if v < 0 => format!("({v})"),
+        _ => v.to_string(),
+    }
+}
+
+/// A value of `t` that is one, for the subgroup products' identity.
+fn one_of(t: &Ty) -> String {
+    match t {
+        Ty::Vector(s, n) => format!("fg_splat<{n}>({})", one_of(&Ty::Scalar(*s))),
+        Ty::Scalar(s) if s.is_float() => float_lit(1.0, *s),
+        t => int_lit(1, t),
+    }
+}
+
+impl Emitter<'_> {
+    pub(super) fn expr(&mut self, e: &Expr) -> String {
+        match &e.kind {
+            ExprKind::IntLit(v) => int_lit(*v, &e.ty),
+            ExprKind::FloatLit(v) => float_lit(*v, e.ty.scalar().unwrap_or(Scalar::F32)),
+            ExprKind::BoolLit(b) => b.to_string(),
+            ExprKind::Local(id) => self.names[*id].clone(),
+            ExprKind::Scalar(i) => cuda_name(&self.k.scalars[*i].name),
+            ExprKind::Sched(c) => sched_name(*c, &self.k.options.knobs),
+            ExprKind::Builtin(b) => builtin(*b).into(),
+            ExprKind::BuiltinComponent(b, c) => format!("{}.v[{c}]", builtin(*b)),
+            ExprKind::LoadBinding(b, i) => {
+                let i = self.expr(i);
+                format!("{}[{i}]", cuda_name(&self.k.bindings[*b].name))
+            }
+            ExprKind::LoadArray(a, i) => {
+                let (a, i) = (self.expr(a), self.expr(i));
+                format!("{a}[{i}]")
+            }
+            ExprKind::Unary(UnOp::Neg, a) => format!("fg_neg({})", self.expr(a)),
+            ExprKind::Unary(UnOp::Not, a) if a.ty == Ty::BOOL => format!("(!{})", self.expr(a)),
+            ExprKind::Unary(UnOp::Not, a) => format!("fg_not({})", self.expr(a)),
+            ExprKind::Binary(op, a, b) => self.binary(*op, a, b),
+            ExprKind::Cast(a) => {
+                let inner = self.expr(a);
+                cast(&a.ty, &e.ty, inner)
+            }
+            ExprKind::Math(f, args) => self.math(*f, args),
+            ExprKind::Atomic {
+                op,
+                target,
+                index,
+                args,
+            } => self.atomic(*op, *target, index, args),
+            ExprKind::Call(h, args) => {
+                let items: Vec<String> = args.iter().map(|a| self.expr(a)).collect();
+                format!("{}({})", helper_name(&self.k.helpers[*h]), items.join(", "))
+            }
+            ExprKind::VecNew(args) => {
+                let items: Vec<String> = args.iter().map(|a| self.expr(a)).collect();
+                match &e.ty {
+                    Ty::Vector(_, n) if items.len() == 1 && *n > 1 => {
+                        format!("fg_splat<{n}>({})", items[0])
+                    }
+                    t => format!("{}{{{{{}}}}}", self.ty(t), items.join(", ")),
+                }
+            }
+            ExprKind::Swizzle(v, comps) => {
+                let v = self.expr(v);
+                match comps.as_slice() {
+                    [c] => format!("({v}).v[{c}]"),
+                    cs => {
+                        let idx: Vec<String> = cs.iter().map(|c| c.to_string()).collect();
+                        format!("fg_swz<{}>({v})", idx.join(", "))
+                    }
+                }
+            }
+            ExprKind::Select(f, t, c) => {
+                let (f, t, c) = (self.expr(f), self.expr(t), self.expr(c));
+                format!("fg_select({f}, {t}, {c})")
+            }
+            ExprKind::StructNew(s, args) => {
+                let items: Vec<String> = args.iter().map(|a| self.expr(a)).collect();
+                format!(
+                    "fg_make_{}({})",
+                    struct_name(&self.k.structs[*s]),
+                    items.join(", ")
+                )
+            }
+            ExprKind::StructZero(s) => format!("{}{{}}", struct_name(&self.k.structs[*s])),
+            ExprKind::Field(base, f) => {
+                let name = self.field_name(&base.ty, *f);
+                let base = self.expr(base);
+                format!("({base}).{name}")
+            }
+            ExprKind::Subgroup { op, args, .. } => self.subgroup(*op, &e.ty, args),
+            ExprKind::ArrayRepeat(_) | ExprKind::ArrayList(_) => {
+                // `check::array_values_only_in_let` keeps these at `let`s, handled there.
+                String::from("/* array value */")
+            }
+        }
+    }
+
+    fn binary(&mut self, op: BinOp, a: &Expr, b: &Expr) -> String {
+        let (sa, sb) = (self.expr(a), self.expr(b));
+        let boolean = a.ty == Ty::BOOL;
+        match op {
+            // `&`, `|` and `^` on `bool` evaluate both sides, as Rust's do.
+            BinOp::BitAnd if boolean => format!("((bool)({sa} & {sb}))"),
+            BinOp::BitOr if boolean => format!("((bool)({sa} | {sb}))"),
+            BinOp::BitXor if boolean => format!("({sa} != {sb})"),
+            // Rust compares whole vectors to one `bool`.
+            BinOp::Eq if a.ty.is_vector() => format!("fg_all_eq({sa}, {sb})"),
+            BinOp::Ne if a.ty.is_vector() => format!("(!fg_all_eq({sa}, {sb}))"),
+            _ => match op_fn(op) {
+                Some(f) => format!("{f}({sa}, {sb})"),
+                None => format!("({sa} {} {sb})", op.wgsl()),
+            },
+        }
+    }
+
+    /// The prelude's function of a compound assignment `place op= value`.
+    pub(super) fn compound(&mut self, op: BinOp, target: &str, value: &Expr) -> String {
+        let v = self.expr(value);
+        match op {
+            BinOp::BitXor if value.ty == Ty::BOOL => format!("{target} != {v}"),
+            BinOp::BitAnd | BinOp::BitOr if value.ty == Ty::BOOL => {
+                format!("(bool)({target} {} {v})", op.wgsl())
+            }
+            _ => match op_fn(op) {
+                Some(f) => format!("{f}({target}, {v})"),
+                None => format!("{target} {} {v}", op.wgsl()),
+            },
+        }
+    }
+
+    fn math(&mut self, f: MathFn, args: &[Expr]) -> String {
+        let a: Vec<String> = args.iter().map(|x| self.expr(x)).collect();
+        let call = |name: &str| format!("{name}({})", a.join(", "));
+        match f {
+            MathFn::Abs => call("fg_abs"),
+            MathFn::Min => call("fg_min"),
+            MathFn::Max => call("fg_max"),
+            MathFn::Clamp => call("fg_clamp"),
+            MathFn::Sqrt => call("fg_sqrt"),
+            MathFn::Exp => call("fg_exp"),
+            MathFn::Exp2 => call("fg_exp2"),
+            MathFn::Ln => call("fg_ln"),
+            MathFn::Log2 => call("fg_log2"),
+            MathFn::Log10 => call("fg_log10"),
+            MathFn::Sin => call("fg_sin"),
+            MathFn::Cos => call("fg_cos"),
+            MathFn::Tan => call("fg_tan"),
+            MathFn::Tanh => call("fg_tanh"),
+            MathFn::Asin => call("fg_asin"),
+            MathFn::Acos => call("fg_acos"),
+            MathFn::Atan => call("fg_atan"),
+            MathFn::Atan2 => call("fg_atan2"),
+            MathFn::Sinh => call("fg_sinh"),
+            MathFn::Cosh => call("fg_cosh"),
+            MathFn::Asinh => call("fg_asinh"),
+            MathFn::Acosh => call("fg_acosh"),
+            MathFn::Atanh => call("fg_atanh"),
+            MathFn::Floor => call("fg_floor"),
+            MathFn::Ceil => call("fg_ceil"),
+            MathFn::Round => call("fg_round"),
+            MathFn::RoundTiesEven => call("fg_round_ties_even"),
+            MathFn::Trunc => call("fg_trunc"),
+            MathFn::Fract => call("fg_fract"),
+            MathFn::MulAdd => call("fg_mul_add"),
+            MathFn::Powf => call("fg_powf"),
+            MathFn::Powi => call("fg_powi"),
+            MathFn::Signum => call("fg_signum"),
+            MathFn::Recip => call("fg_recip"),
+            MathFn::ToBits => call("fg_to_bits"),
+            MathFn::FromBits => call("fg_from_bits"),
+            MathFn::CountOnes => call("fg_count_ones"),
+            MathFn::LeadingZeros => call("fg_leading_zeros"),
+            MathFn::TrailingZeros => call("fg_trailing_zeros"),
+            MathFn::ReverseBits => call("fg_reverse_bits"),
+            MathFn::IsNan => call("fg_isnan"),
+            MathFn::IsFinite => call("fg_isfinite"),
+            MathFn::DivCeil => call("fg_div_ceil"),
+            MathFn::Dot => call("fg_dot"),
+            MathFn::Length => call("fg_length"),
+            MathFn::Normalize => call("fg_normalize"),
+            MathFn::Cross => call("fg_cross"),
+            MathFn::Distance => call("fg_distance"),
+            MathFn::WrappingAdd => call("fg_add"),
+            MathFn::WrappingSub => call("fg_sub"),
+            MathFn::WrappingMul => call("fg_mul"),
+            MathFn::Hypot => call("fg_hypot"),
+            MathFn::ToDegrees => call("fg_to_degrees"),
+            MathFn::ToRadians => call("fg_to_radians"),
+            MathFn::RemEuclid => call("fg_rem_euclid"),
+        }
+    }
+
+    /// The name of field `f` of a struct type.
+    pub(super) fn field_name(&self, t: &Ty, f: usize) -> String {
+        match t {
+            Ty::Struct(s) => cuda_name(&self.k.structs[*s].fields[f].name),
+            _ => String::new(),
+        }
+    }
+
+    /// The atomic element's address: `&bins[i]`.
+    pub(super) fn atomic_place(&mut self, target: AtomicTarget, index: &Expr) -> String {
+        let name = match target {
+            AtomicTarget::Binding(b) => cuda_name(&self.k.bindings[b].name),
+            AtomicTarget::Shared(l) => self.names[l].clone(),
+        };
+        let i = self.expr(index);
+        format!("&{name}[{i}]")
+    }
+
+    /// Whether an atomic target holds `f32`s.
+    pub(super) fn atomic_float(&self, target: AtomicTarget) -> bool {
+        match target {
+            AtomicTarget::Binding(b) => self.k.bindings[b].elem == Scalar::F32,
+            AtomicTarget::Shared(l) => {
+                matches!(&self.locals[l].ty, Ty::Array(e, _) if **e == Ty::Scalar(Scalar::F32))
+            }
+        }
+    }
+
+    /// An atomic method: CUDA's atomic functions, which return the old value. `f32` adds
+    /// and swaps are native; its `fetch_sub`, `fetch_min` and `fetch_max` are
+    /// compare-exchange loops in the prelude. A load is a volatile read, a store an
+    /// exchange whose old value is dropped.
+    fn atomic(
+        &mut self,
+        op: AtomicOp,
+        target: AtomicTarget,
+        index: &Expr,
+        args: &[Expr],
+    ) -> String {
+        let float = self.atomic_float(target);
+        let place = self.atomic_place(target, index);
+        let args: Vec<String> = args.iter().map(|a| self.expr(a)).collect();
+        let f = match (op, float) {
+            (AtomicOp::Load, _) => return format!("fg_atomic_load({place})"),
+            (AtomicOp::Add, _) => "atomicAdd",
+            (AtomicOp::Sub, false) => "atomicSub",
+            (AtomicOp::Sub, true) => "fg_atomic_sub_f32",
+            (AtomicOp::Max, false) => "atomicMax",
+            (AtomicOp::Max, true) => "fg_atomic_max_f32",
+            (AtomicOp::Min, false) => "atomicMin",
+            (AtomicOp::Min, true) => "fg_atomic_min_f32",
+            (AtomicOp::And, _) => "atomicAnd",
+            (AtomicOp::Or, _) => "atomicOr",
+            (AtomicOp::Xor, _) => "atomicXor",
+            (AtomicOp::Swap | AtomicOp::Store, _) => "atomicExch",
+        };
+        let mut call = format!("{f}({place}");
+        for a in &args {
+            let _ = write!(call, ", {a}");
+        }
+        call.push(')');
+        call
+    }
+
+    /// A subgroup operation over the warp's lanes that the workgroup has (`fg_sg_mask`, a
+    /// prefix of the warp): shuffles, votes and the prelude's scans.
+    fn subgroup(&mut self, op: SubgroupOp, ty: &Ty, args: &[Expr]) -> String {
+        let a: Vec<String> = args.iter().map(|x| self.expr(x)).collect();
+        let m = "fg_sg_mask";
+        let lane = |x: &str| format!("(unsigned)({x})");
+        let reduce = |f: &str| format!("fg_sg_reduce({m}, fg_sg_lane, {}, {f}())", a[0]);
+        match op {
+            SubgroupOp::Add => reduce("fg_op_add"),
+            SubgroupOp::Mul => reduce("fg_op_mul"),
+            SubgroupOp::Min => reduce("fg_op_min"),
+            SubgroupOp::Max => reduce("fg_op_max"),
+            SubgroupOp::And => reduce("fg_op_and"),
+            SubgroupOp::Or => reduce("fg_op_or"),
+            SubgroupOp::Xor => reduce("fg_op_xor"),
+            SubgroupOp::All => format!("(__all_sync({m}, {}) != 0)", a[0]),
+            SubgroupOp::Any => format!("(__any_sync({m}, {}) != 0)", a[0]),
+            SubgroupOp::InclusiveAdd => {
+                format!("fg_sg_inclusive({m}, fg_sg_lane, {}, fg_op_add())", a[0])
+            }
+            SubgroupOp::InclusiveMul => {
+                format!("fg_sg_inclusive({m}, fg_sg_lane, {}, fg_op_mul())", a[0])
+            }
+            SubgroupOp::ExclusiveAdd => format!(
+                "fg_sg_exclusive({m}, fg_sg_lane, {}, fg_op_add(), {}{{}})",
+                a[0],
+                self.ty(ty)
+            ),
+            SubgroupOp::ExclusiveMul => format!(
+                "fg_sg_exclusive({m}, fg_sg_lane, {}, fg_op_mul(), {})",
+                a[0],
+                one_of(ty)
+            ),
+            SubgroupOp::Broadcast | SubgroupOp::Shuffle => {
+                format!("fg_shfl({m}, {}, {})", a[0], lane(&a[1]))
+            }
+            // The lanes are a prefix of the warp: the first active one is lane 0.
+            SubgroupOp::BroadcastFirst => format!("fg_shfl({m}, {}, 0u)", a[0]),
+            SubgroupOp::ShuffleXor => format!("fg_shfl_xor({m}, {}, {})", a[0], lane(&a[1])),
+            SubgroupOp::ShuffleDown => format!("fg_shfl_down({m}, {}, {})", a[0], lane(&a[1])),
+            SubgroupOp::ShuffleUp => format!("fg_shfl_up({m}, {}, {})", a[0], lane(&a[1])),
+            SubgroupOp::Ballot => {
+                format!(
+                    "fg_vec<unsigned, 4>{{{{__ballot_sync({m}, {}), 0u, 0u, 0u}}}}",
+                    a[0]
+                )
+            }
+        }
+    }
+}
+
+/// `inner`, of type `from`, converted to `to` as the language converts: integers by their
+/// bits, floats to integers truncated and clamped (the prelude's `fg_f32_to_i32`, ...),
+/// everything else by C's conversion, which rounds to nearest.
+pub fn cast(from: &Ty, to: &Ty, inner: String) -> String {
+    let (Some(f), Some(t)) = (from.scalar(), to.scalar()) else {
+        return inner;
+    };
+    if f == t {
+        return inner;
+    }
+    let name = |s: Scalar| s.wgsl();
+    match (f, t) {
+        (Scalar::F32 | Scalar::F64 | Scalar::F16, Scalar::I32 | Scalar::U32) => {
+            format!("fg_{}_to_{}({inner})", name(f), name(t))
+        }
+        (Scalar::F16, _) => format!("({})__half2float({inner})", super::types::scalar(t)),
+        (Scalar::F64, Scalar::F16) => format!("__double2half({inner})"),
+        (Scalar::I32, Scalar::F16) => format!("__int2half_rn({inner})"),
+        (Scalar::U32, Scalar::F16) => format!("__uint2half_rn({inner})"),
+        (_, Scalar::F16) => format!("__float2half_rn((float)({inner}))"),
+        _ => format!("(({}){inner})", super::types::scalar(t)),
+    }
+}

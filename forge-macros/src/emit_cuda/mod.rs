@@ -1,0 +1,353 @@
+//! Stage 4b, emit CUDA C++: the checked model, unrolled for a schedule as the WGSL is,
+//! becomes a CUDA kernel that NVRTC compiles, with the language's semantics (the CPU
+//! oracle's) kept: the prelude (`prelude.cuh`) holds every operation whose C meaning
+//! differs, `names`, `types`, `expr` and `stmt` write the kernel's parts.
+//!
+//! A kernel's source is three parts, as its WGSL is: the prelude (with `cuda_fp16.h` and
+//! the `f16` functions when the kernel uses `f16`), the schedule's constants, which the
+//! runtime writes (`forge_core::Schedule::cuda_header`), and the body emitted here.
+//!
+//! The entry point is `extern "C" __global__ void fg_main(bindings..., fg_Params)`:
+//! - each storage binding is a pointer, in declaration order (`const` when read-only;
+//!   an atomic binding points to its plain scalar);
+//! - the scalar parameters come last, as one struct passed by value, laid out as the
+//!   host's `Params` (each field 4 bytes, in declaration order); there is none without
+//!   scalars;
+//! - it is launched with the workgroup as its block (`WG`, or `WG_X × WG_Y × WG_Z`) and
+//!   the dispatch that `forge_core::plan` computes as its grid, folded past 65535 in y
+//!   and z exactly as for WGSL: the prologue computes the same linear workgroup index,
+//!   leaves past the grid, and unfolds the logical ids;
+//! - workgroup memory is `__shared__`, zeroed at the start with a `__syncthreads()`, as
+//!   WGSL's is;
+//! - subgroups are warps (32 lanes); subgroup operations are shuffles and votes over the
+//!   lanes the workgroup has.
+//!
+//! Indices are not clamped: an index out of bounds is a bug in the kernel, which the
+//! oracle reports; on CUDA it is an illegal address.
+
+mod expr;
+mod names;
+mod stmt;
+mod types;
+
+use crate::model::*;
+use crate::unroll::Expanded;
+use names::{builtin, cuda_name, helper_name};
+use std::fmt::Write;
+
+/// The prelude every kernel starts with.
+const PRELUDE: &str = include_str!("prelude.cuh");
+/// The `f16` part, after `cuda_fp16.h`.
+const PRELUDE_F16: &str = include_str!("prelude_f16.cuh");
+
+/// The kernel's entry point (C++ forbids a kernel named `main`).
+pub const ENTRY_POINT: &str = "fg_main";
+
+/// A kernel's CUDA for every schedule of its tuning space, parallel to its WGSL
+/// (`emit_wgsl::Sources`): the prelude, then the schedule's constants, then a body.
+pub struct Sources {
+    pub prelude: String,
+    pub bodies: Vec<String>,
+    /// The body of each schedule of `Kernel::schedules`, in order.
+    pub schedules: Vec<usize>,
+    /// The body of schedules outside the tuning space.
+    pub fallback: usize,
+    /// Why the kernel has no CUDA, if it has none.
+    pub refused: Option<String>,
+}
+
+impl Sources {
+    /// No CUDA, and why.
+    pub fn refused(reason: String) -> Self {
+        Sources {
+            prelude: String::new(),
+            bodies: vec![String::new()],
+            schedules: Vec::new(),
+            fallback: 0,
+            refused: Some(reason),
+        }
+    }
+
+    /// Adds a schedule's body (shared with an earlier schedule's when equal); its index.
+    pub fn add(&mut self, body: String) -> usize {
+        match self.bodies.iter().position(|b| *b == body) {
+            Some(i) => i,
+            None => {
+                self.bodies.push(body);
+                self.bodies.len() - 1
+            }
+        }
+    }
+}
+
+/// The prelude of kernel `k`'s CUDA.
+pub fn prelude(k: &Kernel<'_>) -> String {
+    if crate::emit_wgsl::uses_f16(k) {
+        format!("#include <cuda_fp16.h>\n{PRELUDE}{PRELUDE_F16}")
+    } else {
+        PRELUDE.to_string()
+    }
+}
+
+pub(crate) struct Emitter<'k> {
+    k: &'k Kernel<'k>,
+    /// The locals of the function being emitted: the kernel's, or a helper's.
+    locals: &'k [Local],
+    /// Their CUDA names.
+    names: Vec<String>,
+    out: String,
+    indent: usize,
+    /// Loops entered so far in the function being emitted (for `break` out of a `switch`).
+    loop_depth: usize,
+    /// Enclosing `switch`es, innermost last: the loop depth at each and its `break` flag.
+    switches: Vec<(usize, String)>,
+    tmp: usize,
+}
+
+impl<'k> Emitter<'k> {
+    fn new(k: &'k Kernel<'k>, locals: &'k [Local], names: Vec<String>) -> Self {
+        Emitter {
+            k,
+            locals,
+            names,
+            out: String::new(),
+            indent: 1,
+            loop_depth: 0,
+            switches: Vec::new(),
+            tmp: 0,
+        }
+    }
+
+    fn ty(&self, t: &Ty) -> String {
+        types::ty(t, &self.k.structs, &self.k.options.knobs)
+    }
+
+    fn line(&mut self, text: &str) {
+        for _ in 0..self.indent {
+            self.out.push_str("    ");
+        }
+        self.out.push_str(text);
+        self.out.push('\n');
+    }
+
+    fn fresh(&mut self) -> usize {
+        self.tmp += 1;
+        self.tmp
+    }
+}
+
+/// The CUDA body of kernel `k` unrolled for a schedule (`x`): everything after the
+/// schedule's constants. An error says why the kernel cannot be written in CUDA.
+pub fn emit<'k>(k: &'k Kernel<'k>, x: &'k Expanded) -> Result<String, String> {
+    let mut s = String::new();
+    for def in crate::emit_wgsl::used_structs(k) {
+        s.push('\n');
+        s.push_str(&types::struct_decl(&k.structs[def])?);
+    }
+    if !k.scalars.is_empty() {
+        // The host's `Params`: 4-byte fields in declaration order (its tail padding, which
+        // WGSL's uniform layout adds, is past what the kernel reads).
+        s.push_str("\nstruct fg_Params {\n");
+        for p in &k.scalars {
+            let _ = writeln!(s, "    {} {};", types::scalar(p.ty), cuda_name(&p.name));
+        }
+        s.push_str("};\n");
+    }
+    // `#[forge_fn]` helpers, in declaration order: each calls only earlier ones.
+    let mut helpers: Vec<&(usize, crate::unroll::Func)> = x.helpers.iter().collect();
+    helpers.sort_by_key(|(h, _)| *h);
+    for (h, f) in helpers {
+        let helper = &k.helpers[*h];
+        let names = crate::emit_wgsl::Namer::helper_with(k, cuda_name).locals(&f.locals);
+        let mut e = Emitter::new(k, &f.locals, names);
+        let params: Vec<String> = helper
+            .params
+            .iter()
+            .map(|p| format!("{} {}", e.ty(&f.locals[*p].ty), e.names[*p]))
+            .collect();
+        let ret = helper
+            .ret
+            .as_ref()
+            .map(|t| e.ty(t))
+            .unwrap_or_else(|| "void".into());
+        e.block_contents(&f.body);
+        let _ = write!(
+            s,
+            "\nFG_FN {ret} {}({}) {{\n{}}}\n",
+            helper_name(helper),
+            params.join(", "),
+            e.out
+        );
+    }
+
+    let names = crate::emit_wgsl::Namer::kernel_with(k, cuda_name).locals(&x.main.locals);
+    let mut e = Emitter::new(k, &x.main.locals, names);
+    let mut params: Vec<String> = k
+        .bindings
+        .iter()
+        .map(|b| {
+            let elem = types::binding_elem(b, &k.structs);
+            let constness = if b.access == Access::Read {
+                "const "
+            } else {
+                ""
+            };
+            format!("{constness}{elem} *{}", cuda_name(&b.name))
+        })
+        .collect();
+    if !k.scalars.is_empty() {
+        params.push("const fg_Params fg_params".into());
+    }
+    let _ = write!(
+        s,
+        "\nextern \"C\" __global__ void __launch_bounds__(WG) {ENTRY_POINT}({}) {{\n",
+        params.join(", ")
+    );
+    for p in &k.scalars {
+        let n = cuda_name(&p.name);
+        let _ = writeln!(s, "    const {} {n} = fg_params.{n};", types::scalar(p.ty));
+    }
+    s.push_str(&grid_prologue(k));
+    s.push_str(&subgroup_prologue(k));
+    // Workgroup memory starts zeroed, as WGSL's: each invocation clears a stride of it.
+    let shared: Vec<(&Local, &String)> = x
+        .main
+        .locals
+        .iter()
+        .zip(&e.names)
+        .filter(|(l, _)| l.shared)
+        .collect();
+    for (l, name) in &shared {
+        let _ = writeln!(s, "    __shared__ {} {name};", e.ty(&l.ty));
+    }
+    if !shared.is_empty() {
+        for (_, name) in &shared {
+            let _ = writeln!(
+                s,
+                "    for (unsigned fg_b = fg_lidx; fg_b < sizeof({name}); fg_b += WG) ((unsigned char *)&{name})[fg_b] = 0;"
+            );
+        }
+        s.push_str("    __syncthreads();\n");
+    }
+    e.block_contents(&x.main.body);
+    s.push_str(&e.out);
+    s.push_str("}\n");
+    Ok(s)
+}
+
+/// The start of the kernel: the physical ids as WGSL names them, the linear workgroup
+/// index, a return for the workgroups that folding launched past the grid, and the
+/// logical ids, computed exactly as the WGSL computes them.
+fn grid_prologue(k: &Kernel<'_>) -> String {
+    let mut s = String::new();
+    s.push_str(
+        "    const fg_vec<unsigned, 3> fg_lid = {{threadIdx.x, threadIdx.y, threadIdx.z}};\n",
+    );
+    s.push_str(
+        "    const unsigned fg_lidx = threadIdx.x + threadIdx.y * blockDim.x + threadIdx.z * blockDim.x * blockDim.y;\n",
+    );
+    s.push_str("    // Workgroups are folded into y and z past 65535; this is the linear index.\n");
+    s.push_str(
+        "    const unsigned fg_wg_index = blockIdx.x + blockIdx.y * gridDim.x + blockIdx.z * gridDim.x * gridDim.y;\n",
+    );
+    let dims = k.threads_dims();
+    let len = |e: &LenExpr| len_cuda(e, k);
+    if k.dims() == 1 {
+        let threads = dims
+            .first()
+            .map(|(t, _)| len(t))
+            .unwrap_or_else(|| "1u".into());
+        let _ = writeln!(s, "    const unsigned fg_threads = {threads};");
+        s.push_str("    const unsigned fg_per_group = WG * ITEMS;\n");
+        s.push_str(
+            "    // Folding may launch a few workgroups more than needed: they leave at once.\n",
+        );
+        s.push_str("    if (fg_wg_index >= fg_div_ceil(fg_threads, fg_per_group)) return;\n");
+        s.push_str("    const unsigned fg_global_index = fg_wg_index * WG + fg_lidx;\n");
+        let used = crate::emit_wgsl::used_builtins(k);
+        if used.contains(&Builtin::GlobalId) {
+            s.push_str("    const fg_vec<unsigned, 3> fg_lgid = {{fg_global_index, 0u, 0u}};\n");
+        }
+        if used.contains(&Builtin::WorkgroupId) {
+            s.push_str("    const fg_vec<unsigned, 3> fg_lwid = {{fg_wg_index, 0u, 0u}};\n");
+        }
+        if used.contains(&Builtin::NumWorkgroups) {
+            s.push_str("    const fg_vec<unsigned, 3> fg_groups = {{fg_div_ceil(fg_threads, fg_per_group), 1u, 1u}};\n");
+        }
+        return s;
+    }
+    let mut t: Vec<String> = dims.iter().map(|(e, _)| len(e)).collect();
+    t.resize(3, "1u".into());
+    let _ = writeln!(
+        s,
+        "    const fg_vec<unsigned, 3> fg_threads = {{{{{}, {}, {}}}}};",
+        t[0], t[1], t[2]
+    );
+    s.push_str("    const fg_vec<unsigned, 3> fg_groups = {{fg_div_ceil(fg_threads.v[0], WG_X), fg_div_ceil(fg_threads.v[1], WG_Y), fg_div_ceil(fg_threads.v[2], WG_Z)}};\n");
+    s.push_str(
+        "    // Folding may launch a few workgroups more than needed: they leave at once.\n",
+    );
+    s.push_str(
+        "    if (fg_wg_index >= fg_groups.v[0] * fg_groups.v[1] * fg_groups.v[2]) return;\n",
+    );
+    s.push_str("    // The logical grid: the linear index unfolded over its workgroups.\n");
+    s.push_str("    const fg_vec<unsigned, 3> fg_lwid = {{fg_wg_index % fg_groups.v[0], (fg_wg_index / fg_groups.v[0]) % fg_groups.v[1], fg_wg_index / (fg_groups.v[0] * fg_groups.v[1])}};\n");
+    s.push_str("    const fg_vec<unsigned, 3> fg_lgid = {{fg_lwid.v[0] * WG_X + fg_lid.v[0], fg_lwid.v[1] * WG_Y + fg_lid.v[1], fg_lwid.v[2] * WG_Z + fg_lid.v[2]}};\n");
+    s.push_str("    const unsigned fg_global_index = fg_lgid.v[0] + fg_threads.v[0] * (fg_lgid.v[1] + fg_threads.v[1] * fg_lgid.v[2]);\n");
+    s
+}
+
+/// The subgroup values, where the kernel uses subgroups: warps of 32 lanes numbered by
+/// the linear local index, as WGSL's subgroups are on NVIDIA, and the mask of the lanes
+/// the workgroup has (all 32, but for a last warp that the workgroup fills in part).
+fn subgroup_prologue(k: &Kernel<'_>) -> String {
+    if !k.uses_subgroups() {
+        return String::new();
+    }
+    [
+        Builtin::SubgroupInvocationId,
+        Builtin::SubgroupSize,
+        Builtin::SubgroupId,
+        Builtin::NumSubgroups,
+    ]
+    .iter()
+    .zip([
+        "fg_lidx % 32u",
+        "32u",
+        "fg_lidx / 32u",
+        "(WG + 31u) / 32u",
+    ])
+    .map(|(b, v)| format!("    const unsigned {} = {v};\n", builtin(*b)))
+    .chain([
+        "    const unsigned fg_sg_rest = WG - fg_sg_id * 32u;\n".to_string(),
+        "    const unsigned fg_sg_mask = fg_sg_rest >= 32u ? 0xffffffffu : (1u << fg_sg_rest) - 1u;\n".to_string(),
+    ])
+    .collect()
+}
+
+/// A LEN expression in `u32` arithmetic over the scalar parameters (the host checked that
+/// no step overflows or divides by zero).
+fn len_cuda(e: &LenExpr, k: &Kernel<'_>) -> String {
+    match e {
+        LenExpr::Lit(v) => format!("{v}u"),
+        LenExpr::Param(i) => format!("(unsigned)({})", cuda_name(&k.scalars[*i].name)),
+        LenExpr::Binary(op, a, b) => {
+            let f = match op {
+                LenOp::Add => "fg_add",
+                LenOp::Sub => "fg_sub",
+                LenOp::Mul => "fg_mul",
+                LenOp::Div => "fg_div",
+                LenOp::Rem => "fg_rem",
+            };
+            format!("{f}({}, {})", len_cuda(a, k), len_cuda(b, k))
+        }
+        LenExpr::Method(m, a, b) => {
+            let f = match m {
+                LenMethod::Min => "fg_min",
+                LenMethod::Max => "fg_max",
+                LenMethod::DivCeil => "fg_div_ceil",
+            };
+            format!("{f}({}, {})", len_cuda(a, k), len_cuda(b, k))
+        }
+    }
+}

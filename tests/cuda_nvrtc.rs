@@ -1,0 +1,396 @@
+//! The CUDA emitter against NVRTC, without a GPU (the `cuda` feature's tests; CI runs them
+//! with the `nvidia-cuda-nvrtc` wheel on `LD_LIBRARY_PATH`): every built-in at every
+//! schedule of its tuning space, every example kernel, and kernels that use each
+//! construct of the language compile to PTX; NVRTC's log reaches the error.
+//!
+//! `cargo test --features cuda --test cuda_nvrtc`. A missing libnvrtc fails the tests.
+
+use wgsl_forge::emit::{emit_ptx, nvrtc, DEFAULT_PTX_ARCH};
+use wgsl_forge::prelude::*;
+
+macro_rules! example {
+    ($name:ident, $path:literal) => {
+        #[allow(dead_code)]
+        #[path = $path]
+        mod $name;
+    };
+}
+example!(reduction, "../examples/reduction.rs");
+example!(histogram, "../examples/histogram.rs");
+example!(prefix_sum, "../examples/prefix_sum.rs");
+example!(transpose, "../examples/transpose.rs");
+example!(softmax, "../examples/softmax.rs");
+example!(own_device, "../examples/own_device.rs");
+example!(quickstart, "../examples/quickstart.rs");
+
+/// Compiles `k` at its declared schedule and at every candidate of its tuning space, and
+/// checks that the PTX holds the entry point with the schedule's block size.
+fn compiles_everywhere(k: &dyn Kernel) {
+    let mut schedules = vec![k.default_schedule()];
+    schedules.extend(k.tune_space().candidates());
+    for s in schedules {
+        let source = k
+            .cuda(&s)
+            .unwrap_or_else(|e| panic!("{} at {s}: no CUDA: {e}", k.name()));
+        assert!(
+            source.contains(&s.cuda_header()),
+            "{} at {s}: the schedule's constants are in the source",
+            k.name()
+        );
+        let ptx = emit_ptx(k, &s, DEFAULT_PTX_ARCH)
+            .unwrap_or_else(|e| panic!("{} at {s}: {e}", k.name()));
+        assert!(
+            ptx.contains(".entry fg_main"),
+            "{} at {s}:\n{ptx}",
+            k.name()
+        );
+        assert!(
+            ptx.contains(&format!(".maxntid {}, 1, 1", s.invocations())),
+            "{} at {s}: the block size is the workgroup's",
+            k.name()
+        );
+    }
+}
+
+#[test]
+fn every_builtin_compiles_at_every_schedule() {
+    for k in wgsl_forge::kernels::registry::builtin() {
+        compiles_everywhere(k);
+    }
+}
+
+#[test]
+fn every_example_kernel_compiles() {
+    let kernels: [&dyn Kernel; 7] = [
+        &reduction::block_sums::Kernel,
+        &histogram::histogram64::Kernel,
+        &prefix_sum::block_scan::Kernel,
+        &transpose::transpose::Kernel,
+        &softmax::softmax::Kernel,
+        &own_device::scale_shift::Kernel,
+        &quickstart::poly_hash::Kernel,
+    ];
+    for k in kernels {
+        compiles_everywhere(k);
+    }
+}
+
+// ---- one kernel per corner of the language -------------------------------------------
+
+#[forge_module]
+mod corners {
+    use wgsl_forge::prelude::*;
+
+    /// A struct with a `Vec3` that WGSL aligns to 16 and a scalar in its last four bytes.
+    #[forge_struct]
+    #[repr(C)]
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    pub struct Particle {
+        pub pos: Vec4,
+        pub vel: Vec3,
+        pub mass: f32,
+        pub hits: [u32; 2],
+        pub cell: IVec2,
+    }
+
+    const GRAVITY: f32 = -9.81;
+
+    #[forge_fn]
+    fn drift(p: Particle, dt: f32) -> Particle {
+        let mut q = p;
+        q.pos += Vec4::new(p.vel.x, p.vel.y, p.vel.z, 0.0) * dt;
+        q.vel.y += GRAVITY * dt;
+        q.hits[0] = p.hits[0] + 1;
+        q
+    }
+
+    #[forge_fn]
+    fn fold(t: &mut [f32; 64], lid: u32) {
+        workgroup_barrier();
+        if lid < 32 {
+            t[lid] += t[lid + 32];
+        }
+        workgroup_barrier();
+    }
+
+    /// Structs read and written whole and by field, a helper over them, casts back.
+    #[forge_kernel(workgroup = 64, threads = n)]
+    pub fn integrate(ps: &mut [Particle; n], #[out] energy: &mut [f32; n], n: u32, dt: f32) {
+        let i = global_index();
+        if i < n {
+            let mut p = drift(ps[i], dt);
+            if p.pos.y < 0.0 {
+                p.pos.y = -p.pos.y;
+                p.hits[1] += 1;
+            }
+            p.cell = IVec2::new(p.pos.x.floor() as i32, p.pos.z.floor() as i32);
+            ps[i] = p;
+            energy[i] = 0.5 * p.mass * p.vel.dot(p.vel);
+        }
+    }
+
+    /// A 2-D grid with a 2-D workgroup, tuned, and logical ids.
+    #[forge_kernel(threads = (w, h), workgroup = (16, 16), tune(workgroup = [(16, 16), (32, 8)]))]
+    pub fn blur(src: &[f32; w * h], #[out] dst: &mut [f32; w * h], w: u32, h: u32) {
+        let id = global_id();
+        if id.x < w && id.y < h {
+            let l = if id.x > 0 {
+                src[id.y * w + id.x - 1]
+            } else {
+                0.0
+            };
+            dst[id.y * w + id.x] = (src[id.y * w + id.x] + l) * 0.5 + num_workgroups().z as f32;
+        }
+    }
+
+    /// Knobs, `#[unroll]`, register arrays, workgroup memory and a helper with barriers.
+    #[forge_kernel(threads = n, workgroup = 64, knobs(CHUNK = 4), tune(CHUNK = [2, 4, 8]))]
+    pub fn row_sums(a: &[f32; n * 8], #[out] y: &mut [f32; n], n: u32) {
+        #[shared]
+        let mut tile = [0.0f32; 64];
+        let i = global_index();
+        let mut s = 0.0f32;
+        if i < n {
+            let mut j = 0u32;
+            while j < 8 {
+                #[unroll]
+                for u in 0..CHUNK {
+                    s += a[i * 8 + j + u];
+                }
+                j += CHUNK;
+            }
+            let mut acc = [0.0f32; 8];
+            #[unroll]
+            for k in 0..8 {
+                acc[k] = a[i * 8 + k];
+            }
+            s += acc[0] - acc[7];
+        }
+        tile[local_index()] = s;
+        fold(&mut tile, local_index());
+        if i < n {
+            y[i] = tile[local_index()];
+        }
+    }
+
+    /// Integer semantics: wrapping, WGSL division, shifts, bit functions, `match`, loops.
+    #[forge_kernel(workgroup = 128, threads = n)]
+    pub fn ints(
+        a: &[u32; n],
+        b: &[i32; n],
+        #[out] h: &mut [u32; n],
+        #[out] s: &mut [i32; n],
+        n: u32,
+    ) {
+        let i = global_index();
+        if i >= n {
+            return;
+        }
+        let mut x = a[i];
+        x ^= x << 13;
+        x ^= x >> 17;
+        x = x.wrapping_mul(0x9e37_79b9) + x.count_ones() + x.leading_zeros() * 3;
+        let k = x % 7;
+        let y = b[i];
+        let q = y / (k as i32 - 4);
+        let mut t = q.abs() * y.signum() + (y % 5) - (y >> 2) + (!y & 3) + i32::MIN.wrapping_add(q);
+        for j in 0..=3u32 {
+            match j {
+                0 => t += 1,
+                1 | 2 => {
+                    if t > 100 {
+                        break;
+                    }
+                    t -= 2
+                }
+                _ => t = t.rem_euclid(7),
+            }
+        }
+        let mut l = 0u32;
+        loop {
+            l += 1;
+            if l > k {
+                break;
+            }
+        }
+        h[i] = (x / k) | (x.reverse_bits() & 0xff) | (x.trailing_zeros() << 24) | l;
+        s[i] = t + (a[i] as f32 * 0.5) as i32 + (-1.5f32) as u32 as i32;
+    }
+
+    /// Float functions with Rust's meaning, vectors and swizzles.
+    #[forge_kernel(threads = n)]
+    pub fn floats(
+        x: &[f32; n],
+        v: &[Vec4; n],
+        #[out] y: &mut [f32; n],
+        #[out] w: &mut [Vec4; n],
+        n: u32,
+        g: f32,
+    ) {
+        let i = global_index();
+        if i < n {
+            let a = x[i];
+            let q = (a * 3.0).round().max(0.0).min(1.0).powf(g).clamp(0.0, 1.0);
+            let r = a.sin()
+                + a.exp2()
+                + a.atan2(g)
+                + a.hypot(g)
+                + a.fract()
+                + a.signum()
+                + a.to_degrees();
+            let z = if a.is_nan() || !a.is_finite() {
+                0.0
+            } else {
+                a.mul_add(g, 1.0)
+            };
+            y[i] = q + r + z + f32::from_bits(a.to_bits() ^ 1) + a.rem_euclid(2.5) + a.powi(3);
+            let u = v[i];
+            let s = u.zyx();
+            w[i] =
+                Vec4::new(s.x, s.y, s.z, u.length()) * 2.0 + u.normalize().abs() + Vec4::splat(a);
+        }
+    }
+
+    /// f16 through cuda_fp16.h.
+    #[forge_kernel(threads = n)]
+    pub fn half(
+        x: &[f16; n],
+        y: &mut [f16; n],
+        v: &[HVec4; n],
+        #[out] s: &mut [f32; n],
+        n: u32,
+        alpha: f32,
+    ) {
+        let i = global_index();
+        if i < n {
+            let a = alpha as f16;
+            let bias: f16 = 0.1;
+            y[i] = (a * x[i] + y[i]).clamp(-1.0, 1.0).round() + bias;
+            let w = v[i] * HVec4::splat(1.5f16);
+            s[i] = w.dot(w) as f32 + x[i].max(0.0) as f32 + (x[i] as i32) as f32;
+        }
+    }
+
+    /// Atomics on bindings and workgroup memory, `u32`, `i32` and `f32`, and
+    /// `compare_exchange_weak`.
+    #[forge_kernel(workgroup = 64, threads = n)]
+    pub fn atomics(
+        x: &[f32; n],
+        bins: &mut [Atomic<u32>; 64],
+        lo: &mut [Atomic<i32>; 1],
+        total: &mut [Atomic<f32>; 2],
+        n: u32,
+    ) {
+        #[shared]
+        let mut local = [0u32; 64];
+        #[shared]
+        let mut fsum = [0.0f32; 1];
+        let i = global_index();
+        if i < n {
+            local[(x[i].to_bits() >> 3) % 64].fetch_add(1);
+            fsum[0].fetch_add(x[i]);
+            lo[0].fetch_min(x[i] as i32);
+            total[1].fetch_max(x[i]);
+            let (old, done) = total[0].compare_exchange_weak(0.0, x[i]);
+            if !done {
+                total[0].fetch_sub(old * 0.0);
+            }
+            let (o2, _) = bins[0].compare_exchange_weak(0, 1);
+            bins[1].fetch_or(o2);
+        }
+        workgroup_barrier();
+        let lid = local_index();
+        let c = local[lid].load();
+        if c > 0 {
+            bins[lid].fetch_add(c);
+        }
+        if lid == 0 {
+            total[0].fetch_add(fsum[0].load());
+        }
+    }
+
+    /// Subgroup operations: reductions, scans, shuffles, votes, ballots.
+    #[forge_kernel(workgroup = 96, threads = n)]
+    pub fn subgroups(
+        x: &[f32; n],
+        u: &[u32; n],
+        #[out] y: &mut [f32; n],
+        #[out] z: &mut [u32; n],
+        n: u32,
+    ) {
+        let i = global_index();
+        let mut v = 0.0f32;
+        let mut k = 0u32;
+        if i < n {
+            v = x[i];
+            k = u[i];
+        }
+        let a = subgroup_add(v)
+            + subgroup_max(v)
+            + subgroup_exclusive_mul(v)
+            + subgroup_inclusive_add(v);
+        let b = subgroup_shuffle_xor(v, 1) + subgroup_shuffle_down(v, 2) + subgroup_broadcast(v, 3);
+        let m = subgroup_and(k) ^ subgroup_or(k) ^ subgroup_exclusive_add(k) ^ subgroup_min(k);
+        let ballot = subgroup_ballot(v > 0.0);
+        let all = subgroup_all(k > 3);
+        let vec = subgroup_add(Vec2::new(v, 1.0));
+        if i < n {
+            y[i] = a + b + vec.y + subgroup_size() as f32;
+            z[i] = m
+                + ballot.x
+                + select(0u32, 1u32, all)
+                + subgroup_invocation_id()
+                + num_subgroups() * subgroup_id();
+        }
+    }
+}
+
+/// A generic kernel: one instance per type.
+#[forge_kernel(threads = n, types(T = [f32, u32]))]
+pub fn scale<T>(x: &[T; n], #[out] y: &mut [T; n], a: f32, n: u32) {
+    let i = global_index();
+    if i < n {
+        y[i] = x[i] * (a as T);
+    }
+}
+
+#[test]
+fn every_construct_compiles() {
+    let kernels: [&dyn Kernel; 10] = [
+        &corners::integrate::Kernel,
+        &corners::blur::Kernel,
+        &corners::row_sums::Kernel,
+        &corners::ints::Kernel,
+        &corners::floats::Kernel,
+        &corners::half::Kernel,
+        &corners::atomics::Kernel,
+        &corners::subgroups::Kernel,
+        scale::kernel::<f32>(),
+        scale::kernel::<u32>(),
+    ];
+    for k in kernels {
+        compiles_everywhere(k);
+    }
+}
+
+#[test]
+fn nvrtc_log_is_in_the_error() {
+    let source = "extern \"C\" __global__ void fg_main(float *y) { y[0] = not_declared; }";
+    let err = nvrtc::compile_ptx("broken", source, DEFAULT_PTX_ARCH).expect_err("undeclared");
+    let text = err.to_string();
+    assert!(text.contains("broken"), "{text}");
+    assert!(
+        text.contains("not_declared"),
+        "NVRTC's log names the identifier: {text}"
+    );
+    let err = nvrtc::compile_ptx("broken", source, "sm_90").expect_err("not a PTX arch");
+    assert!(err.to_string().contains("compute_90"), "{err}");
+}
+
+#[test]
+fn a_cubin_is_machine_code_for_the_device() {
+    let k = &wgsl_forge::kernels::axpy::axpy::Kernel;
+    let source = k.cuda(&k.default_schedule()).unwrap();
+    let cubin = nvrtc::compile_cubin(k.name(), &source, "sm_90").unwrap();
+    assert_eq!(&cubin[..4], b"\x7fELF", "a cubin is an ELF image");
+}
