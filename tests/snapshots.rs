@@ -350,3 +350,37 @@ fn a_register_array_is_the_wgsl_of_named_locals() {
     // The driver gets the same shader either way, so the array costs what the locals do.
     assert_eq!(regs_array::WGSL, regs_named::WGSL);
 }
+
+// ---- the CUDA C of the same kernels (issue 15) ----------------------------------------
+
+/// A kernel's CUDA C at its declared schedule, after the prelude (which every kernel
+/// shares, and which `tests/cuda_nvrtc.rs` compiles with NVRTC).
+fn cuda_after_prelude(k: &dyn Kernel) -> String {
+    let source = k.cuda(&k.default_schedule()).expect("the kernel has CUDA");
+    let (_, rest) = source
+        .split_once("// ---- end of the prelude ----\n")
+        .expect("the prelude comes first");
+    rest.to_string()
+}
+
+#[test]
+fn gemv_cuda() {
+    let cuda = cuda_after_prelude(&snap_gemv::Kernel);
+    assert!(cuda.contains("extern \"C\" __global__ void __launch_bounds__(WG) fg_main("));
+    insta::assert_snapshot!("gemv_cuda", cuda);
+}
+
+#[test]
+fn shared_memory_reduction_cuda() {
+    // Workgroup memory is zeroed at the start, then a barrier, as WGSL's is.
+    let cuda = cuda_after_prelude(&snap_block_sum::Kernel);
+    let zeroing = cuda.find("= 0;").expect("zeroing");
+    let first_barrier = cuda.find("__syncthreads();").expect("a barrier");
+    assert!(zeroing < first_barrier, "{cuda}");
+    insta::assert_snapshot!("block_sum_cuda", cuda);
+}
+
+#[test]
+fn integer_heavy_cuda() {
+    insta::assert_snapshot!("int_mix_cuda", cuda_after_prelude(&snap_int_mix::Kernel));
+}

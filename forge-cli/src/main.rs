@@ -82,7 +82,8 @@ struct RuntimeArgs {
     #[arg(long, global = true)]
     adapter: Option<String>,
     /// The shader form handed to wgpu: `wgsl` or `spirv` [env: FORGE_BACKEND]. For `forge
-    /// emit`: the language to write, `wgsl`, `spirv`, `msl`, `hlsl` or `glsl`.
+    /// emit`: the language to write, `wgsl`, `spirv`, `msl`, `hlsl`, `glsl`, `cuda` or
+    /// `ptx` (NVRTC's; a build with the `cuda` feature).
     #[arg(long, global = true)]
     backend: Option<String>,
     /// The runtime's memory budget, in MiB.
@@ -112,7 +113,12 @@ enum Command {
         json: bool,
     },
     /// List the registered kernels: bindings, scalar parameters, schedule and tuning space.
-    List,
+    List {
+        /// Print instead one line per kernel and schedule (the declared one, then each of
+        /// the tuning space): the name, a tab, the schedule as `--schedule` takes it.
+        #[arg(long)]
+        schedules: bool,
+    },
     /// Certify kernels: GPU against the CPU oracle, the oracle against the reference, and
     /// every output element written. Exits 1 if any kernel fails.
     Certify {
@@ -257,8 +263,20 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> Result<ExitCode, CliError> {
     match cli.command {
         Command::Info { all_limits, json } => Ok(info(&cli.runtime, all_limits, json)?),
-        Command::List => {
+        Command::List { schedules: false } => {
             list()?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::List { schedules: true } => {
+            for k in wgsl_forge::kernels::registry::builtin() {
+                let declared = k.default_schedule();
+                outln!("{}\t{declared}", k.name());
+                for s in k.tune_space().candidates() {
+                    if s != declared {
+                        outln!("{}\t{s}", k.name());
+                    }
+                }
+            }
             Ok(ExitCode::SUCCESS)
         }
         Command::Certify {

@@ -133,6 +133,81 @@ fn forge_emit_writes_files_and_stdout() {
 }
 
 #[test]
+fn forge_emit_writes_cuda_and_ptx() {
+    let gemv: &dyn Kernel = &wgsl_forge::kernels::gemv::gemv::Kernel;
+    let schedule = Schedule::new(128, 2, 1);
+    let out = forge(&[
+        "emit",
+        "gemv",
+        "--backend",
+        "cuda",
+        "--schedule",
+        "wg=128,items=2",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let cuda = String::from_utf8(out.stdout).expect("UTF-8");
+    assert_eq!(cuda, gemv.cuda(&schedule).expect("gemv has CUDA"));
+    assert!(
+        cuda.contains("static constexpr unsigned WG = 128u;"),
+        "{cuda}"
+    );
+
+    // `--arch` belongs to PTX.
+    let out = forge(&["emit", "gemv", "--backend", "cuda", "--arch", "compute_80"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("`--arch` is for `--backend ptx`"),
+        "{}",
+        stderr(&out)
+    );
+
+    let out = forge(&["emit", "gemv", "--backend", "ptx", "--arch", "compute_80"]);
+    if cfg!(feature = "cuda") {
+        // NVRTC's PTX for the architecture asked for (CI puts libnvrtc on the path).
+        assert!(out.status.success(), "{}", stderr(&out));
+        let ptx = String::from_utf8(out.stdout).expect("UTF-8");
+        assert!(ptx.contains(".target sm_80"), "{ptx}");
+        assert!(ptx.contains(".entry fg_main"), "{ptx}");
+    } else {
+        assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+        assert!(stderr(&out).contains("`cuda` feature"), "{}", stderr(&out));
+    }
+}
+
+#[test]
+fn forge_list_schedules_are_what_emit_takes() {
+    let out = forge(&["list", "--schedules"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8(out.stdout).expect("UTF-8");
+    let mut want = Vec::new();
+    for k in wgsl_forge::kernels::registry::builtin() {
+        let declared = k.default_schedule();
+        want.push((k.name().to_string(), declared));
+        for s in k.tune_space().candidates() {
+            if s != declared {
+                want.push((k.name().to_string(), s));
+            }
+        }
+    }
+    let got: Vec<(String, Schedule)> = text
+        .lines()
+        .map(|line| {
+            let (name, schedule) = line.split_once('\t').expect("name, tab, schedule");
+            let k = wgsl_forge::kernels::registry::builtin()
+                .into_iter()
+                .find(|k| k.name() == name)
+                .expect("a built-in");
+            let s = k
+                .default_schedule()
+                .with_settings(schedule)
+                .expect("parses");
+            (name.to_string(), s)
+        })
+        .collect();
+    assert_eq!(got, want);
+}
+
+#[test]
 fn forge_emit_rejects_bad_input() {
     // An unknown backend: usage error, every valid name listed, nothing written.
     let dir = temp_dir("emit-bad");
@@ -140,8 +215,9 @@ fn forge_emit_rejects_bad_input() {
     let out = forge(&["emit", "gemv", "--backend", "metal", "-o", &path_arg(&path)]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(
-        stderr(&out)
-            .contains("unknown backend `metal`; valid backends are: wgsl, spirv, msl, hlsl, glsl"),
+        stderr(&out).contains(
+            "unknown backend `metal`; valid backends are: wgsl, spirv, msl, hlsl, glsl, cuda, ptx"
+        ),
         "{}",
         stderr(&out)
     );

@@ -8,8 +8,8 @@
 //   MIN % -1 == 0.
 // - Shift amounts are masked to 0..31, as Rust's wrapping shifts and WGSL do.
 // - Float-to-integer casts truncate and clamp to the float values that fit, NaN to 0.
-// - Float min/max ignore a NaN operand (Rust's f32::min, C's fminf); round is half away
-//   from zero; NaN tests go through the bits.
+// - Float min/max ignore a NaN operand (Rust's f32::min); round is half away from zero;
+//   NaN tests go through the bits.
 
 template <class T, int N> struct fg_vec { T v[N]; };
 template <class T, unsigned N> struct fg_arr {
@@ -193,10 +193,12 @@ FG_FN unsigned fg_min(unsigned a, unsigned b) { return a < b ? a : b; }
 FG_FN unsigned fg_max(unsigned a, unsigned b) { return a > b ? a : b; }
 FG_FN int fg_min(int a, int b) { return a < b ? a : b; }
 FG_FN int fg_max(int a, int b) { return a > b ? a : b; }
-FG_FN float fg_min(float a, float b) { return fminf(a, b); }
-FG_FN float fg_max(float a, float b) { return fmaxf(a, b); }
-FG_FN double fg_min(double a, double b) { return fmin(a, b); }
-FG_FN double fg_max(double a, double b) { return fmax(a, b); }
+// A NaN operand, signalling ones too (which C's fminf may turn into a NaN result), gives
+// the other operand.
+FG_FN float fg_min(float a, float b) { return fg_isnan(a) ? b : fg_isnan(b) ? a : fminf(a, b); }
+FG_FN float fg_max(float a, float b) { return fg_isnan(a) ? b : fg_isnan(b) ? a : fmaxf(a, b); }
+FG_FN double fg_min(double a, double b) { return fg_isnan(a) ? b : fg_isnan(b) ? a : fmin(a, b); }
+FG_FN double fg_max(double a, double b) { return fg_isnan(a) ? b : fg_isnan(b) ? a : fmax(a, b); }
 // Rust's clamp passes NaN through and never reorders its bounds; the integer form is
 // min(max(x, lo), hi), as WGSL's.
 FG_FN float fg_clamp(float x, float lo, float hi) { return x < lo ? lo : (x > hi ? hi : x); }
@@ -338,10 +340,10 @@ template <class F> FG_FN float fg_atomic_update_f32(float *p, F update) {
     }
 }
 FG_FN float fg_atomic_min_f32(float *p, float v) {
-    return fg_atomic_update_f32(p, [=](float o) { return fminf(o, v); });
+    return fg_atomic_update_f32(p, [=](float o) { return fg_min(o, v); });
 }
 FG_FN float fg_atomic_max_f32(float *p, float v) {
-    return fg_atomic_update_f32(p, [=](float o) { return fmaxf(o, v); });
+    return fg_atomic_update_f32(p, [=](float o) { return fg_max(o, v); });
 }
 FG_FN float fg_atomic_sub_f32(float *p, float v) {
     return fg_atomic_update_f32(p, [=](float o) { return o - v; });
