@@ -258,6 +258,8 @@ impl Emitter<'_> {
             MathFn::ToDegrees => call("fg_to_degrees"),
             MathFn::ToRadians => call("fg_to_radians"),
             MathFn::RemEuclid => call("fg_rem_euclid"),
+            MathFn::Dot4I8Packed => call("fg_dot4_i8_packed"),
+            MathFn::Dot4U8Packed => call("fg_dot4_u8_packed"),
         }
     }
 

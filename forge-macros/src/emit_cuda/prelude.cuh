@@ -165,6 +165,17 @@ FG_FN unsigned fg_trailing_zeros(unsigned x) { return x == 0u ? 32u : (unsigned)
 FG_FN unsigned fg_trailing_zeros(int x) { return fg_trailing_zeros((unsigned)x); }
 FG_FN unsigned fg_reverse_bits(unsigned x) { return __brev(x); }
 FG_FN int fg_reverse_bits(int x) { return (int)__brev((unsigned)x); }
+// WGSL's dot4I8Packed / dot4U8Packed: the dot product of four bytes of each operand.
+FG_FN int fg_dot4_i8_packed(unsigned a, unsigned b) {
+    int r = 0;
+    for (int i = 0; i < 32; i += 8) r += (int)(signed char)(a >> i) * (int)(signed char)(b >> i);
+    return r;
+}
+FG_FN unsigned fg_dot4_u8_packed(unsigned a, unsigned b) {
+    unsigned r = 0u;
+    for (int i = 0; i < 32; i += 8) r += ((a >> i) & 0xffu) * ((b >> i) & 0xffu);
+    return r;
+}
 FG_VEC_UNARY(fg_count_ones)
 FG_VEC_UNARY(fg_leading_zeros)
 FG_VEC_UNARY(fg_trailing_zeros)

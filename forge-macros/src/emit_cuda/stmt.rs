@@ -88,14 +88,14 @@ impl Emitter<'_> {
                     }
                 }
             }
-            Stmt::For {
+            Stmt::For(ForLoop {
                 var,
                 start,
                 end,
                 inclusive,
                 body,
                 ..
-            } => {
+            }) => {
                 let v = self.names[*var].clone();
                 let t = self.ty(&self.locals[*var].ty);
                 let (s0, e0) = (self.expr(start), self.expr(end));
