@@ -379,3 +379,60 @@ fn atomics_certify_through_spirv() {
 fn path_arg(path: &Path) -> String {
     path.to_string_lossy().into_owned()
 }
+
+/// The built-ins that certify through GLSL within a test's time on lavapipe. The others
+/// (the block top-k and radix top-k passes with large workgroup arrays, the FFT passes) take
+/// lavapipe minutes to compile: naga's GLSL zeroes workgroup memory by code, which LLVM
+/// compiles slowly; `.ci/run` certifies every built-in through GLSL with `forge certify`.
+const GLSL_CERTIFIED_HERE: &[&str] = &[
+    "axpy",
+    "gemv",
+    "gemm",
+    "ternary_gemv",
+    "ternary_gemv_w2a8",
+    "p64_project",
+    "topk_rows",
+];
+
+#[test]
+fn kernels_certify_through_glsl() {
+    let mut rt = ForgeRuntime::builder()
+        .capacity(64 << 20)
+        .emission(Backend::Glsl)
+        .build()
+        .unwrap_or_else(|e| panic!("lavapipe runs SPIR-V passthrough; building failed: {e}"));
+    assert_eq!(rt.emission(), Backend::Glsl);
+    let mut certified = 0;
+    for kernel in kernels() {
+        let name = kernel.name();
+        if !GLSL_CERTIFIED_HERE.contains(&name) && name != "backend_histogram" {
+            continue;
+        }
+        let report = certify(
+            &mut rt,
+            kernel,
+            &kernel.default_schedule(),
+            &CertOptions::new(7),
+        )
+        .unwrap_or_else(|e| panic!("{name} through GLSL: {e}"));
+        assert!(report.passed(), "{name}: {report:?}");
+        certified += 1;
+    }
+    assert_eq!(
+        certified,
+        GLSL_CERTIFIED_HERE.len() + 1,
+        "every listed kernel is registered"
+    );
+    // And the atomic kernel against a count made here.
+    let values: Vec<u32> = (0..9_000u32)
+        .map(|i| i.wrapping_mul(2_654_435_761) >> 7)
+        .collect();
+    let mut bins: Vec<u32> = (100..164).collect();
+    let mut want = bins.clone();
+    for v in &values {
+        want[(v % 64) as usize] += 1;
+    }
+    rt.backend_histogram(&values, &mut bins, values.len() as u32)
+        .expect("run through GLSL");
+    assert_eq!(bins, want);
+}

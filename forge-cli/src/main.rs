@@ -81,7 +81,7 @@ struct RuntimeArgs {
     /// Use the adapter whose name contains this text, ignoring case [env: FORGE_ADAPTER].
     #[arg(long, global = true)]
     adapter: Option<String>,
-    /// The shader form handed to wgpu: `wgsl` or `spirv` [env: FORGE_BACKEND]. For `forge
+    /// The shader form handed to wgpu: `wgsl`, `spirv` or `glsl` [env: FORGE_BACKEND]. For `forge
     /// emit`: the language to write, `wgsl`, `spirv`, `msl`, `hlsl`, `glsl`, `cuda` or
     /// `ptx` (NVRTC's; a build with the `cuda` feature).
     #[arg(long, global = true)]

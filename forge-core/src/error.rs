@@ -213,6 +213,17 @@ pub enum ForgeError {
         hint: &'static str,
     },
 
+    /// An external compiler that a backend runs through is not installed.
+    #[error("{needed_for} runs `{tool}`, which is not installed (or not on PATH); install it with `apt install {package}` (Debian's `{package}`; `bash .ci/setup` does it)")]
+    ToolMissing {
+        /// The program looked for on `PATH`.
+        tool: &'static str,
+        /// The Debian package that provides it.
+        package: &'static str,
+        /// What needs it, e.g. "the `glsl` backend".
+        needed_for: String,
+    },
+
     /// An unknown backend name was given.
     #[error("unknown backend `{name}`; valid backends are: {valid}")]
     UnknownBackend {

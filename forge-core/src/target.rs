@@ -1,7 +1,7 @@
 //! Targets: the shader forms a kernel can take. Layer 1 (values).
 //!
 //! This module owns [`Backend`], what the runtime hands to wgpu (WGSL, or SPIR-V through
-//! passthrough), and [`Target`], every language [`crate::emit`] writes (those two, MSL,
+//! passthrough: naga's own, or glslang's from naga's GLSL), and [`Target`], every language [`crate::emit`] writes (those two, MSL,
 //! HLSL and GLSL). Both parse their names with an error that lists the valid ones.
 
 use crate::error::{ForgeError, Result};
@@ -15,14 +15,19 @@ pub enum Backend {
     Wgsl,
     /// SPIR-V translated by naga, through passthrough (Vulkan only).
     Spirv,
+    /// naga's GLSL, compiled to SPIR-V by glslang, through passthrough (Vulkan only).
+    Glsl,
 }
 
 impl Backend {
     /// The valid names, as error messages list them.
-    pub const VALID: &'static str = "wgsl, spirv";
+    pub const VALID: &'static str = "wgsl, spirv, glsl";
 
-    /// Parses `wgsl` or `spirv` (case-insensitive, surrounding spaces ignored). A name that
-    /// can only be emitted (`msl`, `hlsl`, `glsl`: see [`Target`]) is
+    /// Every executable backend, in the order of [`Backend::VALID`].
+    pub const ALL: [Backend; 3] = [Backend::Wgsl, Backend::Spirv, Backend::Glsl];
+
+    /// Parses `wgsl`, `spirv` or `glsl` (case-insensitive, surrounding spaces ignored). A
+    /// name that can only be emitted (`msl`, `hlsl`: see [`Target`]) is
     /// [`ForgeError::BackendNotExecutable`]; anything else is [`ForgeError::UnknownBackend`].
     /// Both list the valid names; there is no silent fallback.
     ///
@@ -30,13 +35,15 @@ impl Backend {
     /// use forge_core::Backend;
     /// assert_eq!(Backend::parse("SPIRV").unwrap(), Backend::Spirv);
     /// assert!(Backend::parse("metal").is_err());
+    /// assert_eq!(Backend::parse("glsl").unwrap(), Backend::Glsl);
+    /// assert!(Backend::parse("hlsl").is_err(), "emitted, not yet executed");
     /// assert!(Backend::parse("msl").is_err());
     /// ```
     pub fn parse(name: &str) -> Result<Backend> {
-        match name.trim().to_ascii_lowercase().as_str() {
-            "wgsl" => Ok(Backend::Wgsl),
-            "spirv" => Ok(Backend::Spirv),
-            _ if Target::parse(name).is_ok() => Err(ForgeError::BackendNotExecutable {
+        let wanted = name.trim().to_ascii_lowercase();
+        match Backend::ALL.into_iter().find(|b| b.name() == wanted) {
+            Some(b) => Ok(b),
+            None if Target::parse(name).is_ok() => Err(ForgeError::BackendNotExecutable {
                 name: name.trim().to_ascii_lowercase(),
                 valid: Self::VALID,
             }),
@@ -47,12 +54,19 @@ impl Backend {
         }
     }
 
-    /// The lower-case name: `wgsl` or `spirv`.
+    /// The lower-case name: `wgsl`, `spirv` or `glsl`.
     pub fn name(&self) -> &'static str {
         match self {
             Backend::Wgsl => "wgsl",
             Backend::Spirv => "spirv",
+            Backend::Glsl => "glsl",
         }
+    }
+
+    /// Whether the runtime hands wgpu SPIR-V through passthrough for this backend, which
+    /// needs a Vulkan adapter with `PASSTHROUGH_SHADERS`: every backend but `wgsl`.
+    pub fn needs_passthrough(&self) -> bool {
+        *self != Backend::Wgsl
     }
 }
 
@@ -179,6 +193,7 @@ impl From<Backend> for Target {
         match backend {
             Backend::Wgsl => Target::Wgsl,
             Backend::Spirv => Target::Spirv,
+            Backend::Glsl => Target::Glsl,
         }
     }
 }

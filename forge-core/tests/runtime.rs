@@ -589,17 +589,17 @@ fn unknown_backend_names_are_errors() {
         match Backend::parse(name) {
             Err(ForgeError::UnknownBackend { name: n, valid }) => {
                 assert_eq!(n, name);
-                assert_eq!(valid, "wgsl, spirv");
+                assert_eq!(valid, "wgsl, spirv, glsl");
             }
             other => panic!("expected UnknownBackend for {name:?}, got {other:?}"),
         }
     }
     // Languages `forge emit` writes but the runtime cannot run say so.
-    for name in ["msl", "HLSL", " glsl"] {
+    for name in ["msl", "HLSL", " Msl "] {
         match Backend::parse(name) {
             Err(ForgeError::BackendNotExecutable { name: n, valid }) => {
                 assert_eq!(n, name.trim().to_ascii_lowercase());
-                assert_eq!(valid, "wgsl, spirv");
+                assert_eq!(valid, "wgsl, spirv, glsl");
             }
             other => panic!("expected BackendNotExecutable for {name:?}, got {other:?}"),
         }

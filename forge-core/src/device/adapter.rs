@@ -80,7 +80,7 @@ pub fn select_adapter(
             });
         }
     }
-    if emission == Backend::Spirv {
+    if emission.needs_passthrough() {
         candidates.retain(|a| {
             a.get_info().backend == wgpu::Backend::Vulkan
                 && a.features().contains(wgpu::Features::PASSTHROUGH_SHADERS)
@@ -88,8 +88,8 @@ pub fn select_adapter(
         if candidates.is_empty() {
             return Err(ForgeError::NoAdapter {
                 detail: format!(
-                    " that runs SPIR-V (emission `spirv` needs a Vulkan adapter with PASSTHROUGH_SHADERS; use `wgsl` \
-                     elsewhere); adapters seen: {seen_list}"
+                    " that runs SPIR-V (emission `{emission}` needs a Vulkan adapter with PASSTHROUGH_SHADERS; use \
+                     `wgsl` elsewhere); adapters seen: {seen_list}"
                 ),
             });
         }

@@ -9,8 +9,8 @@
 //!   `Params` uniform at the next binding number. wgpu's automatic layout is not used, so a
 //!   binding the shader happens not to touch still matches the host's binding list;
 //! - WGSL is handed to wgpu as source; SPIR-V is translated by [`crate::emit::to_spirv`]
-//!   (the translation `forge emit` uses too) and handed to wgpu through its passthrough
-//!   API, on Vulkan only;
+//!   (the translation `forge emit` uses too), or compiled by glslang from naga's GLSL, and
+//!   handed to wgpu through its passthrough API, on Vulkan only;
 //! - creation runs inside error scopes, so a shader the driver rejects is a
 //!   [`ForgeError::ShaderCompile`], never a panic;
 //! - a bind group binds storage binding `i` at its layout's number with the plan's padded
@@ -19,12 +19,14 @@
 use super::adapter::vulkan_zeroes_workgroup_memory;
 use super::{error_scope, error_text, Gpu};
 use crate::emit;
+use crate::emit::glslang::{self, GlslangError, Language, VulkanEnv};
 use crate::error::{ForgeError, Result};
 pub use crate::kernel::ENTRY_POINT;
 use crate::kernel::{params_binding, Access, Binding, Kernel, KernelId};
 use crate::plan::LaunchPlan;
 use crate::schedule::Schedule;
 use crate::target::Backend;
+use naga::valid::Capabilities;
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -172,6 +174,44 @@ pub fn check_features(kernel: &dyn Kernel, have: wgpu::Features, adapter: &str) 
 }
 
 impl Gpu {
+    /// The SPIR-V that `backend` hands to passthrough for the WGSL `source`: naga's own
+    /// translation for `spirv`; for `glsl`, naga's GLSL compiled by glslang ([`emit::glslang`]). Every form may use what the device has enabled.
+    fn spirv(&self, kernel: &'static str, source: &str, backend: Backend) -> Result<Vec<u32>> {
+        let compile_error = |message: String| ForgeError::ShaderCompile {
+            kernel,
+            backend: backend.to_string(),
+            message,
+        };
+        let profile = emit::SpirvProfile::for_device(
+            self.features,
+            vulkan_zeroes_workgroup_memory(&self.adapter),
+        );
+        let language = match backend {
+            Backend::Wgsl => unreachable!("WGSL is handed to wgpu as source"),
+            Backend::Spirv => return emit::to_spirv(source, &profile).map_err(compile_error),
+            Backend::Glsl => Language::Glsl,
+        };
+        let text = match emit::translate_with(source, backend.into(), profile.capabilities) {
+            Ok(emit::Emitted::Text(text)) => text,
+            Ok(emit::Emitted::Spirv(_)) => unreachable!("GLSL is text"),
+            Err(message) => return Err(compile_error(message)),
+        };
+        let env = if profile.capabilities.contains(Capabilities::SUBGROUP) {
+            VulkanEnv::Vulkan1_1
+        } else {
+            VulkanEnv::Vulkan1_0
+        };
+        glslang::compile(&text, language, env).map_err(|e| match e {
+            GlslangError::Missing => ForgeError::ToolMissing {
+                tool: glslang::GLSLANG,
+                package: glslang::GLSLANG_PACKAGE,
+                needed_for: format!("the `{backend}` backend"),
+            },
+            GlslangError::Rejected(log) => compile_error(log),
+            GlslangError::Io(message) => compile_error(format!("running glslang: {message}")),
+        })
+    }
+
     /// The compiled pipeline for `kernel` at `schedule` in the `backend` shader form,
     /// compiling it on first use. `params` says whether the layout ends with the uniform.
     pub fn pipeline(
@@ -215,26 +255,21 @@ impl Gpu {
 
         let entries = layout_entries(kernel.layout(), params);
 
-        // SPIR-V is translated before touching the device: a naga error is clearer than the
-        // driver's, and passthrough bypasses wgpu's own validation.
-        let spirv = match backend {
-            Backend::Wgsl => None,
-            Backend::Spirv => {
-                if !self.features.contains(wgpu::Features::PASSTHROUGH_SHADERS)
-                    || self.info.backend != wgpu::Backend::Vulkan
-                {
-                    return Err(compile_error(format!(
-                        "SPIR-V runs through wgpu's passthrough, which needs a Vulkan adapter with \
-                         PASSTHROUGH_SHADERS; `{}` ({:?}) does not offer it; use the `wgsl` backend",
-                        self.info.name, self.info.backend
-                    )));
-                }
-                let profile = emit::SpirvProfile::for_device(
-                    self.features,
-                    vulkan_zeroes_workgroup_memory(&self.adapter),
-                );
-                Some(emit::to_spirv(&source, &profile).map_err(&compile_error)?)
+        // SPIR-V is made before touching the device: a naga or glslang error is clearer than
+        // the driver's, and passthrough bypasses wgpu's own validation.
+        let spirv = if backend.needs_passthrough() {
+            if !self.features.contains(wgpu::Features::PASSTHROUGH_SHADERS)
+                || self.info.backend != wgpu::Backend::Vulkan
+            {
+                return Err(compile_error(format!(
+                    "the `{backend}` backend runs SPIR-V through wgpu's passthrough, which needs a Vulkan \
+                     adapter with PASSTHROUGH_SHADERS; `{}` ({:?}) does not offer it; use the `wgsl` backend",
+                    self.info.name, self.info.backend
+                )));
             }
+            Some(self.spirv(name, &source, backend)?)
+        } else {
+            None
         };
 
         let device = &self.device;

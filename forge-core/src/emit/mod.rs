@@ -34,6 +34,8 @@
 //!   the device has it (Vulkan 1.3): LLVM-based drivers such as lavapipe take minutes to
 //!   compile the stores for a large workgroup array.
 
+pub mod glslang;
+
 use crate::error::{ForgeError, Result};
 use crate::kernel::Kernel;
 use crate::kernel::ENTRY_POINT;

@@ -155,7 +155,7 @@ impl RuntimeBuilder {
         queue: wgpu::Queue,
     ) -> Result<ForgeRuntime> {
         let (emission, cache_dir, capacity) = self.settings()?;
-        if emission == Backend::Spirv
+        if emission.needs_passthrough()
             && !(adapter.get_info().backend == wgpu::Backend::Vulkan
                 && device
                     .features()
@@ -163,7 +163,7 @@ impl RuntimeBuilder {
         {
             return Err(ForgeError::NoAdapter {
                 detail: format!(
-                    ": emission `spirv` needs a Vulkan device with PASSTHROUGH_SHADERS, and the one handed over \
+                    ": emission `{emission}` needs a Vulkan device with PASSTHROUGH_SHADERS, and the one handed over \
                      ({}) is not; use `wgsl`",
                     adapter::describe(&adapter.get_info())
                 ),
