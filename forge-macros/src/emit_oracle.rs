@@ -423,8 +423,9 @@ impl<'k> Oracle<'k> {
                 );
             }
         }
-        // Race detection tracks the arrays in slot order; `RACES` is a constant, so the
-        // oracle without it carries no trace of the shadow state.
+        // Race detection tracks the arrays in slot order. Whether it runs is an argument,
+        // not a const parameter: one body per kernel, half the code for rustc and LLVM to
+        // compile (the checks are one predictable branch each).
         let mut track = TokenStream::new();
         for (b, slot) in k.bindings.iter().zip(&self.binding_slots) {
             if slot.is_some() {
@@ -448,7 +449,7 @@ impl<'k> Oracle<'k> {
         });
         quote! {
             #[allow(unused_mut, unused_variables, unused_assignments, unused_labels, unused_parens, unreachable_code, non_snake_case, clippy::all)]
-            fn __oracle<const RACES: bool>(__fg_sched: &#schedule, __fg_rd: &mut #oracle::RaceDetector, __fg_budget: &mut #oracle::LoopBudget, #(#params),*) -> ::core::result::Result<(), #err> {
+            fn __oracle(__fg_races: bool, __fg_sched: &#schedule, __fg_rd: &mut #oracle::RaceDetector, __fg_budget: &mut #oracle::LoopBudget, #(#params),*) -> ::core::result::Result<(), #err> {
                 let __fg_wg: u32 = __fg_sched.invocations() as u32;
                 let __fg_wsz: [u32; 3] = __fg_sched.workgroup_shape();
                 let __fg_items: u32 = __fg_sched.items;
@@ -461,12 +462,12 @@ impl<'k> Oracle<'k> {
                 let __fg_groups: u64 = __fg_ngr[0] * __fg_ngr[1] * __fg_ngr[2];
                 let __fg_dims: [u32; 3] = __fg_ngr.map(|g| g as u32);
                 #setup
-                if RACES {
+                if __fg_races {
                     #track
                 }
                 let mut __fg_alive: ::std::vec::Vec<bool> = ::std::vec![true; __fg_wg as usize];
                 '__fg_wgs: for __fg_w in 0..__fg_groups {
-                    if RACES {
+                    if __fg_races {
                         __fg_rd.next_workgroup();
                     }
                     __fg_budget.next_workgroup();
@@ -626,7 +627,7 @@ impl<'k> Oracle<'k> {
                     Barrier::Workgroup => quote!(#oracle::Memory::Workgroup),
                     Barrier::Storage => quote!(#oracle::Memory::Storage),
                 };
-                quote!(if RACES { __fg_rd.barrier(#memory); })
+                quote!(if __fg_races { __fg_rd.barrier(#memory); })
             }
             _ => TokenStream::new(),
         }
@@ -1003,7 +1004,7 @@ impl<'k> Oracle<'k> {
     /// Race detection's record of a read of element `__fg_i` of a tracked array.
     fn race_read(&self, slot: Option<usize>) -> TokenStream {
         match slot {
-            Some(slot) => quote!(if RACES { __fg_rd.read(#slot, __fg_i, __fg_inv)?; }),
+            Some(slot) => quote!(if __fg_races { __fg_rd.read(#slot, __fg_i, __fg_inv)?; }),
             None => TokenStream::new(),
         }
     }
@@ -1014,7 +1015,7 @@ impl<'k> Oracle<'k> {
             return TokenStream::new();
         };
         let read = compound.then(|| quote!(__fg_rd.read(#slot, #index, __fg_inv)?;));
-        quote!(if RACES { #read __fg_rd.write(#slot, #index, __fg_inv)?; })
+        quote!(if __fg_races { #read __fg_rd.write(#slot, #index, __fg_inv)?; })
     }
 
     fn checked_index(&self, what: &str, idx: &Expr, len: TokenStream) -> TokenStream {
@@ -1243,7 +1244,7 @@ impl<'k> Oracle<'k> {
                 if matches!(self.locals[*id].ty, Ty::Array(..)) {
                     // A copy of a whole workgroup array reads every element.
                     let race = match self.shared_slots[*id] {
-                        Some(slot) => quote!(if RACES { __fg_rd.read_all(#slot, __fg_inv)?; }),
+                        Some(slot) => quote!(if __fg_races { __fg_rd.read_all(#slot, __fg_inv)?; }),
                         None => TokenStream::new(),
                     };
                     quote!({ #race #place.clone() })

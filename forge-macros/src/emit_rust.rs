@@ -801,30 +801,19 @@ impl<'k> Items<'k> {
             .map(|i| &self.k.bindings[*i].len_text)
             .collect();
         let out_tys2 = self.out_tys();
-        // The body of `cpu_with_options`, with and without race detection. The schedule
-        // is checked first, then the outputs' bytes against the options' cap, before
-        // anything is allocated.
-        let call = |races: bool| {
-            quote! {
-                #oracle_mod::check_schedule(&Kernel, __fg_sched)?;
-                let __fg_lens = __check(#(#check_args,)* #(#scalar_ids),*)?;
-                #oracle_mod::outputs_fit(NAME, &[#((#out_names, #out_lens, __fg_lens[#outs], ::core::mem::size_of::<#out_tys2>())),*], __fg_opts)?;
-                #(let mut #out_ids: ::std::vec::Vec<#out_tys> = #oracle_mod::zeroed(__fg_lens[#outs]);)*
-                let mut __fg_rd = #oracle_mod::RaceDetector::new(NAME, __fg_sched.invocations() as u32);
-                let mut __fg_budget = #oracle_mod::LoopBudget::new(NAME, __fg_opts);
-                __oracle::<#races>(__fg_sched, &mut __fg_rd, &mut __fg_budget, #(#oracle_args,)* #(#scalar_ids),*)?;
-                Ok(#out_value)
-            }
-        };
+        // The body of `cpu_with_options`. The schedule is checked first, then the outputs'
+        // bytes against the options' cap, before anything is allocated.
         let cpu = self.body(quote!(cpu_with(&DEFAULT_SCHEDULE, #(#method_names),*)));
         let plain = self.body(quote!(cpu_with_options(__fg_sched, &::core::default::Default::default(), #(#method_names),*)));
-        let (without_races, races) = (call(false), call(true));
         let with_options = self.body(quote! {
-            if __fg_opts.detect_races {
-                #races
-            } else {
-                #without_races
-            }
+            #oracle_mod::check_schedule(&Kernel, __fg_sched)?;
+            let __fg_lens = __check(#(#check_args,)* #(#scalar_ids),*)?;
+            #oracle_mod::outputs_fit(NAME, &[#((#out_names, #out_lens, __fg_lens[#outs], ::core::mem::size_of::<#out_tys2>())),*], __fg_opts)?;
+            #(let mut #out_ids: ::std::vec::Vec<#out_tys> = #oracle_mod::zeroed(__fg_lens[#outs]);)*
+            let mut __fg_rd = #oracle_mod::RaceDetector::new(NAME, __fg_sched.invocations() as u32);
+            let mut __fg_budget = #oracle_mod::LoopBudget::new(NAME, __fg_opts);
+            __oracle(__fg_opts.detect_races, __fg_sched, &mut __fg_rd, &mut __fg_budget, #(#oracle_args,)* #(#scalar_ids),*)?;
+            Ok(#out_value)
         });
         quote! {
             /// Runs the kernel on the CPU with WGSL semantics, with the declared schedule.
