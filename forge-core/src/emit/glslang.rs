@@ -1,5 +1,6 @@
 //! glslang as a subprocess: compiles the GLSL or HLSL that naga writes to SPIR-V, so those
-//! languages can run on Vulkan through passthrough (the `glsl` and `hlsl` backends).
+//! languages can run on Vulkan through passthrough (the `glsl` and `hlsl` backends). Layer 2
+//! (offline work: no device).
 //!
 //! This module owns the one invocation of `glslangValidator` (Debian's `glslang-tools`):
 //! the source goes to a file in a directory this process creates for the call (and removes
