@@ -179,6 +179,21 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Time each kernel's first call in this fresh process (pipeline compile included)
+    /// and its second, on its first certification case. Run it twice with one cache
+    /// directory to see what the persisted pipeline cache saves (`FORGE_PIPELINE_CACHE=0`
+    /// turns it off).
+    FirstCall {
+        /// Kernels to time; all registered kernels when none is named.
+        kernels: Vec<String>,
+        /// Compile every kernel's pipeline first with `warm_up` (on threads), and report
+        /// that time.
+        #[arg(long)]
+        warm_up: bool,
+        /// Print one JSON object per kernel, then a summary object, instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
     /// The manifest cache.
     Cache {
         #[command(subcommand)]
@@ -278,6 +293,14 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
                 }
             }
             Ok(ExitCode::SUCCESS)
+        }
+        Command::FirstCall {
+            kernels,
+            warm_up,
+            json,
+        } => {
+            let selected = select(&kernels)?;
+            first_call(&cli.runtime, &selected, warm_up, json)
         }
         Command::Certify {
             kernels,
@@ -441,6 +464,57 @@ fn select(names: &[String]) -> Result<Vec<&'static dyn Kernel>, CliError> {
         &wgsl_forge::kernels::registry::builtin(),
         names,
     )?)
+}
+
+/// `forge first-call`: the runtime's start, the optional warm-up, then each kernel's first
+/// and second call, all timed in this process.
+fn first_call(
+    args: &RuntimeArgs,
+    kernels: &[&'static dyn Kernel],
+    warm_up: bool,
+    json: bool,
+) -> Result<ExitCode, CliError> {
+    let t = std::time::Instant::now();
+    let mut rt = runtime(args)?;
+    let runtime_ms = t.elapsed().as_secs_f64() * 1e3;
+    let loaded = rt.pipeline_cache_loaded_bytes();
+    let dyn_kernels: Vec<&dyn Kernel> = kernels.iter().map(|&k| k as &dyn Kernel).collect();
+    let warm_up_ms = if warm_up {
+        let t = std::time::Instant::now();
+        rt.warm_up(&dyn_kernels)?;
+        Some(t.elapsed().as_secs_f64() * 1e3)
+    } else {
+        None
+    };
+    let rows = forge_cli::first_call::measure(&mut rt, &dyn_kernels)?;
+    // Written now rather than at drop, so that a failure to write is this command's error.
+    rt.save_pipeline_cache()?;
+    let summary = serde_json::json!({
+        "summary": "first-call",
+        "adapter": rt.adapter_info().name,
+        "runtime_ms": runtime_ms,
+        "warm_up_ms": warm_up_ms,
+        "first_calls_ms": rows.iter().map(|r| r.first_ms).sum::<f64>(),
+        "pipeline_cache": rt.pipeline_cache_path().map(|p| p.display().to_string()),
+        "pipeline_cache_loaded_bytes": loaded,
+    });
+    if json {
+        for r in &rows {
+            outln!("{}", serde_json::to_string(r).unwrap_or_default());
+        }
+        outln!("{summary}");
+    } else {
+        out::bytes(forge_cli::first_call::table(&rows).as_bytes())?;
+        outln!(
+            "runtime {runtime_ms:.1} ms{}; pipeline cache: {}",
+            warm_up_ms.map_or(String::new(), |w| format!(", warm-up {w:.1} ms")),
+            match (rt.pipeline_cache_path(), loaded) {
+                (Some(p), Some(b)) => format!("{} ({b} bytes loaded)", p.display()),
+                _ => "off".to_string(),
+            }
+        );
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `forge emit`: translates one kernel at one schedule and writes it out.

@@ -404,3 +404,44 @@ fn tune_plot_writes_a_whole_svg_atomically() {
     assert!(err.contains("no-such-dir"), "{err}");
     assert!(!cache.join("no-such-dir").exists());
 }
+
+/// `forge first-call`: two processes on one cache directory; the first leaves the driver's
+/// pipeline cache there, the second starts from it. Each reports every kernel named, in
+/// order, with positive times.
+#[test]
+fn first_call_times_each_kernel_and_the_second_process_loads_the_pipeline_cache() {
+    let cache = temp_dir("first-call");
+    let run = |extra: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_forge"))
+            .env_remove("FORGE_BACKEND")
+            .env_remove("FORGE_PIPELINE_CACHE")
+            .arg("--cache-dir")
+            .arg(&cache)
+            .args(["first-call", "axpy", "gemv", "--json"])
+            .args(extra)
+            .output()
+            .expect("forge runs");
+        assert!(out.status.success(), "{}", stderr(&out));
+        let lines: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines.len(), 3, "{lines:?}");
+        for (line, name) in lines.iter().zip(["axpy", "gemv"]) {
+            assert_eq!(line["kernel"], name);
+            assert!(line["first_ms"].as_f64().unwrap() > 0.0);
+            assert!(line["second_ms"].as_f64().unwrap() > 0.0);
+        }
+        lines[2].clone()
+    };
+    let first = run(&[]);
+    assert_eq!(first["pipeline_cache_loaded_bytes"], 0);
+    let path = PathBuf::from(first["pipeline_cache"].as_str().expect("a cache file"));
+    assert!(path.starts_with(&cache) && path.is_file(), "{}", path.display());
+    let stored = std::fs::metadata(&path).unwrap().len();
+    let second = run(&["--warm-up"]);
+    assert_eq!(second["pipeline_cache_loaded_bytes"], stored - 48);
+    assert!(second["warm_up_ms"].as_f64().unwrap() > 0.0);
+    std::fs::remove_dir_all(&cache).unwrap();
+}

@@ -136,4 +136,5 @@ pub fn wanted_features() -> wgpu::Features {
         | wgpu::Features::SUBGROUP
         | wgpu::Features::SUBGROUP_BARRIER
         | wgpu::Features::PASSTHROUGH_SHADERS
+        | wgpu::Features::PIPELINE_CACHE
 }

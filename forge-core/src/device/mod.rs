@@ -14,7 +14,7 @@
 //!   accumulate in ([`Gpu::record`]), one submission for the pending work and a call's own
 //!   ([`Gpu::submit`]), one mapped readback ([`Gpu::read`]);
 //! - **pipelines:** the cache of compiled pipelines and the one bind-group builder
-//!   ([`pipeline`]).
+//!   ([`pipeline`]), and the driver's pipeline cache persisted on disk ([`disk_cache`]).
 //!
 //! The runtime (layer 4) owns one `Gpu` and reaches the device only through it. A backend
 //! that is not wgpu (CUDA through cudarc, the browser's WebGPU under wasm) plugs in here:
@@ -22,10 +22,12 @@
 
 pub mod adapter;
 pub mod buffers;
+pub mod disk_cache;
 pub mod pipeline;
 
 use crate::error::{ForgeError, Result};
 use buffers::{BufferPool, Lease, MemoryBudget, Reservation};
+use disk_cache::DiskPipelineCache;
 use pipeline::PipelineCache;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -132,6 +134,8 @@ pub struct Gpu {
     lost: Arc<Mutex<Option<String>>>,
     pool: BufferPool,
     pipelines: PipelineCache,
+    /// The driver's pipeline cache on disk, where the runtime attached one.
+    disk_cache: Option<DiskPipelineCache>,
     pending: Option<Pending>,
     submissions: u64,
     readbacks: u64,
@@ -206,6 +210,7 @@ impl Gpu {
             lost: Arc::new(Mutex::new(None)),
             pool: BufferPool::new(MemoryBudget::new(capacity)),
             pipelines: PipelineCache::default(),
+            disk_cache: None,
             pending: None,
             submissions: 0,
             readbacks: 0,
@@ -270,6 +275,30 @@ impl Gpu {
             buffers_reused: self.pool.reused(),
             dispatches: self.dispatches,
             bytes_in_use: self.pool.budget().in_use(),
+        }
+    }
+
+    /// Persists the driver's pipeline cache in `dir` from now on (loading what an earlier
+    /// process left there), where the device can have one; see [`disk_cache`]. Returns
+    /// whether it is attached.
+    pub fn attach_disk_cache(&mut self, dir: &std::path::Path) -> bool {
+        if self.disk_cache.is_none() {
+            self.disk_cache = DiskPipelineCache::open(&self.device, &self.info, dir);
+        }
+        self.disk_cache.is_some()
+    }
+
+    /// The persisted pipeline cache, if one is attached.
+    pub fn disk_cache(&self) -> Option<&DiskPipelineCache> {
+        self.disk_cache.as_ref()
+    }
+
+    /// Writes the persisted pipeline cache now if pipelines were created since it was last
+    /// written; returns whether it wrote. Without an attached cache it does nothing.
+    pub fn save_disk_cache(&mut self) -> Result<bool> {
+        match &mut self.disk_cache {
+            Some(c) => c.save(),
+            None => Ok(false),
         }
     }
 

@@ -232,10 +232,120 @@ impl Gpu {
         }
         self.check_lost()?;
         check_features(kernel, self.features, &self.info.name)?;
+        if let Some(disk) = &mut self.disk_cache {
+            disk.mark_dirty();
+        }
         let compiled = Arc::new(self.compile(kernel, schedule, backend, params)?);
         self.pipelines.map.insert(key, Arc::clone(&compiled));
         self.pipelines.compiled += 1;
         Ok(compiled)
+    }
+
+    /// Compiles, ahead of their first launch, the pipelines of `jobs` (a kernel, its
+    /// schedule, and whether its layout ends with the uniform) that are not cached yet, on
+    /// a thread each where the platform has threads. Returns how many were compiled. The
+    /// first error (a missing feature, a shader the driver rejects) is returned after every
+    /// job has finished; the pipelines that compiled are kept.
+    pub fn warm_up(
+        &mut self,
+        jobs: &[(&dyn Kernel, Schedule, bool)],
+        backend: Backend,
+    ) -> Result<usize> {
+        self.check_lost()?;
+        let mut todo: Vec<(PipelineKey, &dyn Kernel)> = Vec::new();
+        for &(kernel, schedule, params) in jobs {
+            let key = PipelineKey {
+                kernel: kernel.id(),
+                schedule,
+                backend,
+                params,
+            };
+            if self.pipelines.get(&key).is_none() && !todo.iter().any(|(k, _)| *k == key) {
+                check_features(kernel, self.features, &self.info.name)?;
+                todo.push((key, kernel));
+            }
+        }
+        if todo.is_empty() {
+            return Ok(0);
+        }
+        if let Some(disk) = &mut self.disk_cache {
+            disk.mark_dirty();
+        }
+        let results = self.compile_all(&todo, backend);
+        let mut first_error = None;
+        let mut compiled = 0;
+        for ((key, _), result) in todo.into_iter().zip(results) {
+            match result {
+                Ok(p) => {
+                    self.pipelines.map.insert(key, Arc::new(p));
+                    self.pipelines.compiled += 1;
+                    compiled += 1;
+                }
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+        match first_error {
+            Some(e) => Err(e),
+            None => Ok(compiled),
+        }
+    }
+
+    /// Compiles every job, in parallel on native targets: shader translation and the
+    /// driver's compile dominate a cold start, and wgpu's device may be shared by threads.
+    #[cfg(not(target_arch = "wasm32"))]
+    fn compile_all(
+        &self,
+        todo: &[(PipelineKey, &dyn Kernel)],
+        backend: Backend,
+    ) -> Vec<Result<CompiledPipeline>> {
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let chunk = todo.len().div_ceil(threads).max(1);
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = todo
+                .chunks(chunk)
+                .map(|part| {
+                    let handle = scope.spawn(move || {
+                        part.iter()
+                            .map(|(key, kernel)| {
+                                self.compile(*kernel, &key.schedule, backend, key.params)
+                            })
+                            .collect::<Vec<_>>()
+                    });
+                    (part, handle)
+                })
+                .collect();
+            handles
+                .into_iter()
+                .flat_map(|(part, h)| match h.join() {
+                    Ok(results) => results,
+                    // A panic inside wgpu or the driver: every job of the chunk reports it.
+                    Err(_) => part
+                        .iter()
+                        .map(|(_, kernel)| {
+                            Err(ForgeError::ShaderCompile {
+                                kernel: kernel.name(),
+                                backend: backend.to_string(),
+                                message: "the thread compiling it panicked".into(),
+                            })
+                        })
+                        .collect(),
+                })
+                .collect()
+        })
+    }
+
+    /// Compiles every job in turn: the web has no threads to compile on.
+    #[cfg(target_arch = "wasm32")]
+    fn compile_all(
+        &self,
+        todo: &[(PipelineKey, &dyn Kernel)],
+        backend: Backend,
+    ) -> Vec<Result<CompiledPipeline>> {
+        todo.iter()
+            .map(|(key, kernel)| self.compile(*kernel, &key.schedule, backend, key.params))
+            .collect()
     }
 
     fn compile(
@@ -316,7 +426,7 @@ impl Gpu {
                 module: &module,
                 entry_point: Some(ENTRY_POINT),
                 compilation_options: wgpu::PipelineCompilationOptions::default(),
-                cache: None,
+                cache: self.disk_cache.as_ref().map(|c| c.cache()),
             })
         });
         if let Some(e) = err {

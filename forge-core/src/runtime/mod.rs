@@ -60,6 +60,9 @@ pub struct RuntimeBuilder {
     capacity: Option<u64>,
     cache_dir: Option<PathBuf>,
     without: wgpu::Features,
+    /// `Some(false)` keeps the driver's pipeline cache off disk; `None` follows
+    /// `FORGE_PIPELINE_CACHE`.
+    pipeline_cache: Option<bool>,
 }
 
 impl RuntimeBuilder {
@@ -115,9 +118,26 @@ impl RuntimeBuilder {
         self
     }
 
+    /// Whether the driver's compiled pipelines are kept on disk beside the manifests, so a
+    /// later process starts without compiling again (overrides `FORGE_PIPELINE_CACHE`; on
+    /// by default, and only where there is a cache directory and the device has
+    /// `PIPELINE_CACHE`). See [`crate::device::disk_cache`].
+    ///
+    /// ```
+    /// use forge_core::ForgeRuntime;
+    /// let dir = std::env::temp_dir().join(format!("forge-doc-pipecache-{}", std::process::id()));
+    /// let rt = ForgeRuntime::builder().cache_dir(&dir).pipeline_cache(false).build().unwrap();
+    /// assert_eq!(rt.pipeline_cache_path(), None);
+    /// ```
+    pub fn pipeline_cache(mut self, on: bool) -> Self {
+        self.pipeline_cache = Some(on);
+        self
+    }
+
     /// Finds the adapter, opens the device and builds the runtime.
     pub fn build(self) -> Result<ForgeRuntime> {
         let (emission, cache_dir, capacity) = self.settings()?;
+        let persist_pipelines = self.persist_pipelines();
         let filter = match self.adapter {
             Some(name) => Some((name, "the builder")),
             None => env_nonempty(ENV_ADAPTER).map(|name| (name, ENV_ADAPTER)),
@@ -141,7 +161,7 @@ impl RuntimeBuilder {
             emission,
         )?;
         let gpu = Gpu::open(adapter, capacity, self.without)?;
-        Ok(ForgeRuntime::on(gpu, emission, cache_dir))
+        Ok(ForgeRuntime::on(gpu, emission, cache_dir, persist_pipelines))
     }
 
     /// Builds the runtime on the application's own wgpu device and queue, and the adapter
@@ -170,7 +190,14 @@ impl RuntimeBuilder {
             });
         }
         let gpu = Gpu::from_wgpu(adapter, device, queue, capacity);
-        Ok(ForgeRuntime::on(gpu, emission, cache_dir))
+        Ok(ForgeRuntime::on(gpu, emission, cache_dir, self.persist_pipelines()))
+    }
+
+    /// Whether to persist the driver's pipeline cache: this builder's choice, else
+    /// `FORGE_PIPELINE_CACHE`'s.
+    fn persist_pipelines(&self) -> bool {
+        self.pipeline_cache
+            .unwrap_or_else(crate::device::disk_cache::enabled_by_env)
     }
 
     /// The emission backend, cache directory and capacity: this builder's, else the
@@ -294,12 +321,21 @@ impl ForgeRuntime {
         enumerate_adapters()
     }
 
-    fn on(gpu: Gpu, emission: Backend, cache_dir: Option<PathBuf>) -> Self {
+    fn on(
+        mut gpu: Gpu,
+        emission: Backend,
+        cache_dir: Option<PathBuf>,
+        persist_pipelines: bool,
+    ) -> Self {
         let profile = HardwareProfile::from_parts(
             gpu.info(),
             &gpu.adapter().limits(),
             gpu.adapter().features(),
         );
+        if let (true, Some(dir)) = (persist_pipelines, &cache_dir) {
+            // Beside the manifests of this topology: the same hardware, the same driver.
+            gpu.attach_disk_cache(&dir.join(profile.topology_hash()));
+        }
         tracing::debug!(adapter = %gpu.info().name, backend = ?gpu.info().backend, %emission, "forge runtime ready");
         ForgeRuntime {
             gpu,
@@ -450,6 +486,44 @@ impl ForgeRuntime {
         params: bool,
     ) -> Result<Arc<crate::device::pipeline::CompiledPipeline>> {
         self.gpu.pipeline(kernel, schedule, self.emission, params)
+    }
+
+    /// Compiles, ahead of their first call, the pipelines `kernels` will launch with (each
+    /// at [`ForgeRuntime::schedule_for`], the schedule a call without a size bucket uses),
+    /// on a thread each where the platform has threads, so the first calls do not wait on
+    /// the compiler. Returns how many pipelines were compiled; cached ones are skipped.
+    /// With a persisted pipeline cache ([`RuntimeBuilder::pipeline_cache`]), the work is
+    /// saved for the next process by [`ForgeRuntime::save_pipeline_cache`] or on drop.
+    ///
+    /// Errors: a kernel needs a feature the device lacks ([`ForgeError::MissingFeature`]),
+    /// a shader the driver rejects ([`ForgeError::ShaderCompile`]); the others still compile.
+    pub fn warm_up(&mut self, kernels: &[&dyn Kernel]) -> Result<usize> {
+        let jobs: Vec<(&dyn Kernel, Schedule, bool)> = kernels
+            .iter()
+            .map(|&k| (k, self.schedule_for(k), !k.scalars().is_empty()))
+            .collect();
+        let emission = self.emission;
+        self.gpu.warm_up(&jobs, emission)
+    }
+
+    /// The file the driver's compiled pipelines persist to, where this runtime keeps one
+    /// (a cache directory, a device with `PIPELINE_CACHE`, and not turned off).
+    pub fn pipeline_cache_path(&self) -> Option<&Path> {
+        self.gpu.disk_cache().map(|c| c.path())
+    }
+
+    /// Bytes of compiled pipelines the persisted cache started from: 0 when the file was
+    /// missing or not trusted; `None` without a persisted cache.
+    pub fn pipeline_cache_loaded_bytes(&self) -> Option<usize> {
+        self.gpu.disk_cache().map(|c| c.loaded_bytes())
+    }
+
+    /// Writes the driver's pipeline cache now, if pipelines were compiled since it was last
+    /// written (dropping the runtime does the same, logging a failure instead of returning
+    /// it). Returns whether it wrote. Errors: the file cannot be written
+    /// ([`ForgeError::Io`]) or is not ours to replace ([`ForgeError::RefusedPath`]).
+    pub fn save_pipeline_cache(&mut self) -> Result<bool> {
+        self.gpu.save_disk_cache()
     }
 
     /// The schedule to run `kernel` with on this runtime: the tuned winner where the
