@@ -219,22 +219,25 @@ pub fn ternary_gemv_reference(
     k: u32,
 ) -> Result<Vec<f32>, ForgeError> {
     let (m, k) = (m as usize, k as usize);
-    let stride = k.div_ceil(16);
     Ok((0..m)
         .map(|r| {
             let dot: f64 = (0..k)
-                .map(|c| {
-                    let code = (packed_w[r * stride + c / 16] >> (2 * (c % 16))) & 0b11;
-                    match code {
-                        1 => x[c] as f64,
-                        2 => -(x[c] as f64),
-                        _ => 0.0,
-                    }
-                })
+                .map(|c| ternary_weight(packed_w, k, r, c) as f64 * x[c] as f64)
                 .sum();
             (dot * scale[r] as f64) as f32
         })
         .collect())
+}
+
+/// The weight at row `r`, column `c` of an `m×k` matrix packed as [`pack_ternary`] packs
+/// it (code `1 → +1`, `2 → −1`, `0` and `3 → 0`), decoded by its index: what the
+/// independent references read the weights through.
+pub(crate) fn ternary_weight(packed_w: &[u32], k: usize, r: usize, c: usize) -> i8 {
+    match (packed_w[r * k.div_ceil(16) + c / 16] >> (2 * (c % 16))) & 0b11 {
+        1 => 1,
+        2 => -1,
+        _ => 0,
+    }
 }
 
 /// Packs row-major `m×k` ternary weights into the layout [`TernaryGemvExt::ternary_gemv`]

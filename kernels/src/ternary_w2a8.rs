@@ -34,6 +34,7 @@
 //! cause is not found yet, so the tuner is not offered it.
 
 use crate::dims::{check_len, dims};
+use crate::ternary_gemv::ternary_weight;
 use forge_core::{ForgeError, ForgeRuntime};
 use forge_macros::forge_module;
 use std::borrow::BorrowMut;
@@ -180,18 +181,10 @@ pub fn ternary_gemv_w2a8_reference(
     x_scale: f32,
 ) -> Result<Vec<f32>, ForgeError> {
     let (m, k) = (m as usize, k as usize);
-    let stride = k.div_ceil(16);
     Ok((0..m)
         .map(|r| {
             let dot: i64 = (0..k)
-                .map(|c| {
-                    let v = match (packed_w[r * stride + c / 16] >> (2 * (c % 16))) & 0b11 {
-                        1 => 1,
-                        2 => -1,
-                        _ => 0,
-                    };
-                    v * activation(xq, c) as i64
-                })
+                .map(|c| ternary_weight(packed_w, k, r, c) as i64 * activation(xq, c) as i64)
                 .sum();
             dot as i32 as f32 * x_scale * scale[r]
         })
