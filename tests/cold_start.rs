@@ -46,7 +46,10 @@ fn check_axpy(rt: &mut ForgeRuntime, n: u32) {
     // The GPU may fuse the multiply-add; the oracle rounds twice: a few ulps apart.
     let want: &[f32] = bytemuck::cast_slice(want[0].bytes());
     for (i, (g, w)) in y.iter().zip(want).enumerate() {
-        assert!((g - w).abs() <= 1e-6 * (1.0 + w.abs()), "y[{i}] = {g}, oracle {w}");
+        assert!(
+            (g - w).abs() <= 1e-6 * (1.0 + w.abs()),
+            "y[{i}] = {g}, oracle {w}"
+        );
     }
 }
 
@@ -62,13 +65,20 @@ fn a_second_runtime_loads_what_the_first_saved() {
     let dir = temp_dir("reload");
     let mut rt = runtime(&dir);
     let path = cache_file(&rt);
-    assert!(path.starts_with(dir.join(rt.topology_hash())), "{}", path.display());
+    assert!(
+        path.starts_with(dir.join(rt.topology_hash())),
+        "{}",
+        path.display()
+    );
     assert_eq!(rt.pipeline_cache_loaded_bytes(), Some(0));
     // Nothing compiled yet: nothing to write.
     assert!(!rt.save_pipeline_cache().unwrap());
     check_axpy(&mut rt, 1000);
     assert!(rt.save_pipeline_cache().unwrap());
-    assert!(!rt.save_pipeline_cache().unwrap(), "a second save without new work writes");
+    assert!(
+        !rt.save_pipeline_cache().unwrap(),
+        "a second save without new work writes"
+    );
     let bytes = std::fs::read(&path).unwrap();
     // Our header: a 16-byte tag and a 32-byte sha256, then the driver's data.
     assert!(bytes.starts_with(b"forge-pipecache1"));
@@ -88,7 +98,9 @@ fn dropping_the_runtime_saves_new_pipelines() {
     check_axpy(&mut rt, 77);
     assert!(!path.exists());
     drop(rt);
-    assert!(std::fs::read(&path).unwrap().starts_with(b"forge-pipecache1"));
+    assert!(std::fs::read(&path)
+        .unwrap()
+        .starts_with(b"forge-pipecache1"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -120,11 +132,17 @@ fn a_damaged_cache_file_is_ignored_and_replaced() {
     for (what, bytes) in damaged {
         std::fs::write(&path, &bytes).unwrap();
         let mut rt = runtime(&dir);
-        assert_eq!(rt.pipeline_cache_loaded_bytes(), Some(0), "{what}: it was trusted");
+        assert_eq!(
+            rt.pipeline_cache_loaded_bytes(),
+            Some(0),
+            "{what}: it was trusted"
+        );
         check_axpy(&mut rt, 1031);
         assert!(rt.save_pipeline_cache().unwrap(), "{what}");
         assert!(
-            std::fs::read(&path).unwrap().starts_with(b"forge-pipecache1"),
+            std::fs::read(&path)
+                .unwrap()
+                .starts_with(b"forge-pipecache1"),
             "{what}: not replaced by a good file"
         );
     }
@@ -182,7 +200,10 @@ fn warm_up_compiles_once_ahead_of_the_calls() {
         let want: f64 = (0..n as usize)
             .map(|c| a[r * n as usize + c] as f64 * x[c] as f64)
             .sum();
-        assert!((y[r] as f64 - want).abs() <= 1e-4 * (1.0 + want.abs()), "row {r}");
+        assert!(
+            (y[r] as f64 - want).abs() <= 1e-4 * (1.0 + want.abs()),
+            "row {r}"
+        );
     }
     assert_eq!(rt.stats().pipelines_compiled, before + 2);
 }

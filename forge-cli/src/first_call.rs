@@ -34,7 +34,10 @@ pub struct FirstCall {
 /// Runs every kernel of `kernels` twice on its first certification case and returns the
 /// timings, in order. Errors: a kernel without certification cases, or any error of the
 /// calls.
-pub fn measure(rt: &mut ForgeRuntime, kernels: &[&dyn Kernel]) -> Result<Vec<FirstCall>, ForgeError> {
+pub fn measure(
+    rt: &mut ForgeRuntime,
+    kernels: &[&dyn Kernel],
+) -> Result<Vec<FirstCall>, ForgeError> {
     let mut rows = Vec::with_capacity(kernels.len());
     for &kernel in kernels {
         let args = first_case(kernel)?;
@@ -57,14 +60,15 @@ pub fn measure(rt: &mut ForgeRuntime, kernels: &[&dyn Kernel]) -> Result<Vec<Fir
 
 /// The arguments of a kernel's first certification case, with seeded inputs.
 fn first_case(kernel: &dyn Kernel) -> Result<DynArgs, ForgeError> {
-    let scalars = kernel
-        .cert_cases()
-        .into_iter()
-        .next()
-        .ok_or_else(|| ForgeError::InvalidArgument {
-            kernel: kernel.name(),
-            message: "the kernel declares no certification case to time a first call on".into(),
-        })?;
+    let scalars =
+        kernel
+            .cert_cases()
+            .into_iter()
+            .next()
+            .ok_or_else(|| ForgeError::InvalidArgument {
+                kernel: kernel.name(),
+                message: "the kernel declares no certification case to time a first call on".into(),
+            })?;
     let lens = kernel.binding_lens(&scalars)?;
     let buffers = kernel
         .layout()
@@ -74,7 +78,12 @@ fn first_case(kernel: &dyn Kernel) -> Result<DynArgs, ForgeError> {
             Access::Out => None,
             _ => {
                 let mut rng = case_rng(SEED, kernel.name(), 0, b.name);
-                Some(generate(&mut rng, b.elem, len as usize, Distribution::Default))
+                Some(generate(
+                    &mut rng,
+                    b.elem,
+                    len as usize,
+                    Distribution::Default,
+                ))
             }
         })
         .collect();

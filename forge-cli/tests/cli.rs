@@ -438,7 +438,11 @@ fn first_call_times_each_kernel_and_the_second_process_loads_the_pipeline_cache(
     let first = run(&[]);
     assert_eq!(first["pipeline_cache_loaded_bytes"], 0);
     let path = PathBuf::from(first["pipeline_cache"].as_str().expect("a cache file"));
-    assert!(path.starts_with(&cache) && path.is_file(), "{}", path.display());
+    assert!(
+        path.starts_with(&cache) && path.is_file(),
+        "{}",
+        path.display()
+    );
     let stored = std::fs::metadata(&path).unwrap().len();
     let second = run(&["--warm-up"]);
     assert_eq!(second["pipeline_cache_loaded_bytes"], stored - 48);

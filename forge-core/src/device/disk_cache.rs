@@ -39,7 +39,10 @@ const MAX_FILE_BYTES: u64 = 512 << 20;
 /// Whether `FORGE_PIPELINE_CACHE` leaves the persisted cache on (it is on by default).
 pub fn enabled_by_env() -> bool {
     match std::env::var(ENV_PIPELINE_CACHE) {
-        Ok(v) => !matches!(v.trim().to_ascii_lowercase().as_str(), "0" | "off" | "false" | "no"),
+        Ok(v) => !matches!(
+            v.trim().to_ascii_lowercase().as_str(),
+            "0" | "off" | "false" | "no"
+        ),
         Err(_) => true,
     }
 }

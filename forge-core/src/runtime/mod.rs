@@ -161,7 +161,12 @@ impl RuntimeBuilder {
             emission,
         )?;
         let gpu = Gpu::open(adapter, capacity, self.without)?;
-        Ok(ForgeRuntime::on(gpu, emission, cache_dir, persist_pipelines))
+        Ok(ForgeRuntime::on(
+            gpu,
+            emission,
+            cache_dir,
+            persist_pipelines,
+        ))
     }
 
     /// Builds the runtime on the application's own wgpu device and queue, and the adapter
@@ -190,7 +195,12 @@ impl RuntimeBuilder {
             });
         }
         let gpu = Gpu::from_wgpu(adapter, device, queue, capacity);
-        Ok(ForgeRuntime::on(gpu, emission, cache_dir, self.persist_pipelines()))
+        Ok(ForgeRuntime::on(
+            gpu,
+            emission,
+            cache_dir,
+            self.persist_pipelines(),
+        ))
     }
 
     /// Whether to persist the driver's pipeline cache: this builder's choice, else
