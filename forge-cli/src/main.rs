@@ -497,6 +497,8 @@ fn first_call(
         "first_calls_ms": rows.iter().map(|r| r.first_ms).sum::<f64>(),
         "pipeline_cache": rt.pipeline_cache_path().map(|p| p.display().to_string()),
         "pipeline_cache_loaded_bytes": loaded,
+        // With --warm-up this stays at one per kernel: the calls compiled nothing more.
+        "pipelines_compiled": rt.stats().pipelines_compiled,
     });
     if json {
         for r in &rows {

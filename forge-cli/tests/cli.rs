@@ -446,6 +446,9 @@ fn first_call_times_each_kernel_and_the_second_process_loads_the_pipeline_cache(
     let stored = std::fs::metadata(&path).unwrap().len();
     let second = run(&["--warm-up"]);
     assert_eq!(second["pipeline_cache_loaded_bytes"], stored - 48);
+    // Warm-up compiled both pipelines, and the calls reused them.
+    assert_eq!(first["pipelines_compiled"], 2);
+    assert_eq!(second["pipelines_compiled"], 2);
     assert!(second["warm_up_ms"].as_f64().unwrap() > 0.0);
     std::fs::remove_dir_all(&cache).unwrap();
 }
