@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One device call (copy this to .dev/h200.sh and carry .dev and .gl): the Vulkan loader,
 # then the named steps, each under its own time limit, with
-# elapsed times in $OUT/log.txt. Steps: bench:<bin>[:kernels] certify:<bin> anchors
+# elapsed times in $OUT/log.txt. Steps: bench:<bin>[:kernels] certify:<bin> anchors info:<bin>
+# firstcall:<bin> (cold start: `forge first-call` in fresh processes, caches off and on)
 set -u
 for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
 export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
@@ -19,6 +20,24 @@ for step in "$@"; do
     certify) timeout "$limit" ./.dev/"$bin"/forge --capacity-mib 60000 certify --all-schedules > "$OUT/certify-$bin.txt" 2>&1 ;;
     anchors) timeout "$limit" python3 .dev/torch_anchors.py > "$OUT/anchors.jsonl" 2> "$OUT/anchors.err" ;;
     info)    ./.dev/"$bin"/forge info > "$OUT/info-$bin.txt" 2>&1 ;;
+    firstcall)
+      # Fresh processes on one cache directory: our pipeline cache off twice, then on
+      # (the first run fills it, the second loads it), then loaded with --warm-up; the
+      # driver's own disk cache off throughout. Last, the driver's cache alone.
+      c=$(mktemp -d)
+      {
+        for run in ours-off:0 ours-off:0 ours-fill:1 ours-loaded:1 ours-loaded-warm-up:1; do
+          IFS=: read -r tag pc <<< "$run"
+          extra=""; [ "$tag" = ours-loaded-warm-up ] && extra=--warm-up
+          echo "{\"run\":\"$tag\"}"
+          __GL_SHADER_DISK_CACHE=0 FORGE_PIPELINE_CACHE=$pc timeout 120 ./.dev/"$bin"/forge --cache-dir "$c" --capacity-mib 8000 first-call --json $extra
+        done
+        d=$(mktemp -d)
+        for tag in driver-cache-fill driver-cache-loaded; do
+          echo "{\"run\":\"$tag\"}"
+          __GL_SHADER_DISK_CACHE=1 __GL_SHADER_DISK_CACHE_PATH="$d" FORGE_PIPELINE_CACHE=0 timeout 120 ./.dev/"$bin"/forge --cache-dir "$c" --capacity-mib 8000 first-call --json
+        done
+      } > "$OUT/first-call-$bin.jsonl" 2>&1 ;;
   esac
   stamp "end $step rc=$?"
 done
