@@ -9,8 +9,9 @@
 //! With `--warm-up`, [`ForgeRuntime::warm_up`] compiles every kernel first, on threads,
 //! and that time is reported instead.
 
-use forge_core::certify::{case_rng, generate, Distribution};
-use forge_core::kernel::{Access, DynArgs};
+use forge_core::certify::CertOptions;
+use forge_core::kernel::DynArgs;
+use forge_core::tune::problem_args;
 use forge_core::{ForgeError, ForgeRuntime, Kernel};
 use serde::Serialize;
 use std::time::Instant;
@@ -58,7 +59,8 @@ pub fn measure(
     Ok(rows)
 }
 
-/// The arguments of a kernel's first certification case, with seeded inputs.
+/// The arguments of a kernel's first certification case, with the seeded inputs the tuner
+/// draws for a problem.
 fn first_case(kernel: &dyn Kernel) -> Result<DynArgs, ForgeError> {
     let scalars =
         kernel
@@ -69,25 +71,7 @@ fn first_case(kernel: &dyn Kernel) -> Result<DynArgs, ForgeError> {
                 kernel: kernel.name(),
                 message: "the kernel declares no certification case to time a first call on".into(),
             })?;
-    let lens = kernel.binding_lens(&scalars)?;
-    let buffers = kernel
-        .layout()
-        .iter()
-        .zip(&lens)
-        .map(|(b, &len)| match b.access {
-            Access::Out => None,
-            _ => {
-                let mut rng = case_rng(SEED, kernel.name(), 0, b.name);
-                Some(generate(
-                    &mut rng,
-                    b.elem,
-                    len as usize,
-                    Distribution::Default,
-                ))
-            }
-        })
-        .collect();
-    Ok(DynArgs { scalars, buffers })
+    problem_args(kernel, &scalars, &CertOptions::new(SEED))
 }
 
 /// The table `forge first-call` prints.
