@@ -613,6 +613,7 @@ fn info(args: &RuntimeArgs, all_limits: bool, json: bool) -> Result<ExitCode, Cl
             "profile": profile,
             "topology_hash": hash,
             "emission": rt.emission().to_string(),
+            "backends": Target::ALL.iter().map(|t| (t.name(), t.where_it_runs())).collect::<std::collections::BTreeMap<_, _>>(),
         });
         outln!("{}", to_json(value)?);
         return Ok(ExitCode::SUCCESS);
@@ -635,6 +636,10 @@ fn info(args: &RuntimeArgs, all_limits: bool, json: bool) -> Result<ExitCode, Cl
     );
     outln!("  emission:       {}", rt.emission());
     outln!("  topology hash:  {hash}");
+    outln!("backends (forge emit --backend NAME):");
+    for t in Target::ALL {
+        outln!("  {:<6} {}", t.name(), t.where_it_runs());
+    }
     outln!("limits:");
     for (name, value) in &profile.limits {
         if all_limits || KEY_LIMITS.contains(&name.as_str()) {

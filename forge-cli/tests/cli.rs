@@ -452,3 +452,35 @@ fn first_call_times_each_kernel_and_the_second_process_loads_the_pipeline_cache(
     assert!(second["warm_up_ms"].as_f64().unwrap() > 0.0);
     std::fs::remove_dir_all(&cache).unwrap();
 }
+
+/// `forge info` says where each emitted language runs: MSL, HLSL, CUDA C and PTX are
+/// emit-only here, and the JSON form carries the same list.
+#[test]
+fn info_says_which_backends_only_emit() {
+    let out = forge(&["info"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let line = |name: &str| {
+        text.lines()
+            .find(|l| l.trim_start().starts_with(&format!("{name} ")))
+            .unwrap_or_else(|| panic!("no `{name}` line in:\n{text}"))
+            .to_string()
+    };
+    for name in ["msl", "hlsl", "cuda", "ptx"] {
+        assert!(line(name).contains("emit-only"), "{}", line(name));
+    }
+    for name in ["wgsl", "spirv", "glsl"] {
+        assert!(
+            line(name).contains(&format!("FORGE_BACKEND={name}")),
+            "{}",
+            line(name)
+        );
+    }
+    let out = forge(&["info", "--json"]);
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(json["backends"]["msl"]
+        .as_str()
+        .unwrap()
+        .starts_with("emit-only"));
+    assert_eq!(json["backends"].as_object().unwrap().len(), 7);
+}

@@ -159,6 +159,28 @@ impl Target {
         }
     }
 
+    /// Where code in this language runs, in a phrase: `forge info` lists it for every
+    /// target, so that an emitted language nobody executes says so.
+    ///
+    /// ```
+    /// use forge_core::target::Target;
+    /// assert!(Target::Msl.where_it_runs().starts_with("emit-only"));
+    /// assert!(Target::Wgsl.where_it_runs().contains("FORGE_BACKEND=wgsl"));
+    /// ```
+    pub fn where_it_runs(&self) -> &'static str {
+        match self {
+            Target::Wgsl => "runs on every wgpu adapter (FORGE_BACKEND=wgsl, the default)",
+            Target::Spirv => "runs by passthrough on Vulkan adapters (FORGE_BACKEND=spirv)",
+            Target::Glsl => {
+                "runs on Vulkan adapters, compiled to SPIR-V by glslangValidator (FORGE_BACKEND=glsl)"
+            }
+            Target::Hlsl => "emit-only: not executed yet (glslang's HLSL front end is not wired)",
+            Target::Msl => "emit-only on Linux: Metal runs on Apple platforms only",
+            Target::Cuda => "emit-only: compiled by NVRTC (feature `cuda`); no CUDA runtime yet",
+            Target::Ptx => "emit-only: NVRTC's output (feature `cuda`); no CUDA runtime yet",
+        }
+    }
+
     /// The usual file extension, without the dot.
     pub fn extension(&self) -> &'static str {
         match self {
