@@ -191,11 +191,7 @@ impl Gpu {
             Backend::Spirv => return emit::to_spirv(source, &profile).map_err(compile_error),
             Backend::Glsl => Language::Glsl,
         };
-        let text = match emit::translate_with(source, backend.into(), profile.capabilities) {
-            Ok(emit::Emitted::Text(text)) => text,
-            Ok(emit::Emitted::Spirv(_)) => unreachable!("GLSL is text"),
-            Err(message) => return Err(compile_error(message)),
-        };
+        let text = emit::to_vulkan_glsl(source, &profile).map_err(compile_error)?;
         let env = if profile.capabilities.contains(Capabilities::SUBGROUP) {
             VulkanEnv::Vulkan1_1
         } else {

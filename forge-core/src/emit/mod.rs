@@ -260,7 +260,7 @@ pub fn translate_with(
         Target::Spirv => write_spirv(&module, &info, &profile).map(Emitted::Spirv),
         Target::Msl => write_msl(&module, &info).map(Emitted::Text),
         Target::Hlsl => write_hlsl(&module, &info).map(Emitted::Text),
-        Target::Glsl => write_glsl(&module, &info).map(Emitted::Text),
+        Target::Glsl => write_glsl(&module, &info, false).map(Emitted::Text),
         Target::Cuda | Target::Ptx => Err(format!(
             "{target} is written from the kernel's model, not translated from WGSL: use `emit`"
         )),
@@ -497,7 +497,69 @@ fn write_hlsl(module: &Module, info: &ModuleInfo) -> std::result::Result<String,
     Ok(text)
 }
 
-fn write_glsl(module: &Module, info: &ModuleInfo) -> std::result::Result<String, String> {
+/// Translates WGSL `source` to GLSL for glslang to compile to SPIR-V for a Vulkan device
+/// with `profile`: what the runtime's `glsl` backend runs.
+///
+/// Where the device zeroes workgroup memory itself (`profile.native_workgroup_zeroing`),
+/// workgroup variables are declared with a null initializer (`shared T x[N] = {};`,
+/// `GL_EXT_null_initializer`), which glslang turns into the same `OpVariable` initializer
+/// naga's SPIR-V uses. Without it, naga's GLSL zeroes each variable with an array
+/// constructor of N literals run by invocation 0, which llvmpipe took minutes to compile
+/// for the 2,048-element arrays of the top-k kernels.
+///
+/// ```
+/// use forge_core::emit::{to_vulkan_glsl, SpirvProfile};
+/// let src = "var<workgroup> t: array<u32, 256>;\n\
+///            @group(0) @binding(0) var<storage, read_write> y: array<u32>;\n\
+///            @compute @workgroup_size(64) fn main(@builtin(local_invocation_index) i: u32) {\n\
+///                t[i] += 1u; workgroupBarrier(); y[i] = t[i];\n\
+///            }";
+/// let native = SpirvProfile { native_workgroup_zeroing: true, ..SpirvProfile::PORTABLE };
+/// let glsl = to_vulkan_glsl(src, &native).unwrap();
+/// assert!(glsl.contains("#extension GL_EXT_null_initializer : require"));
+/// assert!(glsl.contains("[256] = {};"));
+/// assert!(!glsl.contains("uint[256](0u"));
+/// // Without native zeroing, naga's zeroing code stays.
+/// assert!(to_vulkan_glsl(src, &SpirvProfile::PORTABLE).unwrap().contains("uint[256](0u"));
+/// ```
+pub fn to_vulkan_glsl(source: &str, profile: &SpirvProfile) -> std::result::Result<String, String> {
+    let (module, info) = front(source, profile.capabilities)?;
+    write_glsl(&module, &info, profile.native_workgroup_zeroing)
+}
+
+/// Gives every `shared` declaration of naga's GLSL a null initializer, and enables the
+/// extension that allows it. naga writes one declaration a line, `shared T name[N];`.
+fn null_initialize_shared(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 64);
+    let mut any = false;
+    for line in text.lines() {
+        let t = line.trim_end();
+        if t.starts_with("shared ") && t.ends_with(';') && !t.contains('=') {
+            out.push_str(&t[..t.len() - 1]);
+            out.push_str(" = {};");
+            any = true;
+        } else {
+            out.push_str(line);
+        }
+        out.push('\n');
+    }
+    if !any {
+        return text.to_string();
+    }
+    // The extension goes right after `#version`, which must stay the first line.
+    match out.split_once('\n') {
+        Some((version, rest)) => {
+            format!("{version}\n#extension GL_EXT_null_initializer : require\n{rest}")
+        }
+        None => out,
+    }
+}
+
+fn write_glsl(
+    module: &Module,
+    info: &ModuleInfo,
+    native_workgroup_zeroing: bool,
+) -> std::result::Result<String, String> {
     let mut binding_map = glsl::BindingMap::default();
     for r in resources(module) {
         let slot = u8::try_from(r.binding.binding)
@@ -509,7 +571,7 @@ fn write_glsl(module: &Module, info: &ModuleInfo) -> std::result::Result<String,
         // Compute only: nothing to adjust.
         writer_flags: glsl::WriterFlags::empty(),
         binding_map,
-        zero_initialize_workgroup_memory: true,
+        zero_initialize_workgroup_memory: !native_workgroup_zeroing,
     };
     let pipeline = glsl::PipelineOptions {
         shader_stage: ShaderStage::Compute,
@@ -520,7 +582,11 @@ fn write_glsl(module: &Module, info: &ModuleInfo) -> std::result::Result<String,
     glsl::Writer::new(&mut text, module, info, &options, &pipeline, BOUNDS_CHECKS)
         .and_then(|mut w| w.write())
         .map_err(|e| format!("GLSL: {e}"))?;
-    Ok(text)
+    Ok(if native_workgroup_zeroing {
+        null_initialize_shared(&text)
+    } else {
+        text
+    })
 }
 
 #[cfg(test)]
