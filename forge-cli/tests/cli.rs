@@ -303,9 +303,16 @@ fn concurrent_processes_leave_every_file_parseable() {
     }
     let rt = runtime(Some(cache.clone()));
     let dir = cache.join(rt.topology_hash());
+    // The driver's pipeline cache lives beside the manifests too (each process replaced it
+    // atomically); it is not a manifest.
+    let pipelines = rt
+        .pipeline_cache_path()
+        .and_then(|p| p.file_name())
+        .map(|n| n.to_string_lossy().into_owned());
     let names: Vec<String> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| Some(n) != pipelines.as_ref())
         .collect();
     let axpy: &dyn Kernel = &wgsl_forge::kernels::axpy::axpy::Kernel;
     let file = format!(
