@@ -12,7 +12,8 @@
 //!    kernel and its [`kernel::KernelId`]), [`target`] (shader forms), [`topology`] (the
 //!    hardware profile), [`records`] (what certification, timing and tuning find, and
 //!    manifests store), [`plan`] (a call checked against the adapter's limits: the
-//!    launch plan, workgroup folding) and [`vectors`] (the host types of vectors).
+//!    launch plan, workgroup folding), [`vectors`] (the host types of vectors) and [`trace`]
+//!    (the recorder of Chrome / Perfetto traces).
 //! 2. **Offline work**: [`oracle`] (what the generated CPU oracles call), [`emit`] (naga's
 //!    translation to SPIR-V, MSL, HLSL, GLSL) and [`manifest`] (the cache, keyed by values).
 //! 3. **The device**: [`device`] (adapter, device and queue, buffer pool, submission and
@@ -34,6 +35,7 @@ pub mod records;
 pub mod schedule;
 pub mod target;
 pub mod topology;
+pub mod trace;
 pub mod vectors;
 // 2. Offline work.
 pub mod emit;
