@@ -470,7 +470,7 @@ fn select(names: &[String]) -> Result<Vec<&'static dyn Kernel>, CliError> {
 /// and second call, all timed in this process.
 fn first_call(
     args: &RuntimeArgs,
-    kernels: &[&'static dyn Kernel],
+    kernels: &[&dyn Kernel],
     warm_up: bool,
     json: bool,
 ) -> Result<ExitCode, CliError> {
@@ -478,15 +478,14 @@ fn first_call(
     let mut rt = runtime(args)?;
     let runtime_ms = t.elapsed().as_secs_f64() * 1e3;
     let loaded = rt.pipeline_cache_loaded_bytes();
-    let dyn_kernels: Vec<&dyn Kernel> = kernels.iter().map(|&k| k as &dyn Kernel).collect();
     let warm_up_ms = if warm_up {
         let t = std::time::Instant::now();
-        rt.warm_up(&dyn_kernels)?;
+        rt.warm_up(kernels)?;
         Some(t.elapsed().as_secs_f64() * 1e3)
     } else {
         None
     };
-    let rows = forge_cli::first_call::measure(&mut rt, &dyn_kernels)?;
+    let rows = forge_cli::first_call::measure(&mut rt, kernels)?;
     // Written now rather than at drop, so that a failure to write is this command's error.
     rt.save_pipeline_cache()?;
     let summary = serde_json::json!({

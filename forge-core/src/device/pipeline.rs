@@ -228,13 +228,20 @@ impl Gpu {
         }
         self.check_lost()?;
         check_features(kernel, self.features, &self.info.name)?;
+        let compiled = self.compile(kernel, schedule, backend, params)?;
+        Ok(self.store(key, compiled))
+    }
+
+    /// Caches a pipeline just compiled, counts it, and notes that the driver's cache on
+    /// disk (if any) now holds work to save.
+    fn store(&mut self, key: PipelineKey, compiled: CompiledPipeline) -> Arc<CompiledPipeline> {
+        let compiled = Arc::new(compiled);
+        self.pipelines.map.insert(key, Arc::clone(&compiled));
+        self.pipelines.compiled += 1;
         if let Some(disk) = &mut self.disk_cache {
             disk.mark_dirty();
         }
-        let compiled = Arc::new(self.compile(kernel, schedule, backend, params)?);
-        self.pipelines.map.insert(key, Arc::clone(&compiled));
-        self.pipelines.compiled += 1;
-        Ok(compiled)
+        compiled
     }
 
     /// Compiles, ahead of their first launch, the pipelines of `jobs` (a kernel, its
@@ -264,17 +271,13 @@ impl Gpu {
         if todo.is_empty() {
             return Ok(0);
         }
-        if let Some(disk) = &mut self.disk_cache {
-            disk.mark_dirty();
-        }
         let results = self.compile_all(&todo, backend);
         let mut first_error = None;
         let mut compiled = 0;
         for ((key, _), result) in todo.into_iter().zip(results) {
             match result {
                 Ok(p) => {
-                    self.pipelines.map.insert(key, Arc::new(p));
-                    self.pipelines.compiled += 1;
+                    self.store(key, p);
                     compiled += 1;
                 }
                 Err(e) => {
