@@ -3,9 +3,16 @@
 //! Every way a cache can be wrong (truncated, garbage, another machine's, stale, a winner
 //! this adapter cannot run, unwritable, written by many tuners at once) must end in a
 //! warning and the declared schedule or a fresh tune: never a crash, never a wrong result.
+//!
+//! Manifest bundles (issue 18, item 5), at the end: a tuned cache exported as one file and
+//! imported into another, byte for byte; what import keeps, replaces and rejects, with its
+//! reasons; a damaged bundle refused whole; and a runtime built with an embedded bundle
+//! running the bundle's winner. The `forge cache export` and `import` commands are tested
+//! in `forge-cli/tests/cli_files.rs`.
 
 use std::path::{Path, PathBuf};
 use wgsl_forge::certify::Verdict;
+use wgsl_forge::manifest::bundle::{BundleEntry, ManifestBundle};
 use wgsl_forge::manifest::{kernel_hash, CandidateResult, ManifestCache, TuningManifest};
 use wgsl_forge::prelude::*;
 use wgsl_forge::timing::{ticks_to_ns, Timer, Timing, TimingOptions};
@@ -662,4 +669,374 @@ fn knobs_are_certified_tuned_and_cached() {
         stale.schedule_for(&affine_knob::Kernel),
         affine_knob::Kernel.default_schedule()
     );
+}
+
+// ---- manifest bundles -------------------------------------------------------------------
+
+const K: &dyn Kernel = &affine::Kernel;
+
+/// Every file under `dir`, by path relative to it, with its bytes; the cache's hidden lock
+/// files left out.
+fn files(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let path = e.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if !path.to_string_lossy().ends_with(".lock") {
+                let rel = path.strip_prefix(dir).unwrap().to_path_buf();
+                out.push((rel, std::fs::read(&path).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn export_then_import_gives_identical_files_that_load() {
+    let (a, b) = (temp_dir("a"), temp_dir("b"));
+    let path = tune_affine(&a).0;
+    let export = ManifestBundle::from_cache(&ManifestCache::new(&a)).unwrap();
+    assert!(export.skipped.is_empty(), "{:?}", export.skipped);
+    // One entry: the driver's pipeline cache file beside the manifest is not one.
+    assert_eq!(export.bundle.entries().len(), 1);
+    let file = a.join("tuned.bundle");
+    export.bundle.write(&file).unwrap();
+
+    let report = ManifestBundle::read(&file)
+        .unwrap()
+        .import_into(&ManifestCache::new(&b), &[K], false)
+        .unwrap();
+    assert_eq!(
+        report.to_string(),
+        "imported 1, kept 0 existing, rejected 0"
+    );
+    let copied = report.imported[0].1.clone();
+    assert_eq!(
+        copied.strip_prefix(&b).unwrap(),
+        path.strip_prefix(&a).unwrap()
+    );
+    assert_eq!(
+        std::fs::read(&copied).unwrap(),
+        std::fs::read(&path).unwrap()
+    );
+    // Nothing but the manifest was written (no pipeline cache, no temporary file).
+    assert_eq!(
+        files(&b).len(),
+        1,
+        "{:?}",
+        files(&b).iter().map(|f| &f.0).collect::<Vec<_>>()
+    );
+
+    // Both caches load the same manifest, and a runtime on the copy runs its winner.
+    let rt = runtime(Some(b.clone()));
+    let key = rt.manifest_key(K);
+    let from_a = ManifestCache::new(&a)
+        .load(&key, K, rt.limits())
+        .expect("loads");
+    let from_b = ManifestCache::new(&b)
+        .load(&key, K, rt.limits())
+        .expect("loads");
+    assert_eq!(from_a, from_b);
+    assert_eq!(rt.tuned_schedule(K), from_a.winner());
+    let mut rt = rt;
+    assert_affine_correct(&mut rt);
+}
+
+#[test]
+fn import_keeps_what_is_there_unless_replace() {
+    let (a, b) = (temp_dir("keep-a"), temp_dir("keep-b"));
+    let from_a = tune_affine(&a).0;
+    let in_b = tune_affine(&b).0;
+    // Two tunes differ at least in their timings and their time of tuning.
+    let (bytes_a, bytes_b) = (
+        std::fs::read(&from_a).unwrap(),
+        std::fs::read(&in_b).unwrap(),
+    );
+    assert_ne!(bytes_a, bytes_b);
+    let bundle = ManifestBundle::from_cache(&ManifestCache::new(&a))
+        .unwrap()
+        .bundle;
+    let cache_b = ManifestCache::new(&b);
+
+    let kept = bundle.import_into(&cache_b, &[K], false).unwrap();
+    assert_eq!(kept.to_string(), "imported 0, kept 1 existing, rejected 0");
+    assert_eq!(kept.kept[0].1, in_b);
+    assert_eq!(std::fs::read(&in_b).unwrap(), bytes_b, "kept as it was");
+
+    let replaced = bundle.import_into(&cache_b, &[K], true).unwrap();
+    assert_eq!(
+        replaced.to_string(),
+        "imported 1, kept 0 existing, rejected 0"
+    );
+    assert_eq!(
+        std::fs::read(&in_b).unwrap(),
+        bytes_a,
+        "replaced by the bundle's"
+    );
+
+    // A stale file in the entry's place (an older crate version) is replaced without
+    // `replace`: the cache would not trust it.
+    let mut old = read_manifest(&in_b);
+    old.crate_version = "0.0.1-old".into();
+    cache_b.store(&old).unwrap();
+    let report = bundle.import_into(&cache_b, &[K], false).unwrap();
+    assert_eq!(report.imported.len(), 1, "{report}");
+    assert_eq!(std::fs::read(&in_b).unwrap(), bytes_a);
+}
+
+#[test]
+fn a_damaged_bundle_is_refused_whole_and_writes_nothing() {
+    let (a, b) = (temp_dir("damaged-a"), temp_dir("damaged-b"));
+    tune_affine(&a).0;
+    let bytes = ManifestBundle::from_cache(&ManifestCache::new(&a))
+        .unwrap()
+        .bundle
+        .to_bytes()
+        .unwrap();
+    let text = String::from_utf8(bytes.clone()).unwrap();
+    // A timing edited by hand (one digit of a median), a truncated copy, another file.
+    let at = text.find("median_ns").expect("a timing") + "median_ns\\\": ".len();
+    let digit = text[at..].find(|c: char| c.is_ascii_digit()).unwrap() + at;
+    let mut edited = bytes.clone();
+    edited[digit] = if edited[digit] == b'9' {
+        b'1'
+    } else {
+        edited[digit] + 1
+    };
+    let cases: [(&str, Vec<u8>, &str); 3] = [
+        ("edited", edited, "checksum does not match"),
+        (
+            "truncated",
+            bytes[..bytes.len() * 2 / 3].to_vec(),
+            "truncated",
+        ),
+        (
+            "a manifest",
+            std::fs::read(
+                files(&a)
+                    .iter()
+                    .map(|f| a.join(&f.0))
+                    .find(|p| p.extension().is_some_and(|e| e == "json"))
+                    .unwrap(),
+            )
+            .unwrap(),
+            "not a manifest bundle",
+        ),
+    ];
+    for (what, bytes, needle) in cases {
+        let file = b.join(format!("{what}.bundle"));
+        std::fs::write(&file, &bytes).unwrap();
+        let err = ManifestBundle::read(&file).expect_err(what);
+        assert!(matches!(err, ForgeError::BadBundle { .. }), "{what}: {err}");
+        let message = err.to_string();
+        assert!(
+            message.contains(needle) && message.contains(&file.display().to_string()),
+            "{what}: {message}"
+        );
+        // Handed to the builder, the same bytes fail `build`.
+        let err = ForgeRuntime::builder()
+            .manifest_bundle(bytes)
+            .build()
+            .expect_err(what);
+        assert!(err.to_string().contains(needle), "{what}: {err}");
+    }
+    // Only the damaged files themselves are in `b`: no cache was created.
+    assert!(files(&b)
+        .iter()
+        .all(|f| f.0.to_string_lossy().ends_with(".bundle")));
+}
+
+#[test]
+fn foreign_stale_and_unknown_entries_are_rejected_with_a_reason() {
+    let (a, b) = (temp_dir("reject-a"), temp_dir("reject-b"));
+    let good = read_manifest(&tune_affine(&a).0);
+    let cache_a = ManifestCache::new(&a);
+    // Another machine's manifest (another topology folder) is what sharing is for.
+    let mut other_machine = good.clone();
+    other_machine.topology = "ef".repeat(32);
+    cache_a.store(&other_machine).unwrap();
+    // Each of these the cache would never trust; each sits in a place of its own.
+    let mut stale_source = good.clone();
+    stale_source.kernel_hash = "00".repeat(32);
+    let mut stale_version = good.clone();
+    stale_version.topology = "12".repeat(32);
+    stale_version.crate_version = "0.0.1-old".into();
+    let mut unknown = good.clone();
+    unknown.kernel = "mystery".into();
+    let mut wrong_winner = good.clone();
+    wrong_winner.topology = "34".repeat(32);
+    wrong_winner.buckets[0].winner = Some(Schedule::with_workgroup(128));
+    for m in [&stale_source, &stale_version, &unknown, &wrong_winner] {
+        cache_a.store(m).unwrap();
+    }
+    // A manifest moved into another machine's folder is left out of the export.
+    let misfiled = a.join("56".repeat(32)).join(
+        std::fs::read_dir(a.join(&good.topology))
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name())
+            .find(|n| n.to_string_lossy().ends_with(".json"))
+            .unwrap(),
+    );
+    std::fs::create_dir_all(misfiled.parent().unwrap()).unwrap();
+    std::fs::write(&misfiled, serde_json::to_vec(&good).unwrap()).unwrap();
+
+    let export = ManifestBundle::from_cache(&cache_a).unwrap();
+    assert_eq!(export.skipped.len(), 1, "{:?}", export.skipped);
+    assert_eq!(export.skipped[0].0, misfiled);
+    assert!(
+        export.skipped[0]
+            .1
+            .contains("sits in the folder of topology"),
+        "{:?}",
+        export.skipped
+    );
+    let mut bundle = export.bundle;
+    assert_eq!(bundle.entries().len(), 6);
+    // One filed by hand under a topology it was not tuned on, and one that is no manifest.
+    let text = bundle
+        .entries()
+        .iter()
+        .find(|e| e.manifest() == Ok(&good))
+        .unwrap()
+        .text()
+        .to_string();
+    bundle.push(BundleEntry::new("78".repeat(32), "affine", text));
+    bundle.push(BundleEntry::new(
+        "9a".repeat(32),
+        "affine",
+        "{\"kernel\": 1}",
+    ));
+    // Through bytes, as a file would carry it.
+    let bundle = ManifestBundle::from_bytes(&bundle.to_bytes().unwrap()).unwrap();
+
+    let report = bundle
+        .import_into(&ManifestCache::new(&b), &[K], false)
+        .unwrap();
+    assert!(
+        report
+            .to_string()
+            .starts_with("imported 2, kept 0 existing, rejected 6"),
+        "{report}"
+    );
+    let reason = |label_part: &str| -> String {
+        let hits: Vec<&(String, String)> = report
+            .rejected
+            .iter()
+            .filter(|(l, _)| l.contains(label_part))
+            .collect();
+        assert_eq!(hits.len(), 1, "{label_part}: {report}");
+        hits[0].1.clone()
+    };
+    assert!(reason("@000000000000").contains("the kernel's source changed"));
+    assert!(reason(&"12".repeat(6)).contains("written by version 0.0.1-old"));
+    assert!(reason("mystery@").contains("unknown kernel `mystery`"));
+    let why = reason(&"34".repeat(6));
+    assert!(
+        why.contains("wg=128") && why.contains("did not pass certification"),
+        "{why}"
+    );
+    assert!(reason(&"78".repeat(6)).contains("filed under topology 787878787878"));
+    assert!(reason(&"9a".repeat(6)).contains("not a usable manifest"));
+    // What was imported: this machine's manifest and the other machine's, byte for byte.
+    let mut imported: Vec<&Path> = report.imported.iter().map(|(_, p)| p.as_path()).collect();
+    imported.sort();
+    for p in imported {
+        let rel = p.strip_prefix(&b).unwrap();
+        assert_eq!(
+            std::fs::read(p).unwrap(),
+            std::fs::read(a.join(rel)).unwrap()
+        );
+    }
+    assert_eq!(files(&b).len(), 2);
+}
+
+#[test]
+fn a_runtime_with_an_embedded_bundle_runs_the_bundles_winner() {
+    let a = temp_dir("embed");
+    let path = tune_affine(&a).0;
+    // The bundle's winner is a certified candidate other than the declared schedule (and
+    // perhaps not the fastest), so that the schedule chosen says where it came from.
+    let mut m = read_manifest(&path);
+    let chosen = Schedule::with_workgroup(32);
+    assert_ne!(chosen, K.default_schedule());
+    m.buckets[0].winner = Some(chosen);
+    ManifestCache::new(&a).store(&m).unwrap();
+    let bytes: &'static [u8] = ManifestBundle::from_cache(&ManifestCache::new(&a))
+        .unwrap()
+        .bundle
+        .to_bytes()
+        .unwrap()
+        .leak();
+
+    // No cache directory, as on the web (and an empty one, as on a fresh machine).
+    let fresh = temp_dir("embed-fresh");
+    for dir in [None, Some(fresh.as_path())] {
+        let mut b = ForgeRuntime::builder()
+            .capacity(256 << 20)
+            .manifest_bundle(bytes);
+        if let Some(d) = dir {
+            b = b.cache_dir(d);
+        }
+        let mut rt = b.build().expect("builds");
+        assert_eq!(rt.manifest_bundle().map(|b| b.entries().len()), Some(1));
+        assert_eq!(rt.tuned_schedule(K), Some(chosen), "cache dir {dir:?}");
+        assert_eq!(rt.schedule_for(K), chosen);
+        assert_eq!(rt.schedule_for_threads(K, 1000), chosen);
+        assert_affine_correct(&mut rt);
+    }
+    // The bundle is read, never written into the cache.
+    assert!(files(&fresh)
+        .iter()
+        .all(|f| f.0.extension().is_none_or(|e| e != "json")));
+
+    // A trusted manifest in the cache comes first.
+    let cache = temp_dir("embed-cache");
+    let mut own = m.clone();
+    own.buckets[0].winner = Some(K.default_schedule());
+    ManifestCache::new(&cache).store(&own).unwrap();
+    let rt = ForgeRuntime::builder()
+        .cache_dir(&cache)
+        .manifest_bundle(bytes)
+        .build()
+        .unwrap();
+    assert_eq!(rt.schedule_for(K), K.default_schedule());
+
+    // An entry for other hardware, or an untrusted winner, is not used: the declared
+    // schedule is.
+    let mut elsewhere = m.clone();
+    elsewhere.topology = "ef".repeat(32);
+    let mut untrusted = m.clone();
+    untrusted.buckets[0].winner = Some(Schedule::with_workgroup(128));
+    for (what, entry) in [
+        (
+            "other hardware",
+            BundleEntry::new(
+                elsewhere.topology.clone(),
+                "affine",
+                serde_json::to_string(&elsewhere).unwrap(),
+            ),
+        ),
+        (
+            "a failed winner",
+            BundleEntry::new(
+                m.topology.clone(),
+                "affine",
+                serde_json::to_string(&untrusted).unwrap(),
+            ),
+        ),
+    ] {
+        let mut bundle = ManifestBundle::new();
+        bundle.push(entry);
+        let rt = ForgeRuntime::builder()
+            .manifest_bundle(bundle.to_bytes().unwrap())
+            .build()
+            .unwrap();
+        assert_eq!(rt.tuned_schedule(K), None, "{what}");
+        assert_eq!(rt.schedule_for(K), K.default_schedule(), "{what}");
+    }
 }

@@ -330,6 +330,17 @@ pub enum ForgeError {
         reason: String,
     },
 
+    /// A manifest bundle that cannot be used as a whole: not a bundle, of a newer format,
+    /// truncated, or edited since it was written (its checksum does not match). Nothing
+    /// was written or used from it.
+    #[error("manifest bundle {origin}: {reason}")]
+    BadBundle {
+        /// Where the bundle came from: its file, or the program that embedded it.
+        origin: String,
+        /// What is wrong with it, and what to do.
+        reason: String,
+    },
+
     /// The device was lost; the runtime must be recreated.
     #[error("the GPU device was lost: {0}; create a new `ForgeRuntime`")]
     DeviceLost(String),

@@ -41,6 +41,11 @@
 //! racing on one kernel keep each other's buckets; a lock it cannot take leaves that run's
 //! result uncached, with a warning.
 //!
+//! # Sharing
+//! [`bundle`] moves the manifests of a cache to other machines as one checksummed file
+//! ([`ManifestBundle`]), checked entry by entry with the same [`trust`] as a file loaded
+//! here.
+//!
 //! # What the cache touches
 //! The cache never follows a symbolic link inside its root: a topology directory or a
 //! manifest that is a link is passed over by [`ManifestCache::list`] and
@@ -49,6 +54,10 @@
 //! unusable manifest, never a hang. [`ManifestCache::clear`] removes only files that parse
 //! as manifests and the temporary files the cache's own writes leave behind; lock files
 //! stay (removing one while a tuner holds it would let two tuners merge at once).
+
+pub mod bundle;
+
+pub use bundle::ManifestBundle;
 
 use crate::error::{ForgeError, Result};
 use crate::files::FileLock;
@@ -171,25 +180,33 @@ fn short(hash: &str) -> &str {
     hash.get(..12).unwrap_or(hash)
 }
 
-/// Drops, with a warning, every bucket winner that cannot be trusted for `kernel` on an
-/// adapter with these `limits`. Returns the number of winners dropped.
-pub fn sanitize(
+/// Whether `name` is named like a topology hash (64 hex digits), as the cache's folders are.
+fn is_topology_hash(name: &str) -> bool {
+    name.len() == 64 && name.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// Every bucket winner of `m` that cannot be trusted for `kernel`, with the reason: a knob
+/// the kernel does not declare, outside its tuning space, not among the recorded
+/// candidates, not certified, without a valid timing, or (given the adapter's `limits`)
+/// one the adapter cannot run. Without `limits` (importing a bundle for hardware that is
+/// not here) the adapter's check is left to the runtime that loads the manifest.
+pub fn untrusted_winners(
     kernel: &dyn Kernel,
-    limits: &wgpu::Limits,
-    m: &mut TuningManifest,
-    path: &Path,
-) -> usize {
+    limits: Option<&wgpu::Limits>,
+    m: &TuningManifest,
+) -> Vec<(u32, Schedule, String)> {
     let space = kernel.tune_space().candidates();
     let default = kernel.default_schedule();
-    let mut dropped = 0;
-    for b in &mut m.buckets {
+    let mut out = Vec::new();
+    for b in &m.buckets {
         let Some(w) = b.winner else { continue };
         let unknown = w.knobs().find(|(n, _)| default.knob(n).is_none());
+        let adapter = limits.and_then(|l| crate::plan::check_schedule(kernel.name(), &w, l).err());
         let reason = if let Some((knob, _)) = unknown {
             Some(format!(
                 "it is stale: it sets the knob `{knob}`, which the kernel does not declare"
             ))
-        } else if let Err(e) = crate::plan::check_schedule(kernel.name(), &w, limits) {
+        } else if let Some(e) = adapter {
             Some(format!("the adapter cannot run it: {e}"))
         } else if w != default && !space.contains(&w) {
             Some("it is not in the kernel's tuning space".to_string())
@@ -206,18 +223,54 @@ pub fn sanitize(
             }
         };
         if let Some(reason) = reason {
-            tracing::warn!(
-                path = %path.display(),
-                kernel = kernel.name(),
-                bucket = b.bucket,
-                schedule = %w,
-                "ignoring the cached winner: {reason}"
-            );
-            b.winner = None;
-            dropped += 1;
+            out.push((b.bucket, w, reason));
         }
     }
-    dropped
+    out
+}
+
+/// Drops, with a warning, every bucket winner that cannot be trusted for `kernel` on an
+/// adapter with these `limits` ([`untrusted_winners`]). Returns the number of winners
+/// dropped. `origin` names where the manifest came from in the warning (a file, a bundle).
+pub fn sanitize(
+    kernel: &dyn Kernel,
+    limits: &wgpu::Limits,
+    m: &mut TuningManifest,
+    origin: &dyn fmt::Display,
+) -> usize {
+    let untrusted = untrusted_winners(kernel, Some(limits), m);
+    for (bucket, schedule, reason) in &untrusted {
+        tracing::warn!(
+            path = %origin,
+            kernel = kernel.name(),
+            bucket,
+            schedule = %schedule,
+            "ignoring the cached winner: {reason}"
+        );
+        if let Some(b) = m.buckets.iter_mut().find(|b| b.bucket == *bucket) {
+            b.winner = None;
+        }
+    }
+    untrusted.len()
+}
+
+/// The checks every manifest passes before the runtime uses it, from a file or a bundle
+/// alike: it must match `key` ([`ManifestKey::mismatch`]), and its winners are
+/// [sanitized](sanitize) for `kernel` on an adapter with these `limits`. `None`, after a
+/// warning naming `origin` and the reason, when it does not match.
+pub fn trust(
+    key: &ManifestKey,
+    kernel: &dyn Kernel,
+    limits: &wgpu::Limits,
+    mut m: TuningManifest,
+    origin: &dyn fmt::Display,
+) -> Option<TuningManifest> {
+    if let Some(why) = key.mismatch(&m) {
+        tracing::warn!(path = %origin, kernel = kernel.name(), "ignoring the tuning manifest: {why}");
+        return None;
+    }
+    sanitize(kernel, limits, &mut m, origin);
+    Some(m)
 }
 
 /// Why a manifest file could not be used.
@@ -299,7 +352,7 @@ impl ManifestCache {
         limits: &wgpu::Limits,
     ) -> Option<TuningManifest> {
         let path = self.key_path(key);
-        let mut m = match read_file(&path) {
+        let m = match read_file(&path) {
             Ok(m) => m,
             Err(ReadError::Missing) => {
                 tracing::debug!(path = %path.display(), "no tuning manifest");
@@ -310,12 +363,7 @@ impl ManifestCache {
                 return None;
             }
         };
-        if let Some(why) = key.mismatch(&m) {
-            tracing::warn!(path = %path.display(), kernel = kernel.name(), "ignoring the tuning manifest: {why}");
-            return None;
-        }
-        sanitize(kernel, limits, &mut m, &path);
-        Some(m)
+        trust(key, kernel, limits, m, &path.display())
     }
 
     fn key_path(&self, key: &ManifestKey) -> PathBuf {
@@ -326,18 +374,24 @@ impl ManifestCache {
     /// directory cannot be created or written (the caller decides whether that matters:
     /// the tuner warns and goes on without caching).
     pub fn store(&self, manifest: &TuningManifest) -> Result<PathBuf> {
+        let mut json = serde_json::to_vec_pretty(manifest).map_err(|e| ForgeError::Io {
+            context: format!("serializing the manifest of `{}`", manifest.kernel),
+            source: std::io::Error::other(e),
+        })?;
+        json.push(b'\n');
+        self.write_file(manifest, &json)
+    }
+
+    /// Writes `bytes`, the file of `manifest`, atomically to that manifest's place (what
+    /// [`ManifestCache::store`] and a bundle's import share); returns the path.
+    fn write_file(&self, manifest: &TuningManifest, bytes: &[u8]) -> Result<PathBuf> {
         let path = self.path_of(
             &manifest.topology,
             &file_stem(&manifest.kernel, &manifest.kernel_hash),
         );
         let dir = path.parent().unwrap_or(&self.root).to_path_buf();
         crate::files::create_real_dir(&dir)?;
-        let mut json = serde_json::to_vec_pretty(manifest).map_err(|e| ForgeError::Io {
-            context: format!("serializing `{}`", path.display()),
-            source: std::io::Error::other(e),
-        })?;
-        json.push(b'\n');
-        crate::files::write_atomically(&path, &json)?;
+        crate::files::write_atomically(&path, bytes)?;
         Ok(path)
     }
 
@@ -432,7 +486,7 @@ impl ManifestCache {
             .filter(|p| {
                 p.file_name()
                     .and_then(|n| n.to_str())
-                    .is_some_and(|n| n.len() == 64 && n.bytes().all(|b| b.is_ascii_hexdigit()))
+                    .is_some_and(is_topology_hash)
             })
             .collect();
         dirs.sort();
@@ -461,7 +515,13 @@ fn read_file(path: &Path) -> std::result::Result<TuningManifest, ReadError> {
         Err(ReadRefusal::Missing) => return Err(ReadError::Missing),
         Err(why) => return Err(ReadError::Unusable(why.to_string())),
     };
-    serde_json::from_slice(&bytes).map_err(|e| {
+    parse(&bytes)
+}
+
+/// A manifest from the bytes of its file: what is wrong with them is a reason, never a
+/// panic.
+fn parse(bytes: &[u8]) -> std::result::Result<TuningManifest, ReadError> {
+    serde_json::from_slice(bytes).map_err(|e| {
         let what = if e.is_eof() {
             "it is truncated"
         } else {

@@ -16,8 +16,9 @@
 //! The typed methods (`rt.gemv(..)`, `gemv::run`, `gemv::launch`) use
 //! [`ForgeRuntime::schedule_for_threads`]: the winner of the nearest tuned problem-size
 //! bucket in the manifest cache, where a trustworthy one is stored for this hardware and
-//! this kernel (its [`crate::kernel::KernelId`]: two kernels of one name never share a winner), else the
-//! declared schedule.
+//! this kernel (its [`crate::kernel::KernelId`]: two kernels of one name never share a winner), else
+//! in the manifest bundle the runtime was built with ([`RuntimeBuilder::manifest_bundle`]),
+//! else the declared schedule.
 
 pub mod launch;
 pub mod tensors;
@@ -26,7 +27,7 @@ pub use crate::device::RuntimeStats;
 use crate::device::{adapter, Gpu};
 use crate::error::{ForgeError, Result};
 use crate::kernel::{Feature, Kernel};
-use crate::manifest::{ManifestCache, ManifestKey, ManifestMemo, TuningManifest};
+use crate::manifest::{ManifestBundle, ManifestCache, ManifestKey, ManifestMemo, TuningManifest};
 use crate::schedule::Schedule;
 pub use crate::target::Backend;
 use crate::topology::HardwareProfile;
@@ -63,6 +64,18 @@ pub struct RuntimeBuilder {
     /// `Some(false)` keeps the driver's pipeline cache off disk; `None` follows
     /// `FORGE_PIPELINE_CACHE`.
     pipeline_cache: Option<bool>,
+    /// A manifest bundle's bytes, decoded (and checked) by `build`.
+    bundle: Option<BundleBytes>,
+}
+
+/// A bundle's bytes as the builder holds them until `build`: debug-printed as a length.
+#[derive(Clone)]
+struct BundleBytes(std::borrow::Cow<'static, [u8]>);
+
+impl fmt::Debug for BundleBytes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} bytes", self.0.len())
+    }
 }
 
 impl RuntimeBuilder {
@@ -134,9 +147,53 @@ impl RuntimeBuilder {
         self
     }
 
+    /// Tuned manifests to fall back on where the cache holds none for a kernel: a bundle
+    /// that `forge cache export FILE` wrote, typically embedded in the program with
+    /// `include_bytes!`, so that a program running where there is no cache directory (the
+    /// web) or on a fresh machine still runs its kernels with the schedules tuned on this
+    /// hardware. See [`crate::manifest::bundle`].
+    ///
+    /// The bundle is checked by [`RuntimeBuilder::build`]: bytes that are not a bundle, or
+    /// whose checksum does not match, are a [`ForgeError::BadBundle`] from there. Its
+    /// entries are checked when a kernel's schedule is looked up, as the cache's files are
+    /// ([`crate::manifest::trust`]): only an entry for this hardware's topology, this
+    /// kernel's source, this emission backend and crate version is used; a trusted
+    /// manifest in the cache comes first.
+    ///
+    /// ```
+    /// use forge_core::manifest::ManifestBundle;
+    /// use forge_core::{ForgeError, ForgeRuntime};
+    /// // In a program: `.manifest_bundle(include_bytes!("../tuned.bundle").as_slice())`.
+    /// let bytes = ManifestBundle::new().to_bytes()?;
+    /// let rt = ForgeRuntime::builder().manifest_bundle(bytes.clone()).build()?;
+    /// assert_eq!(rt.manifest_bundle().map(|b| b.entries().len()), Some(0));
+    /// // A bundle damaged on the way is an error at build time, not a silent fallback.
+    /// let damaged = &bytes[..bytes.len() - 3];
+    /// let err = ForgeRuntime::builder().manifest_bundle(damaged.to_vec()).build().unwrap_err();
+    /// assert!(matches!(err, ForgeError::BadBundle { .. }), "{err}");
+    /// # Ok::<(), ForgeError>(())
+    /// ```
+    pub fn manifest_bundle(mut self, bytes: impl Into<std::borrow::Cow<'static, [u8]>>) -> Self {
+        self.bundle = Some(BundleBytes(bytes.into()));
+        self
+    }
+
+    /// The bundle handed to [`RuntimeBuilder::manifest_bundle`], decoded and checked.
+    fn decoded_bundle(&self) -> Result<Option<Arc<ManifestBundle>>> {
+        self.bundle
+            .as_ref()
+            .map(|b| {
+                ManifestBundle::decode(&b.0, "handed to `RuntimeBuilder::manifest_bundle`")
+                    .map(Arc::new)
+            })
+            .transpose()
+    }
+
     /// Finds the adapter, opens the device and builds the runtime.
     pub fn build(self) -> Result<ForgeRuntime> {
         let (emission, cache_dir, capacity) = self.settings()?;
+        // Checked before an adapter is looked for: a bad bundle fails at once.
+        let bundle = self.decoded_bundle()?;
         let persist_pipelines = self.persist_pipelines();
         let filter = match self.adapter {
             Some(name) => Some((name, "the builder")),
@@ -166,6 +223,7 @@ impl RuntimeBuilder {
             emission,
             cache_dir,
             persist_pipelines,
+            bundle,
         ))
     }
 
@@ -180,6 +238,7 @@ impl RuntimeBuilder {
         queue: wgpu::Queue,
     ) -> Result<ForgeRuntime> {
         let (emission, cache_dir, capacity) = self.settings()?;
+        let bundle = self.decoded_bundle()?;
         if emission.needs_passthrough()
             && !(adapter.get_info().backend == wgpu::Backend::Vulkan
                 && device
@@ -200,6 +259,7 @@ impl RuntimeBuilder {
             emission,
             cache_dir,
             self.persist_pipelines(),
+            bundle,
         ))
     }
 
@@ -254,8 +314,11 @@ pub struct ForgeRuntime {
     emission: Backend,
     cache_dir: Option<PathBuf>,
     profile: HardwareProfile,
-    /// Tuning manifests read from the cache (or just tuned), once per kernel.
+    /// Tuning manifests read from the cache or the bundle (or just tuned), once per kernel.
     manifests: ManifestMemo,
+    /// The manifests to fall back on where the cache has none
+    /// ([`RuntimeBuilder::manifest_bundle`]).
+    bundle: Option<Arc<ManifestBundle>>,
 }
 
 impl fmt::Debug for ForgeRuntime {
@@ -336,6 +399,7 @@ impl ForgeRuntime {
         emission: Backend,
         cache_dir: Option<PathBuf>,
         persist_pipelines: bool,
+        bundle: Option<Arc<ManifestBundle>>,
     ) -> Self {
         let profile = HardwareProfile::from_parts(
             gpu.info(),
@@ -353,6 +417,7 @@ impl ForgeRuntime {
             cache_dir,
             profile,
             manifests: ManifestMemo::default(),
+            bundle,
         }
     }
 
@@ -457,6 +522,12 @@ impl ForgeRuntime {
         self.profile.topology_hash()
     }
 
+    /// The manifest bundle the runtime falls back on, if it was built with one
+    /// ([`RuntimeBuilder::manifest_bundle`]).
+    pub fn manifest_bundle(&self) -> Option<&ManifestBundle> {
+        self.bundle.as_deref()
+    }
+
     /// The manifest cache under [`ForgeRuntime::cache_dir`], if the runtime has one.
     pub fn manifest_cache(&self) -> Option<ManifestCache> {
         self.cache_dir.as_ref().map(ManifestCache::new)
@@ -557,8 +628,8 @@ impl ForgeRuntime {
             .unwrap_or_else(|| kernel.default_schedule())
     }
 
-    /// The tuned schedule for `kernel`, if the manifest cache (or a tuning done by this
-    /// runtime) holds a certified winner that this adapter can run. A corrupt, foreign or
+    /// The tuned schedule for `kernel`, if the manifest cache (or the manifest bundle, or a
+    /// tuning done by this runtime) holds a certified winner that this adapter can run. A corrupt, foreign or
     /// stale manifest is ignored with a warning; see [`crate::manifest`].
     ///
     /// ```
@@ -588,16 +659,19 @@ impl ForgeRuntime {
         self.tuned_manifest(kernel)?.winner()
     }
 
-    /// The trusted manifest for `kernel`: read from the cache once per runtime and kernel,
-    /// or what this runtime's tuner wrote.
+    /// The trusted manifest for `kernel`, looked up once per runtime and kernel: the
+    /// cache's, else the manifest bundle's ([`RuntimeBuilder::manifest_bundle`]); or what
+    /// this runtime's tuner wrote.
     pub fn tuned_manifest(&self, kernel: &dyn Kernel) -> Option<Arc<TuningManifest>> {
         let id = kernel.id();
-        if self.cache_dir.is_none() {
+        if self.cache_dir.is_none() && self.bundle.is_none() {
             return self.manifests.peek(&id).flatten();
         }
         self.manifests.get_or_load(&id, || {
-            let cache = self.manifest_cache()?;
-            cache.load(&self.manifest_key(kernel), kernel, self.limits())
+            let key = self.manifest_key(kernel);
+            self.manifest_cache()
+                .and_then(|cache| cache.load(&key, kernel, self.limits()))
+                .or_else(|| self.bundle.as_ref()?.load(&key, kernel, self.limits()))
         })
     }
 
