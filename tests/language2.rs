@@ -562,3 +562,74 @@ fn kernels_of_the_second_edition_certify_at_every_schedule_and_knob() {
         }
     }
 }
+
+// ---- cost(..): what rooflines divide by ---------------------------------------------------
+
+/// `reps` passes over `x`: a kernel whose cost depends on two scalars.
+#[forge_kernel(threads = n, cost(bytes = 8 * n + 4, flops = 2 * n * reps))]
+pub fn repeated_axpy(x: &[f32; n], #[out] y: &mut [f32; n], n: u32, reps: u32) {
+    let i = global_index();
+    if i < n {
+        let mut s = 0.0f32;
+        for _r in 0..reps {
+            s = s.mul_add(0.5, x[i]);
+        }
+        y[i] = s;
+    }
+}
+
+/// Only bytes; the power makes `n = u32::MAX` overflow 64 bits (but not 128).
+#[forge_kernel(threads = n, cost(bytes = n * n * n))]
+pub fn cubed_bytes(x: &[f32; n], #[out] y: &mut [f32; n], n: u32) {
+    let i = global_index();
+    if i < n {
+        y[i] = x[i];
+    }
+}
+
+#[test]
+fn cost_evaluates_the_declared_expressions_over_the_scalars() {
+    use wgsl_forge::{Cost, ForgeError, Kernel, ScalarValue};
+    let mut rng = ChaCha8Rng::seed_from_u64(31);
+    for _ in 0..50 {
+        let (n, reps) = (rng.gen_range(1..1u32 << 31), rng.gen_range(0..1u32 << 31));
+        let cost = repeated_axpy::Kernel
+            .cost(&[ScalarValue::U32(n), ScalarValue::U32(reps)])
+            .unwrap();
+        assert_eq!(
+            cost,
+            Cost {
+                bytes: Some(8 * n as u64 + 4),
+                flops: Some(2 * n as u64 * reps as u64),
+            }
+        );
+    }
+    // The same kernel runs, and its results are what the cost describes: `reps` FMAs.
+    let x = random(100, 5);
+    let y = repeated_axpy::run(&mut rt(), &x, 100, 3).unwrap();
+    for (xi, yi) in x.iter().zip(&y) {
+        let want = 0.0f32.mul_add(0.5, *xi).mul_add(0.5, *xi).mul_add(0.5, *xi);
+        assert!(
+            (yi - want).abs() <= 1e-6 * (1.0 + want.abs()),
+            "{yi} vs {want} ({xi})"
+        );
+    }
+    let big = cubed_bytes::Kernel.cost(&[ScalarValue::U32(u32::MAX)]);
+    match big {
+        Err(ForgeError::BadExpression { what, expr, .. }) => {
+            assert_eq!((what, expr), ("bytes", "n * n * n"));
+        }
+        other => panic!("a cost past u64 must be an error, got {other:?}"),
+    }
+    assert_eq!(
+        cubed_bytes::Kernel.cost(&[ScalarValue::U32(1000)]).unwrap(),
+        Cost {
+            bytes: Some(1_000_000_000),
+            flops: None
+        }
+    );
+    // A scalar missing is an error, not a panic; a kernel without `cost` declares nothing.
+    assert!(cubed_bytes::Kernel.cost(&[]).is_err());
+    let plain = sim::row_sums::Kernel.cost(&[ScalarValue::U32(8)]).unwrap();
+    assert!(plain.is_empty());
+}

@@ -18,9 +18,11 @@
 
 mod bare;
 pub mod calls;
+pub mod roofline;
 
 pub use bare::Bare;
 use forge_core::certify::{case_rng, generate, Distribution};
+use forge_core::roofline::Roof;
 use forge_core::timing::{median, TimingOptions};
 use forge_core::{DynArgs, ForgeError, ForgeRuntime, Kernel, ScalarValue, Schedule};
 use forge_macros::forge_kernel;
@@ -29,7 +31,7 @@ use std::time::Instant;
 
 /// A device copy of `n` vec4s: the bandwidth every memory-bound kernel is measured against.
 #[forge_kernel(crate = ::forge_core, workgroup = 256, threads = n, ext = false,
-    tune(workgroup = [64, 128, 256, 512]))]
+    tune(workgroup = [64, 128, 256, 512]), cost(bytes = 32 * n))]
 pub fn copy_vec4(src: &[Vec4; n], #[out] dst: &mut [Vec4; n], n: u32) {
     let i = global_index();
     if i < n {
@@ -37,11 +39,45 @@ pub fn copy_vec4(src: &[Vec4; n], #[out] dst: &mut [Vec4; n], n: u32) {
     }
 }
 
+/// The compute roof: eight independent vec4 fused multiply-add chains per invocation, `iters`
+/// steps long, so the arithmetic units never wait on a dependency or on memory. Each step
+/// is 8 × 4 FMAs, 64 flops. The chains start from the invocation's index, so nothing
+/// folds at compile time, and their sum is written, so nothing is dead.
+#[forge_kernel(crate = ::forge_core, workgroup = 256, threads = n, ext = false,
+    tune(workgroup = [128, 256, 512]), cost(bytes = 4 * n, flops = 64 * n * iters))]
+pub fn peak_fma(#[out] y: &mut [f32; n], n: u32, iters: u32) {
+    let i = global_index();
+    if i < n {
+        let seed = (i % 1024) as f32 * 1e-3;
+        // |a| < 1 and small b keep every chain bounded, whatever `iters` is.
+        let a = Vec4::splat(0.999) - Vec4::splat(seed * 1e-3);
+        let b = Vec4::splat(1e-3);
+        let mut acc = [Vec4::ZERO; 8];
+        #[unroll]
+        for c in 0..8 {
+            acc[c] = Vec4::splat(seed + c as f32);
+        }
+        for _step in 0..iters {
+            #[unroll]
+            for c in 0..8 {
+                acc[c] = acc[c].mul_add(a, b);
+            }
+        }
+        let mut sum = Vec4::ZERO;
+        #[unroll]
+        for c in 0..8 {
+            sum += acc[c];
+        }
+        y[i] = sum.x + sum.y + sum.z + sum.w;
+    }
+}
+
 /// A probe for the GEMV design space: one workgroup per row, vec4 loads striding the row
 /// so each step reads 4 KiB contiguously, then a workgroup tree reduction. `n` must be a
 /// multiple of 4 (`n4 = n / 4`). Not a built-in: it measures how far codegen is from copy
 /// speed with the simplest memory-bound shape.
-#[forge_kernel(crate = ::forge_core, workgroup = 256, threads = m * 256, ext = false)]
+#[forge_kernel(crate = ::forge_core, workgroup = 256, threads = m * 256, ext = false,
+    cost(bytes = 4 * (m * n4 * 4 + n4 * 4 + m), flops = 8 * m * n4))]
 pub fn gemv_rows_vec4(
     a: &[Vec4; m * n4],
     x: &[Vec4; n4],
@@ -90,16 +126,7 @@ pub fn gemv_rows_vec4(
     }
 }
 
-/// What a case's throughput is counted in.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
-pub enum Work {
-    /// Bytes that must cross the memory bus (the floor of a memory-bound kernel).
-    Bytes(u64),
-    /// Floating-point operations (a compute-bound kernel).
-    Flops(u64),
-}
-
-/// One kernel at one shape.
+/// One kernel at one shape. Its work is the kernel's declared `cost(..)` at these scalars.
 pub struct Case {
     /// The kernel.
     pub kernel: &'static dyn Kernel,
@@ -107,8 +134,6 @@ pub struct Case {
     pub shape: String,
     /// The scalar arguments.
     pub scalars: Vec<ScalarValue>,
-    /// The work one dispatch does.
-    pub work: Work,
     /// The peer figure this case is compared with in `docs/PERFORMANCE.md`.
     pub peer: &'static str,
 }
@@ -132,6 +157,12 @@ pub struct BenchResult {
     pub tflops: Option<f64>,
     /// GB/s as a fraction of the device copy measured in the same run.
     pub frac_copy: Option<f64>,
+    /// TFLOP/s as a fraction of the peak FMA rate measured in the same run.
+    #[serde(default)]
+    pub frac_peak: Option<f64>,
+    /// Flops per byte, where the kernel declares both.
+    #[serde(default)]
+    pub intensity: Option<f64>,
     /// The peer to compare with.
     pub peer: String,
     /// The adapter.
@@ -161,8 +192,20 @@ pub fn cases(quick: bool) -> Vec<Case> {
         kernel: &copy_vec4::Kernel,
         shape: format!("{} MiB", (copy_n as u64 * 16) >> 20),
         scalars: vec![u(copy_n)],
-        work: Work::Bytes(2 * copy_n as u64 * 16),
         peer: "copy",
+    });
+    // Enough invocations to fill any GPU many times over, and enough steps that the FMAs
+    // dwarf the launch: 2^20 × 64 × 2048 = 137 GFLOP (lavapipe: 2^14 × 64 × 64).
+    let (peak_n, peak_iters): (u32, u32) = if quick {
+        (1 << 14, 64)
+    } else {
+        (1 << 20, 2048)
+    };
+    v.push(Case {
+        kernel: &peak_fma::Kernel,
+        shape: format!("{peak_n}x{peak_iters} steps"),
+        scalars: vec![u(peak_n), u(peak_iters)],
+        peer: "fp32 peak",
     });
     let gemvs: &[(u32, u32)] = if quick {
         &[(512, 512)]
@@ -174,7 +217,6 @@ pub fn cases(quick: bool) -> Vec<Case> {
             kernel: &gemv::Kernel,
             shape: format!("{m}x{n}"),
             scalars: vec![u(m), u(n)],
-            work: Work::Bytes(4 * (m as u64 * n as u64 + m as u64 + n as u64)),
             peer: "sgemv",
         });
     }
@@ -188,7 +230,6 @@ pub fn cases(quick: bool) -> Vec<Case> {
             kernel: &gemv_rows_vec4::Kernel,
             shape: format!("{m}x{n}"),
             scalars: vec![u(m), u(n / 4)],
-            work: Work::Bytes(4 * (m as u64 * n as u64 + m as u64 + n as u64)),
             peer: "sgemv",
         });
     }
@@ -202,7 +243,6 @@ pub fn cases(quick: bool) -> Vec<Case> {
             kernel: &gemm::Kernel,
             shape: format!("{n}^3"),
             scalars: vec![u(n), u(n), u(n)],
-            work: Work::Flops(2 * (n as u64).pow(3)),
             peer: "sgemm_fp32",
         });
     }
@@ -211,16 +251,13 @@ pub fn cases(quick: bool) -> Vec<Case> {
         kernel: &ternary_gemv::Kernel,
         shape: format!("{tm}x{tk}"),
         scalars: vec![u(tm), u(tk)],
-        // The floor is the packed weights: 2 bits per weight.
-        work: Work::Bytes(tm as u64 * tk as u64 / 4),
         peer: "copy (packed weight bytes)",
     });
-    // The same product on int8 activations; the floor is the same packed weights.
+    // The same product on int8 activations.
     v.push(Case {
         kernel: &ternary_gemv_w2a8::Kernel,
         shape: format!("{tm}x{tk}"),
         scalars: vec![u(tm), u(tk), ScalarValue::F32(1.0 / 127.0)],
-        work: Work::Bytes(tm as u64 * tk as u64 / 4),
         peer: "copy (packed weight bytes)",
     });
     let records: u32 = if quick { 1 << 14 } else { 1 << 24 };
@@ -228,7 +265,6 @@ pub fn cases(quick: bool) -> Vec<Case> {
         kernel: &p64_project::Kernel,
         shape: format!("{records} records"),
         scalars: vec![u(records)],
-        work: Work::Bytes(records as u64 * 68),
         peer: "copy",
     });
     v
@@ -275,13 +311,15 @@ pub fn run(
         ..TimingOptions::default()
     };
     let adapter = rt.adapter_info().name.clone();
-    let mut copy_gbps: Option<f64> = None;
+    // The copy and the FMA probe always run first: they are the roof every row is under.
+    let mut roof = Roof::default();
     let mut out = Vec::new();
     for case in cases(quick) {
-        let is_copy = case.kernel.name() == copy_vec4::NAME;
+        let name = case.kernel.name();
+        let is_roof = name == copy_vec4::NAME || name == peak_fma::NAME;
         // Probes run with the kernel they probe (`gemv_rows_vec4` with `gemv`).
         if !only.is_empty()
-            && !is_copy
+            && !is_roof
             && !only
                 .iter()
                 .any(|k| case.kernel.name().starts_with(k.as_str()))
@@ -340,22 +378,26 @@ pub fn run(
                 message: format!("no schedule could be timed at {}", case.shape),
             });
         };
-        let (gbps, tflops) = match case.work {
-            Work::Bytes(b) => (Some(b as f64 / ns), None),
-            Work::Flops(f) => (None, Some(f as f64 / ns / 1e3)),
-        };
-        if is_copy {
-            copy_gbps = gbps;
+        let cost = case.kernel.cost(&case.scalars)?;
+        let a = cost.achieved(ns, &roof);
+        if name == copy_vec4::NAME {
+            roof.copy_gbps = a.gbps;
+        } else if name == peak_fma::NAME {
+            roof.peak_tflops = a.tflops;
         }
+        // The roof's own rows are their roof.
+        let a = cost.achieved(ns, &roof);
         let r = BenchResult {
             kernel: case.kernel.name().to_string(),
             shape: case.shape.clone(),
             schedule: schedule.to_string(),
             us: ns / 1e3,
             default_us: default_ns / 1e3,
-            gbps,
-            tflops,
-            frac_copy: gbps.zip(copy_gbps).map(|(g, c)| g / c),
+            gbps: a.gbps,
+            tflops: a.tflops,
+            frac_copy: a.frac_copy,
+            frac_peak: a.frac_peak,
+            intensity: a.intensity,
             peer: case.peer.to_string(),
             adapter: adapter.clone(),
             input_sets,
@@ -365,13 +407,44 @@ pub fn run(
         progress(&r);
         out.push(r);
     }
-    out.extend(calls::run(rt, only, quick, copy_gbps, &mut progress)?);
+    out.extend(calls::run(rt, only, quick, &roof, &mut progress)?);
     if only.is_empty() || only.iter().any(|k| k == OVERHEAD) {
         let r = overhead(rt, quick)?;
         progress(&r);
         out.push(r);
     }
     Ok(out)
+}
+
+/// The copy bandwidth at about `bytes` of traffic (what `forge tune` divides a kernel's
+/// GB/s by): `copy_vec4` with `bytes / 32` vec4s, at least 512 KiB and at most what one
+/// binding holds, at its declared schedule, timed as the bench times.
+/// Returns the bytes the copy moved and its GB/s.
+pub fn copy_gbps_at(rt: &mut ForgeRuntime, bytes: u64) -> Result<(u64, f64), ForgeError> {
+    let limits = rt.limits();
+    let max_binding = limits
+        .max_storage_buffer_binding_size
+        .min(limits.max_buffer_size);
+    let n = (bytes / 32).clamp(1 << 14, (max_binding / 16).max(1 << 14));
+    let n = u32::try_from(n).unwrap_or(u32::MAX);
+    let scalars = [u(n)];
+    let args = arguments(&copy_vec4::Kernel, &scalars)?;
+    let schedule = copy_vec4::Kernel.default_schedule();
+    let t = rt.time_kernel_with(
+        &copy_vec4::Kernel,
+        &schedule,
+        &args,
+        &TimingOptions::default(),
+    )?;
+    let cost = copy_vec4::Kernel.cost(&scalars)?;
+    let gbps = cost
+        .achieved(t.timing.median_ns, &Roof::default())
+        .gbps
+        .ok_or_else(|| ForgeError::InvalidArgument {
+            kernel: copy_vec4::NAME,
+            message: "the copy could not be timed".into(),
+        })?;
+    Ok((cost.bytes.unwrap_or(0), gbps))
 }
 
 /// The name that selects the overhead row in `forge bench [KERNEL…]`.
@@ -443,6 +516,8 @@ pub fn overhead(rt: &mut ForgeRuntime, quick: bool) -> Result<BenchResult, Forge
         gbps: None,
         tflops: None,
         frac_copy: None,
+        frac_peak: None,
+        intensity: None,
         peer: "bare wgpu submit + readback".to_string(),
         adapter: rt.adapter_info().name.clone(),
         input_sets: 1,
@@ -591,15 +666,16 @@ pub fn comparison_table(rows: &[TimerComparison]) -> String {
 /// The results as an aligned table.
 pub fn table(results: &[BenchResult]) -> String {
     let mut s = format!(
-        "{:<14} {:<18} {:<24} {:>12} {:>12} {:>10} {:>10} {:>8} {:>5}\n",
+        "{:<18} {:<18} {:<30} {:>12} {:>12} {:>10} {:>8} {:>10} {:>8} {:>5}\n",
         "kernel",
         "shape",
         "schedule",
         "time (us)",
         "default (us)",
         "GB/s",
-        "TFLOP/s",
         "of copy",
+        "TFLOP/s",
+        "of peak",
         "sets"
     );
     for r in results {
@@ -607,7 +683,7 @@ pub fn table(results: &[BenchResult]) -> String {
             |v: Option<f64>, p: usize| v.map(|x| format!("{x:.p$}")).unwrap_or_else(|| "-".into());
         if let Some(peer) = r.peer_us {
             s.push_str(&format!(
-                "{:<14} {} ({}): {:.1} us against {:.1} us for {}, {:.2}x\n",
+                "{:<18} {} ({}): {:.1} us against {:.1} us for {}, {:.2}x\n",
                 r.kernel,
                 r.shape,
                 r.schedule,
@@ -619,15 +695,16 @@ pub fn table(results: &[BenchResult]) -> String {
             continue;
         }
         s.push_str(&format!(
-            "{:<14} {:<18} {:<24} {:>12.1} {:>12.1} {:>10} {:>10} {:>8} {:>5}\n",
+            "{:<18} {:<18} {:<30} {:>12.1} {:>12.1} {:>10} {:>8} {:>10} {:>8} {:>5}\n",
             r.kernel,
             r.shape,
             r.schedule,
             r.us,
             r.default_us,
             f(r.gbps, 1),
-            f(r.tflops, 2),
             f(r.frac_copy, 2),
+            f(r.tflops, 3),
+            f(r.frac_peak, 2),
             r.input_sets
         ));
     }

@@ -151,6 +151,10 @@ enum Command {
         /// wall clock, bare wgpu) to check the timer against independent clocks.
         #[arg(long)]
         compare_timers: bool,
+        /// Also draw the rows on a roofline (log-log: flop per byte against TFLOP/s, under
+        /// the copy bandwidth and the FMA peak measured in the same run) into this SVG.
+        #[arg(long)]
+        plot: Option<std::path::PathBuf>,
     },
     /// Tune every built-in kernel (each candidate certified, then timed) and cache the
     /// winners; prints a summary: kernel, winner, time, speedup over the declared schedule.
@@ -318,7 +322,12 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
             json,
             quick,
             compare_timers,
+            plot,
         } => {
+            // A path the plot may not replace fails before anything is timed.
+            if let Some(path) = &plot {
+                forge_core::files::check_replaceable(path)?;
+            }
             let named: Vec<String> = kernels
                 .iter()
                 .filter(|k| k.as_str() != forge_cli::bench::OVERHEAD)
@@ -361,6 +370,12 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
             written?;
             if !json {
                 out::bytes(forge_cli::bench::table(&results).as_bytes())?;
+            }
+            if let Some(path) = &plot {
+                forge_cli::bench::roofline::plot_svg(&results, path)?;
+                if !json {
+                    outln!("plot: {}", path.display());
+                }
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -834,7 +849,7 @@ fn print_table(
         })
         .collect();
     out::table(
-        ["kernel", "schedule", "cases", "max error", "verdict"],
+        &["kernel", "schedule", "cases", "max error", "verdict"],
         &rows,
     )?;
     for r in reports {

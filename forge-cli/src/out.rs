@@ -73,19 +73,16 @@ pub fn cell(text: &str, max: usize) -> String {
 
 /// Prints rows under a header, columns padded to their widest cell (padded by hand: a
 /// format width past `u16::MAX` panics).
-pub fn table<const N: usize>(
-    header: [&str; N],
-    rows: &[[String; N]],
-) -> Result<(), crate::CliError> {
-    let mut widths = header.map(|h| h.chars().count());
+pub fn table<R: AsRef<[String]>>(header: &[&str], rows: &[R]) -> Result<(), crate::CliError> {
+    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
     for row in rows {
-        for (w, c) in widths.iter_mut().zip(row) {
+        for (w, c) in widths.iter_mut().zip(row.as_ref()) {
             *w = (*w).max(c.chars().count());
         }
     }
     let print = |cells: Vec<&str>| -> Result<(), crate::CliError> {
         let mut text = String::new();
-        for (i, (c, w)) in cells.iter().zip(widths).enumerate() {
+        for (i, (c, w)) in cells.iter().zip(&widths).enumerate() {
             if i > 0 {
                 text.push_str("  ");
             }
@@ -102,7 +99,7 @@ pub fn table<const N: usize>(
     let rules: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
     print(rules.iter().map(String::as_str).collect())?;
     for row in rows {
-        print(row.iter().map(String::as_str).collect())?;
+        print(row.as_ref().iter().map(String::as_str).collect())?;
     }
     Ok(())
 }

@@ -1,12 +1,14 @@
 //! The tuning commands of `forge`: `auto-tune-all`, `tune KERNEL [--plot out.svg]`,
 //! `cache ls` and `cache clear`.
 
+use forge_cli::bench::roofline::rate;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 use wgsl_forge::certify::{CertOptions, Verdict};
 use wgsl_forge::manifest::{BucketTuning, CandidateResult, ManifestCache};
+use wgsl_forge::roofline::{Cost, Roof};
 use wgsl_forge::tune::{self, TuneEvent, TuneOptions, TuneReport};
 use wgsl_forge::{ForgeError, ForgeRuntime, Kernel};
 
@@ -143,7 +145,7 @@ pub fn auto_tune_all(
         })
         .collect();
     out::table(
-        [
+        &[
             "kernel",
             "problem",
             "certified",
@@ -219,7 +221,27 @@ pub fn tune_one(
         })?;
         outln!("{text}");
     } else {
-        print_candidates(rt, &report)?;
+        // The achieved rates, where the kernel declares its cost: bytes against a copy of
+        // the same traffic timed now, on the same adapter.
+        let cost = kernel.cost(&report.bucket.scalars)?;
+        let copy = cost
+            .bytes
+            .map(|b| forge_cli::bench::copy_gbps_at(rt, b))
+            .transpose()?;
+        let roof = Roof {
+            copy_gbps: copy.map(|(_, gbps)| gbps),
+            peak_tflops: None,
+        };
+        print_candidates(rt, &report, &cost, &roof)?;
+        if let (Some(b), Some((copied, gbps))) = (cost.bytes, copy) {
+            outln!(
+                "cost at {}: {b} bytes{}; a device copy of {copied} bytes: {gbps:.1} GB/s",
+                report.bucket.problem,
+                cost.flops
+                    .map(|f| format!(", {f} flops"))
+                    .unwrap_or_default()
+            );
+        }
         where_stored(rt, &report)?;
     }
     if let Some(path) = plot {
@@ -236,7 +258,12 @@ pub fn tune_one(
     Ok(ExitCode::SUCCESS)
 }
 
-fn print_candidates(rt: &ForgeRuntime, r: &TuneReport) -> Result<(), CliError> {
+fn print_candidates(
+    rt: &ForgeRuntime,
+    r: &TuneReport,
+    cost: &Cost,
+    roof: &Roof,
+) -> Result<(), CliError> {
     outln!(
         "kernel {} on {} ({:?}), emission {}; problem {} (bucket {}: 2^{} threads)",
         r.kernel,
@@ -248,7 +275,7 @@ fn print_candidates(rt: &ForgeRuntime, r: &TuneReport) -> Result<(), CliError> {
         r.bucket.bucket
     );
     let default_ns = r.default_ns();
-    let rows: Vec<[String; 6]> = r
+    let rows: Vec<Vec<String>> = r
         .bucket
         .candidates
         .iter()
@@ -260,7 +287,7 @@ fn print_candidates(rt: &ForgeRuntime, r: &TuneReport) -> Result<(), CliError> {
             if c.schedule == r.default_schedule {
                 mark.push_str(" (default)");
             }
-            [
+            let mut row = vec![
                 format!("{}{mark}", c.schedule),
                 c.verdict
                     .map_or_else(|| "skipped".into(), |v| v.to_string()),
@@ -275,20 +302,34 @@ fn print_candidates(rt: &ForgeRuntime, r: &TuneReport) -> Result<(), CliError> {
                     |t| format!("{}x{}", t.samples.len(), t.repeats),
                 ),
                 fmt_speedup(default_ns.zip(c.median_ns()).map(|(d, n)| d / n)),
-            ]
+            ];
+            let a = c.median_ns().map(|ns| cost.achieved(ns, roof));
+            let f = |v: Option<f64>, p: usize| v.map_or_else(|| "-".into(), |x| format!("{x:.p$}"));
+            if cost.bytes.is_some() {
+                row.push(f(a.and_then(|a| a.gbps), 1));
+                row.push(f(a.and_then(|a| a.frac_copy), 2));
+            }
+            if cost.flops.is_some() {
+                row.push(a.and_then(|a| a.tflops).map_or_else(|| "-".into(), rate));
+            }
+            row
         })
         .collect();
-    out::table(
-        [
-            "schedule",
-            "verdict",
-            "max abs err",
-            "median",
-            "passes x repeats",
-            "vs default",
-        ],
-        &rows,
-    )?;
+    let mut headers = vec![
+        "schedule",
+        "verdict",
+        "max abs err",
+        "median",
+        "passes x repeats",
+        "vs default",
+    ];
+    if cost.bytes.is_some() {
+        headers.extend(["GB/s", "of copy"]);
+    }
+    if cost.flops.is_some() {
+        headers.push("FLOP/s");
+    }
+    out::table(&headers, &rows)?;
     for c in &r.bucket.candidates {
         if let (Some(note), false) = (&c.note, c.eligible()) {
             outln!("  {}: {}", c.schedule, out::escape(note));
@@ -505,7 +546,7 @@ pub fn cache_ls(dir: &Path, current_topology: Option<&str>) -> Result<ExitCode, 
         })
         .collect();
     out::table(
-        [
+        &[
             "topology",
             "kernel",
             "adapter",

@@ -491,3 +491,114 @@ fn info_says_which_backends_only_emit() {
         .starts_with("emit-only"));
     assert_eq!(json["backends"].as_object().unwrap().len(), 7);
 }
+
+/// `forge bench --quick --json --plot`: every row's GB/s and TFLOP/s are the kernel's
+/// declared cost over its time (computed here from the kernels' definitions), fractions are
+/// of the copy and FMA rows of the same run, and the SVG places the rows with both
+/// measures on the roofline.
+#[test]
+fn bench_rates_come_from_the_declared_cost_and_plot_on_a_roofline() {
+    let dir = temp_dir("roofline");
+    let svg = dir.join("roofline.svg");
+    let out = forge(&[
+        "bench",
+        "--quick",
+        "--json",
+        "gemv",
+        "gemm",
+        "--plot",
+        &path_arg(&svg),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let rows: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
+        .collect();
+    let row = |kernel: &str| {
+        rows.iter()
+            .find(|r| r["kernel"] == kernel)
+            .unwrap_or_else(|| panic!("no {kernel} row in {rows:?}"))
+    };
+    let f = |r: &serde_json::Value, k: &str| r[k].as_f64().unwrap_or_else(|| panic!("{k} in {r}"));
+    let close = |a: f64, b: f64, what: &str| {
+        assert!(
+            (a - b).abs() <= 1e-9 * b.abs().max(1.0),
+            "{what}: {a} vs {b}"
+        )
+    };
+    let (copy, peak) = (row("copy_vec4"), row("peak_fma"));
+    // The copy reads and writes 2^18 vec4s; the probe runs 2^14 × 64 steps of 64 flops.
+    close(
+        f(copy, "gbps"),
+        2.0 * 16.0 * (1u64 << 18) as f64 / (f(copy, "us") * 1e3),
+        "copy",
+    );
+    let peak_tflops = 64.0 * (1u64 << 14) as f64 * 64.0 / (f(peak, "us") * 1e6);
+    close(f(peak, "tflops"), peak_tflops, "peak");
+    let (m, n) = (512.0, 512.0);
+    let gemv = row("gemv");
+    let gemv_gbps = 4.0 * (m * n + m + n) / (f(gemv, "us") * 1e3);
+    close(f(gemv, "gbps"), gemv_gbps, "gemv GB/s");
+    close(
+        f(gemv, "frac_copy"),
+        gemv_gbps / f(copy, "gbps"),
+        "gemv of copy",
+    );
+    close(
+        f(gemv, "tflops"),
+        2.0 * m * n / (f(gemv, "us") * 1e6),
+        "gemv TFLOP/s",
+    );
+    close(
+        f(gemv, "intensity"),
+        2.0 * m * n / (4.0 * (m * n + m + n)),
+        "gemv intensity",
+    );
+    let gemm = row("gemm");
+    let gemm_tflops = 2.0 * 128f64.powi(3) / (f(gemm, "us") * 1e6);
+    close(f(gemm, "tflops"), gemm_tflops, "gemm TFLOP/s");
+    close(
+        f(gemm, "frac_peak"),
+        gemm_tflops / peak_tflops,
+        "gemm of peak",
+    );
+    let text = std::fs::read_to_string(&svg).expect("the plot is written");
+    assert!(text.starts_with("<svg") && text.trim_end().ends_with("</svg>"));
+    for label in ["gemv 512x512", "gemm 128^3", "roof: copy", "FMA peak"] {
+        assert!(text.contains(label), "{label} missing from the roofline");
+    }
+    // The probe is the roof, not a point under it.
+    assert!(
+        !text.contains("peak_fma"),
+        "the FMA probe is drawn as a point"
+    );
+}
+
+/// `forge tune` prints each candidate's GB/s, its fraction of a copy timed in the same run,
+/// and its FLOP/s, from the kernel's declared cost at the problem tuned.
+#[test]
+fn tune_prints_rates_from_the_declared_cost() {
+    let cache = temp_dir("tune-rates");
+    let out = forge(&[
+        "--cache-dir",
+        &path_arg(&cache),
+        "tune",
+        "axpy",
+        "--problem",
+        "a=0.5,n=1000",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let header = text
+        .lines()
+        .find(|l| l.starts_with("schedule"))
+        .expect("a table");
+    for column in ["GB/s", "of copy", "FLOP/s"] {
+        assert!(header.contains(column), "{column} missing: {header}");
+    }
+    // axpy reads x and y and writes y (12 bytes an element) and does one FMA.
+    assert!(
+        text.contains("cost at a=0.5, n=1000: 12000 bytes, 2000 flops; a device copy of"),
+        "{text}"
+    );
+}

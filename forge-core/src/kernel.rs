@@ -8,6 +8,7 @@
 //! tolerance and the features its shader needs.
 
 use crate::error::{ForgeError, Result};
+use crate::roofline::Cost;
 use crate::schedule::{Schedule, Threads, TuneSpace};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -813,6 +814,12 @@ pub trait Kernel: Sync {
     /// The optional device features the kernel's shader needs.
     fn features(&self) -> &'static [Feature] {
         &[]
+    }
+    /// The declared cost of a call with these scalars (`cost(bytes = .., flops = ..)`), for
+    /// rooflines: what `forge bench` and `forge tune` divide by the time. A kernel that
+    /// declares none has an empty [`Cost`]; an expression that overflows is an error.
+    fn cost(&self, _scalars: &[ScalarValue]) -> Result<Cost> {
+        Ok(Cost::default())
     }
     /// Runs the independent reference, where the kernel names one.
     fn reference_dyn(&self, _args: &DynArgs) -> Option<Result<Vec<HostBuffer>>> {

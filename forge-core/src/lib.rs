@@ -32,6 +32,7 @@ pub mod files;
 pub mod kernel;
 pub mod plan;
 pub mod records;
+pub mod roofline;
 pub mod schedule;
 pub mod target;
 pub mod topology;
@@ -64,6 +65,7 @@ pub use kernel::{
     ScalarParam, ScalarType, ScalarValue, StructField, StructLayout, Tolerance,
 };
 pub use manifest::{ManifestCache, TuningManifest};
+pub use roofline::Cost;
 pub use runtime::launch::HostArg;
 pub use runtime::{Backend, ForgeRuntime, RuntimeBuilder, RuntimeStats};
 pub use schedule::{Schedule, Threads, TuneSpace};
@@ -82,6 +84,7 @@ pub mod __private {
         Tolerance,
     };
     pub use crate::oracle;
+    pub use crate::roofline::Cost;
     pub use crate::runtime::launch::HostArg;
     pub use crate::runtime::ForgeRuntime;
     pub use crate::schedule::{Schedule, Threads, TuneSpace};

@@ -934,6 +934,42 @@ impl<'k> Items<'k> {
         }
     }
 
+    /// `Kernel::cost`, where the kernel declares `cost(..)`: each term evaluated in checked
+    /// LEN arithmetic over the scalars.
+    fn cost_fn(&self) -> TokenStream {
+        let k = self.k;
+        if k.options.cost.is_empty() {
+            return quote!();
+        }
+        let oracle_mod = &self.oracle_mod;
+        let (err, scalar_value) = (self.p.error(), self.p.scalar_value());
+        let cost = self.p.cost();
+        let len_module = quote!(#oracle_mod::len);
+        let term = |kind: CostKind| match k.options.cost.iter().find(|(c, _, _)| *c == kind) {
+            Some((_, e, text)) => {
+                let what = kind.name();
+                let e = len_rust(e, k, &len_module, false);
+                quote!(::core::option::Option::Some(#oracle_mod::finish_cost(NAME, #what, #text, #e)?))
+            }
+            None => quote!(::core::option::Option::None),
+        };
+        let (bytes, flops) = (term(CostKind::Bytes), term(CostKind::Flops));
+        let scalar_getters = self.scalar_getters();
+        let check = self.p.check_scalar_count();
+        let n = k.scalars.len();
+        let body = self.body(quote! {
+            #check(NAME, #n, __fg_s.len())?;
+            #(#scalar_getters)*
+            Ok(#cost { bytes: #bytes, flops: #flops })
+        });
+        quote! {
+            #[allow(unused_variables)]
+            fn cost(&self, __fg_s: &[#scalar_value]) -> ::core::result::Result<#cost, #err> {
+                #body
+            }
+        }
+    }
+
     /// `let` statements that take the scalar parameters out of a `DynArgs`' scalars.
     fn scalar_getters(&self) -> Vec<TokenStream> {
         let oracle_mod = &self.oracle_mod;
@@ -1107,6 +1143,7 @@ impl<'k> Items<'k> {
             Ok(#threads_ty(__threads(#(#scalar_ids),*)?.map(u64::from)))
         });
         let cpu_dyn = self.body(cpu_dyn);
+        let cost_fn = self.cost_fn();
         quote! {
             /// The kernel as the certifier, the tuner and the CLI see it.
             #[derive(Clone, Copy, Debug, Default)]
@@ -1135,6 +1172,7 @@ impl<'k> Items<'k> {
                 #features_fn
                 #workgroup_free_fn
                 #special_values_fn
+                #cost_fn
                 fn binding_lens(&self, __fg_s: &[#scalar_value]) -> ::core::result::Result<::std::vec::Vec<u64>, #err> {
                     #lens
                 }

@@ -275,6 +275,7 @@ fn compile(
     let (bindings, scalars, params) = parse::params(&cx, func, &structs);
     parse::resolve_threads(&cx, &scalars, &mut options);
     parse::resolve_cases(&cx, &scalars, &mut options);
+    parse::resolve_cost(&cx, &scalars, &mut options);
 
     let knobs = options.knobs.clone();
     let module = lower::Module {

@@ -1137,6 +1137,30 @@ pub struct Options {
     /// `special_values = true`: the kernel handles NaN, infinities and subnormals, and is
     /// certified on them.
     pub special_values: bool,
+    /// `cost(bytes = EXPR, flops = EXPR)` as written, until `parse::resolve_cost` resolves
+    /// it against the scalars.
+    pub cost_syn: Vec<(CostKind, syn::Expr)>,
+    /// The declared cost of one call, for rooflines: each measure a LEN over the scalars,
+    /// with its text.
+    pub cost: Vec<(CostKind, LenExpr, String)>,
+}
+
+/// What a `cost(..)` term counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CostKind {
+    /// `bytes = EXPR`: the bytes a call must move to or from memory.
+    Bytes,
+    /// `flops = EXPR`: the floating-point operations a call does.
+    Flops,
+}
+
+impl CostKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            CostKind::Bytes => "bytes",
+            CostKind::Flops => "flops",
+        }
+    }
 }
 
 /// A module's `const NAME: T = value;`, for every kernel and helper of the module.

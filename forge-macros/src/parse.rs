@@ -3,8 +3,8 @@
 
 use crate::ctxt::Ctxt;
 use crate::model::{
-    Access, BindingParam, Case, CaseValue, ConstLen, Knob, LenExpr, LenMethod, LenOp, Options,
-    ParamRef, Scalar, ScalarParam, StructDef, StructField, Ty,
+    Access, BindingParam, Case, CaseValue, ConstLen, CostKind, Knob, LenExpr, LenMethod, LenOp,
+    Options, ParamRef, Scalar, ScalarParam, StructDef, StructField, Ty,
 };
 use proc_macro2::{Span, TokenStream};
 use syn::spanned::Spanned;
@@ -23,6 +23,10 @@ const OPTIONS: &[(&str, &str)] = &[
     ("knobs", "`knobs(TILE = 64)`"),
     ("ext", "`ext = false`"),
     ("special_values", "`special_values = true`"),
+    (
+        "cost",
+        "`cost(bytes = 4 * (m * n + m + n), flops = 2 * m * n)`",
+    ),
     ("crate", "`crate = ::wgsl_forge`"),
 ];
 
@@ -214,6 +218,8 @@ pub fn options(cx: &Ctxt, attr: TokenStream) -> Options {
         ext: true,
         knobs: Vec::new(),
         special_values: false,
+        cost_syn: Vec::new(),
+        cost: Vec::new(),
     };
     let mut threads_expr: Option<syn::Expr> = None;
     let mut seen: Vec<String> = Vec::new();
@@ -468,6 +474,34 @@ pub fn options(cx: &Ctxt, attr: TokenStream) -> Options {
                         values: case,
                         resolved: None,
                     });
+                }
+            }
+            "cost" => {
+                if option_list(cx, &meta, "cost")? {
+                    meta.parse_nested_meta(|inner| {
+                        let kind = match ident_text(&inner.path).as_str() {
+                            "bytes" => CostKind::Bytes,
+                            "flops" => CostKind::Flops,
+                            k => {
+                                cx.error_spanned(
+                                    &inner.path,
+                                    format!("unknown cost `{k}`; a cost counts `bytes` and `flops`: write {}", option_form("cost")),
+                                );
+                                return skip_option_value(&inner);
+                            }
+                        };
+                        if o.cost_syn.iter().any(|(k, _)| *k == kind) {
+                            cx.error_spanned(
+                                &inner.path,
+                                format!("`{}` is given twice in `cost`; keep one", kind.name()),
+                            );
+                            return skip_option_value(&inner);
+                        }
+                        if let Some(e) = option_value(cx, &inner, "cost")? {
+                            o.cost_syn.push((kind, e));
+                        }
+                        Ok(())
+                    })?;
                 }
             }
             "tolerance" => {
@@ -831,6 +865,14 @@ pub fn resolve_threads(cx: &Ctxt, scalars: &[ScalarParam<'_>], o: &mut Options) 
         }
     }
     o.threads = Some((lens, len_text(&e), e.span()));
+}
+
+/// Resolves `cost(bytes = .., flops = ..)` against the scalar parameters: each term is a
+/// LEN expression, evaluated at call time in checked 128-bit arithmetic.
+pub fn resolve_cost(cx: &Ctxt, scalars: &[ScalarParam<'_>], o: &mut Options) {
+    for (kind, e) in std::mem::take(&mut o.cost_syn) {
+        o.cost.push((kind, len_expr(cx, &e, scalars), len_text(&e)));
+    }
 }
 
 /// Parses the signature into bindings and scalars, in declaration order.

@@ -21,6 +21,9 @@ impl Paths {
         quote!(#k::__private::#item)
     }
 
+    pub fn cost(&self) -> TokenStream {
+        self.p(quote!(Cost))
+    }
     pub fn error(&self) -> TokenStream {
         self.p(quote!(ForgeError))
     }

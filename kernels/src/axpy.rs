@@ -5,7 +5,8 @@ use forge_macros::forge_kernel;
 
 /// `y = a·x + y`, in place through a `&mut` binding.
 #[forge_kernel(crate = ::forge_core, workgroup = 64, threads = n, reference = axpy_reference,
-    case(a = 2.5, n = 1), case(a = -1.0, n = 1000), case(a = 0.5, n = 65))]
+    case(a = 2.5, n = 1), case(a = -1.0, n = 1000), case(a = 0.5, n = 65),
+    cost(bytes = 12 * n, flops = 2 * n))]
 pub fn axpy(a: f32, x: &[f32; n], y: &mut [f32; n], n: u32) {
     let i = global_index();
     if i < n {

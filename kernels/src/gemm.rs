@@ -58,7 +58,7 @@ use std::borrow::BorrowMut;
     reference = gemm_reference, tolerance(abs = 1e-4, rel = 1e-4),
     case(m = 1, k = 1, n = 1), case(m = 2, k = 3, n = 2), case(m = 7, k = 13, n = 29),
     case(m = 67, k = 71, n = 73), case(m = 130, k = 17, n = 3), case(m = 3, k = 37, n = 131),
-    case(m = 130, k = 37, n = 133))]
+    case(m = 130, k = 37, n = 133), cost(bytes = 4 * (m * k + k * n + m * n), flops = 2 * m * k * n))]
 pub fn gemm(
     a: &[f32; m * k],
     b: &[f32; k * n],

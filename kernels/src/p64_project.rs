@@ -29,7 +29,8 @@ use std::borrow::BorrowMut;
 #[forge_kernel(crate = ::forge_core, workgroup = 256, threads = record_count, ext = false,
     tune(workgroup = [64, 128, 256], items = [1, 2, 4]),
     reference = p64_project_reference, tolerance(abs = 1e-3, rel = 1e-4),
-    case(record_count = 1), case(record_count = 7), case(record_count = 257), case(record_count = 1031))]
+    case(record_count = 1), case(record_count = 7), case(record_count = 257), case(record_count = 1031),
+    cost(bytes = 68 * record_count + 64, flops = 32 * record_count))]
 pub fn p64_project(
     records: &[UVec4; record_count * 4],
     weights: &[f32; 16],

@@ -69,7 +69,10 @@ mod tables {
         reference = ternary_gemv_reference, tolerance(abs = 1e-4, rel = 1e-4),
         case(m = 1, k = 1), case(m = 2, k = 4), case(m = 7, k = 13), case(m = 3, k = 16),
         case(m = 5, k = 1031), case(m = 300, k = 17), case(m = 131, k = 2053),
-        case(m = 70, k = 4100))]
+        case(m = 70, k = 4100),
+        // Packed weights, x, scale and y; a ternary weight costs an add, counted as the
+        // multiply-add of the dense product it replaces.
+        cost(bytes = 4 * (m * k.div_ceil(16) + k + 2 * m), flops = 2 * m * k))]
     pub fn ternary_gemv(
         x: &[f32; k],
         packed_w: &[u32; m * k.div_ceil(16)],

@@ -82,7 +82,10 @@ mod w2a8 {
         reference = ternary_gemv_w2a8_reference,
         case(m = 1, k = 1, x_scale = 0.5), case(m = 3, k = 16, x_scale = 1.0),
         case(m = 7, k = 13, x_scale = 0.25), case(m = 33, k = 1031, x_scale = 0.125),
-        case(m = 300, k = 17, x_scale = 2.0), case(m = 70, k = 4100, x_scale = 0.0078125))]
+        case(m = 300, k = 17, x_scale = 2.0), case(m = 70, k = 4100, x_scale = 0.0078125),
+        // Packed weights, the int8 activations (a UVec4 per weight word), scale and y. The
+        // arithmetic is integer: no flops.
+        cost(bytes = 4 * m * k.div_ceil(16) + 16 * k.div_ceil(16) + 8 * m))]
     pub fn ternary_gemv_w2a8(
         xq: &[UVec4; k.div_ceil(16)],
         packed_w: &[u32; m * k.div_ceil(16)],

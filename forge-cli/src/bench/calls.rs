@@ -11,8 +11,9 @@
 //! Shapes are written as `key=value` pairs (`n=1024 batch=16384`), which
 //! `scripts/perf_table.py` matches against the peers' figures.
 
-use super::{BenchResult, Work};
+use super::BenchResult;
 use forge_core::certify::{case_rng, generate, Distribution};
+use forge_core::roofline::{Cost, Roof};
 use forge_core::timing::TimingOptions;
 use forge_core::{ElemType, ForgeError, ForgeRuntime, GpuTensor, Kernel, ScalarType, Schedule};
 use forge_kernels::fft::{fft_pass, fft_radices, fft_record_plan, FftPlan};
@@ -138,28 +139,32 @@ fn schedules(
 struct Row<'a> {
     kernel: &'static str,
     shape: String,
-    work: Work,
+    /// The bytes a call cannot avoid moving.
+    bytes: u64,
     peer: &'static str,
-    copy_gbps: Option<f64>,
+    roof: &'a Roof,
     adapter: &'a str,
 }
 
 impl Row<'_> {
     fn result(self, t: Timed) -> BenchResult {
         let (schedule, ns, first) = (t.best, t.ns, t.first_ns);
-        let gbps = match self.work {
-            Work::Bytes(b) => Some(b as f64 / ns),
-            Work::Flops(_) => None,
+        let cost = Cost {
+            bytes: Some(self.bytes),
+            flops: None,
         };
+        let a = cost.achieved(ns, self.roof);
         BenchResult {
             kernel: self.kernel.to_string(),
             shape: self.shape,
             schedule,
             us: ns / 1e3,
             default_us: first / 1e3,
-            gbps,
+            gbps: a.gbps,
             tflops: None,
-            frac_copy: gbps.zip(self.copy_gbps).map(|(g, c)| g / c),
+            frac_copy: a.frac_copy,
+            frac_peak: None,
+            intensity: None,
             peer: self.peer.to_string(),
             adapter: self.adapter.to_string(),
             input_sets: 1,
@@ -174,7 +179,7 @@ pub fn run(
     rt: &mut ForgeRuntime,
     only: &[String],
     quick: bool,
-    copy_gbps: Option<f64>,
+    roof: &Roof,
     progress: &mut impl FnMut(&BenchResult),
 ) -> Result<Vec<BenchResult>, ForgeError> {
     let wanted = |name: &str| only.is_empty() || only.iter().any(|k| name.starts_with(k.as_str()));
@@ -257,9 +262,9 @@ pub fn run(
                 kernel: "fft",
                 shape: format!("n={n} batch={batch}"),
                 // The floor: the data read once and written once.
-                work: Work::Bytes(2 * (n * batch) as u64 * 8),
+                bytes: 2 * (n * batch) as u64 * 8,
                 peer: "cuFFT c2c",
-                copy_gbps,
+                roof,
                 adapter: &adapter,
             }
             .result(best);
@@ -300,9 +305,9 @@ pub fn run(
                 kernel: "topk_blocks",
                 shape: format!("n={n} block={block} k={k}"),
                 // The floor: the input read once, values and indices written once.
-                work: Work::Bytes(n as u64 * 4 + outs as u64 * 8),
+                bytes: n as u64 * 4 + outs as u64 * 8,
                 peer: "torch.topk on x.view(-1, block)",
-                copy_gbps,
+                roof,
                 adapter: &adapter,
             }
             .result(best);
@@ -332,9 +337,9 @@ pub fn run(
                 kernel: "topk_global",
                 shape: format!("n={n} k={k}"),
                 // The floor: the input read once.
-                work: Work::Bytes(n as u64 * 4),
+                bytes: n as u64 * 4,
                 peer: "torch.topk",
-                copy_gbps,
+                roof,
                 adapter: &adapter,
             }
             .result(best);

@@ -629,26 +629,45 @@ pub fn finish_len(
     expr: &'static str,
     v: len::R,
 ) -> Result<usize> {
-    let v = v.map_err(|reason| ForgeError::BadExpression {
+    let why = (
+        "the length is negative",
+        "the length does not fit in memory",
+    );
+    finish_count(kernel, what, expr, v, why)
+}
+
+/// Turns a `cost(bytes = .., flops = ..)` term into a count, naming the kernel, the
+/// measure and the expression on failure.
+pub fn finish_cost(
+    kernel: &'static str,
+    what: &'static str,
+    expr: &'static str,
+    v: len::R,
+) -> Result<u64> {
+    let why = ("the cost is negative", "the cost does not fit in 64 bits");
+    finish_count(kernel, what, expr, v, why)
+}
+
+/// A LEN result as a count of type `T`; `why` says what a negative value and a value past
+/// `T` are.
+fn finish_count<T: TryFrom<i128>>(
+    kernel: &'static str,
+    what: &'static str,
+    expr: &'static str,
+    v: len::R,
+    (negative, too_big): (&'static str, &'static str),
+) -> Result<T> {
+    let bad = |reason| ForgeError::BadExpression {
         kernel,
         what,
         expr,
         reason,
-    })?;
+    };
+    let v = v.map_err(bad)?;
     if v < 0 {
-        return Err(ForgeError::BadExpression {
-            kernel,
-            what,
-            expr,
-            reason: "the length is negative",
-        });
+        return Err(bad(negative));
     }
-    usize::try_from(v).map_err(|_| ForgeError::BadExpression {
-        kernel,
-        what,
-        expr,
-        reason: "the length does not fit in memory",
-    })
+    T::try_from(v).map_err(|_| bad(too_big))
 }
 
 /// Turns a `threads` result into a count; zero threads is zero-sized work.
