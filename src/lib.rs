@@ -49,7 +49,7 @@
 //! -- certify`. A library user builds none of its dependencies.
 
 pub use forge_core::vectors;
-pub use forge_core::{certify, emit, error, manifest, oracle, roofline, timing, tune};
+pub use forge_core::{certify, emit, error, manifest, oracle, roofline, timing, trace, tune};
 pub use forge_core::{
     f16, wgpu, Access, Backend, Binding, Cost, DynArgs, ElemType, Element, Feature, ForgeError,
     ForgeRuntime, GpuTensor, HardwareProfile, HostArg, HostBuffer, Kernel, KernelId, ManifestCache,
@@ -66,7 +66,7 @@ pub mod runtime {
     pub use forge_core::runtime::launch::HostArg;
     pub use forge_core::runtime::{
         enumerate_adapters, Backend, ForgeRuntime, RuntimeBuilder, RuntimeStats, DEFAULT_CAPACITY,
-        ENV_ADAPTER, ENV_BACKEND, ENV_CACHE_DIR,
+        ENV_ADAPTER, ENV_BACKEND, ENV_CACHE_DIR, ENV_TRACE,
     };
     pub use forge_core::tensor::{Element, GpuTensor, RawTensor};
     pub use forge_core::topology::HardwareProfile;

@@ -78,4 +78,55 @@ fn environment_variables_select_and_fail_loudly() {
     std::env::remove_var("FORGE_CACHE_DIR");
     let rt = ForgeRuntime::new(1 << 20, None).expect("runtime");
     assert_eq!(rt.cache_dir(), None);
+    drop(rt);
+
+    // The trace: FORGE_TRACE writes one where it is set, and nothing where it is not.
+    let dir = std::env::temp_dir().join(format!("forge-env-trace-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("env.json");
+    set("FORGE_TRACE", path.to_str().unwrap());
+    let mut rt = ForgeRuntime::new(1 << 20, None).expect("a traced runtime");
+    assert_eq!(rt.trace_path(), Some(path.as_path()));
+    let t = rt.upload(&[5u32, 6, 7]).unwrap();
+    assert_eq!(rt.download(&t).unwrap(), vec![5, 6, 7]);
+    drop(t);
+    drop(rt);
+    let trace: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&path).expect("written on drop")).unwrap();
+    let names: Vec<&str> = trace["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["ph"] == "X")
+        .map(|e| e["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["upload", "download"]);
+    // The builder's path wins over the environment's.
+    let other = dir.join("builder.json");
+    let rt = ForgeRuntime::builder().trace(&other).build().unwrap();
+    assert_eq!(rt.trace_path(), Some(other.as_path()));
+    drop(rt);
+    // A path that cannot be written is an error at build time.
+    set("FORGE_TRACE", dir.to_str().unwrap());
+    assert!(
+        ForgeRuntime::new(1 << 20, None).is_err(),
+        "a directory is no trace file"
+    );
+    std::env::remove_var("FORGE_TRACE");
+    std::fs::remove_dir_all(&dir).unwrap();
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut rt = ForgeRuntime::new(1 << 20, None).expect("runtime");
+    assert_eq!(rt.trace_path(), None);
+    let t = rt.upload(&[1u32]).unwrap();
+    rt.download(&t).unwrap();
+    assert!(!rt.flush_trace().unwrap());
+    drop(t);
+    drop(rt);
+    assert_eq!(
+        std::fs::read_dir(&dir).unwrap().count(),
+        0,
+        "nothing is written without a trace"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -14,7 +14,9 @@
 //!   accumulate in ([`Gpu::record`]), one submission for the pending work and a call's own
 //!   ([`Gpu::submit`]), one mapped readback ([`Gpu::read`]);
 //! - **pipelines:** the cache of compiled pipelines and the one bind-group builder
-//!   ([`pipeline`]), and the driver's pipeline cache persisted on disk ([`disk_cache`]).
+//!   ([`pipeline`]), and the driver's pipeline cache persisted on disk ([`disk_cache`]);
+//! - **the trace**, where the runtime keeps one: compiles as host events, launches timed
+//!   by the GPU's timestamps inside the submissions they travel in ([`trace`]).
 //!
 //! The runtime (layer 4) owns one `Gpu` and reaches the device only through it. A backend
 //! that is not wgpu (CUDA through cudarc, the browser's WebGPU under wasm) plugs in here:
@@ -24,6 +26,7 @@ pub mod adapter;
 pub mod buffers;
 pub mod disk_cache;
 pub mod pipeline;
+pub mod trace;
 
 use crate::error::{ForgeError, Result};
 use buffers::{BufferPool, Lease, MemoryBudget, Reservation};
@@ -32,6 +35,7 @@ use pipeline::PipelineCache;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
+use trace::DeviceTrace;
 
 /// Storage bindings: bound, uploaded to, copied from.
 pub const STORAGE_USAGE: wgpu::BufferUsages = wgpu::BufferUsages::STORAGE
@@ -123,6 +127,9 @@ static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 /// One device and what runs on it: see the [module docs](self).
 #[derive(Debug)]
 pub struct Gpu {
+    /// The runtime's trace, if it keeps one; first, so that it is written (after waiting
+    /// for the GPU's last timestamps) while the rest is still alive.
+    trace: Option<DeviceTrace>,
     id: u64,
     adapter: wgpu::Adapter,
     device: wgpu::Device,
@@ -200,6 +207,7 @@ impl Gpu {
 
     fn new(adapter: wgpu::Adapter, device: wgpu::Device, queue: wgpu::Queue, capacity: u64) -> Gpu {
         Gpu {
+            trace: None,
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             info: adapter.get_info(),
             limits: device.limits(),
@@ -298,6 +306,80 @@ impl Gpu {
     pub fn save_disk_cache(&mut self) -> Result<bool> {
         match &mut self.disk_cache {
             Some(c) => c.save(),
+            None => Ok(false),
+        }
+    }
+
+    /// Records this device's work into `recorder` from now on: compiles and, where the
+    /// device has timestamps, launches on its GPU track ([`trace`]).
+    pub fn attach_trace(&mut self, recorder: Arc<crate::trace::Recorder>) {
+        self.trace = Some(DeviceTrace::new(
+            recorder,
+            &self.device,
+            &self.queue,
+            self.id,
+            &self.info.name,
+        ));
+    }
+
+    /// The recorder of the trace, for host events; `None` (one branch) without a trace.
+    pub fn trace(&self) -> Option<&Arc<crate::trace::Recorder>> {
+        self.trace.as_ref().map(DeviceTrace::recorder)
+    }
+
+    /// Now, where the runtime traces: the start of a host event (`None`, one branch,
+    /// without a trace).
+    pub fn trace_start(&self) -> Option<std::time::Instant> {
+        self.trace.as_ref().map(|_| std::time::Instant::now())
+    }
+
+    /// Adds the host event of a launch of `kernel` that began at `start` (from
+    /// [`Gpu::trace_start`]).
+    pub fn trace_launch(
+        &self,
+        start: Option<std::time::Instant>,
+        kernel: &'static str,
+        schedule: &crate::schedule::Schedule,
+        workgroups: [u32; 3],
+    ) {
+        if let (Some(rec), Some(start)) = (self.trace(), start) {
+            rec.host(
+                "launch",
+                kernel,
+                start,
+                trace::launch_args(schedule, workgroups),
+            );
+        }
+    }
+
+    /// Where a launch's compute pass writes its timestamps (see
+    /// [`DeviceTrace::pass_queries`]); `None` without a trace or timestamps. `args` is
+    /// only called when the launch is timed.
+    pub fn pass_queries(
+        &mut self,
+        kernel: &'static str,
+        args: impl FnOnce() -> serde_json::Map<String, serde_json::Value>,
+    ) -> Option<(wgpu::QuerySet, u32)> {
+        let t = self.trace.as_mut()?;
+        if !t.has_gpu_clock() {
+            return None;
+        }
+        t.pass_queries(kernel, args())
+    }
+
+    /// Gives back the queries of a pass that was not recorded; see
+    /// [`DeviceTrace::cancel_pass`].
+    pub fn cancel_pass_queries(&mut self, queries: &Option<(wgpu::QuerySet, u32)>) {
+        if let (Some(t), Some((_, first))) = (self.trace.as_mut(), queries) {
+            t.cancel_pass(*first);
+        }
+    }
+
+    /// Waits for the GPU times still out and writes the trace; returns whether there is a
+    /// trace. The trace is written again, whole, when the device drops.
+    pub fn flush_trace(&mut self) -> Result<bool> {
+        match &mut self.trace {
+            Some(t) => t.finish().map(|()| true),
             None => Ok(false),
         }
     }
@@ -492,19 +574,27 @@ impl Gpu {
         }
         self.check_lost()?;
         let queue = &self.queue;
-        let (retained, err) = error_scope(&self.device, || {
-            let mut buffers = Vec::with_capacity(2);
+        let trace = &mut self.trace;
+        let ((retained, submitted_us), err) = error_scope(&self.device, || {
+            let mut encoders = Vec::with_capacity(2);
             let mut retained = Vec::new();
             if let Some(p) = pending {
-                buffers.push(p.encoder.finish());
+                encoders.push(p.encoder);
                 retained = p.retained;
             }
-            if let Some(encoder) = encoder {
-                buffers.push(encoder.finish());
+            encoders.extend(encoder);
+            // The trace's timestamps are copied out in this same submission.
+            let mut submitted_us = 0.0;
+            if let (Some(t), Some(last)) = (trace.as_mut(), encoders.last_mut()) {
+                t.before_submit(last);
+                submitted_us = t.recorder().now_us();
             }
-            queue.submit(buffers);
-            retained
+            queue.submit(encoders.into_iter().map(|e| e.finish()));
+            (retained, submitted_us)
         });
+        if let Some(t) = &mut self.trace {
+            t.after_submit(submitted_us, err.is_none());
+        }
         self.submissions += 1;
         for lease in retained {
             self.pool.release(lease);
@@ -540,6 +630,10 @@ impl Gpu {
         }
         self.readbacks += 1;
         self.wait()?;
+        if let Some(t) = &mut self.trace {
+            // The wait ran the map callbacks of the trace's timestamps too.
+            t.collect();
+        }
         match rx.try_recv() {
             Ok(Ok(())) => {}
             Ok(Err(e)) => {

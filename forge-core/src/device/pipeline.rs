@@ -354,6 +354,25 @@ impl Gpu {
         backend: Backend,
         params: bool,
     ) -> Result<CompiledPipeline> {
+        let start = self.trace_start();
+        let out = self.compile_untraced(kernel, schedule, backend, params);
+        if let (Some(rec), Some(start)) = (self.trace(), start) {
+            let mut args = serde_json::Map::new();
+            args.insert("schedule".into(), schedule.to_string().into());
+            args.insert("backend".into(), backend.to_string().into());
+            args.insert("ok".into(), out.is_ok().into());
+            rec.host("compile", kernel.name(), start, args);
+        }
+        out
+    }
+
+    fn compile_untraced(
+        &self,
+        kernel: &dyn Kernel,
+        schedule: &Schedule,
+        backend: Backend,
+        params: bool,
+    ) -> Result<CompiledPipeline> {
         let name = kernel.name();
         let compile_error = |message: String| ForgeError::ShaderCompile {
             kernel: name,

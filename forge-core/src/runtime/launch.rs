@@ -25,6 +25,7 @@
 //!   twice.
 
 use crate::device::pipeline::CompiledPipeline;
+use crate::device::trace::launch_args;
 use crate::device::{buffers::STAGING_ALIGN, error_scope};
 use crate::device::{write_padded, STAGING_USAGE, STORAGE_USAGE, UNIFORM_USAGE};
 use crate::error::{ForgeError, Result};
@@ -103,6 +104,7 @@ impl ForgeRuntime {
         threads: impl Into<Threads>,
         args: &mut [HostArg<'_>],
     ) -> Result<Vec<HostBuffer>> {
+        let traced = self.gpu().trace_start();
         let name = kernel.name();
         let layout = kernel.layout();
         check_arity(name, layout.len(), args.len(), "arguments")?;
@@ -147,6 +149,7 @@ impl ForgeRuntime {
             None
         };
 
+        let queries = gpu.pass_queries(name, || launch_args(schedule, plan.grid.dispatch));
         let (device, queue) = (gpu.device(), gpu.queue());
         let (encoder, err) = error_scope(device, || {
             for (a, lease) in args.iter().zip(&leases) {
@@ -173,7 +176,7 @@ impl ForgeRuntime {
                     encoder.clear_buffer(lease.buffer(), 0, Some(size));
                 }
             }
-            record_pass(&mut encoder, &plan, &compiled, &bind_group);
+            record_pass(&mut encoder, &plan, &compiled, &bind_group, &queries);
             if let Some(staging) = &staging {
                 for ((lease, &size), offset) in
                     leases.iter().zip(&plan.bindings).zip(&staging_offsets)
@@ -192,6 +195,7 @@ impl ForgeRuntime {
             encoder
         });
         if let Some(e) = err {
+            gpu.cancel_pass_queries(&queries);
             return Err(gpu.explain(ForgeError::Gpu {
                 context: "recording a dispatch",
                 message: format!("kernel `{name}`: {}", crate::device::error_text(&e)),
@@ -226,6 +230,7 @@ impl ForgeRuntime {
         for lease in leases.into_iter().chain(uniform).chain(staging) {
             gpu.release(lease);
         }
+        gpu.trace_launch(traced, name, schedule, plan.grid.dispatch);
         Ok(outputs)
     }
 
@@ -246,6 +251,7 @@ impl ForgeRuntime {
         threads: impl Into<Threads>,
         tensors: &[&RawTensor],
     ) -> Result<()> {
+        let traced = self.gpu().trace_start();
         let name = kernel.name();
         let layout = kernel.layout();
         check_arity(name, layout.len(), tensors.len(), "tensors")?;
@@ -285,14 +291,20 @@ impl ForgeRuntime {
                 message: format!("kernel `{name}`: {}", crate::device::error_text(&e)),
             }));
         }
-        gpu.record("recording a launch", |encoder| {
-            record_pass(encoder, &plan, &compiled, &bind_group)
-        })?;
+        let queries = gpu.pass_queries(name, || launch_args(schedule, plan.grid.dispatch));
+        let recorded = gpu.record("recording a launch", |encoder| {
+            record_pass(encoder, &plan, &compiled, &bind_group, &queries)
+        });
+        if recorded.is_err() {
+            gpu.cancel_pass_queries(&queries);
+        }
+        recorded?;
         if let Some(lease) = uniform {
             // Read at submission: it must not be reused before.
             gpu.retain(lease);
         }
         gpu.count_dispatch();
+        gpu.trace_launch(traced, name, schedule, plan.grid.dispatch);
         Ok(())
     }
 
@@ -418,16 +430,24 @@ pub(crate) fn check_dyn_data(kernel: &dyn Kernel, args: &DynArgs, lens: &[u64]) 
     Ok(())
 }
 
-/// Records the plan's dispatch in a compute pass of its own.
+/// Records the plan's dispatch in a compute pass of its own, which writes its timestamps
+/// to `queries` where the trace times it on the GPU.
 fn record_pass(
     encoder: &mut wgpu::CommandEncoder,
     plan: &LaunchPlan,
     compiled: &CompiledPipeline,
     bind_group: &wgpu::BindGroup,
+    queries: &Option<(wgpu::QuerySet, u32)>,
 ) {
     let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
         label: Some(plan.kernel),
-        timestamp_writes: None,
+        timestamp_writes: queries
+            .as_ref()
+            .map(|(set, first)| wgpu::ComputePassTimestampWrites {
+                query_set: set,
+                beginning_of_pass_write_index: Some(*first),
+                end_of_pass_write_index: Some(*first + 1),
+            }),
     });
     pass.set_pipeline(&compiled.pipeline);
     pass.set_bind_group(0, bind_group, &[]);

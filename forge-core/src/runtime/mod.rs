@@ -41,6 +41,9 @@ pub const ENV_ADAPTER: &str = "FORGE_ADAPTER";
 pub const ENV_BACKEND: &str = "FORGE_BACKEND";
 /// Environment variable: the manifest cache directory.
 pub const ENV_CACHE_DIR: &str = "FORGE_CACHE_DIR";
+/// Environment variable: the file a Chrome / Perfetto trace is written to
+/// ([`RuntimeBuilder::trace`]).
+pub const ENV_TRACE: &str = "FORGE_TRACE";
 
 /// The memory budget a [`RuntimeBuilder`] uses when none is given: 1 GiB.
 pub const DEFAULT_CAPACITY: u64 = 1 << 30;
@@ -66,6 +69,8 @@ pub struct RuntimeBuilder {
     pipeline_cache: Option<bool>,
     /// A manifest bundle's bytes, decoded (and checked) by `build`.
     bundle: Option<BundleBytes>,
+    /// The trace file; `None` follows `FORGE_TRACE`.
+    trace: Option<PathBuf>,
 }
 
 /// A bundle's bytes as the builder holds them until `build`: debug-printed as a length.
@@ -189,11 +194,51 @@ impl RuntimeBuilder {
             .transpose()
     }
 
+    /// Writes a Chrome / Perfetto trace of the runtime to `path` (overrides
+    /// `FORGE_TRACE`): every launch with its schedule and workgroups (on a GPU track, timed
+    /// by the GPU's timestamps, where the adapter has `TIMESTAMP_QUERY`), uploads,
+    /// downloads, pipeline compiles, certification cases and tuning candidates, and the
+    /// host's `tracing` spans where [`crate::trace::SpanLayer`] is installed. The file is
+    /// written at once (a path that cannot be written fails [`RuntimeBuilder::build`]),
+    /// again by [`ForgeRuntime::flush_trace`] and when the runtime drops, each time
+    /// atomically. Runtimes that trace to one path share it; see [`crate::trace`].
+    ///
+    /// ```
+    /// let path = std::env::temp_dir().join(format!("forge-doc-trace-{}.json", std::process::id()));
+    /// let mut rt = forge_core::ForgeRuntime::builder().trace(&path).build()?;
+    /// let t = rt.upload(&[1u32, 2, 3])?;
+    /// assert_eq!(rt.download(&t)?, vec![1, 2, 3]);
+    /// rt.flush_trace()?;
+    /// let trace: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    /// let names: Vec<&str> = trace["traceEvents"].as_array().unwrap().iter()
+    ///     .filter(|e| e["ph"] == "X").map(|e| e["name"].as_str().unwrap()).collect();
+    /// assert_eq!(names, ["upload", "download"]);
+    /// # Ok::<(), forge_core::ForgeError>(())
+    /// ```
+    pub fn trace(mut self, path: impl Into<PathBuf>) -> Self {
+        self.trace = Some(path.into());
+        self
+    }
+
+    /// The trace's recorder, from this builder's path or `FORGE_TRACE`'s; it is created
+    /// (and the file written) here, so a bad path is an error before the device opens.
+    fn recorder(&self) -> Result<Option<Arc<crate::trace::Recorder>>> {
+        let path = match &self.trace {
+            Some(p) => p.clone(),
+            None => match env_nonempty(ENV_TRACE) {
+                Some(p) => PathBuf::from(p),
+                None => return Ok(None),
+            },
+        };
+        crate::trace::Recorder::shared(&path).map(Some)
+    }
+
     /// Finds the adapter, opens the device and builds the runtime.
     pub fn build(self) -> Result<ForgeRuntime> {
         let (emission, cache_dir, capacity) = self.settings()?;
         // Checked before an adapter is looked for: a bad bundle fails at once.
         let bundle = self.decoded_bundle()?;
+        let trace = self.recorder()?;
         let persist_pipelines = self.persist_pipelines();
         let filter = match self.adapter {
             Some(name) => Some((name, "the builder")),
@@ -224,6 +269,7 @@ impl RuntimeBuilder {
             cache_dir,
             persist_pipelines,
             bundle,
+            trace,
         ))
     }
 
@@ -253,6 +299,7 @@ impl RuntimeBuilder {
                 ),
             });
         }
+        let trace = self.recorder()?;
         let gpu = Gpu::from_wgpu(adapter, device, queue, capacity);
         Ok(ForgeRuntime::on(
             gpu,
@@ -260,6 +307,7 @@ impl RuntimeBuilder {
             cache_dir,
             self.persist_pipelines(),
             bundle,
+            trace,
         ))
     }
 
@@ -400,7 +448,11 @@ impl ForgeRuntime {
         cache_dir: Option<PathBuf>,
         persist_pipelines: bool,
         bundle: Option<Arc<ManifestBundle>>,
+        trace: Option<Arc<crate::trace::Recorder>>,
     ) -> Self {
+        if let Some(recorder) = trace {
+            gpu.attach_trace(recorder);
+        }
         let profile = HardwareProfile::from_parts(
             gpu.info(),
             &gpu.adapter().limits(),
@@ -605,6 +657,20 @@ impl ForgeRuntime {
     /// ([`ForgeError::Io`]) or is not ours to replace ([`ForgeError::RefusedPath`]).
     pub fn save_pipeline_cache(&mut self) -> Result<bool> {
         self.gpu.save_disk_cache()
+    }
+
+    /// Writes the trace now, whole, after waiting for the GPU times of launches already
+    /// submitted (dropping the runtime does the same, logging a failure instead of
+    /// returning it). Returns whether the runtime traces ([`RuntimeBuilder::trace`]).
+    /// Errors: the file cannot be written ([`ForgeError::Io`]) or is not ours to replace
+    /// ([`ForgeError::RefusedPath`]).
+    pub fn flush_trace(&mut self) -> Result<bool> {
+        self.gpu.flush_trace()
+    }
+
+    /// The file the trace is written to, where the runtime keeps one.
+    pub fn trace_path(&self) -> Option<&Path> {
+        self.gpu.trace().map(|r| r.path())
     }
 
     /// The schedule to run `kernel` with on this runtime: the tuned winner where the

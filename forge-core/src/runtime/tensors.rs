@@ -107,12 +107,14 @@ impl ForgeRuntime {
     /// `max_buffer_size` ([`ForgeError::BindingTooLarge`]), more than the capacity left
     /// ([`ForgeError::CapacityExceeded`]).
     pub fn upload<T: Element>(&mut self, data: &[T]) -> Result<GpuTensor<T>> {
+        let traced = self.gpu().trace_start();
         let raw = self.create_tensor(
             T::ELEM,
             data.len(),
             Some(bytemuck::cast_slice(data)),
             "upload",
         )?;
+        self.trace_transfer("upload", traced, &raw);
         Ok(GpuTensor::from_raw(raw))
     }
 
@@ -281,6 +283,7 @@ impl ForgeRuntime {
         tensor: &RawTensor,
         read: impl FnOnce(&[u8]) -> R,
     ) -> Result<R> {
+        let traced = self.gpu().trace_start();
         self.check_owner("download", &|| "the tensor".into(), tensor)?;
         need_usage(
             "download",
@@ -300,6 +303,23 @@ impl ForgeRuntime {
         gpu.flush()?;
         let out = gpu.read(staging.buffer(), size, |data| read(&data[..bytes]))?;
         gpu.release(staging);
+        self.trace_transfer("download", traced, tensor);
         Ok(out)
+    }
+
+    /// Adds a host event for a transfer of `tensor` that began at `start` (`None`
+    /// without a trace).
+    fn trace_transfer(
+        &self,
+        what: &'static str,
+        start: Option<std::time::Instant>,
+        tensor: &RawTensor,
+    ) {
+        if let (Some(rec), Some(start)) = (self.gpu().trace(), start) {
+            let mut args = serde_json::Map::new();
+            args.insert("bytes".into(), tensor.bytes().into());
+            args.insert("elem".into(), tensor.elem().wgsl().into());
+            rec.host(what, what, start, args);
+        }
     }
 }

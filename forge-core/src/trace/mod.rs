@@ -2,46 +2,61 @@
 //! Event Format: `{"traceEvents": [...]}` of `"X"` complete events, `ts` and `dur` in
 //! microseconds). Layer 1 (values and plumbing: it needs only the error and [`crate::files`]).
 //!
-//! This module owns [`Recorder`] and [`Event`]. A runtime that traces holds an
-//! `Option<Arc<Recorder>>`: without a trace each event costs the one branch on that option.
-//! Events are kept in memory (a `Mutex<Vec<Event>>`, so that callbacks of other threads can
-//! add GPU events) and written whole by [`Recorder::write`], atomically (a temporary file,
-//! then a rename, through [`crate::files::write_atomically`]): a reader never sees half a
-//! trace. [`Recorder::create`] writes an empty trace at once, so that a path that cannot be
-//! written is an error when the runtime is built, not a lost trace when it drops.
+//! This module owns [`Recorder`], [`Event`], which recorder a trace file has
+//! ([`Recorder::shared`]) and [`SpanLayer`], the `tracing` layer that adds the host's spans.
+//! A runtime that traces holds an `Arc<Recorder>` behind an `Option`: without a trace each
+//! event costs the one branch on that option. Events are kept in memory (a `Mutex`, so that
+//! compiles on worker threads and the span layer can add events) and written whole by
+//! [`Recorder::write`], atomically (a temporary file, then a rename, through
+//! [`crate::files::write_atomically`]): a reader never sees half a trace.
+//! [`Recorder::create`] writes an empty trace at once, so that a path that cannot be written
+//! is an error when the runtime is built, not a lost trace when it drops.
 //!
-//! Tracks: host events sit on the thread that recorded them (a small number per OS thread);
-//! GPU events, timed by the GPU's own timestamps, on one track of their own named `GPU`
-//! ([`GPU_TID`]).
+//! **One file, one recorder.** Runtimes of one process that trace to the same path (every
+//! runtime, with `FORGE_TRACE` set) share its recorder: each write holds the events of all
+//! of them, so the file the last one leaves is the whole process, not whichever runtime
+//! dropped last. Each runtime's GPU has a track of its own ([`gpu_track`]).
+//!
+//! Tracks: host events sit on the thread that recorded them (numbered from 1, named after
+//! the thread); GPU events, timed by the GPU's own timestamps, on one track per device.
 
 use crate::error::Result;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Instant;
 
-/// The track (`tid`) of events timed on the GPU's clock.
-pub const GPU_TID: u64 = 0;
+mod spans;
+pub use spans::SpanLayer;
+
+/// The first track number of GPU tracks; host threads count up from 1, far below it.
+pub const GPU_TRACK_BASE: u64 = 1 << 32;
+
+/// The track (`tid`) of the GPU of the device numbered `device_id` ([`crate::device::Gpu::id`]).
+pub fn gpu_track(device_id: u64) -> u64 {
+    GPU_TRACK_BASE + device_id
+}
 
 /// One complete (`"X"`) event.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Event {
     /// What ran: a kernel's name, `upload`, a span's name.
     pub name: String,
-    /// Its kind (`launch`, `upload`, `download`, `compile`, `certify`, `tune`, `span`): the
-    /// trace viewer filters by it.
+    /// Its kind (`launch`, `gpu`, `upload`, `download`, `compile`, `certify`, `tune`,
+    /// `span`): the trace viewer filters by it.
     pub cat: &'static str,
     /// Start, in microseconds since the recorder was created.
     pub ts_us: f64,
     /// Duration in microseconds.
     pub dur_us: f64,
-    /// The track: [`GPU_TID`], or a host thread's number.
+    /// The track: a [`gpu_track`], or a host thread's number.
     pub tid: u64,
     /// What else is worth seeing: schedule, workgroups, bytes.
     pub args: serde_json::Map<String, serde_json::Value>,
 }
 
-/// Numbers host threads from 1 ([`GPU_TID`] is 0).
+/// Numbers host threads from 1.
 static NEXT_TID: AtomicU64 = AtomicU64::new(1);
 
 thread_local! {
@@ -53,12 +68,38 @@ pub fn host_tid() -> u64 {
     TID.with(|t| *t)
 }
 
+/// What a recorder holds; one lock for both, so a host event names its track in the same
+/// step that adds it.
+#[derive(Debug, Default)]
+struct State {
+    events: Vec<Event>,
+    /// Track names (`thread_name` metadata): host threads and GPUs.
+    tracks: BTreeMap<u64, String>,
+}
+
 /// Collects events and writes them to one trace file; see the [module docs](self).
 #[derive(Debug)]
 pub struct Recorder {
     path: PathBuf,
     start: Instant,
-    events: Mutex<Vec<Event>>,
+    state: Mutex<State>,
+}
+
+/// The recorders alive in this process, by path: what [`Recorder::shared`] hands out again
+/// and what [`SpanLayer`] records into.
+static LIVE: Mutex<Vec<Weak<Recorder>>> = Mutex::new(Vec::new());
+
+/// The live recorders (dead entries are dropped on the way).
+pub(crate) fn live() -> Vec<Arc<Recorder>> {
+    let mut list = LIVE.lock().unwrap_or_else(|p| p.into_inner());
+    list.retain(|w| w.strong_count() > 0);
+    list.iter().filter_map(Weak::upgrade).collect()
+}
+
+/// `path` made absolute (relative to the working directory), so two spellings of one file
+/// share a recorder.
+fn absolute(path: &Path) -> PathBuf {
+    std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
 impl Recorder {
@@ -70,9 +111,29 @@ impl Recorder {
         let rec = Recorder {
             path: path.into(),
             start: Instant::now(),
-            events: Mutex::new(Vec::new()),
+            state: Mutex::new(State::default()),
         };
         rec.write()?;
+        Ok(rec)
+    }
+
+    /// The recorder of the trace at `path`: the one a live runtime of this process already
+    /// writes there, else a new one ([`Recorder::create`], which writes an empty trace at
+    /// once). See "One file, one recorder" in the [module docs](self).
+    pub fn shared(path: impl AsRef<Path>) -> Result<Arc<Recorder>> {
+        let path = absolute(path.as_ref());
+        // Held across the creation, so two runtimes built at once still share one.
+        let mut list = LIVE.lock().unwrap_or_else(|p| p.into_inner());
+        list.retain(|w| w.strong_count() > 0);
+        if let Some(rec) = list
+            .iter()
+            .filter_map(Weak::upgrade)
+            .find(|r| r.path == path)
+        {
+            return Ok(rec);
+        }
+        let rec = Arc::new(Recorder::create(path)?);
+        list.push(Arc::downgrade(&rec));
         Ok(rec)
     }
 
@@ -91,11 +152,19 @@ impl Recorder {
         at.saturating_duration_since(self.start).as_secs_f64() * 1e6
     }
 
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        // A poisoned lock only means another thread panicked mid-push; the list is whole.
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     /// Adds an event.
     pub fn record(&self, event: Event) {
-        // A poisoned lock only means another thread panicked mid-push; the list is whole.
-        let mut events = self.events.lock().unwrap_or_else(|p| p.into_inner());
-        events.push(event);
+        self.state().events.push(event);
+    }
+
+    /// Names a track (a GPU's, say); the trace viewer shows the name.
+    pub fn name_track(&self, tid: u64, name: impl Into<String>) {
+        self.state().tracks.insert(tid, name.into());
     }
 
     /// Adds a host event of the calling thread that started at `start` and ends now.
@@ -107,36 +176,50 @@ impl Recorder {
         args: serde_json::Map<String, serde_json::Value>,
     ) {
         let ts_us = self.us_at(start);
-        self.record(Event {
+        let tid = host_tid();
+        let event = Event {
             name: name.into(),
             cat,
             ts_us,
             dur_us: (self.now_us() - ts_us).max(0.0),
-            tid: host_tid(),
+            tid,
             args,
+        };
+        let mut state = self.state();
+        state.tracks.entry(tid).or_insert_with(|| {
+            let thread = std::thread::current();
+            match thread.name() {
+                Some(name) => format!("host: {name}"),
+                None => format!("host thread {tid}"),
+            }
         });
+        state.events.push(event);
     }
 
     /// The events recorded so far, in the order they were recorded.
     pub fn events(&self) -> Vec<Event> {
-        self.events
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+        self.state().events.clone()
     }
 
-    /// The trace as JSON: the events sorted by start, and metadata naming the tracks.
+    /// The trace as JSON: metadata naming the process and the tracks, then the events
+    /// sorted by start.
     pub fn to_json(&self) -> serde_json::Value {
         use serde_json::json;
         let pid = std::process::id();
-        let mut events = self.events();
+        let (mut events, tracks) = {
+            let state = self.state();
+            (state.events.clone(), state.tracks.clone())
+        };
+        // Stable: events that start together keep the order they were recorded in.
         events.sort_by(|a, b| a.ts_us.total_cmp(&b.ts_us));
         let mut out = vec![
-            json!({"ph": "M", "name": "process_name", "pid": pid, "tid": GPU_TID,
-                   "args": {"name": "wgsl-forge"}}),
-            json!({"ph": "M", "name": "thread_name", "pid": pid, "tid": GPU_TID,
-                   "args": {"name": "GPU"}}),
+            json!({"ph": "M", "name": "process_name", "pid": pid, "tid": 0,
+                                  "args": {"name": "wgsl-forge"}}),
         ];
+        out.extend(tracks.into_iter().map(|(tid, name)| {
+            json!({"ph": "M", "name": "thread_name", "pid": pid, "tid": tid,
+                   "args": {"name": name}})
+        }));
         out.extend(events.into_iter().map(|e| {
             json!({"ph": "X", "name": e.name, "cat": e.cat, "ts": e.ts_us, "dur": e.dur_us,
                    "pid": pid, "tid": e.tid, "args": e.args})
@@ -168,7 +251,7 @@ mod tests {
         let rec = Recorder::create(&path).unwrap();
         let empty: serde_json::Value =
             serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
-        assert_eq!(empty["traceEvents"].as_array().unwrap().len(), 2);
+        assert_eq!(empty["traceEvents"].as_array().unwrap().len(), 1);
         let t0 = Instant::now();
         std::thread::sleep(std::time::Duration::from_millis(2));
         let mut args = serde_json::Map::new();
@@ -178,7 +261,7 @@ mod tests {
             cat: "launch",
             ts_us: 5000.0,
             dur_us: 7.5,
-            tid: GPU_TID,
+            tid: gpu_track(7),
             args: serde_json::Map::new(),
         });
         rec.host("upload", "upload", t0, args);
@@ -197,10 +280,32 @@ mod tests {
         assert!(xs[0]["dur"].as_f64().unwrap() >= 2000.0);
         assert_eq!(xs[0]["tid"].as_u64().unwrap(), host_tid());
         assert_eq!(xs[1]["name"], "gemv");
-        assert_eq!(xs[1]["tid"], GPU_TID);
+        assert_eq!(xs[1]["tid"], gpu_track(7));
+        let names: Vec<_> = v["traceEvents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["name"] == "thread_name")
+            .map(|e| e["tid"].as_u64().unwrap())
+            .collect();
+        assert_eq!(names, vec![host_tid()], "the host thread's track is named");
         assert_eq!(xs[1]["dur"], 7.5);
         let left: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
         assert_eq!(left.len(), 1, "no temporary file is left behind");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn one_path_has_one_recorder_while_it_lives() {
+        let dir = scratch("shared");
+        let a = Recorder::shared(dir.join("t.json")).unwrap();
+        // Another spelling of the same file.
+        let b = Recorder::shared(dir.join(".").join("t.json")).unwrap();
+        assert!(Arc::ptr_eq(&a, &b));
+        let c = Recorder::shared(dir.join("u.json")).unwrap();
+        assert!(!Arc::ptr_eq(&a, &c));
+        drop((a, b));
+        assert!(live().iter().all(|r| r.path() != dir.join("t.json")));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
