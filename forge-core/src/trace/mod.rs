@@ -259,7 +259,9 @@ mod tests {
         rec.record(Event {
             name: "gemv".into(),
             cat: "launch",
-            ts_us: 5000.0,
+            // Recorded first, but it starts 5 ms after the upload (not at a fixed time:
+            // creating the recorder syncs a file, which may itself take milliseconds).
+            ts_us: rec.us_at(t0) + 5000.0,
             dur_us: 7.5,
             tid: gpu_track(7),
             args: serde_json::Map::new(),
@@ -274,7 +276,7 @@ mod tests {
             .filter(|e| e["ph"] == "X")
             .collect();
         assert_eq!(xs.len(), 2);
-        // Sorted by start: the upload began at t0, before the launch at 5 ms.
+        // Sorted by start: the upload began at t0, before the launch 5 ms later.
         assert_eq!(xs[0]["name"], "upload");
         assert_eq!(xs[0]["args"]["bytes"], 12);
         assert!(xs[0]["dur"].as_f64().unwrap() >= 2000.0);
