@@ -13,6 +13,7 @@ use tracing_subscriber::layer::SubscriberExt;
 use wgsl_forge::kernels::axpy::axpy;
 use wgsl_forge::prelude::*;
 use wgsl_forge::trace::{gpu_track, SpanLayer};
+use wgsl_forge::{Kernel, ScalarValue};
 
 /// A fresh empty directory under the system's temp dir.
 fn temp_dir(tag: &str) -> PathBuf {
@@ -300,5 +301,90 @@ fn runtimes_on_one_path_share_the_file() {
             ("axpy".to_string(), gpu_track(ib))
         ]
     );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Certification cases and tuning candidates are host events around the launches they
+/// make, with their outcome.
+#[test]
+fn certification_cases_and_tuning_candidates_are_events() {
+    use wgsl_forge::certify::{certify, CertOptions};
+    use wgsl_forge::timing::TimingOptions;
+    use wgsl_forge::tune::{tune, TuneOptions};
+    let dir = temp_dir("procedures");
+    let path = dir.join("t.json");
+    let mut rt = ForgeRuntime::builder().trace(&path).build().unwrap();
+    let schedule = rt.schedule_for(&axpy::Kernel);
+    let report = certify(&mut rt, &axpy::Kernel, &schedule, &CertOptions::new(11)).unwrap();
+    assert!(report.passed(), "{:?}", report.failures);
+    rt.flush_trace().unwrap();
+    let xs = events(&path);
+    let cases = of(&xs, "certify");
+    assert_eq!(cases.len(), report.cases);
+    assert_eq!(report.cases, axpy::Kernel.cert_cases().len());
+    let launches = of(&xs, "launch");
+    for (i, c) in cases.iter().enumerate() {
+        assert_eq!(c["name"], "axpy");
+        assert_eq!(c["args"]["case"], i);
+        assert_eq!(c["args"]["passed"], true, "{c}");
+        assert!(c["args"]["what"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("case {i}")));
+        // Each case ran the kernel on the GPU at least once, inside the case.
+        assert!(
+            launches.iter().any(|l| ts(l) >= ts(c) && end(l) <= end(c)),
+            "{c}"
+        );
+    }
+
+    let quick = TuneOptions {
+        problem: Some(vec![ScalarValue::F32(1.5), ScalarValue::U32(5000)]),
+        timing: TimingOptions {
+            warmup: 1,
+            warmup_ns: 0.0,
+            passes: 2,
+            target_pass_ns: 1.0e5,
+            max_repeats: 16,
+            ..TimingOptions::default()
+        },
+        rounds: 2,
+        ..TuneOptions::default()
+    };
+    let tuned = tune(&mut rt, &axpy::Kernel, &quick).unwrap();
+    rt.flush_trace().unwrap();
+    let xs = events(&path);
+    let timed: Vec<String> = tuned
+        .bucket
+        .candidates
+        .iter()
+        .filter(|c| c.median_ns().is_some())
+        .map(|c| c.schedule.to_string())
+        .collect();
+    assert!(!timed.is_empty());
+    let tunes = of(&xs, "tune");
+    // Every timed candidate once per round, round by round.
+    let want: Vec<(u64, String)> = (1..=2)
+        .flat_map(|r| timed.iter().map(move |s| (r, s.clone())))
+        .collect();
+    let got: Vec<(u64, String)> = tunes
+        .iter()
+        .map(|e| {
+            (
+                e["args"]["round"].as_u64().unwrap(),
+                e["args"]["schedule"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(got, want);
+    for e in &tunes {
+        assert_eq!(e["name"], "axpy");
+        let problem =
+            wgsl_forge::tune::describe_problem(&axpy::Kernel, quick.problem.as_ref().unwrap());
+        assert_eq!(e["args"]["problem"], problem.as_str());
+        assert!(e["args"]["median_ns"].as_f64().unwrap() > 0.0, "{e}");
+    }
+    // The tuner certified each candidate first: more certification cases than before.
+    assert!(of(&xs, "certify").len() > report.cases);
     std::fs::remove_dir_all(&dir).unwrap();
 }

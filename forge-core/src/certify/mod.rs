@@ -913,6 +913,11 @@ pub fn certify(
             buffers,
         };
         report.cases += 1;
+        // The case in the trace, from here to the end of its checks, however it ends.
+        let failures_before = report.failures.len();
+        let mut event = rt.trace_event("certify", name);
+        event.arg("case", || ci);
+        event.arg("what", || prefix.as_str());
 
         // 3. The oracle first: without it nothing can be checked.
         let oracle_opts = OracleOptions::default().with_race_detection(opts.detect_races);
@@ -922,6 +927,7 @@ pub fn certify(
                 report
                     .failures
                     .push(format!("{prefix}: the CPU oracle failed: {e}"));
+                event.arg("passed", || false);
                 continue;
             }
         };
@@ -1023,6 +1029,7 @@ pub fn certify(
                     .push(format!("{prefix}: the poisoned GPU run failed: {e}")),
             }
         }
+        event.arg("passed", || report.failures.len() == failures_before);
     }
 
     if report.cases == 0 {

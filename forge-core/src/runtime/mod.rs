@@ -668,6 +668,12 @@ impl ForgeRuntime {
         self.gpu.flush_trace()
     }
 
+    /// A host event of the trace that ends when it drops (one that records nothing without
+    /// a trace): what the procedures time their steps with.
+    pub(crate) fn trace_event(&self, cat: &'static str, name: &str) -> crate::trace::HostEvent {
+        crate::trace::HostEvent::begin(self.gpu.trace(), cat, name)
+    }
+
     /// The file the trace is written to, where the runtime keeps one.
     pub fn trace_path(&self) -> Option<&Path> {
         self.gpu.trace().map(|r| r.path())

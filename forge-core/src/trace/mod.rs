@@ -234,6 +234,54 @@ impl Recorder {
     }
 }
 
+/// A host event that ends when it drops: for work with several ways out (a certification
+/// case that fails early, say), so that every way out records it. Without a recorder it
+/// holds nothing and [`HostEvent::arg`] does nothing.
+#[derive(Debug)]
+pub struct HostEvent {
+    open: Option<OpenEvent>,
+}
+
+#[derive(Debug)]
+struct OpenEvent {
+    recorder: Arc<Recorder>,
+    cat: &'static str,
+    name: String,
+    start: Instant,
+    args: serde_json::Map<String, serde_json::Value>,
+}
+
+impl HostEvent {
+    /// An event of category `cat` named `name` that starts now, recorded into `recorder`
+    /// when it drops; `None` (no trace) makes an event that records nothing.
+    pub fn begin(recorder: Option<&Arc<Recorder>>, cat: &'static str, name: &str) -> HostEvent {
+        HostEvent {
+            open: recorder.map(|r| OpenEvent {
+                recorder: Arc::clone(r),
+                cat,
+                name: name.to_string(),
+                start: Instant::now(),
+                args: serde_json::Map::new(),
+            }),
+        }
+    }
+
+    /// Sets an arg; `value` is only called when the event is recorded.
+    pub fn arg<V: Into<serde_json::Value>>(&mut self, key: &str, value: impl FnOnce() -> V) {
+        if let Some(open) = &mut self.open {
+            open.args.insert(key.to_string(), value().into());
+        }
+    }
+}
+
+impl Drop for HostEvent {
+    fn drop(&mut self) {
+        if let Some(e) = self.open.take() {
+            e.recorder.host(e.cat, e.name, e.start, e.args);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -427,8 +427,13 @@ pub fn tune_with_progress(
             step += 1;
             // Later rounds reuse the first round's repeat count: the same work per pass.
             timing_opts.repeats = repeats[i].or(opts.timing.repeats);
+            let mut event = rt.trace_event("tune", name);
+            event.arg("schedule", || result.schedule.to_string());
+            event.arg("round", || round + 1);
+            event.arg("problem", || problem.as_str());
             match rt.time_kernel_with(kernel, &result.schedule, &args, &timing_opts) {
                 Ok(run) => {
+                    event.arg("median_ns", || run.timing.median_ns);
                     repeats[i] = Some(run.timing.repeats);
                     rejected[i] += run.timing.rejected;
                     passes[i].extend(run.timing.samples);
