@@ -602,3 +602,45 @@ fn tune_prints_rates_from_the_declared_cost() {
         "{text}"
     );
 }
+
+/// `FORGE_TRACE` traces a CLI command: the process writes the file as its runtime drops,
+/// with the certification's cases and launches; a path that cannot be written is an
+/// error message, not a panic.
+#[test]
+fn forge_trace_traces_a_command() {
+    let dir = temp_dir("trace");
+    let path = dir.join("certify.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_forge"))
+        .args(["certify", "axpy"])
+        .env_remove("FORGE_BACKEND")
+        .env("FORGE_TRACE", &path)
+        .output()
+        .expect("run forge");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let trace: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&path).expect("the trace")).expect("JSON");
+    let count = |cat: &str| {
+        trace["traceEvents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["ph"] == "X" && e["cat"] == cat && e["name"] == "axpy")
+            .count()
+    };
+    let cases = wgsl_forge::kernels::axpy::axpy::Kernel.cert_cases().len();
+    assert_eq!(count("certify"), cases);
+    assert!(count("launch") >= cases && count("gpu") == count("launch"));
+
+    let out = Command::new(env!("CARGO_BIN_EXE_forge"))
+        .args(["certify", "axpy"])
+        .env_remove("FORGE_BACKEND")
+        .env("FORGE_TRACE", &dir)
+        .output()
+        .expect("run forge");
+    let err = stderr(&out);
+    assert!(
+        !out.status.success() && err.starts_with("error:") && !err.contains("panicked"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
