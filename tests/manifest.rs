@@ -791,7 +791,7 @@ fn import_keeps_what_is_there_unless_replace() {
 #[test]
 fn a_damaged_bundle_is_refused_whole_and_writes_nothing() {
     let (a, b) = (temp_dir("damaged-a"), temp_dir("damaged-b"));
-    tune_affine(&a).0;
+    tune_affine(&a);
     let bytes = ManifestBundle::from_cache(&ManifestCache::new(&a))
         .unwrap()
         .bundle

@@ -6,7 +6,9 @@
 //!   schedule where the manifest cache holds one.
 //! - `forge auto-tune-all` tunes every built-in kernel, with a progress bar and a summary.
 //! - `forge tune KERNEL [--plot out.svg]` tunes one kernel and shows every candidate.
-//! - `forge cache ls` and `forge cache clear` list and empty the manifest cache.
+//! - `forge cache ls` and `forge cache clear` list and empty the manifest cache;
+//!   `forge cache export FILE` and `forge cache import FILE [--replace]` move its manifests
+//!   to other machines as one checksummed bundle.
 //! - `forge bench [KERNEL...]` times the built-ins at the performance targets' shapes.
 //! - `forge expand KERNEL` prints the WGSL and the Rust that `#[forge_kernel]` generated.
 //! - `forge emit KERNEL --backend wgsl|spirv|msl|hlsl|glsl [--schedule ...] [-o PATH]`
@@ -243,6 +245,24 @@ enum CacheCommand {
     Ls,
     /// Remove every manifest.
     Clear,
+    /// Write every manifest of the cache (all topologies) as one checksummed bundle file,
+    /// to import on identical machines or to embed in a program
+    /// (`RuntimeBuilder::manifest_bundle`).
+    Export {
+        /// The bundle file to write (replaced atomically).
+        file: std::path::PathBuf,
+    },
+    /// Import a bundle that `forge cache export` wrote. Each manifest is checked as loading
+    /// checks it (kernel source hash against the built-ins, topology, crate version); one
+    /// that fails is named with its reason and skipped. A damaged bundle is an error, and
+    /// nothing is written. Prints: imported N, kept M existing, rejected R.
+    Import {
+        /// The bundle file.
+        file: std::path::PathBuf,
+        /// Replace manifests already in the cache (by default a trusted one is kept).
+        #[arg(long)]
+        replace: bool,
+    },
 }
 
 fn main() -> ExitCode {
@@ -422,6 +442,10 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
                     tuning::cache_ls(&dir, topology.as_deref())?
                 }
                 CacheCommand::Clear => tuning::cache_clear(&dir)?,
+                CacheCommand::Export { file } => tuning::cache_export(&dir, &file)?,
+                CacheCommand::Import { file, replace } => {
+                    tuning::cache_import(&dir, &file, replace)?
+                }
             })
         }
         Command::Emit(args) => {

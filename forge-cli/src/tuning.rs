@@ -1,5 +1,5 @@
 //! The tuning commands of `forge`: `auto-tune-all`, `tune KERNEL [--plot out.svg]`,
-//! `cache ls` and `cache clear`.
+//! `cache ls`, `cache clear`, `cache export FILE` and `cache import FILE [--replace]`.
 
 use forge_cli::bench::roofline::rate;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 use wgsl_forge::certify::{CertOptions, Verdict};
-use wgsl_forge::manifest::{BucketTuning, CandidateResult, ManifestCache};
+use wgsl_forge::manifest::{BucketTuning, CandidateResult, ManifestBundle, ManifestCache};
 use wgsl_forge::roofline::{Cost, Roof};
 use wgsl_forge::tune::{self, TuneEvent, TuneOptions, TuneReport};
 use wgsl_forge::{ForgeError, ForgeRuntime, Kernel};
@@ -566,5 +566,59 @@ pub fn cache_ls(dir: &Path, current_topology: Option<&str>) -> Result<ExitCode, 
 pub fn cache_clear(dir: &Path) -> Result<ExitCode, CliError> {
     let removed = ManifestCache::new(dir).clear()?;
     outln!("removed {removed} manifests from {}", dir.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `forge cache export FILE`: every manifest under the cache directory as one bundle file,
+/// written atomically. Files the cache would never load are named and left out.
+pub fn cache_export(dir: &Path, file: &Path) -> Result<ExitCode, CliError> {
+    let export = ManifestBundle::from_cache(&ManifestCache::new(dir))?;
+    export.bundle.write(file)?;
+    for (path, why) in &export.skipped {
+        outln!(
+            "skipped {}: {}",
+            out::escape(&path.display().to_string()),
+            out::escape(why)
+        );
+    }
+    outln!(
+        "exported {} manifests from {} to {}{}",
+        export.bundle.entries().len(),
+        dir.display(),
+        file.display(),
+        if export.skipped.is_empty() {
+            String::new()
+        } else {
+            format!(" ({} files skipped)", export.skipped.len())
+        }
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `forge cache import FILE [--replace]`: the bundle's manifests into the cache directory,
+/// each checked against the built-in kernels as loading checks it. A bundle that cannot
+/// be used as a whole is an error and nothing is written; a rejected entry is named with
+/// its reason, and the command still succeeds.
+pub fn cache_import(dir: &Path, file: &Path, replace: bool) -> Result<ExitCode, CliError> {
+    let bundle = ManifestBundle::read(file)?;
+    let kernels = wgsl_forge::kernels::registry::builtin();
+    let report = bundle.import_into(&ManifestCache::new(dir), &kernels, replace)?;
+    for (label, path) in &report.imported {
+        outln!(
+            "imported {} to {}",
+            out::escape(label),
+            out::escape(&path.display().to_string())
+        );
+    }
+    for (label, _) in &report.kept {
+        outln!(
+            "kept {}: a trusted manifest is already there (--replace replaces it)",
+            out::escape(label)
+        );
+    }
+    outln!("{}", report.summary());
+    for (label, why) in &report.rejected {
+        outln!("  rejected {}: {}", out::escape(label), out::escape(why));
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -13,6 +13,10 @@
 //!   panic), `/dev/full` is an error, manifest strings are printed escaped and cut, a
 //!   problem too large is refused before anything is allocated, bad `--schedule` and
 //!   `--problem` values exit 2.
+//! - Issue 18, item 5: `forge cache export` and `forge cache import [--replace]` move a
+//!   tuned cache as one bundle, byte for byte; a damaged bundle is refused and writes
+//!   nothing; stale and unknown manifests are named with their reasons and skipped. The
+//!   library-level cases are in `tests/manifest.rs`.
 
 #![cfg(unix)]
 
@@ -514,4 +518,145 @@ fn bad_schedules_and_problems_are_bad_usage() {
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
         assert!(stderr(&out).starts_with("error: "), "{}", stderr(&out));
     }
+}
+
+// ---- issue 18, item 5: forge cache export and import --------------------------------------
+
+/// `forge --cache-dir CACHE args...`, which must succeed; returns its stdout.
+fn forge_ok(cache: &Path, args: &[&str]) -> String {
+    let mut all = vec!["--cache-dir", p(cache)];
+    all.extend_from_slice(args);
+    let out = forge(&all);
+    no_panic(&out, &args.join(" "));
+    assert!(out.status.success(), "forge {args:?}: {}", stderr(&out));
+    String::from_utf8(out.stdout).expect("UTF-8 output")
+}
+
+/// The manifests under `cache`'s topology folders, by path relative to it, with their
+/// bytes (the driver's pipeline cache and the lock files are not manifests).
+fn manifests(cache: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    for dir in std::fs::read_dir(cache).into_iter().flatten().flatten() {
+        for f in std::fs::read_dir(dir.path())
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let path = f.path();
+            let name = f.file_name().to_string_lossy().into_owned();
+            if name.ends_with(".json") && !name.starts_with('.') {
+                let rel = path.strip_prefix(cache).unwrap().to_path_buf();
+                out.push((rel, std::fs::read(&path).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn cache_export_and_import_move_a_tuned_cache() {
+    let dir = temp_dir("bundle");
+    let (a, b) = (dir.join("a"), dir.join("b"));
+    forge_ok(&a, &["tune", "axpy", "--problem", "a=0.5,n=1000"]);
+    let topology = topology_hash();
+    assert!(a.join(&topology).join(axpy_manifest_name()).is_file());
+    let bundle = dir.join("tuned.bundle");
+    let said = forge_ok(&a, &["cache", "export", p(&bundle)]);
+    assert!(said.contains("exported 1 manifests"), "{said}");
+
+    let said = forge_ok(&b, &["cache", "import", p(&bundle)]);
+    assert!(
+        said.contains("imported 1, kept 0 existing, rejected 0"),
+        "{said}"
+    );
+    assert_eq!(
+        manifests(&b),
+        manifests(&a),
+        "the same files, byte for byte"
+    );
+    // The pipeline cache beside the manifest in `a` is not part of the bundle.
+    let in_b: Vec<String> = std::fs::read_dir(b.join(&topology))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.starts_with('.'))
+        .collect();
+    assert_eq!(in_b, vec![axpy_manifest_name()]);
+    let listed = forge_ok(&b, &["cache", "ls"]);
+    assert!(listed.contains("axpy@"), "{listed}");
+
+    // Again: kept; with --replace: written again (here, the same bytes).
+    let said = forge_ok(&b, &["cache", "import", p(&bundle)]);
+    assert!(
+        said.contains("imported 0, kept 1 existing, rejected 0"),
+        "{said}"
+    );
+    let said = forge_ok(&b, &["cache", "import", p(&bundle), "--replace"]);
+    assert!(
+        said.contains("imported 1, kept 0 existing, rejected 0"),
+        "{said}"
+    );
+    assert_eq!(manifests(&b), manifests(&a));
+}
+
+#[test]
+fn cache_import_refuses_a_damaged_bundle_and_names_rejected_entries() {
+    let dir = temp_dir("bundle-bad");
+    let a = dir.join("a");
+    forge_ok(&a, &["tune", "axpy", "--problem", "a=0.5,n=1000"]);
+    let topology = topology_hash();
+    let text = std::fs::read_to_string(a.join(&topology).join(axpy_manifest_name())).unwrap();
+    // A stale manifest (another crate version) filed for other hardware, and one for a
+    // kernel the built-ins do not have.
+    let mut stale: serde_json::Value = serde_json::from_str(&text).unwrap();
+    stale["crate_version"] = "0.0.1-old".into();
+    stale["topology"] = "ab".repeat(32).into();
+    std::fs::create_dir_all(a.join("ab".repeat(32))).unwrap();
+    std::fs::write(
+        a.join("ab".repeat(32)).join(axpy_manifest_name()),
+        serde_json::to_string_pretty(&stale).unwrap(),
+    )
+    .unwrap();
+    let mut unknown: serde_json::Value = serde_json::from_str(&text).unwrap();
+    unknown["kernel"] = "not_a_builtin".into();
+    let stem = axpy_manifest_name().replacen("axpy", "not_a_builtin", 1);
+    std::fs::write(
+        a.join(&topology).join(stem),
+        serde_json::to_string_pretty(&unknown).unwrap(),
+    )
+    .unwrap();
+    let bundle = dir.join("tuned.bundle");
+    let said = forge_ok(&a, &["cache", "export", p(&bundle)]);
+    assert!(said.contains("exported 3 manifests"), "{said}");
+
+    let b = dir.join("b");
+    let said = forge_ok(&b, &["cache", "import", p(&bundle)]);
+    assert!(
+        said.contains("imported 1, kept 0 existing, rejected 2"),
+        "{said}"
+    );
+    assert!(said.contains("written by version 0.0.1-old"), "{said}");
+    assert!(said.contains("unknown kernel `not_a_builtin`"), "{said}");
+    assert_eq!(manifests(&b).len(), 1);
+
+    // One byte changed: refused whole, with status 1, and nothing is written.
+    let mut bytes = std::fs::read(&bundle).unwrap();
+    let at = bytes.len() / 2;
+    bytes[at] = if bytes[at] == b'0' { b'1' } else { b'0' };
+    std::fs::write(&bundle, &bytes).unwrap();
+    let c = dir.join("c");
+    let out = forge(&["--cache-dir", p(&c), "cache", "import", p(&bundle)]);
+    no_panic(&out, "import of a damaged bundle");
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.starts_with("error: manifest bundle") && err.contains(p(&bundle)),
+        "{err}"
+    );
+    assert!(!c.exists(), "nothing was written");
+    // Nor is a bundle written over what is not a regular file.
+    let out = forge(&["--cache-dir", p(&a), "cache", "export", "/dev/null"]);
+    no_panic(&out, "export to /dev/null");
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
 }

@@ -225,16 +225,23 @@ pub struct ImportReport {
     pub rejected: Vec<(String, String)>,
 }
 
-impl fmt::Display for ImportReport {
-    /// `imported N, kept M existing, rejected R`, then a line per rejected entry.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
+impl ImportReport {
+    /// `imported N, kept M existing, rejected R`.
+    pub fn summary(&self) -> String {
+        format!(
             "imported {}, kept {} existing, rejected {}",
             self.imported.len(),
             self.kept.len(),
             self.rejected.len()
-        )?;
+        )
+    }
+}
+
+impl fmt::Display for ImportReport {
+    /// The [summary](ImportReport::summary), then a line per rejected entry with its
+    /// reason.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.summary())?;
         for (label, why) in &self.rejected {
             write!(f, "\n  rejected {label}: {why}")?;
         }
