@@ -16,7 +16,7 @@ for step in "$@"; do
   IFS=: read -r what bin kernels <<< "$step"
   stamp "start $step"
   case $what in
-    bench)   timeout "$limit" ./.dev/"$bin"/forge --capacity-mib 60000 bench --json ${kernels//,/ } > "$OUT/bench-$bin-$i.jsonl" 2> "$OUT/bench-$bin-$i.err" ;;
+    bench)   timeout "$limit" ./.dev/"$bin"/forge --capacity-mib 60000 bench --json --plot "$OUT/roofline-$bin-$i.svg" ${kernels//,/ } > "$OUT/bench-$bin-$i.jsonl" 2> "$OUT/bench-$bin-$i.err" ;;
     certify) timeout "$limit" ./.dev/"$bin"/forge --capacity-mib 60000 certify --all-schedules > "$OUT/certify-$bin.txt" 2>&1 ;;
     anchors) timeout "$limit" python3 .dev/torch_anchors.py > "$OUT/anchors.jsonl" 2> "$OUT/anchors.err" ;;
     info)    ./.dev/"$bin"/forge info > "$OUT/info-$bin.txt" 2>&1 ;;

@@ -11,22 +11,34 @@
 //! `i8` activations four weights go through one `dot4_i8_packed` (`dp4a`).
 //!
 //! # Decoding a word
-//! A word's 16 codes are turned, in place and with a few bitwise operations, into
+//! A word's 16 codes are turned, in place and with eight bitwise operations, into
 //! `e = v + 1 ∈ {0, 1, 2}` (code 3 becomes 1, like code 0): bit 1 of `e` is `b0 & !b1`,
 //! bit 0 is `!(b0 ^ b1)`. Byte `j` of the word then holds the codes of columns
 //! `4j + s` for `s = 0..4` in its bit pairs `s`, so masking bit pair `s` of every byte
 //! (`0x03030303 << 2s`) gives four `e`s of columns `s, s + 4, s + 8, s + 12`, scaled by
 //! `4^s`; [`quantize_activations`] packs the activations in that order, four `u32`s
-//! (a `UVec4`) a word. `Σ v·x = Σ e·x − Σ x`, and `Σ x` over a lane's words is taken once
+//! (a `UVec4`) a word. The four products stay in an `IVec4` accumulator, scaled, and are
+//! unscaled once per row (the sums of multiples of `4^s` are multiples of `4^s`, so the
+//! shifts are exact). `Σ v·x = Σ e·x − Σ x`, and `Σ x` over a lane's words is taken once
 //! per chunk. Integer sums are exact, so every schedule gives bit-identical results.
 //!
+//! # What bounds it
+//! At 16384² the kernel moves 67 MB (the packed weights; the activations are 256 KB),
+//! 15.7 µs at the H200's copy bandwidth, and retires 16.8 M weight words: at about 17
+//! integer operations a word (8 to decode, 5 to mask and shift, 4 `dot4_i8_packed`) that
+//! is ~285 M lane operations, ~17 µs on 132 SMs × 64 integer lanes at 1.98 GHz. Measured
+//! on the H200 (2026-12-02): 33.6 µs with the earlier decode (about 25 operations a word),
+//! 31.9 µs with this one, 31.4 µs (0.50× copy) once only a row's last word masks its
+//! activations. More loads in flight (`RIF = 4`) is 2% slower; a third fewer operations
+//! gave 5%, so neither memory latency nor the integer units alone set the pace.
+
 //! # Schedule
 //! A subgroup covers `subgroup_size() · WORDS` consecutive words of its rows (a chunk),
 //! lane `l` the words `l, l + width, ...` of it, so that each load of the subgroup reads
 //! consecutive words; its activations stay in registers while it walks the workgroup's
 //! rows, two at a time. The workgroup's subgroups take the chunks of a row in turn, and
 //! their per-row sums meet in a workgroup atomic. A workgroup holds `WG · ITEMS / 16`
-//! rows.
+//! rows, walked `RIF` (rows in flight, a knob: 2 or 4) at a time.
 //!
 //! `WORDS` is a knob (4) but not tuned: on the H200, `WORDS = 8` (32 registers of
 //! activations a lane) ran 1.5–2.6× slower and its results were wrong (`forge certify
@@ -48,17 +60,35 @@ pub const W2A8_MAX_K: usize = 1 << 24;
 mod w2a8 {
     use super::*;
 
-    /// `Σ (v + 1)·x` over the 16 codes of `w` and the 16 activations of `x`, packed as
-    /// the [module docs](super) say.
+    /// The 16 codes of `w` as `e = v + 1`, in place: code `b1 b0` gives `e1 = b0 & !b1` and
+    /// `e0 = !(b0 ^ b1)`, and with `t = b0 ^ b1`, `e1 = b0 & t`. Eight bitwise operations
+    /// for 16 weights.
     #[forge_fn]
-    fn dot16(w: u32, x: UVec4) -> i32 {
-        let lo = w & 0x5555_5555u32;
-        let hi = (w >> 1) & 0x5555_5555u32;
-        let e = ((lo & !hi) << 1) | (!(lo ^ hi) & 0x5555_5555u32);
-        dot4_i8_packed(e & 0x0303_0303u32, x.x)
-            + (dot4_i8_packed(e & 0x0c0c_0c0cu32, x.y) >> 2)
-            + (dot4_i8_packed(e & 0x3030_3030u32, x.z) >> 4)
-            + dot4_i8_packed((e >> 6) & 0x0303_0303u32, x.w)
+    fn codes_plus_one(w: u32) -> u32 {
+        let t = w ^ (w >> 1);
+        let e0 = !t & 0x5555_5555u32;
+        let e1 = w & t & 0x5555_5555u32;
+        e0 | (e1 << 1)
+    }
+
+    /// `Σ e·x` over a word's 16 codes, one `dot4_i8_packed` per bit pair `s` of the bytes,
+    /// each still scaled by `4^s` (lanes `y` and `z`): the shifts that undo the scale are
+    /// exact on the sums, so [`unscaled`] takes them once per row rather than per word.
+    /// Bit pair 3 would scale to 64·2 = 128, past `i8`, so it is shifted down first.
+    #[forge_fn]
+    fn dot16_scaled(e: u32, x: UVec4) -> IVec4 {
+        IVec4::new(
+            dot4_i8_packed(e & 0x0303_0303u32, x.x),
+            dot4_i8_packed(e & 0x0c0c_0c0cu32, x.y),
+            dot4_i8_packed(e & 0x3030_3030u32, x.z),
+            dot4_i8_packed((e >> 6) & 0x0303_0303u32, x.w),
+        )
+    }
+
+    /// The sum of [`dot16_scaled`]'s lanes, each scale undone.
+    #[forge_fn]
+    fn unscaled(a: IVec4) -> i32 {
+        a.x + (a.y >> 2) + (a.z >> 4) + a.w
     }
 
     /// The bytes of `v` whose columns `first + 4j` are below `k`; the others cleared.
@@ -77,8 +107,8 @@ mod w2a8 {
     /// `y[r] = scale[r] · x_scale · Σ_c w[r][c] · xq[c]` on int8 activations `xq`, packed
     /// by [`quantize_activations`] (one `UVec4` per weight word).
     #[forge_kernel(crate = ::forge_core, workgroup = 256, threads = m * 16, ext = false,
-        knobs(WORDS = 4),
-        tune(workgroup = [256, 128], items = [1, 2]),
+        knobs(WORDS = 4, RIF = 2),
+        tune(workgroup = [256, 128], items = [1, 2], RIF = [2, 4]),
         reference = ternary_gemv_w2a8_reference,
         case(m = 1, k = 1, x_scale = 0.5), case(m = 3, k = 16, x_scale = 1.0),
         case(m = 7, k = 13, x_scale = 0.25), case(m = 33, k = 1031, x_scale = 0.125),
@@ -114,48 +144,52 @@ mod w2a8 {
             for i in 0..WORDS {
                 let g = base + i * width;
                 if g < words {
-                    let v = xq[g];
+                    let mut v = xq[g];
                     let c = 16 * g;
-                    x[i] = UVec4::new(
-                        live_bytes(v.x, c, k),
-                        live_bytes(v.y, c + 1, k),
-                        live_bytes(v.z, c + 2, k),
-                        live_bytes(v.w, c + 3, k),
-                    );
+                    // Only the row's last word holds columns past `k`: mask that one alone.
+                    if c + 16 > k {
+                        v = UVec4::new(
+                            live_bytes(v.x, c, k),
+                            live_bytes(v.y, c + 1, k),
+                            live_bytes(v.z, c + 2, k),
+                            live_bytes(v.w, c + 3, k),
+                        );
+                    }
+                    x[i] = v;
                     x_sum += dot4_i8_packed(x[i].x, 0x0101_0101u32)
                         + dot4_i8_packed(x[i].y, 0x0101_0101u32)
                         + dot4_i8_packed(x[i].z, 0x0101_0101u32)
                         + dot4_i8_packed(x[i].w, 0x0101_0101u32);
                 }
             }
-            // Rows two at a time, so that each lane has two rows' loads in flight; rows
-            // past `m` read the last row again and are not stored.
+            // `RIF` rows at a time, so that each lane has `RIF · WORDS` loads in flight;
+            // rows past `m` read the last row again and are not stored.
             let mut r = 0u32;
             while r < ROWS {
-                let mut acc = [0i32; 2];
+                let mut acc = [IVec4::ZERO; RIF];
                 #[unroll]
-                for u in 0..2 {
+                for u in 0..RIF {
                     let row = (row0 + r + u).min(m - 1);
-                    acc[u] = -x_sum;
                     #[unroll]
                     for i in 0..WORDS {
                         let g = base + i * width;
+                        // A word past the row decodes to e = 1 against zero activations.
                         let w = if g < words {
                             packed_w[row * words + g]
                         } else {
                             0u32
                         };
-                        acc[u] += dot16(w, x[i]);
+                        acc[u] += dot16_scaled(codes_plus_one(w), x[i]);
                     }
                 }
                 #[unroll]
-                for u in 0..2 {
-                    let total = subgroup_add(acc[u]);
+                for u in 0..RIF {
+                    let total = subgroup_add(unscaled(acc[u]) - x_sum);
                     if lane == 0 {
                         sums[r + u].fetch_add(total);
                     }
                 }
-                r += 2;
+                r += RIF;
             }
         }
         workgroup_barrier();
