@@ -75,6 +75,26 @@ struct State {
     events: Vec<Event>,
     /// Track names (`thread_name` metadata): host threads and GPUs.
     tracks: BTreeMap<u64, String>,
+    /// Events left out past the limit.
+    dropped: u64,
+}
+
+/// The most events a recorder keeps (a few hundred bytes each in memory): a program that
+/// runs for hours with a trace on keeps its first million events, and the file says how
+/// many it left out (`otherData.dropped_events`), rather than growing without bound.
+pub const MAX_EVENTS: usize = 1 << 20;
+
+impl State {
+    fn push(&mut self, event: Event, limit: usize) {
+        if self.events.len() < limit {
+            self.events.push(event);
+        } else {
+            if self.dropped == 0 {
+                tracing::warn!(limit, "the trace is full; later events are left out");
+            }
+            self.dropped += 1;
+        }
+    }
 }
 
 /// Collects events and writes them to one trace file; see the [module docs](self).
@@ -83,6 +103,8 @@ pub struct Recorder {
     path: PathBuf,
     start: Instant,
     state: Mutex<State>,
+    /// [`MAX_EVENTS`]; smaller in tests.
+    limit: usize,
 }
 
 /// The recorders alive in this process, by path: what [`Recorder::shared`] hands out again
@@ -112,6 +134,7 @@ impl Recorder {
             path: path.into(),
             start: Instant::now(),
             state: Mutex::new(State::default()),
+            limit: MAX_EVENTS,
         };
         rec.write()?;
         Ok(rec)
@@ -159,7 +182,7 @@ impl Recorder {
 
     /// Adds an event.
     pub fn record(&self, event: Event) {
-        self.state().events.push(event);
+        self.state().push(event, self.limit);
     }
 
     /// Names a track (a GPU's, say); the trace viewer shows the name.
@@ -193,7 +216,7 @@ impl Recorder {
                 None => format!("host thread {tid}"),
             }
         });
-        state.events.push(event);
+        state.push(event, self.limit);
     }
 
     /// The events recorded so far, in the order they were recorded.
@@ -206,9 +229,9 @@ impl Recorder {
     pub fn to_json(&self) -> serde_json::Value {
         use serde_json::json;
         let pid = std::process::id();
-        let (mut events, tracks) = {
+        let (mut events, tracks, dropped) = {
             let state = self.state();
-            (state.events.clone(), state.tracks.clone())
+            (state.events.clone(), state.tracks.clone(), state.dropped)
         };
         // Stable: events that start together keep the order they were recorded in.
         events.sort_by(|a, b| a.ts_us.total_cmp(&b.ts_us));
@@ -224,7 +247,8 @@ impl Recorder {
             json!({"ph": "X", "name": e.name, "cat": e.cat, "ts": e.ts_us, "dur": e.dur_us,
                    "pid": pid, "tid": e.tid, "args": e.args})
         }));
-        json!({"traceEvents": out, "displayTimeUnit": "ns"})
+        json!({"traceEvents": out, "displayTimeUnit": "ns",
+               "otherData": {"dropped_events": dropped}})
     }
 
     /// Writes the trace, atomically, over the file at [`Recorder::path`].
@@ -356,6 +380,32 @@ mod tests {
         assert!(!Arc::ptr_eq(&a, &c));
         drop((a, b));
         assert!(live().iter().all(|r| r.path() != dir.join("t.json")));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_full_recorder_counts_what_it_leaves_out() {
+        let dir = scratch("full");
+        let mut rec = Recorder::create(dir.join("t.json")).unwrap();
+        rec.limit = 2;
+        for i in 0..5 {
+            rec.host(
+                "upload",
+                format!("u{i}"),
+                Instant::now(),
+                serde_json::Map::new(),
+            );
+        }
+        let v = rec.to_json();
+        let names: Vec<&str> = v["traceEvents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["ph"] == "X")
+            .map(|e| e["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["u0", "u1"]);
+        assert_eq!(v["otherData"]["dropped_events"], 3);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
