@@ -905,7 +905,9 @@ fn foreign_stale_and_unknown_entries_are_rejected_with_a_reason() {
         .unwrap()
         .text()
         .to_string();
-    bundle.push(BundleEntry::new("78".repeat(32), "affine", text));
+    bundle.push(BundleEntry::new("78".repeat(32), "affine", text.clone()));
+    // A second copy of the good entry: the first is imported, the copy rejected.
+    bundle.push(BundleEntry::new(good.topology.clone(), "affine", text));
     bundle.push(BundleEntry::new(
         "9a".repeat(32),
         "affine",
@@ -920,7 +922,14 @@ fn foreign_stale_and_unknown_entries_are_rejected_with_a_reason() {
     assert!(
         report
             .to_string()
-            .starts_with("imported 2, kept 0 existing, rejected 6"),
+            .starts_with("imported 2, kept 0 existing, rejected 7"),
+        "{report}"
+    );
+    assert!(
+        report
+            .rejected
+            .iter()
+            .any(|(_, why)| why.contains("another entry for this kernel and topology")),
         "{report}"
     );
     let reason = |label_part: &str| -> String {

@@ -168,7 +168,7 @@ impl RuntimeBuilder {
     /// ```
     /// use forge_core::manifest::ManifestBundle;
     /// use forge_core::{ForgeError, ForgeRuntime};
-    /// // In a program: `.manifest_bundle(include_bytes!("../tuned.bundle").as_slice())`.
+    /// // In a program: `.manifest_bundle(include_bytes!("../tuned.bundle"))`.
     /// let bytes = ManifestBundle::new().to_bytes()?;
     /// let rt = ForgeRuntime::builder().manifest_bundle(bytes.clone()).build()?;
     /// assert_eq!(rt.manifest_bundle().map(|b| b.entries().len()), Some(0));
