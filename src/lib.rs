@@ -49,7 +49,9 @@
 //! -- certify`. A library user builds none of its dependencies.
 
 pub use forge_core::vectors;
-pub use forge_core::{certify, emit, error, manifest, oracle, roofline, timing, trace, tune};
+pub use forge_core::{
+    certify, emit, error, manifest, oracle, prints, roofline, timing, trace, tune,
+};
 pub use forge_core::{
     f16, wgpu, Access, Backend, Binding, Cost, DynArgs, ElemType, Element, Feature, ForgeError,
     ForgeRuntime, GpuTensor, HardwareProfile, HostArg, HostBuffer, Kernel, KernelId, ManifestCache,

@@ -821,6 +821,11 @@ pub trait Kernel: Sync {
     fn cost(&self, _scalars: &[ScalarValue]) -> Result<Cost> {
         Ok(Cost::default())
     }
+    /// The kernel's `debug_print!` formats and its print buffer's binding, for a kernel
+    /// that prints; `None` (the default) for one that does not, which has no print buffer.
+    fn prints(&self) -> Option<&'static crate::prints::PrintTable> {
+        None
+    }
     /// Runs the independent reference, where the kernel names one.
     fn reference_dyn(&self, _args: &DynArgs) -> Option<Result<Vec<HostBuffer>>> {
         None

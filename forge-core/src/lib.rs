@@ -12,8 +12,9 @@
 //!    kernel and its [`kernel::KernelId`]), [`target`] (shader forms), [`topology`] (the
 //!    hardware profile), [`records`] (what certification, timing and tuning find, and
 //!    manifests store), [`plan`] (a call checked against the adapter's limits: the
-//!    launch plan, workgroup folding), [`vectors`] (the host types of vectors) and [`trace`]
-//!    (the recorder of Chrome / Perfetto traces).
+//!    launch plan, workgroup folding), [`vectors`] (the host types of vectors), [`trace`]
+//!    (the recorder of Chrome / Perfetto traces) and [`prints`] (`debug_print!`'s formats,
+//!    print buffer and lines).
 //! 2. **Offline work**: [`oracle`] (what the generated CPU oracles call), [`emit`] (naga's
 //!    translation to SPIR-V, MSL, HLSL, GLSL) and [`manifest`] (the cache, keyed by values).
 //! 3. **The device**: [`device`] (adapter, device and queue, buffer pool, submission and
@@ -31,6 +32,7 @@ pub mod error;
 pub mod files;
 pub mod kernel;
 pub mod plan;
+pub mod prints;
 pub mod records;
 pub mod roofline;
 pub mod schedule;
@@ -85,6 +87,7 @@ pub mod __private {
     };
     pub use crate::oracle;
     pub use crate::roofline::Cost;
+    pub use crate::prints::{PrintArg, PrintFormat, PrintTable, PrintType};
     pub use crate::runtime::launch::HostArg;
     pub use crate::runtime::ForgeRuntime;
     pub use crate::schedule::{Schedule, Threads, TuneSpace};

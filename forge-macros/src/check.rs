@@ -35,6 +35,7 @@ pub fn check(cx: &Ctxt, k: &Kernel<'_>) {
     f64_math_on_gpus(cx, k);
     subgroup_ops_not_short_circuited(cx, k);
     subgroup_broadcast_lane_constant(cx, k);
+    prints(cx, k);
     uniformity::barriers_uniform(cx, k);
 }
 
@@ -200,6 +201,71 @@ fn storage_binding_limit(cx: &Ctxt, k: &Kernel<'_>) {
                 k.bindings.len()
             ),
         );
+    }
+}
+
+/// `debug_print!`: one value per placeholder, each a type the print buffer holds (a
+/// 32-bit scalar or `bool`, or a vector of them printed with `{:?}`, as Rust prints
+/// arrays), and room for the print buffer under the portable storage-binding limit.
+fn prints(cx: &Ctxt, k: &Kernel<'_>) {
+    let mut first = None;
+    walk_stmts(&k.body, &mut |s| {
+        let Stmt::Print { format, args, span } = s else {
+            return;
+        };
+        first.get_or_insert(*span);
+        let f = &k.prints[*format];
+        if let Some(extra) = args.get(f.debug.len()) {
+            cx.error_range(
+                extra.span,
+                extra.end,
+                format!(
+                    "this value has no placeholder: the format string has {} `{{}}`; add one, or remove the value",
+                    f.debug.len()
+                ),
+            );
+        } else if args.len() < f.debug.len() {
+            cx.error(
+                f.span,
+                format!(
+                    "this format string has {} placeholder(s) but {} value(s) follow it; give one value per `{{}}`",
+                    f.debug.len(),
+                    args.len()
+                ),
+            );
+        }
+        for (a, debug) in args.iter().zip(&f.debug) {
+            let scalar_ok =
+                |s: Scalar| matches!(s, Scalar::U32 | Scalar::I32 | Scalar::F32 | Scalar::Bool);
+            match &a.ty {
+                Ty::Scalar(s) if scalar_ok(*s) => {}
+                Ty::Vector(s, _) if scalar_ok(*s) && *debug => {}
+                Ty::Vector(s, _) if scalar_ok(*s) => cx.error_range(
+                    a.span,
+                    a.end,
+                    "a vector prints with `{:?}`, as Rust prints arrays; write `{:?}` for it",
+                ),
+                t => cx.error_range(
+                    a.span,
+                    a.end,
+                    format!(
+                        "`debug_print!` prints `u32`, `i32`, `f32`, `bool` and vectors of them, but this value is `{}`; convert it (`x as f32`) or print its parts",
+                        crate::lower::ty_text(t, &k.options.knobs)
+                    ),
+                ),
+            }
+        }
+    });
+    if let Some(span) = first {
+        if k.bindings.len() >= PORTABLE_STORAGE_BUFFERS {
+            cx.error(
+                span,
+                format!(
+                    "`debug_print!` needs a storage binding of its own, and this kernel already has {} (the portable limit is {PORTABLE_STORAGE_BUFFERS}); remove the print or a binding",
+                    k.bindings.len()
+                ),
+            );
+        }
     }
 }
 
@@ -1048,7 +1114,7 @@ pub mod uniformity {
                         self.returned_divergently = Some(Cause::Return(*span));
                     }
                 }
-                Stmt::Eval { .. } | Stmt::ReturnValue { .. } => {}
+                Stmt::Eval { .. } | Stmt::ReturnValue { .. } | Stmt::Print { .. } => {}
                 Stmt::Block(b) => self.block(b, ctrl),
                 Stmt::Barrier { kind, span } => {
                     let name = match kind {
@@ -1331,6 +1397,11 @@ pub mod constants {
                 }
                 Stmt::Eval { expr } | Stmt::ReturnValue { value: expr } => {
                     self.expr(expr);
+                }
+                Stmt::Print { args, .. } => {
+                    for a in args {
+                        self.expr(a);
+                    }
                 }
                 Stmt::Break { .. }
                 | Stmt::Continue { .. }

@@ -807,6 +807,30 @@ impl<'k> Oracle<'k> {
 
     // ---- lane mode ---------------------------------------------------------------
 
+    /// `debug_print!`: the values evaluated in order, as the GPU does, and recorded as the
+    /// same `u32` words the GPU writes.
+    fn print(&self, format: usize, args: &[Expr]) -> TokenStream {
+        let oracle = self.p.oracle();
+        let mut lets = TokenStream::new();
+        let mut words = Vec::new();
+        for (i, a) in args.iter().enumerate() {
+            let v = self.expr(a);
+            let name = format_ident!("__fg_pv{}", i);
+            let t = self.ty(&a.ty);
+            lets.extend(quote!(let #name: #t = #v;));
+            let comps: Vec<TokenStream> = match &a.ty {
+                Ty::Vector(_, w) => (0..*w as usize).map(|c| quote!(#name[#c])).collect(),
+                _ => vec![quote!(#name)],
+            };
+            words.extend(comps.into_iter().map(|c| match a.ty.component() {
+                Some(Scalar::F32) => quote!((#c).to_bits()),
+                _ => quote!((#c) as u32),
+            }));
+        }
+        let format = Literal::u32_suffixed(format as u32);
+        quote!({ #lets #oracle::prints::record(__fg_gi, #format, &[#(#words),*]); })
+    }
+
     fn block(&self, b: &Block) -> TokenStream {
         b.iter().map(|s| self.stmt(s)).collect()
     }
@@ -913,6 +937,7 @@ impl<'k> Oracle<'k> {
                 let e = self.expr(expr);
                 quote!(let _ = #e;)
             }
+            Stmt::Print { format, args, .. } => self.print(*format, args),
             Stmt::Switch {
                 selector,
                 cases,

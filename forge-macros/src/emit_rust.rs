@@ -176,6 +176,7 @@ pub fn emit(k: &Kernel<'_>, wgsl: &Sources, cuda: &crate::emit_cuda::Sources) ->
         g.cpu_fns(),
         g.run_fns(),
         g.launch_fns(),
+        g.print_items(),
         g.kernel_impl(),
     ];
     let ext = g.ext_trait();
@@ -801,6 +802,16 @@ impl<'k> Items<'k> {
             .map(|i| &self.k.bindings[*i].len_text)
             .collect();
         let out_tys2 = self.out_tys();
+        // A kernel that prints collects its records through the run, and formats them
+        // after it as the runtime formats the GPU's.
+        let (print_begin, print_finish) = if self.k.prints.is_empty() {
+            (quote!(), quote!())
+        } else {
+            (
+                quote!(let __fg_print_run = #oracle_mod::prints::Run::begin();),
+                quote!(__fg_print_run.finish(NAME, &PRINTS);),
+            )
+        };
         // The body of `cpu_with_options`. The schedule is checked first, then the outputs'
         // bytes against the options' cap, before anything is allocated.
         let cpu = self.body(quote!(cpu_with(&DEFAULT_SCHEDULE, #(#method_names),*)));
@@ -812,7 +823,9 @@ impl<'k> Items<'k> {
             #(let mut #out_ids: ::std::vec::Vec<#out_tys> = #oracle_mod::zeroed(__fg_lens[#outs]);)*
             let mut __fg_rd = #oracle_mod::RaceDetector::new(NAME, __fg_sched.invocations() as u32);
             let mut __fg_budget = #oracle_mod::LoopBudget::new(NAME, __fg_opts);
+            #print_begin
             __oracle(__fg_opts.detect_races, __fg_sched, &mut __fg_rd, &mut __fg_budget, #(#oracle_args,)* #(#scalar_ids),*)?;
+            #print_finish
             Ok(#out_value)
         });
         quote! {
@@ -1051,6 +1064,70 @@ impl<'k> Items<'k> {
         }
     }
 
+    /// For a kernel that prints: `PRINTS`, its formats, and `cpu_prints`, the oracle with
+    /// its print lines. Nothing for one that does not.
+    fn print_items(&self) -> TokenStream {
+        let k = self.k;
+        if k.prints.is_empty() {
+            return quote!();
+        }
+        let p = &self.p;
+        let (table, format_ty, arg_ty, ty) = (
+            p.print_table(),
+            p.print_format(),
+            p.print_arg(),
+            p.print_type(),
+        );
+        let mut arg_types: Vec<Vec<(Ty, bool)>> = vec![Vec::new(); k.prints.len()];
+        walk_stmts(&k.body, &mut |s| {
+            if let Stmt::Print { format, args, .. } = s {
+                let f = &k.prints[*format];
+                arg_types[*format] = args
+                    .iter()
+                    .zip(&f.debug)
+                    .map(|(a, d)| (a.ty.clone(), *d))
+                    .collect();
+            }
+        });
+        let formats = k.prints.iter().zip(&arg_types).map(|(f, args)| {
+            let (text, pieces) = (&f.text, &f.pieces);
+            let args = args.iter().map(|(t, debug)| {
+                let (s, width) = match t {
+                    Ty::Vector(s, w) => (*s, *w),
+                    Ty::Scalar(s) => (*s, 1u8),
+                    _ => (Scalar::U32, 1),
+                };
+                let variant = match s {
+                    Scalar::I32 => quote!(I32),
+                    Scalar::F32 => quote!(F32),
+                    Scalar::Bool => quote!(Bool),
+                    _ => quote!(U32),
+                };
+                quote!(#arg_ty { ty: #ty::#variant, width: #width, debug: #debug })
+            });
+            quote!(#format_ty { text: #text, pieces: &[#(#pieces),*], args: &[#(#args),*] })
+        });
+        let binding = k.prints_binding() as u32;
+        let (err, oracle_mod) = (p.error(), &self.oracle_mod);
+        let (method_args, method_names) = (&self.method_args, &self.method_names);
+        let out_ty = &self.out_ty;
+        let cpu_prints = self.body(quote! {
+            let (__fg_out, __fg_lines) = #oracle_mod::prints::capture(|| cpu(#(#method_names),*));
+            Ok((__fg_out?, __fg_lines))
+        });
+        quote! {
+            /// The kernel's `debug_print!` formats, by format id, and its print buffer's
+            /// binding (one past the `Params` uniform's).
+            pub const PRINTS: #table = #table { binding: #binding, formats: &[#(#formats),*] };
+
+            /// [`cpu`], with the lines its `debug_print!`s printed, sorted by invocation and
+            /// order within it, as `ForgeRuntime::take_prints` gives the GPU's.
+            pub fn cpu_prints(#(#method_args),*) -> ::core::result::Result<(#out_ty, ::std::vec::Vec<::std::string::String>), #err> {
+                #cpu_prints
+            }
+        }
+    }
+
     /// `Kernel` and its `wgsl_forge::Kernel` implementation.
     fn kernel_impl(&self) -> TokenStream {
         let k = self.k;
@@ -1099,6 +1176,12 @@ impl<'k> Items<'k> {
             (quote!(), quote!(), quote!())
         } else {
             (self.tolerance_fn(), self.features_fn(), reference_dyn)
+        };
+        let prints_fn = if self.stub || k.prints.is_empty() {
+            quote!()
+        } else {
+            let table = p.print_table();
+            quote!(fn prints(&self) -> ::core::option::Option<&'static #table> { Some(&PRINTS) })
         };
         // A 1-D kernel's sizes, or a 2-D or 3-D kernel's shapes.
         let (tune_wg, tune_shapes): (Vec<u32>, Vec<TokenStream>) = if k.dims() > 1 {
@@ -1173,6 +1256,7 @@ impl<'k> Items<'k> {
                 #workgroup_free_fn
                 #special_values_fn
                 #cost_fn
+                #prints_fn
                 fn binding_lens(&self, __fg_s: &[#scalar_value]) -> ::core::result::Result<::std::vec::Vec<u64>, #err> {
                     #lens
                 }

@@ -545,6 +545,15 @@ pub fn emit<'k>(k: &'k Kernel<'k>, x: &'k Expanded) -> Wgsl {
             k.bindings.len()
         );
     }
+    // Only a kernel that prints has a print buffer: the others' WGSL is unchanged.
+    if !k.prints.is_empty() {
+        s.push_str("struct fg_Prints {\n    cursor: atomic<u32>,\n    words: array<u32>,\n}\n");
+        let _ = writeln!(
+            s,
+            "@group(0) @binding({}) var<storage, read_write> fg_prints: fg_Prints;",
+            k.prints_binding()
+        );
+    }
     for (l, name) in k.locals.iter().zip(&e.names).filter(|(l, _)| l.shared) {
         let atomic = |e: &Ty| atomic_scalar(e.scalar().unwrap_or(Scalar::U32));
         let t = match (&l.ty, l.atomic) {
@@ -603,6 +612,9 @@ pub fn emit<'k>(k: &'k Kernel<'k>, x: &'k Expanded) -> Wgsl {
         let _ = writeln!(s, "    let {n} = fg_params.{n};");
     }
     s.push_str(&grid_prologue(k));
+    if !k.prints.is_empty() {
+        s.push_str("    // The invocation's prints so far: a record's order within its invocation.\n    var fg_print_seq: u32 = 0u;\n");
+    }
     let body_line = s.matches('\n').count();
     origins.extend(
         e.origins
@@ -1045,7 +1057,7 @@ impl Emitter<'_> {
             Stmt::Block(_) => None,
             Stmt::Eval { expr } => range(expr),
             Stmt::Switch { selector, .. } => range(selector),
-            Stmt::CompareExchange { span, .. } => Some((*span, *span)),
+            Stmt::CompareExchange { span, .. } | Stmt::Print { span, .. } => Some((*span, *span)),
         }
     }
 
@@ -1312,7 +1324,53 @@ impl Emitter<'_> {
                 kind: Barrier::Storage,
                 ..
             } => self.line("storageBarrier();"),
+            Stmt::Print { format, args, .. } => self.print(*format, args),
         }
+    }
+
+    /// `debug_print!`: the values first (as Rust evaluates the arguments), then a record
+    /// taken from the cursor, written only when it is within the buffer; the cursor counts
+    /// the dropped ones too.
+    fn print(&mut self, format: usize, args: &[Expr]) {
+        let n = self.fresh();
+        let mut words = Vec::new();
+        self.line("{");
+        self.indent += 1;
+        for (i, a) in args.iter().enumerate() {
+            let v = self.expr(a);
+            let name = format!("fg_pv{n}_{i}");
+            self.line(&format!("let {name} = {v};"));
+            let comps: Vec<String> = match &a.ty {
+                Ty::Vector(_, w) => (0..*w).map(|c| format!("{name}[{c}]")).collect(),
+                _ => vec![name],
+            };
+            let to_word = |c: String| match a.ty.component() {
+                Some(Scalar::U32) => c,
+                Some(Scalar::Bool) => format!("select(0u, 1u, {c})"),
+                _ => format!("bitcast<u32>({c})"),
+            };
+            words.extend(comps.into_iter().map(to_word));
+        }
+        let record = print_record_words(self.k);
+        self.line(&format!("let fg_ps{n} = atomicAdd(&fg_prints.cursor, 1u);"));
+        self.line(&format!(
+            "if fg_ps{n} < arrayLength(&fg_prints.words) / {record}u {{"
+        ));
+        self.indent += 1;
+        self.line(&format!("let fg_pb{n} = fg_ps{n} * {record}u;"));
+        let header = [
+            "fg_global_index".to_string(),
+            format!("{format}u"),
+            "fg_print_seq".to_string(),
+        ];
+        for (i, w) in header.into_iter().chain(words).enumerate() {
+            self.line(&format!("fg_prints.words[fg_pb{n} + {i}u] = {w};"));
+        }
+        self.indent -= 1;
+        self.line("}");
+        self.line("fg_print_seq += 1u;");
+        self.indent -= 1;
+        self.line("}");
     }
 
     fn fresh(&mut self) -> usize {
@@ -1963,3 +2021,19 @@ const HELPER_SIGNUM_F32: &str = "fn fg_signum_f32(x: f32) -> f32 {\n    let s = 
 // base with a finite non-integral exponent, (-1)^±inf = 1, and the base's sign (-0.0 and
 // -inf included) kept for odd integral exponents. WGSL's `pow` covers only positive bases.
 const HELPER_POWF: &str = "fn fg_powf(x: f32, y: f32) -> f32 {\n    if y == 0.0f || x == 1.0f {\n        return 1.0f;\n    }\n    if fg_isnan_f32(x) || fg_isnan_f32(y) {\n        return bitcast<f32>(0x7fc00000u);\n    }\n    // Infinities are tested through the bits: WGSL lets drivers assume there are none.\n    let inf = bitcast<f32>(0x7f800000u);\n    let ax = abs(x);\n    let x_inf = (bitcast<u32>(x) & 0x7fffffffu) == 0x7f800000u;\n    let y_inf = (bitcast<u32>(y) & 0x7fffffffu) == 0x7f800000u;\n    let integral = !y_inf && trunc(y) == y;\n    var r: f32;\n    if y_inf {\n        if ax == 1.0f {\n            return 1.0f;\n        }\n        r = select(0.0f, inf, (ax > 1.0f) == (y > 0.0f));\n    } else if x_inf {\n        r = select(0.0f, inf, y > 0.0f);\n    } else if ax == 0.0f {\n        r = select(0.0f, inf, y < 0.0f);\n    } else if x < 0.0f && !integral {\n        return bitcast<f32>(0x7fc00000u);\n    } else {\n        r = pow(ax, y);\n    }\n    // Every float of magnitude 2^24 or more is an even integer.\n    let odd = integral && abs(y) < 16777216.0f && (i32(y) & 1i) != 0i;\n    if (bitcast<u32>(x) & 0x80000000u) != 0u && odd {\n        r = -r;\n    }\n    return r;\n}\n";
+
+/// The words of one print record of kernel `k`: the header (invocation, format, order)
+/// and the widest format's values, as `forge_core::prints::PrintTable::record_words`.
+pub(crate) fn print_record_words(k: &Kernel<'_>) -> u32 {
+    let mut widest = vec![0u32; k.prints.len()];
+    walk_stmts(&k.body, &mut |s| {
+        if let Stmt::Print { format, args, .. } = s {
+            let words = args.iter().map(|a| match a.ty {
+                Ty::Vector(_, w) => w as u32,
+                _ => 1,
+            });
+            widest[*format] = words.sum();
+        }
+    });
+    3 + widest.into_iter().max().unwrap_or(0)
+}

@@ -167,6 +167,10 @@ impl Inliner<'_, '_, '_> {
                 let value = self.hoist(value, out);
                 out.push(Stmt::ReturnValue { value })
             }
+            Stmt::Print { format, args, span } => {
+                let args = args.into_iter().map(|a| self.hoist(a, out)).collect();
+                out.push(Stmt::Print { format, args, span })
+            }
             Stmt::Switch {
                 selector,
                 cases,
@@ -706,6 +710,11 @@ impl Remap<'_> {
             },
             Stmt::Eval { expr } => Stmt::Eval {
                 expr: self.expr(expr),
+            },
+            Stmt::Print { format, args, span } => Stmt::Print {
+                format: *format,
+                args: args.iter().map(|a| self.expr(a)).collect(),
+                span: *span,
             },
             Stmt::Block(b) => Stmt::Block(self.block(b)),
             Stmt::Switch {

@@ -293,6 +293,7 @@ fn compile(
     let mut locals = std::mem::take(&mut lowerer.locals);
     let (mut loops, mut subgroup_ops) = (lowerer.loops, lowerer.subgroup_ops);
     let tainted = lowerer.tainted;
+    let prints = std::mem::take(&mut lowerer.prints);
     drop(lowerer);
     inline::calls(
         &cx,
@@ -316,6 +317,7 @@ fn compile(
         body,
         helpers,
         structs,
+        prints,
     };
     let fail = |cx: &ctxt::Ctxt, kernel: &model::Kernel<'_>| Failed {
         stub: Some(emit_rust::fallback(kernel, cx.to_compile_errors())),

@@ -43,6 +43,8 @@ pub struct Lowerer<'k, 'a> {
     pub grid_dims: usize,
     /// The module consts that failed to lower.
     failed_consts: Vec<String>,
+    /// The `debug_print!` formats lowered so far: the next one's id.
+    pub prints: Vec<PrintFmt>,
 }
 
 type R<T> = Result<T, ()>;
@@ -114,6 +116,7 @@ impl<'k, 'a> Lowerer<'k, 'a> {
             subgroup_ops: 0,
             call_statement: false,
             tainted: false,
+            prints: Vec::new(),
             failed_consts: consts
                 .iter()
                 .filter(|c| c.failed)
@@ -514,6 +517,9 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                 }
             }
             syn::Stmt::Item(i) => self.cx.error(i.span(), "items inside a kernel are not supported, except `const NAME: T = value;`; move them outside the kernel"),
+            syn::Stmt::Macro(m) if m.mac.path.is_ident("debug_print") => {
+                let _ = self.print(&m.mac, out);
+            }
             syn::Stmt::Macro(m) => self.cx.error(
                 m.span(),
                 "macros are not supported in kernels; write the code out, or move host-side logic outside the kernel",
@@ -1031,6 +1037,9 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                 });
             }
             syn::Expr::Paren(p) => return self.expr_stmt(&p.expr, out),
+            syn::Expr::Macro(m) if m.mac.path.is_ident("debug_print") => {
+                return self.print(&m.mac, out)
+            }
             // A helper called for its effects on the arrays it takes by reference (or for
             // its barriers); `inline` puts its body here.
             syn::Expr::Call(c)
@@ -1056,6 +1065,63 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                 );
             }
         }
+        Ok(())
+    }
+
+    /// `debug_print!("fmt", args..)`: its format string parsed into a new format of the
+    /// kernel, and its arguments lowered. `check::prints` checks the count and the types.
+    fn print(&mut self, mac: &syn::Macro, out: &mut Block) -> R<()> {
+        use syn::parse::Parser;
+        let span = mac.path.span();
+        if self.in_helper.is_some() {
+            return self.err(span, "`debug_print!` is allowed in kernel bodies only, not in `#[forge_fn]` helpers; return the value and print it in the kernel");
+        }
+        let parser = syn::punctuated::Punctuated::<syn::Expr, syn::Token![,]>::parse_terminated;
+        let items = match parser.parse2(mac.tokens.clone()) {
+            Ok(items) => items,
+            Err(e) => {
+                return self.err(
+                    e.span(),
+                    format!("`debug_print!` takes a format string and values: {e}"),
+                )
+            }
+        };
+        let mut items = items.into_iter();
+        let lit = match items.next() {
+            Some(syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Str(lit),
+                ..
+            })) => lit,
+            Some(other) => {
+                return self.err(
+                    other.span(),
+                    "the first argument of `debug_print!` is a format string literal: `debug_print!(\"i = {}\", i)`",
+                )
+            }
+            None => {
+                return self.err(
+                    mac.delimiter.span().join(),
+                    "`debug_print!` needs a format string: `debug_print!(\"i = {}\", i)`",
+                )
+            }
+        };
+        let text = lit.value();
+        let (pieces, debug) = match parse_print_format(&text) {
+            Ok(p) => p,
+            Err(why) => return self.err(lit.span(), why),
+        };
+        let mut args = Vec::new();
+        for a in items {
+            args.push(self.expr(&a)?);
+        }
+        let format = self.prints.len();
+        self.prints.push(PrintFmt {
+            text,
+            pieces,
+            debug,
+            span: lit.span(),
+        });
+        out.push(Stmt::Print { format, args, span });
         Ok(())
     }
 
@@ -2832,6 +2898,7 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                     self.finish_expr(new)
                 }
                 Stmt::Eval { expr, .. } => self.finish_expr(expr),
+                Stmt::Print { args, .. } => args.iter_mut().for_each(|a| self.finish_expr(a)),
                 Stmt::ReturnValue { value } => self.finish_expr(value),
                 _ => {}
             }
@@ -3281,4 +3348,44 @@ fn path_name(e: &syn::Expr) -> Option<String> {
         syn::Expr::Path(p) => path_name_p(&p.path),
         _ => None,
     }
+}
+
+/// A `debug_print!` format string: the literal text around each placeholder (`{{` and
+/// `}}` unescaped) and whether each placeholder is `{:?}`; or why it is not one.
+pub(crate) fn parse_print_format(text: &str) -> Result<(Vec<String>, Vec<bool>), String> {
+    let mut pieces = Vec::new();
+    let mut cur = String::new();
+    let mut debug = Vec::new();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '{' | '}' if chars.peek() == Some(&c) => {
+                chars.next();
+                cur.push(c);
+            }
+            '{' => {
+                let mut spec = String::new();
+                loop {
+                    match chars.next() {
+                        Some('}') => break,
+                        Some(c) => spec.push(c),
+                        None => return Err("this format string has a `{` that is never closed; write `{{` for a literal brace".into()),
+                    }
+                }
+                match spec.as_str() {
+                    "" => debug.push(false),
+                    ":?" => debug.push(true),
+                    other => return Err(format!("`debug_print!` supports the placeholders `{{}}` and `{{:?}}` only, not `{{{other}}}`; format the value in the host program, or print it whole")),
+                }
+                pieces.push(std::mem::take(&mut cur));
+            }
+            '}' => return Err(
+                "this format string has a `}` that opens nothing; write `}}` for a literal brace"
+                    .into(),
+            ),
+            c => cur.push(c),
+        }
+    }
+    pieces.push(cur);
+    Ok((pieces, debug))
 }

@@ -1066,6 +1066,26 @@ pub enum Stmt {
     },
     /// A block that only scopes the names declared in it: one copy of an unrolled body.
     Block(Block),
+    /// `debug_print!("fmt", args..)`: format `format` of `Kernel::prints`, with its
+    /// arguments' values. The GPU appends a record to the print buffer, the oracle records
+    /// the same values.
+    Print {
+        format: usize,
+        args: Vec<Expr>,
+        span: Span,
+    },
+}
+
+/// A `debug_print!` format string, parsed: the literal text around the placeholders
+/// (`pieces` has one more entry than `debug`, with `{{` and `}}` unescaped), and whether
+/// each placeholder is `{:?}`.
+#[derive(Clone, Debug)]
+pub struct PrintFmt {
+    pub text: String,
+    pub pieces: Vec<String>,
+    pub debug: Vec<bool>,
+    /// The format string literal.
+    pub span: Span,
 }
 
 pub type Block = Vec<Stmt>;
@@ -1192,6 +1212,9 @@ pub struct Kernel<'a> {
     pub helpers: Vec<HelperFn>,
     /// The `#[forge_struct]`s of its `#[forge_module]`.
     pub structs: Vec<StructDef>,
+    /// Its `debug_print!` formats, by format id (in source order); empty for a kernel that
+    /// does not print, which gets no print buffer.
+    pub prints: Vec<PrintFmt>,
 }
 
 /// A device function declared with `#[forge_fn]`, over scalars, vectors and arrays, which it
@@ -1244,6 +1267,12 @@ impl Kernel<'_> {
 }
 
 impl Kernel<'_> {
+    /// The print buffer's binding number: one past the `Params` uniform's, whether or not
+    /// the kernel has scalars, so the bindings before it never move.
+    pub fn prints_binding(&self) -> usize {
+        self.bindings.len() + 1
+    }
+
     /// Whether the body calls a subgroup operation or reads a subgroup builtin, which
     /// needs the device's subgroup feature.
     pub fn uses_subgroups(&self) -> bool {
@@ -1512,6 +1541,7 @@ pub fn stmt_exprs<'b>(s: &'b Stmt, f: &mut dyn FnMut(&'b Expr)) {
             f(new)
         }
         Stmt::Eval { expr, .. } => f(expr),
+        Stmt::Print { args, .. } => args.iter().for_each(f),
         Stmt::ReturnValue { value } => f(value),
         Stmt::For(ForLoop { start, end, .. }) => {
             f(start);

@@ -102,6 +102,18 @@ impl Paths {
     pub fn struct_field(&self) -> TokenStream {
         self.p(quote!(StructField))
     }
+    pub fn print_table(&self) -> TokenStream {
+        self.p(quote!(PrintTable))
+    }
+    pub fn print_format(&self) -> TokenStream {
+        self.p(quote!(PrintFormat))
+    }
+    pub fn print_arg(&self) -> TokenStream {
+        self.p(quote!(PrintArg))
+    }
+    pub fn print_type(&self) -> TokenStream {
+        self.p(quote!(PrintType))
+    }
     pub fn bytemuck(&self) -> TokenStream {
         self.p(quote!(bytemuck))
     }

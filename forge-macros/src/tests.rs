@@ -957,3 +957,87 @@ fn recursion_between_helpers_is_the_users_error() {
         assert!(e.contains("never itself or a later one"), "{e}");
     }
 }
+
+#[test]
+fn print_format_strings_parse_into_pieces_and_placeholders() {
+    use crate::lower::parse_print_format;
+    let (pieces, debug) = parse_print_format("a={} {{b}} c={:?}.").unwrap();
+    assert_eq!(pieces, ["a=", " {b} c=", "."]);
+    assert_eq!(debug, [false, true]);
+    assert_eq!(
+        parse_print_format("").unwrap(),
+        (vec![String::new()], vec![])
+    );
+    assert!(parse_print_format("{:x}").unwrap_err().contains("`{:x}`"));
+    assert!(parse_print_format("{")
+        .unwrap_err()
+        .contains("never closed"));
+    assert!(parse_print_format("}")
+        .unwrap_err()
+        .contains("opens nothing"));
+}
+
+#[test]
+fn a_printing_kernel_binds_its_print_buffer_after_params_and_others_do_not() {
+    let printing = ok(
+        quote!(threads = n),
+        syn::parse_quote! {
+            fn k(x: &[f32; n], #[out] y: &mut [f32; n], n: u32) {
+                let i = global_index();
+                if i < n {
+                    debug_print!("{} {:?} {}", i, x[i], x[i] > 0.0);
+                    y[i] = x[i];
+                }
+            }
+        },
+    );
+    assert!(
+        printing.contains("@group(0) @binding(3) var<storage, read_write> fg_prints: fg_Prints;")
+    );
+    assert!(printing.contains("atomicAdd(&fg_prints.cursor, 1u)"));
+    // The header and three values: six words a record.
+    assert!(printing.contains("arrayLength(&fg_prints.words) / 6u"));
+    let quiet = ok(
+        quote!(threads = n),
+        syn::parse_quote! {
+            fn k(x: &[f32; n], #[out] y: &mut [f32; n], n: u32) {
+                let i = global_index();
+                if i < n {
+                    y[i] = x[i];
+                }
+            }
+        },
+    );
+    assert!(!quiet.contains("fg_print"));
+    // Without `Params`, the number is still one past its place.
+    let no_scalars = ok(
+        quote!(threads = 4),
+        syn::parse_quote! {
+            fn k(#[out] y: &mut [u32; 4]) {
+                let i = global_index();
+                debug_print!("{}", i);
+                if i < 4u32 {
+                    y[i] = i;
+                }
+            }
+        },
+    );
+    assert!(no_scalars.contains("@group(0) @binding(2) var<storage, read_write> fg_prints"));
+}
+
+#[test]
+fn print_errors_name_the_value_or_the_format() {
+    let e = err(
+        quote!(threads = n),
+        syn::parse_quote! {
+            fn k(x: &[f32; n], #[out] y: &mut [f32; n], n: u32) {
+                let i = global_index();
+                debug_print!("{} {}", i);
+                debug_print!("{}", i, i);
+                y[i] = x[i];
+            }
+        },
+    );
+    assert!(e.contains("2 placeholder(s) but 1 value(s)"), "{e}");
+    assert!(e.contains("this value has no placeholder"), "{e}");
+}

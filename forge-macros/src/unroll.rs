@@ -386,6 +386,11 @@ impl Unroller<'_, '_> {
             Stmt::Eval { expr } => out.push(Stmt::Eval {
                 expr: self.expr(expr).0,
             }),
+            Stmt::Print { format, args, span } => out.push(Stmt::Print {
+                format: *format,
+                args: args.iter().map(|a| self.expr(a).0).collect(),
+                span: *span,
+            }),
             Stmt::Block(b) => {
                 let b = self.block(b);
                 out.push(Stmt::Block(b));
@@ -770,6 +775,7 @@ impl Uses<'_, '_, '_> {
             }
             Stmt::Loop { body, .. } | Stmt::Block(body) => self.block(body),
             Stmt::ReturnValue { value: e } | Stmt::Eval { expr: e } => self.expr(e),
+            Stmt::Print { args, .. } => args.iter().for_each(|a| self.expr(a)),
             Stmt::Switch {
                 selector,
                 cases,
@@ -946,6 +952,11 @@ impl Registers<'_, '_, '_> {
             }),
             Stmt::Eval { expr } => out.push(Stmt::Eval {
                 expr: self.expr(expr),
+            }),
+            Stmt::Print { format, args, span } => out.push(Stmt::Print {
+                format,
+                args: args.into_iter().map(|a| self.expr(a)).collect(),
+                span,
             }),
             Stmt::Switch {
                 selector,

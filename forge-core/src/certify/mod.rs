@@ -820,6 +820,130 @@ fn explain(
     Some(line)
 }
 
+/// The arguments of case `ci` (with `scalars`) of `kernel`, every binding's length and the
+/// threads: test vectors drawn as the module docs say. `Err` says why the case cannot run
+/// here: a size that cannot be evaluated, an empty binding, or more bytes than
+/// [`CertOptions::max_case_bytes`].
+fn case_args(
+    kernel: &dyn Kernel,
+    ci: usize,
+    scalars: &[ScalarValue],
+    opts: &CertOptions,
+) -> std::result::Result<(DynArgs, Vec<u64>, crate::schedule::Threads), String> {
+    let name = kernel.name();
+    let layout = kernel.layout();
+    let special = kernel.special_values();
+    let (lens, threads) = match (kernel.binding_lens(scalars), kernel.grid_threads(scalars)) {
+        (Ok(l), Ok(t)) => (l, t),
+        (Err(e), _) | (_, Err(e)) => return Err(e.to_string()),
+    };
+    if let Some((b, _)) = layout.iter().zip(&lens).find(|(_, l)| **l == 0) {
+        return Err(format!("`{}` would be empty", b.name));
+    }
+    let bytes: u64 = layout
+        .iter()
+        .zip(&lens)
+        .map(|(b, l)| l.saturating_mul(b.elem.size() as u64))
+        .sum();
+    if bytes > opts.max_case_bytes {
+        return Err(format!(
+            "its bindings take {bytes} bytes, over the certifier's limit of {} bytes",
+            opts.max_case_bytes
+        ));
+    }
+    let buffers = layout
+        .iter()
+        .zip(&lens)
+        .map(|(b, &len)| match b.access {
+            Access::Out => None,
+            _ => {
+                let mut rng = case_rng(opts.seed, name, ci, b.name);
+                let dist = match opts.distribution(name, b.name) {
+                    Distribution::Default if special => Distribution::Special,
+                    dist => dist,
+                };
+                Some(generate(&mut rng, b.elem, len as usize, dist))
+            }
+        })
+        .collect();
+    let args = DynArgs {
+        scalars: scalars.to_vec(),
+        buffers,
+    };
+    Ok((args, lens, threads))
+}
+
+/// What `kernel` printed on the GPU and in the oracle for the same case: how
+/// `forge certify --diff-prints` compares them line by line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PrintDiff {
+    /// The case that ran: its index and scalars, as certification reports name cases.
+    pub case: String,
+    /// The GPU's lines ([`ForgeRuntime::take_prints`]).
+    pub gpu: Vec<String>,
+    /// The oracle's lines.
+    pub oracle: Vec<String>,
+}
+
+impl PrintDiff {
+    /// The first line where the two differ: its index and each side's line (`None` past
+    /// that side's end), or `None` when they agree.
+    pub fn first_difference(&self) -> Option<(usize, Option<&str>, Option<&str>)> {
+        crate::prints::first_difference(&self.gpu, &self.oracle)
+    }
+}
+
+/// Runs the first certification case of `kernel` that can run here, at `schedule`, on the
+/// GPU and in the oracle, and returns both sides' print lines. The lines the runtime held
+/// before stay for the next [`ForgeRuntime::take_prints`].
+///
+/// Errors: the kernel has no `debug_print!` ([`ForgeError::InvalidArgument`]), no case can
+/// run here, or a run fails.
+pub fn diff_prints(
+    rt: &mut ForgeRuntime,
+    kernel: &dyn Kernel,
+    schedule: &Schedule,
+    opts: &CertOptions,
+) -> Result<PrintDiff> {
+    let name = kernel.name();
+    if kernel.prints().is_none() {
+        return Err(ForgeError::InvalidArgument {
+            kernel: name,
+            message: format!("`{name}` has no `debug_print!`, so it prints nothing to compare"),
+        });
+    }
+    let mut skipped = Vec::new();
+    for (ci, scalars) in kernel.cert_cases().iter().enumerate() {
+        let case = format!("case {ci} ({})", describe_case(kernel, scalars));
+        let args = match case_args(kernel, ci, scalars, opts) {
+            Ok((args, _, _)) => args,
+            Err(why) => {
+                skipped.push(format!("{case}: {why}"));
+                continue;
+            }
+        };
+        let (oracle, lines) = crate::oracle::prints::capture(|| kernel.cpu_dyn(schedule, &args));
+        oracle?;
+        let before = rt.take_prints();
+        let ran = rt.run_dyn(kernel, schedule, &args);
+        let gpu = rt.take_prints();
+        rt.restore_prints(before);
+        ran?;
+        return Ok(PrintDiff {
+            case,
+            gpu,
+            oracle: lines,
+        });
+    }
+    Err(ForgeError::InvalidArgument {
+        kernel: name,
+        message: format!(
+            "none of its certification cases can run here: {}",
+            skipped.join("; ")
+        ),
+    })
+}
+
 /// Certifies `kernel` at `schedule` on `rt`'s adapter: see the module docs for the checks.
 ///
 /// A check that fails, or a case whose run returns an error (an out-of-bounds index in the
@@ -865,52 +989,13 @@ pub fn certify(
         );
         tracing::debug!(case = %prefix, "certifying");
 
-        // 1. Sizes, and whether the case is worth running here.
-        let (lens, threads) = match (kernel.binding_lens(scalars), kernel.grid_threads(scalars)) {
-            (Ok(l), Ok(t)) => (l, t),
-            (Err(e), _) | (_, Err(e)) => {
-                report.skipped.push(format!("{prefix}: {e}"));
+        // 1. Sizes, and whether the case is worth running here; 2. test vectors.
+        let (args, lens, threads) = match case_args(kernel, ci, scalars, opts) {
+            Ok(c) => c,
+            Err(why) => {
+                report.skipped.push(format!("{prefix}: {why}"));
                 continue;
             }
-        };
-        if let Some((b, _)) = layout.iter().zip(&lens).find(|(_, l)| **l == 0) {
-            report
-                .skipped
-                .push(format!("{prefix}: `{}` would be empty", b.name));
-            continue;
-        }
-        let bytes: u64 = layout
-            .iter()
-            .zip(&lens)
-            .map(|(b, l)| l.saturating_mul(b.elem.size() as u64))
-            .sum();
-        if bytes > opts.max_case_bytes {
-            report.skipped.push(format!(
-                "{prefix}: its bindings take {bytes} bytes, over the certifier's limit of {} bytes",
-                opts.max_case_bytes
-            ));
-            continue;
-        }
-
-        // 2. Test vectors.
-        let buffers = layout
-            .iter()
-            .zip(&lens)
-            .map(|(b, &len)| match b.access {
-                Access::Out => None,
-                _ => {
-                    let mut rng = case_rng(opts.seed, name, ci, b.name);
-                    let dist = match opts.distribution(name, b.name) {
-                        Distribution::Default if special => Distribution::Special,
-                        dist => dist,
-                    };
-                    Some(generate(&mut rng, b.elem, len as usize, dist))
-                }
-            })
-            .collect();
-        let args = DynArgs {
-            scalars: scalars.clone(),
-            buffers,
         };
         report.cases += 1;
         // The case in the trace, from here to the end of its checks, however it ends.

@@ -14,7 +14,9 @@
 //! - creation runs inside error scopes, so a shader the driver rejects is a
 //!   [`ForgeError::ShaderCompile`], never a panic;
 //! - a bind group binds storage binding `i` at its layout's number with the plan's padded
-//!   size, and the uniform at [`params_binding`], as the layout was built.
+//!   size, and the uniform at [`params_binding`], as the layout was built;
+//! - a kernel that prints ([`Kernel::prints`]) has one more read_write storage binding, its
+//!   print buffer, at [`crate::prints::PrintTable::binding`]; every launch binds one.
 
 use super::adapter::vulkan_zeroes_workgroup_memory;
 use super::{error_scope, error_text, Gpu};
@@ -115,6 +117,20 @@ pub fn layout_entries(layout: &[Binding], params: bool) -> Vec<wgpu::BindGroupLa
     entries
 }
 
+/// The layout entry of a printing kernel's print buffer.
+pub fn print_entry(table: &crate::prints::PrintTable) -> wgpu::BindGroupLayoutEntry {
+    wgpu::BindGroupLayoutEntry {
+        binding: table.binding,
+        visibility: wgpu::ShaderStages::COMPUTE,
+        ty: wgpu::BindingType::Buffer {
+            ty: wgpu::BufferBindingType::Storage { read_only: false },
+            has_dynamic_offset: false,
+            min_binding_size: None,
+        },
+        count: None,
+    }
+}
+
 fn binding_resource(buffer: &wgpu::Buffer, size: u64) -> wgpu::BindingResource<'_> {
     wgpu::BindingResource::Buffer(wgpu::BufferBinding {
         buffer,
@@ -127,13 +143,15 @@ impl CompiledPipeline {
     /// The bind group of one launch of `plan`: `storage[i]` at storage binding `i`, bound
     /// over the plan's padded size, and `uniform` (when the plan has params) at the
     /// binding after them. Call it inside an error scope: wgpu reports a buffer that is
-    /// too small, or of another device, there.
+    /// too small, or of another device, there. `prints` is the print buffer of a kernel that
+    /// prints, with its binding number.
     pub fn bind_group(
         &self,
         device: &wgpu::Device,
         plan: &LaunchPlan,
         storage: &[&wgpu::Buffer],
         uniform: Option<&wgpu::Buffer>,
+        prints: Option<(u32, &wgpu::Buffer)>,
     ) -> wgpu::BindGroup {
         let mut entries: Vec<wgpu::BindGroupEntry<'_>> = plan
             .layout
@@ -149,6 +167,12 @@ impl CompiledPipeline {
             entries.push(wgpu::BindGroupEntry {
                 binding: plan.params_binding,
                 resource: binding_resource(buffer, size),
+            });
+        }
+        if let Some((binding, buffer)) = prints {
+            entries.push(wgpu::BindGroupEntry {
+                binding,
+                resource: buffer.as_entire_binding(),
             });
         }
         device.create_bind_group(&wgpu::BindGroupDescriptor {
@@ -381,7 +405,10 @@ impl Gpu {
         };
         let source = kernel.wgsl(schedule);
 
-        let entries = layout_entries(kernel.layout(), params);
+        let mut entries = layout_entries(kernel.layout(), params);
+        if let Some(table) = kernel.prints() {
+            entries.push(print_entry(table));
+        }
 
         // SPIR-V is made before touching the device: a naga or glslang error is clearer than
         // the driver's, and passthrough bypasses wgpu's own validation.

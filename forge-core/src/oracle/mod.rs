@@ -11,6 +11,7 @@
 use crate::error::{ForgeError, Result};
 use crate::kernel::{DynArgs, ElemType, HostBuffer, ScalarValue};
 
+pub mod prints;
 pub mod race;
 pub mod subgroup;
 pub use race::{Memory, RaceDetector};

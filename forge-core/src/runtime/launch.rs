@@ -113,8 +113,13 @@ impl ForgeRuntime {
         }
         let bytes: Vec<u64> = args.iter().map(HostArg::len).collect();
         let plan = LaunchPlan::new(kernel, schedule, params, threads, &bytes, self.limits())?;
+        // A kernel that prints binds its print buffer too, read back with the results.
+        let prints = kernel
+            .prints()
+            .map(|t| (t, t.buffer_bytes(self.print_capacity())));
         let gpu = self.gpu();
-        plan.check_capacity(0, gpu.capacity(), gpu.pool().budget().in_use())?;
+        let print_bytes = prints.map_or(0, |(_, b)| b);
+        plan.check_capacity(print_bytes, gpu.capacity(), gpu.pool().budget().in_use())?;
         gpu.check_lost()?;
         let compiled = self.pipeline(kernel, schedule, plan.has_params())?;
 
@@ -132,6 +137,12 @@ impl ForgeRuntime {
             })?),
             None => None,
         };
+        let print_lease = match prints {
+            Some((_, bytes)) => Some(gpu.acquire(bytes, STORAGE_USAGE, &|| {
+                format!("kernel `{name}`: print buffer")
+            })?),
+            None => None,
+        };
         let mut staging_offsets = vec![None; layout.len()];
         let mut staging_size = 0u64;
         for (i, b) in layout.iter().enumerate() {
@@ -140,6 +151,10 @@ impl ForgeRuntime {
                 staging_offsets[i] = Some(offset);
                 staging_size = offset + plan.bindings[i];
             }
+        }
+        let print_offset = align_up(staging_size, STAGING_ALIGN);
+        if let Some((_, bytes)) = prints {
+            staging_size = print_offset + bytes;
         }
         let staging = if staging_size > 0 {
             Some(gpu.acquire(staging_size, STAGING_USAGE, &|| {
@@ -163,11 +178,13 @@ impl ForgeRuntime {
                 write_padded(queue, lease.buffer(), &plan.params);
             }
             let storage: Vec<&wgpu::Buffer> = leases.iter().map(|l| l.buffer()).collect();
+            let print_binding = prints.zip(print_lease.as_ref());
             let bind_group = compiled.bind_group(
                 device,
                 &plan,
                 &storage,
                 uniform.as_ref().map(|l| l.buffer()),
+                print_binding.map(|((t, _), l)| (t.binding, l.buffer())),
             );
             let mut encoder = gpu.encoder(name);
             for ((b, lease), &size) in layout.iter().zip(&leases).zip(&plan.bindings) {
@@ -176,7 +193,20 @@ impl ForgeRuntime {
                     encoder.clear_buffer(lease.buffer(), 0, Some(size));
                 }
             }
+            if let Some(lease) = &print_lease {
+                // The cursor starts at zero.
+                encoder.clear_buffer(lease.buffer(), 0, None);
+            }
             record_pass(&mut encoder, &plan, &compiled, &bind_group, &queries);
+            if let (Some(staging), Some(((_, bytes), lease))) = (&staging, print_binding) {
+                encoder.copy_buffer_to_buffer(
+                    lease.buffer(),
+                    0,
+                    staging.buffer(),
+                    print_offset,
+                    bytes,
+                );
+            }
             if let Some(staging) = &staging {
                 for ((lease, &size), offset) in
                     leases.iter().zip(&plan.bindings).zip(&staging_offsets)
@@ -205,8 +235,13 @@ impl ForgeRuntime {
         gpu.submit(Some(encoder), "submitting work")?;
 
         let mut outputs = Vec::new();
+        let mut print_words: Vec<u32> = Vec::new();
         if let Some(staging) = &staging {
             gpu.read(staging.buffer(), staging_size, |bytes| {
+                if let Some((_, n)) = prints {
+                    let at = print_offset as usize;
+                    print_words = bytemuck::pod_collect_to_vec(&bytes[at..at + n as usize]);
+                }
                 for ((b, a), offset) in layout.iter().zip(args.iter_mut()).zip(&staging_offsets) {
                     let Some(offset) = *offset else { continue };
                     let start = offset as usize;
@@ -227,10 +262,18 @@ impl ForgeRuntime {
                 }
             })?;
         }
-        for lease in leases.into_iter().chain(uniform).chain(staging) {
+        for lease in leases
+            .into_iter()
+            .chain(uniform)
+            .chain(staging)
+            .chain(print_lease)
+        {
             gpu.release(lease);
         }
         gpu.trace_launch(traced, name, schedule, plan.grid.dispatch);
+        if let Some((table, _)) = prints {
+            self.prints.add(name, table, &print_words);
+        }
         Ok(outputs)
     }
 
@@ -265,6 +308,9 @@ impl ForgeRuntime {
         self.gpu().check_lost()?;
         let compiled = self.pipeline(kernel, schedule, plan.has_params())?;
 
+        let prints = kernel
+            .prints()
+            .map(|t| (t, t.buffer_bytes(self.print_capacity())));
         let gpu = self.gpu_mut();
         let uniform = match plan.uniform_size() {
             Some(size) => Some(gpu.acquire(size, UNIFORM_USAGE, &|| {
@@ -272,7 +318,16 @@ impl ForgeRuntime {
             })?),
             None => None,
         };
+        // A kernel that prints binds a print buffer of its own, read back at the next
+        // `take_prints` (see `runtime::prints`).
+        let print_lease = match prints {
+            Some((_, bytes)) => Some(gpu.acquire(bytes, STORAGE_USAGE, &|| {
+                format!("kernel `{name}`: print buffer")
+            })?),
+            None => None,
+        };
         let (device, queue) = (gpu.device(), gpu.queue());
+        let print_binding = prints.zip(print_lease.as_ref());
         let (bind_group, err) = error_scope(device, || {
             if let Some(lease) = &uniform {
                 write_padded(queue, lease.buffer(), &plan.params);
@@ -283,6 +338,7 @@ impl ForgeRuntime {
                 &plan,
                 &storage,
                 uniform.as_ref().map(|l| l.buffer()),
+                print_binding.map(|((t, _), l)| (t.binding, l.buffer())),
             )
         });
         if let Some(e) = err {
@@ -293,6 +349,9 @@ impl ForgeRuntime {
         }
         let queries = gpu.pass_queries(name, || launch_args(schedule, plan.grid.dispatch));
         let recorded = gpu.record("recording a launch", |encoder| {
+            if let Some(lease) = &print_lease {
+                encoder.clear_buffer(lease.buffer(), 0, None);
+            }
             record_pass(encoder, &plan, &compiled, &bind_group, &queries)
         });
         if recorded.is_err() {
@@ -305,6 +364,9 @@ impl ForgeRuntime {
         }
         gpu.count_dispatch();
         gpu.trace_launch(traced, name, schedule, plan.grid.dispatch);
+        if let (Some((table, bytes)), Some(lease)) = (prints, print_lease) {
+            self.prints.keep(name, table, lease, bytes);
+        }
         Ok(())
     }
 

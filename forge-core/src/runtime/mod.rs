@@ -10,7 +10,9 @@
 //!   together), and type-erased ([`ForgeRuntime::run_dyn`]); every one goes through one
 //!   [`crate::plan::LaunchPlan`] and one bind-group builder;
 //! - [`tensors`]: data in and out of device tensors, and tensors over the application's
-//!   own buffers ([`ForgeRuntime::tensor_from_buffer`]).
+//!   own buffers ([`ForgeRuntime::tensor_from_buffer`]);
+//! - [`prints`]: the print buffers of kernels that call `debug_print!`, and their lines
+//!   ([`ForgeRuntime::take_prints`]).
 //!
 //! # Which schedule a call runs with
 //! The typed methods (`rt.gemv(..)`, `gemv::run`, `gemv::launch`) use
@@ -21,6 +23,7 @@
 //! else the declared schedule.
 
 pub mod launch;
+pub mod prints;
 pub mod tensors;
 
 pub use crate::device::RuntimeStats;
@@ -71,6 +74,8 @@ pub struct RuntimeBuilder {
     bundle: Option<BundleBytes>,
     /// The trace file; `None` follows `FORGE_TRACE`.
     trace: Option<PathBuf>,
+    /// Records a print buffer holds; `None` for [`crate::prints::DEFAULT_CAPACITY`].
+    print_capacity: Option<u32>,
 }
 
 /// A bundle's bytes as the builder holds them until `build`: debug-printed as a length.
@@ -233,6 +238,19 @@ impl RuntimeBuilder {
         crate::trace::Recorder::shared(&path).map(Some)
     }
 
+    /// How many `debug_print!` records the print buffer of one launch holds (default
+    /// [`crate::prints::DEFAULT_CAPACITY`]). Prints past it are dropped, and
+    /// [`ForgeRuntime::take_prints`] ends that launch's lines with how many were.
+    ///
+    /// ```
+    /// let rt = forge_core::ForgeRuntime::builder().print_capacity(16).build().unwrap();
+    /// assert_eq!(rt.print_capacity(), 16);
+    /// ```
+    pub fn print_capacity(mut self, records: u32) -> Self {
+        self.print_capacity = Some(records);
+        self
+    }
+
     /// Finds the adapter, opens the device and builds the runtime.
     pub fn build(self) -> Result<ForgeRuntime> {
         let (emission, cache_dir, capacity) = self.settings()?;
@@ -270,6 +288,7 @@ impl RuntimeBuilder {
             persist_pipelines,
             bundle,
             trace,
+            self.print_capacity,
         ))
     }
 
@@ -308,6 +327,7 @@ impl RuntimeBuilder {
             self.persist_pipelines(),
             bundle,
             trace,
+            self.print_capacity,
         ))
     }
 
@@ -367,6 +387,8 @@ pub struct ForgeRuntime {
     /// The manifests to fall back on where the cache has none
     /// ([`RuntimeBuilder::manifest_bundle`]).
     bundle: Option<Arc<ManifestBundle>>,
+    /// `debug_print!` lines and print buffers ([`prints`]).
+    prints: prints::Prints,
 }
 
 impl fmt::Debug for ForgeRuntime {
@@ -449,6 +471,7 @@ impl ForgeRuntime {
         persist_pipelines: bool,
         bundle: Option<Arc<ManifestBundle>>,
         trace: Option<Arc<crate::trace::Recorder>>,
+        print_capacity: Option<u32>,
     ) -> Self {
         if let Some(recorder) = trace {
             gpu.attach_trace(recorder);
@@ -470,6 +493,7 @@ impl ForgeRuntime {
             profile,
             manifests: ManifestMemo::default(),
             bundle,
+            prints: prints::Prints::new(print_capacity),
         }
     }
 

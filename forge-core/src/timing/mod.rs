@@ -461,6 +461,7 @@ impl ForgeRuntime {
         // sets 1.. from set 0.
         let mut set_slots: Vec<Vec<usize>> = vec![(0..layout.len()).collect()];
         let mut set_copies: Vec<(usize, usize, u64)> = Vec::new();
+        let mut print_slot: Option<(u32, usize)> = None;
         let acquired: Result<Option<usize>> = (|| {
             for (i, (b, &size)) in layout.iter().zip(&plan.bindings).enumerate() {
                 let slot = acquire(
@@ -504,6 +505,17 @@ impl ForgeRuntime {
                     }
                 }
                 set_slots.push(slots);
+            }
+            // A kernel that prints gets a print buffer of one record: timed runs' prints
+            // are dropped, and never read.
+            if let Some(table) = kernel.prints() {
+                let slot = acquire(
+                    gpu,
+                    table.buffer_bytes(1),
+                    STORAGE_USAGE,
+                    format!("kernel `{name}`: print buffer"),
+                )?;
+                print_slot = Some((table.binding, slot));
             }
             match plan.uniform_size() {
                 Some(size) => Ok(Some(acquire(
@@ -560,7 +572,8 @@ impl ForgeRuntime {
                     let storage: Vec<&wgpu::Buffer> =
                         slots.iter().map(|&slot| leases[slot].buffer()).collect();
                     let uniform = uniform_slot.map(|slot| leases[slot].buffer());
-                    compiled.bind_group(device, &plan, &storage, uniform)
+                    let prints = print_slot.map(|(binding, slot)| (binding, leases[slot].buffer()));
+                    compiled.bind_group(device, &plan, &storage, uniform, prints)
                 })
                 .collect::<Vec<_>>()
         });

@@ -139,6 +139,9 @@ impl<'k> Emitter<'k> {
 /// The CUDA body of kernel `k` unrolled for a schedule (`x`): everything after the
 /// schedule's constants. An error says why the kernel cannot be written in CUDA.
 pub fn emit<'k>(k: &'k Kernel<'k>, x: &'k Expanded) -> Result<String, String> {
+    if !k.prints.is_empty() {
+        return Err("it calls `debug_print!`, which has no CUDA form (the print buffer is a WGSL binding); remove the prints to emit CUDA, or run it through WGSL or SPIR-V".into());
+    }
     let mut s = String::new();
     for def in crate::emit_wgsl::used_structs(k) {
         s.push('\n');

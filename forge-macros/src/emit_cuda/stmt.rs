@@ -192,6 +192,8 @@ impl Emitter<'_> {
                 self.line(&format!("(void){e};"));
             }
             Stmt::Barrier { .. } => self.line("__syncthreads();"),
+            // `emit` refuses a kernel that prints before any statement is written.
+            Stmt::Print { .. } => {}
         }
     }
 
