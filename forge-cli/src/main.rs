@@ -3,7 +3,8 @@
 //! - `forge info` describes every adapter wgpu sees and the one the runtime picks.
 //! - `forge list` lists the registered kernels with their bindings and tuning space.
 //! - `forge certify [KERNEL...]` certifies kernels on the chosen adapter, with the tuned
-//!   schedule where the manifest cache holds one.
+//!   schedule where the manifest cache holds one; with `--diff-prints`, it runs a case of
+//!   each on the GPU and in the oracle instead and shows the first print line that differs.
 //! - `forge auto-tune-all` tunes every built-in kernel, with a progress bar and a summary.
 //! - `forge tune KERNEL [--plot out.svg]` tunes one kernel and shows every candidate.
 //! - `forge cache ls` and `forge cache clear` list and empty the manifest cache;
@@ -135,6 +136,11 @@ enum Command {
         /// Print the reports as JSON instead of a table.
         #[arg(long)]
         json: bool,
+        /// Instead of certifying, run a certification case of each kernel on the GPU and in
+        /// the oracle and compare their `debug_print!` lines: the first line that differs,
+        /// or how many agree. Exits 1 if any differ.
+        #[arg(long, conflicts_with_all = ["all_schedules", "json"])]
+        diff_prints: bool,
     },
     /// Time the built-in kernels (GPU timestamps, median after warm-up, random data) at the
     /// shapes of the performance targets, with a device copy measured in the same run.
@@ -331,10 +337,14 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
             seed,
             all_schedules,
             json,
+            diff_prints,
         } => {
             // Resolve names before touching the GPU: a typo should not wait for an adapter.
             let selected = select(&kernels)?;
             let mut rt = runtime(&cli.runtime)?;
+            if diff_prints {
+                return diff_all_prints(&mut rt, &selected, seed);
+            }
             Ok(certify_all(&mut rt, &selected, seed, all_schedules, json)?)
         }
         Command::Bench {
@@ -793,6 +803,52 @@ fn list() -> Result<(), CliError> {
         );
     }
     Ok(())
+}
+
+/// `forge certify --diff-prints`: each kernel's GPU and oracle print lines for one case,
+/// compared line by line.
+fn diff_all_prints(
+    rt: &mut ForgeRuntime,
+    kernels: &[&'static dyn Kernel],
+    seed: u64,
+) -> Result<ExitCode, CliError> {
+    let opts = CertOptions::new(seed);
+    let mut differ = 0;
+    for &k in kernels {
+        let label = forge_cli::select::label(k, kernels);
+        if k.prints().is_none() {
+            outln!("{} has no debug_print!", out::escape(&label));
+            continue;
+        }
+        let schedule = rt.schedule_for(k);
+        let diff = wgsl_forge::certify::diff_prints(rt, k, &schedule, &opts)?;
+        let case = out::escape(&diff.case);
+        match diff.first_difference() {
+            None => outln!(
+                "{}: the GPU and the oracle agree on all {} print lines ({case}, {schedule})",
+                out::escape(&label),
+                diff.gpu.len()
+            ),
+            Some((i, gpu, oracle)) => {
+                differ += 1;
+                let side = |l: Option<&str>| l.map_or_else(|| "(no line)".into(), out::escape);
+                outln!(
+                    "{}: the prints differ at line {} ({case}, {schedule}; the GPU printed {} lines, the oracle {})",
+                    out::escape(&label),
+                    i + 1,
+                    diff.gpu.len(),
+                    diff.oracle.len()
+                );
+                outln!("  gpu:    {}", side(gpu));
+                outln!("  oracle: {}", side(oracle));
+            }
+        }
+    }
+    Ok(if differ > 0 {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 fn certify_all(

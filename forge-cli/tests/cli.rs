@@ -279,6 +279,20 @@ fn forge_emit_rejects_bad_input() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `forge certify --diff-prints` on kernels without `debug_print!` says so and compares
+/// nothing (the line-by-line comparison of a printing kernel is tested in tests/prints.rs,
+/// with kernels the CLI does not register).
+#[test]
+fn diff_prints_on_kernels_that_do_not_print() {
+    let out = forge(&["certify", "--diff-prints", "axpy", "gemv"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(text, "axpy has no debug_print!\ngemv has no debug_print!\n");
+    // It replaces certification: `--json` and `--all-schedules` do not apply.
+    let out = forge(&["certify", "--diff-prints", "--json", "axpy"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
 /// The same through the CLI: 8 `forge tune` processes at once on one cache, half of them
 /// on another problem size, leave one whole manifest that this runtime trusts, with both
 /// sizes' buckets.
