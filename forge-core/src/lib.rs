@@ -86,8 +86,8 @@ pub mod __private {
         Tolerance,
     };
     pub use crate::oracle;
-    pub use crate::roofline::Cost;
     pub use crate::prints::{PrintArg, PrintFormat, PrintTable, PrintType};
+    pub use crate::roofline::Cost;
     pub use crate::runtime::launch::HostArg;
     pub use crate::runtime::ForgeRuntime;
     pub use crate::schedule::{Schedule, Threads, TuneSpace};
