@@ -84,10 +84,9 @@ impl PipelineCache {
     }
 }
 
-/// The bind group layout of a kernel: a storage buffer per binding (read-only for
-/// `Access::Read`), then the `Params` uniform when `params` is set.
-pub fn layout_entries(layout: &[Binding], params: bool) -> Vec<wgpu::BindGroupLayoutEntry> {
-    let buffer = |binding: u32, ty: wgpu::BufferBindingType| wgpu::BindGroupLayoutEntry {
+/// A compute stage's buffer entry of a bind group layout.
+fn buffer_entry(binding: u32, ty: wgpu::BufferBindingType) -> wgpu::BindGroupLayoutEntry {
+    wgpu::BindGroupLayoutEntry {
         binding,
         visibility: wgpu::ShaderStages::COMPUTE,
         ty: wgpu::BindingType::Buffer {
@@ -96,11 +95,16 @@ pub fn layout_entries(layout: &[Binding], params: bool) -> Vec<wgpu::BindGroupLa
             min_binding_size: None,
         },
         count: None,
-    };
+    }
+}
+
+/// The bind group layout of a kernel: a storage buffer per binding (read-only for
+/// `Access::Read`), then the `Params` uniform when `params` is set.
+pub fn layout_entries(layout: &[Binding], params: bool) -> Vec<wgpu::BindGroupLayoutEntry> {
     let mut entries: Vec<wgpu::BindGroupLayoutEntry> = layout
         .iter()
         .map(|b| {
-            buffer(
+            buffer_entry(
                 b.binding,
                 wgpu::BufferBindingType::Storage {
                     read_only: b.access == Access::Read,
@@ -109,7 +113,7 @@ pub fn layout_entries(layout: &[Binding], params: bool) -> Vec<wgpu::BindGroupLa
         })
         .collect();
     if params {
-        entries.push(buffer(
+        entries.push(buffer_entry(
             params_binding(layout),
             wgpu::BufferBindingType::Uniform,
         ));
@@ -119,16 +123,10 @@ pub fn layout_entries(layout: &[Binding], params: bool) -> Vec<wgpu::BindGroupLa
 
 /// The layout entry of a printing kernel's print buffer.
 pub fn print_entry(table: &crate::prints::PrintTable) -> wgpu::BindGroupLayoutEntry {
-    wgpu::BindGroupLayoutEntry {
-        binding: table.binding,
-        visibility: wgpu::ShaderStages::COMPUTE,
-        ty: wgpu::BindingType::Buffer {
-            ty: wgpu::BufferBindingType::Storage { read_only: false },
-            has_dynamic_offset: false,
-            min_binding_size: None,
-        },
-        count: None,
-    }
+    buffer_entry(
+        table.binding,
+        wgpu::BufferBindingType::Storage { read_only: false },
+    )
 }
 
 fn binding_resource(buffer: &wgpu::Buffer, size: u64) -> wgpu::BindingResource<'_> {
