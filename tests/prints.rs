@@ -149,6 +149,9 @@ fn the_oracle_prints_through_the_dyn_interface_too() {
         wgsl_forge::oracle::prints::capture(|| kernel.cpu_dyn(&kernel.default_schedule(), &args));
     out.unwrap();
     assert_eq!(lines, chatty_lines(&x, &k, 4));
+    // The CUDA emitter has no print buffer: it says so rather than drop the prints.
+    let e = kernel.cuda(&kernel.default_schedule()).unwrap_err();
+    assert!(e.to_string().contains("debug_print!"), "{e}");
     let table = kernel.prints().expect("chatty prints");
     // After `y` (binding 2) and `Params` (binding 3).
     assert_eq!((table.binding, table.formats.len()), (4, 2));
@@ -273,4 +276,34 @@ fn diff_prints_compares_a_case_line_by_line() {
     // A kernel that does not print has nothing to compare.
     let e = diff_prints(&mut rt, &quiet::Kernel, &quiet::DEFAULT_SCHEDULE, &opts).unwrap_err();
     assert!(e.to_string().contains("has no `debug_print!`"), "{e}");
+}
+
+/// `FORGE_PRINT=stderr` writes each line to stderr as it is formatted, the GPU's and the
+/// oracle's. The test runs itself again with the variable set, so that no other test sees
+/// it, and reads what that run wrote.
+#[test]
+fn forge_print_stderr_echoes_every_line() {
+    if std::env::var_os("FORGE_PRINTS_TEST_CHILD").is_some() {
+        let mut rt = rt();
+        loud::run(&mut rt, &[1.0, 2.0], 2).unwrap();
+        let (_, lines) = loud::cpu_prints(&[5.0], 1).unwrap();
+        assert_eq!(lines, ["loud[0]: 6"]);
+        return;
+    }
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "forge_print_stderr_echoes_every_line",
+            "--nocapture",
+        ])
+        .env("FORGE_PRINTS_TEST_CHILD", "1")
+        .env("FORGE_PRINT", "stderr")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("loud[0]: 2\nloud[1]: 3\nloud[0]: 6\n"),
+        "{stderr}"
+    );
 }

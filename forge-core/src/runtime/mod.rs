@@ -239,7 +239,7 @@ impl RuntimeBuilder {
     }
 
     /// How many `debug_print!` records the print buffer of one launch holds (default
-    /// [`crate::prints::DEFAULT_CAPACITY`]). Prints past it are dropped, and
+    /// [`crate::prints::DEFAULT_CAPACITY`], at least 1). Prints past it are dropped, and
     /// [`ForgeRuntime::take_prints`] ends that launch's lines with how many were.
     ///
     /// ```

@@ -37,7 +37,8 @@ impl Prints {
     /// A state whose print buffers hold `capacity` records (the default where `None`).
     pub(crate) fn new(capacity: Option<u32>) -> Self {
         Prints {
-            capacity: capacity.unwrap_or(DEFAULT_CAPACITY),
+            // A print buffer holds one record at least: its shader declares an array.
+            capacity: capacity.unwrap_or(DEFAULT_CAPACITY).max(1),
             lines: Vec::new(),
             pending: Vec::new(),
         }
