@@ -98,6 +98,42 @@ fn second_call_compiles_nothing_and_reuses_buffers() {
     );
 }
 
+/// A repeated call binds the bind group its pooled buffers already have, and uploads its
+/// `Params` only when they changed; both stay right when the data, the params or the
+/// buffers change, and a group goes when the pool frees one of its buffers.
+#[test]
+fn repeated_calls_reuse_their_bind_group_and_write_only_changed_params() {
+    let mut rt = runtime(3 * MB / 2);
+    let schedule = Affine.default_schedule();
+    let n = 100_000;
+    let (a, b) = (random_f32(n, 11), random_f32(n, 12));
+    let s0 = rt.stats();
+    let call = |rt: &mut ForgeRuntime, x: &[f32], c: f32| {
+        let y = run_affine(rt, &schedule, x, c).expect("runs");
+        assert_eq!(y, affine_cpu(x, c), "{} elements, c = {c}", x.len());
+    };
+    call(&mut rt, &a, 2.0);
+    // New data, same params; then new params; then the first call again.
+    call(&mut rt, &b, 2.0);
+    call(&mut rt, &b, -1.5);
+    call(&mut rt, &a, 2.0);
+    let s1 = rt.stats();
+    assert_eq!(s1.bind_groups_created - s0.bind_groups_created, 1);
+    let made = s1.buffers_created - s0.buffers_created;
+    assert_eq!(made, 4, "in, out, uniform and staging, once");
+
+    // 1.5 MB holds one call of 100 000 floats (in and out: 0.9 MB in size classes) or
+    // one of 150 000 (1.3 MB), not both: each has the pool free the other's buffers, and
+    // their group with them.
+    let c = random_f32(150_000, 13);
+    call(&mut rt, &c, 0.25);
+    call(&mut rt, &a, 2.0);
+    let s2 = rt.stats();
+    assert_eq!(s2.bind_groups_created - s1.bind_groups_created, 2);
+    call(&mut rt, &a, 3.0);
+    assert_eq!(rt.stats().bind_groups_created, s2.bind_groups_created);
+}
+
 #[test]
 fn outputs_from_pooled_buffers_start_zeroed() {
     // A kernel that writes nothing past n must leave zeros there, even in a reused buffer.

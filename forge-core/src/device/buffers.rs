@@ -13,6 +13,11 @@
 //!
 //! Readback staging buffers (`MAP_READ`) live in host memory and are pooled but not
 //! counted against the budget.
+//!
+//! The pool counts every buffer it lets go ([`BufferPool::frees`]): whatever caches objects
+//! that hold pooled buffers (the bind groups of [`super::pipeline::BindGroupCache`]) drops
+//! them when that count moves, so a freed buffer's memory is never kept alive behind the
+//! budget's back.
 
 use super::{error_scope, error_text};
 use crate::error::{ForgeError, Result};
@@ -124,9 +129,31 @@ pub struct Lease {
     buffer: wgpu::Buffer,
     usage: wgpu::BufferUsages,
     _reservation: Option<Reservation>,
+    /// What [`Lease::write_tracked`] last wrote, for buffers written only through it.
+    contents: Option<Vec<u8>>,
+    /// The pool's count of freed buffers, moved when this one is.
+    frees: Arc<AtomicU64>,
+}
+
+impl Drop for Lease {
+    fn drop(&mut self) {
+        self.frees.fetch_add(1, Ordering::AcqRel);
+    }
 }
 
 impl Lease {
+    /// Writes `data` at offset 0 (zero-padded to whole words), unless the last write
+    /// through this method wrote the same bytes: a call that repeats its `Params` skips
+    /// the upload. Only for buffers that nothing else writes (the uniform: shaders only
+    /// read it).
+    pub fn write_tracked(&mut self, queue: &wgpu::Queue, data: &[u8]) {
+        if self.contents.as_deref() == Some(data) {
+            return;
+        }
+        super::write_padded(queue, &self.buffer, data);
+        self.contents = Some(data.to_vec());
+    }
+
     /// The wgpu buffer. Its size is the size class, which may exceed what was asked for.
     pub fn buffer(&self) -> &wgpu::Buffer {
         &self.buffer
@@ -155,6 +182,8 @@ pub struct BufferPool {
     idle_staging_bytes: u64,
     created: u64,
     reused: u64,
+    /// Buffers let go so far (each lease's drop counts itself).
+    frees: Arc<AtomicU64>,
 }
 
 impl BufferPool {
@@ -167,7 +196,14 @@ impl BufferPool {
             idle_staging_bytes: 0,
             created: 0,
             reused: 0,
+            frees: Arc::new(AtomicU64::new(0)),
         }
+    }
+
+    /// How many of the pool's buffers have been freed so far: idle ones evicted or
+    /// cleared, and leases dropped instead of released.
+    pub fn frees(&self) -> u64 {
+        self.frees.load(Ordering::Acquire)
     }
 
     /// The budget the pool allocates against.
@@ -244,6 +280,8 @@ impl BufferPool {
             buffer,
             usage,
             _reservation: reservation.map(|(_, r)| r),
+            contents: None,
+            frees: Arc::clone(&self.frees),
         })
     }
 

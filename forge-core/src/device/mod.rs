@@ -13,7 +13,8 @@
 //! - **submission and readback:** a pending encoder that launches on device tensors
 //!   accumulate in ([`Gpu::record`]), one submission for the pending work and a call's own
 //!   ([`Gpu::submit`]), one mapped readback ([`Gpu::read`]);
-//! - **pipelines:** the cache of compiled pipelines and the one bind-group builder
+//! - **pipelines:** the cache of compiled pipelines, the one bind-group builder and the cache
+//!   of bind groups on pooled buffers
 //!   ([`pipeline`]), and the driver's pipeline cache persisted on disk ([`disk_cache`]);
 //! - **the trace**, where the runtime keeps one: compiles as host events, launches timed
 //!   by the GPU's timestamps inside the submissions they travel in ([`trace`]).
@@ -31,7 +32,7 @@ pub mod trace;
 use crate::error::{ForgeError, Result};
 use buffers::{BufferPool, Lease, MemoryBudget, Reservation};
 use disk_cache::DiskPipelineCache;
-use pipeline::PipelineCache;
+use pipeline::{BindGroupCache, CompiledPipeline, PipelineCache};
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
@@ -65,6 +66,8 @@ pub struct RuntimeStats {
     pub dispatches: u64,
     /// Bytes of device buffers alive now (pooled, leased and tensors), against the capacity.
     pub bytes_in_use: u64,
+    /// Bind groups created for calls on pooled buffers (the rest came from the cache).
+    pub bind_groups_created: u64,
 }
 
 /// Runs `f` inside validation, out-of-memory and internal error scopes, and returns the
@@ -141,6 +144,8 @@ pub struct Gpu {
     lost: Arc<Mutex<Option<String>>>,
     pool: BufferPool,
     pipelines: PipelineCache,
+    /// Bind groups of calls on pooled buffers.
+    bind_groups: BindGroupCache,
     /// The driver's pipeline cache on disk, where the runtime attached one.
     disk_cache: Option<DiskPipelineCache>,
     pending: Option<Pending>,
@@ -218,6 +223,7 @@ impl Gpu {
             lost: Arc::new(Mutex::new(None)),
             pool: BufferPool::new(MemoryBudget::new(capacity)),
             pipelines: PipelineCache::default(),
+            bind_groups: BindGroupCache::default(),
             disk_cache: None,
             pending: None,
             submissions: 0,
@@ -283,6 +289,7 @@ impl Gpu {
             buffers_reused: self.pool.reused(),
             dispatches: self.dispatches,
             bytes_in_use: self.pool.budget().in_use(),
+            bind_groups_created: self.bind_groups.created(),
         }
     }
 
@@ -404,6 +411,28 @@ impl Gpu {
     /// Gives a pooled buffer back.
     pub fn release(&mut self, lease: Lease) {
         self.pool.release(lease);
+    }
+
+    /// The bind group of a launch of `plan` on pooled buffers, from the cache where an
+    /// earlier call bound the same ones; see [`BindGroupCache`].
+    pub fn pooled_bind_group(
+        &mut self,
+        compiled: &CompiledPipeline,
+        plan: &crate::plan::LaunchPlan,
+        storage: &[&wgpu::Buffer],
+        uniform: Option<&wgpu::Buffer>,
+        prints: Option<(u32, &wgpu::Buffer)>,
+    ) -> Result<wgpu::BindGroup> {
+        let frees = self.pool.frees();
+        self.bind_groups.get(
+            &self.device,
+            frees,
+            compiled,
+            plan,
+            storage,
+            uniform,
+            prints,
+        )
     }
 
     /// Reserves `bytes` of the budget for a buffer outside the pool (a tensor), freeing idle

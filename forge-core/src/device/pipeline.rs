@@ -181,6 +181,97 @@ impl CompiledPipeline {
     }
 }
 
+/// What a cached bind group binds: the layout, then every buffer with the size bound.
+/// wgpu's handles compare and hash by identity.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct BindGroupKey {
+    layout: wgpu::BindGroupLayout,
+    buffers: Vec<(wgpu::Buffer, u64)>,
+}
+
+/// The bind groups of calls on pooled buffers. A repeated call gets the same buffers from
+/// the pool, so it can bind the group the last one made instead of creating one (a
+/// descriptor set and its validation, every call). A bind group keeps its buffers alive,
+/// so the cache empties itself whenever the pool has freed a buffer since it last looked
+/// ([`super::buffers::BufferPool::frees`]), and when it holds [`BindGroupCache::MAX`].
+#[derive(Debug, Default)]
+pub struct BindGroupCache {
+    map: HashMap<BindGroupKey, wgpu::BindGroup>,
+    /// The pool's free count when the cache was last emptied.
+    frees_seen: u64,
+    created: u64,
+}
+
+impl BindGroupCache {
+    /// The most bind groups kept; past it the cache starts over.
+    pub const MAX: usize = 256;
+
+    /// Bind groups created so far (cache misses).
+    pub fn created(&self) -> u64 {
+        self.created
+    }
+
+    /// How many bind groups the cache holds.
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    /// Whether the cache holds none.
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+
+    /// The bind group of `plan` on these pooled buffers (and the print buffer, where the
+    /// kernel prints): the cached one, or one made by
+    /// [`CompiledPipeline::bind_group`] inside an error scope. `frees` is the pool's count
+    /// of freed buffers now.
+    pub fn get(
+        &mut self,
+        device: &wgpu::Device,
+        frees: u64,
+        compiled: &CompiledPipeline,
+        plan: &LaunchPlan,
+        storage: &[&wgpu::Buffer],
+        uniform: Option<&wgpu::Buffer>,
+        prints: Option<(u32, &wgpu::Buffer)>,
+    ) -> Result<wgpu::BindGroup> {
+        if frees != self.frees_seen || self.map.len() >= Self::MAX {
+            self.map.clear();
+            self.frees_seen = frees;
+        }
+        let mut buffers: Vec<(wgpu::Buffer, u64)> = storage
+            .iter()
+            .zip(&plan.bindings)
+            .map(|(b, &size)| ((*b).clone(), size))
+            .collect();
+        if let (Some(u), Some(size)) = (uniform, plan.uniform_size()) {
+            buffers.push((u.clone(), size));
+        }
+        if let Some((_, p)) = prints {
+            buffers.push((p.clone(), p.size()));
+        }
+        let key = BindGroupKey {
+            layout: compiled.layout.clone(),
+            buffers,
+        };
+        if let Some(group) = self.map.get(&key) {
+            return Ok(group.clone());
+        }
+        let (group, err) = error_scope(device, || {
+            compiled.bind_group(device, plan, storage, uniform, prints)
+        });
+        if let Some(e) = err {
+            return Err(ForgeError::Gpu {
+                context: "creating a bind group",
+                message: format!("kernel `{}`: {}", plan.kernel, error_text(&e)),
+            });
+        }
+        self.created += 1;
+        self.map.insert(key, group.clone());
+        Ok(group)
+    }
+}
+
 /// Refuses a kernel that needs a feature the device lacks, naming it: wgpu would report a
 /// naga capability error from deep inside shader creation instead.
 pub fn check_features(kernel: &dyn Kernel, have: wgpu::Features, adapter: &str) -> Result<()> {

@@ -131,7 +131,7 @@ impl ForgeRuntime {
             let what = || format!("kernel `{name}`: argument `{}`", b.name);
             leases.push(gpu.acquire(size, STORAGE_USAGE, &what)?);
         }
-        let uniform = match plan.uniform_size() {
+        let mut uniform = match plan.uniform_size() {
             Some(size) => Some(gpu.acquire(size, UNIFORM_USAGE, &|| {
                 format!("kernel `{name}`: `Params`")
             })?),
@@ -164,6 +164,16 @@ impl ForgeRuntime {
             None
         };
 
+        // A repeated call gets the same pooled buffers, and binds the group made for them.
+        let storage: Vec<&wgpu::Buffer> = leases.iter().map(|l| l.buffer()).collect();
+        let print_binding = prints.zip(print_lease.as_ref());
+        let bind_group = gpu.pooled_bind_group(
+            &compiled,
+            &plan,
+            &storage,
+            uniform.as_ref().map(|l| l.buffer()),
+            print_binding.map(|((t, _), l)| (t.binding, l.buffer())),
+        )?;
         let queries = gpu.pass_queries(name, || launch_args(schedule, plan.grid.dispatch));
         let (device, queue) = (gpu.device(), gpu.queue());
         let (encoder, err) = error_scope(device, || {
@@ -174,18 +184,10 @@ impl ForgeRuntime {
                     HostArg::Out(_) => {}
                 }
             }
-            if let Some(lease) = &uniform {
-                write_padded(queue, lease.buffer(), &plan.params);
+            // The uniform is written only when its `Params` changed since its last call.
+            if let Some(lease) = &mut uniform {
+                lease.write_tracked(queue, &plan.params);
             }
-            let storage: Vec<&wgpu::Buffer> = leases.iter().map(|l| l.buffer()).collect();
-            let print_binding = prints.zip(print_lease.as_ref());
-            let bind_group = compiled.bind_group(
-                device,
-                &plan,
-                &storage,
-                uniform.as_ref().map(|l| l.buffer()),
-                print_binding.map(|((t, _), l)| (t.binding, l.buffer())),
-            );
             let mut encoder = gpu.encoder(name);
             for ((b, lease), &size) in layout.iter().zip(&leases).zip(&plan.bindings) {
                 if b.access == Access::Out {
@@ -262,11 +264,15 @@ impl ForgeRuntime {
                 }
             })?;
         }
+        // Released last to first: the pool hands buffers of one size out last in, first
+        // out, so the next call of this shape gets each binding's buffer back in its place
+        // (and binds the same cached group).
         for lease in leases
             .into_iter()
             .chain(uniform)
-            .chain(staging)
             .chain(print_lease)
+            .chain(staging)
+            .rev()
         {
             gpu.release(lease);
         }
