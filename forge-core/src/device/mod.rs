@@ -424,15 +424,13 @@ impl Gpu {
         prints: Option<(u32, &wgpu::Buffer)>,
     ) -> Result<wgpu::BindGroup> {
         let frees = self.pool.frees();
-        self.bind_groups.get(
-            &self.device,
-            frees,
-            compiled,
-            plan,
+        let bound = pipeline::Bound {
             storage,
             uniform,
             prints,
-        )
+        };
+        self.bind_groups
+            .get(&self.device, frees, compiled, plan, bound)
     }
 
     /// Reserves `bytes` of the budget for a buffer outside the pool (a tensor), freeing idle

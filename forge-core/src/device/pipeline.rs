@@ -181,6 +181,17 @@ impl CompiledPipeline {
     }
 }
 
+/// The buffers of one launch, as [`CompiledPipeline::bind_group`] binds them.
+#[derive(Clone, Copy, Debug)]
+pub struct Bound<'a> {
+    /// Storage binding `i`'s buffer.
+    pub storage: &'a [&'a wgpu::Buffer],
+    /// The `Params` uniform, when the plan has params.
+    pub uniform: Option<&'a wgpu::Buffer>,
+    /// The print buffer and its binding number, when the kernel prints.
+    pub prints: Option<(u32, &'a wgpu::Buffer)>,
+}
+
 /// What a cached bind group binds: the layout, then every buffer with the size bound.
 /// wgpu's handles compare and hash by identity.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -231,10 +242,13 @@ impl BindGroupCache {
         frees: u64,
         compiled: &CompiledPipeline,
         plan: &LaunchPlan,
-        storage: &[&wgpu::Buffer],
-        uniform: Option<&wgpu::Buffer>,
-        prints: Option<(u32, &wgpu::Buffer)>,
+        bound: Bound<'_>,
     ) -> Result<wgpu::BindGroup> {
+        let Bound {
+            storage,
+            uniform,
+            prints,
+        } = bound;
         if frees != self.frees_seen || self.map.len() >= Self::MAX {
             self.map.clear();
             self.frees_seen = frees;
