@@ -384,3 +384,31 @@ fn shared_memory_reduction_cuda() {
 fn integer_heavy_cuda() {
     insta::assert_snapshot!("int_mix_cuda", cuda_after_prelude(&snap_int_mix::Kernel));
 }
+
+// ---- prints: the print buffer after `Params`, a record per print, values as u32 bits --
+
+/// Prints a scalar of each kind and a vector from some invocations.
+#[forge_kernel(workgroup = 64, threads = n)]
+pub fn snap_prints(x: &[f32; n], #[out] y: &mut [i32; n], n: u32) {
+    let i = global_index();
+    if i < n {
+        let v = x[i] as i32;
+        y[i] = v;
+        if v < 0 {
+            debug_print!(
+                "i={} v={} x={:?} neg={} p={:?}",
+                i,
+                v,
+                x[i],
+                v < -3,
+                Vec2::new(x[i], 1.0)
+            );
+        }
+    }
+}
+
+#[test]
+fn prints_wgsl() {
+    validate("snap_prints", snap_prints::WGSL);
+    insta::assert_snapshot!("prints", snap_prints::WGSL);
+}
