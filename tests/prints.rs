@@ -307,3 +307,31 @@ fn forge_print_stderr_echoes_every_line() {
         "{stderr}"
     );
 }
+
+/// A generic kernel prints through each instance, with the instance's name.
+#[forge_kernel(threads = n, types(T = [f32, u32]))]
+pub fn echo<T>(x: &[T; n], #[out] y: &mut [T; n], n: u32) {
+    let i = global_index();
+    if i < n {
+        y[i] = x[i];
+        debug_print!("{} -> {:?}", i, x[i]);
+    }
+}
+
+#[test]
+fn generic_instances_print_their_own_types() {
+    let mut rt = rt();
+    echo::run(&mut rt, &[1.5f32, -2.0], 2).unwrap();
+    echo::run(&mut rt, &[7u32, 4_000_000_000], 2).unwrap();
+    assert_eq!(
+        rt.take_prints(),
+        [
+            "echo<f32>[0]: 0 -> 1.5",
+            "echo<f32>[1]: 1 -> -2.0",
+            "echo<u32>[0]: 0 -> 7",
+            "echo<u32>[1]: 1 -> 4000000000",
+        ]
+    );
+    let (_, lines) = echo::for_u32::cpu_prints(&[9u32], 1).unwrap();
+    assert_eq!(lines, ["echo<u32>[0]: 0 -> 9"]);
+}
