@@ -335,3 +335,27 @@ fn generic_instances_print_their_own_types() {
     let (_, lines) = echo::for_u32::cpu_prints(&[9u32], 1).unwrap();
     assert_eq!(lines, ["echo<u32>[0]: 0 -> 9"]);
 }
+
+/// A print in an `#[unroll]` loop: one copy of the print per value of the loop variable.
+#[forge_kernel(threads = n)]
+pub fn unrolled(#[out] y: &mut [u32; n], n: u32) {
+    let i = global_index();
+    if i < n {
+        #[unroll]
+        for u in 0..3 {
+            debug_print!("u+i={}", u + i);
+        }
+        y[i] = i;
+    }
+}
+
+#[test]
+fn prints_in_unrolled_loops_keep_their_order() {
+    let mut rt = rt();
+    unrolled::run(&mut rt, 3).unwrap();
+    let expected: Vec<String> = (0..3u32)
+        .flat_map(|i| (0..3u32).map(move |u| format!("unrolled[{i}]: u+i={}", u + i)))
+        .collect();
+    assert_eq!(rt.take_prints(), expected);
+    assert_eq!(unrolled::cpu_prints(3).unwrap().1, expected);
+}
