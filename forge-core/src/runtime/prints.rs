@@ -2,15 +2,18 @@
 //! binds, and the lines formatted from it, which [`ForgeRuntime::take_prints`] hands to the
 //! program. Part of the runtime (layer 4).
 //!
-//! This module owns [`Prints`], the runtime's print state: the buffer's capacity in records
+//! This module owns `Prints`, the runtime's print state: the buffer's capacity in records
 //! ([`crate::RuntimeBuilder::print_capacity`], default
 //! [`crate::prints::DEFAULT_CAPACITY`]), the lines formatted since the last take, and the
 //! print buffers of tensor launches not yet read back. A host launch
 //! ([`ForgeRuntime::launch_host`], and so `run`, `rt.name(..)` and `run_dyn`) reads its print
 //! buffer back in the same readback as its results and formats the lines at once; a tensor
 //! launch only records its dispatch, so its print buffer is read back, and its lines
-//! formatted, at the next [`ForgeRuntime::take_prints`]. Kernels that do not print bind no
-//! print buffer and cost nothing here.
+//! formatted, at the next [`ForgeRuntime::take_prints`]; until then each such buffer
+//! ([`PrintTable::buffer_bytes`] of them) stays allocated and counts against
+//! the runtime's capacity, so a loop of tensor launches of a printing kernel takes its
+//! prints now and then. Kernels that do not print bind no print buffer and cost nothing
+//! here.
 
 use crate::device::buffers::Lease;
 use crate::device::STAGING_USAGE;
