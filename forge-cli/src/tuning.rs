@@ -562,10 +562,15 @@ pub fn cache_ls(dir: &Path, current_topology: Option<&str>) -> Result<ExitCode, 
     Ok(ExitCode::SUCCESS)
 }
 
-/// `forge cache clear`: removes every manifest under the cache directory.
+/// `forge cache clear`: removes every manifest under the cache directory, and the driver's
+/// pipeline caches kept beside them (files it wrote, checked by their format tag).
 pub fn cache_clear(dir: &Path) -> Result<ExitCode, CliError> {
-    let removed = ManifestCache::new(dir).clear()?;
-    outln!("removed {removed} manifests from {}", dir.display());
+    let (removed, pipelines) =
+        ManifestCache::new(dir).clear_with(&forge_core::device::disk_cache::is_ours)?;
+    outln!(
+        "removed {removed} manifests and {pipelines} pipeline caches from {}",
+        dir.display()
+    );
     Ok(ExitCode::SUCCESS)
 }
 

@@ -330,6 +330,58 @@ fn cache_clear_and_tune_never_follow_a_link_in_the_cache() {
     std::fs::remove_dir_all(&elsewhere).ok();
 }
 
+/// `forge cache clear` also removes the driver's pipeline cache that a run left beside the
+/// manifests (a file the runtime wrote, recognised by its format tag), but not a stranger's
+/// file of the same name pattern.
+#[test]
+fn cache_clear_removes_our_pipeline_cache_and_only_ours() {
+    let cache = temp_dir("clear-pipelines");
+    let out = forge(&[
+        "--cache-dir",
+        p(&cache),
+        "tune",
+        "axpy",
+        "--problem",
+        "a=0.5,n=1000",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let topo = cache.join(topology_hash());
+    let pipelines: Vec<_> = std::fs::read_dir(&topo)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("pipelines-")
+        })
+        .collect();
+    assert_eq!(
+        pipelines.len(),
+        1,
+        "lavapipe has PIPELINE_CACHE: the run saved one"
+    );
+    let stranger = topo.join("pipelines-not-ours.bin");
+    std::fs::write(&stranger, b"some other program's data").unwrap();
+
+    let out = forge(&["--cache-dir", p(&cache), "cache", "clear"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("removed 1 manifests and 1 pipeline caches"),
+        "{text}"
+    );
+    assert!(!pipelines[0].exists());
+    assert_eq!(
+        std::fs::read(&stranger).unwrap(),
+        b"some other program's data"
+    );
+    let out = forge(&["--cache-dir", p(&cache), "cache", "clear"]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("removed 0 manifests and 0"));
+    assert!(stranger.exists());
+    std::fs::remove_dir_all(&cache).ok();
+}
+
 // ---- case 7: reads without bounds ------------------------------------------------------------
 
 #[test]

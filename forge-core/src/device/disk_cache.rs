@@ -26,6 +26,25 @@ use crate::files::{self, ReadRefusal};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 
+/// Whether `path` is a pipeline cache file this module wrote: a regular file (not a link)
+/// named `pipelines-*.bin` that starts with the format tag. `forge cache clear` removes
+/// these and nothing else of the kind.
+pub fn is_ours(path: &Path) -> bool {
+    use std::io::Read;
+    let named = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.starts_with("pipelines-") && n.ends_with(".bin"));
+    let regular = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_file());
+    if !named || !regular {
+        return false;
+    }
+    let mut tag = [0u8; 16];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut tag))
+        .is_ok_and(|()| &tag == MAGIC)
+}
+
 /// The environment variable that turns the persisted pipeline cache off (`0`, `off` or
 /// `false`).
 pub const ENV_PIPELINE_CACHE: &str = "FORGE_PIPELINE_CACHE";

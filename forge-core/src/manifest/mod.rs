@@ -445,7 +445,15 @@ impl ManifestCache {
     /// its temporary files; everything else is left alone. Returns the number of manifests
     /// removed.
     pub fn clear(&self) -> Result<usize> {
+        self.clear_with(&|_| false).map(|(manifests, _)| manifests)
+    }
+
+    /// [`ManifestCache::clear`], also removing the files of the topology directories that
+    /// `also` says are ours (the driver's pipeline caches, which the device layer keeps
+    /// there). Returns the manifests and the other files removed.
+    pub fn clear_with(&self, also: &dyn Fn(&Path) -> bool) -> Result<(usize, usize)> {
         let mut removed = 0;
+        let mut others = 0;
         for dir in self.topology_dirs()? {
             for path in read_dir(&dir)? {
                 let name = path
@@ -460,18 +468,20 @@ impl ManifestCache {
                     && !name.starts_with('.')
                     && regular
                     && read_file(&path).is_ok();
-                if regular && (temp || manifest) {
+                let other = regular && !temp && !manifest && also(&path);
+                if regular && (temp || manifest || other) {
                     std::fs::remove_file(&path).map_err(|e| ForgeError::Io {
                         context: format!("removing `{}`", path.display()),
                         source: e,
                     })?;
                     removed += manifest as usize;
+                    others += other as usize;
                 }
             }
             // Only succeeds when empty, which is what we want.
             let _ = std::fs::remove_dir(&dir);
         }
-        Ok(removed)
+        Ok((removed, others))
     }
 
     /// The directories under the root named like a topology hash: directories themselves,
