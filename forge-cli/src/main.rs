@@ -273,12 +273,20 @@ enum CacheCommand {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+    // Logs to stderr at RUST_LOG's level (warn by default); every span, whatever that
+    // level, into the trace of a runtime that keeps one (FORGE_TRACE).
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    use tracing_subscriber::Layer;
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    tracing_subscriber::registry()
+        .with(
+            tracing_subscriber::fmt::layer()
+                .with_writer(std::io::stderr)
+                .with_filter(filter),
         )
-        .with_writer(std::io::stderr)
+        .with(wgsl_forge::trace::SpanLayer::new())
         .init();
     match run(cli).and_then(|code| out::flush().map(|()| code)) {
         Ok(code) => code,

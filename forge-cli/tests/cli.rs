@@ -644,6 +644,15 @@ fn forge_trace_traces_a_command() {
     let cases = wgsl_forge::kernels::axpy::axpy::Kernel.cert_cases().len();
     assert_eq!(count("certify"), cases);
     assert!(count("launch") >= cases && count("gpu") == count("launch"));
+    // The CLI installs the span layer: the certification's span, with its fields.
+    let spans: Vec<&serde_json::Value> = trace["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["cat"] == "span" && e["name"] == "certify")
+        .collect();
+    assert_eq!(spans.len(), 1, "{spans:?}");
+    assert_eq!(spans[0]["args"]["kernel"], "axpy");
 
     let out = Command::new(env!("CARGO_BIN_EXE_forge"))
         .args(["certify", "axpy"])

@@ -956,6 +956,8 @@ pub fn certify(
     opts: &CertOptions,
 ) -> Result<CertReport> {
     let name = kernel.name();
+    // A host span (a trace's `span` track where `trace::SpanLayer` is installed).
+    let _span = tracing::info_span!("certify", kernel = name, schedule = %schedule).entered();
     let tol = kernel.tolerance();
     let layout = kernel.layout();
     let special = kernel.special_values();

@@ -374,6 +374,7 @@ pub fn tune_with_progress(
     progress: &mut dyn FnMut(TuneEvent<'_>),
 ) -> Result<TuneReport> {
     let name = kernel.name();
+    let _span = tracing::info_span!("tune", kernel = name).entered();
     let scalars = match &opts.problem {
         Some(p) => p.clone(),
         None => representative_problem(kernel, opts.max_problem_bytes).ok_or_else(|| ForgeError::InvalidArgument {
