@@ -203,7 +203,7 @@ impl RuntimeBuilder {
     /// `FORGE_TRACE`): every launch with its schedule and workgroups (on a GPU track, timed
     /// by the GPU's timestamps, where the adapter has `TIMESTAMP_QUERY`), uploads,
     /// downloads, pipeline compiles, certification cases and tuning candidates, and the
-    /// host's `tracing` spans where [`crate::trace::SpanLayer`] is installed. The file is
+    /// host's `tracing` spans where `trace::SpanLayer` (feature `spans`) is installed. The file is
     /// written at once (a path that cannot be written fails [`RuntimeBuilder::build`]),
     /// again by [`ForgeRuntime::flush_trace`] and when the runtime drops, each time
     /// atomically. Runtimes that trace to one path share it; see [`crate::trace`].

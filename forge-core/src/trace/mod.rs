@@ -3,7 +3,7 @@
 //! microseconds). Layer 1 (values and plumbing: it needs only the error and [`crate::files`]).
 //!
 //! This module owns [`Recorder`], [`Event`], which recorder a trace file has
-//! ([`Recorder::shared`]) and [`SpanLayer`], the `tracing` layer that adds the host's spans.
+//! ([`Recorder::shared`]) and `SpanLayer` (feature `spans`), the `tracing` layer that adds the host's spans.
 //! A runtime that traces holds an `Arc<Recorder>` behind an `Option`: without a trace each
 //! event costs the one branch on that option. Events are kept in memory (a `Mutex`, so that
 //! compiles on worker threads and the span layer can add events) and written whole by
@@ -27,7 +27,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Instant;
 
+#[cfg(feature = "spans")]
 mod spans;
+#[cfg(feature = "spans")]
 pub use spans::SpanLayer;
 
 /// The first track number of GPU tracks; host threads count up from 1, far below it.
@@ -108,10 +110,11 @@ pub struct Recorder {
 }
 
 /// The recorders alive in this process, by path: what [`Recorder::shared`] hands out again
-/// and what [`SpanLayer`] records into.
+/// and what `SpanLayer` (feature `spans`) records into.
 static LIVE: Mutex<Vec<Weak<Recorder>>> = Mutex::new(Vec::new());
 
-/// The live recorders (dead entries are dropped on the way).
+/// The live recorders (dead entries are dropped on the way), for `SpanLayer`.
+#[cfg(any(feature = "spans", test))]
 pub(crate) fn live() -> Vec<Arc<Recorder>> {
     let mut list = LIVE.lock().unwrap_or_else(|p| p.into_inner());
     list.retain(|w| w.strong_count() > 0);
