@@ -2,7 +2,8 @@
 # One device call (copy this to .dev/h200.sh and carry .dev and .gl): the Vulkan loader,
 # then the named steps, each under its own time limit, with
 # elapsed times in $OUT/log.txt. Steps: bench:<bin>[:kernels] certify:<bin> anchors info:<bin>
-# firstcall:<bin> (cold start: `forge first-call` in fresh processes, caches off and on)
+# firstcall:<bin> (cold start: `forge first-call` in fresh processes, caches off and on).
+# Everything written under $OUT comes back as $OUT/all.tgz.
 set -u
 for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
 export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
@@ -42,3 +43,6 @@ for step in "$@"; do
   stamp "end $step rc=$?"
 done
 tail -n 3 "$OUT"/certify-*.txt 2>/dev/null
+# The device tool brings back at most eight files a call: everything goes back as one
+# archive (`tar xzf all.tgz` here).
+(cd "$OUT" && tar czf /tmp/all.tgz . && find . -type f -delete && mv /tmp/all.tgz all.tgz)

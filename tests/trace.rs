@@ -388,3 +388,38 @@ fn certification_cases_and_tuning_candidates_are_events() {
     assert!(of(&xs, "certify").len() > report.cases);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// One submission times at most `MAX_TIMED_LAUNCHES` launches on the GPU's track; the
+/// launches past it keep their host event, and the next submission is timed again.
+#[test]
+fn launches_past_a_submissions_timestamp_slots_keep_their_host_event() {
+    let dir = temp_dir("many");
+    let path = dir.join("t.json");
+    let mut rt = ForgeRuntime::builder().trace(&path).build().unwrap();
+    let limit = forge_core::device::trace::MAX_TIMED_LAUNCHES as usize;
+    let (n, launches) = (64usize, limit + 44);
+    let mut rng = ChaCha8Rng::seed_from_u64(11);
+    let (x, y) = (random(&mut rng, n), random(&mut rng, n));
+    let (tx, ty) = (rt.upload(&x).unwrap(), rt.upload(&y).unwrap());
+    // Every launch waits in the pending encoder; the download submits them all at once.
+    for _ in 0..launches {
+        axpy::launch(&mut rt, 0.5, &tx, &ty, n as u32).unwrap();
+    }
+    let got = rt.download(&ty).unwrap();
+    let mut want = y.clone();
+    for _ in 0..launches {
+        for (w, xi) in want.iter_mut().zip(&x) {
+            *w += 0.5 * xi;
+        }
+    }
+    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+        assert!((g - w).abs() <= 1e-4 * (1.0 + w.abs()), "y[{i}] = {g}, want {w}");
+    }
+    // A launch in a later submission is timed again.
+    checked_axpy(&mut rt, &mut rng, 65);
+    rt.flush_trace().unwrap();
+    let all = events(&path);
+    assert_eq!(of(&all, "launch").len(), launches + 1);
+    assert_eq!(of(&all, "gpu").len(), limit + 1);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
