@@ -413,7 +413,10 @@ fn launches_past_a_submissions_timestamp_slots_keep_their_host_event() {
         }
     }
     for (i, (g, w)) in got.iter().zip(&want).enumerate() {
-        assert!((g - w).abs() <= 1e-4 * (1.0 + w.abs()), "y[{i}] = {g}, want {w}");
+        assert!(
+            (g - w).abs() <= 1e-4 * (1.0 + w.abs()),
+            "y[{i}] = {g}, want {w}"
+        );
     }
     // A launch in a later submission is timed again.
     checked_axpy(&mut rt, &mut rng, 65);
