@@ -117,6 +117,20 @@ fn mkfifo(path: &Path) {
     assert!(ok);
 }
 
+/// Tunes `axpy` on a small problem into `cache` through the binary, which must succeed:
+/// a manifest (and the driver's pipeline cache) to work on.
+fn tune_axpy(cache: &Path) {
+    let out = forge(&[
+        "--cache-dir",
+        p(cache),
+        "tune",
+        "axpy",
+        "--problem",
+        "a=0.5,n=1000",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
 fn topology_hash() -> String {
     ForgeRuntime::new(64 << 20, None)
         .unwrap_or_else(|e| panic!("a GPU adapter is required (lavapipe in CI): {e}"))
@@ -303,15 +317,7 @@ fn cache_clear_and_tune_never_follow_a_link_in_the_cache() {
     // With a real directory: tune writes its manifest, clear removes only that, not a
     // stranger's JSON nor a linked one.
     std::fs::remove_file(cache.join(&topo)).unwrap();
-    let out = forge(&[
-        "--cache-dir",
-        p(&cache),
-        "tune",
-        "axpy",
-        "--problem",
-        "a=0.5,n=1000",
-    ]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    tune_axpy(&cache);
     let real = cache.join(&topo);
     assert!(real.join(axpy_manifest_name()).is_file());
     std::fs::write(real.join("notes.json"), "[]").unwrap();
@@ -336,15 +342,7 @@ fn cache_clear_and_tune_never_follow_a_link_in_the_cache() {
 #[test]
 fn cache_clear_removes_our_pipeline_cache_and_only_ours() {
     let cache = temp_dir("clear-pipelines");
-    let out = forge(&[
-        "--cache-dir",
-        p(&cache),
-        "tune",
-        "axpy",
-        "--problem",
-        "a=0.5,n=1000",
-    ]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    tune_axpy(&cache);
     let topo = cache.join(topology_hash());
     let pipelines: Vec<_> = std::fs::read_dir(&topo)
         .unwrap()
@@ -457,15 +455,7 @@ fn into_closed_pipe(args: &[&str]) -> Output {
 fn a_closed_pipe_ends_quietly_and_a_full_disk_is_an_error() {
     let cache = temp_dir("pipe");
     // A manifest to list.
-    let out = forge(&[
-        "--cache-dir",
-        p(&cache),
-        "tune",
-        "axpy",
-        "--problem",
-        "a=0.5,n=1000",
-    ]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    tune_axpy(&cache);
     for args in [
         vec!["expand", "gemv"],
         vec!["list"],
@@ -500,15 +490,7 @@ fn a_closed_pipe_ends_quietly_and_a_full_disk_is_an_error() {
 #[test]
 fn cache_ls_prints_manifest_strings_escaped_and_cut() {
     let cache = temp_dir("ls");
-    let out = forge(&[
-        "--cache-dir",
-        p(&cache),
-        "tune",
-        "axpy",
-        "--problem",
-        "a=0.5,n=1000",
-    ]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    tune_axpy(&cache);
     let topo = cache.join(topology_hash());
     let path = topo.join(axpy_manifest_name());
     let mut m: serde_json::Value =
