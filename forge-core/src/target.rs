@@ -1,7 +1,7 @@
 //! Targets: the shader forms a kernel can take. Layer 1 (values).
 //!
 //! This module owns [`Backend`], what the runtime hands to wgpu (WGSL, or SPIR-V through
-//! passthrough: naga's own, or glslang's from naga's GLSL), and [`Target`], every language [`crate::emit`] writes (those two, MSL,
+//! passthrough: naga's own, or glslang's from naga's GLSL or HLSL), and [`Target`], every language [`crate::emit`] writes (those two, MSL,
 //! HLSL and GLSL). Both parse their names with an error that lists the valid ones.
 
 use crate::error::{ForgeError, Result};
@@ -17,17 +17,20 @@ pub enum Backend {
     Spirv,
     /// naga's GLSL, compiled to SPIR-V by glslang, through passthrough (Vulkan only).
     Glsl,
+    /// naga's HLSL, compiled to SPIR-V by glslang's HLSL front end, through passthrough
+    /// (Vulkan only; the workgroup counts travel as immediates).
+    Hlsl,
 }
 
 impl Backend {
     /// The valid names, as error messages list them.
-    pub const VALID: &'static str = "wgsl, spirv, glsl";
+    pub const VALID: &'static str = "wgsl, spirv, glsl, hlsl";
 
     /// Every executable backend, in the order of [`Backend::VALID`].
-    pub const ALL: [Backend; 3] = [Backend::Wgsl, Backend::Spirv, Backend::Glsl];
+    pub const ALL: [Backend; 4] = [Backend::Wgsl, Backend::Spirv, Backend::Glsl, Backend::Hlsl];
 
-    /// Parses `wgsl`, `spirv` or `glsl` (case-insensitive, surrounding spaces ignored). A
-    /// name that can only be emitted (`msl`, `hlsl`: see [`Target`]) is
+    /// Parses `wgsl`, `spirv`, `glsl` or `hlsl` (case-insensitive, surrounding spaces
+    /// ignored). A name that can only be emitted (`msl`, `cuda`: see [`Target`]) is
     /// [`ForgeError::BackendNotExecutable`]; anything else is [`ForgeError::UnknownBackend`].
     /// Both list the valid names; there is no silent fallback.
     ///
@@ -36,8 +39,8 @@ impl Backend {
     /// assert_eq!(Backend::parse("SPIRV").unwrap(), Backend::Spirv);
     /// assert!(Backend::parse("metal").is_err());
     /// assert_eq!(Backend::parse("glsl").unwrap(), Backend::Glsl);
-    /// assert!(Backend::parse("hlsl").is_err(), "emitted, not yet executed");
-    /// assert!(Backend::parse("msl").is_err());
+    /// assert_eq!(Backend::parse(" HLSL ").unwrap(), Backend::Hlsl);
+    /// assert!(Backend::parse("msl").is_err(), "emitted, not executed on Linux");
     /// ```
     pub fn parse(name: &str) -> Result<Backend> {
         let wanted = name.trim().to_ascii_lowercase();
@@ -54,12 +57,13 @@ impl Backend {
         }
     }
 
-    /// The lower-case name: `wgsl`, `spirv` or `glsl`.
+    /// The lower-case name: `wgsl`, `spirv`, `glsl` or `hlsl`.
     pub fn name(&self) -> &'static str {
         match self {
             Backend::Wgsl => "wgsl",
             Backend::Spirv => "spirv",
             Backend::Glsl => "glsl",
+            Backend::Hlsl => "hlsl",
         }
     }
 
@@ -174,7 +178,9 @@ impl Target {
             Target::Glsl => {
                 "runs on Vulkan adapters, compiled to SPIR-V by glslangValidator (FORGE_BACKEND=glsl)"
             }
-            Target::Hlsl => "emit-only: not executed yet (glslang's HLSL front end is not wired)",
+            Target::Hlsl => {
+                "runs on Vulkan adapters, compiled to SPIR-V by glslangValidator's HLSL front end (FORGE_BACKEND=hlsl)"
+            }
             Target::Msl => "emit-only on Linux: Metal runs on Apple platforms only",
             Target::Cuda => "emit-only: compiled by NVRTC (feature `cuda`); no CUDA runtime yet",
             Target::Ptx => "emit-only: NVRTC's output (feature `cuda`); no CUDA runtime yet",
@@ -216,6 +222,7 @@ impl From<Backend> for Target {
             Backend::Wgsl => Target::Wgsl,
             Backend::Spirv => Target::Spirv,
             Backend::Glsl => Target::Glsl,
+            Backend::Hlsl => Target::Hlsl,
         }
     }
 }

@@ -136,5 +136,6 @@ pub fn wanted_features() -> wgpu::Features {
         | wgpu::Features::SUBGROUP
         | wgpu::Features::SUBGROUP_BARRIER
         | wgpu::Features::PASSTHROUGH_SHADERS
+        | wgpu::Features::IMMEDIATES
         | wgpu::Features::PIPELINE_CACHE
 }

@@ -53,6 +53,24 @@ pub struct CompiledPipeline {
     pub pipeline: wgpu::ComputePipeline,
     /// Group 0's layout: the storage bindings, then the uniform if any.
     pub layout: wgpu::BindGroupLayout,
+    /// Whether a dispatch hands the shader its workgroup counts as immediates (the `hlsl`
+    /// backend: HLSL has no `num_workgroups` built-in; see [`emit::to_vulkan_hlsl`]).
+    pub workgroup_counts_as_immediates: bool,
+}
+
+impl CompiledPipeline {
+    /// Dispatches `[x, y, z]` workgroups of this pipeline in `pass`, first handing the
+    /// counts over as immediates where the shader reads them there.
+    pub fn dispatch(&self, pass: &mut wgpu::ComputePass<'_>, [x, y, z]: [u32; 3]) {
+        if self.workgroup_counts_as_immediates {
+            let mut bytes = [0u8; emit::HLSL_WORKGROUP_COUNTS_SIZE as usize];
+            for (chunk, n) in bytes.chunks_exact_mut(4).zip([x, y, z]) {
+                chunk.copy_from_slice(&n.to_le_bytes());
+            }
+            pass.set_immediates(0, &bytes);
+        }
+        pass.dispatch_workgroups(x, y, z);
+    }
 }
 
 /// Compiled pipelines, created once per [`PipelineKey`].
@@ -302,7 +320,7 @@ pub fn check_features(kernel: &dyn Kernel, have: wgpu::Features, adapter: &str) 
 
 impl Gpu {
     /// The SPIR-V that `backend` hands to passthrough for the WGSL `source`: naga's own
-    /// translation for `spirv`; for `glsl`, naga's GLSL compiled by glslang ([`emit::glslang`]). Every form may use what the device has enabled.
+    /// translation for `spirv`; for `glsl` and `hlsl`, naga's GLSL or HLSL compiled by glslang ([`emit::glslang`]). Every form may use what the device has enabled.
     fn spirv(&self, kernel: &'static str, source: &str, backend: Backend) -> Result<Vec<u32>> {
         let compile_error = |message: String| ForgeError::ShaderCompile {
             kernel,
@@ -313,12 +331,18 @@ impl Gpu {
             self.features,
             vulkan_zeroes_workgroup_memory(&self.adapter),
         );
-        let language = match backend {
+        let (language, text) = match backend {
             Backend::Wgsl => unreachable!("WGSL is handed to wgpu as source"),
             Backend::Spirv => return emit::to_spirv(source, &profile).map_err(compile_error),
-            Backend::Glsl => Language::Glsl,
+            Backend::Glsl => (
+                Language::Glsl,
+                emit::to_vulkan_glsl(source, &profile).map_err(compile_error)?,
+            ),
+            Backend::Hlsl => (
+                Language::Hlsl,
+                emit::to_vulkan_hlsl(source, &profile).map_err(compile_error)?,
+            ),
         };
-        let text = emit::to_vulkan_glsl(source, &profile).map_err(compile_error)?;
         let env = if profile.capabilities.contains(Capabilities::SUBGROUP) {
             VulkanEnv::Vulkan1_1
         } else {
@@ -525,6 +549,16 @@ impl Gpu {
                     self.info.name, self.info.backend
                 )));
             }
+            if backend == Backend::Hlsl
+                && (!self.features.contains(wgpu::Features::IMMEDIATES)
+                    || self.limits.max_immediate_size < emit::HLSL_WORKGROUP_COUNTS_SIZE)
+            {
+                return Err(compile_error(format!(
+                    "the `hlsl` backend hands the workgroup counts as immediates (push constants), which \
+                     needs the IMMEDIATES feature and {} bytes of them; `{}` does not offer it; use the `glsl` backend",
+                    emit::HLSL_WORKGROUP_COUNTS_SIZE, self.info.name
+                )));
+            }
             Some(self.spirv(name, &source, backend)?)
         } else {
             None
@@ -566,7 +600,11 @@ impl Gpu {
             let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
                 label: Some(name),
                 bind_group_layouts: &[Some(&layout)],
-                immediate_size: 0,
+                immediate_size: if backend == Backend::Hlsl {
+                    emit::HLSL_WORKGROUP_COUNTS_SIZE
+                } else {
+                    0
+                },
             });
             device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
                 label: Some(name),
@@ -582,6 +620,10 @@ impl Gpu {
         }
         self.check_lost()?;
         tracing::debug!(kernel = name, %schedule, %backend, "compiled pipeline");
-        Ok(CompiledPipeline { pipeline, layout })
+        Ok(CompiledPipeline {
+            pipeline,
+            layout,
+            workgroup_counts_as_immediates: backend == Backend::Hlsl,
+        })
     }
 }

@@ -497,6 +497,63 @@ fn write_hlsl(module: &Module, info: &ModuleInfo) -> std::result::Result<String,
     Ok(text)
 }
 
+/// The size in bytes of the workgroup counts (x, y, z as u32) that the `hlsl` backend
+/// hands a dispatch as immediates: HLSL has no `num_workgroups` built-in.
+pub const HLSL_WORKGROUP_COUNTS_SIZE: u32 = 12;
+
+/// Translates WGSL `source` to HLSL for glslang's HLSL front end to compile to SPIR-V for
+/// a Vulkan device with `profile`: what the runtime's `hlsl` backend runs.
+///
+/// It is [`translate`]'s HLSL (registers `tN`/`uN`/`bN` numbered as the WGSL bindings,
+/// workgroup memory zeroed by naga, since `groupshared` starts undefined), with one
+/// change: naga reads `num_workgroups` from a constant buffer `_NagaConstants`, which
+/// here becomes a `[[vk::push_constant]]` block, so the runtime sets the dispatch's
+/// workgroup counts as immediates ([`HLSL_WORKGROUP_COUNTS_SIZE`] bytes) instead of
+/// binding one more buffer per dispatch.
+///
+/// ```
+/// use forge_core::emit::{to_vulkan_hlsl, SpirvProfile};
+/// let src = "@group(0) @binding(0) var<storage, read_write> y: array<u32>;\n\
+///            @compute @workgroup_size(64) fn main(@builtin(num_workgroups) n: vec3<u32>) {\n\
+///                y[0] = n.y;\n\
+///            }";
+/// let hlsl = to_vulkan_hlsl(src, &SpirvProfile::PORTABLE).unwrap();
+/// assert!(hlsl.contains("[[vk::push_constant]] ConstantBuffer<NagaConstants> _NagaConstants;"));
+/// assert!(!hlsl.contains("register(b1)"));
+/// ```
+pub fn to_vulkan_hlsl(source: &str, profile: &SpirvProfile) -> std::result::Result<String, String> {
+    let (module, info) = front(source, profile.capabilities)?;
+    let text = write_hlsl(&module, &info)?;
+    let mut out = String::with_capacity(text.len() + 256);
+    for line in text.lines() {
+        if line.starts_with("ConstantBuffer<NagaConstants> _NagaConstants") {
+            out.push_str("[[vk::push_constant]] ConstantBuffer<NagaConstants> _NagaConstants;");
+        } else if let Some(zeroing) = zero_array_by_loop(line) {
+            out.push_str(&zeroing);
+        } else {
+            out.push_str(line);
+        }
+        out.push('\n');
+    }
+    Ok(out)
+}
+
+/// naga zeroes a workgroup array with one cast, `name = (T[N])0;`, which glslang's HLSL
+/// front end rejects ("array constructor needs one argument per array element"); the
+/// same zeroing as a loop over the elements, `name[i] = (T)0`, it accepts. `None` for
+/// any other line (arrays of arrays keep naga's form, and glslang's error).
+fn zero_array_by_loop(line: &str) -> Option<String> {
+    let indent = &line[..line.len() - line.trim_start().len()];
+    let (name, rest) = line.trim().split_once(" = (")?;
+    let (element, rest) = rest.split_once('[')?;
+    let (len, rest) = rest.split_once(']')?;
+    let simple =
+        |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    (rest == ")0;" && simple(name) && simple(element) && len.parse::<u32>().is_ok()).then(|| {
+        format!("{indent}for (uint fg_z = 0u; fg_z < {len}u; fg_z++) {{ {name}[fg_z] = ({element})0; }}")
+    })
+}
+
 /// Translates WGSL `source` to GLSL for glslang to compile to SPIR-V for a Vulkan device
 /// with `profile`: what the runtime's `glsl` backend runs.
 ///

@@ -519,8 +519,7 @@ fn record_pass(
     });
     pass.set_pipeline(&compiled.pipeline);
     pass.set_bind_group(0, bind_group, &[]);
-    let [x, y, z] = plan.grid.dispatch;
-    pass.dispatch_workgroups(x, y, z);
+    compiled.dispatch(&mut pass, plan.grid.dispatch);
 }
 
 fn check_arity(kernel: &'static str, expected: usize, got: usize, what: &str) -> Result<()> {

@@ -273,7 +273,7 @@ impl Rig {
             timestamp_writes,
         });
         pass.set_pipeline(&self.compiled.pipeline);
-        let [x, y, z] = self.plan.grid.dispatch;
+        let grid = self.plan.grid.dispatch;
         let mut last = usize::MAX;
         for _ in 0..dispatches {
             let set = self.next.get() % self.bind_groups.len();
@@ -282,7 +282,7 @@ impl Rig {
                 pass.set_bind_group(0, &self.bind_groups[set], &[]);
                 last = set;
             }
-            pass.dispatch_workgroups(x, y, z);
+            self.compiled.dispatch(&mut pass, grid);
         }
     }
 }
