@@ -31,13 +31,28 @@ pub fn ix(
     if index >= 0 && (index as u64) < len as u64 {
         Ok(index as usize)
     } else {
-        Err(ForgeError::OutOfBounds {
-            kernel,
-            invocation: invocation as u64,
-            binding,
-            index,
-            len,
-        })
+        Err(out_of_bounds(kernel, invocation, binding, index, len))
+    }
+}
+
+/// [`ix`]'s error, out of line: every index of every kernel's oracle inlines [`ix`], and the
+/// error's construction at each of them would be code for LLVM to compile in the user's
+/// crate for a path that runs at most once.
+#[cold]
+#[inline(never)]
+fn out_of_bounds(
+    kernel: &'static str,
+    invocation: u32,
+    binding: &'static str,
+    index: i64,
+    len: usize,
+) -> ForgeError {
+    ForgeError::OutOfBounds {
+        kernel,
+        invocation: invocation as u64,
+        binding,
+        index,
+        len,
     }
 }
 
@@ -832,11 +847,7 @@ impl LoopBudget {
         }
         self.lane_used += 1;
         if self.lane_used > self.limit {
-            return Err(ForgeError::LoopBudgetExceeded {
-                kernel: self.kernel,
-                whom: format!("invocation {invocation}"),
-                iterations: self.lane_used - 1,
-            });
+            return Err(self.exceeded(format_args!("invocation {invocation}"), self.lane_used));
         }
         Ok(())
     }
@@ -847,13 +858,22 @@ impl LoopBudget {
     pub fn group(&mut self, workgroup: u64) -> Result<()> {
         self.group_used += 1;
         if self.group_used > self.limit {
-            return Err(ForgeError::LoopBudgetExceeded {
-                kernel: self.kernel,
-                whom: format!("workgroup {workgroup}"),
-                iterations: self.group_used - 1,
-            });
+            return Err(self.exceeded(format_args!("workgroup {workgroup}"), self.group_used));
         }
         Ok(())
+    }
+
+    /// The error when `whom` ran past the budget on its `used`-th iteration; out of line, as
+    /// [`ix`]'s error is, because [`lane`](Self::lane) and [`group`](Self::group) are
+    /// inlined into every loop of every kernel's oracle.
+    #[cold]
+    #[inline(never)]
+    fn exceeded(&self, whom: std::fmt::Arguments<'_>, used: u64) -> ForgeError {
+        ForgeError::LoopBudgetExceeded {
+            kernel: self.kernel,
+            whom: whom.to_string(),
+            iterations: used - 1,
+        }
     }
 
     /// A new workgroup starts: its uniform loops count from zero.

@@ -110,7 +110,10 @@ impl RaceDetector {
     }
 
     /// Invocation `invocation` (the global index) reads element `index` of `slot`.
-    #[inline]
+    ///
+    /// [`read`](Self::read) and [`write`](Self::write) are not `#[inline]`: every access of
+    /// every kernel's oracle calls them (only when races are detected), and inlined they
+    /// were code that each user crate's LLVM compiled again at each access.
     pub fn read(&mut self, slot: usize, index: usize, invocation: u32) -> Result<()> {
         let Some(cell) = self.arrays[slot].cells.get(index).copied() else {
             return Ok(());
@@ -145,7 +148,6 @@ impl RaceDetector {
     }
 
     /// Invocation `invocation` writes element `index` of `slot`.
-    #[inline]
     pub fn write(&mut self, slot: usize, index: usize, invocation: u32) -> Result<()> {
         let Some(cell) = self.arrays[slot].cells.get(index).copied() else {
             return Ok(());
