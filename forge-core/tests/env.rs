@@ -16,7 +16,7 @@ fn environment_variables_select_and_fail_loudly() {
     match ForgeRuntime::new(1 << 20, None) {
         Err(ForgeError::UnknownBackend { name, valid }) => {
             assert_eq!(name, "metal");
-            assert_eq!(valid, "wgsl, spirv, glsl");
+            assert_eq!(valid, "wgsl, spirv, glsl, hlsl");
         }
         other => panic!("expected UnknownBackend, got {other:?}"),
     }

@@ -625,17 +625,22 @@ fn unknown_backend_names_are_errors() {
         match Backend::parse(name) {
             Err(ForgeError::UnknownBackend { name: n, valid }) => {
                 assert_eq!(n, name);
-                assert_eq!(valid, "wgsl, spirv, glsl");
+                assert_eq!(valid, "wgsl, spirv, glsl, hlsl");
             }
             other => panic!("expected UnknownBackend for {name:?}, got {other:?}"),
         }
     }
     // Languages `forge emit` writes but the runtime cannot run say so.
-    for name in ["msl", "HLSL", " Msl "] {
+    assert_eq!(
+        Backend::parse("HLSL").unwrap(),
+        Backend::Hlsl,
+        "HLSL runs through glslang"
+    );
+    for name in ["msl", "MSL", " Msl "] {
         match Backend::parse(name) {
             Err(ForgeError::BackendNotExecutable { name: n, valid }) => {
                 assert_eq!(n, name.trim().to_ascii_lowercase());
-                assert_eq!(valid, "wgsl, spirv, glsl");
+                assert_eq!(valid, "wgsl, spirv, glsl, hlsl");
             }
             other => panic!("expected BackendNotExecutable for {name:?}, got {other:?}"),
         }
