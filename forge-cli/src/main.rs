@@ -12,7 +12,7 @@
 //!   to other machines as one checksummed bundle.
 //! - `forge bench [KERNEL...]` times the built-ins at the performance targets' shapes.
 //! - `forge expand KERNEL` prints the WGSL and the Rust that `#[forge_kernel]` generated.
-//! - `forge emit KERNEL --backend wgsl|spirv|msl|hlsl|glsl [--schedule ...] [-o PATH]`
+//! - `forge emit KERNEL --backend wgsl|spirv|msl|hlsl|glsl [--schedule ...] [--browser] [-o PATH]`
 //!   translates a kernel with naga; it needs no GPU.
 //!
 //! The manifest cache is `--cache-dir`, else `FORGE_CACHE_DIR`, else
@@ -242,6 +242,11 @@ struct EmitArgs {
     /// Default: `compute_90` (Hopper).
     #[arg(long)]
     arch: Option<String>,
+    /// With `--backend wgsl`: the WGSL as a browser's WebGPU takes it, with the `enable
+    /// subgroups;` directive a kernel with subgroups needs there (naga, which validates the
+    /// WGSL first, does not implement that directive).
+    #[arg(long)]
+    browser: bool,
 }
 
 /// `forge cache ...`
@@ -592,6 +597,15 @@ fn emit(args: &EmitArgs, target: Target) -> Result<ExitCode, CliError> {
     };
     forge_core::plan::check_declared(kernel, &schedule).map_err(CliError::Usage)?;
     let emitted = match (&args.arch, target) {
+        (None, Target::Wgsl) if args.browser => {
+            wgsl_forge::emit::Emitted::Text(wgsl_forge::emit::emit_for_browser(kernel, &schedule)?)
+        }
+        (_, t) if args.browser && t != Target::Wgsl => {
+            return Err(CliError::Usage(ForgeError::InvalidArgument {
+                kernel: "forge emit",
+                message: format!("`--browser` is for `--backend wgsl`, not `{target}`"),
+            }))
+        }
         (Some(arch), Target::Ptx) => {
             wgsl_forge::emit::Emitted::Text(wgsl_forge::emit::emit_ptx(kernel, &schedule, arch)?)
         }

@@ -175,6 +175,46 @@ fn forge_emit_writes_cuda_and_ptx() {
 }
 
 #[test]
+fn forge_emit_browser_adds_the_subgroups_directive_only_where_used() {
+    // A kernel with subgroups: the browser's WGSL is the native one after the directive
+    // Tint requires and naga 30 does not implement.
+    let native = forge(&["emit", "ternary_gemv_w2a8", "--backend", "wgsl"]);
+    let browser = forge(&[
+        "emit",
+        "ternary_gemv_w2a8",
+        "--backend",
+        "wgsl",
+        "--browser",
+    ]);
+    assert!(
+        native.status.success() && browser.status.success(),
+        "{}",
+        stderr(&browser)
+    );
+    let (native, browser) = (
+        String::from_utf8(native.stdout).unwrap(),
+        String::from_utf8(browser.stdout).unwrap(),
+    );
+    assert!(native.contains("subgroupAdd(") && !native.contains("enable subgroups;"));
+    assert_eq!(browser, format!("enable subgroups;\n{native}"));
+
+    // A kernel without: the same text.
+    let native = forge(&["emit", "gemv", "--backend", "wgsl"]);
+    let browser = forge(&["emit", "gemv", "--backend", "wgsl", "--browser"]);
+    assert!(browser.status.success(), "{}", stderr(&browser));
+    assert_eq!(native.stdout, browser.stdout);
+
+    // `--browser` means WGSL: with another backend it is bad usage.
+    let out = forge(&["emit", "gemv", "--backend", "spirv", "--browser"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("`--browser` is for `--backend wgsl`, not `spirv`"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
 fn forge_list_schedules_are_what_emit_takes() {
     let out = forge(&["list", "--schedules"]);
     assert!(out.status.success(), "{}", stderr(&out));

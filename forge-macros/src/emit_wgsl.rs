@@ -507,6 +507,13 @@ pub fn emit<'k>(k: &'k Kernel<'k>, x: &'k Expanded) -> Wgsl {
         e.helpers.extend(he.helpers);
     }
     let body_code = std::mem::take(&mut e.out);
+    // Non-finite literals are calls to `fg_f32_bits` (see `float_lit`), which the free
+    // function writing them cannot register: whatever text calls it gets it here.
+    let calls_bits = |t: &str| t.contains(F32_BITS_CALL);
+    if calls_bits(&body_code) || calls_bits(&functions) || e.helpers.values().any(|h| calls_bits(h))
+    {
+        e.helper(F32_BITS_NAME, HELPER_F32_BITS);
+    }
 
     let mut s = String::new();
     for def in used_structs(k) {
@@ -1655,6 +1662,14 @@ impl Emitter<'_> {
 
     fn math(&mut self, f: MathFn, args: &[Expr]) -> String {
         let a: Vec<String> = args.iter().map(|x| self.expr(x)).collect();
+        // A literal argument would make a constant expression, which WGSL forbids to be
+        // infinite or NaN (Tint rejects it; naga 30 folds it): those bits go through
+        // `fg_f32_bits`, a function, whose result is a runtime value.
+        if let (MathFn::FromBits, ExprKind::IntLit(bits)) = (f, &args[0].kind) {
+            if !f32::from_bits(*bits as u32).is_finite() {
+                return format!("{F32_BITS_CALL}{})", a[0]);
+            }
+        }
         let t0 = args[0].ty.component().unwrap_or(Scalar::F32);
         let vector = args[0].ty.is_vector();
         let via_f32 = matches!(
@@ -1767,6 +1782,9 @@ impl Emitter<'_> {
             MathFn::Recip if t0 == Scalar::F16 => format!("(1.0h / {})", a[0]),
             MathFn::Recip => format!("(1.0f / {})", a[0]),
             MathFn::ToBits => format!("bitcast<u32>({})", a[0]),
+            // A literal argument would make a constant expression, which WGSL forbids to
+            // be infinite or NaN (Tint rejects it; naga 30 folds it): those bits go
+            // through `fg_f32_bits`, a function, whose result is a runtime value.
             MathFn::FromBits => format!("bitcast<f32>({})", a[0]),
             MathFn::Dot4I8Packed => format!("dot4I8Packed({}, {})", a[0], a[1]),
             MathFn::Dot4U8Packed => format!("dot4U8Packed({}, {})", a[0], a[1]),
@@ -1978,14 +1996,24 @@ pub fn float_lit(v: f64, s: Scalar) -> String {
     } else {
         v as f32
     };
+    // WGSL has no literal for NaN or infinity, and a constant expression may not be one
+    // (Tint rejects `bitcast<f32>(0x7f800000u)`; naga 30 folds it): they come out of a
+    // function, so their value is a runtime one.
+    let bits = |b: &str| {
+        if s == Scalar::F16 {
+            format!("f16({F32_BITS_CALL}{b}))")
+        } else {
+            format!("{F32_BITS_CALL}{b})")
+        }
+    };
     if f.is_nan() {
-        return "bitcast<f32>(0x7fc00000u)".into();
+        return bits("0x7fc00000u");
     }
     if f.is_infinite() {
         return if f > 0.0 {
-            "bitcast<f32>(0x7f800000u)".into()
+            bits("0x7f800000u")
         } else {
-            "bitcast<f32>(0xff800000u)".into()
+            bits("0xff800000u")
         };
     }
     let suffix = if s == Scalar::F16 { "h" } else { "f" };
@@ -2001,6 +2029,11 @@ pub fn float_lit(v: f64, s: Scalar) -> String {
 }
 
 // NaN tests go through the bits: drivers may fold `x != x` to false.
+const F32_BITS_NAME: &str = "fg_f32_bits";
+const F32_BITS_CALL: &str = "fg_f32_bits(";
+/// The `f32` of a bit pattern, as a runtime value: see `float_lit`.
+const HELPER_F32_BITS: &str =
+    "fn fg_f32_bits(bits: u32) -> f32 {\n    return bitcast<f32>(bits);\n}\n";
 const HELPER_ISNAN_F32: &str = "fn fg_isnan_f32(x: f32) -> bool {\n    return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u;\n}\n";
 
 // Rust's `f32::min`/`max` ignore a NaN operand; WGSL leaves that undefined.
@@ -2020,7 +2053,7 @@ const HELPER_SIGNUM_F32: &str = "fn fg_signum_f32(x: f32) -> f32 {\n    let s = 
 // Rust's powf, which is C's pow: 1 for x^0 and 1^y (NaN included), NaN for a finite negative
 // base with a finite non-integral exponent, (-1)^±inf = 1, and the base's sign (-0.0 and
 // -inf included) kept for odd integral exponents. WGSL's `pow` covers only positive bases.
-const HELPER_POWF: &str = "fn fg_powf(x: f32, y: f32) -> f32 {\n    if y == 0.0f || x == 1.0f {\n        return 1.0f;\n    }\n    if fg_isnan_f32(x) || fg_isnan_f32(y) {\n        return bitcast<f32>(0x7fc00000u);\n    }\n    // Infinities are tested through the bits: WGSL lets drivers assume there are none.\n    let inf = bitcast<f32>(0x7f800000u);\n    let ax = abs(x);\n    let x_inf = (bitcast<u32>(x) & 0x7fffffffu) == 0x7f800000u;\n    let y_inf = (bitcast<u32>(y) & 0x7fffffffu) == 0x7f800000u;\n    let integral = !y_inf && trunc(y) == y;\n    var r: f32;\n    if y_inf {\n        if ax == 1.0f {\n            return 1.0f;\n        }\n        r = select(0.0f, inf, (ax > 1.0f) == (y > 0.0f));\n    } else if x_inf {\n        r = select(0.0f, inf, y > 0.0f);\n    } else if ax == 0.0f {\n        r = select(0.0f, inf, y < 0.0f);\n    } else if x < 0.0f && !integral {\n        return bitcast<f32>(0x7fc00000u);\n    } else {\n        r = pow(ax, y);\n    }\n    // Every float of magnitude 2^24 or more is an even integer.\n    let odd = integral && abs(y) < 16777216.0f && (i32(y) & 1i) != 0i;\n    if (bitcast<u32>(x) & 0x80000000u) != 0u && odd {\n        r = -r;\n    }\n    return r;\n}\n";
+const HELPER_POWF: &str = "fn fg_powf(x: f32, y: f32) -> f32 {\n    if y == 0.0f || x == 1.0f {\n        return 1.0f;\n    }\n    if fg_isnan_f32(x) || fg_isnan_f32(y) {\n        return fg_f32_bits(0x7fc00000u);\n    }\n    // Infinities are tested through the bits: WGSL lets drivers assume there are none.\n    let inf = fg_f32_bits(0x7f800000u);\n    let ax = abs(x);\n    let x_inf = (bitcast<u32>(x) & 0x7fffffffu) == 0x7f800000u;\n    let y_inf = (bitcast<u32>(y) & 0x7fffffffu) == 0x7f800000u;\n    let integral = !y_inf && trunc(y) == y;\n    var r: f32;\n    if y_inf {\n        if ax == 1.0f {\n            return 1.0f;\n        }\n        r = select(0.0f, inf, (ax > 1.0f) == (y > 0.0f));\n    } else if x_inf {\n        r = select(0.0f, inf, y > 0.0f);\n    } else if ax == 0.0f {\n        r = select(0.0f, inf, y < 0.0f);\n    } else if x < 0.0f && !integral {\n        return fg_f32_bits(0x7fc00000u);\n    } else {\n        r = pow(ax, y);\n    }\n    // Every float of magnitude 2^24 or more is an even integer.\n    let odd = integral && abs(y) < 16777216.0f && (i32(y) & 1i) != 0i;\n    if (bitcast<u32>(x) & 0x80000000u) != 0u && odd {\n        r = -r;\n    }\n    return r;\n}\n";
 
 /// The words of one print record of kernel `k`: the header (invocation, format, order)
 /// and the widest format's values, as `forge_core::prints::PrintTable::record_words`.

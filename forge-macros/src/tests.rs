@@ -1041,3 +1041,53 @@ fn print_errors_name_the_value_or_the_format() {
     assert!(e.contains("2 placeholder(s) but 1 value(s)"), "{e}");
     assert!(e.contains("this value has no placeholder"), "{e}");
 }
+
+#[test]
+fn non_finite_literals_are_runtime_values_not_constant_expressions() {
+    // WGSL forbids a constant expression whose value is infinite or NaN: Tint rejects
+    // `bitcast<f32>(0xff800000u)`, naga 30 folds it. They come out of `fg_f32_bits`.
+    let w = ok(
+        quote!(threads = n),
+        syn::parse_quote! {
+            fn k(x: &[f32; n], #[out] y: &mut [f32; n], n: u32) {
+                let i = global_index();
+                if i < n {
+                    let low = f32::NEG_INFINITY;
+                    let high = f32::from_bits(0x7f800000u32);
+                    let finite = f32::from_bits(0x3f800000u32);
+                    y[i] = x[i].clamp(low, high).powf(finite) + f32::NAN * 0.0;
+                }
+            }
+        },
+    );
+    for constant in ["0xff800000u", "0x7f800000u", "0x7fc00000u"] {
+        assert!(
+            w.contains(&format!("fg_f32_bits({constant})")),
+            "{constant}: {w}"
+        );
+        assert!(
+            !w.contains(&format!("bitcast<f32>({constant})")),
+            "{constant}: {w}"
+        );
+    }
+    assert!(!w.contains("bitcast<f32>(2139095040u)"), "{w}");
+    assert!(w.contains("fg_f32_bits(2139095040u)"), "{w}");
+    assert!(
+        w.contains("bitcast<f32>(1065353216u)"),
+        "a finite pattern stays a bitcast: {w}"
+    );
+    assert_eq!(w.matches("fn fg_f32_bits(").count(), 1, "{w}");
+    // A kernel without such literals has no helper.
+    let plain = ok(
+        quote!(threads = n),
+        syn::parse_quote! {
+            fn k(#[out] y: &mut [f32; n], n: u32) {
+                let i = global_index();
+                if i < n {
+                    y[i] = f32::from_bits(7u32);
+                }
+            }
+        },
+    );
+    assert!(!plain.contains("fg_f32_bits"), "{plain}");
+}

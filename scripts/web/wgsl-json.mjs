@@ -1,6 +1,6 @@
 // Writes every built-in kernel's WGSL at every schedule of its tuning space (the pairs
-// `forge list --schedules` prints, each translated by `forge emit --backend wgsl`, which
-// validates it with naga first) as one JSON array, for the Tint check's page.
+// `forge list --schedules` prints, each translated by `forge emit --backend wgsl --browser`,
+// which validates it with naga first) as one JSON array, for the Tint check's page.
 //
 // usage: node scripts/web/wgsl-json.mjs FORGE_BINARY OUT.json
 import { execFileSync } from "node:child_process";
@@ -23,7 +23,7 @@ if (pairs.length === 0) {
 const shaders = pairs.map(([kernel, schedule]) => ({
   kernel,
   schedule,
-  wgsl: run("emit", kernel, "--backend", "wgsl", "--schedule", schedule),
+  wgsl: run("emit", kernel, "--backend", "wgsl", "--browser", "--schedule", schedule),
 }));
 writeFileSync(out, JSON.stringify(shaders));
 console.error(`wgsl-json: ${shaders.length} (kernel, schedule) pairs, validated by naga, in ${out}`);

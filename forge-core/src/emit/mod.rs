@@ -37,8 +37,8 @@
 pub mod glslang;
 
 use crate::error::{ForgeError, Result};
-use crate::kernel::Kernel;
 use crate::kernel::ENTRY_POINT;
+use crate::kernel::{Feature, Kernel};
 use crate::schedule::Schedule;
 pub use crate::target::Target;
 use naga::back::{glsl, hlsl, msl, spv};
@@ -210,6 +210,37 @@ pub fn emit(kernel: &dyn Kernel, schedule: &Schedule, target: Target) -> Result<
         backend: target.to_string(),
         message,
     })
+}
+
+/// `kernel`'s WGSL at `schedule` as a browser's WebGPU (Tint) takes it: [`emit`]'s WGSL,
+/// validated by naga, with the `enable subgroups;` directive in front when the kernel uses
+/// subgroups. WGSL requires that directive and Tint enforces it; naga 30 does not implement
+/// it (it rejects the line), so the WGSL the native runtime runs goes without.
+pub fn emit_for_browser(kernel: &dyn Kernel, schedule: &Schedule) -> Result<String> {
+    let wgsl = emit(kernel, schedule, Target::Wgsl)?;
+    let wgsl = wgsl.text().unwrap_or_default();
+    Ok(for_browser(wgsl, kernel.features()))
+}
+
+/// [`emit_for_browser`] for WGSL of any origin: `source` with the `enable` directives Tint
+/// requires for `features` and naga 30 does not implement.
+///
+/// ```
+/// use forge_core::emit::for_browser;
+/// use forge_core::Feature;
+/// let src = "enable f16;\nfn f() {}\n";
+/// assert_eq!(for_browser(src, &[Feature::Subgroups]), "enable subgroups;\nenable f16;\nfn f() {}\n");
+/// assert_eq!(for_browser(src, &[Feature::F16]), src);
+/// ```
+pub fn for_browser(source: &str, features: &[Feature]) -> String {
+    let declared = source
+        .lines()
+        .any(|l| l.trim_start().starts_with("enable") && l.contains("subgroups"));
+    if features.contains(&Feature::Subgroups) && !declared {
+        format!("enable subgroups;\n{source}")
+    } else {
+        source.to_string()
+    }
 }
 
 /// The PTX architecture [`emit`] targets: Hopper's (`compute_90`).

@@ -1,7 +1,7 @@
 // The Tint check: Chromium compiles WGSL with Tint, not naga. Every shader of shaders.json
 // (every built-in at every schedule of its tuning space, each already accepted by naga) is
-// compiled here: createShaderModule, getCompilationInfo, then createComputePipelineAsync
-// inside a validation error scope, so that a rejection at any stage is seen. Schedules over
+// compiled here: createShaderModule in a validation error scope, getCompilationInfo, then
+// createComputePipelineAsync, so that a rejection at any stage is seen. Schedules over
 // the adapter's limits are skipped with the reason, as the tuner skips them.
 //
 // Reports through window.forgeLog / window.forgeResult (scripts/web/driver.mjs reads them).
@@ -129,21 +129,27 @@ async function pool(items, width, work) {
 }
 
 // Every error Tint or Dawn reports for one shader, at any stage; empty when it compiles.
+//
+// Error scopes are a stack on the device, not per task: with several compilations in
+// flight, a scope popped after an `await` would be another shader's. So the scope covers
+// createShaderModule alone and is popped at once (the pop's promise settles later, with
+// this module's errors); the pipeline's errors come from its own promise.
 async function compile(device, code) {
   const errors = [];
   device.pushErrorScope("validation");
   const module = device.createShaderModule({ code });
+  const scope = device.popErrorScope();
   const messages = (await module.getCompilationInfo()).messages;
   for (const msg of messages) {
     if (msg.type === "error") errors.push(`${msg.lineNum}:${msg.linePos}: ${msg.message}`);
   }
+  const scoped = await scope;
+  if (scoped) errors.push(`validation: ${scoped.message}`);
   try {
     await device.createComputePipelineAsync({ layout: "auto", compute: { module } });
   } catch (e) {
     errors.push(`pipeline: ${e.message}`);
   }
-  const scoped = await device.popErrorScope();
-  if (scoped) errors.push(`validation: ${scoped.message}`);
   return [...new Set(errors)];
 }
 
