@@ -344,14 +344,55 @@ fn msl_and_hlsl_snapshots() {
     }
 }
 
-#[test]
-fn atomics_certify_through_spirv() {
-    let mut rt = ForgeRuntime::builder()
+/// A runtime on lavapipe whose kernels run through `backend`.
+fn runtime_through(backend: Backend) -> ForgeRuntime {
+    let rt = ForgeRuntime::builder()
         .capacity(64 << 20)
-        .emission(Backend::Spirv)
+        .emission(backend)
         .build()
         .unwrap_or_else(|e| panic!("lavapipe runs SPIR-V passthrough; building failed: {e}"));
-    assert_eq!(rt.emission(), Backend::Spirv);
+    assert_eq!(rt.emission(), backend);
+    rt
+}
+
+/// Runs the histogram over `count` hashed values (each `>> shift`), with bins that start
+/// at `first_bin..first_bin + 64`, and compares every bin with a count made here.
+fn histogram_matches_a_count(rt: &mut ForgeRuntime, count: u32, shift: u32, first_bin: u32) {
+    let values: Vec<u32> = (0..count)
+        .map(|i| i.wrapping_mul(2_654_435_761) >> shift)
+        .collect();
+    let mut bins: Vec<u32> = (first_bin..first_bin + 64).collect();
+    let mut want = bins.clone();
+    for v in &values {
+        want[(v % 64) as usize] += 1;
+    }
+    rt.backend_histogram(&values, &mut bins, values.len() as u32)
+        .unwrap_or_else(|e| panic!("through {}: {e}", rt.emission()));
+    assert_eq!(bins, want, "through {}", rt.emission());
+}
+
+/// Certifies every built-in and the atomic kernel at its declared schedule; the count.
+fn every_kernel_certifies(rt: &mut ForgeRuntime, seed: u64) -> usize {
+    let backend = rt.emission();
+    let mut certified = 0;
+    for kernel in kernels() {
+        let name = kernel.name();
+        let report = certify(
+            rt,
+            kernel,
+            &kernel.default_schedule(),
+            &CertOptions::new(seed),
+        )
+        .unwrap_or_else(|e| panic!("{name} through {backend}: {e}"));
+        assert!(report.passed(), "{name} through {backend}: {report:?}");
+        certified += 1;
+    }
+    certified
+}
+
+#[test]
+fn atomics_certify_through_spirv() {
+    let mut rt = runtime_through(Backend::Spirv);
     for schedule in schedules(&backend_histogram::Kernel) {
         let report = certify(
             &mut rt,
@@ -363,17 +404,7 @@ fn atomics_certify_through_spirv() {
         assert!(report.passed(), "{schedule}: {report:?}");
     }
     // And directly against a count made here, with every bin's starting value kept.
-    let values: Vec<u32> = (0..20_000u32)
-        .map(|i| i.wrapping_mul(2_654_435_761) >> 9)
-        .collect();
-    let mut bins: Vec<u32> = (0..64).collect();
-    let mut want = bins.clone();
-    for v in &values {
-        want[(v % 64) as usize] += 1;
-    }
-    rt.backend_histogram(&values, &mut bins, values.len() as u32)
-        .expect("run through SPIR-V");
-    assert_eq!(bins, want);
+    histogram_matches_a_count(&mut rt, 20_000, 9, 0);
 }
 
 fn path_arg(path: &Path) -> String {
@@ -382,74 +413,20 @@ fn path_arg(path: &Path) -> String {
 
 #[test]
 fn kernels_certify_through_glsl() {
-    let mut rt = ForgeRuntime::builder()
-        .capacity(64 << 20)
-        .emission(Backend::Glsl)
-        .build()
-        .unwrap_or_else(|e| panic!("lavapipe runs SPIR-V passthrough; building failed: {e}"));
-    assert_eq!(rt.emission(), Backend::Glsl);
+    let mut rt = runtime_through(Backend::Glsl);
     // Every built-in and the atomic kernel: several read workgroup memory they did not
     // write (the histogram's counters), so the driver's zeroing is checked too.
-    let mut certified = 0;
-    for kernel in kernels() {
-        let name = kernel.name();
-        let report = certify(
-            &mut rt,
-            kernel,
-            &kernel.default_schedule(),
-            &CertOptions::new(7),
-        )
-        .unwrap_or_else(|e| panic!("{name} through GLSL: {e}"));
-        assert!(report.passed(), "{name}: {report:?}");
-        certified += 1;
-    }
-    assert_eq!(certified, kernels().len());
-    // And the atomic kernel against a count made here.
-    let values: Vec<u32> = (0..9_000u32)
-        .map(|i| i.wrapping_mul(2_654_435_761) >> 7)
-        .collect();
-    let mut bins: Vec<u32> = (100..164).collect();
-    let mut want = bins.clone();
-    for v in &values {
-        want[(v % 64) as usize] += 1;
-    }
-    rt.backend_histogram(&values, &mut bins, values.len() as u32)
-        .expect("run through GLSL");
-    assert_eq!(bins, want);
+    assert_eq!(every_kernel_certifies(&mut rt, 7), kernels().len());
+    histogram_matches_a_count(&mut rt, 9_000, 7, 100);
 }
 
 #[test]
 fn kernels_certify_through_hlsl() {
-    let mut rt = ForgeRuntime::builder()
-        .capacity(64 << 20)
-        .emission(Backend::Hlsl)
-        .build()
-        .unwrap_or_else(|e| panic!("lavapipe runs SPIR-V passthrough; building failed: {e}"));
-    assert_eq!(rt.emission(), Backend::Hlsl);
+    let mut rt = runtime_through(Backend::Hlsl);
     // Every built-in through glslang's HLSL front end: the grid folding reads the
     // workgroup counts from immediates, and naga's zeroing of groupshared arrays (a loop
     // here) is checked by the kernels that read counters they did not write.
-    for kernel in kernels() {
-        let name = kernel.name();
-        let report = certify(
-            &mut rt,
-            kernel,
-            &kernel.default_schedule(),
-            &CertOptions::new(11),
-        )
-        .unwrap_or_else(|e| panic!("{name} through HLSL: {e}"));
-        assert!(report.passed(), "{name}: {report:?}");
-    }
-    // The atomic example kernel at an odd size, against a count made here.
-    let values: Vec<u32> = (0..9_001u32)
-        .map(|i| i.wrapping_mul(2_654_435_761) >> 5)
-        .collect();
-    let mut bins: Vec<u32> = (7..71).collect();
-    let mut want = bins.clone();
-    for v in &values {
-        want[(v % 64) as usize] += 1;
-    }
-    rt.backend_histogram(&values, &mut bins, values.len() as u32)
-        .expect("run through HLSL");
-    assert_eq!(bins, want);
+    assert_eq!(every_kernel_certifies(&mut rt, 11), kernels().len());
+    // The atomic example kernel at an odd size.
+    histogram_matches_a_count(&mut rt, 9_001, 5, 7);
 }

@@ -72,6 +72,12 @@ impl Backend {
     pub fn needs_passthrough(&self) -> bool {
         *self != Backend::Wgsl
     }
+
+    /// Whether the emitted shader reads its workgroup counts from an immediate block the
+    /// runtime sets per dispatch: HLSL has no `num_workgroups` builtin, so `hlsl` does.
+    pub fn workgroup_counts_as_immediates(&self) -> bool {
+        *self == Backend::Hlsl
+    }
 }
 
 impl FromStr for Backend {

@@ -549,7 +549,7 @@ impl Gpu {
                     self.info.name, self.info.backend
                 )));
             }
-            if backend == Backend::Hlsl
+            if backend.workgroup_counts_as_immediates()
                 && (!self.features.contains(wgpu::Features::IMMEDIATES)
                     || self.limits.max_immediate_size < emit::HLSL_WORKGROUP_COUNTS_SIZE)
             {
@@ -600,7 +600,7 @@ impl Gpu {
             let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
                 label: Some(name),
                 bind_group_layouts: &[Some(&layout)],
-                immediate_size: if backend == Backend::Hlsl {
+                immediate_size: if backend.workgroup_counts_as_immediates() {
                     emit::HLSL_WORKGROUP_COUNTS_SIZE
                 } else {
                     0
@@ -623,7 +623,7 @@ impl Gpu {
         Ok(CompiledPipeline {
             pipeline,
             layout,
-            workgroup_counts_as_immediates: backend == Backend::Hlsl,
+            workgroup_counts_as_immediates: backend.workgroup_counts_as_immediates(),
         })
     }
 }
