@@ -2,7 +2,9 @@
 //! in each of the three ways certification checks fail with a message that names the kernel
 //! and the element.
 
-use wgsl_forge::certify::{certify, certify_default, CertOptions, Distribution, Verdict};
+use wgsl_forge::certify::{
+    certify, certify_async, certify_default, CertOptions, Distribution, Verdict,
+};
 use wgsl_forge::prelude::*;
 
 fn runtime() -> ForgeRuntime {
@@ -100,6 +102,34 @@ fn every_builtin_kernel_passes() {
         assert!(report.cases > 0, "{}: no case ran", kernel.name());
         assert!(report.max_abs_err.is_finite());
     }
+}
+
+/// `certify_async`, awaited, is the certification `certify` runs: the same report, and
+/// it fails what `certify` fails.
+#[test]
+fn certify_async_reports_what_certify_reports() {
+    let mut rt = runtime();
+    let opts = CertOptions::new(0xA5);
+    let kernels: Vec<&dyn Kernel> = vec![
+        &wgsl_forge::kernels::gemv::gemv::Kernel,
+        &off_by_one::Kernel,
+        &skips_last::Kernel,
+    ];
+    for kernel in kernels {
+        let schedule = rt.schedule_for(kernel);
+        let blocking = certify(&mut rt, kernel, &schedule, &opts).unwrap();
+        let awaited = pollster::block_on(certify_async(&mut rt, kernel, &schedule, &opts)).unwrap();
+        assert_eq!(blocking, awaited, "{}", kernel.name());
+    }
+    let schedule = rt.schedule_for(&off_by_one::Kernel);
+    let failed = pollster::block_on(certify_async(
+        &mut rt,
+        &off_by_one::Kernel,
+        &schedule,
+        &opts,
+    ))
+    .unwrap();
+    assert_eq!(failed.verdict, Verdict::Fail);
 }
 
 #[test]

@@ -21,3 +21,47 @@ fn smoke() {
     rt.axpy(2.0, &[1.0, 2.0, 3.0, 4.0, 5.0], &mut y, 5).unwrap();
     println!("{:?}", y);
 }
+
+/// The `_async` forms are the implementation the blocking ones drive: awaited here (with
+/// pollster, as a native caller would), they give the blocking results bit for bit, and
+/// both agree with the oracle, on odd sizes.
+#[test]
+fn the_async_forms_give_the_blocking_results() {
+    use rand::{Rng, SeedableRng};
+    let mut rt = pollster::block_on(ForgeRuntime::new_async(1 << 28)).expect("a GPU adapter");
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(17);
+    for (m, n) in [(1u32, 1u32), (37, 1001), (300, 17)] {
+        let a: Vec<[f32; 4]> = (0..(m * n).div_ceil(4))
+            .map(|_| std::array::from_fn(|_| rng.gen_range(-1.0..1.0)))
+            .collect();
+        let x: Vec<[f32; 4]> = (0..n.div_ceil(4))
+            .map(|_| std::array::from_fn(|_| rng.gen_range(-1.0..1.0)))
+            .collect();
+        let blocking = gemv::run(&mut rt, &a, &x, m, n).unwrap();
+        let awaited = pollster::block_on(gemv::run_async(&mut rt, &a, &x, m, n)).unwrap();
+        assert_eq!(blocking, awaited, "m={m} n={n}");
+        let oracle = gemv::cpu(&a, &x, m, n).unwrap();
+        for (i, (g, o)) in awaited.iter().zip(&oracle).enumerate() {
+            assert!(
+                (g - o).abs() <= 1e-4 * (1.0 + o.abs()),
+                "m={m} n={n} y[{i}]: {g} vs {o}"
+            );
+        }
+    }
+    let data: Vec<u32> = (0..100_003u32)
+        .map(|i| i.wrapping_mul(2_654_435_761))
+        .collect();
+    let t = rt.upload(&data).unwrap();
+    assert_eq!(pollster::block_on(rt.download_async(&t)).unwrap(), data);
+}
+
+/// A bad call fails the same way awaited: no wrong `Ok`.
+#[test]
+fn the_async_forms_refuse_what_the_blocking_ones_refuse() {
+    let mut rt = pollster::block_on(ForgeRuntime::new_async(1 << 28)).expect("a GPU adapter");
+    let short = [[0.0f32; 4]; 1];
+    let blocking = gemv::run(&mut rt, &short, &short, 3, 4).unwrap_err();
+    let awaited = pollster::block_on(gemv::run_async(&mut rt, &short, &short, 3, 4)).unwrap_err();
+    assert_eq!(blocking.to_string(), awaited.to_string());
+    assert!(awaited.to_string().contains("gemv"), "{awaited}");
+}

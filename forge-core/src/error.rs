@@ -341,6 +341,16 @@ pub enum ForgeError {
         reason: String,
     },
 
+    /// What a browser cannot do: files, blocking calls, SPIR-V passthrough, child
+    /// processes. Built for `wasm32` only; on the web the call is refused, never faked.
+    #[error("{what} is not available in the browser: {reason}")]
+    NotOnTheWeb {
+        /// What was asked.
+        what: &'static str,
+        /// Why the web cannot, and what to use instead.
+        reason: &'static str,
+    },
+
     /// The device was lost; the runtime must be recreated.
     #[error("the GPU device was lost: {0}; create a new `ForgeRuntime`")]
     DeviceLost(String),

@@ -27,7 +27,9 @@ use crate::error::{ForgeError, Result};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+#[cfg(not(target_arch = "wasm32"))]
+use web_time::Instant;
 
 /// Distinguishes the temporary files of one process's threads.
 static TMP_COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -180,8 +182,8 @@ fn temp_name(name: &str) -> String {
         ".{name}.{}.{}.{}.tmp",
         std::process::id(),
         TMP_COUNTER.fetch_add(1, Ordering::Relaxed),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
+        web_time::SystemTime::now()
+            .duration_since(web_time::UNIX_EPOCH)
             .map_or(0, |d| d.subsec_nanos())
     )
 }
@@ -317,6 +319,8 @@ pub fn create_real_dir(dir: &Path) -> Result<()> {
 /// See the [module docs](self).
 #[derive(Debug)]
 pub struct FileLock {
+    // Never made in a browser, where `acquire` refuses.
+    #[cfg_attr(target_arch = "wasm32", allow(dead_code))]
     file: std::fs::File,
     path: PathBuf,
 }
@@ -329,6 +333,21 @@ impl FileLock {
     /// ([`ForgeError::RefusedPath`]), the lock file cannot be opened, or the lock is still
     /// held after `wait`; all name the file.
     pub fn acquire(path: &Path, wait: Duration) -> Result<FileLock> {
+        #[cfg(target_arch = "wasm32")]
+        let locked = {
+            let _ = (path, wait);
+            Err(ForgeError::NotOnTheWeb {
+                what: "a lock file",
+                reason: "a page has no file system; keep manifests in memory or in a bundle",
+            })
+        };
+        #[cfg(not(target_arch = "wasm32"))]
+        let locked = Self::acquire_native(path, wait);
+        locked
+    }
+
+    #[cfg(not(target_arch = "wasm32"))]
+    fn acquire_native(path: &Path, wait: Duration) -> Result<FileLock> {
         let file = Self::open(path)?;
         let start = Instant::now();
         loop {
@@ -359,6 +378,7 @@ impl FileLock {
         }
     }
 
+    #[cfg(not(target_arch = "wasm32"))]
     fn open(path: &Path) -> Result<std::fs::File> {
         match std::fs::symlink_metadata(path) {
             Ok(m) if m.file_type().is_symlink() => {
@@ -393,6 +413,7 @@ impl FileLock {
 impl Drop for FileLock {
     fn drop(&mut self) {
         // Closing the file releases the lock too; unlocking first says so.
+        #[cfg(not(target_arch = "wasm32"))]
         let _ = fs4::FileExt::unlock(&self.file);
     }
 }

@@ -8,7 +8,7 @@
 //! its own layer, without cycles), and each module's docs say which layer it is.
 //! `tests/layers.rs` checks this on every test run.
 //!
-//! 1. **Values**: [`error`], [`files`], [`schedule`], [`kernel`] (the description of a
+//! 1. **Values**: [`error`], [`blocking`] (the async core's blocking bridge), [`files`], [`schedule`], [`kernel`] (the description of a
 //!    kernel and its [`kernel::KernelId`]), [`target`] (shader forms), [`topology`] (the
 //!    hardware profile), [`records`] (what certification, timing and tuning find, and
 //!    manifests store), [`plan`] (a call checked against the adapter's limits: the
@@ -28,6 +28,7 @@
 #![warn(missing_docs)]
 
 // 1. Values.
+pub mod blocking;
 pub mod error;
 pub mod files;
 pub mod kernel;
@@ -79,6 +80,7 @@ pub use topology::HardwareProfile;
 /// documented items instead.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::blocking::block_on;
     pub use crate::error::{ForgeError, Result};
     pub use crate::kernel::{
         check_scalar_count, Access, Binding, DynArgs, ElemType, Feature, HostBuffer, Kernel,

@@ -849,7 +849,8 @@ impl<'k> Items<'k> {
         }
     }
 
-    /// `run` and `run_with`: the GPU, from host slices.
+    /// `run` and `run_with`: the GPU, from host slices; and their `_async` forms, which
+    /// hold the one implementation (the blocking forms drive them to the end).
     fn run_fns(&self) -> TokenStream {
         let (err, oracle_mod) = (self.p.error(), &self.oracle_mod);
         let (rt, schedule) = (self.p.runtime(), self.p.schedule());
@@ -887,13 +888,21 @@ impl<'k> Items<'k> {
             let __fg_sched = rt.schedule_for_threads(&Kernel, __total(__threads(#(#scalar_ids),*)?));
             run_with(rt, &__fg_sched, #(#method_names),*)
         });
-        let threads_ty = self.p.threads();
+        let run_async = self.body(quote! {
+            let __fg_sched = rt.schedule_for_threads(&Kernel, __total(__threads(#(#scalar_ids),*)?));
+            run_with_async(rt, &__fg_sched, #(#method_names),*).await
+        });
+        let block_on = self.p.block_on();
         let run_with = self.body(quote! {
+            #block_on("a blocking run", run_with_async(rt, __fg_sched, #(#method_names),*))
+        });
+        let threads_ty = self.p.threads();
+        let run_with_async = self.body(quote! {
             let __fg_lens = __check(#(#check_args,)* #(#scalar_ids),*)?;
             let __fg_threads = __threads(#(#scalar_ids),*)?;
             let __fg_params = Params { #(#scalar_ids),* };
             let mut __fg_host = [#(#host_args),*];
-            let __fg_outs = rt.launch_host(&Kernel, __fg_sched, #bytemuck::bytes_of(&__fg_params), #threads_ty(__fg_threads.map(u64::from)), &mut __fg_host)?;
+            let __fg_outs = rt.launch_host_async(&Kernel, __fg_sched, #bytemuck::bytes_of(&__fg_params), #threads_ty(__fg_threads.map(u64::from)), &mut __fg_host).await?;
             let mut __fg_outs = __fg_outs.into_iter();
             #(let #out_ids: ::std::vec::Vec<#out_tys> = #oracle_mod::into_vec(NAME, #out_names, __fg_outs.next())?;)*
             Ok(#out_value)
@@ -907,6 +916,16 @@ impl<'k> Items<'k> {
             /// Runs the kernel on the GPU with the given schedule: one submission, one readback.
             pub fn run_with(rt: &mut #rt, __fg_sched: &#schedule, #(#method_args),*) -> ::core::result::Result<#out_ty, #err> {
                 #run_with
+            }
+
+            /// [`run`], awaited: the form a browser can use.
+            pub async fn run_async(rt: &mut #rt, #(#method_args),*) -> ::core::result::Result<#out_ty, #err> {
+                #run_async
+            }
+
+            /// [`run_with`], awaited.
+            pub async fn run_with_async(rt: &mut #rt, __fg_sched: &#schedule, #(#method_args),*) -> ::core::result::Result<#out_ty, #err> {
+                #run_with_async
             }
         }
     }

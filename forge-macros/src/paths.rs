@@ -27,6 +27,9 @@ impl Paths {
     pub fn error(&self) -> TokenStream {
         self.p(quote!(ForgeError))
     }
+    pub fn block_on(&self) -> TokenStream {
+        self.p(quote!(block_on))
+    }
     pub fn runtime(&self) -> TokenStream {
         self.p(quote!(ForgeRuntime))
     }

@@ -717,7 +717,7 @@ impl Kernel for PoisonView<'_> {
 
 /// Runs `kernel` on the GPU with every non-atomic `#[out]` binding starting as poison.
 /// Returns the final contents of every writable binding, in layout order.
-fn run_poisoned(
+async fn run_poisoned(
     rt: &mut ForgeRuntime,
     kernel: &dyn Kernel,
     schedule: &Schedule,
@@ -751,7 +751,8 @@ fn run_poisoned(
             _ => HostArg::InOut(d.as_mut_slice()),
         })
         .collect();
-    rt.launch_host(&view, schedule, &params, threads, &mut host_args)?;
+    rt.launch_host_async(&view, schedule, &params, threads, &mut host_args)
+        .await?;
     drop(host_args);
     Ok(layout
         .iter()
@@ -955,9 +956,36 @@ pub fn certify(
     schedule: &Schedule,
     opts: &CertOptions,
 ) -> Result<CertReport> {
+    crate::blocking::block_on(
+        "a blocking certification",
+        certify_async(rt, kernel, schedule, opts),
+    )
+}
+
+/// [`certify`], awaited: the form a browser can use. The same checks, in the same order,
+/// with the same report.
+pub async fn certify_async(
+    rt: &mut ForgeRuntime,
+    kernel: &dyn Kernel,
+    schedule: &Schedule,
+    opts: &CertOptions,
+) -> Result<CertReport> {
+    use tracing::Instrument;
+    // A host span (a trace's `span` track where `trace::SpanLayer` is installed), entered
+    // only while the certification runs, not while it waits.
+    let span = tracing::info_span!("certify", kernel = kernel.name(), schedule = %schedule);
+    certify_cases(rt, kernel, schedule, opts)
+        .instrument(span)
+        .await
+}
+
+async fn certify_cases(
+    rt: &mut ForgeRuntime,
+    kernel: &dyn Kernel,
+    schedule: &Schedule,
+    opts: &CertOptions,
+) -> Result<CertReport> {
     let name = kernel.name();
-    // A host span (a trace's `span` track where `trace::SpanLayer` is installed).
-    let _span = tracing::info_span!("certify", kernel = name, schedule = %schedule).entered();
     let tol = kernel.tolerance();
     let layout = kernel.layout();
     let special = kernel.special_values();
@@ -1020,7 +1048,7 @@ pub fn certify(
         };
 
         // GPU against the oracle.
-        match rt.run_dyn(kernel, schedule, &args) {
+        match rt.run_dyn_async(kernel, schedule, &args).await {
             Ok(gpu) => {
                 for ((b, g), o) in writable.iter().zip(&gpu).zip(&oracle) {
                     let cmp = compare(g, o, tol);
@@ -1065,7 +1093,7 @@ pub fn certify(
 
         // Every output element written.
         if poison_needed {
-            match run_poisoned(rt, kernel, schedule, &args, &lens, threads) {
+            match run_poisoned(rt, kernel, schedule, &args, &lens, threads).await {
                 Ok(gpu) => {
                     for ((b, g), o) in writable.iter().zip(&gpu).zip(&oracle) {
                         if b.access == Access::Out && !b.elem.atomic {
@@ -1139,6 +1167,16 @@ pub fn certify_default(
 ) -> Result<CertReport> {
     let schedule = rt.schedule_for(kernel);
     certify(rt, kernel, &schedule, opts)
+}
+
+/// [`certify_default`], awaited.
+pub async fn certify_default_async(
+    rt: &mut ForgeRuntime,
+    kernel: &dyn Kernel,
+    opts: &CertOptions,
+) -> Result<CertReport> {
+    let schedule = rt.schedule_for(kernel);
+    certify_async(rt, kernel, &schedule, opts).await
 }
 
 #[cfg(test)]

@@ -13,9 +13,18 @@ fn make_instance(backends: wgpu::Backends) -> wgpu::Instance {
     wgpu::Instance::new(desc)
 }
 
-/// Every adapter of these wgpu backends.
+/// Every adapter of these wgpu backends (none in a browser, which cannot block: see
+/// [`enumerate_async`]).
 pub fn enumerate(backends: wgpu::Backends) -> Vec<wgpu::Adapter> {
-    pollster::block_on(make_instance(backends).enumerate_adapters(backends))
+    crate::blocking::block_on("enumerating adapters", async {
+        Ok(enumerate_async(backends).await)
+    })
+    .unwrap_or_default()
+}
+
+/// Every adapter of these wgpu backends, awaited. A browser offers one: WebGPU's.
+pub async fn enumerate_async(backends: wgpu::Backends) -> Vec<wgpu::Adapter> {
+    make_instance(backends).enumerate_adapters(backends).await
 }
 
 /// Every adapter wgpu can see on any backend (or on those `WGPU_BACKEND` names), for

@@ -35,7 +35,7 @@ use disk_cache::DiskPipelineCache;
 use pipeline::{BindGroupCache, CompiledPipeline, PipelineCache};
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{mpsc, Arc, Mutex};
+use std::sync::{Arc, Mutex};
 use trace::DeviceTrace;
 
 /// Storage bindings: bound, uploaded to, copied from.
@@ -72,16 +72,61 @@ pub struct RuntimeStats {
 
 /// Runs `f` inside validation, out-of-memory and internal error scopes, and returns the
 /// first error any of them caught.
+///
+/// In a browser the scopes' answers arrive later, through the event loop: there `f`'s
+/// error (if any) is kept and reported by the next readback ([`Gpu::read_async`]), so a
+/// failed dispatch still fails the call whose results it would have produced.
 pub fn error_scope<T>(device: &wgpu::Device, f: impl FnOnce() -> T) -> (T, Option<wgpu::Error>) {
     let internal = device.push_error_scope(wgpu::ErrorFilter::Internal);
     let oom = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
     let validation = device.push_error_scope(wgpu::ErrorFilter::Validation);
     let out = f();
-    // Scopes pop in reverse order of pushing.
-    let v = pollster::block_on(validation.pop());
-    let o = pollster::block_on(oom.pop());
-    let i = pollster::block_on(internal.pop());
-    (out, v.or(o).or(i))
+    // Scopes pop in reverse order of pushing; each pop takes effect at once, and its
+    // future only carries the answer.
+    let pops = [validation.pop(), oom.pop(), internal.pop()];
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        let [v, o, i] = pops.map(pollster::block_on);
+        (out, v.or(o).or(i))
+    }
+    #[cfg(target_arch = "wasm32")]
+    {
+        deferred::keep(pops);
+        (out, None)
+    }
+}
+
+/// The browser's error-scope answers not yet awaited: [`error_scope`] keeps them, the
+/// next readback awaits them. One thread (the page's), so a thread-local.
+#[cfg(target_arch = "wasm32")]
+mod deferred {
+    use std::cell::RefCell;
+    use std::future::Future;
+    use std::pin::Pin;
+
+    type Pop = Pin<Box<dyn Future<Output = Option<wgpu::Error>>>>;
+
+    thread_local! {
+        static PENDING: RefCell<Vec<Pop>> = const { RefCell::new(Vec::new()) };
+    }
+
+    pub(super) fn keep(pops: [impl Future<Output = Option<wgpu::Error>> + 'static; 3]) {
+        PENDING.with(|p| {
+            p.borrow_mut()
+                .extend(pops.into_iter().map(|f| Box::pin(f) as Pop))
+        });
+    }
+
+    /// The first error among every scope kept so far (all are awaited and dropped).
+    pub(super) async fn first_error() -> Option<wgpu::Error> {
+        let pops = PENDING.with(|p| std::mem::take(&mut *p.borrow_mut()));
+        let mut first = None;
+        for pop in pops {
+            let e = pop.await;
+            first = first.or(e);
+        }
+        first
+    }
 }
 
 /// The text of a wgpu error, with its sources.
@@ -124,6 +169,53 @@ struct Pending {
     retained: Vec<Lease>,
 }
 
+/// A buffer map's outcome, set by wgpu's callback: taken at once after a native wait, or
+/// awaited in a browser, where the callback runs from the event loop.
+#[derive(Clone, Default)]
+struct MapSignal(Arc<Mutex<MapState>>);
+
+#[derive(Default)]
+struct MapState {
+    result: Option<std::result::Result<(), wgpu::BufferAsyncError>>,
+    waker: Option<std::task::Waker>,
+}
+
+impl MapSignal {
+    fn set(&self, result: std::result::Result<(), wgpu::BufferAsyncError>) {
+        if let Ok(mut state) = self.0.lock() {
+            state.result = Some(result);
+            if let Some(waker) = state.waker.take() {
+                waker.wake();
+            }
+        }
+    }
+
+    #[cfg(not(target_arch = "wasm32"))]
+    fn take(&self) -> Option<std::result::Result<(), wgpu::BufferAsyncError>> {
+        self.0.lock().ok()?.result.take()
+    }
+}
+
+impl std::future::Future for MapSignal {
+    type Output = std::result::Result<(), wgpu::BufferAsyncError>;
+
+    fn poll(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        let Ok(mut state) = self.0.lock() else {
+            return std::task::Poll::Ready(Err(wgpu::BufferAsyncError));
+        };
+        match state.result.take() {
+            Some(r) => std::task::Poll::Ready(r),
+            None => {
+                state.waker = Some(cx.waker().clone());
+                std::task::Poll::Pending
+            }
+        }
+    }
+}
+
 /// Hands out [`Gpu::id`]s.
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
@@ -161,6 +253,18 @@ impl Gpu {
     /// adapter has, minus `without`, and the adapter's own limits (large buffers need
     /// them), with a memory budget of `capacity` bytes.
     pub fn open(adapter: wgpu::Adapter, capacity: u64, without: wgpu::Features) -> Result<Gpu> {
+        crate::blocking::block_on(
+            "opening a device",
+            Self::open_async(adapter, capacity, without),
+        )
+    }
+
+    /// [`Gpu::open`], awaited: the form a browser can use.
+    pub async fn open_async(
+        adapter: wgpu::Adapter,
+        capacity: u64,
+        without: wgpu::Features,
+    ) -> Result<Gpu> {
         let info = adapter.get_info();
         let desc = wgpu::DeviceDescriptor {
             label: Some("forge device"),
@@ -170,14 +274,16 @@ impl Gpu {
             memory_hints: wgpu::MemoryHints::Performance,
             trace: wgpu::Trace::Off,
         };
-        let (device, queue) = pollster::block_on(adapter.request_device(&desc)).map_err(|e| {
-            ForgeError::NoAdapter {
-                detail: format!(
-                    ": {} refused to open a device: {e}",
-                    adapter::describe(&info)
-                ),
-            }
-        })?;
+        let (device, queue) =
+            adapter
+                .request_device(&desc)
+                .await
+                .map_err(|e| ForgeError::NoAdapter {
+                    detail: format!(
+                        ": {} refused to open a device: {e}",
+                        adapter::describe(&info)
+                    ),
+                })?;
         let gpu = Gpu::new(adapter, device, queue, capacity);
         let lost = Arc::clone(&gpu.lost);
         gpu.device.set_device_lost_callback(move |reason, message| {
@@ -336,15 +442,15 @@ impl Gpu {
 
     /// Now, where the runtime traces: the start of a host event (`None`, one branch,
     /// without a trace).
-    pub fn trace_start(&self) -> Option<std::time::Instant> {
-        self.trace.as_ref().map(|_| std::time::Instant::now())
+    pub fn trace_start(&self) -> Option<web_time::Instant> {
+        self.trace.as_ref().map(|_| web_time::Instant::now())
     }
 
     /// Adds the host event of a launch of `kernel` that began at `start` (from
     /// [`Gpu::trace_start`]).
     pub fn trace_launch(
         &self,
-        start: Option<std::time::Instant>,
+        start: Option<web_time::Instant>,
         kernel: &'static str,
         schedule: &crate::schedule::Schedule,
         workgroups: [u32; 3],
@@ -645,31 +751,57 @@ impl Gpu {
         size: u64,
         read: impl FnOnce(&[u8]) -> R,
     ) -> Result<R> {
-        let (tx, rx) = mpsc::channel();
+        crate::blocking::block_on("a blocking readback", self.read_async(buffer, size, read))
+    }
+
+    /// [`Gpu::read`], awaited. On native it polls the device itself; in a browser the
+    /// event loop does, and the errors that earlier calls' scopes caught since the last
+    /// readback are reported here (see [`error_scope`]).
+    pub async fn read_async<R>(
+        &mut self,
+        buffer: &wgpu::Buffer,
+        size: u64,
+        read: impl FnOnce(&[u8]) -> R,
+    ) -> Result<R> {
+        let mapped = MapSignal::default();
+        let signal = mapped.clone();
         let ((), err) = error_scope(&self.device, || {
             buffer.map_async(wgpu::MapMode::Read, 0..size, move |result| {
-                // The receiver outlives the wait below; a send error cannot happen in practice.
-                let _ = tx.send(result);
+                signal.set(result)
             });
         });
         if let Some(e) = err {
             return Err(self.gpu_error("reading results back", &e));
         }
         self.readbacks += 1;
+        #[cfg(not(target_arch = "wasm32"))]
         self.wait()?;
+        #[cfg(not(target_arch = "wasm32"))]
+        let result = mapped.take();
+        #[cfg(target_arch = "wasm32")]
+        let result = {
+            let result = Some(mapped.await);
+            if let Some(e) = deferred::first_error().await {
+                if result.as_ref().is_some_and(|r| r.is_ok()) {
+                    buffer.unmap();
+                }
+                return Err(self.gpu_error("an earlier call (reported at the readback)", &e));
+            }
+            result
+        };
         if let Some(t) = &mut self.trace {
             // The wait ran the map callbacks of the trace's timestamps too.
             t.collect();
         }
-        match rx.try_recv() {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => {
+        match result {
+            Some(Ok(())) => {}
+            Some(Err(e)) => {
                 return Err(self.explain(ForgeError::Gpu {
                     context: "reading results back",
                     message: e.to_string(),
                 }))
             }
-            Err(_) => {
+            None => {
                 self.check_lost()?;
                 return Err(ForgeError::Gpu {
                     context: "reading results back",

@@ -104,6 +104,22 @@ impl ForgeRuntime {
         threads: impl Into<Threads>,
         args: &mut [HostArg<'_>],
     ) -> Result<Vec<HostBuffer>> {
+        let threads = threads.into();
+        crate::blocking::block_on(
+            "a blocking launch",
+            self.launch_host_async(kernel, schedule, params, threads, args),
+        )
+    }
+
+    /// [`ForgeRuntime::launch_host`], awaited: the form a browser can use.
+    pub async fn launch_host_async(
+        &mut self,
+        kernel: &dyn Kernel,
+        schedule: &Schedule,
+        params: &[u8],
+        threads: impl Into<Threads>,
+        args: &mut [HostArg<'_>],
+    ) -> Result<Vec<HostBuffer>> {
         let traced = self.gpu().trace_start();
         let name = kernel.name();
         let layout = kernel.layout();
@@ -239,7 +255,7 @@ impl ForgeRuntime {
         let mut outputs = Vec::new();
         let mut print_words: Vec<u32> = Vec::new();
         if let Some(staging) = &staging {
-            gpu.read(staging.buffer(), staging_size, |bytes| {
+            gpu.read_async(staging.buffer(), staging_size, |bytes| {
                 if let Some((_, n)) = prints {
                     let at = print_offset as usize;
                     print_words = bytemuck::pod_collect_to_vec(&bytes[at..at + n as usize]);
@@ -262,7 +278,8 @@ impl ForgeRuntime {
                         HostArg::In(_) => {}
                     }
                 }
-            })?;
+            })
+            .await?;
         }
         // Released last to first: the pool hands buffers of one size out last in, first
         // out, so the next call of this shape gets each binding's buffer back in its place
@@ -393,6 +410,16 @@ impl ForgeRuntime {
         schedule: &Schedule,
         args: &DynArgs,
     ) -> Result<Vec<HostBuffer>> {
+        crate::blocking::block_on("a blocking run", self.run_dyn_async(kernel, schedule, args))
+    }
+
+    /// [`ForgeRuntime::run_dyn`], awaited: the form a browser can use.
+    pub async fn run_dyn_async(
+        &mut self,
+        kernel: &dyn Kernel,
+        schedule: &Schedule,
+        args: &DynArgs,
+    ) -> Result<Vec<HostBuffer>> {
         let name = kernel.name();
         let layout = kernel.layout();
         let (lens, threads) = dyn_sizes(kernel, args)?;
@@ -416,7 +443,9 @@ impl ForgeRuntime {
                 _ => HostArg::Out(len.saturating_mul(b.elem.size() as u64)),
             })
             .collect();
-        let outs = self.launch_host(kernel, schedule, &params_bytes(args), threads, &mut host)?;
+        let outs = self
+            .launch_host_async(kernel, schedule, &params_bytes(args), threads, &mut host)
+            .await?;
         drop(host);
         let mut outs = outs.into_iter();
         layout

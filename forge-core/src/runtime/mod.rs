@@ -253,6 +253,12 @@ impl RuntimeBuilder {
 
     /// Finds the adapter, opens the device and builds the runtime.
     pub fn build(self) -> Result<ForgeRuntime> {
+        crate::blocking::block_on("building a runtime", self.build_async())
+    }
+
+    /// [`RuntimeBuilder::build`], awaited: the form a browser can use, where the adapter
+    /// is WebGPU's.
+    pub async fn build_async(self) -> Result<ForgeRuntime> {
         let (emission, cache_dir, capacity) = self.settings()?;
         // Checked before an adapter is looked for: a bad bundle fails at once.
         let bundle = self.decoded_bundle()?;
@@ -263,13 +269,13 @@ impl RuntimeBuilder {
             None => env_nonempty(ENV_ADAPTER).map(|name| (name, ENV_ADAPTER)),
         };
         let adapters = match self.backends.or_else(wgpu::Backends::from_env) {
-            Some(backends) => adapter::enumerate(backends),
+            Some(backends) => adapter::enumerate_async(backends).await,
             // Vulkan, Metal and DX12 first; GL only where none of them has an adapter, since
             // probing GL on a headless machine is slow and noisy.
             None => {
-                let primary = adapter::enumerate(wgpu::Backends::PRIMARY);
+                let primary = adapter::enumerate_async(wgpu::Backends::PRIMARY).await;
                 if primary.is_empty() {
-                    adapter::enumerate(wgpu::Backends::all())
+                    adapter::enumerate_async(wgpu::Backends::all()).await
                 } else {
                     primary
                 }
@@ -280,7 +286,7 @@ impl RuntimeBuilder {
             filter.as_ref().map(|(n, src)| (n.as_str(), *src)),
             emission,
         )?;
-        let gpu = Gpu::open(adapter, capacity, self.without)?;
+        let gpu = Gpu::open_async(adapter, capacity, self.without).await?;
         Ok(ForgeRuntime::on(
             gpu,
             emission,
@@ -419,6 +425,17 @@ impl ForgeRuntime {
             builder = builder.cache_dir(dir);
         }
         builder.build()
+    }
+
+    /// [`ForgeRuntime::new`], awaited: the form a browser can use (its adapter is
+    /// WebGPU's; there the manifests come from bundles, since a page has no files).
+    ///
+    /// ```
+    /// let rt = pollster::block_on(forge_core::ForgeRuntime::new_async(256 << 20)).unwrap();
+    /// assert!(!rt.adapter_info().name.is_empty());
+    /// ```
+    pub async fn new_async(capacity_bytes: u64) -> Result<Self> {
+        Self::builder().capacity(capacity_bytes).build_async().await
     }
 
     /// A runtime on the application's own wgpu device and queue, and the adapter they came

@@ -260,6 +260,11 @@ impl ForgeRuntime {
     /// Copies a tensor back to the host. Pending launches are submitted together with the
     /// copy: one submission and one readback.
     pub fn download<T: Element>(&mut self, tensor: &GpuTensor<T>) -> Result<Vec<T>> {
+        crate::blocking::block_on("a blocking download", self.download_async(tensor))
+    }
+
+    /// [`ForgeRuntime::download`], awaited: the form a browser can use.
+    pub async fn download_async<T: Element>(&mut self, tensor: &GpuTensor<T>) -> Result<Vec<T>> {
         if tensor.raw().elem() != T::ELEM {
             return Err(ForgeError::InvalidArgument {
                 kernel: "download",
@@ -271,14 +276,24 @@ impl ForgeRuntime {
             });
         }
         let len = tensor.raw().bytes() as usize;
-        self.download_raw(tensor.raw(), |bytes| {
+        self.download_raw_async(tensor.raw(), |bytes| {
             bytemuck::pod_collect_to_vec::<u8, T>(&bytes[..len])
         })
+        .await
     }
 
     /// Copies a type-erased tensor back to the host and hands its bytes (exactly
     /// [`RawTensor::bytes`] of them) to `read`.
     pub fn download_raw<R>(
+        &mut self,
+        tensor: &RawTensor,
+        read: impl FnOnce(&[u8]) -> R,
+    ) -> Result<R> {
+        crate::blocking::block_on("a blocking download", self.download_raw_async(tensor, read))
+    }
+
+    /// [`ForgeRuntime::download_raw`], awaited.
+    pub async fn download_raw_async<R>(
         &mut self,
         tensor: &RawTensor,
         read: impl FnOnce(&[u8]) -> R,
@@ -301,7 +316,9 @@ impl ForgeRuntime {
             encoder.copy_buffer_to_buffer(tensor.buffer(), 0, staging.buffer(), 0, size)
         })?;
         gpu.flush()?;
-        let out = gpu.read(staging.buffer(), size, |data| read(&data[..bytes]))?;
+        let out = gpu
+            .read_async(staging.buffer(), size, |data| read(&data[..bytes]))
+            .await?;
         gpu.release(staging);
         self.trace_transfer("download", traced, tensor);
         Ok(out)
@@ -312,7 +329,7 @@ impl ForgeRuntime {
     fn trace_transfer(
         &self,
         what: &'static str,
-        start: Option<std::time::Instant>,
+        start: Option<web_time::Instant>,
         tensor: &RawTensor,
     ) {
         if let (Some(rec), Some(start)) = (self.gpu().trace(), start) {

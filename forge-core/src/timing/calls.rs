@@ -22,7 +22,7 @@ use super::{ticks_to_ns, Timer, Timing, TimingOptions};
 use crate::device::STAGING_USAGE;
 use crate::error::{ForgeError, Result};
 use crate::runtime::ForgeRuntime;
-use std::time::Instant;
+use web_time::Instant;
 
 impl ForgeRuntime {
     /// The median GPU time of one call that `record` records, in the sense of the [module

@@ -68,7 +68,7 @@ use crate::schedule::Schedule;
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
+use web_time::Instant;
 
 /// The default length of one timed pass: 2 ms, some thousands of timer ticks on any
 /// adapter.

@@ -2,12 +2,12 @@
 //! each time a span is entered and left as one event. Part of the traces (layer 1).
 
 use super::{live, Recorder};
-use std::time::Instant;
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
 use tracing::Subscriber;
 use tracing_subscriber::layer::Context;
 use tracing_subscriber::registry::LookupSpan;
+use web_time::Instant;
 
 /// A `tracing` layer that adds every span, from entry to exit, to the trace of every
 /// runtime of the process that traces (category `span`, on the thread that entered it,

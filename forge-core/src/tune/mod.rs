@@ -472,8 +472,8 @@ pub fn tune_with_progress(
         problem,
         candidates: results,
         winner: None,
-        tuned_at: std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
+        tuned_at: web_time::SystemTime::now()
+            .duration_since(web_time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs()),
     };
     bucket.winner = bucket.fastest();

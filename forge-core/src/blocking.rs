@@ -1,0 +1,32 @@
+//! The one bridge from the async core to the blocking API. Layer 1.
+//!
+//! Every call that waits for the GPU (opening a device, a readback, a certification) is
+//! written once, as an `async fn`. On native targets the blocking form drives it to the
+//! end on the calling thread with [`pollster`]: wgpu's native futures are ready as soon as
+//! the device has been polled, which the async core does itself. A browser cannot block
+//! its thread (the GPU's answers arrive through the event loop that blocking would stop),
+//! so there the blocking form is a [`ForgeError::NotOnTheWeb`] that names the `_async`
+//! call to use instead.
+
+#[cfg(target_arch = "wasm32")]
+use crate::error::ForgeError;
+use crate::error::Result;
+use std::future::Future;
+
+/// Runs `work` to completion on this thread; `what` names the call in the web's refusal.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn block_on<T>(_what: &'static str, work: impl Future<Output = Result<T>>) -> Result<T> {
+    pollster::block_on(work)
+}
+
+/// Refuses: a page cannot block. See the [module docs](self).
+#[cfg(target_arch = "wasm32")]
+pub fn block_on<T>(what: &'static str, work: impl Future<Output = Result<T>>) -> Result<T> {
+    drop(work);
+    Err(ForgeError::NotOnTheWeb {
+        what,
+        reason: "a page cannot block its thread while the GPU works; await the `_async` form \
+                 of the call (`ForgeRuntime::new_async`, `run_async`, `download_async`, \
+                 `certify_async`)",
+    })
+}
