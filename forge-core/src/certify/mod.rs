@@ -956,9 +956,13 @@ pub fn certify(
     schedule: &Schedule,
     opts: &CertOptions,
 ) -> Result<CertReport> {
+    // A host span (a trace's `span` track where `trace::SpanLayer` is installed), entered
+    // once for the whole certification: the blocking form never yields.
+    let _span =
+        tracing::info_span!("certify", kernel = kernel.name(), schedule = %schedule).entered();
     crate::blocking::block_on(
         "a blocking certification",
-        certify_async(rt, kernel, schedule, opts),
+        certify_cases(rt, kernel, schedule, opts),
     )
 }
 
@@ -971,8 +975,8 @@ pub async fn certify_async(
     opts: &CertOptions,
 ) -> Result<CertReport> {
     use tracing::Instrument;
-    // A host span (a trace's `span` track where `trace::SpanLayer` is installed), entered
-    // only while the certification runs, not while it waits.
+    // The same span, entered only while the certification runs, not while it waits (so
+    // a trace may show it in several pieces).
     let span = tracing::info_span!("certify", kernel = kernel.name(), schedule = %schedule);
     certify_cases(rt, kernel, schedule, opts)
         .instrument(span)
