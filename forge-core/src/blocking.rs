@@ -5,7 +5,7 @@
 //! end on the calling thread with [`pollster`]: wgpu's native futures are ready as soon as
 //! the device has been polled, which the async core does itself. A browser cannot block
 //! its thread (the GPU's answers arrive through the event loop that blocking would stop),
-//! so there the blocking form is a [`ForgeError::NotOnTheWeb`] that names the `_async`
+//! so there the blocking form is a [`ForgeError::NotOnTheWeb`](crate::error::ForgeError::NotOnTheWeb) that names the `_async`
 //! call to use instead.
 
 #[cfg(target_arch = "wasm32")]
