@@ -956,10 +956,8 @@ pub fn certify(
     schedule: &Schedule,
     opts: &CertOptions,
 ) -> Result<CertReport> {
-    // A host span (a trace's `span` track where `trace::SpanLayer` is installed), entered
-    // once for the whole certification: the blocking form never yields.
-    let _span =
-        tracing::info_span!("certify", kernel = kernel.name(), schedule = %schedule).entered();
+    // Entered once for the whole certification: the blocking form never yields.
+    let _span = certify_span(kernel, schedule).entered();
     crate::blocking::block_on(
         "a blocking certification",
         certify_cases(rt, kernel, schedule, opts),
@@ -977,10 +975,15 @@ pub async fn certify_async(
     use tracing::Instrument;
     // The same span, entered only while the certification runs, not while it waits (so
     // a trace may show it in several pieces).
-    let span = tracing::info_span!("certify", kernel = kernel.name(), schedule = %schedule);
     certify_cases(rt, kernel, schedule, opts)
-        .instrument(span)
+        .instrument(certify_span(kernel, schedule))
         .await
+}
+
+/// The host span of one certification (a trace's `span` track where
+/// `trace::SpanLayer` is installed), for both forms.
+fn certify_span(kernel: &dyn Kernel, schedule: &Schedule) -> tracing::Span {
+    tracing::info_span!("certify", kernel = kernel.name(), schedule = %schedule)
 }
 
 async fn certify_cases(
