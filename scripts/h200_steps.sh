@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One device call (copy this to .dev/h200.sh and carry .dev and .gl): the Vulkan loader,
 # then the named steps, each under its own time limit, with
-# elapsed times in $OUT/log.txt. Steps: bench:<bin>[:kernels] certify:<bin> anchors info:<bin>
+# elapsed times in $OUT/log.txt. Steps: bench:<bin>[:kernels] certify:<bin>[:kernels] anchors info:<bin>
+# phases:<bin> (`forge-cli/examples/topk_fft_phases`, copied as .dev/<bin>/topk_fft_phases)
 # firstcall:<bin> (cold start: `forge first-call` in fresh processes, caches off and on).
 # Everything written under $OUT comes back as $OUT/all.tgz.
 set -u
@@ -18,7 +19,8 @@ for step in "$@"; do
   stamp "start $step"
   case $what in
     bench)   timeout "$limit" ./.dev/"$bin"/forge --capacity-mib 60000 bench --json --plot "$OUT/roofline-$bin-$i.svg" ${kernels//,/ } > "$OUT/bench-$bin-$i.jsonl" 2> "$OUT/bench-$bin-$i.err" ;;
-    certify) timeout "$limit" ./.dev/"$bin"/forge --capacity-mib 60000 certify --all-schedules > "$OUT/certify-$bin.txt" 2>&1 ;;
+    certify) timeout "$limit" ./.dev/"$bin"/forge --capacity-mib 60000 certify --all-schedules ${kernels//,/ } > "$OUT/certify-$bin.txt" 2>&1 ;;
+    phases)  timeout "$limit" ./.dev/"$bin"/topk_fft_phases > "$OUT/phases-$bin-$i.txt" 2>&1 ;;
     anchors) timeout "$limit" python3 .dev/torch_anchors.py > "$OUT/anchors.jsonl" 2> "$OUT/anchors.err" ;;
     info)    ./.dev/"$bin"/forge info > "$OUT/info-$bin.txt" 2>&1 ;;
     firstcall)

@@ -216,6 +216,10 @@ fn topk_rows_every_schedule_matches_oracle_and_reference() {
     let mut r = rng(14);
     // (n, block, k, local): the seed's shape, blocks that are not multiples of four (loads
     // straddle blocks), a short tail block, k = 1.
+    // Blocks of a multiple of four take the staged path at `STAGE = 1`: a last round only
+    // partly inside the block (36 is nine `Vec4`s), several rounds (256), blocks smaller
+    // than a round (4), a tail of three values (4099), a last workgroup only partly filled
+    // with blocks.
     // The last two draw from a hundred adjacent floats: keys that differ only in the low
     // bits, which the packed fast path cannot tell apart, so the exact path must run.
     for (n, b, k, local, adjacent) in [
@@ -224,6 +228,11 @@ fn topk_rows_every_schedule_matches_oracle_and_reference() {
         (777, 13, 5, 0, false),
         (2500, 1000, 1, 1, false),
         (10, 3, 3, 0, false),
+        (9001, 36, 5, 1, false),
+        (20000, 256, 8, 0, false),
+        (1001, 4, 4, 1, false),
+        (4099, 64, 8, 0, false),
+        (64 * 3001 - 3, 64, 8, 1, false),
         (4096, 64, 8, 1, true),
         (999, 100, 3, 0, true),
     ] {

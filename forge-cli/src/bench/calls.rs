@@ -17,7 +17,9 @@ use forge_core::roofline::{Cost, Roof};
 use forge_core::timing::TimingOptions;
 use forge_core::{ElemType, ForgeError, ForgeRuntime, GpuTensor, Kernel, ScalarType, Schedule};
 use forge_kernels::fft::{fft_pass, fft_radices, fft_record_plan, FftPlan};
-use forge_kernels::topk::{topk_global_record, topk_rows, topk_rows_record, TopkGlobalScratch};
+use forge_kernels::topk::{
+    topk_global_record, topk_rows, topk_rows_record, topk_select, TopkGlobalScratch,
+};
 
 /// The row names, which `forge bench NAME` selects by prefix (`fft`, `topk`).
 pub const CALL_KERNELS: [&str; 3] = ["fft", "topk_blocks", "topk_global"];
@@ -279,72 +281,103 @@ pub fn run(
     if topk_blocks || topk_global {
         let data = random("topk", n, true);
         let x: GpuTensor<[f32; 4]> = rt.upload(bytemuck::cast_slice::<f32, [f32; 4]>(&data))?;
+        // `topk_select` (k > 8) reads the values as `f32`.
+        let x1: Option<GpuTensor<f32>> = if topk_blocks {
+            Some(rt.upload(&data)?)
+        } else {
+            None
+        };
         drop(data);
-        if topk_blocks {
-            let (block, k) = (64usize, 8usize);
-            let outs = n / block * k;
-            let vals = rt.zeros::<f32>(outs)?;
-            let ids = rt.zeros::<u32>(outs)?;
-            let variants = schedules(rt, &topk_rows::Kernel, quick);
-            let labels: Vec<String> = variants.iter().map(|v| v.0.clone()).collect();
-            let best = fastest(rt, "topk_blocks", &opts, &labels, |rt, i| {
-                let s = variants[i].1.as_ref();
-                topk_rows_record(
-                    rt,
-                    &x,
-                    n as u32,
-                    block as u32,
-                    k as u32,
-                    true,
-                    &vals,
-                    &ids,
-                    s,
-                )
-            })?;
-            let r = Row {
-                kernel: "topk_blocks",
-                shape: format!("n={n} block={block} k={k}"),
-                // The floor: the input read once, values and indices written once.
-                bytes: n as u64 * 4 + outs as u64 * 8,
-                peer: "torch.topk on x.view(-1, block)",
-                roof,
-                adapter: &adapter,
+        if let Some(x1) = &x1 {
+            // The shapes of `torch_anchors.py`: k ≤ 8 takes `topk_rows`, the rest
+            // `topk_select`.
+            for (block, k) in [(64usize, 8usize), (256, 16), (1024, 32)] {
+                let outs = n.div_ceil(block) * k;
+                let vals = rt.zeros::<f32>(outs)?;
+                let ids = rt.zeros::<u32>(outs)?;
+                let (n32, b, k32) = (n as u32, block as u32, k as u32);
+                let best = if k <= 8 {
+                    let variants = schedules(rt, &topk_rows::Kernel, quick);
+                    let labels: Vec<String> = variants.iter().map(|v| v.0.clone()).collect();
+                    fastest(rt, "topk_blocks", &opts, &labels, |rt, i| {
+                        let s = variants[i].1.as_ref();
+                        topk_rows_record(rt, &x, n32, b, k32, true, &vals, &ids, s)
+                    })?
+                } else {
+                    let none = rt.upload(&[0u32])?;
+                    let p = b.next_power_of_two();
+                    let variants = schedules(rt, &topk_select::Kernel, quick);
+                    let labels: Vec<String> = variants.iter().map(|v| v.0.clone()).collect();
+                    fastest(rt, "topk_blocks", &opts, &labels, |rt, i| {
+                        let (xv, o) = (&none, (&vals, &ids));
+                        match variants[i].1.as_ref() {
+                            Some(s) => topk_select::launch_with(
+                                rt, s, x1, xv, o.0, o.1, n32, b, k32, p, 0, 1,
+                            ),
+                            None => topk_select::launch(rt, x1, xv, o.0, o.1, n32, b, k32, p, 0, 1),
+                        }
+                    })?
+                };
+                let r = Row {
+                    kernel: "topk_blocks",
+                    shape: format!("n={n} block={block} k={k}"),
+                    // The floor: the input read once, values and indices written once.
+                    bytes: n as u64 * 4 + outs as u64 * 8,
+                    peer: "torch.topk on x.view(-1, block)",
+                    roof,
+                    adapter: &adapter,
+                }
+                .result(best);
+                progress(&r);
+                out.push(r);
             }
-            .result(best);
-            progress(&r);
-            out.push(r);
         }
         if topk_global {
-            let k = 100usize;
-            let mut scratch = TopkGlobalScratch::new(rt, n)?;
-            let vals = rt.zeros::<f32>(k)?;
-            let ids = rt.zeros::<u32>(k)?;
-            // The level passes' grid: invocations striding over the candidates' bitmap.
-            let grids: Vec<u32> = if quick {
-                vec![1 << 12]
+            // The shapes of `torch_anchors.py`: 2^26 from the data above, 2^24 from its
+            // first quarter, 2^28 from fresh data.
+            let shapes: &[(usize, usize)] = if quick {
+                &[(1 << 16, 100)]
             } else {
-                vec![1 << 18, 1 << 17, 1 << 16]
+                &[(1 << 26, 100), (1 << 24, 16), (1 << 28, 64)]
             };
-            let labels: Vec<String> = grids
-                .iter()
-                .map(|g| format!("radix select, level grid {g}"))
-                .collect();
-            let best = fastest(rt, "topk_global", &opts, &labels, |rt, i| {
-                scratch.set_grid(grids[i]);
-                topk_global_record(rt, &x, n as u32, k as u32, &scratch, &vals, &ids)
-            })?;
-            let r = Row {
-                kernel: "topk_global",
-                shape: format!("n={n} k={k}"),
-                // The floor: the input read once.
-                bytes: n as u64 * 4,
-                peer: "torch.topk",
-                roof,
-                adapter: &adapter,
+            for &(len, k) in shapes {
+                let big = if len > n {
+                    let data = random("topk-large", len, true);
+                    Some(rt.upload::<[f32; 4]>(bytemuck::cast_slice(&data))?)
+                } else {
+                    None
+                };
+                let xs = big.as_ref().unwrap_or(&x);
+                let mut scratch = TopkGlobalScratch::new(rt, len)?;
+                let vals = rt.zeros::<f32>(k)?;
+                let ids = rt.zeros::<u32>(k)?;
+                // The level passes' grid: invocations striding over the candidates' bitmap.
+                let grids: Vec<u32> = if quick {
+                    vec![1 << 12]
+                } else {
+                    vec![1 << 18, 1 << 17, 1 << 16]
+                };
+                let labels: Vec<String> = grids
+                    .iter()
+                    .map(|g| format!("radix select, level grid {g}"))
+                    .collect();
+                let best = fastest(rt, "topk_global", &opts, &labels, |rt, i| {
+                    scratch.set_grid(grids[i]);
+                    topk_global_record(rt, xs, len as u32, k as u32, &scratch, &vals, &ids)
+                })?;
+                let r = Row {
+                    kernel: "topk_global",
+                    shape: format!("n={len} k={k}"),
+                    // The floor: the input read once.
+                    bytes: len as u64 * 4,
+                    peer: "torch.topk",
+                    roof,
+                    adapter: &adapter,
+                }
+                .result(best);
+                progress(&r);
+                out.push(r);
             }
-            .result(best);
-            progress(&r);
-            out.push(r);
         }
     }
     Ok(out)

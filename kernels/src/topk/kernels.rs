@@ -87,6 +87,29 @@ mod kernels {
             .max(order_key(v.z).max(order_key(v.w)))
     }
 
+    /// Element `x` at position `pos` of its block, packed into one `u32` for
+    /// [`topk_rows`]: the order key with its low bits (`pmask`, `log2` of the block size
+    /// rounded up) replaced by the complemented position, unique within the block, and
+    /// never 0.
+    #[forge_fn]
+    fn packed(x: f32, pos: u32, pmask: u32) -> u32 {
+        (order_key(x) & !pmask) | (pmask - pos)
+    }
+
+    /// Pushes the packed key `y` through the best nine `l`, best first: a max and a min
+    /// per entry and no branch, so that the lanes of a subgroup never diverge.
+    #[forge_fn]
+    fn push_best(l: &mut [u32; 9], y: u32) {
+        let mut down = y;
+        #[unroll]
+        for r in 0..8 {
+            let up = l[r].max(down);
+            down = l[r].min(down);
+            l[r] = up;
+        }
+        l[8] = l[8].max(down);
+    }
+
     /// Whether element `e` with key `key` is at or above the prefix `(pk, pmask, pi,
     /// imask)`: its key's fixed bits above `pk`, or equal and its complemented index's fixed
     /// bits at least `pi`.
@@ -311,18 +334,33 @@ mod kernels {
     }
 
     /// The top `k ≤ 8` of each block of `b` elements of `vals` (the first `n` of the
-    /// `Vec4`s' components), one invocation per block, in registers: no workgroup memory,
-    /// no barriers. The index written is the position within the block when `local ≠ 0`,
-    /// in `vals` otherwise. Block results and padding are as [`topk_select`]'s.
+    /// `Vec4`s' components), one invocation per block, in registers. The index written is
+    /// the position within the block when `local ≠ 0`, in `vals` otherwise. Block results
+    /// and padding are as [`topk_select`]'s.
     ///
     /// The fast path packs each element into one `u32`: its order key with the low
     /// `log2 b` bits replaced by the complemented position, so that keys are unique and the
-    /// best nine take two instructions per list entry (max and min). Packing merges keys
-    /// that differ only in those low bits; when that could change the result (two of the
-    /// first `k + 1` entries share the packed key's high bits but not their whole keys, or
-    /// the `k`-th and `k+1`-th do), the block is redone exactly with (key, position) pairs.
+    /// best nine take two instructions per list entry (max and min, [`push_best`]). Packing
+    /// merges keys that differ only in those low bits; when that could change the result
+    /// (two of the first `k + 1` entries share the packed key's high bits but not their
+    /// whole keys, or the `k`-th and `k+1`-th do), the block is redone exactly with (key,
+    /// position) pairs.
+    ///
+    /// How the values reach the registers is the knob `STAGE`:
+    /// - `STAGE = 0`: each invocation loads its own block, four `Vec4`s at a time. A warp's
+    ///   load then touches 32 cache lines 16 bytes each (blocks of 64 lie 256 bytes apart),
+    ///   which the H200 serves at a third of its copy bandwidth.
+    /// - `STAGE = 1` (blocks of a multiple of 4): the workgroup stages its `WG` blocks
+    ///   through workgroup memory, `CH4` `Vec4`s of each block a round. The loads are
+    ///   coalesced (eight lanes read 128 contiguous bytes), and each block's slots are
+    ///   `CH4 + 1` apart, an odd number of `Vec4`s, so that the eight lanes of a 128-bit
+    ///   workgroup read hit eight different bank groups.
+    ///
+    /// Both give the same result: the order of the pushes does not change the best nine,
+    /// whose keys are unique.
     #[forge_kernel(crate = ::forge_core, workgroup = 64, threads = n.div_ceil(b), ext = false,
-        tune(workgroup = [64, 256, 128]),
+        knobs(STAGE = 0),
+        tune(workgroup = [64, 256, 128, 32], STAGE = [0, 1]),
         reference = topk_rows_reference, tolerance(abs = 0.0, rel = 0.0),
         case(n = 1, b = 1, k = 1, local = 1),
         case(n = 5, b = 64, k = 3, local = 1),
@@ -331,7 +369,9 @@ mod kernels {
         case(n = 1000, b = 100, k = 7, local = 0),
         case(n = 1003, b = 8, k = 8, local = 1),
         case(n = 777, b = 13, k = 8, local = 0),
-        case(n = 2500, b = 1000, k = 1, local = 1))]
+        case(n = 2500, b = 1000, k = 1, local = 1),
+        case(n = 9001, b = 36, k = 5, local = 0),
+        case(n = 20000, b = 256, k = 8, local = 1))]
     pub fn topk_rows(
         vals: &[Vec4; n.div_ceil(4)],
         #[out] out_vals: &mut [f32; n.div_ceil(b) * k],
@@ -341,15 +381,59 @@ mod kernels {
         k: u32,
         local: u32,
     ) {
+        // A round of staging: `CH4` `Vec4`s of each of the `WG` blocks, 512 in all, each
+        // block's run padded by one slot (12 KiB at most, at `WG` = 256).
+        const CH4: u32 = 512 / WG;
+        #[shared]
+        let mut tile = [Vec4::ZERO; 512 + WG];
         let blk = global_index();
-        if blk < n.div_ceil(b) {
-            let start = blk * b;
-            let end = (start + b).min(n);
+        let nb = n.div_ceil(b);
+        // Invocations past the last block still stage their share (the loads are the
+        // workgroup's); they only skip the selection.
+        let live = blk < nb;
+        let start = blk * b;
+        let end = (start + b).min(n);
+        let pbits = 32 - (b - 1).leading_zeros();
+        let pmask = (1u32 << pbits) - 1;
+        // The best nine packed keys, best first; 0 is padding (no element packs to 0).
+        let mut l = [0u32; 9];
+        if STAGE != 0 && b % 4 == 0 {
+            let lid = local_index();
+            let b4 = b / 4;
+            let n4 = n.div_ceil(4);
+            let first = workgroup_index() * WG;
+            let rounds = b4.div_ceil(CH4);
+            for r in 0..rounds {
+                #[unroll]
+                for i in 0..CH4 {
+                    // Slot `s` of the round: `Vec4` `s % CH4` of block `first + s / CH4`.
+                    let s = lid + i * WG;
+                    let off = r * CH4 + s % CH4;
+                    let g = (first + s / CH4) * b4 + off;
+                    let mut v = Vec4::ZERO;
+                    if off < b4 && g < n4 {
+                        v = vals[g];
+                    }
+                    tile[s + s / CH4] = v;
+                }
+                workgroup_barrier();
+                if live {
+                    #[unroll]
+                    for j in 0..CH4 {
+                        let v = tile[lid * (CH4 + 1) + j];
+                        let i0 = start + 4 * (r * CH4 + j);
+                        #[unroll]
+                        for c in 0..4 {
+                            if i0 + c < end {
+                                push_best(&mut l, packed(component(v, c), i0 + c - start, pmask));
+                            }
+                        }
+                    }
+                }
+                workgroup_barrier();
+            }
+        } else if live {
             let last4 = (n - 1) >> 2;
-            let pbits = 32 - (b - 1).leading_zeros();
-            let pmask = (1u32 << pbits) - 1;
-            // The best nine packed keys, best first; 0 is padding (no element packs to 0).
-            let mut l = [0u32; 9];
             // Four `Vec4` loads in flight per step.
             let mut w = start >> 2;
             while (w << 2) < end {
@@ -357,22 +441,18 @@ mod kernels {
                 let v1 = vals[(w + 1).min(last4)];
                 let v2 = vals[(w + 2).min(last4)];
                 let v3 = vals[(w + 3).min(last4)];
-                for c in 0..16u32 {
+                #[unroll]
+                for c in 0..16 {
                     let i = (w << 2) + c;
                     if i >= start && i < end {
-                        let x = component(quad(v0, v1, v2, v3, c >> 2), c & 3);
-                        let mut y = (order_key(x) & !pmask) | (pmask - (i - start));
-                        #[unroll]
-                        for r in 0..8 {
-                            let t = l[r].max(y);
-                            y = l[r].min(y);
-                            l[r] = t;
-                        }
-                        l[8] = l[8].max(y);
+                        let x = component(quad(v0, v1, v2, v3, c / 4), c % 4);
+                        push_best(&mut l, packed(x, i - start, pmask));
                     }
                 }
                 w += 4;
             }
+        }
+        if live {
             // Whether packing could have changed the first `k`: walk entries r and r + 1.
             let mut exact = true;
             let mut c = [0u32; 9];
