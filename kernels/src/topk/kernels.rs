@@ -73,6 +73,20 @@ mod kernels {
         )
     }
 
+    /// The largest order key of the components of `v` that are elements `e0..e0 + 4`
+    /// below `n`; 0 when none is.
+    #[forge_fn]
+    fn live_max_key(v: Vec4, e0: u32, n: u32) -> u32 {
+        let mut best = 0u32;
+        #[unroll]
+        for c in 0..4 {
+            if e0 + c < n {
+                best = best.max(order_key(component(v, c)));
+            }
+        }
+        best
+    }
+
     /// Component `c` (0..4) of `v`.
     #[forge_fn]
     fn ucomponent(v: UVec4, c: u32) -> u32 {
@@ -94,6 +108,15 @@ mod kernels {
     #[forge_fn]
     fn packed(x: f32, pos: u32, pmask: u32) -> u32 {
         (order_key(x) & !pmask) | (pmask - pos)
+    }
+
+    /// The slot of `Vec4` `j` of block `t` in [`topk_rows`]'s tile of `ch4` `Vec4`s a block
+    /// (a power of two): XOR-swizzled, so that eight lanes reading `Vec4` `j` of eight
+    /// consecutive blocks, or eight consecutive `Vec4`s of one, hit eight different bank
+    /// groups.
+    #[forge_fn]
+    fn tile_slot(t: u32, j: u32, ch4: u32) -> u32 {
+        t * ch4 + (j ^ (t & (ch4 - 1)))
     }
 
     /// Pushes the packed key `y` through the best nine `l`, best first: a max and a min
@@ -346,21 +369,26 @@ mod kernels {
     /// whole keys, or the `k`-th and `k+1`-th do), the block is redone exactly with (key,
     /// position) pairs.
     ///
-    /// How the values reach the registers is the knob `STAGE`:
-    /// - `STAGE = 0`: each invocation loads its own block, four `Vec4`s at a time. A warp's
-    ///   load then touches 32 cache lines 16 bytes each (blocks of 64 lie 256 bytes apart),
-    ///   which the H200 serves at a third of its copy bandwidth.
+    /// The arithmetic is cheap (about 30 instructions an element); what costs is the
+    /// memory instructions of a warp whose lanes each own a block 256 bytes from the next:
+    /// each of its loads, stores and re-reads touches 32 cache lines. The knob `STAGE`
+    /// says how the values come in and the results go out:
+    /// - `STAGE = 0`: each invocation loads its own block, four `Vec4`s at a time, re-reads
+    ///   the values of its results from `vals` (so that they keep their bits) and writes
+    ///   them itself.
     /// - `STAGE = 1` (blocks of a multiple of 4): the workgroup stages its `WG` blocks
-    ///   through workgroup memory, `CH4` `Vec4`s of each block a round. The loads are
-    ///   coalesced (eight lanes read 128 contiguous bytes), and each block's slots are
-    ///   `CH4 + 1` apart, an odd number of `Vec4`s, so that the eight lanes of a 128-bit
-    ///   workgroup read hit eight different bank groups.
+    ///   through workgroup memory, `CH4` `Vec4`s of each block a round; the loads are
+    ///   coalesced (a block's `Vec4`s are contiguous). When a block fits in one round, the
+    ///   tile still holds it at the end: the values of the results come from there, and the
+    ///   results go out through it, the workgroup's `WG·k` of them written contiguously.
+    ///   Slots are XOR-swizzled ([`tile_slot`]), so that the eight lanes of a 128-bit
+    ///   workgroup access hit eight different bank groups.
     ///
     /// Both give the same result: the order of the pushes does not change the best nine,
     /// whose keys are unique.
     #[forge_kernel(crate = ::forge_core, workgroup = 64, threads = n.div_ceil(b), ext = false,
         knobs(STAGE = 0),
-        tune(workgroup = [64, 256, 128, 32], STAGE = [0, 1]),
+        tune(workgroup = [64, 256, 128], STAGE = [0, 1]),
         reference = topk_rows_reference, tolerance(abs = 0.0, rel = 0.0),
         case(n = 1, b = 1, k = 1, local = 1),
         case(n = 5, b = 64, k = 3, local = 1),
@@ -381,27 +409,29 @@ mod kernels {
         k: u32,
         local: u32,
     ) {
-        // A round of staging: `CH4` `Vec4`s of each of the `WG` blocks, 512 in all, each
-        // block's run padded by one slot (12 KiB at most, at `WG` = 256).
-        const CH4: u32 = 512 / WG;
+        // A round of staging: `CH4` `Vec4`s (as bits) of each of the `WG` blocks, 16 KiB.
+        const CH4: u32 = 1024 / WG;
         #[shared]
-        let mut tile = [Vec4::ZERO; 512 + WG];
+        let mut tile = [UVec4::ZERO; 1024];
+        let lid = local_index();
         let blk = global_index();
         let nb = n.div_ceil(b);
         // Invocations past the last block still stage their share (the loads are the
-        // workgroup's); they only skip the selection.
+        // workgroup's) and meet the barriers; they only skip the selection.
         let live = blk < nb;
         let start = blk * b;
         let end = (start + b).min(n);
         let pbits = 32 - (b - 1).leading_zeros();
         let pmask = (1u32 << pbits) - 1;
+        let b4 = b / 4;
+        let first = workgroup_index() * WG;
+        let staged = STAGE != 0 && b % 4 == 0;
+        // Every block in one round: the tile keeps the workgroup's values to the end.
+        let whole = staged && b4 <= CH4;
         // The best nine packed keys, best first; 0 is padding (no element packs to 0).
         let mut l = [0u32; 9];
-        if STAGE != 0 && b % 4 == 0 {
-            let lid = local_index();
-            let b4 = b / 4;
+        if staged {
             let n4 = n.div_ceil(4);
-            let first = workgroup_index() * WG;
             let rounds = b4.div_ceil(CH4);
             for r in 0..rounds {
                 #[unroll]
@@ -414,23 +444,32 @@ mod kernels {
                     if off < b4 && g < n4 {
                         v = vals[g];
                     }
-                    tile[s + s / CH4] = v;
+                    tile[tile_slot(s / CH4, s % CH4, CH4)] = UVec4::new(
+                        v.x.to_bits(),
+                        v.y.to_bits(),
+                        v.z.to_bits(),
+                        v.w.to_bits(),
+                    );
                 }
                 workgroup_barrier();
                 if live {
                     #[unroll]
                     for j in 0..CH4 {
-                        let v = tile[lid * (CH4 + 1) + j];
+                        let v = tile[tile_slot(lid, j, CH4)];
                         let i0 = start + 4 * (r * CH4 + j);
                         #[unroll]
                         for c in 0..4 {
                             if i0 + c < end {
-                                push_best(&mut l, packed(component(v, c), i0 + c - start, pmask));
+                                let x = f32::from_bits(ucomponent(v, c));
+                                push_best(&mut l, packed(x, i0 + c - start, pmask));
                             }
                         }
                     }
                 }
-                workgroup_barrier();
+                // The next round overwrites the tile.
+                if r + 1 < rounds {
+                    workgroup_barrier();
+                }
             }
         } else if live {
             let last4 = (n - 1) >> 2;
@@ -452,6 +491,9 @@ mod kernels {
                 w += 4;
             }
         }
+        // Positions of the first eight, u32::MAX for padding.
+        let pad = 0xffffffffu32;
+        let mut p = [pad; 8];
         if live {
             // Whether packing could have changed the first `k`: walk entries r and r + 1.
             let mut exact = true;
@@ -482,9 +524,6 @@ mod kernels {
                 c[8] = 0;
                 r += 1;
             }
-            // Positions of the first eight, u32::MAX for padding.
-            let pad = 0xffffffffu32;
-            let mut p = [0u32; 8];
             #[unroll]
             for j in 0..8 {
                 p[j] = select(pad, pmask - (l[j] & pmask), l[j] != 0);
@@ -518,6 +557,47 @@ mod kernels {
                     i += 1;
                 }
             }
+        }
+        if whole {
+            // The results through the tile: each invocation overwrites its own block's
+            // slots (which only it reads) with its values (slots 0, 1) and indices (2, 3),
+            // then the workgroup writes them out contiguously.
+            if live {
+                let mut bits = [0u32; 8];
+                let mut ids = [0u32; 8];
+                #[unroll]
+                for j in 0..8 {
+                    let q = select(p[j], 0u32, p[j] == pad);
+                    let v = tile[tile_slot(lid, q / 4, CH4)];
+                    bits[j] = select(ucomponent(v, q % 4), 0xff800000u32, p[j] == pad);
+                    ids[j] = select(select(start + q, q, local != 0), pad, p[j] == pad);
+                }
+                // Every invocation has read its values before any slot is overwritten.
+                #[unroll]
+                for h in 0..2 {
+                    tile[tile_slot(lid, h, CH4)] = UVec4::new(
+                        bits[4 * h],
+                        bits[4 * h + 1],
+                        bits[4 * h + 2],
+                        bits[4 * h + 3],
+                    );
+                    tile[tile_slot(lid, 2 + h, CH4)] =
+                        UVec4::new(ids[4 * h], ids[4 * h + 1], ids[4 * h + 2], ids[4 * h + 3]);
+                }
+            }
+            workgroup_barrier();
+            let total = (nb.min(first + WG) - first) * k;
+            let mut i = lid;
+            while i < total {
+                let t = i / k;
+                let r = i % k;
+                let v = tile[tile_slot(t, r / 4, CH4)];
+                let d = tile[tile_slot(t, 2 + r / 4, CH4)];
+                out_vals[first * k + i] = f32::from_bits(ucomponent(v, r % 4));
+                out_ids[first * k + i] = ucomponent(d, r % 4);
+                i += WG;
+            }
+        } else if live {
             // Write the best `k`, shifting the list up after each.
             let mut r = 0u32;
             while r < k {
@@ -545,9 +625,17 @@ mod kernels {
     /// Global top-k, radix select: the histogram of a sample, every `sample`-th `Vec4` of
     /// `vals`, added to `hist[slot·2048 ..]`; it sets the floor of the full pass
     /// ([`topk_radix_mark`]) in two levels, each followed by [`topk_radix_select`]:
-    /// - `level = 0`: digit 0 (bits 21..32 of the order key) of every sampled element;
+    /// - `level = 0`: digit 0 (bits 21..32 of the order key) of each invocation's largest
+    ///   sampled element (invocation `g` samples the `Vec4`s `g, g + grid, …` of the
+    ///   sample);
     /// - `level ≠ 0`: digit 1 (bits 10..21) of the sampled elements whose digit 0 is that of
     ///   `state[6]` (the bin that the select of level 0 chose).
+    ///
+    /// Level 0 counts maxima, not elements: the `k`-th largest maximum is at most the
+    /// sample's `k`-th largest element, so the floor still has `k` elements above it, and
+    /// each invocation makes one atomic add instead of sixteen. Counting every element put
+    /// most of them into the few bins that normal data fill, whose workgroup atomics
+    /// serialize: 130 µs of a 300 µs call on the H200 at 2^26.
     ///
     /// `grid` invocations stride over the sample, four `Vec4` loads in flight each; each
     /// workgroup counts in workgroup memory and adds its non-zero bins to `hist`.
@@ -590,29 +678,38 @@ mod kernels {
             // Four `Vec4` loads in flight per step; units past the end give elements past
             // `n`, which do not count.
             let mut u = global_index();
+            // Level 0: the largest key this invocation samples.
+            let mut best = 0u32;
             while u < units {
                 let last = units - 1;
                 let va = vals[u * step];
                 let vb = vals[(u + grid).min(last) * step];
                 let vc = vals[(u + 2 * grid).min(last) * step];
                 let vd = vals[(u + 3 * grid).min(last) * step];
-                let mut j = 0u32;
-                while j < 4 {
+                #[unroll]
+                for j in 0..4 {
                     let v = quad(va, vb, vc, vd, j);
                     let e0 = ((u + j * grid) * step) << 2;
-                    let d = digits4(v, e0, n, prefix, shift, mask);
-                    // Most elements do not count: one test for all four.
-                    if (d.x & d.y & d.z & d.w) != 0xffffffff {
-                        for c in 0..4u32 {
-                            let dc = ucomponent(d, c);
-                            if dc != 0xffffffff {
-                                bins[dc].fetch_add(1);
+                    if level == 0 {
+                        best = best.max(live_max_key(v, e0, n));
+                    } else {
+                        let d = digits4(v, e0, n, prefix, shift, mask);
+                        // Most elements do not count: one test for all four.
+                        if (d.x & d.y & d.z & d.w) != 0xffffffff {
+                            for c in 0..4u32 {
+                                let dc = ucomponent(d, c);
+                                if dc != 0xffffffff {
+                                    bins[dc].fetch_add(1);
+                                }
                             }
                         }
                     }
-                    j += 1;
                 }
                 u += 4 * grid;
+            }
+            // No real element has the key 0.
+            if best != 0 {
+                bins[best >> 21].fetch_add(1);
             }
         }
         workgroup_barrier();

@@ -122,19 +122,33 @@ pub fn topk_radix_hist_reference(
     hist: &mut [u32],
     n: u32,
     level: u32,
-    _grid: u32,
+    grid: u32,
     sample: u32,
     slot: u32,
 ) -> Result<(), ForgeError> {
     let top = 0xffe0_0000u32;
     let x = flat(vals, n);
     let step = sample.max(1) as usize;
+    let units = x.len().div_ceil(4).div_ceil(step);
+    if level == 0 {
+        // One count per invocation: its largest sampled key, over the units `g + i·grid`.
+        for g in 0..(grid as usize).min(units) {
+            let best = (g..units)
+                .step_by(grid as usize)
+                .flat_map(|u| x.iter().skip(4 * u * step).take(4))
+                .map(|&v| radix_key(v))
+                .max();
+            if let Some(key) = best {
+                let at = &mut hist[(slot * 2048 + (key >> 21)) as usize];
+                *at = at.wrapping_add(1);
+            }
+        }
+        return Ok(());
+    }
     for w in (0..x.len().div_ceil(4)).step_by(step) {
         for &v in x.iter().skip(4 * w).take(4) {
             let key = radix_key(v);
-            let d = if level == 0 {
-                key >> 21
-            } else if key & top == state[6] & top {
+            let d = if key & top == state[6] & top {
                 (key >> 10) & 0x7ff
             } else {
                 continue;
