@@ -435,11 +435,17 @@ fn topk_radix_passes_with_real_states() {
     let (n, k, cap, sample) = (n as u32, 100u32, 256u32, 4u32);
     let mut state = vec![0u32; 8];
     let mut hist = vec![0u32; 16384];
+    // Level 0 counts one maximum per invocation: 1024 of them (about 12 `Vec4`s each)
+    // leave the floor room above `k`.
+    let grid = 1024;
     for level in 0..2 {
         let slot = 6 + level;
         let mut want = hist.clone();
-        topk_radix_hist_reference(&v4, &state, &mut want, n, level, 64, sample, slot).unwrap();
-        topk_radix_hist::run(&mut rt, &v4, &state, &mut hist, n, level, 64, sample, slot).unwrap();
+        topk_radix_hist_reference(&v4, &state, &mut want, n, level, grid, sample, slot).unwrap();
+        topk_radix_hist::run(
+            &mut rt, &v4, &state, &mut hist, n, level, grid, sample, slot,
+        )
+        .unwrap();
         assert_eq!(hist, want, "sample level {level}");
         let mut want = state.clone();
         topk_radix_select_reference(&hist, &mut want, level, slot, k, 1, cap).unwrap();

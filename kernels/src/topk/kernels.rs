@@ -18,13 +18,10 @@ mod kernels {
     #[forge_fn]
     fn order_key(x: f32) -> u32 {
         let bits = x.to_bits();
-        let mut key = bits | 0x80000000;
-        if (bits & 0x7fffffff) > 0x7f800000 {
-            key = 0xffffffff;
-        } else if (bits >> 31) != 0 {
-            key = !bits;
-        }
-        key
+        // The sign, shifted arithmetically, flips every bit of a negative value; a
+        // positive one gets its sign bit set. Two instructions, then NaN's select.
+        let flip = ((bits as i32) >> 31) as u32 | 0x80000000;
+        select(bits ^ flip, 0xffffffffu32, (bits & 0x7fffffff) > 0x7f800000)
     }
 
     /// Component `c` (0..4) of `v`.
@@ -70,6 +67,17 @@ mod kernels {
             digit(v.y, e0 + 1, n, 0, prefix, 0, shift, mask),
             digit(v.z, e0 + 2, n, 0, prefix, 0, shift, mask),
             digit(v.w, e0 + 3, n, 0, prefix, 0, shift, mask),
+        )
+    }
+
+    /// The `f32`s whose bits are `u`.
+    #[forge_fn]
+    fn bits4(u: UVec4) -> Vec4 {
+        Vec4::new(
+            f32::from_bits(u.x),
+            f32::from_bits(u.y),
+            f32::from_bits(u.z),
+            f32::from_bits(u.w),
         )
     }
 
@@ -131,6 +139,78 @@ mod kernels {
             l[r] = up;
         }
         l[8] = l[8].max(down);
+    }
+
+    /// Orders entries `i < j` of `a`: the larger to `i`.
+    #[forge_fn]
+    fn order_pair(a: &mut [u32; 9], i: u32, j: u32) {
+        let hi = a[i].max(a[j]);
+        a[j] = a[i].min(a[j]);
+        a[i] = hi;
+    }
+
+    /// Packs the eight elements of `v0` and `v1` ([`packed`]), at positions `pos0..` of
+    /// their block, into `batch[0..8]`; those at positions past `len` (or before the block:
+    /// the subtraction wraps) become 0, which the best nine never take.
+    #[forge_fn]
+    fn pack8(batch: &mut [u32; 9], v0: Vec4, v1: Vec4, pos0: u32, len: u32, pmask: u32) {
+        #[unroll]
+        for c in 0..8 {
+            let x = component(select(v1, v0, c < 4), c % 4);
+            batch[c] = select(0u32, packed(x, pos0 + c, pmask), pos0 + c < len);
+        }
+    }
+
+    /// Takes the eight packed keys of `batch` into the best nine `l`: with `sorted`,
+    /// sorts the batch (19 compare-exchanges, the optimal network for eight) and merges
+    /// it, 86 `min`/`max` where eight [`push_best`] take 136: the larger of `l[i]` and
+    /// `batch[7 - i]` make a bitonic run that holds the best eight of both, three
+    /// half-cleaners sort it, and `l[8]` keeps the largest of the keys dropped. Either way
+    /// `l` ends as the best nine of both, keys being unique.
+    #[forge_fn]
+    fn take8(l: &mut [u32; 9], batch: &mut [u32; 9], sorted: bool) {
+        if sorted {
+            order_pair(batch, 0, 2);
+            order_pair(batch, 1, 3);
+            order_pair(batch, 4, 6);
+            order_pair(batch, 5, 7);
+            order_pair(batch, 0, 4);
+            order_pair(batch, 1, 5);
+            order_pair(batch, 2, 6);
+            order_pair(batch, 3, 7);
+            order_pair(batch, 0, 1);
+            order_pair(batch, 2, 3);
+            order_pair(batch, 4, 5);
+            order_pair(batch, 6, 7);
+            order_pair(batch, 2, 4);
+            order_pair(batch, 3, 5);
+            order_pair(batch, 1, 4);
+            order_pair(batch, 3, 6);
+            order_pair(batch, 1, 2);
+            order_pair(batch, 3, 4);
+            order_pair(batch, 5, 6);
+            #[unroll]
+            for i in 0..8 {
+                let hi = l[i].max(batch[7 - i]);
+                l[8] = l[8].max(l[i].min(batch[7 - i]));
+                l[i] = hi;
+            }
+            #[unroll]
+            for s in 0..3 {
+                let stride = 4u32 >> s;
+                #[unroll]
+                for i in 0..8 {
+                    if (i & stride) == 0 {
+                        order_pair(l, i, i + stride);
+                    }
+                }
+            }
+        } else {
+            #[unroll]
+            for c in 0..8 {
+                push_best(l, batch[c]);
+            }
+        }
     }
 
     /// Whether element `e` with key `key` is at or above the prefix `(pk, pmask, pi,
@@ -387,8 +467,8 @@ mod kernels {
     /// Both give the same result: the order of the pushes does not change the best nine,
     /// whose keys are unique.
     #[forge_kernel(crate = ::forge_core, workgroup = 64, threads = n.div_ceil(b), ext = false,
-        knobs(STAGE = 0),
-        tune(workgroup = [64, 256, 128], STAGE = [0, 1]),
+        knobs(STAGE = 0, BATCH = 1),
+        tune(workgroup = [64, 256, 128], STAGE = [0, 1], BATCH = [1, 8]),
         reference = topk_rows_reference, tolerance(abs = 0.0, rel = 0.0),
         case(n = 1, b = 1, k = 1, local = 1),
         case(n = 5, b = 64, k = 3, local = 1),
@@ -409,10 +489,11 @@ mod kernels {
         k: u32,
         local: u32,
     ) {
-        // A round of staging: `CH4` `Vec4`s (as bits) of each of the `WG` blocks, 16 KiB.
+        // A round of staging: `CH4` `Vec4`s (as bits) of each of the `WG` blocks, 16 KiB;
+        // one slot without staging, where 16 KiB would cost occupancy for nothing.
         const CH4: u32 = 1024 / WG;
         #[shared]
-        let mut tile = [UVec4::ZERO; 1024];
+        let mut tile = [UVec4::ZERO; 1023 * STAGE + 1];
         let lid = local_index();
         let blk = global_index();
         let nb = n.div_ceil(b);
@@ -421,6 +502,7 @@ mod kernels {
         let live = blk < nb;
         let start = blk * b;
         let end = (start + b).min(n);
+        let len = end - start;
         let pbits = 32 - (b - 1).leading_zeros();
         let pmask = (1u32 << pbits) - 1;
         let b4 = b / 4;
@@ -444,26 +526,25 @@ mod kernels {
                     if off < b4 && g < n4 {
                         v = vals[g];
                     }
-                    tile[tile_slot(s / CH4, s % CH4, CH4)] = UVec4::new(
-                        v.x.to_bits(),
-                        v.y.to_bits(),
-                        v.z.to_bits(),
-                        v.w.to_bits(),
-                    );
+                    tile[tile_slot(s / CH4, s % CH4, CH4)] =
+                        UVec4::new(v.x.to_bits(), v.y.to_bits(), v.z.to_bits(), v.w.to_bits());
                 }
                 workgroup_barrier();
                 if live {
                     #[unroll]
-                    for j in 0..CH4 {
-                        let v = tile[tile_slot(lid, j, CH4)];
-                        let i0 = start + 4 * (r * CH4 + j);
-                        #[unroll]
-                        for c in 0..4 {
-                            if i0 + c < end {
-                                let x = f32::from_bits(ucomponent(v, c));
-                                push_best(&mut l, packed(x, i0 + c - start, pmask));
-                            }
-                        }
+                    for h in 0..CH4 / 2 {
+                        let v0 = tile[tile_slot(lid, 2 * h, CH4)];
+                        let v1 = tile[tile_slot(lid, 2 * h + 1, CH4)];
+                        let mut batch = [0u32; 9];
+                        pack8(
+                            &mut batch,
+                            bits4(v0),
+                            bits4(v1),
+                            4 * (r * CH4 + 2 * h),
+                            len,
+                            pmask,
+                        );
+                        take8(&mut l, &mut batch, BATCH == 8);
                     }
                 }
                 // The next round overwrites the tile.
@@ -480,14 +561,12 @@ mod kernels {
                 let v1 = vals[(w + 1).min(last4)];
                 let v2 = vals[(w + 2).min(last4)];
                 let v3 = vals[(w + 3).min(last4)];
-                #[unroll]
-                for c in 0..16 {
-                    let i = (w << 2) + c;
-                    if i >= start && i < end {
-                        let x = component(quad(v0, v1, v2, v3, c / 4), c % 4);
-                        push_best(&mut l, packed(x, i - start, pmask));
-                    }
-                }
+                let pos = (w << 2) - start;
+                let mut batch = [0u32; 9];
+                pack8(&mut batch, v0, v1, pos, len, pmask);
+                take8(&mut l, &mut batch, BATCH == 8);
+                pack8(&mut batch, v2, v3, pos + 8, len, pmask);
+                take8(&mut l, &mut batch, BATCH == 8);
                 w += 4;
             }
         }
@@ -598,26 +677,22 @@ mod kernels {
                 i += WG;
             }
         } else if live {
-            // Write the best `k`, shifting the list up after each.
-            let mut r = 0u32;
-            while r < k {
-                let o = blk * k + r;
-                if p[0] == pad {
-                    out_vals[o] = f32::from_bits(0xff800000u32);
-                    out_ids[o] = pad;
-                } else {
-                    let src = start + p[0];
-                    // Values keep their bits: re-read rather than decode the key (NaNs share
-                    // one key).
-                    out_vals[o] = component(vals[src >> 2], src & 3);
-                    out_ids[o] = select(src, p[0], local != 0);
+            // Write the best `k`, unrolled so that the re-reads are all in flight at once.
+            #[unroll]
+            for r in 0..8 {
+                if r < k {
+                    let o = blk * k + r;
+                    if p[r] == pad {
+                        out_vals[o] = f32::from_bits(0xff800000u32);
+                        out_ids[o] = pad;
+                    } else {
+                        let src = start + p[r];
+                        // Values keep their bits: re-read rather than decode the key (NaNs
+                        // share one key).
+                        out_vals[o] = component(vals[src >> 2], src & 3);
+                        out_ids[o] = select(src, p[r], local != 0);
+                    }
                 }
-                #[unroll]
-                for j in 0..7 {
-                    p[j] = p[j + 1];
-                }
-                p[7] = pad;
-                r += 1;
             }
         }
     }
