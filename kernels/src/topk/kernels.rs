@@ -467,8 +467,8 @@ mod kernels {
     /// Both give the same result: the order of the pushes does not change the best nine,
     /// whose keys are unique.
     #[forge_kernel(crate = ::forge_core, workgroup = 64, threads = n.div_ceil(b), ext = false,
-        knobs(STAGE = 0, BATCH = 1),
-        tune(workgroup = [64, 256, 128], STAGE = [0, 1], BATCH = [1, 8]),
+        knobs(STAGE = 0, BATCH = 1, AHEAD = 0),
+        tune(workgroup = [64, 256, 128], STAGE = [0, 1], BATCH = [1, 8], AHEAD = [0, 1]),
         reference = topk_rows_reference, tolerance(abs = 0.0, rel = 0.0),
         case(n = 1, b = 1, k = 1, local = 1),
         case(n = 5, b = 64, k = 3, local = 1),
@@ -515,22 +515,43 @@ mod kernels {
         if staged {
             let n4 = n.div_ceil(4);
             let rounds = b4.div_ceil(CH4);
-            for r in 0..rounds {
+            // This invocation's share of a round, loaded in the step before the round is
+            // taken when `AHEAD = 1`, so that the loads of the next round are in flight
+            // while this one is taken.
+            let mut regs = [Vec4::ZERO; CH4];
+            let mut held = [Vec4::ZERO; CH4];
+            for step in 0..rounds + AHEAD {
                 #[unroll]
                 for i in 0..CH4 {
-                    // Slot `s` of the round: `Vec4` `s % CH4` of block `first + s / CH4`.
-                    let s = lid + i * WG;
-                    let off = r * CH4 + s % CH4;
-                    let g = (first + s / CH4) * b4 + off;
-                    let mut v = Vec4::ZERO;
-                    if off < b4 && g < n4 {
-                        v = vals[g];
+                    held[i] = regs[i];
+                }
+                if step < rounds {
+                    #[unroll]
+                    for i in 0..CH4 {
+                        // Slot `s` of the round: `Vec4` `s % CH4` of block `first + s / CH4`.
+                        let s = lid + i * WG;
+                        let off = step * CH4 + s % CH4;
+                        let g = (first + s / CH4) * b4 + off;
+                        regs[i] = Vec4::ZERO;
+                        if off < b4 && g < n4 {
+                            regs[i] = vals[g];
+                        }
                     }
-                    tile[tile_slot(s / CH4, s % CH4, CH4)] =
-                        UVec4::new(v.x.to_bits(), v.y.to_bits(), v.z.to_bits(), v.w.to_bits());
+                }
+                // The round taken in this step (none in the first step with `AHEAD`: the
+                // subtraction wraps).
+                let r = step - AHEAD;
+                if r < rounds {
+                    #[unroll]
+                    for i in 0..CH4 {
+                        let s = lid + i * WG;
+                        let v = select(held[i], regs[i], AHEAD == 0);
+                        tile[tile_slot(s / CH4, s % CH4, CH4)] =
+                            UVec4::new(v.x.to_bits(), v.y.to_bits(), v.z.to_bits(), v.w.to_bits());
+                    }
                 }
                 workgroup_barrier();
-                if live {
+                if r < rounds && live {
                     #[unroll]
                     for h in 0..CH4 / 2 {
                         let v0 = tile[tile_slot(lid, 2 * h, CH4)];
@@ -547,8 +568,8 @@ mod kernels {
                         take8(&mut l, &mut batch, BATCH == 8);
                     }
                 }
-                // The next round overwrites the tile.
-                if r + 1 < rounds {
+                // The next round overwrites the tile; after the last, `whole` reads it.
+                if step + 1 < rounds + AHEAD {
                     workgroup_barrier();
                 }
             }
@@ -576,19 +597,14 @@ mod kernels {
         if live {
             // Whether packing could have changed the first `k`: walk entries r and r + 1.
             let mut exact = true;
-            let mut c = [0u32; 9];
             #[unroll]
-            for r in 0..9 {
-                c[r] = l[r];
-            }
-            let mut r = 0u32;
-            while r < k {
-                if c[1] != 0 && (c[0] & !pmask) == (c[1] & !pmask) {
+            for r in 0..8 {
+                if r < k && l[r + 1] != 0 && (l[r] & !pmask) == (l[r + 1] & !pmask) {
                     if r + 1 == k {
                         exact = false;
                     } else {
-                        let s0 = start + pmask - (c[0] & pmask);
-                        let s1 = start + pmask - (c[1] & pmask);
+                        let s0 = start + pmask - (l[r] & pmask);
+                        let s1 = start + pmask - (l[r + 1] & pmask);
                         let x0 = order_key(component(vals[s0 >> 2], s0 & 3));
                         let x1 = order_key(component(vals[s1 >> 2], s1 & 3));
                         if x0 != x1 {
@@ -596,12 +612,6 @@ mod kernels {
                         }
                     }
                 }
-                #[unroll]
-                for j in 0..8 {
-                    c[j] = c[j + 1];
-                }
-                c[8] = 0;
-                r += 1;
             }
             #[unroll]
             for j in 0..8 {
