@@ -20,7 +20,9 @@
 //! # Blocks: two kernels
 //! With `k ≤ 8` ([`TOPK_ROWS_MAX_K`]), [`topk_rows`] gives each block to one invocation,
 //! which keeps the best nine in registers (see the kernel for the packed keys and their
-//! exact fallback): one read of the input, no workgroup memory, no barriers.
+//! exact fallback): one read of the input. Its schedules either load each block alone or
+//! stage the workgroup's blocks through workgroup memory with coalesced loads, and push
+//! elements one by one or eight at a time; all give bit-identical results.
 //!
 //! Otherwise [`topk_select`] does, also in one read: a workgroup loads whole blocks into
 //! workgroup memory as 32-bit keys (the order above, made unsigned) with their positions,
@@ -39,10 +41,13 @@
 //! key then the complemented index, which is unique and puts equal values in index order
 //! ([`TopkGlobalScratch`] describes its state). Every pass is recorded into one submission
 //! ([`topk_global_record`]):
-//! 1. a sample of one `Vec4` in up to 256 is histogrammed on the top 11 bits of the key,
-//!    then on the next 11 bits of the bin that holds its `k`-th largest: that sets a floor
-//!    of 22 bits. The sample is part of the data, so at least `k` elements reach it, and
-//!    about `k` times the sampling ratio do ([`topk_radix_hist`], [`topk_radix_select`]);
+//! 1. a sample of one `Vec4` in up to 256 sets a floor of 22 bits in two levels: a
+//!    histogram on the top 11 bits of the key of each sampling invocation's largest
+//!    element, then one on the next 11 bits of every sampled element in the bin that holds
+//!    the `k`-th largest maximum. The `k`-th largest maximum is at most the sample's `k`-th
+//!    largest element, and the sample is part of the data, so at least `k` elements reach
+//!    the floor, and about `k` times the sampling ratio do ([`topk_radix_hist`],
+//!    [`topk_radix_select`]);
 //! 2. the one full read ([`topk_radix_mark`]): level 0's histogram of the elements at or
 //!    above the floor, which it also marks in a bitmap (one bit per element, written per
 //!    chunk of 65536 elements, so it is deterministic and needs no clearing);
