@@ -65,3 +65,69 @@ fn the_async_forms_refuse_what_the_blocking_ones_refuse() {
     assert_eq!(blocking.to_string(), awaited.to_string());
     assert!(awaited.to_string().contains("gemv"), "{awaited}");
 }
+
+/// The timers' `_async` forms, awaited natively: the timed buffers hold what one call
+/// computes (the oracle's result), every sample is a positive time, and a bad call is the
+/// blocking form's error.
+#[test]
+fn the_async_timers_time_what_the_blocking_ones_time() {
+    use wgsl_forge::timing::TimingOptions;
+    use wgsl_forge::{DynArgs, HostBuffer, ScalarValue};
+    let mut rt = pollster::block_on(ForgeRuntime::new_async(1 << 28)).expect("a GPU adapter");
+    let (m, n) = (37u32, 1001u32);
+    let a: Vec<[f32; 4]> = (0..(m * n).div_ceil(4))
+        .map(|i| std::array::from_fn(|j| ((i * 4 + j as u32) % 7) as f32 - 3.0))
+        .collect();
+    let x: Vec<[f32; 4]> = (0..n.div_ceil(4))
+        .map(|i| std::array::from_fn(|j| ((i * 4 + j as u32) % 5) as f32 * 0.5))
+        .collect();
+    let layout = gemv::Kernel.layout();
+    let args = DynArgs {
+        scalars: vec![ScalarValue::U32(m), ScalarValue::U32(n)],
+        buffers: vec![
+            Some(HostBuffer::from_slice(layout[0].elem, &a)),
+            Some(HostBuffer::from_slice(layout[1].elem, &x)),
+            None,
+        ],
+    };
+    let opts = TimingOptions {
+        warmup_ns: 1.0e6,
+        passes: 3,
+        target_pass_ns: 1.0e5,
+        read_back: true,
+        ..TimingOptions::default()
+    };
+    let schedule = gemv::DEFAULT_SCHEDULE;
+    let run = pollster::block_on(rt.time_kernel_with_async(&gemv::Kernel, &schedule, &args, &opts))
+        .unwrap();
+    assert_eq!(run.timing.samples.len(), 3);
+    assert!(run
+        .timing
+        .samples
+        .iter()
+        .all(|&ns| ns > 0.0 && ns.is_finite()));
+    let outputs = run.outputs.expect("read back");
+    let y: &[f32] = bytemuck::cast_slice(&outputs[0].words()[..m as usize]);
+    // Small integers and halves: the sums are exact, in any order.
+    assert_eq!(y, gemv::cpu(&a, &x, m, n).unwrap());
+
+    let t = rt.zeros::<f32>(1 << 16).unwrap();
+    let calls = TimingOptions {
+        warmup_ns: 1.0e6,
+        ..TimingOptions::default()
+    };
+    let timing =
+        pollster::block_on(rt.time_calls_async("clear", &calls, |rt| rt.clear(&t))).unwrap();
+    assert_eq!(timing.samples.len(), 7);
+    assert!(timing.median_ns > 0.0);
+
+    let mut short = args.clone();
+    short.buffers[1] = Some(HostBuffer::from_slice(layout[1].elem, &x[..1]));
+    let blocking = rt
+        .time_kernel_with(&gemv::Kernel, &schedule, &short, &opts)
+        .unwrap_err();
+    let awaited =
+        pollster::block_on(rt.time_kernel_with_async(&gemv::Kernel, &schedule, &short, &opts))
+            .unwrap_err();
+    assert_eq!(blocking.to_string(), awaited.to_string());
+}

@@ -1,11 +1,13 @@
 //! WGSL Forge in the browser: the certifier run on the page's WebGPU (issue 17).
 //!
-//! [`certify_builtins`] is the browser's `forge certify`: every built-in kernel, at its
-//! default schedule (or at every schedule of its tuning space), certified by
-//! [`certify_async`]: the GPU against the oracle, the oracle against the independent
-//! reference, the GPU again with poisoned outputs. The oracle and the references run here,
-//! in wasm. A kernel whose feature the adapter lacks, or a schedule over its limits, is
-//! skipped with the reason, as the tuner skips them; it is not a failure.
+//! [`certify_page`] is the browser's `forge certify`: every built-in kernel, every example's
+//! kernel and the contract's kernels ([`examples`]), at their default schedules (or at every
+//! schedule of their tuning spaces), certified by [`certify_async`]: the GPU against the
+//! oracle, the oracle against the independent reference, the GPU again with poisoned
+//! outputs. The oracle and the references run here, in wasm. A kernel whose feature the
+//! adapter lacks, or a schedule over its limits, is skipped with the reason, as the tuner
+//! skips them; it is not a failure. Then [`timing::time_passed`] times every kernel that
+//! passed with the adapter's timestamp queries.
 //!
 //! The same code runs natively (its tests drive it with pollster on lavapipe); in a
 //! browser, `certify_in_browser` (wasm only) is what `web/page.mjs` calls, and
@@ -13,6 +15,9 @@
 
 use wgsl_forge::certify::{certify_async, CertOptions, CertReport};
 use wgsl_forge::prelude::*;
+
+pub mod examples;
+pub mod timing;
 
 /// The seed of the browser's test vectors: `forge certify`'s default.
 pub const SEED: u64 = 0x5EED;
@@ -27,12 +32,11 @@ pub enum Outcome {
 }
 
 /// One row of the table.
-#[derive(Debug)]
 pub struct Row {
-    /// The kernel's name.
-    pub kernel: &'static str,
-    /// The schedule, as `forge certify` prints it.
-    pub schedule: String,
+    /// The kernel.
+    pub kernel: &'static dyn Kernel,
+    /// The schedule it was certified at (or skipped).
+    pub schedule: Schedule,
     /// What happened.
     pub outcome: Outcome,
 }
@@ -54,7 +58,12 @@ impl Row {
                 };
                 let mut lines = vec![format!(
                     "{:<24} {:<36} {:<14} {:.2e} abs / {:.2e} rel  {}",
-                    self.kernel, self.schedule, cases, r.max_abs_err, r.max_rel_err, r.verdict
+                    self.kernel.name(),
+                    self.schedule.to_string(),
+                    cases,
+                    r.max_abs_err,
+                    r.max_rel_err,
+                    r.verdict
                 )];
                 lines.extend(r.failures.iter().map(|f| format!("FAIL {f}")));
                 lines.extend(r.skipped.iter().map(|s| format!("skip {s}")));
@@ -62,7 +71,8 @@ impl Row {
             }
             Outcome::Skipped(why) => vec![format!(
                 "{:<24} {:<36} skipped: {why}",
-                self.kernel, self.schedule
+                self.kernel.name(),
+                self.schedule.to_string()
             )],
         }
     }
@@ -83,7 +93,7 @@ pub fn skip_reason(rt: &ForgeRuntime, kernel: &dyn Kernel, schedule: &Schedule) 
 /// Only a lost device is an error: nothing after it could run.
 pub async fn certify_kernels(
     rt: &mut ForgeRuntime,
-    kernels: &[&dyn Kernel],
+    kernels: &[&'static dyn Kernel],
     every_schedule: bool,
     log: &mut dyn FnMut(&str),
 ) -> Result<Vec<Row>, ForgeError> {
@@ -103,8 +113,8 @@ pub async fn certify_kernels(
                 }
             };
             let row = Row {
-                kernel: kernel.name(),
-                schedule: schedule.to_string(),
+                kernel,
+                schedule,
                 outcome,
             };
             for line in row.lines() {
@@ -116,14 +126,32 @@ pub async fn certify_kernels(
     Ok(rows)
 }
 
-/// Every built-in kernel: see [`certify_kernels`].
-pub async fn certify_builtins(
+/// The page's kernels, in the order it certifies them, each group with its heading: the
+/// built-ins, the examples' kernels, the contract's kernels.
+pub fn page_kernels() -> Vec<(&'static str, Vec<&'static dyn Kernel>)> {
+    vec![
+        ("built-in kernels", wgsl_forge::kernels::registry::builtin()),
+        ("example kernels (examples/)", examples::example_kernels()),
+        (
+            "contract kernels (tests/contract_kernels, written from DESIGN.md)",
+            examples::contract_kernels(),
+        ),
+    ]
+}
+
+/// Every kernel of [`page_kernels`], each group under its heading: see
+/// [`certify_kernels`].
+pub async fn certify_page(
     rt: &mut ForgeRuntime,
     every_schedule: bool,
     log: &mut dyn FnMut(&str),
 ) -> Result<Vec<Row>, ForgeError> {
-    let kernels = wgsl_forge::kernels::registry::builtin();
-    certify_kernels(rt, &kernels, every_schedule, log).await
+    let mut rows = Vec::new();
+    for (heading, kernels) in page_kernels() {
+        log(&format!("{heading}:"));
+        rows.extend(certify_kernels(rt, &kernels, every_schedule, log).await?);
+    }
+    Ok(rows)
 }
 
 /// The last line: `browser: N/M certifications passed` (skipped rows are not counted).
@@ -166,10 +194,12 @@ mod browser {
     use super::*;
     use wasm_bindgen::prelude::*;
 
-    /// The page's entry: opens a runtime on the browser's WebGPU, certifies every built-in
-    /// (`every_schedule`: at every schedule of its tuning space), or only [`skips_last`]
-    /// with `wrong`, calling `log(line)` for each line of the table. Returns
-    /// `{ ok, summary }` as JSON; `ok` is false on any failure, or when nothing ran.
+    /// The page's entry: opens a runtime on the browser's WebGPU, certifies every kernel
+    /// of [`page_kernels`] (`every_schedule`: at every schedule of its tuning space) and
+    /// times those that passed, or certifies only [`skips_last`] with `wrong`, calling
+    /// `log(line)` for each line of the table. Returns `{ ok, summary, timed }` as JSON;
+    /// `ok` is false on any failure, or when nothing ran; `timed` is the number of kernels
+    /// timed with timestamp queries (null when the adapter has none).
     #[wasm_bindgen]
     pub async fn certify_in_browser(
         every_schedule: bool,
@@ -179,8 +209,8 @@ mod browser {
         let mut emit = |line: &str| {
             let _ = log.call1(&JsValue::NULL, &JsValue::from_str(line));
         };
-        let (ok, summary) = match run(every_schedule, wrong, &mut emit).await {
-            Ok(rows) => {
+        let (ok, summary, timed) = match run(every_schedule, wrong, &mut emit).await {
+            Ok((rows, timed)) => {
                 let certified = rows
                     .iter()
                     .any(|r| matches!(r.outcome, Outcome::Certified(_)));
@@ -190,18 +220,19 @@ mod browser {
                             .iter()
                             .all(|r| r.passed() || matches!(r.outcome, Outcome::Skipped(_))),
                     super::summary(&rows),
+                    timed,
                 )
             }
-            Err(e) => (false, format!("browser: error: {e}")),
+            Err(e) => (false, format!("browser: error: {e}"), None),
         };
-        serde_json::json!({ "ok": ok, "summary": summary }).to_string()
+        serde_json::json!({ "ok": ok, "summary": summary, "timed": timed }).to_string()
     }
 
     async fn run(
         every_schedule: bool,
         wrong: bool,
         log: &mut dyn FnMut(&str),
-    ) -> Result<Vec<Row>, ForgeError> {
+    ) -> Result<(Vec<Row>, Option<usize>), ForgeError> {
         let mut rt = ForgeRuntime::new_async(512 << 20).await?;
         let info = rt.adapter_info();
         log(&format!(
@@ -211,10 +242,12 @@ mod browser {
             rt.emission()
         ));
         if wrong {
-            certify_kernels(&mut rt, &[&skips_last::Kernel], false, log).await
-        } else {
-            certify_builtins(&mut rt, every_schedule, log).await
+            let rows = certify_kernels(&mut rt, &[&skips_last::Kernel], false, log).await?;
+            return Ok((rows, None));
         }
+        let rows = certify_page(&mut rt, every_schedule, log).await?;
+        let timed = timing::time_passed(&mut rt, &rows, log).await?;
+        Ok((rows, timed.map(|t| t.len())))
     }
 }
 
@@ -228,16 +261,18 @@ mod tests {
             .expect("a GPU adapter (lavapipe in CI)")
     }
 
-    /// What the page runs, run natively: every built-in passes, every line is logged.
+    /// What the page runs, run natively: every built-in, example and contract kernel
+    /// passes, every line is logged, each group under its heading; then every kernel is
+    /// timed with timestamp queries (lavapipe has them), at a positive time.
     #[test]
-    fn every_builtin_certifies_through_the_async_certifier() {
+    fn every_page_kernel_certifies_through_the_async_certifier_and_is_timed() {
         let mut rt = runtime();
         let mut lines = Vec::new();
-        let rows = pollster::block_on(certify_builtins(&mut rt, false, &mut |l| {
+        let rows = pollster::block_on(certify_page(&mut rt, false, &mut |l| {
             lines.push(l.to_string())
         }))
         .unwrap();
-        let n = wgsl_forge::kernels::registry::builtin().len();
+        let n: usize = page_kernels().iter().map(|(_, k)| k.len()).sum();
         assert_eq!(rows.len(), n);
         for r in &rows {
             assert!(r.passed(), "{:?}", r.lines());
@@ -246,12 +281,35 @@ mod tests {
             summary(&rows),
             format!("browser: {n}/{n} certifications passed")
         );
-        assert!(
-            lines
-                .iter()
-                .any(|l| l.starts_with("gemv ") && l.ends_with("PASS")),
-            "{lines:?}"
-        );
+        for (heading, kernels) in page_kernels() {
+            let at = lines.iter().position(|l| *l == format!("{heading}:"));
+            let at = at.unwrap_or_else(|| panic!("no heading {heading:?} in {lines:?}"));
+            let first = format!("{} ", kernels[0].name());
+            assert!(lines[at + 1].starts_with(&first), "{lines:?}");
+        }
+        for name in ["gemv ", "histogram64 ", "blur "] {
+            assert!(
+                lines
+                    .iter()
+                    .any(|l| l.starts_with(name) && l.ends_with("PASS")),
+                "{name}: {lines:?}"
+            );
+        }
+
+        assert!(rt.has_timestamps(), "lavapipe has timestamp queries");
+        let mut timing_lines = Vec::new();
+        let timed = pollster::block_on(timing::time_passed(&mut rt, &rows, &mut |l| {
+            timing_lines.push(l.to_string())
+        }))
+        .unwrap()
+        .expect("timed with timestamps");
+        assert_eq!(timed.len(), n, "{timing_lines:?}");
+        for (t, row) in timed.iter().zip(&rows) {
+            assert_eq!(t.kernel, row.kernel.name());
+            assert!(t.timing.median_ns > 0.0 && t.timing.median_ns.is_finite());
+            assert_eq!(t.timing.samples.len(), 5);
+            assert!(timing_lines.contains(&t.line()));
+        }
     }
 
     /// The page's `?wrong=1` kernel fails, on the GPU-vs-oracle comparison of the

@@ -169,21 +169,35 @@ struct Pending {
     retained: Vec<Lease>,
 }
 
-/// A buffer map's outcome, set by wgpu's callback: taken at once after a native wait, or
-/// awaited in a browser, where the callback runs from the event loop.
-#[derive(Clone, Default)]
-struct MapSignal(Arc<Mutex<MapState>>);
+/// A one-shot outcome set by a wgpu callback (a buffer map, the queue's work done): taken at
+/// once after a native wait, or awaited in a browser, where the callback runs from the
+/// event loop. Awaiting gives `None` only if the lock was poisoned.
+struct Signal<T>(Arc<Mutex<SignalState<T>>>);
 
-#[derive(Default)]
-struct MapState {
-    result: Option<std::result::Result<(), wgpu::BufferAsyncError>>,
+struct SignalState<T> {
+    value: Option<T>,
     waker: Option<std::task::Waker>,
 }
 
-impl MapSignal {
-    fn set(&self, result: std::result::Result<(), wgpu::BufferAsyncError>) {
+impl<T> Default for Signal<T> {
+    fn default() -> Self {
+        Signal(Arc::new(Mutex::new(SignalState {
+            value: None,
+            waker: None,
+        })))
+    }
+}
+
+impl<T> Clone for Signal<T> {
+    fn clone(&self) -> Self {
+        Signal(self.0.clone())
+    }
+}
+
+impl<T> Signal<T> {
+    fn set(&self, value: T) {
         if let Ok(mut state) = self.0.lock() {
-            state.result = Some(result);
+            state.value = Some(value);
             if let Some(waker) = state.waker.take() {
                 waker.wake();
             }
@@ -191,23 +205,23 @@ impl MapSignal {
     }
 
     #[cfg(not(target_arch = "wasm32"))]
-    fn take(&self) -> Option<std::result::Result<(), wgpu::BufferAsyncError>> {
-        self.0.lock().ok()?.result.take()
+    fn take(&self) -> Option<T> {
+        self.0.lock().ok()?.value.take()
     }
 }
 
-impl std::future::Future for MapSignal {
-    type Output = std::result::Result<(), wgpu::BufferAsyncError>;
+impl<T> std::future::Future for Signal<T> {
+    type Output = Option<T>;
 
     fn poll(
         self: std::pin::Pin<&mut Self>,
         cx: &mut std::task::Context<'_>,
     ) -> std::task::Poll<Self::Output> {
         let Ok(mut state) = self.0.lock() else {
-            return std::task::Poll::Ready(Err(wgpu::BufferAsyncError));
+            return std::task::Poll::Ready(None);
         };
-        match state.result.take() {
-            Some(r) => std::task::Poll::Ready(r),
+        match state.value.take() {
+            Some(v) => std::task::Poll::Ready(Some(v)),
             None => {
                 state.waker = Some(cx.waker().clone());
                 std::task::Poll::Pending
@@ -215,6 +229,9 @@ impl std::future::Future for MapSignal {
         }
     }
 }
+
+/// A buffer map's outcome.
+type MapSignal = Signal<std::result::Result<(), wgpu::BufferAsyncError>>;
 
 /// Hands out [`Gpu::id`]s.
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
@@ -780,7 +797,7 @@ impl Gpu {
         let result = mapped.take();
         #[cfg(target_arch = "wasm32")]
         let result = {
-            let result = Some(mapped.await);
+            let result = Some(mapped.await.unwrap_or(Err(wgpu::BufferAsyncError)));
             if let Some(e) = deferred::first_error().await {
                 if result.as_ref().is_some_and(|r| r.is_ok()) {
                     buffer.unmap();
@@ -852,6 +869,25 @@ impl Gpu {
         match self.check_lost() {
             Err(lost) => lost,
             Ok(()) => err,
+        }
+    }
+
+    /// [`Gpu::wait`], awaited: until the work submitted so far has finished. On native it
+    /// polls the device; in a browser it awaits the queue's `onSubmittedWorkDone`, then
+    /// reports the errors that earlier calls' scopes caught, as [`Gpu::read_async`] does.
+    pub async fn wait_async(&self) -> Result<()> {
+        #[cfg(not(target_arch = "wasm32"))]
+        return self.wait();
+        #[cfg(target_arch = "wasm32")]
+        {
+            let done = Signal::<()>::default();
+            let signal = done.clone();
+            self.queue.on_submitted_work_done(move || signal.set(()));
+            done.await;
+            if let Some(e) = deferred::first_error().await {
+                return Err(self.gpu_error("an earlier call (reported at a wait)", &e));
+            }
+            self.check_lost()
         }
     }
 

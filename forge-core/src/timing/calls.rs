@@ -46,12 +46,22 @@ impl ForgeRuntime {
         &mut self,
         label: &'static str,
         opts: &TimingOptions,
+        record: impl FnMut(&mut ForgeRuntime) -> Result<()>,
+    ) -> Result<Timing> {
+        crate::blocking::block_on("`time_calls`", self.time_calls_async(label, opts, record))
+    }
+
+    /// [`ForgeRuntime::time_calls`], awaited: the form a browser calls.
+    pub async fn time_calls_async(
+        &mut self,
+        label: &'static str,
+        opts: &TimingOptions,
         mut record: impl FnMut(&mut ForgeRuntime) -> Result<()>,
     ) -> Result<Timing> {
         let passes = opts.passes.max(1);
         let repeats = opts.repeats.unwrap_or(1).max(1);
         self.flush()?;
-        self.gpu().wait()?;
+        self.gpu().wait_async().await?;
         // Warm-up: at least `warmup` calls and `warmup_ns` of wall time, in batches that
         // double until one takes 10 ms, so that an idle GPU's clocks come up first.
         let start = Instant::now();
@@ -63,7 +73,7 @@ impl ForgeRuntime {
             }
             let t = Instant::now();
             self.flush()?;
-            self.gpu().wait()?;
+            self.gpu().wait_async().await?;
             done = done.saturating_add(batch);
             if t.elapsed().as_secs_f64() < 0.01 && batch < 4096 {
                 batch *= 2;
@@ -80,14 +90,14 @@ impl ForgeRuntime {
         let mut retries_left = opts.max_retries;
         while (pass_ns.len() as u32) < passes {
             let ns = match timer {
-                Timer::Timestamp => self.timed_call_pass(label, repeats, &mut record)?,
+                Timer::Timestamp => self.timed_call_pass(label, repeats, &mut record).await?,
                 Timer::WallClock => {
                     for _ in 0..repeats {
                         record(self)?;
                     }
                     let start = Instant::now();
                     self.flush()?;
-                    self.gpu().wait()?;
+                    self.gpu().wait_async().await?;
                     Some(start.elapsed().as_nanos() as f64)
                 }
             };
@@ -132,7 +142,7 @@ impl ForgeRuntime {
 
     /// One timed pass of `repeats` calls between two timestamps: the duration, or `None`
     /// when the timer did not advance.
-    fn timed_call_pass(
+    async fn timed_call_pass(
         &mut self,
         label: &'static str,
         repeats: u32,
@@ -152,9 +162,11 @@ impl ForgeRuntime {
         encoder.copy_buffer_to_buffer(&q.resolve, 0, staging.buffer(), 0, bytes);
         gpu.submit(Some(encoder), "timing a call")?;
         let period = gpu.queue().get_timestamp_period();
-        let ticks = gpu.read(staging.buffer(), bytes, |b| {
-            bytemuck::cast_slice::<u8, u64>(b).to_vec()
-        });
+        let ticks = gpu
+            .read_async(staging.buffer(), bytes, |b| {
+                bytemuck::cast_slice::<u8, u64>(b).to_vec()
+            })
+            .await;
         gpu.release(staging);
         let ticks = ticks?;
         Ok(ticks_to_ns(ticks[0], ticks[1], period))

@@ -43,6 +43,12 @@
 //! inputs that fit in L2 from being read from it. `docs/PERFORMANCE.md` ("Timing") has the
 //! measurements.
 //!
+//! Every timer is written once, as an `async fn` ([`ForgeRuntime::time_kernel_with_async`],
+//! [`ForgeRuntime::time_calls_async`]); the blocking forms drive it on the calling thread,
+//! as the rest of the runtime does ([`crate::blocking`]). In a browser the waits await the
+//! queue's `onSubmittedWorkDone` and the readbacks' maps, and the clock is
+//! `performance.now()`.
+//!
 //! Timestamps come from `wgpu::QueryType::Timestamp` queries written at the start and end of
 //! each compute pass (Vulkan writes both once every earlier command has finished),
 //! converted with `Queue::get_timestamp_period`. An adapter without `TIMESTAMP_QUERY` falls
@@ -360,6 +366,19 @@ impl ForgeRuntime {
             .timing)
     }
 
+    /// [`ForgeRuntime::time_kernel`], awaited: the form a browser calls.
+    pub async fn time_kernel_async(
+        &mut self,
+        kernel: &dyn Kernel,
+        schedule: &Schedule,
+        args: &DynArgs,
+    ) -> Result<Timing> {
+        Ok(self
+            .time_kernel_with_async(kernel, schedule, args, &TimingOptions::default())
+            .await?
+            .timing)
+    }
+
     /// [`ForgeRuntime::time_kernel`] with explicit options, and optionally the outputs of
     /// the timed buffers.
     ///
@@ -373,15 +392,33 @@ impl ForgeRuntime {
         args: &DynArgs,
         opts: &TimingOptions,
     ) -> Result<TimedRun> {
+        crate::blocking::block_on(
+            "`time_kernel_with`",
+            self.time_kernel_with_async(kernel, schedule, args, opts),
+        )
+    }
+
+    /// [`ForgeRuntime::time_kernel_with`], awaited: the form a browser calls. In a browser
+    /// the warm-up and the wall clock use `performance.now()`, and every wait for the GPU
+    /// awaits the queue instead of blocking.
+    pub async fn time_kernel_with_async(
+        &mut self,
+        kernel: &dyn Kernel,
+        schedule: &Schedule,
+        args: &DynArgs,
+        opts: &TimingOptions,
+    ) -> Result<TimedRun> {
         let rig = self.rig(kernel, schedule, args, opts.rotate_bytes)?;
         let input_sets = rig.bind_groups.len() as u32;
-        let result = self.measure(&rig, opts);
+        let result = self.measure(&rig, opts).await;
         let result = match result {
-            Ok(timing) if opts.read_back => self.read_back(&rig, kernel).map(|outputs| TimedRun {
-                timing,
-                outputs: Some(outputs),
-                input_sets,
-            }),
+            Ok(timing) if opts.read_back => {
+                self.read_back(&rig, kernel).await.map(|outputs| TimedRun {
+                    timing,
+                    outputs: Some(outputs),
+                    input_sets,
+                })
+            }
             Ok(timing) => Ok(TimedRun {
                 timing,
                 outputs: None,
@@ -599,7 +636,7 @@ impl ForgeRuntime {
     }
 
     /// Warm-up, calibration and the timed batches.
-    fn measure(&mut self, rig: &Rig, opts: &TimingOptions) -> Result<Timing> {
+    async fn measure(&mut self, rig: &Rig, opts: &TimingOptions) -> Result<Timing> {
         let passes = opts.passes.max(1);
         let per_pass = opts.dispatches_per_pass.max(1);
         // Two queries a timed pass, one submission's worth at most.
@@ -633,7 +670,7 @@ impl ForgeRuntime {
                 rig.pass(&mut encoder, 1, None);
             }
             let t = Instant::now();
-            self.submit_and_wait(encoder)?;
+            self.submit_and_wait(encoder).await?;
             done = done.saturating_add(batch);
             if t.elapsed().as_secs_f64() < 0.01 && batch < 4096 {
                 batch *= 2;
@@ -643,7 +680,8 @@ impl ForgeRuntime {
         let mut repeats = fixed.unwrap_or(1);
         while fixed.is_none() {
             let busy = self
-                .timed_batch(rig, queries.as_ref(), repeats, per_pass)?
+                .timed_batch(rig, queries.as_ref(), repeats, per_pass)
+                .await?
                 .busy_ns;
             let long_enough = busy.is_some_and(|ns| ns >= opts.target_pass_ns);
             if long_enough || repeats >= max_repeats {
@@ -656,7 +694,9 @@ impl ForgeRuntime {
         let mut rejected = 0u32;
         let mut retries_left = opts.max_retries;
         while (samples.len() as u32) < passes {
-            let batch = self.timed_batch(rig, queries.as_ref(), repeats, per_pass)?;
+            let batch = self
+                .timed_batch(rig, queries.as_ref(), repeats, per_pass)
+                .await?;
             rejected += batch.rejected;
             match batch.per_dispatch {
                 Some(ns) => samples.push(ns),
@@ -694,7 +734,7 @@ impl ForgeRuntime {
     /// One batch: `repeats` timed passes of `per_pass` dispatches each, in one submission.
     /// With timestamps each pass follows a reset and has its own pair of timestamps; with
     /// the wall clock the batch follows one reset and is timed from submission to idle.
-    fn timed_batch(
+    async fn timed_batch(
         &mut self,
         rig: &Rig,
         queries: Option<&Queries>,
@@ -704,13 +744,13 @@ impl ForgeRuntime {
         let Some(q) = queries else {
             let mut encoder = self.encoder(rig.name);
             rig.reset(&mut encoder);
-            self.submit_and_wait(encoder)?;
+            self.submit_and_wait(encoder).await?;
             let mut encoder = self.encoder(rig.name);
             for _ in 0..repeats {
                 rig.pass(&mut encoder, per_pass, None);
             }
             let start = Instant::now();
-            self.submit_and_wait(encoder)?;
+            self.submit_and_wait(encoder).await?;
             let ns = start.elapsed().as_nanos() as f64;
             let ok = valid_sample(ns);
             return Ok(Batch {
@@ -734,9 +774,11 @@ impl ForgeRuntime {
         encoder.copy_buffer_to_buffer(&q.resolve, 0, staging.buffer(), 0, bytes);
         gpu.submit(Some(encoder), "timing a kernel")?;
         let period = gpu.queue().get_timestamp_period();
-        let ticks = gpu.read(staging.buffer(), bytes, |b| {
-            bytemuck::cast_slice::<u8, u64>(b).to_vec()
-        });
+        let ticks = gpu
+            .read_async(staging.buffer(), bytes, |b| {
+                bytemuck::cast_slice::<u8, u64>(b).to_vec()
+            })
+            .await;
         gpu.release(staging);
         let passes: Vec<Option<f64>> = ticks?
             .chunks_exact(2)
@@ -751,7 +793,7 @@ impl ForgeRuntime {
     }
 
     /// Reads every writable binding back as the last timed dispatch left it.
-    fn read_back(&mut self, rig: &Rig, kernel: &dyn Kernel) -> Result<Vec<HostBuffer>> {
+    async fn read_back(&mut self, rig: &Rig, kernel: &dyn Kernel) -> Result<Vec<HostBuffer>> {
         let layout = kernel.layout();
         let mut offsets = Vec::with_capacity(rig.writable.len());
         let mut total = 0u64;
@@ -772,16 +814,18 @@ impl ForgeRuntime {
             encoder.copy_buffer_to_buffer(rig.buffer(i), 0, staging.buffer(), offset, size);
         }
         gpu.submit(Some(encoder), "timing a kernel")?;
-        let result = gpu.read(staging.buffer(), total, |bytes| {
-            rig.writable
-                .iter()
-                .zip(&offsets)
-                .map(|(&(i, _, exact), &offset)| {
-                    let start = offset as usize;
-                    HostBuffer::from_slice::<u8>(layout[i].elem, &bytes[start..start + exact])
-                })
-                .collect()
-        });
+        let result = gpu
+            .read_async(staging.buffer(), total, |bytes| {
+                rig.writable
+                    .iter()
+                    .zip(&offsets)
+                    .map(|(&(i, _, exact), &offset)| {
+                        let start = offset as usize;
+                        HostBuffer::from_slice::<u8>(layout[i].elem, &bytes[start..start + exact])
+                    })
+                    .collect()
+            })
+            .await;
         gpu.release(staging);
         result
     }
@@ -790,10 +834,10 @@ impl ForgeRuntime {
         self.gpu().encoder(label)
     }
 
-    fn submit_and_wait(&mut self, encoder: wgpu::CommandEncoder) -> Result<()> {
+    async fn submit_and_wait(&mut self, encoder: wgpu::CommandEncoder) -> Result<()> {
         let gpu = self.gpu_mut();
         gpu.submit(Some(encoder), "timing a kernel")?;
-        gpu.wait()
+        gpu.wait_async().await
     }
 
     fn queries(&self, name: &'static str, count: u32) -> Result<Queries> {
