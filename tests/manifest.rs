@@ -17,7 +17,7 @@ use wgsl_forge::manifest::{kernel_hash, CandidateResult, ManifestCache, TuningMa
 use wgsl_forge::prelude::*;
 use wgsl_forge::timing::{ticks_to_ns, Timer, Timing, TimingOptions};
 use wgsl_forge::tune::{self, TuneOptions};
-use wgsl_forge::{DynArgs, HostBuffer, ScalarValue};
+use wgsl_forge::{Backend, DynArgs, HostBuffer, ScalarValue};
 
 /// `y = 2x + 1` computed the long way, except that the schedule with 128-wide workgroups
 /// is deliberately wrong, and cheap: a fast wrong schedule that must never win.
@@ -929,7 +929,7 @@ fn foreign_stale_and_unknown_entries_are_rejected_with_a_reason() {
         report
             .rejected
             .iter()
-            .any(|(_, why)| why.contains("another entry for this kernel and topology")),
+            .any(|(_, why)| why.contains("another entry for this kernel, topology and backend")),
         "{report}"
     );
     let reason = |label_part: &str| -> String {
@@ -1048,4 +1048,48 @@ fn a_runtime_with_an_embedded_bundle_runs_the_bundles_winner() {
         assert_eq!(rt.tuned_schedule(K), None, "{what}");
         assert_eq!(rt.schedule_for(K), K.default_schedule(), "{what}");
     }
+}
+
+/// One kernel tuned through the WGSL and the SPIR-V emission into one cache keeps both
+/// manifests: each runtime finds its own winner afterwards, and neither tune overwrote the
+/// other's file (before, both lived at one path, and the second tune's manifest was then
+/// ignored by the first backend as written for another one).
+#[test]
+fn wgsl_and_spirv_tunes_of_one_kernel_keep_both_manifests() {
+    let cache = temp_dir("backends");
+    let open = |backend: Backend| {
+        ForgeRuntime::builder()
+            .capacity(256 << 20)
+            .cache_dir(cache.clone())
+            .emission(backend)
+            .build()
+            .expect("a GPU adapter (lavapipe in CI) with SPIR-V passthrough")
+    };
+    let mut winners = Vec::new();
+    for backend in [Backend::Wgsl, Backend::Spirv] {
+        let mut rt = open(backend);
+        let report = tune::tune(&mut rt, &affine::Kernel, &quick()).expect("tuning runs");
+        let winner = report.winner().expect("a certified winner");
+        assert_ne!(winner.workgroup, 128, "the wrong schedule never wins");
+        winners.push(winner);
+    }
+    let mut files: Vec<String> = std::fs::read_dir(cache.join(open(Backend::Wgsl).topology_hash()))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".json"))
+        .collect();
+    files.sort();
+    let wgsl = manifest_file(&affine::Kernel);
+    let spirv = wgsl.replace(".json", ".spirv.json");
+    assert_eq!(files, vec![wgsl, spirv]);
+    for (backend, winner) in [Backend::Wgsl, Backend::Spirv].into_iter().zip(winners) {
+        let mut rt = open(backend);
+        assert_eq!(
+            rt.tuned_schedule(&affine::Kernel),
+            Some(winner),
+            "{backend}"
+        );
+        assert_affine_correct(&mut rt);
+    }
+    let _ = std::fs::remove_dir_all(&cache);
 }

@@ -235,10 +235,16 @@ mod browser {
     ) -> Result<(Vec<Row>, Option<usize>), ForgeError> {
         let mut rt = ForgeRuntime::new_async(512 << 20).await?;
         let info = rt.adapter_info();
+        // WebGPU does not give wgpu the adapter's name.
+        let name = if info.name.is_empty() {
+            "unnamed"
+        } else {
+            info.name.as_str()
+        };
         log(&format!(
-            "adapter: {} ({:?}), emission {}, seed {SEED}",
-            info.name,
+            "adapter: {name} ({:?}, timestamp queries: {}), emission {}, seed {SEED}",
             info.backend,
+            if rt.has_timestamps() { "yes" } else { "no" },
             rt.emission()
         ));
         if wrong {

@@ -95,12 +95,12 @@
 //! ```
 
 use super::{
-    is_topology_hash, parse, read_file, short, trust, untrusted_winners, ManifestCache,
-    ManifestKey, TuningManifest, MAX_MANIFEST_BYTES,
+    is_topology_hash, manifest_stem, parse, read_file, short, trust, untrusted_winners,
+    ManifestCache, ManifestKey, TuningManifest, MAX_MANIFEST_BYTES,
 };
 use crate::error::{ForgeError, Result};
 use crate::files::ReadRefusal;
-use crate::kernel::{file_stem, Kernel};
+use crate::kernel::Kernel;
 use crate::target::Backend;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -426,14 +426,14 @@ impl ManifestBundle {
                 Ok(a) => {
                     let place = (
                         a.key.topology.clone(),
-                        file_stem(&a.key.kernel, &a.key.kernel_hash),
+                        manifest_stem(&a.key.kernel, &a.key.kernel_hash, &a.key.backend),
                     );
                     if places.insert(place) {
                         accepted.push(a);
                     } else {
                         report.rejected.push((
                             entry.label(),
-                            "the bundle holds another entry for this kernel and topology before it"
+                            "the bundle holds another entry for this kernel, topology and backend before it"
                                 .into(),
                         ));
                     }
@@ -503,7 +503,7 @@ fn exported_entry(path: &Path, topology: &str) -> std::result::Result<BundleEntr
             short(&m.topology)
         ));
     }
-    let stem = file_stem(&m.kernel, &m.kernel_hash);
+    let stem = manifest_stem(&m.kernel, &m.kernel_hash, &m.backend);
     if path.file_stem().and_then(|s| s.to_str()) != Some(stem.as_str()) {
         return Err(format!(
             "its name does not match the kernel it holds (`{stem}.json`)"

@@ -4,7 +4,9 @@
 //!
 //! This module owns [`ManifestCache`] (the files, at
 //! `<cache>/<topology hash>/<name>-<short hash>.json`, named by the kernel's
-//! [`KernelId::file_stem`], so two kernels of one name never share a file), the checks
+//! [`KernelId::file_stem`], so two kernels of one name never share a file; a manifest tuned
+//! through another emission backend than WGSL adds it, `<name>-<short hash>.spirv.json`
+//! ([`manifest_stem`]), so one kernel tuned through two backends keeps both), the checks
 //! that decide whether a manifest read back can be trusted, and the runtime's memo of them
 //! ([`ManifestMemo`]). What a manifest holds ([`TuningManifest`] and its parts) are values
 //! of [`crate::records`], re-exported here.
@@ -304,7 +306,41 @@ pub struct CacheEntry {
     pub bytes: u64,
 }
 
-/// The manifest cache: `<root>/<topology hash>/<name>-<short hash>.json`.
+/// The file stem of a manifest: the kernel's [`file_stem`] for the WGSL emission (the
+/// default, where every manifest written before backends were named lives too), and
+/// `<stem>.<backend>` for another one, so that tuning one kernel through WGSL and through
+/// SPIR-V keeps both manifests instead of each overwriting the other. A backend read from
+/// a file is not trusted: bytes outside `[a-z0-9]` become `_`. The `.` cannot occur in a
+/// [`file_stem`], so stems of different backends never meet.
+///
+/// ```
+/// use forge_core::manifest::manifest_stem;
+/// assert_eq!(manifest_stem("gemv", "0123456789abcdef", "wgsl"), "gemv-0123456789abcdef");
+/// assert_eq!(manifest_stem("gemv", "0123456789abcdef", "spirv"), "gemv-0123456789abcdef.spirv");
+/// assert_eq!(manifest_stem("gemv", "0123456789abcdef", "../x"), "gemv-0123456789abcdef.___x");
+/// ```
+pub fn manifest_stem(kernel: &str, kernel_hash: &str, backend: &str) -> String {
+    let stem = file_stem(kernel, kernel_hash);
+    // A file from before manifests named their backend has none: it lives at the WGSL
+    // place, where it was written.
+    if backend.is_empty() || backend == Backend::Wgsl.name() {
+        return stem;
+    }
+    let backend: String = backend
+        .chars()
+        .map(|c| {
+            if c.is_ascii_lowercase() || c.is_ascii_digit() {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("{stem}.{backend}")
+}
+
+/// The manifest cache: `<root>/<topology hash>/<name>-<short hash>.json` (see
+/// [`manifest_stem`] for other emission backends).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ManifestCache {
     root: PathBuf,
@@ -321,8 +357,9 @@ impl ManifestCache {
         &self.root
     }
 
-    /// Where the manifest of the kernel `id` for hardware `topology` lives:
-    /// `<root>/<topology>/<id.file_stem()>.json`.
+    /// Where the manifest of the kernel `id` for hardware `topology`, tuned through the
+    /// WGSL emission, lives: `<root>/<topology>/<id.file_stem()>.json`. Another emission
+    /// backend's is at [`ManifestCache::key_path`].
     pub fn path(&self, topology: &str, id: &KernelId) -> PathBuf {
         self.path_of(topology, &id.file_stem())
     }
@@ -366,8 +403,13 @@ impl ManifestCache {
         trust(key, kernel, limits, m, &path.display())
     }
 
-    fn key_path(&self, key: &ManifestKey) -> PathBuf {
-        self.path_of(&key.topology, &file_stem(&key.kernel, &key.kernel_hash))
+    /// Where the manifest of `key` lives: `<root>/<topology>/<`[`manifest_stem`]`>.json`,
+    /// which names the emission backend unless it is WGSL.
+    pub fn key_path(&self, key: &ManifestKey) -> PathBuf {
+        self.path_of(
+            &key.topology,
+            &manifest_stem(&key.kernel, &key.kernel_hash, &key.backend),
+        )
     }
 
     /// Writes `manifest` atomically to its place; returns the path. Fails when the
@@ -387,7 +429,7 @@ impl ManifestCache {
     fn write_file(&self, manifest: &TuningManifest, bytes: &[u8]) -> Result<PathBuf> {
         let path = self.path_of(
             &manifest.topology,
-            &file_stem(&manifest.kernel, &manifest.kernel_hash),
+            &manifest_stem(&manifest.kernel, &manifest.kernel_hash, &manifest.backend),
         );
         let dir = path.parent().unwrap_or(&self.root).to_path_buf();
         crate::files::create_real_dir(&dir)?;
@@ -404,7 +446,7 @@ impl ManifestCache {
         let path = self.key_path(key);
         let dir = path.parent().unwrap_or(&self.root);
         crate::files::create_real_dir(dir)?;
-        let stem = file_stem(&key.kernel, &key.kernel_hash);
+        let stem = manifest_stem(&key.kernel, &key.kernel_hash, &key.backend);
         let lock_path = dir.join(format!(".{stem}.lock"));
         let _held = FileLock::acquire(&lock_path, MERGE_LOCK_WAIT)?;
         Ok(f())
@@ -748,6 +790,43 @@ mod tests {
         let old: TuningManifest = serde_json::from_value(v).unwrap();
         assert_eq!(old.format, 0);
         assert_eq!(old.buckets[0].winner, Some(Schedule::with_workgroup(128)));
+    }
+
+    /// One kernel tuned through WGSL and through SPIR-V keeps both manifests, each at its
+    /// own place, each read back by its own key.
+    #[test]
+    fn each_emission_backend_has_its_own_manifest_file() {
+        let root =
+            std::env::temp_dir().join(format!("forge-manifest-backends-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let cache = ManifestCache::new(&root);
+        let id = KernelId::new("k", "source");
+        let keys: Vec<ManifestKey> = [Backend::Wgsl, Backend::Spirv]
+            .into_iter()
+            .map(|b| ManifestKey::new(id, "cd".repeat(32), b))
+            .collect();
+        for (key, winner) in keys.iter().zip([64, 128]) {
+            let mut m = key.manifest("test", Schedule::with_workgroup(64));
+            m.insert(bucket(12, winner));
+            assert_eq!(cache.store(&m).unwrap(), cache.key_path(key));
+        }
+        assert_eq!(cache.key_path(&keys[0]), cache.path(&keys[0].topology, &id));
+        assert_eq!(
+            cache
+                .key_path(&keys[1])
+                .file_name()
+                .unwrap()
+                .to_str()
+                .unwrap(),
+            format!("{}.spirv.json", id.file_stem())
+        );
+        for (key, winner) in keys.iter().zip([64, 128]) {
+            let m = read_file(&cache.key_path(key)).unwrap();
+            assert_eq!(m.backend, key.backend);
+            assert_eq!(m.winner(), Some(Schedule::with_workgroup(winner)));
+        }
+        assert_eq!(cache.list().unwrap().len(), 2);
+        std::fs::remove_dir_all(&root).unwrap();
     }
 
     #[test]
