@@ -315,9 +315,11 @@ pub struct CacheEntry {
 ///
 /// ```
 /// use forge_core::manifest::manifest_stem;
-/// assert_eq!(manifest_stem("gemv", "0123456789abcdef", "wgsl"), "gemv-0123456789abcdef");
-/// assert_eq!(manifest_stem("gemv", "0123456789abcdef", "spirv"), "gemv-0123456789abcdef.spirv");
-/// assert_eq!(manifest_stem("gemv", "0123456789abcdef", "../x"), "gemv-0123456789abcdef.___x");
+/// let hash = "0123456789abcdef0123"; // the first 12 digits name the file
+/// assert_eq!(manifest_stem("gemv", hash, "wgsl"), "gemv-0123456789ab");
+/// assert_eq!(manifest_stem("gemv", hash, ""), "gemv-0123456789ab"); // a file from before
+/// assert_eq!(manifest_stem("gemv", hash, "spirv"), "gemv-0123456789ab.spirv");
+/// assert_eq!(manifest_stem("gemv", hash, "../x"), "gemv-0123456789ab.___x");
 /// ```
 pub fn manifest_stem(kernel: &str, kernel_hash: &str, backend: &str) -> String {
     let stem = file_stem(kernel, kernel_hash);
