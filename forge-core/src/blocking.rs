@@ -23,10 +23,30 @@ pub fn block_on<T>(_what: &'static str, work: impl Future<Output = Result<T>>) -
 #[cfg(target_arch = "wasm32")]
 pub fn block_on<T>(what: &'static str, work: impl Future<Output = Result<T>>) -> Result<T> {
     drop(work);
-    Err(ForgeError::NotOnTheWeb {
+    Err(refusal(what))
+}
+
+/// Whether this thread may block: `Ok` on native targets, and on the web the refusal that
+/// [`block_on`] gives. A blocking form that does its own work before it blocks (the
+/// generated `run_with`) asks first, so that on the web it refuses before anything else,
+/// as one written over [`block_on`] does.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn can_block(_what: &'static str) -> Result<()> {
+    Ok(())
+}
+
+/// Refuses: a page cannot block. See the [module docs](self).
+#[cfg(target_arch = "wasm32")]
+pub fn can_block(what: &'static str) -> Result<()> {
+    Err(refusal(what))
+}
+
+#[cfg(target_arch = "wasm32")]
+fn refusal(what: &'static str) -> ForgeError {
+    ForgeError::NotOnTheWeb {
         what,
         reason: "a page cannot block its thread while the GPU works; await the `_async` form \
                  of the call (`ForgeRuntime::new_async`, `run_async`, `download_async`, \
                  `certify_async`)",
-    })
+    }
 }

@@ -80,7 +80,7 @@ pub use topology::HardwareProfile;
 /// documented items instead.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::blocking::block_on;
+    pub use crate::blocking::{block_on, can_block};
     pub use crate::error::{ForgeError, Result};
     pub use crate::kernel::{
         check_scalar_count, Access, Binding, DynArgs, ElemType, Feature, HostBuffer, Kernel,

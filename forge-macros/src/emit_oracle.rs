@@ -460,7 +460,9 @@ impl<'k> Oracle<'k> {
                 let __fg_ext: [u32; 3] = __threads(#(#scalar_names),*)?;
                 let __fg_ngr: [u64; 3] = #oracle::grid(NAME, __fg_sched, __fg_ext, #dims)?;
                 let __fg_groups: u64 = __fg_ngr[0] * __fg_ngr[1] * __fg_ngr[2];
-                let __fg_dims: [u32; 3] = __fg_ngr.map(|g| g as u32);
+                // Written out, not `__fg_ngr.map(..)`: an array `map` is a generic instance per
+                // kernel, compiled again for each.
+                let __fg_dims: [u32; 3] = [__fg_ngr[0] as u32, __fg_ngr[1] as u32, __fg_ngr[2] as u32];
                 #setup
                 if __fg_races {
                     #track
@@ -800,7 +802,7 @@ impl<'k> Oracle<'k> {
                     #oracle::agree_value(NAME, __fg_w, "a `break` or `continue` of a loop that encloses a barrier or a subgroup operation", &mut __fg_flow, __fg_code)?;
                 }
             }
-            if !__fg_alive.iter().any(|a| *a) { continue '__fg_wgs; }
+            if !#oracle::any_alive(&__fg_alive) { continue '__fg_wgs; }
             match __fg_flow { #exits _ => {} }
         }}
     }

@@ -710,11 +710,6 @@ impl<'k> Items<'k> {
                 #threads_value
             }
 
-            /// Every logical invocation of the grid, as the tuned problem sizes count them.
-            fn __total(t: [u32; 3]) -> u64 {
-                t.iter().map(|v| *v as u64).product()
-            }
-
             /// Checks every slice's length and the work size; returns every binding's length.
             #[allow(unused_variables)]
             fn __check(#(#check_params,)* #(#scalar_ids: #scalar_tys),*) -> ::core::result::Result<[usize; #nb], #err> {
@@ -849,12 +844,17 @@ impl<'k> Items<'k> {
         }
     }
 
-    /// `run` and `run_with`: the GPU, from host slices; and their `_async` forms, which
-    /// hold the one implementation (the blocking forms drive them to the end).
+    /// `run` and `run_with`: the GPU, from host slices; and their `_async` forms. What a
+    /// call does before and after the GPU is one function each, `__host` and `__outs`,
+    /// which both forms call: the blocking form launches through the runtime's blocking
+    /// launch and the async one awaits its async launch, so that neither drives a future
+    /// of its own (a `block_on` and an async body per kernel were a large part of a
+    /// kernel's build time, and the same for every kernel).
     fn run_fns(&self) -> TokenStream {
         let (err, oracle_mod) = (self.p.error(), &self.oracle_mod);
         let (rt, schedule) = (self.p.runtime(), self.p.schedule());
         let (bytemuck, host_arg) = (self.p.bytemuck(), self.p.host_arg());
+        let (host_buffer, can_block) = (self.p.host_buffer(), self.p.can_block());
         let (method_args, method_names) = (&self.method_args, &self.method_names);
         let (out_ty, out_value) = (&self.out_ty, &self.out_value);
         let (out_ids, out_tys) = (self.out_ids(), self.out_tys());
@@ -879,35 +879,77 @@ impl<'k> Items<'k> {
                 }
             })
             .collect();
+        // `__host`'s arguments: the typed method's, borrowed for as long as the host data.
+        let host_params: Vec<TokenStream> = self
+            .k
+            .params
+            .iter()
+            .filter_map(|pr| match *pr {
+                ParamRef::Binding(i) => {
+                    let (id, t) = (&self.binding_ids[i], &self.elem_tys[i]);
+                    match self.k.bindings[i].access {
+                        Access::Read => Some(quote!(#id: &'__fg_a [#t])),
+                        Access::ReadWrite => Some(quote!(#id: &'__fg_a mut [#t])),
+                        Access::Out => None,
+                    }
+                }
+                ParamRef::Scalar(i) => {
+                    let (id, t) = (&self.scalar_ids[i], &self.scalar_tys[i]);
+                    Some(quote!(#id: #t))
+                }
+            })
+            .collect();
+        let nb = self.k.bindings.len();
         let out_names: Vec<&String> = self
             .outs
             .iter()
             .map(|i| &self.k.bindings[*i].name)
             .collect();
         let run = self.body(quote! {
-            let __fg_sched = rt.schedule_for_threads(&Kernel, __total(__threads(#(#scalar_ids),*)?));
+            let __fg_sched = rt.schedule_for_threads(&Kernel, #oracle_mod::total(__threads(#(#scalar_ids),*)?));
             run_with(rt, &__fg_sched, #(#method_names),*)
         });
         let run_async = self.body(quote! {
-            let __fg_sched = rt.schedule_for_threads(&Kernel, __total(__threads(#(#scalar_ids),*)?));
+            let __fg_sched = rt.schedule_for_threads(&Kernel, #oracle_mod::total(__threads(#(#scalar_ids),*)?));
             run_with_async(rt, &__fg_sched, #(#method_names),*).await
         });
-        let block_on = self.p.block_on();
+        // On the web the blocking form refuses before it checks anything, as the runtime's
+        // blocking calls do.
         let run_with = self.body(quote! {
-            #block_on("a blocking run", run_with_async(rt, __fg_sched, #(#method_names),*))
+            #can_block("a blocking run")?;
+            let (__fg_params, __fg_threads, mut __fg_host) = __host(#(#method_names),*)?;
+            __outs(rt.launch_host(&Kernel, __fg_sched, #bytemuck::bytes_of(&__fg_params), #oracle_mod::launch_threads(__fg_threads), &mut __fg_host)?)
         });
-        let threads_ty = self.p.threads();
         let run_with_async = self.body(quote! {
-            let __fg_lens = __check(#(#check_args,)* #(#scalar_ids),*)?;
-            let __fg_threads = __threads(#(#scalar_ids),*)?;
-            let __fg_params = Params { #(#scalar_ids),* };
-            let mut __fg_host = [#(#host_args),*];
-            let __fg_outs = rt.launch_host_async(&Kernel, __fg_sched, #bytemuck::bytes_of(&__fg_params), #threads_ty(__fg_threads.map(u64::from)), &mut __fg_host).await?;
-            let mut __fg_outs = __fg_outs.into_iter();
-            #(let #out_ids: ::std::vec::Vec<#out_tys> = #oracle_mod::into_vec(NAME, #out_names, __fg_outs.next())?;)*
-            Ok(#out_value)
+            let (__fg_params, __fg_threads, mut __fg_host) = __host(#(#method_names),*)?;
+            __outs(rt.launch_host_async(&Kernel, __fg_sched, #bytemuck::bytes_of(&__fg_params), #oracle_mod::launch_threads(__fg_threads), &mut __fg_host).await?)
         });
+        // A stub's calls never get this far.
+        let helpers = if self.stub {
+            quote!()
+        } else {
+            quote! {
+                /// A GPU call's checked arguments: the `Params` uniform, the grid, and the
+                /// host data of every binding, in binding order.
+                #[allow(unused_variables)]
+                fn __host<'__fg_a>(#(#host_params),*) -> ::core::result::Result<(Params, [u32; 3], [#host_arg<'__fg_a>; #nb]), #err> {
+                    let __fg_lens = __check(#(#check_args,)* #(#scalar_ids),*)?;
+                    let __fg_threads = __threads(#(#scalar_ids),*)?;
+                    Ok((Params { #(#scalar_ids),* }, __fg_threads, [#(#host_args),*]))
+                }
+
+                /// A GPU call's result: the outputs the runtime read back, typed.
+                #[allow(unused_mut, unused_variables)]
+                fn __outs(__fg_outs: ::std::vec::Vec<#host_buffer>) -> ::core::result::Result<#out_ty, #err> {
+                    let mut __fg_outs = __fg_outs.into_iter();
+                    #(let #out_ids: ::std::vec::Vec<#out_tys> = #oracle_mod::into_vec(NAME, #out_names, __fg_outs.next())?;)*
+                    Ok(#out_value)
+                }
+            }
+        };
         quote! {
+            #helpers
+
             /// Runs the kernel on the GPU with the runtime's schedule for it (tuned, or declared).
             pub fn run(rt: &mut #rt, #(#method_args),*) -> ::core::result::Result<#out_ty, #err> {
                 #run
@@ -940,16 +982,15 @@ impl<'k> Items<'k> {
         let len_texts_all: Vec<&String> = self.k.bindings.iter().map(|b| &b.len_text).collect();
         let idx_all: Vec<usize> = (0..self.k.bindings.len()).collect();
         let launch = self.body(quote! {
-            let __fg_sched = rt.schedule_for_threads(&Kernel, __total(__threads(#(#scalar_ids),*)?));
+            let __fg_sched = rt.schedule_for_threads(&Kernel, #oracle_mod::total(__threads(#(#scalar_ids),*)?));
             launch_with(rt, &__fg_sched, #(#tensor_names),*)
         });
-        let threads_ty = self.p.threads();
         let launch_with = self.body(quote! {
             let __fg_lens = __lens(#(#scalar_ids),*)?;
             #(#oracle_mod::check_len(NAME, #names_all, #len_texts_all, __fg_lens[#idx_all], #binding_ids.len())?;)*
             let __fg_threads = __threads(#(#scalar_ids),*)?;
             let __fg_params = Params { #(#scalar_ids),* };
-            rt.launch_tensors(&Kernel, __fg_sched, #bytemuck::bytes_of(&__fg_params), #threads_ty(__fg_threads.map(u64::from)), &[#(#binding_ids.raw()),*])
+            rt.launch_tensors(&Kernel, __fg_sched, #bytemuck::bytes_of(&__fg_params), #oracle_mod::launch_threads(__fg_threads), &[#(#binding_ids.raw()),*])
         });
         quote! {
             /// Records the kernel on device-resident tensors, without a readback; the work is
@@ -1151,6 +1192,7 @@ impl<'k> Items<'k> {
     fn kernel_impl(&self) -> TokenStream {
         let k = self.k;
         let p = &self.p;
+        let oracle_mod = &self.oracle_mod;
         let (err, schedule) = (p.error(), p.schedule());
         let (kernel_trait, kernel_id, dyn_args, host_buffer) = (
             p.kernel_trait(),
@@ -1230,19 +1272,19 @@ impl<'k> Items<'k> {
         let tune = self.body(quote! {
             #tune_space { workgroup: &[#(#tune_wg),*], shapes: &[#(#tune_shapes),*], items: &[#(#tune_items),*], vector: &[#(#tune_vec),*], knobs: &[#(#knobs),*] }
         });
-        let cases = self.body(quote!(::std::vec![#(#cases),*]));
+        let cases = self.body(quote!(#oracle_mod::cases(&[#(#cases),*])));
         let lens = self.body(quote! {
             #(#scalar_getters)*
-            Ok(__lens(#(#scalar_ids),*)?.iter().map(|l| *l as u64).collect())
+            Ok(#oracle_mod::lens_u64(&__lens(#(#scalar_ids),*)?))
         });
         let threads = self.body(quote! {
             #(#scalar_getters)*
-            Ok(__total(__threads(#(#scalar_ids),*)?))
+            Ok(#oracle_mod::total(__threads(#(#scalar_ids),*)?))
         });
         let threads_ty = self.p.threads();
         let grid_threads = self.body(quote! {
             #(#scalar_getters)*
-            Ok(#threads_ty(__threads(#(#scalar_ids),*)?.map(u64::from)))
+            Ok(#oracle_mod::launch_threads(__threads(#(#scalar_ids),*)?))
         });
         let cpu_dyn = self.body(cpu_dyn);
         let cost_fn = self.cost_fn();
@@ -1256,7 +1298,7 @@ impl<'k> Items<'k> {
                 // The source hash is computed once, not at every launch.
                 fn id(&self) -> #kernel_id {
                     static ID: ::std::sync::OnceLock<#kernel_id> = ::std::sync::OnceLock::new();
-                    *ID.get_or_init(|| #kernel_id::of(self))
+                    #oracle_mod::cached_id(&ID, self)
                 }
                 fn expanded_rust(&self) -> &'static str { EXPANDED_RUST }
                 fn wgsl(&self, schedule: &#schedule) -> ::std::string::String { wgsl(schedule) }
@@ -1320,7 +1362,7 @@ impl<'k> Items<'k> {
                             }
                         })
                         .collect();
-                    quote!(::std::vec![#(#vals),*])
+                    quote!(&[#(#vals),*])
                 })
                 .collect();
         }
@@ -1334,7 +1376,7 @@ impl<'k> Items<'k> {
                     CaseValue::I32(v) => quote!(#scalar_value::I32(#v)),
                     CaseValue::F32(v) => quote!(#scalar_value::F32(#v)),
                 });
-                quote!(::std::vec![#(#vals),*])
+                quote!(&[#(#vals),*])
             })
             .collect()
     }

@@ -27,8 +27,8 @@ impl Paths {
     pub fn error(&self) -> TokenStream {
         self.p(quote!(ForgeError))
     }
-    pub fn block_on(&self) -> TokenStream {
-        self.p(quote!(block_on))
+    pub fn can_block(&self) -> TokenStream {
+        self.p(quote!(can_block))
     }
     pub fn runtime(&self) -> TokenStream {
         self.p(quote!(ForgeRuntime))

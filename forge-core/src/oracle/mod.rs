@@ -1101,3 +1101,44 @@ mod tests {
         assert_eq!(ix("k", 0, "b", 9, 10).unwrap(), 9);
     }
 }
+
+// ---- Shared by every kernel's generated items -------------------------------------------
+// Each of these is a few lines that every kernel's expansion would otherwise hold: an
+// iterator chain, an array `map`, a `OnceLock` or a `vec!` of `vec!`s. Written there, each
+// is a generic instance of its own per kernel (a closure type is a type), which the user's
+// crate compiles and optimises again for every kernel; here it is compiled once, in this
+// crate.
+
+/// Every logical invocation of a grid (`x·y·z`), as the tuned problem sizes count them.
+pub fn total(threads: [u32; 3]) -> u64 {
+    threads.iter().map(|v| *v as u64).product()
+}
+
+/// A grid's logical invocations as the launches take them.
+pub fn launch_threads(threads: [u32; 3]) -> crate::schedule::Threads {
+    crate::schedule::Threads([threads[0] as u64, threads[1] as u64, threads[2] as u64])
+}
+
+/// The binding lengths, as [`Kernel::binding_lens`](crate::kernel::Kernel::binding_lens)
+/// gives them.
+pub fn lens_u64(lens: &[usize]) -> Vec<u64> {
+    lens.iter().map(|l| *l as u64).collect()
+}
+
+/// The certification cases, from the table the macro wrote: one row of scalars per case.
+pub fn cases(table: &[&[ScalarValue]]) -> Vec<Vec<ScalarValue>> {
+    table.iter().map(|case| case.to_vec()).collect()
+}
+
+/// [`Kernel::id`](crate::kernel::Kernel::id), computed once: `cell` is the kernel's own.
+pub fn cached_id(
+    cell: &'static std::sync::OnceLock<crate::kernel::KernelId>,
+    kernel: &dyn crate::kernel::Kernel,
+) -> crate::kernel::KernelId {
+    *cell.get_or_init(|| crate::kernel::KernelId::of(kernel))
+}
+
+/// Whether any invocation of the workgroup is still running.
+pub fn any_alive(alive: &[bool]) -> bool {
+    alive.contains(&true)
+}

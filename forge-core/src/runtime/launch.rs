@@ -104,10 +104,23 @@ impl ForgeRuntime {
         threads: impl Into<Threads>,
         args: &mut [HostArg<'_>],
     ) -> Result<Vec<HostBuffer>> {
-        let threads = threads.into();
+        self.launch_host_blocking(kernel, schedule, params, threads.into(), args)
+    }
+
+    // The launches' bodies take `Threads`, not `impl Into<Threads>`: a generic body would be
+    // compiled again in every crate that calls it (every kernel's `run` does), where this
+    // one is compiled once, here; the public forms only convert.
+    fn launch_host_blocking(
+        &mut self,
+        kernel: &dyn Kernel,
+        schedule: &Schedule,
+        params: &[u8],
+        threads: Threads,
+        args: &mut [HostArg<'_>],
+    ) -> Result<Vec<HostBuffer>> {
         crate::blocking::block_on(
             "a blocking launch",
-            self.launch_host_async(kernel, schedule, params, threads, args),
+            self.launch_host_threads(kernel, schedule, params, threads, args),
         )
     }
 
@@ -118,6 +131,18 @@ impl ForgeRuntime {
         schedule: &Schedule,
         params: &[u8],
         threads: impl Into<Threads>,
+        args: &mut [HostArg<'_>],
+    ) -> Result<Vec<HostBuffer>> {
+        self.launch_host_threads(kernel, schedule, params, threads.into(), args)
+            .await
+    }
+
+    async fn launch_host_threads(
+        &mut self,
+        kernel: &dyn Kernel,
+        schedule: &Schedule,
+        params: &[u8],
+        threads: Threads,
         args: &mut [HostArg<'_>],
     ) -> Result<Vec<HostBuffer>> {
         let traced = self.gpu().trace_start();
@@ -315,6 +340,17 @@ impl ForgeRuntime {
         schedule: &Schedule,
         params: &[u8],
         threads: impl Into<Threads>,
+        tensors: &[&RawTensor],
+    ) -> Result<()> {
+        self.launch_tensors_threads(kernel, schedule, params, threads.into(), tensors)
+    }
+
+    fn launch_tensors_threads(
+        &mut self,
+        kernel: &dyn Kernel,
+        schedule: &Schedule,
+        params: &[u8],
+        threads: Threads,
         tensors: &[&RawTensor],
     ) -> Result<()> {
         let traced = self.gpu().trace_start();
