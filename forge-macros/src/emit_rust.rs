@@ -455,7 +455,7 @@ impl<'k> Items<'k> {
 
     /// `NAME`, `WGSL`, `DEFAULT_SCHEDULE` and `wgsl()`.
     fn sources(&self, wgsl: &Sources) -> TokenStream {
-        let schedule = self.p.schedule();
+        let (schedule, oracle_mod) = (self.p.schedule(), &self.oracle_mod);
         let name_str = &self.k.name;
         let directives = &wgsl.directives;
         let full_wgsl = wgsl.full(0);
@@ -487,7 +487,7 @@ impl<'k> Items<'k> {
             /// The WGSL source for a schedule.
             pub fn wgsl(schedule: &#schedule) -> ::std::string::String {
                 #resolve
-                ::std::format!("{}{}{}", WGSL_DIRECTIVES, schedule.wgsl_header(), #body)
+                #oracle_mod::source(WGSL_DIRECTIVES, &schedule.wgsl_header(), #body)
             }
         }
     }
@@ -526,7 +526,7 @@ impl<'k> Items<'k> {
 
     /// `cuda()`: the kernel's CUDA C++ for a schedule, or why it has none.
     fn cuda_sources(&self, cuda: &crate::emit_cuda::Sources) -> TokenStream {
-        let (schedule, err) = (self.p.schedule(), self.p.error());
+        let (schedule, err, oracle_mod) = (self.p.schedule(), self.p.error(), &self.oracle_mod);
         let doc = "The CUDA C++ source for a schedule, which NVRTC compiles: the prelude, the schedule's constants, the kernel `fg_main`.";
         if let Some(reason) = &cuda.refused {
             return quote! {
@@ -557,7 +557,7 @@ impl<'k> Items<'k> {
             #[doc = #doc]
             pub fn cuda(schedule: &#schedule) -> ::core::result::Result<::std::string::String, #err> {
                 #resolve
-                Ok(::std::format!("{}{}{}", CUDA_PRELUDE, schedule.cuda_header(), #body))
+                Ok(#oracle_mod::source(CUDA_PRELUDE, &schedule.cuda_header(), #body))
             }
         }
     }
@@ -685,18 +685,16 @@ impl<'k> Items<'k> {
         } else {
             quote!(Ok([#(#threads_dims),*]))
         };
-        // Inputs are checked before outputs, as the slices come before the allocations.
-        let mut checks_no_out = Vec::new();
-        let mut checks_out = Vec::new();
-        for (i, b) in k.bindings.iter().enumerate() {
-            let (n, t, id) = (&b.name, &b.len_text, &self.binding_ids[i]);
-            match b.access {
-                Access::Out => checks_out
-                    .push(quote!(#oracle_mod::check_out_len(NAME, #n, #t, __fg_lens[#i])?;)),
-                _ => checks_no_out
-                    .push(quote!(#oracle_mod::check_len(NAME, #n, #t, __fg_lens[#i], #id.len())?;)),
-            }
-        }
+        // Each slice's length, and `None` for the outputs, which the call allocates.
+        let actual: Vec<TokenStream> = k
+            .bindings
+            .iter()
+            .zip(&self.binding_ids)
+            .map(|(b, id)| match b.access {
+                Access::Out => quote!(::core::option::Option::None),
+                _ => quote!(::core::option::Option::Some(#id.len())),
+            })
+            .collect();
         let check_params = self.check_params();
         quote! {
             #[allow(unused_variables)]
@@ -714,8 +712,7 @@ impl<'k> Items<'k> {
             #[allow(unused_variables)]
             fn __check(#(#check_params,)* #(#scalar_ids: #scalar_tys),*) -> ::core::result::Result<[usize; #nb], #err> {
                 let __fg_lens = __lens(#(#scalar_ids),*)?;
-                #(#checks_no_out)*
-                #(#checks_out)*
+                #oracle_mod::check_lens(NAME, LAYOUT, &__fg_lens, &[#(#actual),*])?;
                 __threads(#(#scalar_ids),*)?;
                 Ok(__fg_lens)
             }
@@ -978,16 +975,13 @@ impl<'k> Items<'k> {
         let (rt, schedule, bytemuck) = (self.p.runtime(), self.p.schedule(), self.p.bytemuck());
         let (tensor_args, tensor_names) = (&self.tensor_args, &self.tensor_names);
         let (scalar_ids, binding_ids) = (&self.scalar_ids, &self.binding_ids);
-        let names_all: Vec<&String> = self.k.bindings.iter().map(|b| &b.name).collect();
-        let len_texts_all: Vec<&String> = self.k.bindings.iter().map(|b| &b.len_text).collect();
-        let idx_all: Vec<usize> = (0..self.k.bindings.len()).collect();
         let launch = self.body(quote! {
             let __fg_sched = rt.schedule_for_threads(&Kernel, #oracle_mod::total(__threads(#(#scalar_ids),*)?));
             launch_with(rt, &__fg_sched, #(#tensor_names),*)
         });
         let launch_with = self.body(quote! {
             let __fg_lens = __lens(#(#scalar_ids),*)?;
-            #(#oracle_mod::check_len(NAME, #names_all, #len_texts_all, __fg_lens[#idx_all], #binding_ids.len())?;)*
+            #oracle_mod::check_lens(NAME, LAYOUT, &__fg_lens, &[#(::core::option::Option::Some(#binding_ids.len())),*])?;
             let __fg_threads = __threads(#(#scalar_ids),*)?;
             let __fg_params = Params { #(#scalar_ids),* };
             rt.launch_tensors(&Kernel, __fg_sched, #bytemuck::bytes_of(&__fg_params), #oracle_mod::launch_threads(__fg_threads), &[#(#binding_ids.raw()),*])
@@ -1277,18 +1271,27 @@ impl<'k> Items<'k> {
             #(#scalar_getters)*
             Ok(#oracle_mod::lens_u64(&__lens(#(#scalar_ids),*)?))
         });
-        let threads = self.body(quote! {
-            #(#scalar_getters)*
-            Ok(#oracle_mod::total(__threads(#(#scalar_ids),*)?))
-        });
+        // `threads` and `grid_threads` share one function that takes the scalars apart.
+        let threads = self.body(quote!(Ok(#oracle_mod::total(__grid_dyn(__fg_s)?))));
         let threads_ty = self.p.threads();
-        let grid_threads = self.body(quote! {
-            #(#scalar_getters)*
-            Ok(#oracle_mod::launch_threads(__threads(#(#scalar_ids),*)?))
-        });
+        let grid_threads = self.body(quote!(Ok(#oracle_mod::launch_threads(__grid_dyn(__fg_s)?))));
+        let grid_dyn = if self.stub {
+            quote!()
+        } else {
+            quote! {
+                /// The grid of a type-erased call: its scalars, then `__threads`.
+                #[allow(unused_variables)]
+                fn __grid_dyn(__fg_s: &[#scalar_value]) -> ::core::result::Result<[u32; 3], #err> {
+                    #(#scalar_getters)*
+                    __threads(#(#scalar_ids),*)
+                }
+            }
+        };
         let cpu_dyn = self.body(cpu_dyn);
         let cost_fn = self.cost_fn();
         quote! {
+            #grid_dyn
+
             /// The kernel as the certifier, the tuner and the CLI see it.
             #[derive(Clone, Copy, Debug, Default)]
             pub struct Kernel;

@@ -1142,3 +1142,36 @@ pub fn cached_id(
 pub fn any_alive(alive: &[bool]) -> bool {
     alive.contains(&true)
 }
+
+/// Checks every binding's length against its LEN, as the typed calls do: `actual` holds the
+/// length of each slice or tensor a call passes, `None` for an `#[out]` binding that the
+/// call allocates. The passed ones are checked first, in binding order, then the allocated
+/// ones (which only must not be empty), as the slices come before the allocations.
+pub fn check_lens(
+    kernel: &'static str,
+    layout: &[crate::kernel::Binding],
+    expected: &[usize],
+    actual: &[Option<usize>],
+) -> Result<()> {
+    for ((b, e), a) in layout.iter().zip(expected).zip(actual) {
+        if let Some(a) = a {
+            check_len(kernel, b.name, b.len, *e, *a)?;
+        }
+    }
+    for ((b, e), a) in layout.iter().zip(expected).zip(actual) {
+        if a.is_none() {
+            check_out_len(kernel, b.name, b.len, *e)?;
+        }
+    }
+    Ok(())
+}
+
+/// A kernel's source for a schedule: what comes before the schedule's constants (the
+/// WGSL directives, the CUDA prelude), the constants, and the schedule's body.
+pub fn source(head: &str, constants: &str, body: &str) -> String {
+    let mut s = String::with_capacity(head.len() + constants.len() + body.len());
+    s.push_str(head);
+    s.push_str(constants);
+    s.push_str(body);
+    s
+}
