@@ -1041,67 +1041,6 @@ pub fn agree_value<T: PartialEq + Copy>(
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn integer_division_follows_wgsl() {
-        assert_eq!(div_u32(7, 0), 7);
-        assert_eq!(rem_u32(7, 0), 0);
-        assert_eq!(div_i32(i32::MIN, -1), i32::MIN);
-        assert_eq!(rem_i32(i32::MIN, -1), 0);
-        assert_eq!(div_i32(-7, 2), -3);
-        assert_eq!(rem_i32(-7, 2), -1);
-    }
-
-    #[test]
-    fn float_to_int_clamps_like_wgsl() {
-        assert_eq!(f32_to_i32(3.0e9), 2147483520);
-        assert_eq!(f32_to_i32(-3.0e9), i32::MIN);
-        assert_eq!(f32_to_u32(-1.0), 0);
-        assert_eq!(f32_to_u32(f32::NAN), 0);
-        assert_eq!(f32_to_u32(5.9), 5);
-    }
-
-    #[test]
-    fn folding_covers_every_group_with_little_overshoot() {
-        for groups in [
-            1u64,
-            65535,
-            65536,
-            70000,
-            65535 * 65535,
-            65535 * 65535 + 1,
-            5_000_000_000,
-        ] {
-            let [x, y, z] = fold_groups("t", groups).unwrap();
-            let launched = x as u64 * y as u64 * z as u64;
-            assert!(launched >= groups, "{groups}: {launched}");
-            assert!(x <= 65535 && y <= 65535 && z <= 65535);
-            assert!(
-                launched - groups < (y as u64) * (z as u64) + x as u64,
-                "{groups}: overshoot {}",
-                launched - groups
-            );
-        }
-    }
-
-    #[test]
-    fn index_errors_name_everything() {
-        let e = ix("k", 5, "buf", 10, 10).unwrap_err().to_string();
-        assert!(
-            e.contains("`k`")
-                && e.contains("invocation 5")
-                && e.contains("`buf`")
-                && e.contains("10"),
-            "{e}"
-        );
-        assert!(ix("k", 0, "b", -1, 10).is_err());
-        assert_eq!(ix("k", 0, "b", 9, 10).unwrap(), 9);
-    }
-}
-
 // ---- Shared by every kernel's generated items -------------------------------------------
 // Each of these is a few lines that every kernel's expansion would otherwise hold: an
 // iterator chain, an array `map`, a `OnceLock` or a `vec!` of `vec!`s. Written there, each
@@ -1174,4 +1113,65 @@ pub fn source(head: &str, constants: &str, body: &str) -> String {
     s.push_str(constants);
     s.push_str(body);
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integer_division_follows_wgsl() {
+        assert_eq!(div_u32(7, 0), 7);
+        assert_eq!(rem_u32(7, 0), 0);
+        assert_eq!(div_i32(i32::MIN, -1), i32::MIN);
+        assert_eq!(rem_i32(i32::MIN, -1), 0);
+        assert_eq!(div_i32(-7, 2), -3);
+        assert_eq!(rem_i32(-7, 2), -1);
+    }
+
+    #[test]
+    fn float_to_int_clamps_like_wgsl() {
+        assert_eq!(f32_to_i32(3.0e9), 2147483520);
+        assert_eq!(f32_to_i32(-3.0e9), i32::MIN);
+        assert_eq!(f32_to_u32(-1.0), 0);
+        assert_eq!(f32_to_u32(f32::NAN), 0);
+        assert_eq!(f32_to_u32(5.9), 5);
+    }
+
+    #[test]
+    fn folding_covers_every_group_with_little_overshoot() {
+        for groups in [
+            1u64,
+            65535,
+            65536,
+            70000,
+            65535 * 65535,
+            65535 * 65535 + 1,
+            5_000_000_000,
+        ] {
+            let [x, y, z] = fold_groups("t", groups).unwrap();
+            let launched = x as u64 * y as u64 * z as u64;
+            assert!(launched >= groups, "{groups}: {launched}");
+            assert!(x <= 65535 && y <= 65535 && z <= 65535);
+            assert!(
+                launched - groups < (y as u64) * (z as u64) + x as u64,
+                "{groups}: overshoot {}",
+                launched - groups
+            );
+        }
+    }
+
+    #[test]
+    fn index_errors_name_everything() {
+        let e = ix("k", 5, "buf", 10, 10).unwrap_err().to_string();
+        assert!(
+            e.contains("`k`")
+                && e.contains("invocation 5")
+                && e.contains("`buf`")
+                && e.contains("10"),
+            "{e}"
+        );
+        assert!(ix("k", 0, "b", -1, 10).is_err());
+        assert_eq!(ix("k", 0, "b", 9, 10).unwrap(), 9);
+    }
 }
