@@ -48,14 +48,18 @@ impl TopkGlobalScratch {
             counts: rt.zeros(groups as usize)?,
             regions: rt.zeros(groups as usize * 2048)?,
             groups,
-            grid: n4.div_ceil(32).clamp(1, 1 << 18),
+            // At most 2^17: on the H200 (2026-12-03, `forge bench topk`, the grids forced)
+            // 2^28 values took 1735 µs at 2^18 and 510 µs at 2^17 (511 at 2^16); 2^26
+            // took 307 and 305 µs, and 2^24 (whose default is 2^17) 221 µs at 2^18 and
+            // 237 µs at 2^17.
+            grid: n4.div_ceil(32).clamp(1, 1 << 17),
             // About 2^16 `Vec4`s, one in up to 256.
             sample: (n4 >> 16).clamp(1, 256),
             n,
         })
     }
 
-    /// The invocations of the level passes over the bitmap (`min(n/128, 2^18)` by
+    /// The invocations of the level passes over the bitmap (`min(n/128, 2^17)` by
     /// default, one `UVec4` of it each), which stride over it; at least 1.
     pub fn set_grid(&mut self, grid: u32) {
         self.grid = grid.max(1);
