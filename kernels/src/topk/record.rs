@@ -48,21 +48,31 @@ impl TopkGlobalScratch {
             counts: rt.zeros(groups as usize)?,
             regions: rt.zeros(groups as usize * 2048)?,
             groups,
-            // At most 2^17: on the H200 (2026-12-03, `forge bench topk`, the grids forced)
-            // 2^28 values took 1735 µs at 2^18 and 510 µs at 2^17 (511 at 2^16); 2^26
-            // took 307 and 305 µs, and 2^24 (whose default is 2^17) 221 µs at 2^18 and
-            // 237 µs at 2^17.
-            grid: n4.div_ceil(32).clamp(1, 1 << 17),
+            grid: n4.div_ceil(32).clamp(1, level_grid_cap(n)),
             // About 2^16 `Vec4`s, one in up to 256.
             sample: (n4 >> 16).clamp(1, 256),
             n,
         })
     }
 
-    /// The invocations of the level passes over the bitmap (`min(n/128, 2^17)` by
-    /// default, one `UVec4` of it each), which stride over it; at least 1.
+    /// The invocations of the level passes over the bitmap (`min(n/128, cap)` by default,
+    /// one `UVec4` of it each, the cap 2^17, or 2^16 from 2^27 values on), which stride
+    /// over it; at least 1.
     pub fn set_grid(&mut self, grid: u32) {
         self.grid = grid.max(1);
+    }
+}
+
+/// The most invocations the level passes take by default for `n` values. Measured on the
+/// H200 (2026-12-03, `forge bench topk`, which forces each grid, two calls): 2^28 values
+/// took 1735 and 1275 µs at 2^18, 510 and 833 µs at 2^17, 511 and 519 µs at 2^16; 2^26
+/// values 298–307 µs at 2^18 and 2^17, 304–311 µs at 2^16; 2^24 (whose `n/128` is 2^17)
+/// 221–230 µs at 2^18, 234–237 µs at 2^17, 244–246 µs at 2^16.
+fn level_grid_cap(n: usize) -> u32 {
+    if n >= 1 << 27 {
+        1 << 16
+    } else {
+        1 << 17
     }
 }
 
