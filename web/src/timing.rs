@@ -21,7 +21,7 @@ pub const PROBLEM_BYTES: u64 = 16 << 20;
 /// One timed kernel.
 #[derive(Debug)]
 pub struct Timed {
-    /// The row's kernel name and schedule.
+    /// The kernel's name.
     pub kernel: &'static str,
     /// The schedule, as `forge certify` prints it.
     pub schedule: String,

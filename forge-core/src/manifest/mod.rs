@@ -310,8 +310,9 @@ pub struct CacheEntry {
 /// default, where every manifest written before backends were named lives too), and
 /// `<stem>.<backend>` for another one, so that tuning one kernel through WGSL and through
 /// SPIR-V keeps both manifests instead of each overwriting the other. A backend read from
-/// a file is not trusted: bytes outside `[a-z0-9]` become `_`. The `.` cannot occur in a
-/// [`file_stem`], so stems of different backends never meet.
+/// a file is not trusted: it is written as the topology folder is (`file_safe`, one-to-one,
+/// `%XX` for every byte outside `[A-Za-z0-9_]`). The `.` cannot occur in a [`file_stem`] or
+/// in an escaped backend, so stems of different backends never meet.
 ///
 /// ```
 /// use forge_core::manifest::manifest_stem;
@@ -319,7 +320,7 @@ pub struct CacheEntry {
 /// assert_eq!(manifest_stem("gemv", hash, "wgsl"), "gemv-0123456789ab");
 /// assert_eq!(manifest_stem("gemv", hash, ""), "gemv-0123456789ab"); // a file from before
 /// assert_eq!(manifest_stem("gemv", hash, "spirv"), "gemv-0123456789ab.spirv");
-/// assert_eq!(manifest_stem("gemv", hash, "../x"), "gemv-0123456789ab.___x");
+/// assert_eq!(manifest_stem("gemv", hash, "../x"), "gemv-0123456789ab.%2E%2E%2Fx");
 /// ```
 pub fn manifest_stem(kernel: &str, kernel_hash: &str, backend: &str) -> String {
     let stem = file_stem(kernel, kernel_hash);
@@ -328,17 +329,7 @@ pub fn manifest_stem(kernel: &str, kernel_hash: &str, backend: &str) -> String {
     if backend.is_empty() || backend == Backend::Wgsl.name() {
         return stem;
     }
-    let backend: String = backend
-        .chars()
-        .map(|c| {
-            if c.is_ascii_lowercase() || c.is_ascii_digit() {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    format!("{stem}.{backend}")
+    format!("{stem}.{}", file_safe(backend))
 }
 
 /// The manifest cache: `<root>/<topology hash>/<name>-<short hash>.json` (see
