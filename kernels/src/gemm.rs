@@ -33,14 +33,10 @@
 //! `VEC` picks the loop over slices: 1 takes one slice a step, with the buffer chosen by the
 //! step's parity; 2 takes two slices a step, unrolled, so that each has constant buffer
 //! offsets. On the H200 the first is faster (37.5 against 33.4 TFLOP/s at 8192³); the second
-//! is there for drivers that fold constant offsets better.
-//!
-//! What the driver does with this source is sensitive to things that should not matter:
-//! wgpu bounds every loop with a counter, and a one-pass loop over the half-slices of a
-//! 16-deep slice cost a fifth of the rate until it was removed; the `ITEMS = 4, VEC = 1`
-//! build measured 35.4 TFLOP/s at 8192³ before the `VEC = 2` code was added and 37.5 after,
-//! while the other schedules stayed within 0.1%. `examples/gemm_checks` measures what each
-//! of wgpu's shader runtime checks costs.
+//! is there for drivers that fold constant offsets better. What the driver makes of this
+//! source is sensitive to things that should not matter (wgpu bounds every loop with a
+//! counter; `docs/PERFORMANCE.md` has the history); `examples/gemm_checks` measures what
+//! each of wgpu's shader runtime checks costs.
 //!
 //! Every element is accumulated with `mul_add` over `p = 0, 1, …, k-1` in that order,
 //! starting from 0.0, whatever the schedule (the zero padding past `k` adds exact zeros), so

@@ -17,8 +17,6 @@
 //! row's columns `l, l+64, …` one at a time (a slower path; the host pads `A` and `x` to
 //! whole vec4s with zeros).
 //!
-//! `forge bench gemv` measures it; `docs/PERFORMANCE.md` has the H200's figures.
-//!
 //! The summation order of a row depends only on `n`: four accumulators, each vec4 (or
 //! column) folded in with `mul_add` in order, `(s0 + s1) + (s2 + s3)` per lane, then the
 //! fixed two-level sum of the 64 lanes. Every schedule gives bit-identical results.

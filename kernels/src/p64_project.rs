@@ -12,9 +12,7 @@
 //! so an invocation reads its record with four 16-byte loads, all in flight together, and
 //! projects it in registers; a warp's four loads cover 2 KiB, which the L1 cache hands out
 //! whole. A workgroup takes `ITEMS` chunks of `WG` consecutive records in turn. (Staging a
-//! chunk through workgroup memory with contiguous loads, as this kernel did before, was
-//! 5–15% slower on the H200.) `forge bench p64_project` measures it; `docs/PERFORMANCE.md` has the H200's
-//! figures.
+//! chunk through workgroup memory with contiguous loads was 5–15% slower on the H200.)
 //!
 //! Every record is summed over `w = 0, 1, …, 15` in order (the first term a product, then
 //! `mul_add`), whatever the schedule, so every schedule gives bit-identical results.

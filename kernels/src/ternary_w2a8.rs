@@ -23,15 +23,11 @@
 //! per chunk. Integer sums are exact, so every schedule gives bit-identical results.
 //!
 //! # What bounds it
-//! At 16384² the kernel moves 67 MB (the packed weights; the activations are 256 KB),
-//! 15.7 µs at the H200's copy bandwidth, and retires 16.8 M weight words: at about 17
-//! integer operations a word (8 to decode, 5 to mask and shift, 4 `dot4_i8_packed`) that
-//! is ~285 M lane operations, ~17 µs on 132 SMs × 64 integer lanes at 1.98 GHz. Measured
-//! on the H200 (2026-12-02): 33.6 µs with the earlier decode (about 25 operations a word),
-//! 31.9 µs with this one, 31.4 µs (0.50× copy) once only a row's last word masks its
-//! activations. More loads in flight (`RIF = 4`) is 2% slower; a third fewer operations
-//! gave 5%, so neither memory latency nor the integer units alone set the pace.
-
+//! At 16384² the kernel moves 67 MB of packed weights (15.7 µs at the H200's copy
+//! bandwidth) and retires 16.8 M words at about 17 integer operations each (8 to decode, 5
+//! to mask and shift, 4 `dot4_i8_packed`): ~17 µs of issue on 132 SMs. It runs at 0.50×
+//! copy; `docs/PERFORMANCE.md` has the measurements of each step.
+//!
 //! # Schedule
 //! A subgroup covers `subgroup_size() · WORDS` consecutive words of its rows (a chunk),
 //! lane `l` the words `l, l + width, ...` of it, so that each load of the subgroup reads

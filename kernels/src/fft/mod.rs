@@ -25,14 +25,14 @@
 //!
 //! # Two kernels
 //! [`fft_pass16`] computes a pass of radix 16 to 4096 with the butterflies in registers:
-//! each invocation holds 16 values of a column, stages of radix 16 (the first of radix
-//! `2^(log2 m mod 4)` when that is not 0) are DFTs of 16 points in registers, and the values
-//! go between stages through workgroup memory (see its docs). [`fft_pass`], below, runs
-//! every stage in workgroup memory and takes every radix; [`fft_record`] uses [`fft_pass16`]
-//! for the passes of radix 16 or more ([`fft_plan`]), [`fft_pass`] for the others, and
-//! [`fft_record_plan`] takes a plan ([`FftPlan`]) to compare them. On the H200,
-//! [`fft_pass16`] took 0.62× the time of [`fft_pass`] for 1024×16384 and 0.47× for
-//! 4096×4096.
+//! each invocation holds 16 values of a column; the first stage is of radix
+//! `2^(log2 m mod 4)` (none when that is 0), the others are DFTs of 16 points in registers
+//! (radix 4 · radix 4), and the values go between stages through 16 KiB of workgroup
+//! memory, real parts then imaginary parts. [`fft_pass`], below, runs every stage in
+//! workgroup memory and takes every radix; [`fft_record`] uses [`fft_pass16`] for the
+//! passes of radix 16 or more ([`fft_plan`]), [`fft_pass`] for the others, and
+//! [`fft_record_plan`] takes a plan ([`FftPlan`]) to compare them (on the H200 [`fft_pass16`]
+//! takes 0.47–0.62× the time of [`fft_pass`]).
 //!
 //! # Inside a pass of `fft_pass`
 //! A workgroup holds `slots = max(WG·ITEMS, m)` complex values (at most 4096: 32 KiB) of

@@ -509,17 +509,11 @@ mod kernels {
         }
     }
 
-    /// [`fft_pass`] with the butterflies in registers: each invocation holds 16 elements of
-    /// one column and a workgroup of 256 holds `4096 / m` whole columns. The first stage is
-    /// of radix `2^(log2 m mod 4)` (none when that is 0); the others are of radix 16, each an
-    /// in-register DFT of 16 points (radix-4 · radix-4 with constant twiddles), with the
-    /// Stockham twiddles `w^r` of the stage from four evaluations of `twiddle` and at most
-    /// three products. Between stages the values go through 16 KiB of workgroup memory,
-    /// real parts then imaginary parts. The elements are loaded and stored at
-    /// `j + r·m/16` (`j` the invocation's place in its column): neighbouring invocations
-    /// read and write neighbouring addresses along a row, or across columns for the later
-    /// passes of a long transform. Same arguments and results as [`fft_pass`], for
-    /// `16 ≤ m ≤ 4096`.
+    /// [`fft_pass`] with the butterflies in registers (see the module docs), for
+    /// `16 ≤ m ≤ 4096`: each invocation holds 16 elements of one column, a workgroup of 256
+    /// holds `4096 / m` whole columns. Elements are loaded and stored at `j + r·m/16` (`j`
+    /// the invocation's place in its column), so that neighbouring invocations touch
+    /// neighbouring addresses, along a row or across columns.
     #[forge_kernel(crate = ::forge_core, workgroup = 256, threads = len / 16, ext = false,
         reference = fft_pass_reference, tolerance(abs = 1e-4, rel = 1e-4),
         case(len = 48, m = 16, n = 16, ns = 1, inverse = 0, scale = 1.0),

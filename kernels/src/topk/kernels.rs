@@ -469,27 +469,18 @@ mod kernels {
     /// - `BATCH = 8`: elements go into the list eight at a time, sorted by a network and
     ///   merged ([`take8`]), 86 `min`/`max` where eight [`push_best`] take 136.
     ///
-    /// Measured on the H200 (2026-12-03, `forge bench topk`): 211.6 µs at `wg=256 STAGE=1
-    /// BATCH=8 AHEAD=1`, 1.59 TB/s, 17.2× `torch.topk` in the same call; 259 µs before these
-    /// knobs. `STAGE = 0` takes 265 µs, the whole-block tile at `WG = 64` 263 µs (16 KiB for
-    /// two warps leaves 28 warps an SM), `AHEAD` saves 2–3%, `BATCH` 0–5%.
-    ///
-    /// Every schedule gives the same result: the order in which elements enter the list
-    /// does not change the best nine, whose keys are unique.
+    /// On the H200 (`docs/PERFORMANCE.md`), `STAGE = 0` and the whole-block tile at `WG = 64`
+    /// are 25% slower than `wg=256 STAGE=1 BATCH=8 AHEAD=1`. Every schedule gives the same
+    /// result: the order in which elements enter the list does not change the best nine.
     #[forge_kernel(crate = ::forge_core, workgroup = 256, threads = n.div_ceil(b), ext = false,
         knobs(STAGE = 1, BATCH = 8, AHEAD = 1),
         tune(workgroup = [256, 128, 64], STAGE = [1, 0], BATCH = [8, 1], AHEAD = [1, 0]),
         reference = topk_rows_reference, tolerance(abs = 0.0, rel = 0.0),
-        case(n = 1, b = 1, k = 1, local = 1),
-        case(n = 5, b = 64, k = 3, local = 1),
-        case(n = 4096, b = 64, k = 8, local = 1),
-        case(n = 8190, b = 32, k = 8, local = 0),
-        case(n = 1000, b = 100, k = 7, local = 0),
-        case(n = 1003, b = 8, k = 8, local = 1),
-        case(n = 777, b = 13, k = 8, local = 0),
-        case(n = 2500, b = 1000, k = 1, local = 1),
-        case(n = 9001, b = 36, k = 5, local = 0),
-        case(n = 20000, b = 256, k = 8, local = 1))]
+        case(n = 1, b = 1, k = 1, local = 1), case(n = 5, b = 64, k = 3, local = 1),
+        case(n = 4096, b = 64, k = 8, local = 1), case(n = 8190, b = 32, k = 8, local = 0),
+        case(n = 1000, b = 100, k = 7, local = 0), case(n = 1003, b = 8, k = 8, local = 1),
+        case(n = 777, b = 13, k = 8, local = 0), case(n = 2500, b = 1000, k = 1, local = 1),
+        case(n = 9001, b = 36, k = 5, local = 0), case(n = 20000, b = 256, k = 8, local = 1))]
     pub fn topk_rows(
         vals: &[Vec4; n.div_ceil(4)],
         #[out] out_vals: &mut [f32; n.div_ceil(b) * k],
@@ -730,23 +721,14 @@ mod kernels {
         }
     }
 
-    /// Global top-k, radix select: the histogram of a sample, every `sample`-th `Vec4` of
-    /// `vals`, added to `hist[slot·2048 ..]`; it sets the floor of the full pass
-    /// ([`topk_radix_mark`]) in two levels, each followed by [`topk_radix_select`]:
-    /// - `level = 0`: digit 0 (bits 21..32 of the order key) of each invocation's largest
-    ///   sampled element (invocation `g` samples the `Vec4`s `g, g + grid, …` of the
-    ///   sample);
-    /// - `level ≠ 0`: digit 1 (bits 10..21) of the sampled elements whose digit 0 is that of
-    ///   `state[6]` (the bin that the select of level 0 chose).
-    ///
-    /// Level 0 counts maxima, not elements: the `k`-th largest maximum is at most the
-    /// sample's `k`-th largest element, so the floor still has `k` elements above it, and
-    /// each invocation makes one atomic add instead of sixteen. Counting every element put
-    /// most of them into the few bins that normal data fill, whose workgroup atomics
-    /// serialize: 130 µs of a 300 µs call on the H200 at 2^26.
-    ///
-    /// `grid` invocations stride over the sample, four `Vec4` loads in flight each; each
-    /// workgroup counts in workgroup memory and adds its non-zero bins to `hist`.
+    /// Global top-k, step 1 (the floor, see the module docs): the histogram of a sample,
+    /// every `sample`-th `Vec4` of `vals`, added to `hist[slot·2048 ..]`. At `level = 0`,
+    /// digit 0 (key bits 21..32) of each invocation's largest sampled element (invocation `g`
+    /// samples `Vec4`s `g, g + grid, …` of the sample); otherwise digit 1 (bits 10..21) of
+    /// the sampled elements whose digit 0 is that of `state[6]`. Counting maxima makes one
+    /// atomic add an invocation, not sixteen: counting every element put most of them into
+    /// the few bins that normal data fill, whose workgroup atomics serialize (130 µs of a
+    /// 300 µs call on the H200 at 2^26).
     #[forge_kernel(crate = ::forge_core, workgroup = 256, threads = grid, ext = false,
         tune(workgroup = [256, 128]),
         reference = topk_radix_hist_reference, tolerance(abs = 0.0, rel = 0.0),
@@ -831,23 +813,15 @@ mod kernels {
         }
     }
 
-    /// Global top-k, radix select, level 0 over the whole input (one read): the elements
-    /// whose order key is at least the floor `state[6]` are the candidates. Their digit 0
-    /// (bits 21..32 of the key) is counted into `hist[0 .. 2048]`, and each is marked in a
-    /// bitmap, one bit per element: bit `e & 31` of word `e >> 5`, four words to a `UVec4`
-    /// of `marks`. Workgroup `w` (of `ceil(n / 65536)`) reads the contiguous chunk of 65536
-    /// elements from `w·65536`, marks in workgroup memory, then writes all 2048 words of its
-    /// chunk, zeros included: the bitmap needs no clearing, and does not depend on the
-    /// order in which invocations run. Later levels ([`topk_radix_refine`]) and the collect
-    /// read only the marked elements.
+    /// Global top-k, step 2, the one full read: the elements whose key is at least the
+    /// floor `state[6]` (the candidates) have digit 0 counted into `hist[0 .. 2048]` and are
+    /// marked in a bitmap: bit `e & 31` of word `e >> 5`, four words to a `UVec4` of
+    /// `marks`. Workgroup `w` marks the chunk of 65536 elements from `w·65536` in workgroup
+    /// memory, then writes all 2048 words of it, zeros included.
     #[forge_kernel(crate = ::forge_core, workgroup = 256, threads = n.div_ceil(65536) * 256,
         ext = false, tune(workgroup = [256, 128]),
         reference = topk_radix_mark_reference, tolerance(abs = 0.0, rel = 0.0),
-        case(n = 1),
-        case(n = 4099),
-        case(n = 5000),
-        case(n = 70000),
-        case(n = 140001))]
+        case(n = 1), case(n = 4099), case(n = 5000), case(n = 70000), case(n = 140001))]
     pub fn topk_radix_mark(
         vals: &[Vec4; n.div_ceil(4)],
         state: &[u32; 8],
@@ -928,20 +902,16 @@ mod kernels {
         }
     }
 
-    /// Global top-k, radix select, pass 1 of levels 1..6: the histogram of digit `level` of
-    /// the marked elements (see [`topk_radix_mark`]) that match the prefix chosen so far,
-    /// added to `hist[level·2048 ..]`, once `state[0]` says the threshold is not final yet;
-    /// otherwise nothing. Levels 1 and 2 are the digits of the order key (bits 10..21,
-    /// 0..10), levels 3..6 those of the complemented index (bits 21..32, 10..21, 0..10), so
-    /// that equal keys are ordered by index. `grid` invocations stride over the bitmap, a
-    /// `UVec4` (128 elements) at a time, and gather the marked values.
+    /// Global top-k, step 3, levels 1..6 while `state[0]` is 0: the histogram of digit
+    /// `level` of the marked elements that match the prefix, added to `hist[level·2048 ..]`.
+    /// Levels 1 and 2 are key bits 10..21 and 0..10, levels 3..6 bits 21..32, 10..21 and
+    /// 0..10 of the complemented index. `grid` invocations stride over the bitmap, a `UVec4`
+    /// (128 elements) at a time.
     #[forge_kernel(crate = ::forge_core, workgroup = 256, threads = grid, ext = false,
         tune(workgroup = [256, 128]),
         reference = topk_radix_refine_reference, tolerance(abs = 0.0, rel = 0.0),
-        case(n = 1, level = 1, grid = 1),
-        case(n = 5000, level = 1, grid = 64),
-        case(n = 70000, level = 2, grid = 300),
-        case(n = 4099, level = 3, grid = 256),
+        case(n = 1, level = 1, grid = 1), case(n = 5000, level = 1, grid = 64),
+        case(n = 70000, level = 2, grid = 300), case(n = 4099, level = 3, grid = 256),
         case(n = 3000, level = 5, grid = 7))]
     pub fn topk_radix_refine(
         vals: &[Vec4; n.div_ceil(4)],
@@ -1000,21 +970,15 @@ mod kernels {
         }
     }
 
-    /// Global top-k, radix select, pass 2 of each level (one workgroup): in the histogram
-    /// `hist[slot·2048 ..]` of digit `level`, finds the bin that holds the element of rank
-    /// `r` from the top.
-    /// - With `floor ≠ 0`, over the sample's histograms ([`topk_radix_hist`]): at level 0,
-    ///   with `r = k` over the sampling invocations' maxima, sets `state[6]` to the bin's
-    ///   lowest key and `state[7]` to the rank left within the bin (both 0 when fewer than
-    ///   `k` invocations sampled an element); at level 1, with `r = state[7]` over every
-    ///   sampled element of that bin, adds the bin of digit 1 to `state[6]`, the floor of
-    ///   the full pass (a 22-bit prefix of the key). The maxima above the bin and the
-    ///   elements of the bin at or above the floor number at least `k`, and the sample is
-    ///   part of the data, so at least `k` elements reach the floor.
-    /// - At level 0, with `r = k`, and at later levels, with `r = state[1]` and only while
-    ///   `state[0]` is 0: narrows the prefix to the bin (see [`TopkGlobalScratch`]). The
-    ///   threshold is final once the elements above the prefix and those matching it
-    ///   number at most `cap` (the final sort's size), or at the last level.
+    /// Global top-k, the select after each histogram (one workgroup): finds the bin of
+    /// `hist[slot·2048 ..]` (digit `level`) that holds the element of rank `r` from the top.
+    /// - `floor ≠ 0`, the sample's levels: at level 0 (`r = k`) sets `state[6]` to the bin's
+    ///   lowest key and `state[7]` to the rank left in it (both 0 when fewer than `k`
+    ///   invocations sampled); at level 1 (`r = state[7]`) adds the bin of digit 1 to
+    ///   `state[6]`, the floor.
+    /// - Otherwise, at level 0 (`r = k`) and later levels (`r = state[1]`, while `state[0]`
+    ///   is 0): narrows the prefix to the bin ([`TopkGlobalScratch`]), final once the
+    ///   elements above it and matching it number at most `cap`, or at the last level.
     #[forge_kernel(crate = ::forge_core, workgroup = 256, threads = 1, ext = false,
         tune(workgroup = [256, 128]),
         reference = topk_radix_select_reference, tolerance(abs = 0.0, rel = 0.0),
@@ -1121,19 +1085,14 @@ mod kernels {
         }
     }
 
-    /// Global top-k, radix select, pass 3: the marked elements (see [`topk_radix_mark`])
-    /// above the final prefix or matching it (at most `cap` in all). Workgroup `w` (of
-    /// `ceil(n / 65536)`) reads the 2048 bitmap words of its chunk of 65536 elements, keeps
-    /// the bits of those elements, then writes their indices, ascending, to
-    /// `regions[w·2048 ..]` (the first 2048) and their count to `counts[w]`: the result
-    /// does not depend on the order in which invocations run.
+    /// Global top-k, step 4: the marked elements at or above the final prefix (at most
+    /// `cap`). Workgroup `w` reads the bitmap of its chunk of 65536 elements and writes their
+    /// indices, ascending, to `regions[w·2048 ..]` (the first 2048) and their count to
+    /// `counts[w]`.
     #[forge_kernel(crate = ::forge_core, workgroup = 256, threads = n.div_ceil(65536) * 256,
         ext = false, tune(workgroup = [256, 128]),
         reference = topk_radix_collect_reference, tolerance(abs = 0.0, rel = 0.0),
-        case(n = 1),
-        case(n = 5000),
-        case(n = 4099),
-        case(n = 140001))]
+        case(n = 1), case(n = 5000), case(n = 4099), case(n = 140001))]
     pub fn topk_radix_collect(
         vals: &[Vec4; n.div_ceil(4)],
         marks: &[UVec4; n.div_ceil(65536) * 512],
@@ -1202,17 +1161,14 @@ mod kernels {
         }
     }
 
-    /// Global top-k, radix select, pass 4 (one workgroup): gathers the candidates of every
-    /// workgroup of pass 3 (the first `counts[w]` indices of each region, at most 2048 per
-    /// region and `cap` in all; indices past `n` count as padding), sorts them by key,
-    /// descending, then index, ascending, with a bitonic network of `cap` slots (a power of
-    /// two, 2..=2048, at least `k`) in workgroup memory, and writes the first `k`: values
-    /// re-read from `vals`, so that they keep their bits, and indices.
+    /// Global top-k, step 5 (one workgroup): gathers the first `counts[w]` indices of each
+    /// region (at most 2048 a region, `cap` in all; indices past `n` are padding), sorts them
+    /// by key, descending, then index with a bitonic network of `cap` slots (a power of two,
+    /// 2..=2048, at least `k`), and writes the first `k`, values re-read from `vals`.
     #[forge_kernel(crate = ::forge_core, workgroup = 256, threads = 1, ext = false,
         tune(workgroup = [256, 128]),
         reference = topk_radix_sort_reference, tolerance(abs = 0.0, rel = 0.0),
-        case(n = 4000, k = 1, groups = 1, cap = 2048),
-        case(n = 4000, k = 1, groups = 2, cap = 2),
+        case(n = 4000, k = 1, groups = 1, cap = 2048), case(n = 4000, k = 1, groups = 2, cap = 2),
         case(n = 900, k = 100, groups = 3, cap = 256),
         case(n = 4000, k = 1024, groups = 5, cap = 2048))]
     pub fn topk_radix_sort(

@@ -19,10 +19,8 @@
 //!
 //! # Blocks: two kernels
 //! With `k ≤ 8` ([`TOPK_ROWS_MAX_K`]), [`topk_rows`] gives each block to one invocation,
-//! which keeps the best nine in registers (see the kernel for the packed keys and their
-//! exact fallback): one read of the input. Its schedules either load each block alone or
-//! stage the workgroup's blocks through workgroup memory with coalesced loads, and push
-//! elements one by one or eight at a time; all give bit-identical results.
+//! which keeps the best nine in registers (see the kernel for the packed keys, their exact
+//! fallback and the schedules): one read of the input.
 //!
 //! Otherwise [`topk_select`] does, also in one read: a workgroup loads whole blocks into
 //! workgroup memory as 32-bit keys (the order above, made unsigned) with their positions,
@@ -64,13 +62,10 @@
 //! 5. a bitonic sort of the at most `cap` candidates in one workgroup, which writes the
 //!    first `k` ([`topk_radix_sort`]).
 //!
-//! Certification checks each kernel against its reference; the tests check whole block and
-//! global runs against a sort of the input.
-//!
 //! # Files
 //! `kernels.rs` holds the kernels and their helpers, `reference.rs` their independent
-//! references, `record.rs` the host side of the multi-pass global top-k (its scratch and
-//! the recording of its passes), and `ext.rs` the runtime methods ([`TopkExt`]).
+//! references (certification checks each kernel against its own; the tests check whole runs
+//! against a sort), `record.rs` the recording of the passes, `ext.rs` [`TopkExt`].
 
 mod ext;
 mod kernels;
