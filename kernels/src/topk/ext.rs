@@ -10,16 +10,10 @@ use std::borrow::BorrowMut;
 
 /// Checks what every top-k method needs: a non-empty input that `u32` indexes and `k ≥ 1`.
 fn check_input(input: &[f32], k: usize) -> Result<u32, ForgeError> {
-    if input.is_empty() {
+    if input.is_empty() || k == 0 {
         return Err(ForgeError::EmptyWork {
             kernel: topk_select::NAME,
-            what: "the input is empty".into(),
-        });
-    }
-    if k == 0 {
-        return Err(ForgeError::EmptyWork {
-            kernel: topk_select::NAME,
-            what: "`k` is 0".into(),
+            what: format!("{} values, k = {k}", input.len()),
         });
     }
     // Indices and the kernel's thread count (up to twice the length) stay in u32.
@@ -41,14 +35,9 @@ fn blocks(
     local: bool,
 ) -> Result<(Vec<f32>, Vec<u32>), ForgeError> {
     let n = check_input(input, k)?;
-    if block == 0 || block > TOPK_MAX_BLOCK {
+    if block == 0 || block > TOPK_MAX_BLOCK || k > block {
         return Err(invalid(format!(
-            "`block` = {block} is out of range; it must be 1..={TOPK_MAX_BLOCK}"
-        )));
-    }
-    if k > block {
-        return Err(invalid(format!(
-            "`k` = {k} is larger than `block` = {block}; each block gives at most `block` values"
+            "`block` = {block} with `k` = {k}: the block must be 1..={TOPK_MAX_BLOCK}, k at most the block"
         )));
     }
     let (b, k32) = (block as u32, k as u32);

@@ -63,11 +63,9 @@ impl TopkGlobalScratch {
     }
 }
 
-/// The most invocations the level passes take by default for `n` values. Measured on the
-/// H200 (2026-12-03, `forge bench topk`, which forces each grid, two calls): 2^28 values
-/// took 1735 and 1275 µs at 2^18, 510 and 833 µs at 2^17, 511 and 519 µs at 2^16; 2^26
-/// values 298–307 µs at 2^18 and 2^17, 304–311 µs at 2^16; 2^24 (whose `n/128` is 2^17)
-/// 221–230 µs at 2^18, 234–237 µs at 2^17, 244–246 µs at 2^16.
+/// The most invocations the level passes take by default for `n` values: on the H200, 2^28
+/// values took a third of the time at 2^16 that they took at 2^18, smaller inputs within 8%
+/// at any of the three (`docs/PERFORMANCE.md`, "The global top-k's default level grid").
 fn level_grid_cap(n: usize) -> u32 {
     if n >= 1 << 27 {
         1 << 16
@@ -193,20 +191,14 @@ pub(super) fn check_global(n: usize, k: usize) -> Result<(), ForgeError> {
             what: format!("n = {n}, k = {k}"),
         });
     }
-    if k > TOPK_GLOBAL_MAX_K {
-        return Err(invalid(format!(
-            "`k` = {k} is larger than the global top-k's limit of {TOPK_GLOBAL_MAX_K}"
-        )));
-    }
-    if k > n {
-        return Err(invalid(format!(
-            "`k` = {k} is larger than the input's {n} elements"
-        )));
-    }
-    if n > TOPK_GLOBAL_MAX_LEN {
-        return Err(invalid(format!(
-            "the input has {n} elements, past the global top-k's limit of 2^28"
-        )));
-    }
-    Ok(())
+    let why = if k > TOPK_GLOBAL_MAX_K {
+        format!("`k` = {k} is larger than the global top-k's limit of {TOPK_GLOBAL_MAX_K}")
+    } else if k > n {
+        format!("`k` = {k} is larger than the input's {n} elements")
+    } else if n > TOPK_GLOBAL_MAX_LEN {
+        format!("the input has {n} elements, past the global top-k's limit of 2^28")
+    } else {
+        return Ok(());
+    };
+    Err(invalid(why))
 }
