@@ -193,12 +193,27 @@ pub fn run(
     let mut out = Vec::new();
 
     if wanted("fft") {
-        let shapes: &[(usize, usize)] = if quick {
-            &[(1024, 8), (4096, 2), (1 << 13, 2)]
+        // (n, batch, inverse): the targets of issue 16, then the other shapes that
+        // `torch_anchors.py` times, then one inverse (cuFFT's inverse costs its forward, so
+        // the row is read against the forward peer of its shape).
+        let shapes: &[(usize, usize, bool)] = if quick {
+            &[
+                (1024, 8, false),
+                (4096, 2, false),
+                (1 << 13, 2, false),
+                (1024, 8, true),
+            ]
         } else {
-            &[(1024, 16384), (4096, 4096), (1 << 20, 16)]
+            &[
+                (1024, 16384, false),
+                (4096, 4096, false),
+                (1 << 20, 16, false),
+                (1 << 16, 256, false),
+                (1 << 24, 1, false),
+                (1024, 16384, true),
+            ]
         };
-        for &(n, batch) in shapes {
+        for &(n, batch, inverse) in shapes {
             let data = random("fft", 2 * n * batch, false);
             let x = rt.upload::<[f32; 2]>(bytemuck::cast_slice(&data))?;
             drop(data);
@@ -255,14 +270,18 @@ pub fn run(
                     &y,
                     n,
                     batch,
-                    false,
+                    inverse,
                     sch.as_ref(),
                     plan,
                 )
             })?;
             let r = Row {
                 kernel: "fft",
-                shape: format!("n={n} batch={batch}"),
+                shape: if inverse {
+                    format!("n={n} batch={batch} inverse=1")
+                } else {
+                    format!("n={n} batch={batch}")
+                },
                 // The floor: the data read once and written once.
                 bytes: 2 * (n * batch) as u64 * 8,
                 peer: "cuFFT c2c",
