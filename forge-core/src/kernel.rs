@@ -621,6 +621,9 @@ pub enum Feature {
     F16,
     /// `f64` values.
     F64,
+    /// Cooperative matrices (`CoopA`, `CoopB`, `CoopC`: WGSL's `coop_mat16x16`), wgpu's
+    /// experimental `EXPERIMENTAL_COOPERATIVE_MATRIX` (Vulkan's `VK_KHR_cooperative_matrix`).
+    CooperativeMatrix,
 }
 
 impl Feature {
@@ -630,6 +633,7 @@ impl Feature {
             Feature::Subgroups => wgpu::Features::SUBGROUP,
             Feature::F16 => wgpu::Features::SHADER_F16,
             Feature::F64 => wgpu::Features::SHADER_F64,
+            Feature::CooperativeMatrix => wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX,
         }
     }
 
@@ -639,6 +643,7 @@ impl Feature {
             Feature::Subgroups => "SUBGROUP",
             Feature::F16 => "SHADER_F16",
             Feature::F64 => "SHADER_F64",
+            Feature::CooperativeMatrix => "EXPERIMENTAL_COOPERATIVE_MATRIX",
         }
     }
 
@@ -648,6 +653,7 @@ impl Feature {
             Feature::Subgroups => "subgroup operations",
             Feature::F16 => "`f16` values",
             Feature::F64 => "`f64` values",
+            Feature::CooperativeMatrix => "cooperative matrices (`CoopA`/`CoopB`/`CoopC`)",
         }
     }
 }

@@ -36,7 +36,19 @@ pub fn check(cx: &Ctxt, k: &Kernel<'_>) {
     subgroup_ops_not_short_circuited(cx, k);
     subgroup_broadcast_lane_constant(cx, k);
     prints(cx, k);
+    coop_not_shared(cx, k);
     uniformity::barriers_uniform(cx, k);
+}
+
+/// A cooperative matrix is a subgroup's value, held in its registers: it has no place in
+/// workgroup memory (stage it there as `f16` elements and load it with `load_row_major`).
+fn coop_not_shared(cx: &Ctxt, k: &Kernel<'_>) {
+    for l in k.locals.iter().filter(|l| l.shared && l.ty.is_coop()) {
+        cx.error(
+            l.span,
+            format!("`{}` puts cooperative matrices in workgroup memory, which cannot hold them: they live in the subgroup's registers; keep the elements in a `#[shared]` array of `f16` or `f32` and use `load_row_major`/`store_row_major`", l.name),
+        );
+    }
 }
 
 /// The rules of one schedule, on the kernel unrolled for it: constant operations and
@@ -55,6 +67,16 @@ pub fn schedule(
 fn assigned_bindings(k: &Kernel<'_>) -> Vec<(usize, Span)> {
     let mut out = Vec::new();
     walk_stmts(&k.body, &mut |s| {
+        if let Stmt::Eval { expr } = s {
+            if let ExprKind::Coop {
+                op: CoopOp::Store { .. },
+                target: Some(AtomicTarget::Binding(b)),
+                ..
+            } = expr.kind
+            {
+                out.push((b, expr.span));
+            }
+        }
         if let Stmt::Assign { place, span, .. } = s {
             if let Place::Binding(b, _) = place.root() {
                 out.push((*b, *span));
@@ -408,12 +430,24 @@ fn grid_shapes(cx: &Ctxt, k: &Kernel<'_>) {
     }
 }
 
+/// The names of the cooperative-matrix operations, as `report` sees them.
+const COOP_OPS: [&str; 5] = [
+    "load_row_major",
+    "load_col_major",
+    "store_row_major",
+    "store_col_major",
+    "mul_add",
+];
+
 fn shared_bytes(ty: &Ty, structs: &[StructDef], s: &SchedPoint) -> Option<u64> {
     match ty {
         Ty::Struct(st) => Some(structs[*st].size as u64),
         Ty::Scalar(sc) => Some(sc.size() as u64),
         // vec3 is aligned and sized like vec4 in arrays.
         Ty::Vector(sc, n) => Some(sc.size() as u64 * if *n == 3 { 4 } else { *n as u64 }),
+        // A lane's share: a subgroup of 32 holds the 256 elements, 8 a lane (workgroup
+        // memory refuses cooperative matrices: `coop_not_shared`).
+        Ty::Coop(sc, _) => Some(8 * sc.size() as u64),
         Ty::Array(e, len) => {
             let n = match len {
                 ConstLen::Lit(n) => *n as u64,
@@ -1145,8 +1179,14 @@ pub mod uniformity {
             };
             stmt_exprs(s, &mut |e| {
                 walk_expr(e, &mut |x| {
-                    if let ExprKind::Subgroup { op, .. } = x.kind {
-                        errors.push((x.span, op.name(), why));
+                    match x.kind {
+                        ExprKind::Subgroup { op, .. } => errors.push((x.span, op.name(), why)),
+                        // A zero matrix is a constant; the loads, stores and products
+                        // are the subgroup's collective operations.
+                        ExprKind::Coop { op, .. } if op != CoopOp::Zero => {
+                            errors.push((x.span, op.name(), why))
+                        }
+                        _ => {}
                     }
                 })
             });
@@ -1172,6 +1212,8 @@ pub mod uniformity {
             };
             let collective = if name.starts_with("subgroup_") {
                 " (a subgroup operation is collective, like a barrier)"
+            } else if COOP_OPS.contains(&name) {
+                " (a cooperative-matrix operation is collective over the subgroup, like a barrier)"
             } else {
                 ""
             };

@@ -315,6 +315,10 @@ impl<'k> Oracle<'k> {
                 let name = format_ident!("{}", self.k.structs[*s].name);
                 quote!(#name)
             }
+            Ty::Coop(s, _) => {
+                let (oracle, s) = (self.p.oracle(), rust_scalar(*s, self.p));
+                quote!(#oracle::coop::Mat<#s>)
+            }
         }
     }
 
@@ -339,6 +343,10 @@ impl<'k> Oracle<'k> {
                 quote!([#z; #n])
             }
             Ty::Array(e, len) => self.repeat(&self.zero(e), len),
+            Ty::Coop(..) => {
+                let (oracle, t) = (self.p.oracle(), self.ty(t));
+                quote!(<#t as #oracle::coop::Zero>::ZERO)
+            }
         }
     }
 
@@ -1415,6 +1423,7 @@ impl<'k> Oracle<'k> {
                 index,
                 args,
             } => self.atomic(*op, *target, index, args),
+            ExprKind::Coop { op, target, args } => self.coop(*op, *target, args, &e.ty),
             ExprKind::Call(h, args) => {
                 let items: Vec<_> = args.iter().map(|a| self.expr(a)).collect();
                 let name = format_ident!("__fg_fn_{}", self.k.helpers[*h].name);
@@ -1517,6 +1526,47 @@ impl<'k> Oracle<'k> {
             #place[__fg_i] = #new;
             #result
         })
+    }
+
+    /// A cooperative-matrix operation: `oracle::coop` holds the semantics. Every invocation
+    /// holds the whole matrix; a store is made by the first invocation of each subgroup.
+    fn coop(&self, op: CoopOp, target: Option<AtomicTarget>, args: &[Expr], t: &Ty) -> TokenStream {
+        let (oracle, err) = (self.p.oracle(), self.p.error());
+        let a: Vec<TokenStream> = args.iter().map(|a| self.expr(a)).collect();
+        let slot = match target {
+            Some(AtomicTarget::Binding(b)) => self.binding_slots.get(b).copied().flatten(),
+            Some(AtomicTarget::Shared(l)) => self.shared_slots[l],
+            None => None,
+        };
+        let place = target.map(|t| self.atomic_place(t));
+        match (op, place) {
+            (CoopOp::Zero, _) => self.zero(t),
+            (CoopOp::MulAdd, _) => {
+                let (x, y, z) = (&a[0], &a[1], &a[2]);
+                quote!(#oracle::coop::mul_add(&#x, &#y, &#z))
+            }
+            (CoopOp::Load { row_major }, Some((place, name))) => {
+                let (i, st) = (&a[0], &a[1]);
+                let race = self.race_read(slot);
+                quote!(#oracle::coop::load(NAME, __fg_gi, #name, &#place[..], #i, #st, #row_major,
+                    |__fg_i: usize| -> ::core::result::Result<(), #err> { #race Ok(()) })?)
+            }
+            (CoopOp::Store { row_major }, Some((place, name))) => {
+                let (m, i, st) = (&a[0], &a[1], &a[2]);
+                let race = self.race_write(slot, false, quote!(__fg_i));
+                quote!({
+                    let __fg_m = #m;
+                    let __fg_ci: u32 = #i;
+                    let __fg_cs: u32 = #st;
+                    if __fg_lane % __fg_sg == 0 {
+                        #oracle::coop::store(NAME, __fg_gi, #name, &__fg_m, &mut #place[..], __fg_ci, __fg_cs, #row_major,
+                            |__fg_i: usize| -> ::core::result::Result<(), #err> { #race Ok(()) })?;
+                    }
+                })
+            }
+            // `lower` gives loads and stores a target.
+            _ => quote!(::core::unreachable!()),
+        }
     }
 
     /// The storage of an atomic target, and its name for error messages.

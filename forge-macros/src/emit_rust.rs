@@ -1440,6 +1440,9 @@ impl<'k> Items<'k> {
         if crate::emit_wgsl::uses_f64(self.k) {
             features.push(quote!(#feature::F64));
         }
+        if self.k.uses_coop() {
+            features.push(quote!(#feature::CooperativeMatrix));
+        }
         if features.is_empty() {
             return quote!();
         }

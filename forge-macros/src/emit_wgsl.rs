@@ -631,11 +631,14 @@ pub fn emit<'k>(k: &'k Kernel<'k>, x: &'k Expanded) -> Wgsl {
     );
     s.push_str(&body_code);
     s.push_str("}\n");
-    let directives = if uses_f16(k) {
+    let mut directives = if uses_f16(k) {
         "enable f16;\n".to_string()
     } else {
         String::new()
     };
+    if k.uses_coop() {
+        directives.push_str("enable wgpu_cooperative_matrix;\n");
+    }
     Wgsl {
         directives,
         body: s,
@@ -799,7 +802,7 @@ fn uses_scalar(k: &Kernel<'_>, scalar: Scalar) -> bool {
         while let Ty::Array(e, _) = t {
             t = e;
         }
-        t.component() == Some(scalar)
+        t.component() == Some(scalar) || matches!(t, Ty::Coop(s, _) if *s == scalar)
     };
     let body_has = |locals: &[Local], body: &Block| {
         let mut found = locals.iter().any(|l| has(&l.ty));
@@ -852,6 +855,7 @@ pub fn wgsl_align(t: &Ty) -> u32 {
         Ty::Vector(s, _) => 4 * s.size(),
         Ty::Array(e, _) => wgsl_align(e),
         Ty::Struct(_) => 16,
+        Ty::Coop(s, _) => s.size(),
     }
 }
 
@@ -872,6 +876,7 @@ pub fn rust_ty(t: &Ty) -> String {
         Ty::Array(e, ConstLen::Lit(n)) => format!("[{}; {n}]", rust_ty(e)),
         Ty::Array(e, len) => format!("[{}; {}]", rust_ty(e), len_of(len, &[])),
         Ty::Struct(_) => "struct".to_string(),
+        Ty::Coop(s, r) => format!("{}<{}>", r.type_name(), s.wgsl()),
     }
 }
 
@@ -920,6 +925,7 @@ pub fn ty(t: &Ty, structs: &[StructDef], knobs: &[Knob]) -> String {
         Ty::Scalar(s) => s.wgsl().to_string(),
         Ty::Vector(s, n) => format!("vec{n}<{}>", s.wgsl()),
         Ty::Array(e, len) => format!("array<{}, {}>", ty(e, structs, knobs), len_of(len, knobs)),
+        Ty::Coop(s, r) => format!("coop_mat16x16<{}, {}>", s.wgsl(), r.wgsl()),
     }
 }
 
@@ -1313,6 +1319,31 @@ impl Emitter<'_> {
                 self.nested("", b);
                 self.line("}");
             }
+            // naga 30's SPIR-V writer panics ("Expression ... is not cached") when the
+            // pointer index or the stride of `coopStore` is computed inline: both are
+            // bound with `let` first, always (`tests/snapshots` holds the form).
+            Stmt::Eval {
+                expr:
+                    Expr {
+                        kind:
+                            ExprKind::Coop {
+                                op: CoopOp::Store { row_major },
+                                target: Some(target),
+                                args,
+                            },
+                        ..
+                    },
+            } => {
+                let n = self.fresh();
+                let m = self.expr(&args[0]);
+                let i = self.expr(&args[1]);
+                let st = self.expr(&args[2]);
+                let name = self.atomic_name(*target);
+                let f = if *row_major { "coopStoreT" } else { "coopStore" };
+                self.line(&format!("let fg_coop_i{n}: u32 = {i};"));
+                self.line(&format!("let fg_coop_s{n}: u32 = {st};"));
+                self.line(&format!("{f}({m}, &{name}[fg_coop_i{n}], fg_coop_s{n});"));
+            }
             Stmt::Eval { expr, .. } => {
                 let e = self.expr(expr);
                 match expr.kind {
@@ -1562,6 +1593,23 @@ impl Emitter<'_> {
 
     fn expr(&mut self, e: &Expr) -> String {
         match &e.kind {
+            ExprKind::Coop { op, target, args } => {
+                let t = ty(&e.ty, &self.k.structs, &self.k.options.knobs);
+                match (op, target) {
+                    (CoopOp::Load { row_major }, Some(target)) => {
+                        let f = if *row_major { "coopLoadT" } else { "coopLoad" };
+                        let p = self.atomic_place(*target, &args[0]);
+                        let st = self.expr(&args[1]);
+                        format!("{f}<{t}>(&{p}, {st})")
+                    }
+                    (CoopOp::MulAdd, _) => {
+                        let a: Vec<String> = args.iter().map(|a| self.expr(a)).collect();
+                        format!("coopMultiplyAdd({}, {}, {})", a[0], a[1], a[2])
+                    }
+                    // `Zero`; a store is a statement (`Stmt::Eval` above).
+                    _ => format!("{t}()"),
+                }
+            }
             ExprKind::IntLit(v) => match e.ty {
                 Ty::Scalar(Scalar::U32) => format!("{v}u"),
                 _ if *v == i32::MIN as i64 => "(-2147483647i - 1i)".into(),

@@ -3,7 +3,7 @@
 //! literals are "some integer" or "some float" until context decides, then default to
 //! `i32` and `f32` as Rust's do.
 
-use crate::model::{ConstLen, Scalar, Ty};
+use crate::model::{CoopRole, ConstLen, Scalar, Ty};
 
 /// The set of scalars a variable may still become, as bits.
 pub type Set = u8;
@@ -65,6 +65,8 @@ enum Info {
     Vector(Scalar, u8),
     /// A `#[forge_struct]`, by index.
     Struct(usize),
+    /// A cooperative matrix.
+    Coop(Scalar, CoopRole),
     /// The type of something already reported as an error (a `let` whose value was
     /// refused): it agrees with every use, so that one mistake gives one error.
     Error,
@@ -136,6 +138,27 @@ impl Infer {
         }
     }
 
+    pub fn of_coop(&mut self, s: Scalar, role: CoopRole) -> usize {
+        let v = self.fresh();
+        self.info[v] = Info::Coop(s, role);
+        v
+    }
+
+    /// The element type and role of a variable known to be a cooperative matrix.
+    pub fn coop(&mut self, v: usize) -> Option<(Scalar, CoopRole)> {
+        let r = self.find(v);
+        match self.info[r] {
+            Info::Coop(s, role) => Some((s, role)),
+            _ => None,
+        }
+    }
+
+    /// Whether a variable is the type of something already reported as an error.
+    pub fn is_error(&mut self, v: usize) -> bool {
+        let r = self.find(v);
+        matches!(self.info[r], Info::Error)
+    }
+
     pub fn of_array(&mut self, elem: usize, len: ConstLen) -> usize {
         let v = self.fresh();
         self.info[v] = Info::Array(elem, len);
@@ -198,6 +221,12 @@ impl Infer {
                 s.wgsl()
             )),
             Info::Struct(_) => Err(format!("expected {}, found a struct", describe_set(set))),
+            Info::Coop(s, role) => Err(format!(
+                "expected {}, found a cooperative matrix `{}<{}>`",
+                describe_set(set),
+                role.type_name(),
+                s.wgsl()
+            )),
         }
     }
 
@@ -242,6 +271,32 @@ impl Infer {
                     return Err("mismatched types: these are two different structs".into());
                 }
                 Info::Struct(a)
+            }
+            (Info::Coop(a, ra), Info::Coop(b, rb)) => {
+                if a != b || ra != rb {
+                    return Err(format!(
+                        "mismatched types: expected `{}<{}>`, found `{}<{}>`",
+                        ra.type_name(),
+                        a.wgsl(),
+                        rb.type_name(),
+                        b.wgsl()
+                    ));
+                }
+                Info::Coop(a, ra)
+            }
+            (Info::Coop(a, r), _) => {
+                return Err(format!(
+                    "expected a cooperative matrix `{}<{}>`, found another type",
+                    r.type_name(),
+                    a.wgsl()
+                ))
+            }
+            (_, Info::Coop(a, r)) => {
+                return Err(format!(
+                    "expected this type, found a cooperative matrix `{}<{}>`",
+                    r.type_name(),
+                    a.wgsl()
+                ))
             }
             (Info::Struct(_), _) => {
                 return Err("mismatched types: expected a struct, found another type".into())
@@ -294,6 +349,7 @@ impl Infer {
             Info::Array(e, len) => Some(Ty::Array(Box::new(self.resolve(e)?), len)),
             Info::Vector(s, n) => Some(Ty::Vector(s, n)),
             Info::Struct(s) => Some(Ty::Struct(s)),
+            Info::Coop(s, r) => Some(Ty::Coop(s, r)),
             // The kernel has an error already, so nothing is emitted: any type will do.
             Info::Error => Some(Ty::Scalar(Scalar::F32)),
         }

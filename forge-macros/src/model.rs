@@ -175,6 +175,76 @@ pub enum Ty {
     Array(Box<Ty>, ConstLen),
     /// A `#[forge_struct]`, by index into `Kernel::structs`.
     Struct(usize),
+    /// A 16×16 cooperative matrix (`CoopA<f16>`, `CoopB<f16>`, `CoopC<f32>`): a value
+    /// that a subgroup holds together, WGSL's `coop_mat16x16<T, R>`.
+    Coop(Scalar, CoopRole),
+}
+
+/// The role of a cooperative matrix in `a.mul_add(b, c)`: `A` (16×16 left operand), `B`
+/// (right operand) or `C` (the accumulator and the result).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CoopRole {
+    A,
+    B,
+    C,
+}
+
+impl CoopRole {
+    /// The kernel language's type name.
+    pub fn type_name(self) -> &'static str {
+        match self {
+            CoopRole::A => "CoopA",
+            CoopRole::B => "CoopB",
+            CoopRole::C => "CoopC",
+        }
+    }
+
+    /// WGSL's role letter.
+    pub fn wgsl(self) -> &'static str {
+        match self {
+            CoopRole::A => "A",
+            CoopRole::B => "B",
+            CoopRole::C => "C",
+        }
+    }
+
+    /// The one element type the language allows for the role: `f16` operands, an `f32`
+    /// accumulator (the 16×16×16 configuration that NVIDIA's Vulkan driver lists).
+    pub fn elem(self) -> Scalar {
+        match self {
+            CoopRole::A | CoopRole::B => Scalar::F16,
+            CoopRole::C => Scalar::F32,
+        }
+    }
+}
+
+/// A cooperative-matrix operation. Every one is collective: the invocations of a subgroup
+/// meet at it with the same operands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CoopOp {
+    /// `CoopC::zeroed()`: no arguments.
+    Zero,
+    /// `CoopA::load_row_major(&x[i], stride)` (or `load_col_major`): index, stride.
+    Load { row_major: bool },
+    /// `m.store_row_major(&mut x[i], stride)` (or `store_col_major`): matrix, index,
+    /// stride; a statement.
+    Store { row_major: bool },
+    /// `a.mul_add(b, c)`, `a·b + c`: the three matrices.
+    MulAdd,
+}
+
+impl CoopOp {
+    /// The kernel language's name, for messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            CoopOp::Zero => "zeroed",
+            CoopOp::Load { row_major: true } => "load_row_major",
+            CoopOp::Load { row_major: false } => "load_col_major",
+            CoopOp::Store { row_major: true } => "store_row_major",
+            CoopOp::Store { row_major: false } => "store_col_major",
+            CoopOp::MulAdd => "mul_add",
+        }
+    }
 }
 
 impl Ty {
@@ -198,6 +268,15 @@ impl Ty {
 
     pub fn is_vector(&self) -> bool {
         matches!(self, Ty::Vector(..))
+    }
+
+    /// Whether this is a cooperative matrix, or an array of them.
+    pub fn is_coop(&self) -> bool {
+        match self {
+            Ty::Coop(..) => true,
+            Ty::Array(e, _) => e.is_coop(),
+            _ => false,
+        }
     }
 }
 
@@ -717,7 +796,8 @@ macro_rules! each_child {
             | ExprKind::VecNew(args)
             | ExprKind::StructNew(_, args)
             | ExprKind::Call(_, args)
-            | ExprKind::Subgroup { args, .. } => args.$iter().for_each($f),
+            | ExprKind::Subgroup { args, .. }
+            | ExprKind::Coop { args, .. } => args.$iter().for_each($f),
             ExprKind::Atomic { index, args, .. } => {
                 $f(index);
                 args.$iter().for_each($f)
@@ -800,6 +880,13 @@ pub enum ExprKind {
     Subgroup {
         op: SubgroupOp,
         id: usize,
+        args: Vec<Expr>,
+    },
+    /// A cooperative-matrix operation; `target` is the array a load or store reads or
+    /// writes (a binding or a `#[shared]` array), `args` as `CoopOp` lists them.
+    Coop {
+        op: CoopOp,
+        target: Option<AtomicTarget>,
         args: Vec<Expr>,
     },
 }
@@ -1284,6 +1371,18 @@ impl Kernel<'_> {
                     ExprKind::Builtin(b) if b.is_subgroup() => found = true,
                     _ => {}
                 })
+            })
+        });
+        found
+    }
+
+    /// Whether the body uses a cooperative matrix, which needs the device's
+    /// `EXPERIMENTAL_COOPERATIVE_MATRIX` (and `enable wgpu_cooperative_matrix;`).
+    pub fn uses_coop(&self) -> bool {
+        let mut found = self.locals.iter().any(|l| l.ty.is_coop());
+        walk_stmts(&self.body, &mut |s| {
+            stmt_exprs(s, &mut |e| {
+                walk_expr(e, &mut |x| found |= matches!(x.kind, ExprKind::Coop { .. }))
             })
         });
         found

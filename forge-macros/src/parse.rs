@@ -3,7 +3,7 @@
 
 use crate::ctxt::Ctxt;
 use crate::model::{
-    Access, BindingParam, Case, CaseValue, ConstLen, CostKind, Knob, LenExpr, LenMethod, LenOp,
+    Access, BindingParam, Case, CaseValue, ConstLen, CoopRole, CostKind, Knob, LenExpr, LenMethod, LenOp,
     Options, ParamRef, Scalar, ScalarParam, StructDef, StructField, Ty,
 };
 use proc_macro2::{Span, TokenStream};
@@ -1267,6 +1267,44 @@ pub fn scalar_type(ty: &syn::Type) -> Option<Scalar> {
         "f64" => Scalar::F64,
         "bool" => Scalar::Bool,
         _ => return None,
+    })
+}
+
+/// The role of a cooperative-matrix type name: `CoopA`, `CoopB`, `CoopC`.
+pub fn coop_role(name: &str) -> Option<CoopRole> {
+    [CoopRole::A, CoopRole::B, CoopRole::C]
+        .into_iter()
+        .find(|r| r.type_name() == name)
+}
+
+/// `CoopA<f16>`, `CoopB<f16>` or `CoopC<f32>`: `None` when the type is not a
+/// cooperative matrix, the message when it is one with a wrong element type.
+pub fn coop_type(ty: &syn::Type) -> Option<Result<(Scalar, CoopRole), String>> {
+    let syn::Type::Path(p) = ty else { return None };
+    let seg = p.path.segments.last()?;
+    let role = coop_role(&seg.ident.to_string())?;
+    let want = role.elem();
+    let usage = format!("`{}<{}>`", role.type_name(), want.wgsl());
+    let syn::PathArguments::AngleBracketed(args) = &seg.arguments else {
+        return Some(Err(format!(
+            "a cooperative matrix names its element type: write {usage}"
+        )));
+    };
+    let elem = match args.args.first() {
+        Some(syn::GenericArgument::Type(t)) if args.args.len() == 1 => scalar_type(t),
+        _ => None,
+    };
+    Some(match elem {
+        Some(s) if s == want => Ok((s, role)),
+        Some(s) => Err(format!(
+            "`{}` holds `{}` elements, not `{}`: write {usage} (cooperative matrices multiply `f16` operands into an `f32` accumulator)",
+            role.type_name(),
+            want.wgsl(),
+            s.wgsl()
+        )),
+        None => Err(format!(
+            "a cooperative matrix's element type is a scalar: write {usage}"
+        )),
     })
 }
 

@@ -46,7 +46,10 @@ pub fn validate(source: &str) -> Result<naga::Module, Rejection> {
 fn validator() -> Validator {
     let mut validator = Validator::new(
         ValidationFlags::all(),
-        Capabilities::SUBGROUP | Capabilities::SHADER_FLOAT16 | Capabilities::FLOAT64,
+        Capabilities::SUBGROUP
+            | Capabilities::SHADER_FLOAT16
+            | Capabilities::FLOAT64
+            | Capabilities::COOPERATIVE_MATRIX,
     );
     // Compute shaders use the basic, vote, arithmetic, ballot and shuffle operations.
     validator

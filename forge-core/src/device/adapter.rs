@@ -147,4 +147,5 @@ pub fn wanted_features() -> wgpu::Features {
         | wgpu::Features::PASSTHROUGH_SHADERS
         | wgpu::Features::IMMEDIATES
         | wgpu::Features::PIPELINE_CACHE
+        | wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX
 }

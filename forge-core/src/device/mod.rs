@@ -283,11 +283,23 @@ impl Gpu {
         without: wgpu::Features,
     ) -> Result<Gpu> {
         let info = adapter.get_info();
+        let required_features = adapter.features() & adapter::wanted_features() & !without;
         let desc = wgpu::DeviceDescriptor {
             label: Some("forge device"),
-            required_features: adapter.features() & adapter::wanted_features() & !without,
+            required_features,
             required_limits: adapter.limits(),
-            experimental_features: wgpu::ExperimentalFeatures::disabled(),
+            // The one experimental feature requested is cooperative matrices, and only where
+            // the adapter has them: wgpu refuses it without this token.
+            experimental_features: if required_features
+                .intersects(wgpu::Features::all_experimental_mask())
+            {
+                // SAFETY: wgpu asks its user to accept that experimental features may have
+                // bugs; only kernels that use cooperative matrices reach that code, and
+                // each is certified against the oracle on the device that runs it.
+                unsafe { wgpu::ExperimentalFeatures::enabled() }
+            } else {
+                wgpu::ExperimentalFeatures::disabled()
+            },
             memory_hints: wgpu::MemoryHints::Performance,
             trace: wgpu::Trace::Off,
         };

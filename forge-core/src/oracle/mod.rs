@@ -13,6 +13,7 @@ use crate::kernel::{DynArgs, ElemType, HostBuffer, ScalarValue};
 
 pub mod prints;
 pub mod race;
+pub mod coop;
 pub mod subgroup;
 pub use race::{Memory, RaceDetector};
 

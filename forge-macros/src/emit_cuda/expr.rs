@@ -86,6 +86,8 @@ fn one_of(t: &Ty) -> String {
 impl Emitter<'_> {
     pub(super) fn expr(&mut self, e: &Expr) -> String {
         match &e.kind {
+            // `cuda_sources` refuses a kernel with cooperative matrices.
+            ExprKind::Coop { .. } => "fg_coop_unsupported".into(),
             ExprKind::IntLit(v) => int_lit(*v, &e.ty),
             ExprKind::FloatLit(v) => float_lit(*v, e.ty.scalar().unwrap_or(Scalar::F32)),
             ExprKind::BoolLit(b) => b.to_string(),
