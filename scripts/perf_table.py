@@ -72,6 +72,10 @@ def peer(r):
         n = int(shape.split("^")[0])
         a = next((a for a in anchors if a["what"] == "sgemm_fp32" and a["n"] == n), None)
         return ("cuBLAS SGEMM fp32", a["TFLOPs"], r["tflops"]) if a else None
+    if k in ("gemm_f16", "gemm_f16_simt"):
+        n = int(shape.split("^")[0])
+        a = next((a for a in anchors if a["what"] == "hgemm_f16_f32acc" and a["n"] == n), None)
+        return ("cuBLAS HGEMM f16 (f32 acc)", a["TFLOPs"], r["tflops"]) if a else None
     if k in ("copy_vec4", "p64_project", "ternary_gemv") and copy_gbps:
         return ("torch copy", copy_gbps, r["gbps"])
     return None
@@ -99,7 +103,7 @@ for r in bench:
     elif p:
         name, fig, ours = p
         ratio = ours / fig
-        unit = "TFLOP/s" if "SGEMM" in name else "GB/s"
+        unit = "TFLOP/s" if "GEMM" in name else "GB/s"
         rows.append(f"| {r['kernel']} | {r['shape']} | {r['schedule']} | {time} | {gb} | {tf} | {fc} | {name} | {fig:.1f} {unit} | {ratio:.2f}× | {date} | {row_commit} |")
         bars.append((f"{r['kernel']} {r['shape']}", ratio))
     else:

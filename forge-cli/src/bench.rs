@@ -187,7 +187,11 @@ fn u(v: u32) -> ScalarValue {
 /// The cases: the target shapes, or small ones with `quick` (for lavapipe and CI).
 pub fn cases(quick: bool) -> Vec<Case> {
     use forge_kernels::{
-        gemm::gemm, gemv::gemv, p64_project::p64_project, ternary_gemv::ternary_gemv,
+        gemm::gemm,
+        gemm_f16::{gemm_f16, gemm_f16_simt},
+        gemv::gemv,
+        p64_project::p64_project,
+        ternary_gemv::ternary_gemv,
         ternary_w2a8::ternary_gemv_w2a8,
     };
     let mut v = Vec::new();
@@ -249,6 +253,16 @@ pub fn cases(quick: bool) -> Vec<Case> {
             scalars: vec![u(n), u(n), u(n)],
             peer: "sgemm_fp32",
         });
+    }
+    for &n in gemms {
+        for kernel in [&gemm_f16::Kernel as &dyn Kernel, &gemm_f16_simt::Kernel] {
+            v.push(Case {
+                kernel,
+                shape: format!("{n}^3"),
+                scalars: vec![u(n), u(n), u(n)],
+                peer: "hgemm_f16_f32acc",
+            });
+        }
     }
     let (tm, tk) = if quick { (512, 512) } else { (16384, 16384) };
     v.push(Case {
@@ -328,6 +342,10 @@ pub fn run(
                 .iter()
                 .any(|k| case.kernel.name().starts_with(k.as_str()))
         {
+            continue;
+        }
+        if let Some(f) = case.kernel.features().iter().find(|f| !rt.supports(**f)) {
+            tracing::warn!("{name}: skipped, needs {}, which the adapter lacks", f.wgpu_name());
             continue;
         }
         let args = arguments(case.kernel, &case.scalars)?;

@@ -885,6 +885,14 @@ fn certify_all(
     // Whether each report's schedule came from the tuning manifest.
     let mut tuned: Vec<bool> = Vec::new();
     for &k in kernels {
+        // As the browser's certification does: a kernel that needs a feature the adapter
+        // lacks (cooperative matrices on lavapipe) is skipped, and says so.
+        if let Some(f) = k.features().iter().find(|f| !rt.supports(**f)) {
+            if !json {
+                outln!("skip {}: needs {}, which the adapter lacks", k.name(), f.wgpu_name());
+            }
+            continue;
+        }
         let schedules: Vec<Schedule> = if all_schedules {
             k.tune_space().candidates()
         } else {

@@ -7,6 +7,7 @@ pub mod axpy;
 mod dims;
 pub mod fft;
 pub mod gemm;
+pub mod gemm_f16;
 pub mod gemv;
 pub mod p64_project;
 pub mod registry;
@@ -19,6 +20,7 @@ pub mod prelude {
     pub use crate::axpy::AxpyExt;
     pub use crate::fft::FftExt;
     pub use crate::gemm::GemmExt;
+    pub use crate::gemm_f16::GemmF16Ext;
     pub use crate::gemv::GemvExt;
     pub use crate::p64_project::{P64GpuWords64, P64ProjectExt};
     pub use crate::ternary_gemv::{pack_ternary, TernaryGemvExt};

@@ -993,6 +993,16 @@ async fn certify_cases(
     opts: &CertOptions,
 ) -> Result<CertReport> {
     let name = kernel.name();
+    // A kernel that needs what the device lacks is refused as a whole, by name, as a run
+    // of it would be, rather than failing each case.
+    if let Some(f) = kernel.features().iter().find(|f| !rt.supports(**f)) {
+        return Err(ForgeError::MissingFeature {
+            kernel: name,
+            feature: f.wgpu_name(),
+            used_for: f.used_for(),
+            adapter: rt.adapter_info().name.clone(),
+        });
+    }
     let tol = kernel.tolerance();
     let layout = kernel.layout();
     let special = kernel.special_values();
