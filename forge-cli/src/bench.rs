@@ -255,7 +255,9 @@ pub fn cases(quick: bool) -> Vec<Case> {
         });
     }
     for &n in gemms {
-        for kernel in [&gemm_f16::Kernel as &dyn Kernel, &gemm_f16_simt::Kernel] {
+        // The fallback, one product an invocation, only where it takes milliseconds.
+        let simt = [&gemm_f16_simt::Kernel as &dyn Kernel].into_iter().filter(|_| n <= 2048);
+        for kernel in std::iter::once(&gemm_f16::Kernel as &dyn Kernel).chain(simt) {
             v.push(Case {
                 kernel,
                 shape: format!("{n}^3"),

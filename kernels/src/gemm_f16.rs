@@ -4,7 +4,7 @@
 //! # Two kernels, one method
 //! - [`gemm_f16`] multiplies 16×16 `CoopA<f16>`/`CoopB<f16>` fragments into `CoopC<f32>`
 //!   accumulators. It needs `EXPERIMENTAL_COOPERATIVE_MATRIX` and 32-lane subgroups (the
-//!   four subgroups of a workgroup split its tile 2×2 by `subgroup_id()`).
+//!   `WG / 32` subgroups of a workgroup split its tile by `subgroup_id()`).
 //! - [`gemm_f16_simt`] is the fallback without them, one output per invocation, which any
 //!   adapter runs (lavapipe certifies it).
 //!
@@ -13,18 +13,20 @@
 //! kernel's features are the same for all its schedules.
 //!
 //! # The cooperative schedule
-//! A workgroup of 128 computes a `tm×tn` tile of `C` (`ITEMS` 4: 128×128, 2: 128×64,
-//! 1: 64×64; the tuner picks) in steps of `KB = 16` along `k`. Each step's slices of `A`
+//! A workgroup of 128 or 256 (4 or 8 subgroups, in rows of 2) computes a `tm×tn` tile of
+//! `C` (`ITEMS` 4: 128×128, 2: 128×64, 1: 64×64; the tuner picks both) in steps of
+//! `KB = 16` along `k`. Each step's slices of `A`
 //! (`tm×16`) and `B` (`16×tn`) are staged in workgroup memory, zero past the edges; while
 //! the subgroups multiply one step, each invocation holds its loads of the next in
 //! registers (`va`, `vb`), stored after the barrier: one load site, one multiply site, two
-//! barriers a step. A subgroup owns `(tm/2)×(tn/2)` of the tile, up to 4×4 accumulators
-//! (a register array: `#[unroll]` makes every index constant). Interior tiles store each
+//! barriers a step. A subgroup owns `(tm/sgr)×(tn/2)` of the tile, up to 4×4 accumulators
+//! (a register array: `#[unroll]` makes every index constant); 8 subgroups hold half as
+//! many each, for twice the warps to hide the loads' latency. Interior tiles store each
 //! accumulator straight to `C`; a tile over the edge stores through `sc`, 256 `f32` a
 //! subgroup, and copies what lies inside.
 //!
-//! Workgroup memory is the portable 16 KiB: 4 KiB for each slice and 4 KiB for `sc`, so a
-//! step is 16 deep (32 would need 16 KiB for the slices alone). `A` and `B` are read as
+//! Workgroup memory stays in the portable 16 KiB: 4 KiB for each slice and 1 KiB a subgroup
+//! for `sc`, so a step is 16 deep (32 would need 16 KiB for the slices alone). `A` and `B` are read as
 //! `f16` scalars, 32 loads an invocation a step: vector loads need `k` and `n` multiples of
 //! 4. `docs/PERFORMANCE.md` ("gemm_f16") has the H200's rates and what limits them.
 //!
@@ -40,8 +42,8 @@ use std::borrow::BorrowMut;
 
 /// `C = A·B` on cooperative matrices.
 #[forge_kernel(crate = ::forge_core, workgroup = 128,
-    threads = m.div_ceil(128) * n.div_ceil(128) * 512, ext = false,
-    tune(workgroup = [128], items = [4, 2, 1]),
+    threads = m.div_ceil(128) * n.div_ceil(128) * 1024, ext = false,
+    tune(workgroup = [128, 256], items = [4, 2, 1]),
     reference = gemm_f16_reference, tolerance(abs = 1e-3, rel = 1e-3),
     case(m = 16, k = 16, n = 16), case(m = 7, k = 13, n = 29), case(m = 128, k = 48, n = 256),
     case(m = 130, k = 37, n = 133), case(m = 67, k = 200, n = 3),
@@ -60,16 +62,17 @@ pub fn gemm_f16(
     #[shared]
     let mut sb = [0.0f16; KB * 128];
     #[shared]
-    let mut sc = [0.0f32; 1024];
+    let mut sc = [0.0f32; WG * 8];
     let tm = 64 * ITEMS.min(2);
     let tn = 64 * (ITEMS >> 1).max(1);
-    // Fragments a subgroup owns: `fm` rows by `fn_` columns of 16×16.
-    let fm = tm / 32;
+    // `WG / 32` subgroups in `sgr` rows by 2, each owning `fm` by `fn_` fragments of 16×16.
+    let sgr = WG / 64;
+    let fm = tm / (16 * sgr);
     let fn_ = tn / 32;
     let lid = local_index();
     let sid = subgroup_id();
     let lane = subgroup_invocation_id();
-    let sr = (sid >> 1) * (tm >> 1);
+    let sr = (sid >> 1) * (tm / sgr);
     let scol = (sid & 1) * (tn >> 1);
     let tiles_n = n.div_ceil(tn);
     // One workgroup a tile (`threads` launches enough for 128×128, the largest; the rest
@@ -88,8 +91,8 @@ pub fn gemm_f16(
         for t in 0..k.div_ceil(KB) + 1 {
             let k0 = t * KB;
             #[unroll]
-            for j in 0..16 {
-                let e = lid + 128 * j;
+            for j in 0..2048 / WG {
+                let e = lid + WG * j;
                 let (ar, aq, br, bq) = (e / KB, e % KB, e / tn, e % tn);
                 va[j] = 0.0;
                 vb[j] = 0.0;
@@ -121,8 +124,8 @@ pub fn gemm_f16(
             }
             workgroup_barrier();
             #[unroll]
-            for j in 0..16 {
-                let e = lid + 128 * j;
+            for j in 0..2048 / WG {
+                let e = lid + WG * j;
                 if e < tm * KB {
                     sa[e] = va[j];
                 }
