@@ -44,7 +44,10 @@ fn assert_close(what: &str, got: &[f32], want: &[f64], mag: &[f64], k: usize) {
     let tol = k as f64 * f32::EPSILON as f64;
     for (i, ((g, w), m)) in got.iter().zip(want).zip(mag).enumerate() {
         let err = (*g as f64 - w).abs();
-        assert!(err <= tol * m + 1e-30, "{what}: element {i} is {g}, expected {w} (error {err:e})");
+        assert!(
+            err <= tol * m + 1e-30,
+            "{what}: element {i} is {g}, expected {w} (error {err:e})"
+        );
     }
 }
 
@@ -82,7 +85,13 @@ fn rt_gemm_f16_matches_the_reference() {
         assert_close(&format!("gpu {m}×{k}×{n}"), &got, &want, &mag, k);
         for s in gemm_f16_simt::Kernel.tune_space().candidates() {
             let got = gemm_f16_simt::run_with(&mut rt, &s, &a, &b, m as u32, k as u32, n as u32);
-            assert_close(&format!("simt {m}×{k}×{n} at {s}"), &got.unwrap(), &want, &mag, k);
+            assert_close(
+                &format!("simt {m}×{k}×{n} at {s}"),
+                &got.unwrap(),
+                &want,
+                &mag,
+                k,
+            );
         }
     }
 }
@@ -119,7 +128,10 @@ fn gemm_f16_rejects_bad_input() {
         rt.gemm_f16(&a, &a[..5], 2, 3, 2),
         Err(ForgeError::LengthMismatch { arg: "b", .. })
     ));
-    assert!(matches!(rt.gemm_f16(&[], &[], 2, 0, 2), Err(ForgeError::EmptyWork { .. })));
+    assert!(matches!(
+        rt.gemm_f16(&[], &[], 2, 0, 2),
+        Err(ForgeError::EmptyWork { .. })
+    ));
     assert!(matches!(
         rt.gemm_f16(&a, &a, 1 << 33, 3, 2),
         Err(ForgeError::InvalidArgument { .. })

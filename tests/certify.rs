@@ -95,7 +95,11 @@ fn runnable(rt: &mut ForgeRuntime) -> Vec<&'static dyn Kernel> {
         .partition(|k| k.features().iter().all(|f| rt.supports(*f)));
     for k in refused {
         let e = certify_default(rt, k, &CertOptions::default()).unwrap_err();
-        assert!(matches!(e, ForgeError::MissingFeature { .. }), "{}: {e}", k.name());
+        assert!(
+            matches!(e, ForgeError::MissingFeature { .. }),
+            "{}: {e}",
+            k.name()
+        );
     }
     ok
 }

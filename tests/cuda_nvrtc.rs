@@ -58,7 +58,11 @@ fn every_builtin_compiles_at_every_schedule() {
         // The CUDA emitter refuses cooperative matrices (`gemm_f16`), naming them.
         if k.features().contains(&Feature::CooperativeMatrix) {
             let e = k.cuda(&k.default_schedule()).unwrap_err();
-            assert!(matches!(e, ForgeError::CannotEmit { .. }), "{}: {e}", k.name());
+            assert!(
+                matches!(e, ForgeError::CannotEmit { .. }),
+                "{}: {e}",
+                k.name()
+            );
             continue;
         }
         compiles_everywhere(k);

@@ -99,7 +99,10 @@ fn the_oracle_multiplies_as_the_definition_says() {
 #[test]
 fn the_kernel_declares_the_feature_and_the_wgsl_form() {
     let features = coop_tile::Kernel.features();
-    assert!(features.contains(&Feature::CooperativeMatrix), "{features:?}");
+    assert!(
+        features.contains(&Feature::CooperativeMatrix),
+        "{features:?}"
+    );
     assert!(features.contains(&Feature::F16), "{features:?}");
     let wgsl = coop_tile::WGSL;
     assert!(wgsl.contains("enable wgpu_cooperative_matrix;"), "{wgsl}");
@@ -109,11 +112,15 @@ fn the_kernel_declares_the_feature_and_the_wgsl_form() {
     // naga 30's SPIR-V writer needs coopStore's index and stride bound first.
     for line in wgsl.lines().filter(|l| l.contains("coopStore")) {
         assert!(
-            line.contains("[fg_coop_i") && line.trim_end().ends_with(");") && line.contains(", fg_coop_s"),
+            line.contains("[fg_coop_i")
+                && line.trim_end().ends_with(");")
+                && line.contains(", fg_coop_s"),
             "{line}"
         );
     }
-    let e = coop_tile::Kernel.cuda(&coop_tile::DEFAULT_SCHEDULE).unwrap_err();
+    let e = coop_tile::Kernel
+        .cuda(&coop_tile::DEFAULT_SCHEDULE)
+        .unwrap_err();
     assert!(e.to_string().contains("cooperative matrices"), "{e}");
 }
 
@@ -139,4 +146,3 @@ fn the_gpu_agrees_with_the_oracle_or_the_runtime_names_the_missing_feature() {
         }
     }
 }
-

@@ -256,7 +256,9 @@ pub fn cases(quick: bool) -> Vec<Case> {
     }
     for &n in gemms {
         // The fallback, one product an invocation, only where it takes milliseconds.
-        let simt = [&gemm_f16_simt::Kernel as &dyn Kernel].into_iter().filter(|_| n <= 2048);
+        let simt = [&gemm_f16_simt::Kernel as &dyn Kernel]
+            .into_iter()
+            .filter(|_| n <= 2048);
         for kernel in std::iter::once(&gemm_f16::Kernel as &dyn Kernel).chain(simt) {
             v.push(Case {
                 kernel,
@@ -347,7 +349,10 @@ pub fn run(
             continue;
         }
         if let Some(f) = case.kernel.features().iter().find(|f| !rt.supports(**f)) {
-            tracing::warn!("{name}: skipped, needs {}, which the adapter lacks", f.wgpu_name());
+            tracing::warn!(
+                "{name}: skipped, needs {}, which the adapter lacks",
+                f.wgpu_name()
+            );
             continue;
         }
         let args = arguments(case.kernel, &case.scalars)?;

@@ -889,7 +889,11 @@ fn certify_all(
         // lacks (cooperative matrices on lavapipe) is skipped, and says so.
         if let Some(f) = k.features().iter().find(|f| !rt.supports(**f)) {
             if !json {
-                outln!("skip {}: needs {}, which the adapter lacks", k.name(), f.wgpu_name());
+                outln!(
+                    "skip {}: needs {}, which the adapter lacks",
+                    k.name(),
+                    f.wgpu_name()
+                );
             }
             continue;
         }

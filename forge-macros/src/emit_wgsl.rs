@@ -1339,7 +1339,11 @@ impl Emitter<'_> {
                 let i = self.expr(&args[1]);
                 let st = self.expr(&args[2]);
                 let name = self.atomic_name(*target);
-                let f = if *row_major { "coopStoreT" } else { "coopStore" };
+                let f = if *row_major {
+                    "coopStoreT"
+                } else {
+                    "coopStore"
+                };
                 self.line(&format!("let fg_coop_i{n}: u32 = {i};"));
                 self.line(&format!("let fg_coop_s{n}: u32 = {st};"));
                 self.line(&format!("{f}({m}, &{name}[fg_coop_i{n}], fg_coop_s{n});"));

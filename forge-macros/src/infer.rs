@@ -3,7 +3,7 @@
 //! literals are "some integer" or "some float" until context decides, then default to
 //! `i32` and `f32` as Rust's do.
 
-use crate::model::{CoopRole, ConstLen, Scalar, Ty};
+use crate::model::{ConstLen, CoopRole, Scalar, Ty};
 
 /// The set of scalars a variable may still become, as bits.
 pub type Set = u8;

@@ -2506,7 +2506,10 @@ impl<'k, 'a> Lowerer<'k, 'a> {
         self.coop_allowed(span)?;
         let ty = format!("{}<{}>", role.type_name(), s.wgsl());
         if name == "store_row_major" || name == "store_col_major" {
-            return self.err(m.method.span(), format!("`{name}` is a statement; write `m.{name}(&mut x[i], stride);` on its own"));
+            return self.err(
+                m.method.span(),
+                format!("`{name}` is a statement; write `m.{name}(&mut x[i], stride);` on its own"),
+            );
         }
         if name != "mul_add" {
             return self.err(m.method.span(), format!("`{ty}` has no method `{name}`; cooperative matrices have `a.mul_add(b, c)` (`a·b + c`), `store_row_major` and `store_col_major`"));
@@ -2520,12 +2523,23 @@ impl<'k, 'a> Lowerer<'k, 'a> {
         let b = self.expr(&m.args[0])?;
         let c = self.expr(&m.args[1])?;
         for (e, want) in [(&b, CoopRole::B), (&c, CoopRole::C)] {
-            let what = if want == CoopRole::B { "the right operand of `mul_add`" } else { "the accumulator of `mul_add`" };
+            let what = if want == CoopRole::B {
+                "the right operand of `mul_add`"
+            } else {
+                "the accumulator of `mul_add`"
+            };
             let wt = format!("{}<{}>", want.type_name(), want.elem().wgsl());
             match self.inf.coop(e.tv) {
                 Some((_, r)) if r == want => {}
                 Some((es, r)) => {
-                    return self.err(e.span, format!("{what} is a `{wt}`, not a `{}<{}>`", r.type_name(), es.wgsl()))
+                    return self.err(
+                        e.span,
+                        format!(
+                            "{what} is a `{wt}`, not a `{}<{}>`",
+                            r.type_name(),
+                            es.wgsl()
+                        ),
+                    )
                 }
                 None => return self.err(e.span, format!("{what} is a cooperative matrix `{wt}`")),
             }
@@ -2552,7 +2566,10 @@ impl<'k, 'a> Lowerer<'k, 'a> {
             return Ok(self.poison(span));
         }
         let Some((s, _)) = self.inf.coop(v.tv) else {
-            return self.err(v.span, format!("`{name}` stores a cooperative matrix (`CoopA`, `CoopB` or `CoopC`)"));
+            return self.err(
+                v.span,
+                format!("`{name}` stores a cooperative matrix (`CoopA`, `CoopB` or `CoopC`)"),
+            );
         };
         if m.args.len() != 2 {
             return self.err(span, format!("`m.{name}(&mut x[i], stride)` takes a `&mut` reference to the first element and the stride, in elements of `x`"));
@@ -2603,12 +2620,26 @@ impl<'k, 'a> Lowerer<'k, 'a> {
         };
         let base = match &*ix.expr {
             syn::Expr::Path(p) => path_name_p(&p.path).unwrap_or_default(),
-            other => return self.err(other.span(), format!("`{func}` works on a binding or a `#[shared]` array")),
+            other => {
+                return self.err(
+                    other.span(),
+                    format!("`{func}` works on a binding or a `#[shared]` array"),
+                )
+            }
         };
-        let what = format!("`{func}` of a `{}` matrix works on an array of `{}` (or of vectors of them)", s.wgsl(), s.wgsl());
+        let what = format!(
+            "`{func}` of a `{}` matrix works on an array of `{}` (or of vectors of them)",
+            s.wgsl(),
+            s.wgsl()
+        );
         let target = if let Some(id) = self.lookup(&base) {
             if !self.locals[id].shared {
-                return self.err(ix.expr.span(), format!("`{base}` is a local; `{func}` works on a binding or a `#[shared]` array"));
+                return self.err(
+                    ix.expr.span(),
+                    format!(
+                        "`{base}` is a local; `{func}` works on a binding or a `#[shared]` array"
+                    ),
+                );
             }
             if mutable {
                 self.mark_assigned(id, ix.expr.span());
@@ -2626,17 +2657,28 @@ impl<'k, 'a> Lowerer<'k, 'a> {
         } else if let Some(b) = self.bindings.iter().position(|b| b.name == base) {
             let bd = &self.bindings[b];
             if bd.elem != s || bd.atomic || bd.strukt.is_some() {
-                return self.err(ix.expr.span(), format!("{what}, and `{base}` holds `{}`", bd.elem_text));
+                return self.err(
+                    ix.expr.span(),
+                    format!("{what}, and `{base}` holds `{}`", bd.elem_text),
+                );
             }
             if mutable && bd.access == Access::Read {
                 return self.err(ix.expr.span(), format!("`{base}` is read-only; declare it `&mut [{}; {}]` or `#[out]` to store into it", bd.elem_text, bd.len_text));
             }
             AtomicTarget::Binding(b)
         } else {
-            return self.err(ix.expr.span(), format!("cannot find value `{base}` in this kernel"));
+            return self.err(
+                ix.expr.span(),
+                format!("cannot find value `{base}` in this kernel"),
+            );
         };
         let index = self.index_expr(&ix.index)?;
-        self.constrain_at(index.span, index.tv, infer::S_U32, &format!("the index of `{func}` is a `u32`"));
+        self.constrain_at(
+            index.span,
+            index.tv,
+            infer::S_U32,
+            &format!("the index of `{func}` is a `u32`"),
+        );
         Ok((target, index))
     }
 

@@ -3,8 +3,8 @@
 
 use crate::ctxt::Ctxt;
 use crate::model::{
-    Access, BindingParam, Case, CaseValue, ConstLen, CoopRole, CostKind, Knob, LenExpr, LenMethod, LenOp,
-    Options, ParamRef, Scalar, ScalarParam, StructDef, StructField, Ty,
+    Access, BindingParam, Case, CaseValue, ConstLen, CoopRole, CostKind, Knob, LenExpr, LenMethod,
+    LenOp, Options, ParamRef, Scalar, ScalarParam, StructDef, StructField, Ty,
 };
 use proc_macro2::{Span, TokenStream};
 use syn::spanned::Spanned;

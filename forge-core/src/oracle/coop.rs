@@ -87,10 +87,19 @@ components!(f32, half::f16);
 
 /// Where matrix element `(r, c)` lies: the array element and its component. `None` when
 /// the arithmetic overflows, which no array can hold.
-fn place(index: u32, stride: u32, width: usize, row_major: bool, r: usize, c: usize) -> Option<(usize, usize)> {
+fn place(
+    index: u32,
+    stride: u32,
+    width: usize,
+    row_major: bool,
+    r: usize,
+    c: usize,
+) -> Option<(usize, usize)> {
     let (major, minor) = if row_major { (r, c) } else { (c, r) };
     let start = (index as u64).checked_mul(width as u64)?;
-    let line = (major as u64).checked_mul(stride as u64)?.checked_mul(width as u64)?;
+    let line = (major as u64)
+        .checked_mul(stride as u64)?
+        .checked_mul(width as u64)?;
     let flat = start.checked_add(line)?.checked_add(minor as u64)?;
     let flat = usize::try_from(flat).ok()?;
     Some((flat / width, flat % width))
@@ -98,7 +107,15 @@ fn place(index: u32, stride: u32, width: usize, row_major: bool, r: usize, c: us
 
 #[cold]
 #[inline(never)]
-fn out_of_bounds(kernel: &'static str, invocation: u32, array: &'static str, op: &str, index: u32, stride: u32, len: usize) -> ForgeError {
+fn out_of_bounds(
+    kernel: &'static str,
+    invocation: u32,
+    array: &'static str,
+    op: &str,
+    index: u32,
+    stride: u32,
+    len: usize,
+) -> ForgeError {
     ForgeError::InvalidArgument {
         kernel,
         message: format!(
@@ -143,10 +160,26 @@ pub fn load<T: Copy, E: Components<T>>(
     row_major: bool,
     mut touch: impl FnMut(usize) -> Result<()>,
 ) -> Result<Mat<T>> {
-    let op = if row_major { "load_row_major" } else { "load_col_major" };
-    let at = places(kernel, invocation, array, op, buf.len(), E::N, index, stride, row_major)?;
+    let op = if row_major {
+        "load_row_major"
+    } else {
+        "load_col_major"
+    };
+    let at = places(
+        kernel,
+        invocation,
+        array,
+        op,
+        buf.len(),
+        E::N,
+        index,
+        stride,
+        row_major,
+    )?;
     let first = buf[at[0].0].get(at[0].1);
-    let mut m = Mat { e: [first; DIM * DIM] };
+    let mut m = Mat {
+        e: [first; DIM * DIM],
+    };
     for (k, (e, c)) in at.into_iter().enumerate() {
         touch(e)?;
         m.e[k] = buf[e].get(c);
@@ -168,8 +201,22 @@ pub fn store<T: Copy, E: Components<T>>(
     row_major: bool,
     mut touch: impl FnMut(usize) -> Result<()>,
 ) -> Result<()> {
-    let op = if row_major { "store_row_major" } else { "store_col_major" };
-    let at = places(kernel, invocation, array, op, buf.len(), E::N, index, stride, row_major)?;
+    let op = if row_major {
+        "store_row_major"
+    } else {
+        "store_col_major"
+    };
+    let at = places(
+        kernel,
+        invocation,
+        array,
+        op,
+        buf.len(),
+        E::N,
+        index,
+        stride,
+        row_major,
+    )?;
     for (k, (e, c)) in at.into_iter().enumerate() {
         touch(e)?;
         buf[e].set(c, m.e[k]);
@@ -219,7 +266,9 @@ mod tests {
 
     #[test]
     fn vector_arrays_count_index_and_stride_in_vectors() {
-        let buf: Vec<[f32; 4]> = (0..64).map(|i| [0, 1, 2, 3].map(|c| (4 * i + c) as f32)).collect();
+        let buf: Vec<[f32; 4]> = (0..64)
+            .map(|i| [0, 1, 2, 3].map(|c| (4 * i + c) as f32))
+            .collect();
         let m = load::<f32, [f32; 4]>("k", 0, "x", &buf, 1, 4, true, ok).unwrap();
         // Row r starts at vector 1 + 4r, component 0: flat 4 + 16r.
         assert_eq!(m.e[0], 4.0);

@@ -11,9 +11,9 @@
 use crate::error::{ForgeError, Result};
 use crate::kernel::{DynArgs, ElemType, HostBuffer, ScalarValue};
 
+pub mod coop;
 pub mod prints;
 pub mod race;
-pub mod coop;
 pub mod subgroup;
 pub use race::{Memory, RaceDetector};
 
