@@ -1,39 +1,25 @@
-//! Half-precision matrix product `C = A·B`: row-major `f16` `A` (`m×k`) and `B` (`k×n`),
-//! accumulated and returned in `f32`, on tensor cores through WGSL's cooperative matrices.
+//! `C = A·B` for row-major `f16` `A` (`m×k`) and `B` (`k×n`), accumulated and returned in
+//! `f32`: on tensor cores through cooperative matrices ([`gemm_f16`]: needs
+//! `EXPERIMENTAL_COOPERATIVE_MATRIX` and 32-lane subgroups), or without them
+//! ([`gemm_f16_simt`], one output an invocation: lavapipe certifies it).
+//! [`GemmF16Ext::gemm_f16`] takes the first where the device has the feature: a device
+//! feature, not a tuning choice, picks the path, as a kernel's features hold for all its
+//! schedules.
 //!
-//! # Two kernels, one method
-//! - [`gemm_f16`] multiplies 16×16 `CoopA<f16>`/`CoopB<f16>` fragments into `CoopC<f32>`
-//!   accumulators. It needs `EXPERIMENTAL_COOPERATIVE_MATRIX` and 32-lane subgroups (the
-//!   `WG / 32` subgroups of a workgroup split its tile by `subgroup_id()`).
-//! - [`gemm_f16_simt`] is the fallback without them, one output per invocation, which any
-//!   adapter runs (lavapipe certifies it).
+//! `gemm_f16`: a workgroup of 128 or 256 (4 or 8 subgroups, in rows of 2) computes a tile of
+//! `C` (`ITEMS` 4: 128×128, 2: 128×64, 1: 64×64) in steps of `KB = 16` along `k`. Each
+//! step's slices of `A` and `B` are staged in workgroup memory, zero past the edges; while
+//! the subgroups multiply one step, the loads of the next wait in registers (`va`, `vb`):
+//! one load site, one multiply site, two barriers a step. A subgroup's accumulators (up to
+//! 4×4 fragments of 16×16) are a register array. Interior tiles store them straight to
+//! `C`; a tile over the edge goes through `sc`, 1 KiB a subgroup. That and 4 KiB a slice
+//! keep to the portable 16 KiB, hence 16-deep steps; `A` and `B` are read as `f16`
+//! scalars (vector loads would need `k` and `n` multiples of 4). `docs/PERFORMANCE.md`
+//! ("gemm_f16") has the H200's rates and what limits them.
 //!
-//! [`GemmF16Ext::gemm_f16`] takes the first where the device has cooperative matrices,
-//! else the second: a device feature, not a tuning choice, picks the path, since a
-//! kernel's features are the same for all its schedules.
-//!
-//! # The cooperative schedule
-//! A workgroup of 128 or 256 (4 or 8 subgroups, in rows of 2) computes a `tm×tn` tile of
-//! `C` (`ITEMS` 4: 128×128, 2: 128×64, 1: 64×64; the tuner picks both) in steps of
-//! `KB = 16` along `k`. Each step's slices of `A`
-//! (`tm×16`) and `B` (`16×tn`) are staged in workgroup memory, zero past the edges; while
-//! the subgroups multiply one step, each invocation holds its loads of the next in
-//! registers (`va`, `vb`), stored after the barrier: one load site, one multiply site, two
-//! barriers a step. A subgroup owns `(tm/sgr)×(tn/2)` of the tile, up to 4×4 accumulators
-//! (a register array: `#[unroll]` makes every index constant); 8 subgroups hold half as
-//! many each, for twice the warps to hide the loads' latency. Interior tiles store each
-//! accumulator straight to `C`; a tile over the edge stores through `sc`, 256 `f32` a
-//! subgroup, and copies what lies inside.
-//!
-//! Workgroup memory stays in the portable 16 KiB: 4 KiB for each slice and 1 KiB a subgroup
-//! for `sc`, so a step is 16 deep (32 would need 16 KiB for the slices alone). `A` and `B` are read as
-//! `f16` scalars, 32 loads an invocation a step: vector loads need `k` and `n` multiples of
-//! 4. `docs/PERFORMANCE.md` ("gemm_f16") has the H200's rates and what limits them.
-//!
-//! # Rounding
-//! The oracle forms each 16-deep step exactly and rounds to `f32` once (`oracle::coop`);
-//! tensor cores round inside the step, so `C` agrees within `f32` roundings per step,
-//! hence `tolerance(abs = 1e-3, rel = 1e-3)`, as for the fallback's `f32` `mul_add`s.
+//! Rounding: the oracle forms each 16-deep step exactly and rounds to `f32` once
+//! (`oracle::coop`); tensor cores round inside a step, and the fallback rounds each
+//! `mul_add`: both within `tolerance(abs = 1e-3, rel = 1e-3)`.
 
 use crate::dims::dims;
 use forge_core::{f16, Feature, ForgeError, ForgeRuntime};
@@ -209,11 +195,8 @@ pub fn gemm_f16_reference(
 
 /// `rt.gemm_f16(&a, &b, m, k, n)`.
 pub trait GemmF16Ext: BorrowMut<ForgeRuntime> {
-    /// `C = A·B` for row-major `f16` `A` (`m×k`) and `B` (`k×n`), accumulated in `f32`;
-    /// returns `C`, row-major `m×n` `f32`. Tensor cores where the device has cooperative
-    /// matrices ([`gemm_f16`]), else [`gemm_f16_simt`].
-    ///
-    /// Any `m`, `k`, `n` ≥ 1. Errors: a slice whose length is not `m·k` or `k·n`
+    /// `C = A·B` (row-major, `f32` `m×n`) by [`gemm_f16`] where the device has cooperative
+    /// matrices, else by [`gemm_f16_simt`]. Any `m`, `k`, `n` ≥ 1. Errors: a slice whose length is not `m·k` or `k·n`
     /// ([`ForgeError::LengthMismatch`]), a zero dimension ([`ForgeError::EmptyWork`]), a
     /// dimension past `u32` ([`ForgeError::InvalidArgument`]).
     ///

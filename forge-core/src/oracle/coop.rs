@@ -266,14 +266,14 @@ mod tests {
 
     #[test]
     fn vector_arrays_count_index_and_stride_in_vectors() {
-        let buf: Vec<[f32; 4]> = (0..64)
+        let buf: Vec<[f32; 4]> = (0..65)
             .map(|i| [0, 1, 2, 3].map(|c| (4 * i + c) as f32))
             .collect();
         let m = load::<f32, [f32; 4]>("k", 0, "x", &buf, 1, 4, true, ok).unwrap();
         // Row r starts at vector 1 + 4r, component 0: flat 4 + 16r.
         assert_eq!(m.e[0], 4.0);
         assert_eq!(m.e[DIM + 5], 25.0);
-        let mut out = vec![[0.0f32; 4]; 64];
+        let mut out = vec![[0.0f32; 4]; 65];
         store("k", 0, "y", &m, &mut out, 1, 4, true, ok).unwrap();
         assert_eq!(out[1..], buf[1..]);
     }
