@@ -68,7 +68,7 @@ pub mod runtime {
     pub use forge_core::runtime::launch::HostArg;
     pub use forge_core::runtime::{
         enumerate_adapters, Backend, ForgeRuntime, RuntimeBuilder, RuntimeStats, DEFAULT_CAPACITY,
-        ENV_ADAPTER, ENV_BACKEND, ENV_CACHE_DIR, ENV_TRACE,
+        ENV_ADAPTER, ENV_BACKEND, ENV_CACHE_DIR, ENV_CUDA_DEVICE, ENV_TRACE,
     };
     pub use forge_core::tensor::{Element, GpuTensor, RawTensor};
     pub use forge_core::topology::HardwareProfile;

@@ -404,3 +404,36 @@ fn a_cubin_is_machine_code_for_the_device() {
     let cubin = nvrtc::compile_cubin(k.name(), &source, "sm_90").unwrap();
     assert_eq!(&cubin[..4], b"\x7fELF", "a cubin is an ELF image");
 }
+
+/// The CUDA runtime where libcuda cannot be loaded (CI: NVRTC from the wheel, no driver) is
+/// a `MissingLibrary` error that names libcuda and says how to make it found, never
+/// cudarc's panic. Where a driver is, the runtime opens (`tests/cuda_runtime.rs`, run on
+/// the H200, covers what it runs).
+#[test]
+fn the_cuda_runtime_without_a_driver_is_a_missing_library_error() {
+    let built = ForgeRuntime::builder().cuda(0).build();
+    if forge_core::device::cuda::driver_present() {
+        match built {
+            Ok(rt) => assert!(rt.is_cuda() && rt.profile().backend == "cuda"),
+            Err(ForgeError::NoCudaDevice { index: 0, .. }) => {}
+            Err(e) => panic!("a driver is present, but: {e}"),
+        }
+        return;
+    }
+    match built {
+        Err(ForgeError::MissingLibrary { library, hint }) => {
+            assert_eq!(library, "libcuda");
+            assert!(hint.contains("LD_LIBRARY_PATH"), "{hint}");
+        }
+        other => panic!("expected MissingLibrary for libcuda, got {other:?}"),
+    }
+    // `Backend::Cuda` through the builder's emission takes the same path.
+    let err = ForgeRuntime::builder()
+        .emission(wgsl_forge::Backend::Cuda)
+        .build()
+        .expect_err("no driver");
+    assert!(
+        err.to_string().contains("libcuda cannot be loaded"),
+        "{err}"
+    );
+}

@@ -437,7 +437,8 @@ pub fn run(
         out.push(r);
     }
     out.extend(calls::run(rt, only, quick, &roof, &mut progress)?);
-    if only.is_empty() || only.iter().any(|k| k == OVERHEAD) {
+    // The overhead row compares against bare wgpu, which a CUDA runtime has none of.
+    if !rt.is_cuda() && (only.is_empty() || only.iter().any(|k| k == OVERHEAD)) {
         let r = overhead(rt, quick)?;
         progress(&r);
         out.push(r);
@@ -592,6 +593,12 @@ pub fn compare_timers(
     quick: bool,
     mut progress: impl FnMut(&TimerComparison),
 ) -> Result<Vec<TimerComparison>, ForgeError> {
+    if rt.is_cuda() {
+        return Err(ForgeError::InvalidArgument {
+            kernel: "bench --compare-timers",
+            message: "the comparison times bare wgpu too, which the CUDA backend has none of; run it on wgpu".into(),
+        });
+    }
     let mut out = Vec::new();
     for case in cases(quick) {
         if !only.is_empty()

@@ -725,7 +725,11 @@ fn info(args: &RuntimeArgs, all_limits: bool, json: bool) -> Result<ExitCode, Cl
     }
     // What cooperative-matrix multiplies the driver offers (A·B + C, per subgroup): the
     // element types say whether an fp32 GEMM could use them.
-    let coop = rt.adapter().cooperative_matrix_properties();
+    let coop = if rt.is_cuda() {
+        Vec::new()
+    } else {
+        rt.adapter().cooperative_matrix_properties()
+    };
     outln!("cooperative matrix configurations ({}):", coop.len());
     for p in &coop {
         outln!(

@@ -213,6 +213,25 @@ pub enum ForgeError {
         hint: &'static str,
     },
 
+    /// The CUDA backend found no device of the ordinal asked for.
+    #[error("no CUDA device {index}: {detail}; `FORGE_CUDA_DEVICE` or `RuntimeBuilder::cuda` picks the ordinal")]
+    NoCudaDevice {
+        /// The ordinal asked for.
+        index: usize,
+        /// What the driver sees.
+        detail: String,
+    },
+
+    /// Something this build left out was asked for: the CUDA backend without the `cuda`
+    /// cargo feature.
+    #[error("{what} needs forge built with the `{feature}` cargo feature: rebuild with `--features {feature}` (for the CLI: `cargo build --release -p forge-cli --features {feature}`)")]
+    NotBuilt {
+        /// What was asked for.
+        what: String,
+        /// The cargo feature that provides it.
+        feature: &'static str,
+    },
+
     /// An external compiler that a backend runs through is not installed.
     #[error("{needed_for} runs `{tool}`, which is not installed (or not on PATH); install it with `apt install {package}` (Debian's `{package}`; `bash .ci/setup` does it)")]
     ToolMissing {

@@ -20,17 +20,30 @@ pub enum Backend {
     /// naga's HLSL, compiled to SPIR-V by glslang's HLSL front end, through passthrough
     /// (Vulkan only; the workgroup counts travel as immediates).
     Hlsl,
+    /// The kernel's CUDA C++, compiled by NVRTC and run through the CUDA driver, not wgpu
+    /// (NVIDIA only; a build with the `cuda` feature: see [`crate::device::cuda`]).
+    Cuda,
 }
 
 impl Backend {
     /// The valid names, as error messages list them.
-    pub const VALID: &'static str = "wgsl, spirv, glsl, hlsl";
+    pub const VALID: &'static str = "wgsl, spirv, glsl, hlsl, cuda";
 
     /// Every executable backend, in the order of [`Backend::VALID`].
-    pub const ALL: [Backend; 4] = [Backend::Wgsl, Backend::Spirv, Backend::Glsl, Backend::Hlsl];
+    pub const ALL: [Backend; 5] = [
+        Backend::Wgsl,
+        Backend::Spirv,
+        Backend::Glsl,
+        Backend::Hlsl,
+        Backend::Cuda,
+    ];
 
-    /// Parses `wgsl`, `spirv`, `glsl` or `hlsl` (case-insensitive, surrounding spaces
-    /// ignored). A name that can only be emitted (`msl`, `cuda`: see [`Target`]) is
+    /// The backends that run through wgpu: all but `cuda`.
+    pub const WGPU: [Backend; 4] = [Backend::Wgsl, Backend::Spirv, Backend::Glsl, Backend::Hlsl];
+
+    /// Parses `wgsl`, `spirv`, `glsl`, `hlsl` or `cuda` (case-insensitive, surrounding
+    /// spaces ignored; `cuda` runs only in a build with the `cuda` feature, which the
+    /// runtime's builder checks). A name that can only be emitted (`msl`, `ptx`: see [`Target`]) is
     /// [`ForgeError::BackendNotExecutable`]; anything else is [`ForgeError::UnknownBackend`].
     /// Both list the valid names; there is no silent fallback.
     ///
@@ -64,13 +77,14 @@ impl Backend {
             Backend::Spirv => "spirv",
             Backend::Glsl => "glsl",
             Backend::Hlsl => "hlsl",
+            Backend::Cuda => "cuda",
         }
     }
 
     /// Whether the runtime hands wgpu SPIR-V through passthrough for this backend, which
-    /// needs a Vulkan adapter with `PASSTHROUGH_SHADERS`: every backend but `wgsl`.
+    /// needs a Vulkan adapter with `PASSTHROUGH_SHADERS`: `spirv`, `glsl` and `hlsl`.
     pub fn needs_passthrough(&self) -> bool {
-        *self != Backend::Wgsl
+        matches!(self, Backend::Spirv | Backend::Glsl | Backend::Hlsl)
     }
 
     /// Whether the emitted shader reads its workgroup counts from an immediate block the
@@ -229,6 +243,7 @@ impl From<Backend> for Target {
             Backend::Spirv => Target::Spirv,
             Backend::Glsl => Target::Glsl,
             Backend::Hlsl => Target::Hlsl,
+            Backend::Cuda => Target::Cuda,
         }
     }
 }

@@ -625,7 +625,7 @@ fn unknown_backend_names_are_errors() {
         match Backend::parse(name) {
             Err(ForgeError::UnknownBackend { name: n, valid }) => {
                 assert_eq!(n, name);
-                assert_eq!(valid, "wgsl, spirv, glsl, hlsl");
+                assert_eq!(valid, "wgsl, spirv, glsl, hlsl, cuda");
             }
             other => panic!("expected UnknownBackend for {name:?}, got {other:?}"),
         }
@@ -640,7 +640,7 @@ fn unknown_backend_names_are_errors() {
         match Backend::parse(name) {
             Err(ForgeError::BackendNotExecutable { name: n, valid }) => {
                 assert_eq!(n, name.trim().to_ascii_lowercase());
-                assert_eq!(valid, "wgsl, spirv, glsl, hlsl");
+                assert_eq!(valid, "wgsl, spirv, glsl, hlsl, cuda");
             }
             other => panic!("expected BackendNotExecutable for {name:?}, got {other:?}"),
         }
@@ -657,4 +657,54 @@ fn runtime_and_tensors_can_move_between_threads() {
     sync::<ForgeRuntime>();
     send::<forge_core::GpuTensor<f32>>();
     sync::<forge_core::GpuTensor<f32>>();
+}
+
+/// Without the `cuda` feature the CUDA backend is a clear error that says how to build it:
+/// named through the builder and through `FORGE_BACKEND` (a child process, so this
+/// process's environment stays as it is).
+#[cfg(not(feature = "cuda"))]
+#[test]
+fn the_cuda_backend_without_the_feature_says_how_to_build_it() {
+    assert_eq!(Backend::parse(" CUDA ").unwrap(), Backend::Cuda);
+    let err = ForgeRuntime::builder()
+        .emission(Backend::Cuda)
+        .build()
+        .expect_err("no CUDA in this build");
+    match &err {
+        ForgeError::NotBuilt { feature, .. } => assert_eq!(*feature, "cuda"),
+        other => panic!("expected NotBuilt, got {other:?}"),
+    }
+    assert!(err.to_string().contains("--features cuda"), "{err}");
+    if std::env::var_os("FORGE_TEST_CUDA_CHILD").is_some() {
+        let err = ForgeRuntime::new(1 << 20, None).expect_err("FORGE_BACKEND=cuda");
+        assert!(
+            matches!(
+                err,
+                ForgeError::NotBuilt {
+                    feature: "cuda",
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        return;
+    }
+    let exe = std::env::current_exe().expect("the test binary");
+    let out = std::process::Command::new(exe)
+        .args([
+            "--exact",
+            "the_cuda_backend_without_the_feature_says_how_to_build_it",
+            "--nocapture",
+        ])
+        .env("FORGE_BACKEND", "cuda")
+        .env("FORGE_TEST_CUDA_CHILD", "1")
+        .output()
+        .expect("run the test binary");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "child: {text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("1 passed"), "the child ran the test: {text}");
 }

@@ -20,11 +20,14 @@
 //!   by the GPU's timestamps inside the submissions they travel in ([`trace`]).
 //!
 //! The runtime (layer 4) owns one `Gpu` and reaches the device only through it. A backend
-//! that is not wgpu (CUDA through cudarc, the browser's WebGPU under wasm) plugs in here:
-//! what the layers above need from a device is this type's methods.
+//! that is not wgpu plugs in here: CUDA does ([`cuda`], the `cuda` feature), as a second
+//! device type the runtime holds instead of a `Gpu`, with the same budget, limits,
+//! features and identity, and its own memory, kernels, launches and events.
 
 pub mod adapter;
 pub mod buffers;
+#[cfg(feature = "cuda")]
+pub mod cuda;
 pub mod disk_cache;
 pub mod pipeline;
 pub mod trace;
@@ -233,8 +236,13 @@ impl<T> std::future::Future for Signal<T> {
 /// A buffer map's outcome.
 type MapSignal = Signal<std::result::Result<(), wgpu::BufferAsyncError>>;
 
-/// Hands out [`Gpu::id`]s.
+/// Hands out [`Gpu::id`]s (and the CUDA device's: one counter, so no two devices share one).
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+/// A device id no other device of this process has.
+pub(crate) fn next_id() -> u64 {
+    NEXT_ID.fetch_add(1, Ordering::Relaxed)
+}
 
 /// One device and what runs on it: see the [module docs](self).
 #[derive(Debug)]
@@ -348,7 +356,7 @@ impl Gpu {
     fn new(adapter: wgpu::Adapter, device: wgpu::Device, queue: wgpu::Queue, capacity: u64) -> Gpu {
         Gpu {
             trace: None,
-            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            id: next_id(),
             info: adapter.get_info(),
             limits: device.limits(),
             features: device.features(),

@@ -333,6 +333,12 @@ impl Gpu {
         );
         let (language, text) = match backend {
             Backend::Wgsl => unreachable!("WGSL is handed to wgpu as source"),
+            // The builder never opens a wgpu device for CUDA; said rather than assumed.
+            Backend::Cuda => {
+                return Err(compile_error(
+                    "the `cuda` backend runs through the CUDA driver, not wgpu".into(),
+                ))
+            }
             Backend::Spirv => return emit::to_spirv(source, &profile).map_err(compile_error),
             Backend::Glsl => (
                 Language::Glsl,

@@ -145,6 +145,10 @@ impl ForgeRuntime {
         threads: Threads,
         args: &mut [HostArg<'_>],
     ) -> Result<Vec<HostBuffer>> {
+        #[cfg(feature = "cuda")]
+        if self.is_cuda() {
+            return self.cuda_launch_host(kernel, schedule, params, threads, args);
+        }
         let traced = self.gpu().trace_start();
         let name = kernel.name();
         let layout = kernel.layout();
@@ -353,6 +357,10 @@ impl ForgeRuntime {
         threads: Threads,
         tensors: &[&RawTensor],
     ) -> Result<()> {
+        #[cfg(feature = "cuda")]
+        if self.is_cuda() {
+            return self.cuda_launch_tensors(kernel, schedule, params, threads, tensors);
+        }
         let traced = self.gpu().trace_start();
         let name = kernel.name();
         let layout = kernel.layout();
@@ -501,11 +509,20 @@ impl ForgeRuntime {
     /// Submits every pending launch in one submission. Does nothing when none is pending.
     /// Does not wait for the GPU; downloads do.
     pub fn flush(&mut self) -> Result<()> {
+        // On CUDA every launch is on the stream already: there is nothing to submit.
+        if self.is_cuda() {
+            return Ok(());
+        }
         self.gpu_mut().flush()
     }
 
-    /// Whether launches are recorded but not yet submitted.
+    /// Whether launches are recorded but not yet submitted (on CUDA: enqueued and not
+    /// yet waited for).
     pub fn has_pending(&self) -> bool {
+        #[cfg(feature = "cuda")]
+        if self.is_cuda() {
+            return self.cuda_has_pending();
+        }
         self.gpu().has_pending()
     }
 }
@@ -587,7 +604,12 @@ fn record_pass(
     compiled.dispatch(&mut pass, plan.grid.dispatch);
 }
 
-fn check_arity(kernel: &'static str, expected: usize, got: usize, what: &str) -> Result<()> {
+pub(crate) fn check_arity(
+    kernel: &'static str,
+    expected: usize,
+    got: usize,
+    what: &str,
+) -> Result<()> {
     if expected == got {
         Ok(())
     } else {
@@ -600,7 +622,7 @@ fn check_arity(kernel: &'static str, expected: usize, got: usize, what: &str) ->
     }
 }
 
-fn check_kind(kernel: &'static str, b: &Binding, a: &HostArg<'_>) -> Result<()> {
+pub(crate) fn check_kind(kernel: &'static str, b: &Binding, a: &HostArg<'_>) -> Result<()> {
     let fits = matches!(
         (b.access, a),
         (Access::Read, HostArg::In(_))
@@ -626,7 +648,7 @@ fn check_kind(kernel: &'static str, b: &Binding, a: &HostArg<'_>) -> Result<()> 
     })
 }
 
-fn check_elem(kernel: &'static str, b: &Binding, t: &RawTensor) -> Result<()> {
+pub(crate) fn check_elem(kernel: &'static str, b: &Binding, t: &RawTensor) -> Result<()> {
     // Atomic bindings are plain integers on the host.
     let (want, have) = (b.elem, t.elem());
     if want.scalar == have.scalar && want.width == have.width {
@@ -644,11 +666,15 @@ fn check_elem(kernel: &'static str, b: &Binding, t: &RawTensor) -> Result<()> {
     }
 }
 
-fn check_aliasing(kernel: &'static str, layout: &[Binding], tensors: &[&RawTensor]) -> Result<()> {
+pub(crate) fn check_aliasing(
+    kernel: &'static str,
+    layout: &[Binding],
+    tensors: &[&RawTensor],
+) -> Result<()> {
     for i in 0..tensors.len() {
         for j in i + 1..tensors.len() {
             let writes = layout[i].access.writable() || layout[j].access.writable();
-            if writes && tensors[i].buffer() == tensors[j].buffer() {
+            if writes && tensors[i].same_memory(tensors[j]) {
                 return Err(ForgeError::InvalidArgument {
                     kernel,
                     message: format!(

@@ -22,6 +22,8 @@
 //! in the manifest bundle the runtime was built with ([`RuntimeBuilder::manifest_bundle`]),
 //! else the declared schedule.
 
+#[cfg(feature = "cuda")]
+mod cuda;
 pub mod launch;
 pub mod prints;
 pub mod tensors;
@@ -40,8 +42,11 @@ use std::sync::Arc;
 
 /// Environment variable: a case-insensitive substring of the adapter's name.
 pub const ENV_ADAPTER: &str = "FORGE_ADAPTER";
-/// Environment variable: the emission backend, `wgsl` or `spirv`.
+/// Environment variable: the backend, `wgsl`, `spirv`, `glsl`, `hlsl` or `cuda` (a build
+/// with the `cuda` feature).
 pub const ENV_BACKEND: &str = "FORGE_BACKEND";
+/// Environment variable: the CUDA device ordinal `FORGE_BACKEND=cuda` opens (0 if unset).
+pub const ENV_CUDA_DEVICE: &str = "FORGE_CUDA_DEVICE";
 /// Environment variable: the manifest cache directory.
 pub const ENV_CACHE_DIR: &str = "FORGE_CACHE_DIR";
 /// Environment variable: the file a Chrome / Perfetto trace is written to
@@ -76,6 +81,8 @@ pub struct RuntimeBuilder {
     trace: Option<PathBuf>,
     /// Records a print buffer holds; `None` for [`crate::prints::DEFAULT_CAPACITY`].
     print_capacity: Option<u32>,
+    /// The CUDA device ordinal [`RuntimeBuilder::cuda`] chose.
+    cuda: Option<usize>,
 }
 
 /// A bundle's bytes as the builder holds them until `build`: debug-printed as a length.
@@ -109,9 +116,28 @@ impl RuntimeBuilder {
         self
     }
 
-    /// The shader form handed to wgpu (overrides `FORGE_BACKEND`).
+    /// The shader form handed to wgpu (overrides `FORGE_BACKEND`); [`Backend::Cuda`] runs
+    /// on CUDA device 0 instead of wgpu (or `FORGE_CUDA_DEVICE`'s), as
+    /// [`RuntimeBuilder::cuda`] does, in a build with the `cuda` feature.
     pub fn emission(mut self, backend: Backend) -> Self {
         self.emission = Some(backend);
+        self
+    }
+
+    /// Runs on CUDA device `device_index` through the CUDA driver instead of wgpu
+    /// (overrides `FORGE_BACKEND`): kernels are compiled from their CUDA C++ by NVRTC for
+    /// the device's architecture, tensors live in CUDA memory, and timing uses CUDA events.
+    /// The adapter and wgpu settings of this builder do not apply; the capacity, the cache
+    /// and the manifest bundle do. See [`crate::device::cuda`] and the README's CUDA
+    /// section for what runs there.
+    ///
+    /// Errors at [`RuntimeBuilder::build`]: libcuda or libnvrtc missing
+    /// ([`ForgeError::MissingLibrary`], with a hint), no such device
+    /// ([`ForgeError::NoCudaDevice`]).
+    #[cfg(feature = "cuda")]
+    pub fn cuda(mut self, device_index: usize) -> Self {
+        self.cuda = Some(device_index);
+        self.emission = Some(Backend::Cuda);
         self
     }
 
@@ -262,6 +288,9 @@ impl RuntimeBuilder {
         let (emission, cache_dir, capacity) = self.settings()?;
         // Checked before an adapter is looked for: a bad bundle fails at once.
         let bundle = self.decoded_bundle()?;
+        if emission == Backend::Cuda {
+            return self.build_cuda(cache_dir, capacity, bundle);
+        }
         let trace = self.recorder()?;
         let persist_pipelines = self.persist_pipelines();
         let filter = match self.adapter {
@@ -310,6 +339,12 @@ impl RuntimeBuilder {
     ) -> Result<ForgeRuntime> {
         let (emission, cache_dir, capacity) = self.settings()?;
         let bundle = self.decoded_bundle()?;
+        if emission == Backend::Cuda {
+            return Err(ForgeError::InvalidArgument {
+                kernel: "RuntimeBuilder::build_on",
+                message: "the `cuda` backend runs on a CUDA device, not on a wgpu device handed over; use `build`".into(),
+            });
+        }
         if emission.needs_passthrough()
             && !(adapter.get_info().backend == wgpu::Backend::Vulkan
                 && device
@@ -337,6 +372,51 @@ impl RuntimeBuilder {
         ))
     }
 
+    /// The runtime on a CUDA device: the ordinal [`RuntimeBuilder::cuda`] chose, else
+    /// `FORGE_CUDA_DEVICE`'s, else 0.
+    #[cfg(feature = "cuda")]
+    fn build_cuda(
+        &self,
+        cache_dir: Option<PathBuf>,
+        capacity: u64,
+        bundle: Option<Arc<ManifestBundle>>,
+    ) -> Result<ForgeRuntime> {
+        let index = match self.cuda {
+            Some(i) => i,
+            None => match env_nonempty(ENV_CUDA_DEVICE) {
+                Some(v) => v.trim().parse().map_err(|_| ForgeError::InvalidArgument {
+                    kernel: ENV_CUDA_DEVICE,
+                    message: format!("`{v}` is not a device ordinal (0, 1, ...)"),
+                })?,
+                None => 0,
+            },
+        };
+        if self.trace.is_some() || env_nonempty(ENV_TRACE).is_some() {
+            tracing::warn!("the CUDA backend writes no trace; FORGE_TRACE is ignored");
+        }
+        let gpu = crate::device::cuda::CudaGpu::open(index, capacity)?;
+        Ok(ForgeRuntime::on_cuda(
+            gpu,
+            cache_dir,
+            bundle,
+            self.print_capacity,
+        ))
+    }
+
+    /// Without the `cuda` feature there is no CUDA backend: the error says how to get one.
+    #[cfg(not(feature = "cuda"))]
+    fn build_cuda(
+        &self,
+        _cache_dir: Option<PathBuf>,
+        _capacity: u64,
+        _bundle: Option<Arc<ManifestBundle>>,
+    ) -> Result<ForgeRuntime> {
+        Err(ForgeError::NotBuilt {
+            what: "the `cuda` backend (FORGE_BACKEND=cuda, `Backend::Cuda`)".into(),
+            feature: "cuda",
+        })
+    }
+
     /// Whether to persist the driver's pipeline cache: this builder's choice, else
     /// `FORGE_PIPELINE_CACHE`'s.
     fn persist_pipelines(&self) -> bool {
@@ -347,6 +427,14 @@ impl RuntimeBuilder {
     /// The emission backend, cache directory and capacity: this builder's, else the
     /// environment's, else the defaults.
     fn settings(&self) -> Result<(Backend, Option<PathBuf>, u64)> {
+        if self.cuda.is_some() && self.emission != Some(Backend::Cuda) {
+            return Err(ForgeError::InvalidArgument {
+                kernel: "RuntimeBuilder",
+                message:
+                    "`cuda(..)` and `emission(..)` of a wgpu backend were both given; keep one"
+                        .into(),
+            });
+        }
         let emission = match self.emission {
             Some(b) => b,
             None => match env_nonempty(ENV_BACKEND) {
@@ -384,7 +472,7 @@ pub fn enumerate_adapters() -> Vec<wgpu::AdapterInfo> {
 /// take `&mut self`: the buffer pool, pipeline cache and pending command encoder are per
 /// runtime.
 pub struct ForgeRuntime {
-    gpu: Gpu,
+    gpu: Device,
     emission: Backend,
     cache_dir: Option<PathBuf>,
     profile: HardwareProfile,
@@ -397,11 +485,28 @@ pub struct ForgeRuntime {
     prints: prints::Prints,
 }
 
+/// The device a runtime runs on: a wgpu device, or (the `cuda` feature) a CUDA one. The
+/// launches, transfers and timers match on it once, at their start; everything below
+/// that point is one backend's code.
+enum Device {
+    Wgpu(Gpu),
+    #[cfg(feature = "cuda")]
+    Cuda(Box<crate::device::cuda::CudaGpu>),
+}
+
+/// What an operation that exists only on wgpu says on a CUDA runtime.
+#[cfg(feature = "cuda")]
+#[cold]
+#[track_caller]
+fn wgpu_only() -> ! {
+    panic!("this needs a wgpu device, and the runtime runs on CUDA (`ForgeRuntime::is_cuda`)")
+}
+
 impl fmt::Debug for ForgeRuntime {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ForgeRuntime")
-            .field("adapter", &self.gpu.info().name)
-            .field("backend", &self.gpu.info().backend)
+            .field("adapter", &self.adapter_info().name)
+            .field("backend", &self.profile.backend)
             .field("emission", &self.emission)
             .field("capacity", &self.capacity())
             .field("cache_dir", &self.cache_dir)
@@ -504,7 +609,7 @@ impl ForgeRuntime {
         }
         tracing::debug!(adapter = %gpu.info().name, backend = ?gpu.info().backend, %emission, "forge runtime ready");
         ForgeRuntime {
-            gpu,
+            gpu: Device::Wgpu(gpu),
             emission,
             cache_dir,
             profile,
@@ -514,56 +619,140 @@ impl ForgeRuntime {
         }
     }
 
-    /// The device layer: what the launches, the timing and the tests of this crate reach
-    /// the device through.
+    /// A runtime on a CUDA device (the `cuda` feature): the profile names the backend
+    /// `cuda`, so that its manifests never meet a wgpu adapter's.
+    #[cfg(feature = "cuda")]
+    fn on_cuda(
+        gpu: crate::device::cuda::CudaGpu,
+        cache_dir: Option<PathBuf>,
+        bundle: Option<Arc<ManifestBundle>>,
+        print_capacity: Option<u32>,
+    ) -> Self {
+        let mut profile = HardwareProfile::from_parts(gpu.info(), gpu.limits(), gpu.features());
+        profile.backend = Backend::Cuda.name().to_string();
+        tracing::debug!(device = %gpu.info().name, arch = gpu.arch(), "forge runtime ready on CUDA");
+        ForgeRuntime {
+            gpu: Device::Cuda(Box::new(gpu)),
+            emission: Backend::Cuda,
+            cache_dir,
+            profile,
+            manifests: ManifestMemo::default(),
+            bundle,
+            prints: prints::Prints::new(print_capacity),
+        }
+    }
+
+    /// The wgpu device layer: what the launches, the timing and the tests of this crate
+    /// reach the device through. Only on wgpu: the operations that run on CUDA too
+    /// branch off before they get here.
+    #[inline]
     pub(crate) fn gpu(&self) -> &Gpu {
-        &self.gpu
+        match &self.gpu {
+            Device::Wgpu(g) => g,
+            #[cfg(feature = "cuda")]
+            Device::Cuda(_) => wgpu_only(),
+        }
     }
 
     /// The device layer, to allocate, record and submit.
+    #[inline]
     pub(crate) fn gpu_mut(&mut self) -> &mut Gpu {
-        &mut self.gpu
+        match &mut self.gpu {
+            Device::Wgpu(g) => g,
+            #[cfg(feature = "cuda")]
+            Device::Cuda(_) => wgpu_only(),
+        }
     }
 
-    /// The adapter's description: name, vendor, backend, driver.
+    /// The CUDA device, where the runtime runs on one.
+    #[cfg(feature = "cuda")]
+    #[inline]
+    pub(crate) fn cuda_gpu(&mut self) -> Option<&mut crate::device::cuda::CudaGpu> {
+        match &mut self.gpu {
+            Device::Cuda(g) => Some(g),
+            Device::Wgpu(_) => None,
+        }
+    }
+
+    /// Whether the runtime runs on CUDA ([`RuntimeBuilder::cuda`], `FORGE_BACKEND=cuda`)
+    /// instead of wgpu. The methods that hand out wgpu objects ([`ForgeRuntime::device`],
+    /// [`ForgeRuntime::queue`], [`ForgeRuntime::adapter`], [`crate::GpuTensor::buffer`])
+    /// have none to hand out there.
+    pub fn is_cuda(&self) -> bool {
+        match &self.gpu {
+            Device::Wgpu(_) => false,
+            #[cfg(feature = "cuda")]
+            Device::Cuda(_) => true,
+        }
+    }
+
+    /// The adapter's description: name, vendor, backend, driver. On CUDA: the device's
+    /// name, NVIDIA's vendor id, the compute capability as `device` (90 on an H200),
+    /// driver `CUDA` and its version, and wgpu's `Noop` backend (the profile says `cuda`).
     pub fn adapter_info(&self) -> &wgpu::AdapterInfo {
-        self.gpu.info()
+        match &self.gpu {
+            Device::Wgpu(g) => g.info(),
+            #[cfg(feature = "cuda")]
+            Device::Cuda(g) => g.info(),
+        }
     }
 
     /// The wgpu adapter the device was opened on.
+    ///
+    /// # Panics
+    /// On a CUDA runtime, which has no wgpu adapter ([`ForgeRuntime::is_cuda`]).
     pub fn adapter(&self) -> &wgpu::Adapter {
-        self.gpu.adapter()
+        self.gpu().adapter()
     }
 
-    /// The device's limits (on a device the runtime opened: the adapter's full limits).
+    /// The device's limits (on a device the runtime opened: the adapter's full limits; on
+    /// CUDA: the device's block, shared-memory and memory limits in wgpu's terms).
     pub fn limits(&self) -> &wgpu::Limits {
-        self.gpu.limits()
+        match &self.gpu {
+            Device::Wgpu(g) => g.limits(),
+            #[cfg(feature = "cuda")]
+            Device::Cuda(g) => g.limits(),
+        }
     }
 
-    /// The features enabled on the device.
+    /// The features enabled on the device (on CUDA: what its CUDA emission can use).
     pub fn features(&self) -> wgpu::Features {
-        self.gpu.features()
+        match &self.gpu {
+            Device::Wgpu(g) => g.features(),
+            #[cfg(feature = "cuda")]
+            Device::Cuda(g) => g.features(),
+        }
     }
 
     /// Whether the device has a feature that kernels may need; a kernel that uses one the
     /// device lacks fails with [`ForgeError::MissingFeature`].
     pub fn supports(&self, feature: Feature) -> bool {
-        self.gpu.features().contains(feature.wgpu())
+        self.features().contains(feature.wgpu())
     }
 
     /// The wgpu device.
+    ///
+    /// # Panics
+    /// On a CUDA runtime, which has no wgpu device ([`ForgeRuntime::is_cuda`]).
     pub fn device(&self) -> &wgpu::Device {
-        self.gpu.device()
+        self.gpu().device()
     }
 
     /// The wgpu queue.
+    ///
+    /// # Panics
+    /// On a CUDA runtime, which has no wgpu queue ([`ForgeRuntime::is_cuda`]).
     pub fn queue(&self) -> &wgpu::Queue {
-        self.gpu.queue()
+        self.gpu().queue()
     }
 
     /// The memory budget in bytes.
     pub fn capacity(&self) -> u64 {
-        self.gpu.capacity()
+        match &self.gpu {
+            Device::Wgpu(g) => g.capacity(),
+            #[cfg(feature = "cuda")]
+            Device::Cuda(g) => g.budget().capacity(),
+        }
     }
 
     /// The manifest cache directory, if any.
@@ -596,12 +785,20 @@ impl ForgeRuntime {
     /// # Ok::<(), ForgeError>(())
     /// ```
     pub fn id(&self) -> u64 {
-        self.gpu.id()
+        match &self.gpu {
+            Device::Wgpu(g) => g.id(),
+            #[cfg(feature = "cuda")]
+            Device::Cuda(g) => g.id(),
+        }
     }
 
     /// What the runtime has done so far.
     pub fn stats(&self) -> RuntimeStats {
-        self.gpu.stats()
+        match &self.gpu {
+            Device::Wgpu(g) => g.stats(),
+            #[cfg(feature = "cuda")]
+            Device::Cuda(g) => g.stats(),
+        }
     }
 
     /// The hardware profile whose hash keys the tuning manifests.
@@ -659,7 +856,14 @@ impl ForgeRuntime {
         schedule: &Schedule,
         params: bool,
     ) -> Result<Arc<crate::device::pipeline::CompiledPipeline>> {
-        self.gpu.pipeline(kernel, schedule, self.emission, params)
+        if self.is_cuda() {
+            return Err(ForgeError::InvalidArgument {
+                kernel: kernel.name(),
+                message: "a CUDA runtime has no wgpu pipelines; its kernels compile at their first launch, or in `warm_up`".into(),
+            });
+        }
+        let emission = self.emission;
+        self.gpu_mut().pipeline(kernel, schedule, emission, params)
     }
 
     /// Compiles, ahead of their first call, the pipelines `kernels` will launch with (each
@@ -677,19 +881,46 @@ impl ForgeRuntime {
             .map(|&k| (k, self.schedule_for(k), !k.scalars().is_empty()))
             .collect();
         let emission = self.emission;
-        self.gpu.warm_up(&jobs, emission)
+        #[cfg(feature = "cuda")]
+        if let Some(gpu) = self.cuda_gpu() {
+            // NVRTC, one kernel after another: the CUDA device is one context.
+            let mut compiled = 0;
+            let mut first_error = None;
+            for (k, s, _) in &jobs {
+                let before = gpu.stats().pipelines_compiled;
+                match gpu.kernel(*k, s) {
+                    Ok(_) => compiled += (gpu.stats().pipelines_compiled - before) as usize,
+                    Err(e) => {
+                        first_error.get_or_insert(e);
+                    }
+                }
+            }
+            return match first_error {
+                Some(e) => Err(e),
+                None => Ok(compiled),
+            };
+        }
+        self.gpu_mut().warm_up(&jobs, emission)
     }
 
     /// The file the driver's compiled pipelines persist to, where this runtime keeps one
     /// (a cache directory, a device with `PIPELINE_CACHE`, and not turned off).
     pub fn pipeline_cache_path(&self) -> Option<&Path> {
-        self.gpu.disk_cache().map(|c| c.path())
+        match &self.gpu {
+            Device::Wgpu(g) => g.disk_cache().map(|c| c.path()),
+            #[cfg(feature = "cuda")]
+            Device::Cuda(_) => None,
+        }
     }
 
     /// Bytes of compiled pipelines the persisted cache started from: 0 when the file was
     /// missing or not trusted; `None` without a persisted cache.
     pub fn pipeline_cache_loaded_bytes(&self) -> Option<usize> {
-        self.gpu.disk_cache().map(|c| c.loaded_bytes())
+        match &self.gpu {
+            Device::Wgpu(g) => g.disk_cache().map(|c| c.loaded_bytes()),
+            #[cfg(feature = "cuda")]
+            Device::Cuda(_) => None,
+        }
     }
 
     /// Writes the driver's pipeline cache now, if pipelines were compiled since it was last
@@ -697,7 +928,11 @@ impl ForgeRuntime {
     /// it). Returns whether it wrote. Errors: the file cannot be written
     /// ([`ForgeError::Io`]) or is not ours to replace ([`ForgeError::RefusedPath`]).
     pub fn save_pipeline_cache(&mut self) -> Result<bool> {
-        self.gpu.save_disk_cache()
+        match &mut self.gpu {
+            Device::Wgpu(g) => g.save_disk_cache(),
+            #[cfg(feature = "cuda")]
+            Device::Cuda(_) => Ok(false),
+        }
     }
 
     /// Writes the trace now, whole, after waiting for the GPU times of launches already
@@ -706,18 +941,36 @@ impl ForgeRuntime {
     /// Errors: the file cannot be written ([`ForgeError::Io`]) or is not ours to replace
     /// ([`ForgeError::RefusedPath`]).
     pub fn flush_trace(&mut self) -> Result<bool> {
-        self.gpu.flush_trace()
+        match &mut self.gpu {
+            Device::Wgpu(g) => g.flush_trace(),
+            #[cfg(feature = "cuda")]
+            Device::Cuda(_) => Ok(false),
+        }
     }
 
     /// A host event of the trace that ends when it drops (one that records nothing without
     /// a trace): what the procedures time their steps with.
     pub(crate) fn trace_event(&self, cat: &'static str, name: &str) -> crate::trace::HostEvent {
-        crate::trace::HostEvent::begin(self.gpu.trace(), cat, name)
+        crate::trace::HostEvent::begin(self.recorder(), cat, name)
+    }
+
+    /// When a traced operation began: `None` without a trace (always on CUDA).
+    pub(crate) fn trace_start(&self) -> Option<web_time::Instant> {
+        self.recorder().map(|_| web_time::Instant::now())
+    }
+
+    /// The trace's recorder, where the runtime keeps one (never on CUDA).
+    pub(crate) fn recorder(&self) -> Option<&Arc<crate::trace::Recorder>> {
+        match &self.gpu {
+            Device::Wgpu(g) => g.trace(),
+            #[cfg(feature = "cuda")]
+            Device::Cuda(_) => None,
+        }
     }
 
     /// The file the trace is written to, where the runtime keeps one.
     pub fn trace_path(&self) -> Option<&Path> {
-        self.gpu.trace().map(|r| r.path())
+        self.recorder().map(|r| r.path())
     }
 
     /// The schedule to run `kernel` with on this runtime: the tuned winner where the

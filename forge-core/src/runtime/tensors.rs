@@ -86,6 +86,10 @@ impl ForgeRuntime {
                 limit: max,
             });
         }
+        #[cfg(feature = "cuda")]
+        if self.is_cuda() {
+            return self.cuda_tensor(elem, len, size, init, what);
+        }
         let gpu = self.gpu_mut();
         gpu.check_lost()?;
         let reservation = gpu.reserve(size, &|| {
@@ -107,7 +111,7 @@ impl ForgeRuntime {
     /// `max_buffer_size` ([`ForgeError::BindingTooLarge`]), more than the capacity left
     /// ([`ForgeError::CapacityExceeded`]).
     pub fn upload<T: Element>(&mut self, data: &[T]) -> Result<GpuTensor<T>> {
-        let traced = self.gpu().trace_start();
+        let traced = self.trace_start();
         let raw = self.create_tensor(
             T::ELEM,
             data.len(),
@@ -165,6 +169,14 @@ impl ForgeRuntime {
                 what: "a tensor of length 0".into(),
             });
         }
+        if self.is_cuda() {
+            return Err(ForgeError::ForeignBuffer {
+                what: WHAT,
+                message:
+                    "the runtime runs on CUDA, whose tensors are CUDA memory, not wgpu buffers"
+                        .into(),
+            });
+        }
         need_usage(WHAT, &buffer, wgpu::BufferUsages::STORAGE, "STORAGE")?;
         let needed = align_up(
             (len as u64).saturating_mul(T::ELEM.size() as u64),
@@ -212,9 +224,13 @@ impl ForgeRuntime {
                 ),
             });
         }
+        let bytes: &[u8] = bytemuck::cast_slice(data);
+        #[cfg(feature = "cuda")]
+        if self.is_cuda() {
+            return self.cuda_write(tensor.raw(), bytes);
+        }
         let target = tensor.buffer();
         need_usage("write", target, wgpu::BufferUsages::COPY_DST, "COPY_DST")?;
-        let bytes: &[u8] = bytemuck::cast_slice(data);
         let size = padded(tensor.raw());
         let gpu = self.gpu_mut();
         gpu.check_lost()?;
@@ -247,6 +263,10 @@ impl ForgeRuntime {
     /// ```
     pub fn clear<T: Element>(&mut self, tensor: &GpuTensor<T>) -> Result<()> {
         self.check_owner("clear", &|| "the tensor".into(), tensor.raw())?;
+        #[cfg(feature = "cuda")]
+        if self.is_cuda() {
+            return self.cuda_clear(tensor.raw(), padded(tensor.raw()));
+        }
         let target = tensor.buffer();
         need_usage("clear", target, wgpu::BufferUsages::COPY_DST, "COPY_DST")?;
         let size = padded(tensor.raw());
@@ -298,8 +318,12 @@ impl ForgeRuntime {
         tensor: &RawTensor,
         read: impl FnOnce(&[u8]) -> R,
     ) -> Result<R> {
-        let traced = self.gpu().trace_start();
         self.check_owner("download", &|| "the tensor".into(), tensor)?;
+        #[cfg(feature = "cuda")]
+        if self.is_cuda() {
+            return self.cuda_download(tensor, read);
+        }
+        let traced = self.gpu().trace_start();
         need_usage(
             "download",
             tensor.buffer(),
@@ -332,7 +356,7 @@ impl ForgeRuntime {
         start: Option<web_time::Instant>,
         tensor: &RawTensor,
     ) {
-        if let (Some(rec), Some(start)) = (self.gpu().trace(), start) {
+        if let (Some(rec), Some(start)) = (self.recorder(), start) {
             let mut args = serde_json::Map::new();
             args.insert("bytes".into(), tensor.bytes().into());
             args.insert("elem".into(), tensor.elem().wgsl().into());

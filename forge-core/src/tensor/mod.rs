@@ -71,10 +71,18 @@ impl Element for [i32; 4] {
     const ELEM: ElemType = vector(ScalarType::I32, 4);
 }
 
+/// Where a tensor's bytes live: a wgpu buffer, or (the `cuda` feature) CUDA memory.
+#[derive(Debug)]
+pub(crate) enum Memory {
+    Wgpu(wgpu::Buffer),
+    #[cfg(feature = "cuda")]
+    Cuda(crate::device::cuda::DeviceMem),
+}
+
 /// A device buffer with its element type and length, as kernels bind it.
 #[derive(Debug)]
 pub struct RawTensor {
-    buffer: wgpu::Buffer,
+    memory: Memory,
     elem: ElemType,
     len: usize,
     bytes: u64,
@@ -94,8 +102,19 @@ impl RawTensor {
         device: u64,
         reservation: Option<Reservation>,
     ) -> Self {
+        Self::in_memory(Memory::Wgpu(buffer), elem, len, device, reservation)
+    }
+
+    /// A tensor in `memory`; see [`RawTensor::new`].
+    pub(crate) fn in_memory(
+        memory: Memory,
+        elem: ElemType,
+        len: usize,
+        device: u64,
+        reservation: Option<Reservation>,
+    ) -> Self {
         RawTensor {
-            buffer,
+            memory,
             elem,
             len,
             bytes: len as u64 * elem.size() as u64,
@@ -111,8 +130,45 @@ impl RawTensor {
     }
 
     /// The wgpu buffer. It holds at least [`RawTensor::bytes`] rounded up to whole words.
+    ///
+    /// # Panics
+    /// On a tensor of a CUDA runtime, whose data is CUDA memory
+    /// ([`RawTensor::wgpu_buffer`] says which).
     pub fn buffer(&self) -> &wgpu::Buffer {
-        &self.buffer
+        match &self.memory {
+            Memory::Wgpu(b) => b,
+            #[cfg(feature = "cuda")]
+            Memory::Cuda(_) => panic!("the tensor lives in CUDA memory, not in a wgpu buffer"),
+        }
+    }
+
+    /// The wgpu buffer, or `None` for a tensor in CUDA memory.
+    pub fn wgpu_buffer(&self) -> Option<&wgpu::Buffer> {
+        match &self.memory {
+            Memory::Wgpu(b) => Some(b),
+            #[cfg(feature = "cuda")]
+            Memory::Cuda(_) => None,
+        }
+    }
+
+    /// The CUDA memory, or `None` for a tensor in a wgpu buffer.
+    #[cfg(feature = "cuda")]
+    pub(crate) fn cuda_memory(&self) -> Option<&crate::device::cuda::DeviceMem> {
+        match &self.memory {
+            Memory::Cuda(m) => Some(m),
+            Memory::Wgpu(_) => None,
+        }
+    }
+
+    /// Whether two tensors are the same memory (what aliasing checks compare).
+    pub(crate) fn same_memory(&self, other: &RawTensor) -> bool {
+        match (&self.memory, &other.memory) {
+            (Memory::Wgpu(a), Memory::Wgpu(b)) => a == b,
+            #[cfg(feature = "cuda")]
+            (Memory::Cuda(a), Memory::Cuda(b)) => a.ptr() == b.ptr(),
+            #[cfg(feature = "cuda")]
+            _ => false,
+        }
     }
 
     /// The element type.
@@ -176,6 +232,10 @@ impl<T: Element> GpuTensor<T> {
     }
 
     /// The wgpu buffer the data lives in, to use it from the application's own passes.
+    ///
+    /// # Panics
+    /// On a tensor of a CUDA runtime ([`crate::ForgeRuntime::is_cuda`]), whose data is CUDA
+    /// memory.
     pub fn buffer(&self) -> &wgpu::Buffer {
         self.raw.buffer()
     }

@@ -58,6 +58,10 @@ impl ForgeRuntime {
         opts: &TimingOptions,
         mut record: impl FnMut(&mut ForgeRuntime) -> Result<()>,
     ) -> Result<Timing> {
+        #[cfg(feature = "cuda")]
+        if self.is_cuda() {
+            return self.cuda_time_calls(label, opts, record);
+        }
         let passes = opts.passes.max(1);
         let repeats = opts.repeats.unwrap_or(1).max(1);
         self.flush()?;

@@ -408,6 +408,10 @@ impl ForgeRuntime {
         args: &DynArgs,
         opts: &TimingOptions,
     ) -> Result<TimedRun> {
+        #[cfg(feature = "cuda")]
+        if self.is_cuda() {
+            return self.cuda_time_kernel(kernel, schedule, args, opts);
+        }
         let rig = self.rig(kernel, schedule, args, opts.rotate_bytes)?;
         let input_sets = rig.bind_groups.len() as u32;
         let result = self.measure(&rig, opts).await;

@@ -1,0 +1,611 @@
+//! The CUDA device: one NVIDIA GPU driven through the CUDA driver API, the seam's second
+//! backend beside wgpu ([`super::Gpu`]). Layer 3, behind the `cuda` feature.
+//!
+//! This module owns [`CudaGpu`]:
+//! - **the device:** the primary context of one device ordinal ([`CudaGpu::open`]), its
+//!   name, compute capability and driver version, and the same limits and features the
+//!   layers above read from a wgpu adapter, filled from CUDA's device attributes, so that
+//!   the launch plan, the schedule checks and the topology hash work unchanged;
+//! - **memory:** device allocations ([`DeviceMem`], freed when dropped) counted against the
+//!   same [`MemoryBudget`] as wgpu buffers, and copies in, out and on the device;
+//! - **kernels:** a kernel's CUDA C++ ([`Kernel::cuda`]) compiled by NVRTC to a cubin for
+//!   this device's `sm_XY` (machine code, which a driver older than the NVRTC still loads),
+//!   loaded with `cuModuleLoadData` and cached per (kernel id, schedule), as wgpu pipelines
+//!   are;
+//! - **launches** on the legacy default stream, with the bindings' device pointers and the
+//!   `fg_Params` struct passed by value, and the synchronisations that report a failed
+//!   launch with the names of the kernels in flight;
+//! - **events**, which time launches on the GPU ([`Event`]).
+//!
+//! Everything runs on the legacy default stream: each operation is ordered after the ones
+//! before it, as one wgpu queue orders its submissions, and a plain (synchronous) copy to
+//! the host waits for the launches ahead of it. libcuda and libnvrtc are loaded at run time
+//! by `cudarc`, which panics when one is missing, so [`CudaGpu::open`] looks for both first
+//! and returns [`ForgeError::MissingLibrary`] with a hint instead.
+
+use super::buffers::{MemoryBudget, Reservation};
+use crate::error::{ForgeError, Result};
+use crate::kernel::{Kernel, KernelId, CUDA_ENTRY_POINT};
+use crate::schedule::Schedule;
+use cudarc::driver::{result, sys, CudaContext, DriverError};
+use std::collections::HashMap;
+use std::ffi::{c_void, CString};
+use std::sync::Arc;
+
+/// Where to get libcuda, for the error when it cannot be loaded.
+const CUDA_HINT: &str = "the CUDA backend needs the NVIDIA driver's libcuda.so: put the folder that holds it on LD_LIBRARY_PATH (`ldconfig -p | grep libcuda` or `find / -name 'libcuda.so*'` finds it); without an NVIDIA GPU, run on wgpu (leave FORGE_BACKEND unset)";
+
+/// The legacy default stream: every operation of the runtime goes on it, in order.
+const STREAM: sys::CUstream = std::ptr::null_mut();
+
+/// A driver error met during `context`, as a [`ForgeError::Gpu`].
+fn driver_error(context: &'static str, what: &str, e: DriverError) -> ForgeError {
+    ForgeError::Gpu {
+        context,
+        message: if what.is_empty() {
+            format!("CUDA: {e}")
+        } else {
+            format!("{what}: CUDA: {e}")
+        },
+    }
+}
+
+/// Whether libcuda can be loaded, checked before `cudarc` is asked for it (which panics
+/// where it is missing).
+pub fn driver_present() -> bool {
+    // SAFETY: loading a library by name runs its initialisers; libcuda's are NVIDIA's.
+    unsafe { sys::is_culib_present() }
+}
+
+/// The number of CUDA devices, or [`ForgeError::MissingLibrary`] without libcuda.
+pub fn device_count() -> Result<usize> {
+    if !driver_present() {
+        return Err(ForgeError::MissingLibrary {
+            library: "libcuda",
+            hint: CUDA_HINT,
+        });
+    }
+    result::init().map_err(|e| driver_error("initialising CUDA", "", e))?;
+    let n =
+        result::device::get_count().map_err(|e| driver_error("counting CUDA devices", "", e))?;
+    Ok(n.max(0) as usize)
+}
+
+/// Device memory: `bytes` bytes at `ptr`, freed when dropped (after binding the context,
+/// which it keeps alive: a tensor may outlive its runtime).
+#[derive(Debug)]
+pub struct DeviceMem {
+    ptr: sys::CUdeviceptr,
+    bytes: u64,
+    ctx: Arc<CudaContext>,
+    _reservation: Option<Reservation>,
+}
+
+// SAFETY: a device pointer is an address in the context's memory, valid from any thread
+// that binds the context (every use here does); nothing in it is thread-local.
+unsafe impl Send for DeviceMem {}
+// SAFETY: shared use only reads the address; the copies that use it bind the context.
+unsafe impl Sync for DeviceMem {}
+
+impl DeviceMem {
+    /// The device address.
+    pub fn ptr(&self) -> sys::CUdeviceptr {
+        self.ptr
+    }
+
+    /// The allocation's size in bytes.
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+}
+
+impl Drop for DeviceMem {
+    fn drop(&mut self) {
+        // cuMemFree waits for the work that uses the memory; an error here (a context
+        // already broken by a failed launch) has nobody to go to but the log.
+        let freed = self
+            .ctx
+            .bind_to_thread()
+            .and_then(|()| unsafe { result::free_sync(self.ptr) });
+        if let Err(e) = freed {
+            tracing::warn!(error = %e, bytes = self.bytes, "freeing CUDA memory failed");
+        }
+    }
+}
+
+/// A compiled kernel: its module and the `fg_main` function in it.
+#[derive(Debug)]
+pub struct CudaKernel {
+    name: &'static str,
+    module: sys::CUmodule,
+    func: sys::CUfunction,
+    ctx: Arc<CudaContext>,
+    /// The cubin's size, for the trace of what was compiled.
+    pub cubin_bytes: usize,
+}
+
+// SAFETY: a module and its function are context objects, usable from any thread that binds
+// the context; the launches that use them do.
+unsafe impl Send for CudaKernel {}
+// SAFETY: launching reads the handle only.
+unsafe impl Sync for CudaKernel {}
+
+impl CudaKernel {
+    /// The kernel's name.
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+}
+
+impl Drop for CudaKernel {
+    fn drop(&mut self) {
+        let _ = self.ctx.bind_to_thread();
+        // SAFETY: the module was loaded once and is unloaded once, after its last launch
+        // was enqueued (the cache drops kernels only with the device).
+        let _ = unsafe { result::module::unload(self.module) };
+    }
+}
+
+/// A CUDA event on the default stream: two of them time the work between their records.
+#[derive(Debug)]
+pub struct Event {
+    raw: sys::CUevent,
+    ctx: Arc<CudaContext>,
+}
+
+// SAFETY: an event is a context object, usable from any thread that binds the context.
+unsafe impl Send for Event {}
+
+impl Drop for Event {
+    fn drop(&mut self) {
+        let _ = self.ctx.bind_to_thread();
+        // SAFETY: created by `cuEventCreate`, destroyed once.
+        let _ = unsafe { result::event::destroy(self.raw) };
+    }
+}
+
+/// One CUDA device and what runs on it: see the [module docs](self).
+#[derive(Debug)]
+pub struct CudaGpu {
+    id: u64,
+    ordinal: usize,
+    ctx: Arc<CudaContext>,
+    info: wgpu::AdapterInfo,
+    limits: wgpu::Limits,
+    features: wgpu::Features,
+    capability: (i32, i32),
+    driver_version: i32,
+    /// `sm_XY`: what the kernels are compiled for.
+    arch: String,
+    budget: MemoryBudget,
+    kernels: HashMap<(KernelId, Schedule), Arc<CudaKernel>>,
+    compiled: u64,
+    launches: u64,
+    readbacks: u64,
+    syncs: u64,
+    allocations: u64,
+    /// Kernels launched since the last synchronisation: a launch fails asynchronously, and
+    /// the error that the next synchronisation meets names these.
+    in_flight: Vec<&'static str>,
+}
+
+impl CudaGpu {
+    /// Opens device `ordinal` (its primary context) with a memory budget of `capacity`
+    /// bytes. Errors: libcuda or libnvrtc missing ([`ForgeError::MissingLibrary`], with a
+    /// hint), no such device ([`ForgeError::NoCudaDevice`]), a driver error.
+    pub fn open(ordinal: usize, capacity: u64) -> Result<CudaGpu> {
+        let count = device_count()?;
+        if ordinal >= count {
+            return Err(ForgeError::NoCudaDevice {
+                index: ordinal,
+                detail: match count {
+                    0 => "the driver sees no CUDA device".to_string(),
+                    n => format!("the driver sees {n} (ordinals 0..{n})"),
+                },
+            });
+        }
+        // Kernels are compiled at their first launch; a missing NVRTC is said now.
+        crate::emit::nvrtc::version()?;
+        let ctx = CudaContext::new(ordinal)
+            .map_err(|e| driver_error("opening a CUDA device", &format!("device {ordinal}"), e))?;
+        let open = |what: &'static str| move |e| driver_error("opening a CUDA device", what, e);
+        let name = ctx.name().map_err(open("its name"))?;
+        let capability = ctx
+            .compute_capability()
+            .map_err(open("its compute capability"))?;
+        let total = ctx.total_mem().map_err(open("its memory"))? as u64;
+        let mut driver_version = 0i32;
+        // SAFETY: a valid out-pointer.
+        unsafe { sys::cuDriverGetVersion(&mut driver_version) }
+            .result()
+            .map_err(open("the driver's version"))?;
+        use sys::CUdevice_attribute as A;
+        let attr = |a: A| -> Result<u32> {
+            ctx.attribute(a)
+                .map(|v| v.max(0) as u32)
+                .map_err(|e| driver_error("opening a CUDA device", "an attribute", e))
+        };
+        let threads = attr(A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?;
+        let block = [
+            attr(A::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X)?,
+            attr(A::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y)?,
+            attr(A::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z)?,
+        ];
+        let shared = attr(A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK)?;
+        let warp = attr(A::CU_DEVICE_ATTRIBUTE_WARP_SIZE)?;
+        let bus = attr(A::CU_DEVICE_ATTRIBUTE_PCI_BUS_ID)?;
+        let mut info = wgpu::AdapterInfo::new(wgpu::DeviceType::DiscreteGpu, wgpu::Backend::Noop);
+        info.name = name;
+        info.vendor = 0x10de;
+        info.device = (capability.0 * 10 + capability.1) as u32;
+        info.device_pci_bus_id = format!("{bus:02x}");
+        info.driver = "CUDA".into();
+        info.driver_info = format!(
+            "driver {}.{} (CUDA {driver_version}), sm_{}{}",
+            driver_version / 1000,
+            (driver_version % 1000) / 10,
+            capability.0,
+            capability.1
+        );
+        info.subgroup_min_size = warp;
+        info.subgroup_max_size = warp;
+        let limits = cuda_limits(threads, block, shared, total);
+        // What the CUDA emission can use on this device: f16 from sm_53, f64 and warps
+        // everywhere; TIMESTAMP_QUERY stands for CUDA events, which time every launch.
+        let mut features =
+            wgpu::Features::SUBGROUP | wgpu::Features::SHADER_F64 | wgpu::Features::TIMESTAMP_QUERY;
+        if capability >= (5, 3) {
+            features |= wgpu::Features::SHADER_F16;
+        }
+        let arch = format!("sm_{}{}", capability.0, capability.1);
+        tracing::debug!(device = %info.name, %arch, driver_version, "CUDA device open");
+        Ok(CudaGpu {
+            id: super::next_id(),
+            ordinal,
+            ctx,
+            info,
+            limits,
+            features,
+            capability,
+            driver_version,
+            arch,
+            budget: MemoryBudget::new(capacity),
+            kernels: HashMap::new(),
+            compiled: 0,
+            launches: 0,
+            readbacks: 0,
+            syncs: 0,
+            allocations: 0,
+            in_flight: Vec::new(),
+        })
+    }
+
+    /// A number that no other device of this process has (shared with [`super::Gpu::id`]).
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// The device ordinal.
+    pub fn ordinal(&self) -> usize {
+        self.ordinal
+    }
+
+    /// The device as the layers above describe adapters: name, vendor (NVIDIA's PCI id),
+    /// `device` = the compute capability as `10 * major + minor`, driver `CUDA` with its
+    /// version and architecture in `driver_info`.
+    pub fn info(&self) -> &wgpu::AdapterInfo {
+        &self.info
+    }
+
+    /// The device's limits in wgpu's terms (see [`cuda_limits`]).
+    pub fn limits(&self) -> &wgpu::Limits {
+        &self.limits
+    }
+
+    /// The features kernels may need that this device has, in wgpu's terms.
+    pub fn features(&self) -> wgpu::Features {
+        self.features
+    }
+
+    /// The compute capability, `(9, 0)` on an H100 or H200.
+    pub fn capability(&self) -> (i32, i32) {
+        self.capability
+    }
+
+    /// The driver's CUDA version, `13000` for CUDA 13.0.
+    pub fn driver_version(&self) -> i32 {
+        self.driver_version
+    }
+
+    /// The architecture kernels are compiled for, `sm_90`.
+    pub fn arch(&self) -> &str {
+        &self.arch
+    }
+
+    /// The memory budget.
+    pub fn budget(&self) -> &MemoryBudget {
+        &self.budget
+    }
+
+    /// What the device has done so far, in the runtime's counters: cubins compiled,
+    /// synchronisations (as submissions), copies to the host, allocations, launches.
+    pub fn stats(&self) -> super::RuntimeStats {
+        super::RuntimeStats {
+            pipelines_compiled: self.compiled,
+            submissions: self.syncs,
+            readbacks: self.readbacks,
+            buffers_created: self.allocations,
+            buffers_reused: 0,
+            dispatches: self.launches,
+            bytes_in_use: self.budget.in_use(),
+            bind_groups_created: 0,
+        }
+    }
+
+    /// Whether launches were enqueued since the last synchronisation.
+    pub fn has_pending(&self) -> bool {
+        !self.in_flight.is_empty()
+    }
+
+    fn bind(&self, context: &'static str) -> Result<()> {
+        self.ctx
+            .bind_to_thread()
+            .map_err(|e| driver_error(context, "binding the context", e))
+    }
+
+    /// `bytes` (at least 4, rounded up to whole words) of zeroed device memory, counted
+    /// against the budget; `what` names it in the error.
+    pub fn alloc(&mut self, bytes: u64, what: &dyn Fn() -> String) -> Result<DeviceMem> {
+        let size = crate::plan::align_up(bytes.max(4), 4);
+        let reservation = self.budget.reserve(size, what)?;
+        self.bind("allocating CUDA memory")?;
+        let len = usize::try_from(size).map_err(|_| ForgeError::CapacityExceeded {
+            what: what(),
+            requested: size,
+            capacity: self.budget.capacity(),
+            in_use: self.budget.in_use(),
+        })?;
+        // SAFETY: the context is bound; the pointer is freed by `DeviceMem`'s drop.
+        let ptr = unsafe { result::malloc_sync(len) }
+            .map_err(|e| driver_error("allocating CUDA memory", &what(), e))?;
+        let mem = DeviceMem {
+            ptr,
+            bytes: size,
+            ctx: Arc::clone(&self.ctx),
+            _reservation: Some(reservation),
+        };
+        // SAFETY: `len` bytes at `ptr` were just allocated.
+        unsafe { result::memset_d8_async(ptr, 0, len, STREAM) }
+            .map_err(|e| driver_error("clearing CUDA memory", &what(), e))?;
+        self.allocations += 1;
+        Ok(mem)
+    }
+
+    /// Copies `data` to the start of `mem`, after the work enqueued before.
+    pub fn upload(&mut self, mem: &DeviceMem, data: &[u8]) -> Result<()> {
+        check_fits("uploading", mem, data.len())?;
+        if data.is_empty() {
+            return Ok(());
+        }
+        self.bind("uploading")?;
+        // SAFETY: `data.len()` bytes fit in `mem`; a synchronous copy from pageable memory
+        // returns once `data` has been read.
+        unsafe { result::memcpy_htod_sync(mem.ptr, data) }.map_err(|e| self.failed("uploading", e))
+    }
+
+    /// Zeroes the first `bytes` of `mem`, ordered after the work enqueued before.
+    pub fn zero(&mut self, mem: &DeviceMem, bytes: u64) -> Result<()> {
+        check_fits("clearing", mem, bytes as usize)?;
+        self.bind("clearing")?;
+        // SAFETY: `bytes` fit in `mem`.
+        unsafe { result::memset_d8_async(mem.ptr, 0, bytes as usize, STREAM) }
+            .map_err(|e| self.failed("clearing", e))
+    }
+
+    /// Copies the first `bytes` of `src` to `dst`, on the device, in order.
+    pub fn copy(&mut self, src: &DeviceMem, dst: &DeviceMem, bytes: u64) -> Result<()> {
+        check_fits("copying", src, bytes as usize)?;
+        check_fits("copying", dst, bytes as usize)?;
+        self.bind("copying on the device")?;
+        // SAFETY: both ranges are inside their allocations.
+        unsafe { result::memcpy_dtod_async(dst.ptr, src.ptr, bytes as usize, STREAM) }
+            .map_err(|e| self.failed("copying on the device", e))
+    }
+
+    /// Waits for everything enqueued, then copies the start of `mem` into `out`. A launch
+    /// that failed since the last synchronisation is the error, with its kernel's name.
+    pub fn download(&mut self, mem: &DeviceMem, out: &mut [u8]) -> Result<()> {
+        check_fits("downloading", mem, out.len())?;
+        self.sync("reading results back")?;
+        if out.is_empty() {
+            return Ok(());
+        }
+        // SAFETY: `out.len()` bytes fit in `mem`; the stream is idle.
+        unsafe { result::memcpy_dtoh_sync(out, mem.ptr) }
+            .map_err(|e| self.failed("reading results back", e))?;
+        self.readbacks += 1;
+        Ok(())
+    }
+
+    /// Waits until the device has finished everything enqueued. A launch that failed is
+    /// the error, named.
+    pub fn sync(&mut self, context: &'static str) -> Result<()> {
+        self.bind(context)?;
+        // SAFETY: the default stream of the bound context.
+        let done = unsafe { result::stream::synchronize(STREAM) };
+        self.syncs += 1;
+        match done {
+            Ok(()) => {
+                self.in_flight.clear();
+                Ok(())
+            }
+            Err(e) => Err(self.failed(context, e)),
+        }
+    }
+
+    /// The error for a driver error met during `context`, naming the kernels launched
+    /// since the last synchronisation: an asynchronous failure is theirs.
+    fn failed(&mut self, context: &'static str, e: DriverError) -> ForgeError {
+        let kernels = std::mem::take(&mut self.in_flight);
+        let what = match kernels.len() {
+            0 => String::new(),
+            _ => {
+                let mut names = kernels.clone();
+                names.dedup();
+                format!("after launches of kernel `{}`", names.join("`, `"))
+            }
+        };
+        driver_error(context, &what, e)
+    }
+
+    /// The compiled kernel for `kernel` at `schedule`, compiled (NVRTC to a cubin for this
+    /// device) and loaded on first use. Errors: a kernel without a CUDA form
+    /// ([`ForgeError::CannotEmit`]: one that prints, say), NVRTC's log
+    /// ([`ForgeError::ShaderCompile`]), a module the driver refuses.
+    pub fn kernel(&mut self, kernel: &dyn Kernel, schedule: &Schedule) -> Result<Arc<CudaKernel>> {
+        let key = (kernel.id(), schedule.clone());
+        if let Some(k) = self.kernels.get(&key) {
+            return Ok(Arc::clone(k));
+        }
+        let name = kernel.name();
+        super::pipeline::check_features(kernel, self.features, &self.info.name)?;
+        let source = kernel.cuda(schedule)?;
+        let cubin = crate::emit::nvrtc::compile_cubin(name, &source, &self.arch)?;
+        self.bind("loading a CUDA module")?;
+        let load_error = |e| ForgeError::ShaderCompile {
+            kernel: name,
+            backend: format!("cuda ({})", self.arch),
+            message: format!("the driver refused the cubin: {e}"),
+        };
+        // SAFETY: a whole cubin from NVRTC; the driver copies what it needs.
+        let module = unsafe { result::module::load_data(cubin.as_ptr() as *const c_void) }
+            .map_err(load_error)?;
+        let entry = CString::new(CUDA_ENTRY_POINT).expect("the entry point's name has no NUL");
+        // SAFETY: the module was just loaded.
+        let func = match unsafe { result::module::get_function(module, entry) } {
+            Ok(f) => f,
+            Err(e) => {
+                // SAFETY: loaded above, unloaded once.
+                let _ = unsafe { result::module::unload(module) };
+                return Err(load_error(e));
+            }
+        };
+        let compiled = Arc::new(CudaKernel {
+            name,
+            module,
+            func,
+            ctx: Arc::clone(&self.ctx),
+            cubin_bytes: cubin.len(),
+        });
+        self.compiled += 1;
+        self.kernels.insert(key, Arc::clone(&compiled));
+        Ok(compiled)
+    }
+
+    /// Enqueues `kernel` on a grid of `grid` blocks of `block` threads, with the device
+    /// pointers `ptrs` (one per binding, in order) and `params` (the `fg_Params` struct's
+    /// bytes, passed by value; `None` for a kernel without scalars).
+    pub fn launch(
+        &mut self,
+        kernel: &CudaKernel,
+        grid: [u32; 3],
+        block: [u32; 3],
+        ptrs: &[sys::CUdeviceptr],
+        params: Option<&[u8]>,
+    ) -> Result<()> {
+        self.bind("launching a kernel")?;
+        let mut ptrs: Vec<sys::CUdeviceptr> = ptrs.to_vec();
+        let mut args: Vec<*mut c_void> = ptrs
+            .iter_mut()
+            .map(|p| p as *mut sys::CUdeviceptr as *mut c_void)
+            .collect();
+        if let Some(p) = params {
+            // The driver reads `sizeof(fg_Params)` bytes here; the plan's bytes hold the
+            // struct's fields in order and are padded past it.
+            args.push(p.as_ptr() as *mut c_void);
+        }
+        // SAFETY: the function is loaded in the bound context; `args` points at one value
+        // per kernel parameter (the pointers, then the struct), alive until the call
+        // returns, which is when the driver has copied them.
+        let launched = unsafe {
+            result::launch_kernel(
+                kernel.func,
+                (grid[0], grid[1], grid[2]),
+                (block[0], block[1], block[2]),
+                0,
+                STREAM,
+                &mut args,
+            )
+        };
+        self.in_flight.push(kernel.name);
+        self.launches += 1;
+        launched.map_err(|e| self.failed("launching a kernel", e))
+    }
+
+    /// A new event.
+    pub fn event(&self) -> Result<Event> {
+        self.bind("creating a CUDA event")?;
+        let raw = result::event::create(sys::CUevent_flags::CU_EVENT_DEFAULT)
+            .map_err(|e| driver_error("creating a CUDA event", "", e))?;
+        Ok(Event {
+            raw,
+            ctx: Arc::clone(&self.ctx),
+        })
+    }
+
+    /// Records `event` on the stream, after the work enqueued before.
+    pub fn record(&mut self, event: &Event) -> Result<()> {
+        self.bind("recording a CUDA event")?;
+        // SAFETY: a live event of this context.
+        unsafe { result::event::record(event.raw, STREAM) }
+            .map_err(|e| self.failed("recording a CUDA event", e))
+    }
+
+    /// The GPU time between two recorded events that have completed, in nanoseconds, or
+    /// `None` when it is not positive (CUDA's event timer has a resolution of about half a
+    /// microsecond).
+    pub fn elapsed_ns(&mut self, start: &Event, end: &Event) -> Result<Option<f64>> {
+        // SAFETY: live events of this context, recorded on one stream, completed (the
+        // caller synchronised).
+        let ms = unsafe { result::event::elapsed(start.raw, end.raw) }
+            .map_err(|e| self.failed("reading a CUDA event", e))?;
+        let ns = ms as f64 * 1e6;
+        Ok((ns.is_finite() && ns > 0.0).then_some(ns))
+    }
+}
+
+/// Fails unless `bytes` fit in `mem`: every copy's bounds are checked before the driver.
+fn check_fits(what: &'static str, mem: &DeviceMem, bytes: usize) -> Result<()> {
+    if bytes as u64 <= mem.bytes {
+        Ok(())
+    } else {
+        Err(ForgeError::InvalidArgument {
+            kernel: what,
+            message: format!(
+                "{bytes} bytes do not fit in a CUDA allocation of {}",
+                mem.bytes
+            ),
+        })
+    }
+}
+
+/// A CUDA device's limits in wgpu's terms, which the launch plan checks against: the
+/// block's threads and shape, static shared memory, and buffers up to the device's
+/// memory. Workgroups per dimension stay at 65535, the grid's y and z limit, which the
+/// emitted kernels fold over as the WGSL does (`forge_core::plan`).
+pub fn cuda_limits(threads: u32, block: [u32; 3], shared: u32, total_mem: u64) -> wgpu::Limits {
+    wgpu::Limits {
+        max_compute_invocations_per_workgroup: threads,
+        max_compute_workgroup_size_x: block[0],
+        max_compute_workgroup_size_y: block[1],
+        max_compute_workgroup_size_z: block[2],
+        max_compute_workgroup_storage_size: shared,
+        max_compute_workgroups_per_dimension: 65535,
+        max_storage_buffer_binding_size: total_mem,
+        max_buffer_size: total_mem,
+        max_uniform_buffer_binding_size: 65536,
+        max_storage_buffers_per_shader_stage: 64,
+        max_bindings_per_bind_group: 64,
+        ..wgpu::Limits::default()
+    }
+}
