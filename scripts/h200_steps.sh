@@ -4,6 +4,9 @@
 # elapsed times in $OUT/log.txt. Steps: bench:<bin>[:kernels] certify:<bin>[:kernels] anchors info:<bin>
 # phases:<bin> (`forge-cli/examples/topk_fft_phases`, copied as .dev/<bin>/topk_fft_phases)
 # firstcall:<bin> (cold start: `forge first-call` in fresh processes, caches off and on).
+# certify-cuda:<bin>[:kernels] bench-cuda:<bin>[:kernels]: certify / bench with FORGE_BACKEND=cuda
+# (a forge built with --features cuda), libcuda and the toolkit's NVRTC 13.0 on LD_LIBRARY_PATH;
+# cudatest:<bin> runs .dev/<bin>/cuda_runtime (tests/cuda_runtime.rs, built with --no-run).
 # Everything written under $OUT comes back as $OUT/all.tgz.
 set -u
 for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
@@ -12,6 +15,20 @@ t0=$SECONDS
 stamp() { echo "[$((SECONDS - t0))s] $*" | tee -a "$OUT/log.txt"; }
 limit=${LIMIT:-200}
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu --format=csv > "$OUT/gpu.txt" 2>&1
+# The CUDA steps' libraries: libcuda from the driver's folder, NVRTC (and cuda_fp16.h)
+# from the toolkit, which matches driver 580 (a newer NVRTC's PTX it would refuse).
+cuda_env() {
+  local drv tk=/usr/local/cuda-13.0 nv
+  [ -d "$tk" ] || tk=$(dirname "$(dirname "$(readlink -f "$(command -v nvcc)")")")
+  drv=$(ldconfig -p | awk '/libcuda\.so\.1 /{print $NF; exit}')
+  [ -n "$drv" ] || drv=$(find / -name 'libcuda.so.1' -not -path '/proc/*' 2>/dev/null | head -1)
+  nv=$tk/targets/x86_64-linux/lib
+  ls "$nv"/libnvrtc.so* >/dev/null 2>&1 || nv=$(dirname "$(find / -name 'libnvrtc.so.13*' -not -path '/proc/*' 2>/dev/null | head -1)")
+  export LD_LIBRARY_PATH="${drv%/*}:$nv${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  export CUDA_PATH=$tk
+  [ -f "$tk/targets/x86_64-linux/include/cuda_fp16.h" ] && export FORGE_CUDA_INCLUDE=$tk/targets/x86_64-linux/include
+  return 0
+}
 i=0
 for step in "$@"; do
   i=$((i + 1))
@@ -21,6 +38,9 @@ for step in "$@"; do
     bench)   timeout "$limit" ./.dev/"$bin"/forge --capacity-mib 60000 bench --json --plot "$OUT/roofline-$bin-$i.svg" ${kernels//,/ } > "$OUT/bench-$bin-$i.jsonl" 2> "$OUT/bench-$bin-$i.err" ;;
     certify) timeout "$limit" ./.dev/"$bin"/forge --capacity-mib 60000 certify --all-schedules ${kernels//,/ } > "$OUT/certify-$bin.txt" 2>&1 ;;
     phases)  timeout "$limit" ./.dev/"$bin"/topk_fft_phases > "$OUT/phases-$bin-$i.txt" 2>&1 ;;
+    certify-cuda) ( cuda_env; FORGE_BACKEND=cuda timeout "$limit" ./.dev/"$bin"/forge --capacity-mib 60000 certify --all-schedules ${kernels//,/ } > "$OUT/certify-cuda-$bin.txt" 2>&1 ) ;;
+    bench-cuda) ( cuda_env; FORGE_BACKEND=cuda timeout "$limit" ./.dev/"$bin"/forge --capacity-mib 60000 bench --json ${kernels//,/ } > "$OUT/bench-cuda-$bin-$i.jsonl" 2> "$OUT/bench-cuda-$bin-$i.err" ) ;;
+    cudatest) ( cuda_env; timeout "$limit" ./.dev/"$bin"/cuda_runtime --test-threads=1 > "$OUT/cudatest-$bin.txt" 2>&1 ) ;;
     anchors) timeout "$limit" python3 .dev/torch_anchors.py > "$OUT/anchors.jsonl" 2> "$OUT/anchors.err" ;;
     info)    ./.dev/"$bin"/forge info > "$OUT/info-$bin.txt" 2>&1 ;;
     firstcall)

@@ -691,7 +691,11 @@ fn info(args: &RuntimeArgs, all_limits: bool, json: bool) -> Result<ExitCode, Cl
     let info = rt.adapter_info();
     outln!();
     outln!("chosen adapter: {}", info.name);
-    outln!("  backend:        {:?}", info.backend);
+    if rt.is_cuda() {
+        outln!("  backend:        CUDA (not wgpu)");
+    } else {
+        outln!("  backend:        {:?}", info.backend);
+    }
     outln!("  device type:    {:?}", info.device_type);
     outln!(
         "  vendor/device:  {:#06x}/{:#06x}",

@@ -514,8 +514,8 @@ fn first_call_times_each_kernel_and_the_second_process_loads_the_pipeline_cache(
     std::fs::remove_dir_all(&cache).unwrap();
 }
 
-/// `forge info` says where each emitted language runs: MSL, HLSL, CUDA C and PTX are
-/// emit-only here, and the JSON form carries the same list.
+/// `forge info` says where each emitted language runs: MSL and PTX are emit-only here, CUDA
+/// C runs through the CUDA driver (a `cuda` build), and the JSON form carries the same list.
 #[test]
 fn info_says_which_backends_only_emit() {
     let out = forge(&["info"]);
@@ -527,10 +527,10 @@ fn info_says_which_backends_only_emit() {
             .unwrap_or_else(|| panic!("no `{name}` line in:\n{text}"))
             .to_string()
     };
-    for name in ["msl", "cuda", "ptx"] {
+    for name in ["msl", "ptx"] {
         assert!(line(name).contains("emit-only"), "{}", line(name));
     }
-    for name in ["wgsl", "spirv", "glsl", "hlsl"] {
+    for name in ["wgsl", "spirv", "glsl", "hlsl", "cuda"] {
         assert!(
             line(name).contains(&format!("FORGE_BACKEND={name}")),
             "{}",
@@ -706,4 +706,23 @@ fn forge_trace_traces_a_command() {
         "{err}"
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `FORGE_BACKEND=cuda` in a build without the `cuda` feature is an error that says how to
+/// build one, before any adapter is opened: never a silent run on wgpu.
+#[cfg(not(feature = "cuda"))]
+#[test]
+fn forge_backend_cuda_without_the_feature_says_how_to_build() {
+    let out = Command::new(env!("CARGO_BIN_EXE_forge"))
+        .args(["certify", "axpy"])
+        .env("FORGE_BACKEND", "cuda")
+        .output()
+        .expect("run forge");
+    assert!(!out.status.success(), "{}", stderr(&out));
+    assert!(out.stdout.is_empty(), "nothing certified");
+    assert!(
+        stderr(&out).contains("the `cuda` backend") && stderr(&out).contains("--features cuda"),
+        "{}",
+        stderr(&out)
+    );
 }

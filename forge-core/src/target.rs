@@ -21,7 +21,7 @@ pub enum Backend {
     /// (Vulkan only; the workgroup counts travel as immediates).
     Hlsl,
     /// The kernel's CUDA C++, compiled by NVRTC and run through the CUDA driver, not wgpu
-    /// (NVIDIA only; a build with the `cuda` feature: see [`crate::device::cuda`]).
+    /// (NVIDIA only; a build with the `cuda` feature: see `forge_core::device::cuda`).
     Cuda,
 }
 
@@ -202,8 +202,8 @@ impl Target {
                 "runs on Vulkan adapters, compiled to SPIR-V by glslangValidator's HLSL front end (FORGE_BACKEND=hlsl)"
             }
             Target::Msl => "emit-only on Linux: Metal runs on Apple platforms only",
-            Target::Cuda => "emit-only: compiled by NVRTC (feature `cuda`); no CUDA runtime yet",
-            Target::Ptx => "emit-only: NVRTC's output (feature `cuda`); no CUDA runtime yet",
+            Target::Cuda => "runs on NVIDIA GPUs through the CUDA driver, compiled by NVRTC to a cubin (feature `cuda`; FORGE_BACKEND=cuda)",
+            Target::Ptx => "emit-only: NVRTC's output, no GPU needed (feature `cuda`); the CUDA runtime loads cubins",
         }
     }
 

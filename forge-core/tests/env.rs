@@ -16,7 +16,7 @@ fn environment_variables_select_and_fail_loudly() {
     match ForgeRuntime::new(1 << 20, None) {
         Err(ForgeError::UnknownBackend { name, valid }) => {
             assert_eq!(name, "metal");
-            assert_eq!(valid, "wgsl, spirv, glsl, hlsl");
+            assert_eq!(valid, "wgsl, spirv, glsl, hlsl, cuda");
         }
         other => panic!("expected UnknownBackend, got {other:?}"),
     }
@@ -32,6 +32,21 @@ fn environment_variables_select_and_fail_loudly() {
     let rt = ForgeRuntime::new(1 << 20, None).expect("spirv from the environment");
     assert_eq!(rt.emission(), Backend::Spirv);
     drop(rt);
+    // `cuda` without the `cuda` feature: an error that says how to build it, not wgpu.
+    #[cfg(not(feature = "cuda"))]
+    {
+        set("FORGE_BACKEND", "cuda");
+        match ForgeRuntime::new(1 << 20, None) {
+            Err(
+                e @ ForgeError::NotBuilt {
+                    feature: "cuda", ..
+                },
+            ) => {
+                assert!(e.to_string().contains("--features cuda"), "{e}");
+            }
+            other => panic!("expected NotBuilt, got {other:?}"),
+        }
+    }
     std::env::remove_var("FORGE_BACKEND");
 
     // An adapter filter that matches nothing lists what was seen.

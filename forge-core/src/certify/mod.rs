@@ -672,6 +672,17 @@ impl Kernel for PoisonView<'_> {
     fn wgsl(&self, schedule: &Schedule) -> String {
         self.inner.wgsl(schedule)
     }
+    /// The same CUDA (its pointers are the same for `#[out]` and read_write bindings): the
+    /// poisoned run on the CUDA backend compiles and launches the kernel's own.
+    fn cuda(&self, schedule: &Schedule) -> Result<String> {
+        self.inner.cuda(schedule)
+    }
+    fn features(&self) -> &'static [crate::kernel::Feature] {
+        self.inner.features()
+    }
+    fn workgroup_free(&self) -> bool {
+        self.inner.workgroup_free()
+    }
     fn layout(&self) -> &'static [Binding] {
         self.layout
     }

@@ -463,7 +463,7 @@ impl CudaGpu {
     /// ([`ForgeError::CannotEmit`]: one that prints, say), NVRTC's log
     /// ([`ForgeError::ShaderCompile`]), a module the driver refuses.
     pub fn kernel(&mut self, kernel: &dyn Kernel, schedule: &Schedule) -> Result<Arc<CudaKernel>> {
-        let key = (kernel.id(), schedule.clone());
+        let key = (kernel.id(), *schedule);
         if let Some(k) = self.kernels.get(&key) {
             return Ok(Arc::clone(k));
         }

@@ -20,7 +20,7 @@
 //!   by the GPU's timestamps inside the submissions they travel in ([`trace`]).
 //!
 //! The runtime (layer 4) owns one `Gpu` and reaches the device only through it. A backend
-//! that is not wgpu plugs in here: CUDA does ([`cuda`], the `cuda` feature), as a second
+//! that is not wgpu plugs in here: CUDA does (`cuda`, with the `cuda` feature), as a second
 //! device type the runtime holds instead of a `Gpu`, with the same budget, limits,
 //! features and identity, and its own memory, kernels, launches and events.
 

@@ -560,7 +560,7 @@ fn timed_batch(
         rig.reset(gpu)?;
         gpu.sync("timing a kernel")?;
         let start = Instant::now();
-        for _ in 0..repeats * per_pass {
+        for _ in 0..repeats.saturating_mul(per_pass) {
             rig.dispatch(gpu)?;
         }
         gpu.sync("timing a kernel")?;

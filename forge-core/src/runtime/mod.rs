@@ -81,7 +81,7 @@ pub struct RuntimeBuilder {
     trace: Option<PathBuf>,
     /// Records a print buffer holds; `None` for [`crate::prints::DEFAULT_CAPACITY`].
     print_capacity: Option<u32>,
-    /// The CUDA device ordinal [`RuntimeBuilder::cuda`] chose.
+    /// The CUDA device ordinal `RuntimeBuilder::cuda` chose.
     cuda: Option<usize>,
 }
 
@@ -118,7 +118,7 @@ impl RuntimeBuilder {
 
     /// The shader form handed to wgpu (overrides `FORGE_BACKEND`); [`Backend::Cuda`] runs
     /// on CUDA device 0 instead of wgpu (or `FORGE_CUDA_DEVICE`'s), as
-    /// [`RuntimeBuilder::cuda`] does, in a build with the `cuda` feature.
+    /// `RuntimeBuilder::cuda` does, in a build with the `cuda` feature.
     pub fn emission(mut self, backend: Backend) -> Self {
         self.emission = Some(backend);
         self
@@ -372,7 +372,7 @@ impl RuntimeBuilder {
         ))
     }
 
-    /// The runtime on a CUDA device: the ordinal [`RuntimeBuilder::cuda`] chose, else
+    /// The runtime on a CUDA device: the ordinal `RuntimeBuilder::cuda` chose, else
     /// `FORGE_CUDA_DEVICE`'s, else 0.
     #[cfg(feature = "cuda")]
     fn build_cuda(
@@ -487,7 +487,9 @@ pub struct ForgeRuntime {
 
 /// The device a runtime runs on: a wgpu device, or (the `cuda` feature) a CUDA one. The
 /// launches, transfers and timers match on it once, at their start; everything below
-/// that point is one backend's code.
+/// that point is one backend's code. The wgpu device stays inline (no pointer more on the
+/// path every wgpu call takes); the rarer CUDA one is boxed.
+#[allow(clippy::large_enum_variant)]
 enum Device {
     Wgpu(Gpu),
     #[cfg(feature = "cuda")]
@@ -674,7 +676,7 @@ impl ForgeRuntime {
         }
     }
 
-    /// Whether the runtime runs on CUDA ([`RuntimeBuilder::cuda`], `FORGE_BACKEND=cuda`)
+    /// Whether the runtime runs on CUDA (`RuntimeBuilder::cuda`, `FORGE_BACKEND=cuda`)
     /// instead of wgpu. The methods that hand out wgpu objects ([`ForgeRuntime::device`],
     /// [`ForgeRuntime::queue`], [`ForgeRuntime::adapter`], [`crate::GpuTensor::buffer`])
     /// have none to hand out there.
