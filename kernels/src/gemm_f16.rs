@@ -42,19 +42,22 @@ pub fn gemm_f16(
     k: u32,
     n: u32,
 ) {
-    const KB: u32 = 16;
+    // The tile, `TM×TN`: 128×128, 128×64, 64×64 for `ITEMS` 4, 2, 1. Steps are 32 deep
+    // where 16 KiB hold them (a workgroup of 128, tiles below 128×128), else 16.
+    const TM: u32 = 64 * (ITEMS - ITEMS / 4 * 2);
+    const TN: u32 = 64 * (ITEMS / 2 + 1 / ITEMS);
+    const KB: u32 = 16 * (2 - (ITEMS / 4 + WG / 256 + 1) / 2);
     #[shared]
-    let mut sa = [0.0f16; 128 * KB];
+    let mut sa = [0.0f16; TM * KB];
     #[shared]
-    let mut sb = [0.0f16; KB * 128];
+    let mut sb = [0.0f16; KB * TN];
     #[shared]
     let mut sc = [0.0f32; WG * 8];
-    let tm = 64 * ITEMS.min(2);
-    let tn = 64 * (ITEMS >> 1).max(1);
     // `WG / 32` subgroups in `sgr` rows by 2, each owning `fm` by `fn_` fragments of 16×16.
     let sgr = WG / 64;
-    let fm = tm / (16 * sgr);
-    let fn_ = tn / 32;
+    let fm = TM / (16 * sgr);
+    let fn_ = TN / 32;
+    let (tm, tn) = (TM, TN);
     let lid = local_index();
     let sid = subgroup_id();
     let lane = subgroup_invocation_id();
@@ -69,55 +72,55 @@ pub fn gemm_f16(
         let row0 = (tile / tiles_n) * tm;
         let col0 = (tile % tiles_n) * tn;
         let mut acc = [CoopC::zeroed(); 16];
-        let mut va = [0.0f16; 16];
-        let mut vb = [0.0f16; 16];
+        let mut va = [0.0f16; TM * KB / WG];
+        let mut vb = [0.0f16; KB * TN / WG];
         // Step t loads slice t into registers, multiplies slice t - 1 and stores slice t.
         // The multiply runs at t = 0 too, on zeros (workgroup memory starts zeroed): naga
         // would not accept it under `if t > 0`, `t` being a `var`.
         for t in 0..k.div_ceil(KB) + 1 {
             let k0 = t * KB;
             #[unroll]
-            for j in 0..2048 / WG {
+            for j in 0..TM * KB / WG {
                 let e = lid + WG * j;
-                let (ar, aq, br, bq) = (e / KB, e % KB, e / tn, e % tn);
-                va[j] = 0.0;
-                vb[j] = 0.0;
-                if e < tm * KB && row0 + ar < m && k0 + aq < k {
-                    va[j] = a[(row0 + ar) * k + k0 + aq];
-                }
-                if e < KB * tn && k0 + br < k && col0 + bq < n {
-                    vb[j] = b[(k0 + br) * n + col0 + bq];
-                }
-            }
-            let mut fa = [CoopA::zeroed(); 4];
-            #[unroll]
-            for i in 0..4 {
-                if i < fm {
-                    fa[i] = CoopA::load_row_major(&sa[(sr + 16 * i) * KB], KB);
-                }
+                let (r, q) = (row0 + e / KB, k0 + e % KB);
+                va[j] = if r < m && q < k { a[r * k + q] } else { 0.0 };
             }
             #[unroll]
-            for j in 0..4 {
-                if j < fn_ {
-                    let fb = CoopB::load_row_major(&sb[scol + 16 * j], tn);
-                    #[unroll]
-                    for i in 0..4 {
-                        if i < fm {
-                            acc[4 * i + j] = fa[i].mul_add(fb, acc[4 * i + j]);
+            for j in 0..KB * TN / WG {
+                let e = lid + WG * j;
+                let (p, q) = (k0 + e / tn, col0 + e % tn);
+                vb[j] = if p < k && q < n { b[p * n + q] } else { 0.0 };
+            }
+            #[unroll]
+            for kk in 0..KB / 16 {
+                let mut fa = [CoopA::zeroed(); 4];
+                #[unroll]
+                for i in 0..4 {
+                    if i < fm {
+                        fa[i] = CoopA::load_row_major(&sa[(sr + 16 * i) * KB + 16 * kk], KB);
+                    }
+                }
+                #[unroll]
+                for j in 0..4 {
+                    if j < fn_ {
+                        let fb = CoopB::load_row_major(&sb[16 * kk * tn + scol + 16 * j], tn);
+                        #[unroll]
+                        for i in 0..4 {
+                            if i < fm {
+                                acc[4 * i + j] = fa[i].mul_add(fb, acc[4 * i + j]);
+                            }
                         }
                     }
                 }
             }
             workgroup_barrier();
             #[unroll]
-            for j in 0..2048 / WG {
-                let e = lid + WG * j;
-                if e < tm * KB {
-                    sa[e] = va[j];
-                }
-                if e < KB * tn {
-                    sb[e] = vb[j];
-                }
+            for j in 0..TM * KB / WG {
+                sa[lid + WG * j] = va[j];
+            }
+            #[unroll]
+            for j in 0..KB * TN / WG {
+                sb[lid + WG * j] = vb[j];
             }
             workgroup_barrier();
         }
