@@ -79,12 +79,13 @@ struct Cli {
 }
 
 /// How to pick the adapter. Each flag overrides its environment variable.
-#[derive(Args, Debug)]
+#[derive(Args, Clone, Debug)]
 struct RuntimeArgs {
     /// Use the adapter whose name contains this text, ignoring case [env: FORGE_ADAPTER].
     #[arg(long, global = true)]
     adapter: Option<String>,
-    /// The shader form handed to wgpu: `wgsl`, `spirv` or `glsl` [env: FORGE_BACKEND]. For `forge
+    /// The backend: `wgsl`, `spirv`, `glsl` or `hlsl` (handed to wgpu), or `cuda` (the CUDA
+    /// driver, a build with the `cuda` feature) [env: FORGE_BACKEND]. For `forge
     /// emit`: the language to write, `wgsl`, `spirv`, `msl`, `hlsl`, `glsl`, `cuda` or
     /// `ptx` (NVRTC's; a build with the `cuda` feature).
     #[arg(long, global = true)]
@@ -190,6 +191,11 @@ enum Command {
         /// Print the manifest as JSON instead of a table.
         #[arg(long)]
         json: bool,
+        /// Tune on each of these backends (`wgsl,cuda`, say) in turn, each on its own
+        /// runtime, and report which backend's winner is fastest. Each backend's winner is
+        /// stored under its own topology, so each backend's calls use their own.
+        #[arg(long, value_delimiter = ',')]
+        backends: Vec<String>,
     },
     /// Time each kernel's first call in this fresh process (pipeline compile included)
     /// and its second, on its first certification case. Run it twice with one cache
@@ -433,6 +439,7 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
             problem,
             seed,
             json,
+            backends,
         } => {
             let k = select(std::slice::from_ref(&kernel))?[0];
             // A problem that cannot be parsed is bad usage, found before the GPU is opened.
@@ -440,6 +447,25 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
                 .map(|p| wgsl_forge::tune::parse_problem(k, &p))
                 .transpose()
                 .map_err(CliError::Usage)?;
+            if !backends.is_empty() {
+                if plot.is_some() {
+                    return Err(ForgeError::InvalidArgument {
+                        kernel: "forge tune",
+                        message: "`--plot` draws one backend's candidates; leave it out with `--backends`".into(),
+                    }
+                    .into());
+                }
+                let backends = backends
+                    .iter()
+                    .map(|b| Backend::parse(b))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let mut open = |b: Backend| {
+                    let mut args = cli.runtime.clone();
+                    args.backend = Some(b.name().to_string());
+                    runtime(&args)
+                };
+                return tuning::tune_backends(&mut open, k, seed, problem, &backends, json);
+            }
             let mut rt = runtime(&cli.runtime)?;
             Ok(tuning::tune_one(
                 &mut rt,

@@ -10,7 +10,7 @@ use wgsl_forge::certify::{CertOptions, Verdict};
 use wgsl_forge::manifest::{BucketTuning, CandidateResult, ManifestBundle, ManifestCache};
 use wgsl_forge::roofline::{Cost, Roof};
 use wgsl_forge::tune::{self, TuneEvent, TuneOptions, TuneReport};
-use wgsl_forge::{ForgeError, ForgeRuntime, Kernel};
+use wgsl_forge::{Backend, ForgeError, ForgeRuntime, Kernel};
 
 use crate::out::{self, outln};
 use crate::CliError;
@@ -193,6 +193,120 @@ pub fn auto_tune_all(
         }
     }
     Ok(if errors.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+/// One backend's tuning, as `forge tune --backends` reports it.
+#[derive(serde::Serialize)]
+struct BackendWinner {
+    backend: &'static str,
+    adapter: String,
+    topology: String,
+    problem: String,
+    winner: Option<String>,
+    winner_us: Option<f64>,
+    default_us: Option<f64>,
+    manifest: Option<String>,
+}
+
+/// `forge tune KERNEL --backends a,b,..`: tunes the kernel on each backend's own runtime
+/// (`open` makes it), one after another, with the same seed and problem, then says which
+/// backend's winner is fastest and by how much. Every backend's manifest is stored under
+/// its own topology and emission, so each backend's calls keep using their own winner; the
+/// comparison is what a program choosing its backend would read.
+pub fn tune_backends(
+    open: &mut dyn FnMut(Backend) -> Result<ForgeRuntime, ForgeError>,
+    kernel: &'static dyn Kernel,
+    seed: u64,
+    problem: Option<Vec<wgsl_forge::ScalarValue>>,
+    backends: &[Backend],
+    json: bool,
+) -> Result<ExitCode, CliError> {
+    let opts = options(seed, problem);
+    // Every runtime first: a backend that cannot open fails before any tuning.
+    let runtimes = backends
+        .iter()
+        .map(|&b| open(b).map(|rt| (b, rt)))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut rows: Vec<BackendWinner> = Vec::with_capacity(backends.len());
+    for (b, mut rt) in runtimes {
+        let report = tune::tune(&mut rt, kernel, &opts)?;
+        rows.push(BackendWinner {
+            backend: b.name(),
+            adapter: rt.adapter_info().name.clone(),
+            topology: rt.topology_hash(),
+            problem: report.bucket.problem.clone(),
+            winner: report.winner().map(|s| s.to_string()),
+            winner_us: report.winner_ns().map(|ns| ns / 1e3),
+            default_us: report.default_ns().map(|ns| ns / 1e3),
+            manifest: report.stored.as_ref().map(|p| p.display().to_string()),
+        });
+    }
+    let fastest = rows
+        .iter()
+        .filter_map(|r| r.winner_us.map(|t| (r, t)))
+        .min_by(|a, b| a.1.total_cmp(&b.1));
+    if json {
+        let value = serde_json::json!({
+            "kernel": kernel.name(),
+            "backends": rows,
+            "fastest": fastest.map(|(r, _)| r.backend),
+        });
+        let text = serde_json::to_string_pretty(&value).map_err(|e| ForgeError::Io {
+            context: "writing JSON".into(),
+            source: std::io::Error::other(e),
+        })?;
+        outln!("{text}");
+    } else {
+        let us = |t: Option<f64>| fmt_ns(t.map(|t| t * 1e3));
+        let table: Vec<Vec<String>> = rows
+            .iter()
+            .map(|r| {
+                vec![
+                    r.backend.to_string(),
+                    out::cell(&r.adapter, 24),
+                    r.winner.clone().unwrap_or_else(|| "none".into()),
+                    us(r.winner_us),
+                    us(r.default_us),
+                    match (fastest, r.winner_us) {
+                        (Some((_, best)), Some(t)) => format!("{:.2}x", t / best),
+                        _ => "-".into(),
+                    },
+                ]
+            })
+            .collect();
+        outln!(
+            "kernel {} tuned on {} backends; problem {}",
+            kernel.name(),
+            rows.len(),
+            rows.first().map_or("-", |r| r.problem.as_str())
+        );
+        out::table(
+            &[
+                "backend",
+                "adapter",
+                "winner",
+                "time",
+                "declared",
+                "vs fastest",
+            ],
+            &table,
+        )?;
+        match fastest {
+            Some((r, t)) => outln!(
+                "fastest: {} at {} ({}); its manifest: {}",
+                r.backend,
+                r.winner.as_deref().unwrap_or("-"),
+                us(Some(t)),
+                r.manifest.as_deref().unwrap_or("not written")
+            ),
+            None => outln!("no backend had a winner"),
+        }
+    }
+    Ok(if fastest.is_some() {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE

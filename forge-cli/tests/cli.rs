@@ -726,3 +726,76 @@ fn forge_backend_cuda_without_the_feature_says_how_to_build() {
         stderr(&out)
     );
 }
+
+/// `forge tune KERNEL --backends a,b`: the kernel tuned on each backend's own runtime, each
+/// winner stored under its own key, and the fastest named; a backend this build cannot
+/// run fails before any tuning.
+#[test]
+fn tune_picks_between_the_backends_winners() {
+    let dir = std::env::temp_dir().join(format!("forge-cli-tune-backends-{}", std::process::id()));
+    let cache = path_arg(&dir);
+    let out = forge(&[
+        "--cache-dir",
+        &cache,
+        "tune",
+        "axpy",
+        "--backends",
+        "wgsl,spirv",
+        "--json",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let rows = json["backends"].as_array().expect("backends");
+    let names: Vec<&str> = rows
+        .iter()
+        .map(|r| r["backend"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["wgsl", "spirv"]);
+    let times: Vec<f64> = rows
+        .iter()
+        .map(|r| r["winner_us"].as_f64().expect("a timed winner"))
+        .collect();
+    assert!(times.iter().all(|t| *t > 0.0), "{times:?}");
+    let fastest = json["fastest"].as_str().expect("a fastest backend");
+    let best = if times[0] <= times[1] {
+        "wgsl"
+    } else {
+        "spirv"
+    };
+    assert_eq!(fastest, best, "{times:?}");
+    // Each backend's manifest is its own file.
+    let manifests: Vec<&str> = rows
+        .iter()
+        .map(|r| r["manifest"].as_str().unwrap())
+        .collect();
+    assert_ne!(manifests[0], manifests[1]);
+    assert!(
+        manifests.iter().all(|m| Path::new(m).is_file()),
+        "{manifests:?}"
+    );
+    // An unknown backend is bad usage.
+    let out = forge(&[
+        "--cache-dir",
+        &cache,
+        "tune",
+        "axpy",
+        "--backends",
+        "wgsl,metal",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    #[cfg(not(feature = "cuda"))]
+    {
+        let out = forge(&[
+            "--cache-dir",
+            &cache,
+            "tune",
+            "axpy",
+            "--backends",
+            "wgsl,cuda",
+        ]);
+        assert!(!out.status.success());
+        assert!(out.stdout.is_empty(), "nothing tuned before the error");
+        assert!(stderr(&out).contains("--features cuda"), "{}", stderr(&out));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
