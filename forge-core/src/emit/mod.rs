@@ -140,6 +140,10 @@ pub fn device_capabilities(features: wgpu::Features) -> Capabilities {
         Capabilities::SHADER_INT64,
         features.contains(wgpu::Features::SHADER_INT64),
     );
+    caps.set(
+        Capabilities::COOPERATIVE_MATRIX,
+        features.contains(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX),
+    );
     caps
 }
 

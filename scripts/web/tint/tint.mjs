@@ -105,6 +105,10 @@ function overLimits(schedule, wgsl, limits, features) {
       return `${x * y * z} invocations per workgroup is over the adapter's maxComputeInvocationsPerWorkgroup of ${limits.maxComputeInvocationsPerWorkgroup}`;
     }
   }
+  // wgpu's own extension: WebGPU has no cooperative matrices, so Tint does not know it.
+  if (/^\s*enable\s+wgpu_cooperative_matrix\s*;/m.test(wgsl)) {
+    return "needs cooperative matrices (wgpu_cooperative_matrix), which WebGPU lacks";
+  }
   if (/^\s*enable\s+f16\s*;/m.test(wgsl) && !features.has("shader-f16")) {
     return "needs shader-f16, which the adapter lacks";
   }
