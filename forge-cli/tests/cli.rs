@@ -799,3 +799,28 @@ fn tune_picks_between_the_backends_winners() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `FORGE_BACKEND=cuda` in a `cuda` build: where libcuda cannot be loaded (CI: NVRTC only)
+/// the error names libcuda and how to make it found, with no panic; where a driver is,
+/// `forge certify axpy` passes on CUDA.
+#[cfg(feature = "cuda")]
+#[test]
+fn forge_backend_cuda_without_a_driver_names_libcuda() {
+    let out = Command::new(env!("CARGO_BIN_EXE_forge"))
+        .args(["certify", "axpy"])
+        .env("FORGE_BACKEND", "cuda")
+        .output()
+        .expect("run forge");
+    let err = stderr(&out);
+    assert!(!err.contains("panicked"), "{err}");
+    if forge_core::device::cuda::driver_present() {
+        assert!(out.status.success(), "{err}");
+        assert!(String::from_utf8_lossy(&out.stdout).contains("emission cuda"));
+        return;
+    }
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("libcuda cannot be loaded") && err.contains("LD_LIBRARY_PATH"),
+        "{err}"
+    );
+}
