@@ -32,6 +32,9 @@ cuda_env() {
 i=0
 for step in "$@"; do
   i=$((i + 1))
+  # A step may end in @SECONDS, its own time limit in place of $LIMIT.
+  limit=${LIMIT:-200}
+  case $step in *@*) limit=${step##*@}; step=${step%@*} ;; esac
   IFS=: read -r what bin kernels <<< "$step"
   stamp "start $step"
   case $what in
