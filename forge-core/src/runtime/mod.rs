@@ -23,7 +23,7 @@
 //! else the declared schedule.
 
 #[cfg(feature = "cuda")]
-mod cuda;
+pub(crate) mod cuda;
 pub mod launch;
 pub mod prints;
 pub mod tensors;

@@ -57,6 +57,8 @@
 //! the batch's dispatches.
 
 pub mod calls;
+#[cfg(feature = "cuda")]
+mod cuda;
 
 use crate::device::buffers::{Lease, STAGING_ALIGN};
 use crate::device::pipeline::CompiledPipeline;
