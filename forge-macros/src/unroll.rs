@@ -580,14 +580,14 @@ impl Unroller<'_, '_> {
 
     /// Makes each register array one local per element.
     fn registers(&mut self, body: Block) -> Block {
-        // Candidates: local arrays of scalars or vectors.
+        // Candidates: local arrays of scalars, vectors or cooperative matrices.
         let mut ok: Vec<bool> = self
             .locals
             .iter()
             .map(|l| {
                 !l.shared
                     && l.by_ref.is_none()
-                    && matches!(&l.ty, Ty::Array(e, _) if matches!(**e, Ty::Scalar(_) | Ty::Vector(..)))
+                    && matches!(&l.ty, Ty::Array(e, _) if matches!(**e, Ty::Scalar(_) | Ty::Vector(..) | Ty::Coop(..)))
             })
             .collect();
         let lens: Vec<u32> = self

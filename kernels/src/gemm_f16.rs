@@ -29,7 +29,7 @@ use std::borrow::BorrowMut;
 /// `C = A·B` on cooperative matrices.
 #[forge_kernel(crate = ::forge_core, workgroup = 128,
     threads = m.div_ceil(128) * n.div_ceil(128) * 1024, ext = false,
-    tune(workgroup = [128, 256], items = [4, 2, 1]),
+    knobs(PAD = 8), tune(workgroup = [128], items = [4, 2, 1], PAD = [0, 8]),
     reference = gemm_f16_reference, tolerance(abs = 1e-3, rel = 1e-3),
     case(m = 16, k = 16, n = 16), case(m = 7, k = 13, n = 29), case(m = 128, k = 48, n = 256),
     case(m = 130, k = 37, n = 133), case(m = 67, k = 200, n = 3),
@@ -42,15 +42,18 @@ pub fn gemm_f16(
     k: u32,
     n: u32,
 ) {
-    // The tile, `TM×TN`: 128×128, 128×64, 64×64 for `ITEMS` 4, 2, 1. Steps are 32 deep
-    // where 16 KiB hold them (a workgroup of 128, tiles below 128×128), else 16.
+    // The tile, `TM×TN`: 128×128, 128×64, 64×64 for `ITEMS` 4, 2, 1. Staged rows are `PAD`
+    // elements longer than they hold, so that a fragment's rows fall on different banks.
+    // Steps are 32 deep where 16 KiB hold them (unpadded, tiles below 128×128), else 16.
     const TM: u32 = 64 * (ITEMS - ITEMS / 4 * 2);
     const TN: u32 = 64 * (ITEMS / 2 + 1 / ITEMS);
-    const KB: u32 = 16 * (2 - (ITEMS / 4 + WG / 256 + 1) / 2);
+    const KB: u32 = 16 * (2 - (ITEMS / 4 + WG / 256 + PAD / 8 + 1) / 2);
+    const SA: u32 = KB + PAD;
+    const SB: u32 = TN + PAD;
     #[shared]
-    let mut sa = [0.0f16; TM * KB];
+    let mut sa = [0.0f16; TM * SA];
     #[shared]
-    let mut sb = [0.0f16; KB * TN];
+    let mut sb = [0.0f16; KB * SB];
     #[shared]
     let mut sc = [0.0f32; WG * 8];
     // `WG / 32` subgroups in `sgr` rows by 2, each owning `fm` by `fn_` fragments of 16×16.
@@ -97,13 +100,13 @@ pub fn gemm_f16(
                 #[unroll]
                 for i in 0..4 {
                     if i < fm {
-                        fa[i] = CoopA::load_row_major(&sa[(sr + 16 * i) * KB + 16 * kk], KB);
+                        fa[i] = CoopA::load_row_major(&sa[(sr + 16 * i) * SA + 16 * kk], SA);
                     }
                 }
                 #[unroll]
                 for j in 0..4 {
                     if j < fn_ {
-                        let fb = CoopB::load_row_major(&sb[16 * kk * tn + scol + 16 * j], tn);
+                        let fb = CoopB::load_row_major(&sb[16 * kk * SB + scol + 16 * j], SB);
                         #[unroll]
                         for i in 0..4 {
                             if i < fm {
@@ -116,11 +119,13 @@ pub fn gemm_f16(
             workgroup_barrier();
             #[unroll]
             for j in 0..TM * KB / WG {
-                sa[lid + WG * j] = va[j];
+                let e = lid + WG * j;
+                sa[e / KB * SA + e % KB] = va[j];
             }
             #[unroll]
             for j in 0..KB * TN / WG {
-                sb[lid + WG * j] = vb[j];
+                let e = lid + WG * j;
+                sb[e / tn * SB + e % tn] = vb[j];
             }
             workgroup_barrier();
         }
