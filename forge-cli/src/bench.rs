@@ -348,11 +348,8 @@ pub fn run(
         {
             continue;
         }
-        if let Some(f) = case.kernel.features().iter().find(|f| !rt.supports(**f)) {
-            tracing::warn!(
-                "{name}: skipped, needs {}, which the adapter lacks",
-                f.wgpu_name()
-            );
+        if let Some(why) = rt.cannot_run(case.kernel) {
+            tracing::warn!("{name}: skipped, {why}");
             continue;
         }
         let args = arguments(case.kernel, &case.scalars)?;

@@ -918,17 +918,16 @@ fn certify_all(
     let mut reports: Vec<CertReport> = Vec::new();
     // Whether each report's schedule came from the tuning manifest.
     let mut tuned: Vec<bool> = Vec::new();
+    // The kernels this runtime cannot run at all.
+    let mut skipped: Vec<&str> = Vec::new();
     for &k in kernels {
         // As the browser's certification does: a kernel that needs a feature the adapter
         // lacks (cooperative matrices on lavapipe) is skipped, and says so.
-        if let Some(f) = k.features().iter().find(|f| !rt.supports(**f)) {
+        if let Some(why) = rt.cannot_run(k) {
             if !json {
-                outln!(
-                    "skip {}: needs {}, which the adapter lacks",
-                    k.name(),
-                    f.wgpu_name()
-                );
+                outln!("skip {}: {why}", k.name());
             }
+            skipped.push(k.name());
             continue;
         }
         let schedules: Vec<Schedule> = if all_schedules {
@@ -943,6 +942,14 @@ fn certify_all(
             tracing::info!(kernel = k.name(), %schedule, verdict = %report.verdict, "certified");
             reports.push(report);
         }
+    }
+    // Nothing certified is not a pass: every kernel asked for was skipped.
+    if reports.is_empty() && !skipped.is_empty() {
+        eprintln!(
+            "error: no certification ran: this runtime can run none of {}",
+            skipped.join(", ")
+        );
+        return Ok(ExitCode::FAILURE);
     }
     let failed = reports.iter().filter(|r| !r.passed()).count();
     if json {

@@ -824,3 +824,40 @@ fn forge_backend_cuda_without_a_driver_names_libcuda() {
         "{err}"
     );
 }
+
+/// `forge certify` of kernels this runtime cannot run says why for each and fails: nothing
+/// certified is not a pass. Lavapipe has no cooperative matrices, which `gemm_f16` needs.
+#[test]
+fn forge_certify_of_only_skipped_kernels_fails() {
+    let rt = runtime(None);
+    assert!(
+        !rt.supports(wgsl_forge::Feature::CooperativeMatrix),
+        "this test needs an adapter without cooperative matrices (lavapipe)"
+    );
+    let out = forge(&["certify", "gemm_f16"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(!out.status.success(), "stdout: {stdout}");
+    assert!(
+        stdout.contains(
+            "skip gemm_f16: needs EXPERIMENTAL_COOPERATIVE_MATRIX, which the adapter lacks"
+        ),
+        "stdout: {stdout}"
+    );
+    assert!(
+        stderr(&out).contains("no certification ran: this runtime can run none of gemm_f16"),
+        "stderr: {}",
+        stderr(&out)
+    );
+    // With a kernel it can run beside it, the run is the other kernel's verdict.
+    let out = forge(&["certify", "gemm_f16", "gemm_f16_simt"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "stdout: {stdout}\nstderr: {}",
+        stderr(&out)
+    );
+    assert!(
+        stdout.contains("all 1 certifications passed"),
+        "stdout: {stdout}"
+    );
+}

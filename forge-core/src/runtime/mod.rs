@@ -732,6 +732,25 @@ impl ForgeRuntime {
         self.features().contains(feature.wgpu())
     }
 
+    /// Why this runtime cannot run `kernel` at all, or `None` when it can: the first of its
+    /// features that the device lacks, or, on CUDA, cooperative matrices, which the CUDA
+    /// emitter has no form for. `forge certify` and `forge bench` skip such a kernel and
+    /// print this.
+    pub fn cannot_run(&self, kernel: &dyn Kernel) -> Option<String> {
+        let features = kernel.features();
+        if self.is_cuda() && features.contains(&Feature::CooperativeMatrix) {
+            return Some(format!(
+                "uses {}, which have no CUDA form",
+                Feature::CooperativeMatrix.used_for()
+            ));
+        }
+        let missing = features.iter().find(|f| !self.supports(**f))?;
+        Some(format!(
+            "needs {}, which the adapter lacks",
+            missing.wgpu_name()
+        ))
+    }
+
     /// The wgpu device.
     ///
     /// # Panics
