@@ -1,7 +1,8 @@
-//! The CUDA runtime on a real NVIDIA GPU (the `cuda` feature): built-ins and the
-//! contract's kernels (`tests/contract_kernels`) through their typed calls and launches on
-//! tensors, against the CPU oracle and f64 references on random data at odd sizes, the
-//! certifier, the timers, and the errors a CUDA runtime gives.
+//! The CUDA runtime on a real NVIDIA GPU (the `cuda` feature): built-ins, the examples'
+//! kernels (`tests/example_kernels`) and the contract's (`tests/contract_kernels`) through
+//! their typed calls, launches on tensors and the certifier, against the CPU oracle and
+//! f64 references on random data at odd sizes; the timers; and the errors a CUDA runtime
+//! gives.
 //!
 //! **Not run by CI**, which has no GPU and no libcuda: it runs on the H200. Build it with
 //! `cargo test --release --features cuda --test cuda_runtime --no-run`, carry the binary,
@@ -19,6 +20,7 @@ use wgsl_forge::prelude::*;
 use wgsl_forge::{Backend, DynArgs, ElemType, HostBuffer, ScalarType, ScalarValue};
 
 mod contract_kernels;
+mod example_kernels;
 use contract_kernels::sim::{self, *};
 use contract_kernels::*;
 
@@ -241,9 +243,31 @@ fn contract_kernels_certify_at_every_schedule() {
 }
 
 #[test]
+fn example_kernels_certify_at_every_schedule() {
+    let mut rt = rt();
+    for kernel in example_kernels::example_kernels() {
+        for s in kernel.tune_space().candidates() {
+            let report = certify(&mut rt, kernel, &s, &CertOptions::default()).unwrap();
+            assert!(
+                report.passed(),
+                "{} at {s}: {:?}",
+                kernel.name(),
+                report.failures
+            );
+            assert!(report.cases > 0, "{} at {s}: no case ran", kernel.name());
+        }
+    }
+}
+
+#[test]
 fn every_builtin_certifies_at_its_declared_schedule() {
     let mut rt = rt();
     for kernel in wgsl_forge::kernels::registry::builtin() {
+        // Cooperative matrices have no CUDA form; nothing else may be left out.
+        if let Some(why) = rt.cannot_run(kernel) {
+            assert_eq!(kernel.name(), "gemm_f16", "{why}");
+            continue;
+        }
         let s = kernel.default_schedule();
         let report = certify(&mut rt, kernel, &s, &CertOptions::default()).unwrap();
         assert!(

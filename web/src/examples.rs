@@ -5,43 +5,14 @@
 
 use wgsl_forge::prelude::*;
 
-#[path = "../../examples/histogram.rs"]
-pub mod histogram;
-#[path = "../../examples/own_device.rs"]
-pub mod own_device;
-#[path = "../../examples/prefix_sum.rs"]
-pub mod prefix_sum;
-// Its `main` is private, as a binary's may be: unused here.
-#[allow(dead_code)]
-#[path = "../../examples/quickstart.rs"]
-pub mod quickstart;
-#[path = "../../examples/reduction.rs"]
-pub mod reduction;
-#[path = "../../examples/softmax.rs"]
-pub mod softmax;
-#[path = "../../examples/transpose.rs"]
-pub mod transpose;
-#[allow(dead_code)]
-#[path = "../../examples/web/main.rs"]
-pub mod web;
+/// The examples' kernels, from the list the CUDA test shares.
+#[path = "../../tests/example_kernels/mod.rs"]
+mod example_kernels;
+pub use example_kernels::example_kernels;
 
 /// DESIGN.md's kernels, as `tests/contract.rs` certifies them.
 #[path = "../../tests/contract_kernels/mod.rs"]
 pub mod contract;
-
-/// Every kernel of `examples/`.
-pub fn example_kernels() -> Vec<&'static dyn Kernel> {
-    vec![
-        &histogram::histogram64::Kernel,
-        &own_device::scale_shift::Kernel,
-        &prefix_sum::block_scan::Kernel,
-        &quickstart::poly_hash::Kernel,
-        &reduction::block_sums::Kernel,
-        &softmax::softmax::Kernel,
-        &transpose::transpose::Kernel,
-        &web::xorshift_rounds::Kernel,
-    ]
-}
 
 /// Every kernel of the contract's file, each instance of a generic one included.
 pub fn contract_kernels() -> Vec<&'static dyn Kernel> {

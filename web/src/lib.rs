@@ -280,13 +280,25 @@ mod tests {
         .unwrap();
         let n: usize = page_kernels().iter().map(|(_, k)| k.len()).sum();
         assert_eq!(rows.len(), n);
+        // Every row passes, but a kernel that lavapipe cannot run at all (`gemm_f16`: no
+        // cooperative matrices), which is skipped and says why.
+        let mut skipped = 0;
         for r in &rows {
-            assert!(r.passed(), "{:?}", r.lines());
+            if rt.cannot_run(r.kernel).is_some() {
+                assert!(matches!(r.outcome, Outcome::Skipped(_)), "{:?}", r.lines());
+                skipped += 1;
+            } else {
+                assert!(r.passed(), "{:?}", r.lines());
+            }
         }
-        assert_eq!(
-            summary(&rows),
+        assert!(skipped < n, "nothing was certified");
+        let passed = n - skipped;
+        let expected = if skipped > 0 {
+            format!("browser: {passed}/{passed} certifications passed ({skipped} skipped)")
+        } else {
             format!("browser: {n}/{n} certifications passed")
-        );
+        };
+        assert_eq!(summary(&rows), expected);
         for (heading, kernels) in page_kernels() {
             let at = lines.iter().position(|l| *l == format!("{heading}:"));
             let at = at.unwrap_or_else(|| panic!("no heading {heading:?} in {lines:?}"));
@@ -309,8 +321,9 @@ mod tests {
         }))
         .unwrap()
         .expect("timed with timestamps");
-        assert_eq!(timed.len(), n, "{timing_lines:?}");
-        for (t, row) in timed.iter().zip(&rows) {
+        assert_eq!(timed.len(), passed, "{timing_lines:?}");
+        let timed_rows = rows.iter().filter(|r| r.passed());
+        for (t, row) in timed.iter().zip(timed_rows) {
             assert_eq!(t.kernel, row.kernel.name());
             assert!(t.timing.median_ns > 0.0 && t.timing.median_ns.is_finite());
             assert_eq!(t.timing.samples.len(), 5);
