@@ -733,8 +733,9 @@ impl ForgeRuntime {
     }
 
     /// Why this runtime cannot run `kernel` at all, or `None` when it can: the first of its
-    /// features that the device lacks, or, on CUDA, cooperative matrices, which the CUDA
-    /// emitter has no form for. `forge certify` and `forge bench` skip such a kernel and
+    /// features that the device lacks; on CUDA, cooperative matrices, which the CUDA
+    /// emitter has no form for; through GLSL or HLSL, `f16`, which naga's output for them
+    /// cannot carry here. `forge certify` and `forge bench` skip such a kernel and
     /// print this.
     pub fn cannot_run(&self, kernel: &dyn Kernel) -> Option<String> {
         let features = kernel.features();
@@ -743,6 +744,20 @@ impl ForgeRuntime {
                 "uses {}, which have no CUDA form",
                 Feature::CooperativeMatrix.used_for()
             ));
+        }
+        // naga 30 writes no `f16` in GLSL, and glslang rejects the `f16` storage loads of
+        // its HLSL (README, "Backends: what runs where").
+        if features.contains(&Feature::F16) {
+            match self.emission {
+                Backend::Glsl => return Some("uses `f16` values, which naga's GLSL has no form for".into()),
+                Backend::Hlsl => {
+                    return Some(
+                        "uses `f16` values, whose storage loads in naga's HLSL glslang does not compile"
+                            .into(),
+                    )
+                }
+                _ => {}
+            }
         }
         let missing = features.iter().find(|f| !self.supports(**f))?;
         Some(format!(
