@@ -22,6 +22,8 @@ use wgsl_forge::prelude::*;
 use wgsl_forge::Access;
 use wgsl_forge::Backend;
 
+mod example_kernels;
+
 /// `bins[b]` += the number of values `v` with `v % 64 == b`: atomics in workgroup memory and
 /// in a storage buffer, and a barrier between them. No built-in kernel uses atomics.
 #[forge_kernel(workgroup = 128, threads = n, reference = histogram_reference,
@@ -433,4 +435,27 @@ fn kernels_certify_through_hlsl() {
     assert_eq!(every_kernel_certifies(&mut rt, 11), kernels().len());
     // The atomic example kernel at an odd size.
     histogram_matches_a_count(&mut rt, 9_001, 5, 7);
+}
+
+/// The examples' kernels (`tests/example_kernels`, the very source `cargo run --example`
+/// runs) at their declared schedules, through SPIR-V, GLSL and HLSL: what a user writes,
+/// not only the built-ins, runs on every backend this machine executes.
+#[test]
+fn example_kernels_certify_through_spirv_glsl_and_hlsl() {
+    for backend in [Backend::Spirv, Backend::Glsl, Backend::Hlsl] {
+        let mut rt = runtime_through(backend);
+        for kernel in example_kernels::example_kernels() {
+            let name = kernel.name();
+            assert_eq!(rt.cannot_run(kernel), None, "{name} through {backend}");
+            let report = certify(
+                &mut rt,
+                kernel,
+                &kernel.default_schedule(),
+                &CertOptions::new(13),
+            )
+            .unwrap_or_else(|e| panic!("{name} through {backend}: {e}"));
+            assert!(report.passed(), "{name} through {backend}: {report:?}");
+            assert!(report.cases > 0, "{name} through {backend}: no case ran");
+        }
+    }
 }
