@@ -12,7 +12,7 @@
 //! - a launch on tensors is enqueued on the default stream: the stream orders it, and
 //!   the next download (or [`ForgeRuntime::time_calls`]) waits for it.
 
-use super::launch::{check_aliasing, check_arity, check_elem, check_kind, HostArg};
+use super::launch::HostArg;
 use super::{Device, ForgeRuntime};
 use crate::device::cuda::{CudaGpu, CudaKernel, DeviceMem};
 use crate::error::{ForgeError, Result};
@@ -56,12 +56,7 @@ impl ForgeRuntime {
     ) -> Result<Vec<HostBuffer>> {
         let name = kernel.name();
         let layout = kernel.layout();
-        check_arity(name, layout.len(), args.len(), "arguments")?;
-        for (b, a) in layout.iter().zip(args.iter()) {
-            check_kind(name, b, a)?;
-        }
-        let bytes: Vec<u64> = args.iter().map(HostArg::len).collect();
-        let plan = LaunchPlan::new(kernel, schedule, params, threads, &bytes, self.limits())?;
+        let plan = self.host_plan(kernel, schedule, params, threads, args)?;
         let gpu = self.cuda_dev()?;
         plan.check_capacity(0, gpu.budget().capacity(), gpu.budget().in_use())?;
         let compiled = gpu.kernel(kernel, schedule)?;
@@ -110,15 +105,7 @@ impl ForgeRuntime {
         tensors: &[&RawTensor],
     ) -> Result<()> {
         let name = kernel.name();
-        let layout = kernel.layout();
-        check_arity(name, layout.len(), tensors.len(), "tensors")?;
-        for (b, t) in layout.iter().zip(tensors) {
-            self.check_owner(name, &|| format!("argument `{}`", b.name), t)?;
-            check_elem(name, b, t)?;
-        }
-        check_aliasing(name, layout, tensors)?;
-        let bytes: Vec<u64> = tensors.iter().map(|t| t.bytes()).collect();
-        let plan = LaunchPlan::new(kernel, schedule, params, threads, &bytes, self.limits())?;
+        let plan = self.tensors_plan(kernel, schedule, params, threads, tensors)?;
         let mems = tensors
             .iter()
             .map(|t| t.cuda_memory())

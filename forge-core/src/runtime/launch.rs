@@ -152,12 +152,7 @@ impl ForgeRuntime {
         let traced = self.gpu().trace_start();
         let name = kernel.name();
         let layout = kernel.layout();
-        check_arity(name, layout.len(), args.len(), "arguments")?;
-        for (b, a) in layout.iter().zip(args.iter()) {
-            check_kind(name, b, a)?;
-        }
-        let bytes: Vec<u64> = args.iter().map(HostArg::len).collect();
-        let plan = LaunchPlan::new(kernel, schedule, params, threads, &bytes, self.limits())?;
+        let plan = self.host_plan(kernel, schedule, params, threads, args)?;
         // A kernel that prints binds its print buffer too, read back with the results.
         let prints = kernel
             .prints()
@@ -363,15 +358,7 @@ impl ForgeRuntime {
         }
         let traced = self.gpu().trace_start();
         let name = kernel.name();
-        let layout = kernel.layout();
-        check_arity(name, layout.len(), tensors.len(), "tensors")?;
-        for (b, t) in layout.iter().zip(tensors) {
-            self.check_owner(name, &|| format!("argument `{}`", b.name), t)?;
-            check_elem(name, b, t)?;
-        }
-        check_aliasing(name, layout, tensors)?;
-        let bytes: Vec<u64> = tensors.iter().map(|t| t.bytes()).collect();
-        let plan = LaunchPlan::new(kernel, schedule, params, threads, &bytes, self.limits())?;
+        let plan = self.tensors_plan(kernel, schedule, params, threads, tensors)?;
         self.gpu().check_lost()?;
         let compiled = self.pipeline(kernel, schedule, plan.has_params())?;
 
@@ -602,6 +589,50 @@ fn record_pass(
     pass.set_pipeline(&compiled.pipeline);
     pass.set_bind_group(0, bind_group, &[]);
     compiled.dispatch(&mut pass, plan.grid.dispatch);
+}
+
+impl ForgeRuntime {
+    /// The checks of a launch on host data, on any device: one argument per binding, each of
+    /// the binding's kind (`In`, `InOut`, `Out`); then the plan.
+    pub(crate) fn host_plan(
+        &self,
+        kernel: &dyn Kernel,
+        schedule: &Schedule,
+        params: &[u8],
+        threads: Threads,
+        args: &[HostArg<'_>],
+    ) -> Result<LaunchPlan> {
+        let name = kernel.name();
+        let layout = kernel.layout();
+        check_arity(name, layout.len(), args.len(), "arguments")?;
+        for (b, a) in layout.iter().zip(args) {
+            check_kind(name, b, a)?;
+        }
+        let bytes: Vec<u64> = args.iter().map(HostArg::len).collect();
+        LaunchPlan::new(kernel, schedule, params, threads, &bytes, self.limits())
+    }
+
+    /// The checks of a launch on tensors, on any device: one tensor per binding, each of
+    /// this runtime and of the binding's element, no aliased writes; then the plan.
+    pub(crate) fn tensors_plan(
+        &self,
+        kernel: &dyn Kernel,
+        schedule: &Schedule,
+        params: &[u8],
+        threads: Threads,
+        tensors: &[&RawTensor],
+    ) -> Result<LaunchPlan> {
+        let name = kernel.name();
+        let layout = kernel.layout();
+        check_arity(name, layout.len(), tensors.len(), "tensors")?;
+        for (b, t) in layout.iter().zip(tensors) {
+            self.check_owner(name, &|| format!("argument `{}`", b.name), t)?;
+            check_elem(name, b, t)?;
+        }
+        check_aliasing(name, layout, tensors)?;
+        let bytes: Vec<u64> = tensors.iter().map(|t| t.bytes()).collect();
+        LaunchPlan::new(kernel, schedule, params, threads, &bytes, self.limits())
+    }
 }
 
 pub(crate) fn check_arity(

@@ -7,13 +7,12 @@
 //! outputs) outside them, as the wgpu timer puts them outside its timestamps; the batches,
 //! calibration, warm-up, input sets and medians are the wgpu timer's.
 
-use super::{input_sets, median, next_repeats, TimedRun, Timer, Timing, TimingOptions};
+use super::{input_sets, median, next_repeats, TimedRun, Timer, Timing, TimingOptions, TimingPlan};
 use crate::device::cuda::{CudaGpu, CudaKernel, DeviceMem, Event};
 use crate::error::{ForgeError, Result};
 use crate::kernel::{Access, DynArgs, HostBuffer, Kernel};
 use crate::plan::LaunchPlan;
 use crate::records::valid_sample;
-use crate::runtime::launch::{check_dyn_data, dyn_sizes, params_bytes};
 use crate::runtime::ForgeRuntime;
 use crate::schedule::Schedule;
 use std::sync::Arc;
@@ -61,30 +60,12 @@ impl ForgeRuntime {
     ) -> Result<Rig> {
         let name = kernel.name();
         let layout = kernel.layout();
-        let (lens, threads) = dyn_sizes(kernel, args)?;
-        let bytes: Vec<u64> = layout
-            .iter()
-            .zip(&lens)
-            .map(|(b, &len)| len.saturating_mul(b.elem.size() as u64))
-            .collect();
-        let plan = LaunchPlan::new(
-            kernel,
-            schedule,
-            &params_bytes(args),
-            threads,
-            &bytes,
-            self.limits(),
-        )?;
-        check_dyn_data(kernel, args, &lens)?;
-        let sum = |access: Access| -> u64 {
-            layout
-                .iter()
-                .zip(&plan.bindings)
-                .filter(|(b, _)| b.access == access)
-                .map(|(_, s)| *s)
-                .sum()
-        };
-        let pristine = sum(Access::ReadWrite);
+        let TimingPlan {
+            lens,
+            plan,
+            read,
+            pristine,
+        } = self.timing_plan(kernel, schedule, args)?;
         let gpu = self.cuda_dev()?;
         let (capacity, in_use) = (gpu.budget().capacity(), gpu.budget().in_use());
         plan.check_capacity(pristine, capacity, in_use)?;
@@ -94,7 +75,7 @@ impl ForgeRuntime {
         let available = capacity
             .saturating_sub(in_use)
             .saturating_sub(plan.device_bytes() + pristine);
-        let sets = input_sets(sum(Access::Read), rotate_bytes, available);
+        let sets = input_sets(read, rotate_bytes, available);
 
         let mut mems: Vec<DeviceMem> = Vec::new();
         let mut resets = Vec::new();

@@ -229,6 +229,18 @@ pub struct TimedRun {
     pub input_sets: u32,
 }
 
+/// [`ForgeRuntime::timing_plan`]'s result.
+pub(crate) struct TimingPlan {
+    /// Each binding's length in elements.
+    pub lens: Vec<u64>,
+    /// The launch, checked against the limits.
+    pub plan: LaunchPlan,
+    /// Bytes of the read-only bindings.
+    pub read: u64,
+    /// Bytes of the read_write bindings.
+    pub pristine: u64,
+}
+
 /// Everything one timing needs on the device, built once per call.
 struct Rig {
     name: &'static str,
@@ -438,16 +450,15 @@ impl ForgeRuntime {
         result
     }
 
-    /// Checks the arguments, uploads them, copies the read-only ones into input sets that
-    /// span up to `rotate_bytes`, and builds a bind group per set.
-    fn rig(
-        &mut self,
+    /// What a timed launch's memory is sized from, on any device: the arguments checked, the
+    /// binding lengths, the launch plan, and the bytes of the read-only bindings (what the
+    /// input sets copy) and of the read_write ones (their pristine copies).
+    pub(crate) fn timing_plan(
+        &self,
         kernel: &dyn Kernel,
         schedule: &Schedule,
         args: &DynArgs,
-        rotate_bytes: u64,
-    ) -> Result<Rig> {
-        let name = kernel.name();
+    ) -> Result<TimingPlan> {
         let layout = kernel.layout();
         let (lens, threads) = dyn_sizes(kernel, args)?;
         // Sized from the LEN expressions, so a bad schedule is named before a bad length.
@@ -473,7 +484,31 @@ impl ForgeRuntime {
                 .map(|(_, s)| *s)
                 .sum()
         };
-        let pristine = sum(Access::ReadWrite);
+        Ok(TimingPlan {
+            read: sum(Access::Read),
+            pristine: sum(Access::ReadWrite),
+            lens,
+            plan,
+        })
+    }
+
+    /// Checks the arguments, uploads them, copies the read-only ones into input sets that
+    /// span up to `rotate_bytes`, and builds a bind group per set.
+    fn rig(
+        &mut self,
+        kernel: &dyn Kernel,
+        schedule: &Schedule,
+        args: &DynArgs,
+        rotate_bytes: u64,
+    ) -> Result<Rig> {
+        let name = kernel.name();
+        let layout = kernel.layout();
+        let TimingPlan {
+            lens,
+            plan,
+            read,
+            pristine,
+        } = self.timing_plan(kernel, schedule, args)?;
         {
             let gpu = self.gpu();
             plan.check_capacity(pristine, gpu.capacity(), gpu.pool().budget().in_use())?;
@@ -489,7 +524,7 @@ impl ForgeRuntime {
         let available = (gpu.capacity() + gpu.pool().idle_bytes())
             .saturating_sub(gpu.pool().budget().in_use())
             .saturating_sub(plan.device_bytes() + pristine);
-        let sets = input_sets(sum(Access::Read), rotate_bytes, available);
+        let sets = input_sets(read, rotate_bytes, available);
 
         let mut leases: Vec<Lease> = Vec::new();
         let mut acquire = |gpu: &mut Gpu, size: u64, usage, what: String| -> Result<usize> {
