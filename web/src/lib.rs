@@ -80,8 +80,8 @@ impl Row {
 
 /// Why `kernel` cannot run at `schedule` on `rt`'s adapter, if it cannot.
 pub fn skip_reason(rt: &ForgeRuntime, kernel: &dyn Kernel, schedule: &Schedule) -> Option<String> {
-    if let Some(f) = kernel.features().iter().find(|f| !rt.supports(**f)) {
-        return Some(format!("needs {}, which the adapter lacks", f.wgpu_name()));
+    if let Some(why) = rt.cannot_run(kernel) {
+        return Some(why);
     }
     rt.check_schedule(kernel, schedule)
         .err()
