@@ -50,13 +50,13 @@
 
 pub use forge_core::vectors;
 pub use forge_core::{
-    certify, emit, error, manifest, oracle, prints, roofline, timing, trace, tune,
+    backend, certify, emit, error, manifest, oracle, prints, roofline, sizes, timing, trace, tune,
 };
 pub use forge_core::{
     f16, wgpu, Access, Backend, Binding, Cost, DynArgs, ElemType, Element, Feature, ForgeError,
     ForgeRuntime, GpuTensor, HardwareProfile, HostArg, HostBuffer, Kernel, KernelId, ManifestCache,
     OracleOptions, RuntimeBuilder, RuntimeStats, ScalarParam, ScalarType, ScalarValue, Schedule,
-    StructField, StructLayout, Threads, Timing, Tolerance, TuneSpace, TuningManifest,
+    StructField, StructLayout, Threads, Timing, Tolerance, TuneSpace, TuningManifest, WgpuParts,
 };
 pub use forge_kernels as kernels;
 pub use forge_macros::{forge_fn, forge_kernel, forge_module, forge_struct};
@@ -67,8 +67,8 @@ pub mod runtime {
     pub use forge_core::plan::{fold_groups, FoldError, Grid, LaunchPlan};
     pub use forge_core::runtime::launch::HostArg;
     pub use forge_core::runtime::{
-        enumerate_adapters, Backend, ForgeRuntime, RuntimeBuilder, RuntimeStats, DEFAULT_CAPACITY,
-        ENV_ADAPTER, ENV_BACKEND, ENV_CACHE_DIR, ENV_CUDA_DEVICE, ENV_TRACE,
+        enumerate_adapters, Backend, ForgeRuntime, RuntimeBuilder, RuntimeStats, WgpuParts,
+        DEFAULT_CAPACITY, ENV_ADAPTER, ENV_BACKEND, ENV_CACHE_DIR, ENV_CUDA_DEVICE, ENV_TRACE,
     };
     pub use forge_core::tensor::{Element, GpuTensor, RawTensor};
     pub use forge_core::topology::HardwareProfile;

@@ -68,7 +68,8 @@ fn buffer_read(device: &wgpu::Device, bytes: u64) -> wgpu::Buffer {
 fn kernels_run_on_the_applications_device_and_buffers() {
     let (adapter, device, queue) = own_device();
     let mut rt = ForgeRuntime::from_wgpu(adapter, device.clone(), queue.clone()).unwrap();
-    assert!(rt.device() == &device && rt.queue() == &queue);
+    let wgpu = rt.wgpu().expect("a runtime on a wgpu device");
+    assert!(wgpu.device == &device && wgpu.queue == &queue);
 
     // Odd sizes, and a view over the front of a larger buffer whose tail must survive.
     for n in [1usize, 77, 5000] {
@@ -152,8 +153,9 @@ fn a_buffer_the_runtime_cannot_use_is_a_named_error() {
     ));
 
     // A buffer of another device of the same adapter, and one of another wgpu instance.
-    let (other, _) = pollster::block_on(rt.adapter().request_device(&Default::default()))
-        .expect("a second device");
+    let adapter = rt.wgpu().expect("a runtime on a wgpu device").adapter;
+    let (other, _) =
+        pollster::block_on(adapter.request_device(&Default::default())).expect("a second device");
     let (_, elsewhere, _) = own_device();
     for foreign in [buffer(&other, 64, APP), buffer(&elsewhere, 64, APP)] {
         let err = rt.tensor_from_buffer::<f32>(foreign, 16).unwrap_err();

@@ -755,11 +755,10 @@ fn info(args: &RuntimeArgs, all_limits: bool, json: bool) -> Result<ExitCode, Cl
     }
     // What cooperative-matrix multiplies the driver offers (A·B + C, per subgroup): the
     // element types say whether an fp32 GEMM could use them.
-    let coop = if rt.is_cuda() {
-        Vec::new()
-    } else {
-        rt.adapter().cooperative_matrix_properties()
-    };
+    let coop = rt
+        .wgpu()
+        .map(|w| w.adapter.cooperative_matrix_properties())
+        .unwrap_or_default();
     outln!("cooperative matrix configurations ({}):", coop.len());
     for p in &coop {
         outln!(

@@ -488,6 +488,13 @@ impl HostBuffer {
         &bytemuck::cast_slice(&self.words)[..self.len * self.elem.size()]
     }
 
+    /// The contents as bytes, exactly `len * elem.size()` long, to change in place (what a
+    /// readback fills).
+    pub fn bytes_mut(&mut self) -> &mut [u8] {
+        let n = self.len * self.elem.size();
+        &mut bytemuck::cast_slice_mut(&mut self.words)[..n]
+    }
+
     /// Every scalar component as `f64`, for comparisons (f16 is widened exactly).
     pub fn to_f64(&self) -> Vec<f64> {
         if self.elem.layout.is_some() {
@@ -514,9 +521,10 @@ impl HostBuffer {
             ScalarType::I32 => self.words.iter().map(|w| *w as i32 as f64).collect(),
             ScalarType::F16 => {
                 let n = self.len * self.elem.width as usize;
-                bytemuck::cast_slice::<u32, u16>(&self.words)[..n]
+                // Widened exactly.
+                bytemuck::cast_slice::<u32, half::f16>(&self.words)[..n]
                     .iter()
-                    .map(|h| f16_bits_to_f64(*h))
+                    .map(|h| h.to_f64())
                     .collect()
             }
             ScalarType::Bool => self.words.iter().map(|w| (*w != 0) as u8 as f64).collect(),
@@ -526,19 +534,6 @@ impl HostBuffer {
                 .map(|w| f64::from_bits(w[0] as u64 | (w[1] as u64) << 32))
                 .collect(),
         }
-    }
-}
-
-/// Widens IEEE half-precision bits to f64 exactly.
-pub fn f16_bits_to_f64(h: u16) -> f64 {
-    let sign = if h & 0x8000 != 0 { -1.0 } else { 1.0 };
-    let exp = ((h >> 10) & 0x1f) as i32;
-    let frac = (h & 0x3ff) as f64;
-    match exp {
-        0 => sign * frac * 2f64.powi(-24),
-        31 if frac == 0.0 => sign * f64::INFINITY,
-        31 => f64::NAN,
-        e => sign * (1.0 + frac / 1024.0) * 2f64.powi(e - 15),
     }
 }
 
@@ -854,4 +849,35 @@ pub fn check_scalar_count(kernel: &'static str, expected: usize, got: usize) -> 
             message: format!("expected {expected} scalar arguments, got {got}"),
         })
     }
+}
+
+// ---- Shared by every kernel's generated `Kernel` impl -------------------------------------
+// Each of these is a few lines that every kernel's expansion would otherwise hold: an
+// iterator chain, a `OnceLock` or a `vec!` of `vec!`s. Written there, each is a generic
+// instance of its own per kernel (a closure type is a type), which the user's crate
+// compiles and optimises again for every kernel; here it is compiled once, in this crate.
+
+/// The binding lengths, as [`Kernel::binding_lens`] gives them.
+pub fn lens_u64(lens: &[usize]) -> Vec<u64> {
+    lens.iter().map(|l| *l as u64).collect()
+}
+
+/// The certification cases, from the table the macro wrote: one row of scalars per case.
+pub fn cases(table: &[&[ScalarValue]]) -> Vec<Vec<ScalarValue>> {
+    table.iter().map(|case| case.to_vec()).collect()
+}
+
+/// [`Kernel::id`], computed once: `cell` is the kernel's own.
+pub fn cached_id(cell: &'static std::sync::OnceLock<KernelId>, kernel: &dyn Kernel) -> KernelId {
+    *cell.get_or_init(|| KernelId::of(kernel))
+}
+
+/// A kernel's source for a schedule: what comes before the schedule's constants (the
+/// WGSL directives, the CUDA prelude), the constants, and the schedule's body.
+pub fn source(head: &str, constants: &str, body: &str) -> String {
+    let mut s = String::with_capacity(head.len() + constants.len() + body.len());
+    s.push_str(head);
+    s.push_str(constants);
+    s.push_str(body);
+    s
 }

@@ -8,20 +8,28 @@
 //! its own layer, without cycles), and each module's docs say which layer it is.
 //! `tests/layers.rs` checks this on every test run.
 //!
-//! 1. **Values**: [`error`], [`blocking`] (the async core's blocking bridge), [`files`], [`schedule`], [`kernel`] (the description of a
-//!    kernel and its [`kernel::KernelId`]), [`target`] (shader forms), [`topology`] (the
-//!    hardware profile), [`records`] (what certification, timing and tuning find, and
-//!    manifests store), [`plan`] (a call checked against the adapter's limits: the
-//!    launch plan, workgroup folding), [`vectors`] (the host types of vectors), [`trace`]
-//!    (the recorder of Chrome / Perfetto traces) and [`prints`] (`debug_print!`'s formats,
-//!    print buffer and lines).
-//! 2. **Offline work**: [`oracle`] (what the generated CPU oracles call), [`emit`] (naga's
-//!    translation to SPIR-V, MSL, HLSL, GLSL) and [`manifest`] (the cache, keyed by values).
-//! 3. **The device**: [`device`] (adapter, device and queue, buffer pool, submission and
-//!    readback, the pipeline cache with the one bind-group builder) and [`tensor`]
-//!    (device-resident data). This is the seam other GPU APIs plug into.
-//! 4. **The runtime**: [`runtime`] ([`ForgeRuntime`], its launches and tensors).
-//! 5. **Procedures**: [`timing`], [`certify`] and [`tune`].
+//! 1. **Values**: [`error`], [`blocking`] (the async core's blocking bridge), [`files`],
+//!    [`schedule`], [`kernel`] (the description of a kernel and its [`kernel::KernelId`]),
+//!    [`sizes`] (the LEN and `threads` evaluators and the length checks, which the oracle
+//!    and the launches share), [`target`] (shader forms), [`topology`] (the hardware
+//!    profile), [`records`] (what certification, timing and tuning find, and manifests
+//!    store), [`plan`] (a call checked against the device's limits: the launch plan, the
+//!    grid and its folding), [`vectors`] (the host types of vectors), [`trace`] (the
+//!    recorder of Chrome / Perfetto traces) and [`prints`] (`debug_print!`'s formats, print
+//!    buffer and lines).
+//! 2. **Offline work**: [`oracle`] (the CPU oracle's support: WGSL's semantics, the
+//!    interpreter's, the race and bounds checks), [`emit`] (naga's translation to SPIR-V,
+//!    MSL, HLSL, GLSL) and [`manifest`] (the cache, keyed by values).
+//! 3. **The backend seam**: [`backend`] (the [`backend::Device`] trait every GPU API
+//!    implements, and the memory, kernels, commands, waits and timestamps that cross it)
+//!    and [`tensor`] (device-resident data, in a device's memory).
+//! 4. **The devices**: [`device`] (wgpu's [`device::Gpu`]: adapter, device and queue,
+//!    buffer pool, submission and readback, the pipeline cache with the one bind-group
+//!    builder; and, with the `cuda` feature, `device::cuda`'s `CudaGpu`), each an
+//!    implementation of the seam.
+//! 5. **The runtime**: [`runtime`] ([`ForgeRuntime`], its launches and tensors), written
+//!    once over the seam; only its builder names a device type.
+//! 6. **Procedures**: [`timing`], [`certify`] and [`tune`].
 //!
 //! Nothing below the runtime names [`ForgeRuntime`].
 
@@ -37,6 +45,7 @@ pub mod prints;
 pub mod records;
 pub mod roofline;
 pub mod schedule;
+pub mod sizes;
 pub mod target;
 pub mod topology;
 pub mod trace;
@@ -45,21 +54,23 @@ pub mod vectors;
 pub mod emit;
 pub mod manifest;
 pub mod oracle;
-// 3. The device.
-pub mod device;
+// 3. The backend seam.
+pub mod backend;
 pub mod tensor;
-// 4. The runtime.
+// 4. The devices.
+pub mod device;
+// 5. The runtime.
 pub mod runtime;
-// 5. Procedures.
+// 6. Procedures.
 pub mod certify;
 pub mod timing;
 pub mod tune;
 
 /// IEEE half precision, the host type of `f16` bindings (the `half` crate's `f16`).
 pub use half::f16;
-/// The wgpu this crate is built on, for [`ForgeRuntime::from_wgpu`] and
-/// [`ForgeRuntime::tensor_from_buffer`]: use it to make the device and buffers you hand
-/// over, so that both sides agree on its version.
+/// The wgpu this crate is built on, for [`ForgeRuntime::from_wgpu`],
+/// [`ForgeRuntime::tensor_from_buffer`] and [`ForgeRuntime::wgpu`]: use it to make the device
+/// and buffers you hand over, so that both sides agree on its version.
 pub use wgpu;
 
 pub use error::{ForgeError, Result};
@@ -70,7 +81,7 @@ pub use kernel::{
 pub use manifest::{ManifestCache, TuningManifest};
 pub use roofline::Cost;
 pub use runtime::launch::HostArg;
-pub use runtime::{Backend, ForgeRuntime, RuntimeBuilder, RuntimeStats};
+pub use runtime::{Backend, ForgeRuntime, RuntimeBuilder, RuntimeStats, WgpuParts};
 pub use schedule::{Schedule, Threads, TuneSpace};
 pub use tensor::{Element, GpuTensor};
 pub use timing::Timing;
@@ -87,7 +98,20 @@ pub mod __private {
         KernelId, OracleOptions, ScalarParam, ScalarType, ScalarValue, StructField, StructLayout,
         Tolerance,
     };
-    pub use crate::oracle;
+    /// What generated code names as `oracle::…`: the oracle's support, and beside it what
+    /// the oracle and the typed call share (the sizes, the grid, the `Kernel` impl's
+    /// helpers) and the typed call's own helpers. The paths stay as the macro writes them
+    /// wherever the items live.
+    pub mod oracle {
+        pub use crate::kernel::{cached_id, cases, lens_u64, source};
+        pub use crate::oracle::*;
+        pub use crate::plan::logical_grid as grid;
+        pub use crate::runtime::call::{into_vec, launch_threads, total};
+        pub use crate::sizes::{
+            check_grid, check_len, check_lens, check_out_len, finish_cost, finish_len,
+            finish_threads, len, out_bytes, threads,
+        };
+    }
     pub use crate::prints::{PrintArg, PrintFormat, PrintTable, PrintType};
     pub use crate::roofline::Cost;
     pub use crate::runtime::launch::HostArg;

@@ -416,6 +416,51 @@ pub fn grid(
     Ok(g)
 }
 
+/// The per-dimension workgroup limit every adapter has (`max_compute_workgroups_per_dimension`):
+/// what a grid is folded against where no adapter is at hand.
+pub const GROUPS_PER_DIMENSION: u32 = 65535;
+
+/// The logical workgroups per dimension of a call of a kernel whose grid has `dims`
+/// dimensions, for `threads` invocations at `schedule`, at the portable limit of
+/// [`GROUPS_PER_DIMENSION`]: the grid [`grid`] gives every launch, so that the CPU oracle,
+/// which runs exactly these workgroups, fails where a launch fails.
+///
+/// ```
+/// use forge_core::{plan::logical_grid, Schedule};
+/// let s = Schedule::with_workgroup(1).with_shape(&[16, 16]);
+/// assert_eq!(logical_grid("blur", &s, [33, 16, 1], 2).unwrap(), [3, 1, 1]);
+/// assert!(logical_grid("blur", &s, [33, 16, 1], 1).is_err()); // a 2-D workgroup, a 1-D grid
+/// ```
+pub fn logical_grid(
+    kernel: &'static str,
+    schedule: &Schedule,
+    threads: [u32; 3],
+    dims: usize,
+) -> Result<[u64; 3]> {
+    let bad = |reason: String| ForgeError::BadSchedule {
+        kernel,
+        schedule: schedule.to_string(),
+        reason,
+    };
+    if schedule.dims() != dims {
+        return Err(bad(format!(
+            "the kernel's grid has {dims} dimension(s) and this workgroup {}",
+            schedule.dims()
+        )));
+    }
+    // What the launch plan refuses whatever the adapter (`check_schedule`).
+    if dims > 1 && schedule.items != 1 {
+        return Err(bad(format!(
+            "`items` must be 1 with a {dims}-D workgroup; `items` spreads a 1-D grid only"
+        )));
+    }
+    let limits = wgpu::Limits {
+        max_compute_workgroups_per_dimension: GROUPS_PER_DIMENSION,
+        ..wgpu::Limits::downlevel_defaults()
+    };
+    Ok(grid(kernel, schedule, Threads(threads.map(u64::from)), &limits)?.logical)
+}
+
 /// Checks one storage binding's size in bytes; returns it padded to whole words.
 /// An empty binding is [`ForgeError::EmptyWork`]; one past the adapter's per-binding (or
 /// per-buffer) limit is [`ForgeError::BindingTooLarge`].

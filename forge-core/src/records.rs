@@ -6,7 +6,7 @@
 //! [`CandidateResult`] per schedule tried). [`crate::certify`], [`crate::timing`] and
 //! [`crate::manifest`] produce and read them, and re-export them where users look for them;
 //! none of them is needed to describe one here, so the manifest cache (layer 2) stores them
-//! without importing the procedures (layer 5) that make them.
+//! without importing the procedures (layer 6) that make them.
 //!
 //! Fields added later are `#[serde(default)]`, so older cache files still load.
 
@@ -107,6 +107,24 @@ impl Timing {
     pub fn is_valid(&self) -> bool {
         valid_sample(self.median_ns) && !self.samples.is_empty()
     }
+}
+
+/// The duration between two raw timestamps in nanoseconds, or `None` when the timer did
+/// not advance, went backwards, or has no period. Such a pass is rejected, never counted
+/// as zero.
+///
+/// ```
+/// use forge_core::timing::ticks_to_ns;
+/// assert_eq!(ticks_to_ns(100, 350, 2.0), Some(500.0));
+/// assert_eq!(ticks_to_ns(350, 350, 1.0), None);
+/// assert_eq!(ticks_to_ns(400, 350, 1.0), None);
+/// assert_eq!(ticks_to_ns(100, 350, 0.0), None);
+/// ```
+pub fn ticks_to_ns(start: u64, end: u64, period_ns: f32) -> Option<f64> {
+    if end <= start || !period_ns.is_finite() || period_ns <= 0.0 {
+        return None;
+    }
+    Some((end - start) as f64 * period_ns as f64)
 }
 
 /// Whether a measured duration can be a real one.

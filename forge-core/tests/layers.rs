@@ -3,7 +3,9 @@
 //!   with its top-level module's;
 //! - a module imports (names through `crate::`) only modules of lower layers, or of its own
 //!   layer without a cycle between them;
-//! - nothing below the runtime (layer 4) names `ForgeRuntime`.
+//! - nothing below the runtime (layer 5) names `ForgeRuntime`;
+//! - the layers are the crate docs': values, offline work, the backend seam, the devices,
+//!   the runtime, the procedures (1 to 6).
 //!
 //! References are read from the code with comments stripped, so docs may link anywhere.
 
@@ -236,8 +238,8 @@ fn modules_import_only_lower_layers() {
     assert!(problems.is_empty(), "{}", problems.join("\n"));
     for m in &modules {
         assert!(
-            (1..=5).contains(&layer[m]),
-            "`{m}`: layer {} is not 1..5",
+            (1..=6).contains(&layer[m]),
+            "`{m}`: layer {} is not 1..6",
             layer[m]
         );
     }
@@ -245,6 +247,14 @@ fn modules_import_only_lower_layers() {
     let lib = std::fs::read_to_string(src.join("lib.rs")).expect("lib.rs");
     let reexports = root_reexports(&lib, &modules);
     let runtime_layer = layer["runtime"];
+    // The seam sits between the offline work and the devices, and the runtime above both:
+    // the runtime reaches a device only through the seam's trait.
+    assert!(
+        layer["backend"] < layer["device"] && layer["device"] < runtime_layer,
+        "the backend seam (layer {}) must sit below the devices (layer {}), and they below the runtime (layer {runtime_layer})",
+        layer["backend"],
+        layer["device"]
+    );
     let excepted =
         |m: &str, name: &str| EXCEPTIONS.iter().any(|(em, en, _)| *em == m && *en == name);
     let mut edges: BTreeSet<(String, String)> = BTreeSet::new();
@@ -321,6 +331,68 @@ fn modules_import_only_lower_layers() {
     }
     for m in &modules {
         visit(m, &edges, &mut state, &mut Vec::new(), &mut problems);
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// The files of the CUDA backend itself, where `cfg(feature = "cuda")` belongs.
+const CUDA_BACKEND_FILES: &[&str] = &[
+    "device/cuda.rs",
+    "device/cuda_absent.rs",
+    "emit/nvrtc.rs",
+    "emit/nvrtc_absent.rs",
+];
+
+/// The runtime is written once over the backend seam: of the runtime and the procedures,
+/// only the builder, which opens a device, names a device implementation; and the `cuda`
+/// feature appears only in the CUDA backend's own files and where a device is declared or
+/// opened (at most 6 times outside them).
+#[test]
+fn the_runtime_is_written_once_over_the_seam() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    sources(&src, &mut files);
+    let mut problems = Vec::new();
+    let mut cuda_cfgs = Vec::new();
+    for path in &files {
+        let rel = path
+            .strip_prefix(&src)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        let text = std::fs::read_to_string(path).expect("read");
+        let code = code(&text);
+        let above_devices = ["runtime/", "timing/", "certify/", "tune/"]
+            .iter()
+            .any(|d| rel.starts_with(d));
+        if above_devices
+            && rel != "runtime/builder.rs"
+            && crate_refs(&code).iter().any(|r| r == "device")
+        {
+            problems.push(format!(
+                "{rel} names `crate::device`: above the devices, only the runtime's builder may; use the seam (`crate::backend`)"
+            ));
+        }
+        if !CUDA_BACKEND_FILES.contains(&rel.as_str()) {
+            // The feature's name is a string literal, which `code` empties: count it in the text.
+            let n = text
+                .lines()
+                .filter(|l| !l.trim_start().starts_with("//") && l.contains("feature = \"cuda\""))
+                .count();
+            if n > 0 {
+                cuda_cfgs.push(format!("{rel}: {n}"));
+            }
+        }
+    }
+    let total: usize = cuda_cfgs
+        .iter()
+        .filter_map(|c| c.rsplit(": ").next()?.parse::<usize>().ok())
+        .sum();
+    if total > 6 {
+        problems.push(format!(
+            "{total} `cfg(feature = \"cuda\")` outside the CUDA backend's files ({}); at most 6",
+            cuda_cfgs.join(", ")
+        ));
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }

@@ -377,7 +377,7 @@ fn runtime_reports_its_adapter_and_profile() {
     assert_eq!(rt.capacity(), MB);
     assert_eq!(rt.emission(), Backend::Wgsl);
     assert_eq!(rt.schedule_for(&Affine), Affine.default_schedule());
-    let again = HardwareProfile::from_adapter(rt.adapter());
+    let again = HardwareProfile::from_adapter(rt.wgpu().expect("a wgpu runtime").adapter);
     assert_eq!(rt.profile(), &again);
     assert_eq!(rt.profile().topology_hash(), again.topology_hash());
     assert!(!ForgeRuntime::enumerate_adapters().is_empty());
@@ -608,7 +608,7 @@ fn a_shader_that_does_not_compile_is_shader_compile() {
 #[test]
 fn a_lost_device_is_device_lost() {
     let mut rt = runtime(MB);
-    rt.device().destroy();
+    rt.wgpu().expect("a wgpu runtime").device.destroy();
     match run_affine(&mut rt, &Affine.default_schedule(), &[1.0], 0.0) {
         Err(ForgeError::DeviceLost(_)) => {}
         other => panic!("expected DeviceLost, got {other:?}"),

@@ -17,6 +17,7 @@ use forge_kernels::gemm::gemm;
 use std::borrow::Cow;
 use wgpu::util::DeviceExt;
 use wgsl_forge::prelude::*;
+use wgsl_forge::WgpuParts;
 
 /// A cheap deterministic stream of values in [-1, 1).
 fn values(n: usize, seed: u64) -> Vec<f32> {
@@ -86,8 +87,8 @@ fn rig(
 }
 
 /// Nanoseconds of one pass of `repeats` dispatches.
-fn pass_ns(rt: &ForgeRuntime, r: &Rig, repeats: u32) -> f64 {
-    let (device, queue) = (rt.device(), rt.queue());
+fn pass_ns(gpu: WgpuParts<'_>, r: &Rig, repeats: u32) -> f64 {
+    let (device, queue) = (gpu.device, gpu.queue);
     let set = device.create_query_set(&wgpu::QuerySetDescriptor {
         label: None,
         ty: wgpu::QueryType::Timestamp,
@@ -134,19 +135,19 @@ fn pass_ns(rt: &ForgeRuntime, r: &Rig, repeats: u32) -> f64 {
 }
 
 /// The median per-dispatch nanoseconds: passes of about 20 ms after a warm-up.
-fn time(rt: &ForgeRuntime, r: &Rig) -> f64 {
-    pass_ns(rt, r, 2);
-    let one = pass_ns(rt, r, 1).max(1.0);
+fn time(gpu: WgpuParts<'_>, r: &Rig) -> f64 {
+    pass_ns(gpu, r, 2);
+    let one = pass_ns(gpu, r, 1).max(1.0);
     let repeats = (20.0e6 / one).ceil().clamp(1.0, 512.0) as u32;
     let mut v: Vec<f64> = (0..5)
-        .map(|_| pass_ns(rt, r, repeats) / repeats as f64)
+        .map(|_| pass_ns(gpu, r, repeats) / repeats as f64)
         .collect();
     v.sort_by(f64::total_cmp);
     v[2]
 }
 
-fn read_c(rt: &ForgeRuntime, c: &wgpu::Buffer, len: usize) -> Vec<f32> {
-    let (device, queue) = (rt.device(), rt.queue());
+fn read_c(gpu: WgpuParts<'_>, c: &wgpu::Buffer, len: usize) -> Vec<f32> {
+    let (device, queue) = (gpu.device, gpu.queue);
     let read = device.create_buffer(&wgpu::BufferDescriptor {
         label: None,
         size: (len * 4) as u64,
@@ -180,7 +181,12 @@ fn main() -> Result<(), ForgeError> {
             message: format!("{} has no timestamp queries", rt.adapter_info().name),
         });
     }
-    let device = rt.device();
+    // The checks are wgpu's: the runtime must run on it.
+    let gpu = rt.wgpu().ok_or_else(|| ForgeError::InvalidArgument {
+        kernel: gemm::NAME,
+        message: format!("the runtime runs on `{}`, not wgpu", rt.emission()),
+    })?;
+    let device = gpu.device;
     // Each check of wgpu's on its own, then none: which one costs what.
     let checked = wgpu::ShaderRuntimeChecks::checked();
     let arms = [
@@ -249,8 +255,8 @@ fn main() -> Result<(), ForgeError> {
             let mut results = Vec::new();
             for (name, checks) in arms.into_iter().take(if only_checked { 1 } else { 5 }) {
                 let r = rig(device, &source, checks, [&ab, &bb, &cb, &pb], groups);
-                let ns = time(&rt, &r);
-                let c = read_c(&rt, &cb, len);
+                let ns = time(gpu, &r);
+                let c = read_c(gpu, &cb, len);
                 for &(i, j) in &spots {
                     let want: f64 = (0..d as usize)
                         .map(|p| a[i * d as usize + p] as f64 * b[p * d as usize + j] as f64)

@@ -29,6 +29,17 @@ const STORAGE: wgpu::BufferUsages = wgpu::BufferUsages::STORAGE
     .union(wgpu::BufferUsages::COPY_DST)
     .union(wgpu::BufferUsages::COPY_SRC);
 
+/// The runtime's wgpu objects; a runtime on another backend (CUDA) has none to race.
+fn parts(rt: &ForgeRuntime) -> Result<forge_core::WgpuParts<'_>, ForgeError> {
+    rt.wgpu().ok_or_else(|| ForgeError::InvalidArgument {
+        kernel: "bare wgpu",
+        message: format!(
+            "the runtime runs on `{}`, not wgpu: there is no wgpu device to compare with",
+            rt.emission()
+        ),
+    })
+}
+
 fn gpu_error(name: &'static str, context: &'static str, e: &wgpu::Error) -> ForgeError {
     ForgeError::Gpu {
         context,
@@ -64,7 +75,7 @@ impl Bare {
             .iter()
             .flat_map(|s| s.bits().to_le_bytes())
             .collect();
-        let device = rt.device();
+        let device = parts(rt)?.device;
         let ((pipeline, bind_group, buffers, readback, staging), err) = error_scope(device, || {
             let entries = forge_core::device::pipeline::layout_entries(layout, !params.is_empty());
             let bgl = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
@@ -186,7 +197,8 @@ impl Bare {
     }
 
     fn wait(rt: &ForgeRuntime) -> Result<(), ForgeError> {
-        rt.device()
+        parts(rt)?
+            .device
             .poll(wgpu::PollType::wait_indefinitely())
             .map(|_| ())
             .map_err(|e| ForgeError::Gpu {
@@ -198,16 +210,17 @@ impl Bare {
     /// Nanoseconds per dispatch of `n` dispatches, each in its own compute pass, submitted
     /// together and timed by the host clock from submission until the GPU is idle.
     pub fn time_dispatches(&self, rt: &ForgeRuntime, n: u32) -> Result<f64, ForgeError> {
-        let device = rt.device();
-        let mut encoder =
-            device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
+        let wgpu = parts(rt)?;
+        let mut encoder = wgpu
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
         for _ in 0..n.max(1) {
             self.record(&mut encoder);
         }
         let commands = encoder.finish();
         Self::wait(rt)?;
         let start = Instant::now();
-        rt.queue().submit([commands]);
+        wgpu.queue.submit([commands]);
         Self::wait(rt)?;
         Ok(start.elapsed().as_nanos() as f64 / n.max(1) as f64)
     }
@@ -221,7 +234,7 @@ impl Bare {
         rt: &ForgeRuntime,
         inputs: &[Option<&[u8]>],
     ) -> Result<Vec<Vec<u8>>, ForgeError> {
-        let (device, queue) = (rt.device(), rt.queue());
+        let forge_core::WgpuParts { device, queue, .. } = parts(rt)?;
         for (buffer, data) in self.buffers.iter().zip(inputs) {
             if let Some(data) = data {
                 queue.write_buffer(buffer, 0, data);

@@ -1,6 +1,6 @@
 //! Certification: checks a kernel's GPU results against its CPU oracle, the oracle against
 //! the kernel's independent reference, and that the GPU writes every output element.
-//! Layer 5 (procedures): built on the runtime.
+//! Layer 6 (procedures): built on the runtime.
 //!
 //! This module owns the test vectors ([`Distribution`], [`CertOptions`]), the comparison of
 //! results ([`compare`]) and the report ([`CertReport`]). It drives any kernel through the
@@ -478,11 +478,9 @@ pub fn generate(
     let words: Vec<u32> = match elem.scalar {
         ScalarType::F32 => (0..n).map(|_| draw_f32(rng, dist).to_bits()).collect(),
         ScalarType::F16 => {
-            let halves: Vec<u16> = (0..n)
-                .map(|_| f32_to_f16_bits(draw_f16_value(rng, dist)))
-                .collect();
+            let halves: Vec<half::f16> = (0..n).map(|_| draw_f16(rng, dist)).collect();
             let mut words = vec![0u32; n.div_ceil(2)];
-            bytemuck::cast_slice_mut::<u32, u16>(&mut words)[..n].copy_from_slice(&halves);
+            bytemuck::cast_slice_mut::<u32, half::f16>(&mut words)[..n].copy_from_slice(&halves);
             words
         }
         ScalarType::U32 | ScalarType::Bool => (0..n)
@@ -549,21 +547,20 @@ fn draw_f64(rng: &mut ChaCha8Rng, dist: Distribution) -> f64 {
 }
 
 /// Default f16 values are multiples of 2^-10 in `[-1, 1)`, exactly representable.
-fn draw_f16_value(rng: &mut ChaCha8Rng, dist: Distribution) -> f32 {
+fn draw_f16(rng: &mut ChaCha8Rng, dist: Distribution) -> half::f16 {
     match dist {
-        Distribution::Default => rng.gen_range(-1024i32..1024) as f32 / 1024.0,
+        Distribution::Default => half::f16::from_f32(rng.gen_range(-1024i32..1024) as f32 / 1024.0),
         Distribution::Bits => loop {
-            let h: u16 = rng.gen();
-            if (h >> 10) & 0x1f != 0x1f {
-                break crate::kernel::f16_bits_to_f64(h) as f32;
+            let h = half::f16::from_bits(rng.gen());
+            if h.is_finite() {
+                break h;
             }
         },
-        // Widened exactly; `f32_to_f16_bits` gives each back bit for bit (NaNs quiet).
         Distribution::Special if rng.gen::<bool>() => {
-            crate::kernel::f16_bits_to_f64(SPECIAL_F16[rng.gen_range(0..SPECIAL_F16.len())]) as f32
+            half::f16::from_bits(SPECIAL_F16[rng.gen_range(0..SPECIAL_F16.len())])
         }
-        Distribution::Special => draw_f16_value(rng, Distribution::Default),
-        other => draw_f32(rng, other),
+        Distribution::Special => draw_f16(rng, Distribution::Default),
+        other => half::f16::from_f32(draw_f32(rng, other)),
     }
 }
 
@@ -584,42 +581,6 @@ fn draw_int(rng: &mut ChaCha8Rng, dist: Distribution, min: i64, max: i64) -> i64
         // Integers are indices and counts more often than not: special floats only.
         Distribution::Special => draw_int(rng, Distribution::Default, min, max),
     }
-}
-
-/// f32 to IEEE half bits, rounding to nearest even; overflow goes to infinity.
-pub fn f32_to_f16_bits(x: f32) -> u16 {
-    let bits = x.to_bits();
-    let sign = ((bits >> 16) & 0x8000) as u16;
-    let exp = ((bits >> 23) & 0xff) as i32;
-    let man = bits & 0x7f_ffff;
-    if exp == 0xff {
-        return sign | 0x7c00 | if man != 0 { 0x200 } else { 0 };
-    }
-    let e = exp - 127 + 15;
-    if e >= 0x1f {
-        return sign | 0x7c00;
-    }
-    if e <= 0 {
-        // Subnormal (or zero): shift the implicit bit in and round.
-        if e < -10 {
-            return sign;
-        }
-        let m = man | 0x80_0000;
-        let shift = (14 - e) as u32;
-        let half = 1u32 << (shift - 1);
-        let rest = m & ((1 << shift) - 1);
-        let mut h = m >> shift;
-        if rest > half || (rest == half && h & 1 == 1) {
-            h += 1;
-        }
-        return sign | h as u16;
-    }
-    let mut h = ((e as u32) << 10) | (man >> 13);
-    let rest = man & 0x1fff;
-    if rest > 0x1000 || (rest == 0x1000 && h & 1 == 1) {
-        h += 1; // A carry into the exponent is the correct rounding, up to infinity.
-    }
-    sign | h as u16
 }
 
 /// A kernel seen with its `#[out]` bindings as read_write inputs, so that
@@ -1361,7 +1322,7 @@ mod tests {
         }
         // The poison is a NaN, so a comparison would reject it as well.
         assert!(f32::from_bits(POISON_WORD).is_nan());
-        assert!(crate::kernel::f16_bits_to_f64(POISON_HALF).is_nan());
+        assert!(half::f16::from_bits(POISON_HALF).is_nan());
     }
 
     #[test]
@@ -1472,31 +1433,6 @@ mod tests {
     }
 
     #[test]
-    fn f16_conversion_rounds_to_nearest_even() {
-        for (x, h) in [
-            (0.0f32, 0x0000u16),
-            (-0.0, 0x8000),
-            (1.0, 0x3c00),
-            (-2.0, 0xc000),
-            (0.5, 0x3800),
-            (65504.0, 0x7bff),
-            (65520.0, 0x7c00),
-            (f32::INFINITY, 0x7c00),
-            (2f32.powi(-24), 0x0001),
-            (2f32.powi(-14), 0x0400),
-            (1.0 + 2f32.powi(-11), 0x3c00),
-            (1.0 + 3.0 * 2f32.powi(-11), 0x3c02),
-        ] {
-            assert_eq!(f32_to_f16_bits(x), h, "{x}");
-        }
-        assert!(crate::kernel::f16_bits_to_f64(f32_to_f16_bits(f32::NAN)).is_nan());
-        for k in -1024..1024 {
-            let x = k as f32 / 1024.0;
-            assert_eq!(crate::kernel::f16_bits_to_f64(f32_to_f16_bits(x)), x as f64);
-        }
-    }
-
-    #[test]
     fn special_values_are_mixed_in_and_reproducible() {
         let f32s = ElemType::scalar(ScalarType::F32);
         let draw = |seed| {
@@ -1523,7 +1459,7 @@ mod tests {
             (1500..2500).contains(&ordinary),
             "{ordinary} ordinary values of 4000"
         );
-        // f16: every special value, bit for bit except the sign of NaN.
+        // f16: every special value, bit for bit (drawn as `half::f16` bits, never widened).
         let halves = generate(
             &mut case_rng(1, "k", 0, "h"),
             ElemType::scalar(ScalarType::F16),
@@ -1531,7 +1467,7 @@ mod tests {
             Distribution::Special,
         );
         let h: &[u16] = &bytemuck::cast_slice::<u32, u16>(halves.words())[..4000];
-        for s in SPECIAL_F16.iter().filter(|s| **s != 0xFE00) {
+        for s in &SPECIAL_F16 {
             assert!(h.contains(s), "{s:#06x} never drawn");
         }
         // Integers stay the default's small non-negative values.

@@ -1,5 +1,5 @@
 //! Adapters: finding one, ranking them, and what the runtime asks of the device it opens
-//! on one. Part of the device layer (layer 3).
+//! on one. Part of the device layer (layer 4).
 
 use crate::error::{ForgeError, Result};
 use crate::target::Backend;

@@ -1,15 +1,13 @@
-//! Buffers: the memory budget (`capacity_bytes`) and the pool of wgpu buffers that calls
-//! reuse. Part of the device layer (layer 3).
+//! Buffers: the pool of wgpu buffers that calls reuse. Part of the device layer (layer 4).
 //!
-//! This module owns two things:
-//! - [`MemoryBudget`] counts the bytes of every live device buffer the runtime made: pooled
-//!   buffers, idle or leased, and the buffers behind [`crate::GpuTensor`]s. Each buffer
-//!   holds a [`Reservation`] that gives its bytes back when it is dropped, so the count never
-//!   drifts, whatever path a call leaves by.
-//! - [`BufferPool`] keeps buffers between calls, keyed by (size class, usage). A size class
-//!   rounds a request up by at most a quarter, so a repeated call of the same shape reuses
-//!   the same buffers. When an allocation would go past the budget, idle buffers are freed
-//!   first; only what is still short is an error.
+//! This module owns [`BufferPool`], which keeps buffers between calls, keyed by (size
+//! class, usage), and its [`Lease`]s. A size class rounds a request up by at most a
+//! quarter, so a repeated call of the same shape reuses the same buffers. Every buffer
+//! counts against the device's [`MemoryBudget`] (the seam's, [`crate::backend::budget`]);
+//! when an allocation would go past it, idle buffers are freed first, and only what is
+//! still short is an error. A lease is boxed once, when its buffer is made: it crosses the
+//! seam as [`crate::backend::Memory`] and comes back to the pool whole, so a call that
+//! reuses it allocates nothing.
 //!
 //! Readback staging buffers (`MAP_READ`) live in host memory and are pooled but not
 //! counted against the budget.
@@ -20,6 +18,8 @@
 //! budget's back.
 
 use super::{error_scope, error_text};
+use crate::backend::RawMemory;
+pub use crate::backend::{MemoryBudget, Reservation};
 use crate::error::{ForgeError, Result};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -43,87 +43,9 @@ pub fn size_class(bytes: u64) -> u64 {
     align_up(bytes, step)
 }
 
-/// Bytes held by live device buffers, against the runtime's capacity.
-#[derive(Clone, Debug)]
-pub struct MemoryBudget {
-    capacity: u64,
-    in_use: Arc<AtomicU64>,
-}
-
-impl MemoryBudget {
-    /// A budget of `capacity` bytes, none in use.
-    pub fn new(capacity: u64) -> Self {
-        MemoryBudget {
-            capacity,
-            in_use: Arc::new(AtomicU64::new(0)),
-        }
-    }
-
-    /// The capacity in bytes.
-    pub fn capacity(&self) -> u64 {
-        self.capacity
-    }
-
-    /// Bytes currently reserved.
-    pub fn in_use(&self) -> u64 {
-        self.in_use.load(Ordering::Acquire)
-    }
-
-    /// Reserves `bytes`, or says why not. `what` names the allocation in the error.
-    pub fn reserve(&self, bytes: u64, what: impl FnOnce() -> String) -> Result<Reservation> {
-        let mut current = self.in_use.load(Ordering::Acquire);
-        loop {
-            let next = match current.checked_add(bytes) {
-                Some(n) if n <= self.capacity => n,
-                _ => {
-                    return Err(ForgeError::CapacityExceeded {
-                        what: what(),
-                        requested: bytes,
-                        capacity: self.capacity,
-                        in_use: current,
-                    })
-                }
-            };
-            match self.in_use.compare_exchange_weak(
-                current,
-                next,
-                Ordering::AcqRel,
-                Ordering::Acquire,
-            ) {
-                Ok(_) => {
-                    return Ok(Reservation {
-                        bytes,
-                        in_use: Arc::clone(&self.in_use),
-                    })
-                }
-                Err(actual) => current = actual,
-            }
-        }
-    }
-}
-
-/// Bytes held against a [`MemoryBudget`]; given back when dropped.
-#[derive(Debug)]
-pub struct Reservation {
-    bytes: u64,
-    in_use: Arc<AtomicU64>,
-}
-
-impl Reservation {
-    /// The reserved bytes.
-    pub fn bytes(&self) -> u64 {
-        self.bytes
-    }
-}
-
-impl Drop for Reservation {
-    fn drop(&mut self) {
-        self.in_use.fetch_sub(self.bytes, Ordering::AcqRel);
-    }
-}
-
 /// A buffer taken from the pool. Give it back with [`BufferPool::release`]; dropping it
-/// instead frees the buffer (and its reservation), which is always safe.
+/// instead frees the buffer (and its reservation), which is always safe. It is the wgpu
+/// memory object behind a leased [`crate::backend::Memory`].
 #[derive(Debug)]
 pub struct Lease {
     buffer: wgpu::Buffer,
@@ -138,6 +60,15 @@ pub struct Lease {
 impl Drop for Lease {
     fn drop(&mut self) {
         self.frees.fetch_add(1, Ordering::AcqRel);
+    }
+}
+
+impl RawMemory for Lease {
+    fn same_memory(&self, other: &dyn RawMemory) -> bool {
+        other.wgpu_buffer() == Some(&self.buffer)
+    }
+    fn wgpu_buffer(&self) -> Option<&wgpu::Buffer> {
+        Some(&self.buffer)
     }
 }
 
@@ -177,7 +108,7 @@ const MAX_IDLE_PER_KEY: usize = 8;
 #[derive(Debug)]
 pub struct BufferPool {
     budget: MemoryBudget,
-    idle: HashMap<(u64, wgpu::BufferUsages), Vec<Lease>>,
+    idle: HashMap<(u64, wgpu::BufferUsages), Vec<Box<Lease>>>,
     idle_bytes: u64,
     idle_staging_bytes: u64,
     created: u64,
@@ -235,7 +166,7 @@ impl BufferPool {
         usage: wgpu::BufferUsages,
         max_buffer_size: u64,
         what: &dyn Fn() -> String,
-    ) -> Result<Lease> {
+    ) -> Result<Box<Lease>> {
         let exact = align_up(bytes.max(1), COPY_ALIGN);
         let class = size_class(exact).min(max_buffer_size.max(exact));
         for size in [class, exact] {
@@ -276,17 +207,17 @@ impl BufferPool {
             });
         }
         self.created += 1;
-        Ok(Lease {
+        Ok(Box::new(Lease {
             buffer,
             usage,
             _reservation: reservation.map(|(_, r)| r),
             contents: None,
             frees: Arc::clone(&self.frees),
-        })
+        }))
     }
 
     /// Returns a buffer to the pool for later calls.
-    pub fn release(&mut self, lease: Lease) {
+    pub fn release(&mut self, lease: Box<Lease>) {
         let size = lease.size();
         let counted = counts(lease.usage);
         // Staging buffers are outside the budget; still, never keep more of them idle than
@@ -372,30 +303,5 @@ mod tests {
             assert!(c >= last);
             last = c;
         }
-    }
-
-    #[test]
-    fn budget_reserves_and_releases() {
-        let budget = MemoryBudget::new(100);
-        let a = budget.reserve(60, || "a".into()).expect("fits");
-        assert_eq!(budget.in_use(), 60);
-        let err = budget.reserve(50, || "b".into()).expect_err("over");
-        match err {
-            ForgeError::CapacityExceeded {
-                what,
-                requested,
-                capacity,
-                in_use,
-            } => {
-                assert_eq!(
-                    (what.as_str(), requested, capacity, in_use),
-                    ("b", 50, 100, 60)
-                );
-            }
-            other => panic!("unexpected {other}"),
-        }
-        drop(a);
-        assert_eq!(budget.in_use(), 0);
-        assert!(budget.reserve(u64::MAX, || "huge".into()).is_err());
     }
 }

@@ -1,5 +1,6 @@
-//! The CUDA device: one NVIDIA GPU driven through the CUDA driver API, the seam's second
-//! backend beside wgpu ([`super::Gpu`]). Layer 3, behind the `cuda` feature.
+//! The CUDA device: one NVIDIA GPU driven through the CUDA driver API, the backend seam's
+//! second implementation beside wgpu ([`super::Gpu`]). Layer 4 (the devices), behind the
+//! `cuda` feature: it implements [`crate::backend::Device`] (layer 3).
 //!
 //! This module owns [`CudaGpu`]:
 //! - **the device:** the primary context of one device ordinal ([`CudaGpu::open`]), its
@@ -7,7 +8,8 @@
 //!   layers above read from a wgpu adapter, filled from CUDA's device attributes, so that
 //!   the launch plan, the schedule checks and the topology hash work unchanged;
 //! - **memory:** device allocations ([`DeviceMem`], freed when dropped) counted against the
-//!   same [`MemoryBudget`] as wgpu buffers, and copies in, out and on the device;
+//!   same [`MemoryBudget`] as wgpu buffers, and copies in, out and on the device; a lease
+//!   is an allocation of its own (there is no pool), freed when it is given back;
 //! - **kernels:** a kernel's CUDA C++ ([`Kernel::cuda`]) compiled by NVRTC to a cubin for
 //!   this device's `sm_XY` (machine code, which a driver older than the NVRTC still loads),
 //!   loaded with `cuModuleLoadData` and cached per (kernel id, schedule), as wgpu pipelines
@@ -15,7 +17,10 @@
 //! - **launches** on the legacy default stream, with the bindings' device pointers and the
 //!   `fg_Params` struct passed by value, and the synchronisations that report a failed
 //!   launch with the names of the kernels in flight;
-//! - **events**, which time launches on the GPU ([`Event`]).
+//! - **events**, which time launches on the GPU ([`Event`]): the seam's timestamps.
+//!
+//! The seam's commands are enqueued as they come: there is no pending work to submit, and
+//! a readback (or a wait) is a synchronisation.
 //!
 //! Everything runs on the legacy default stream: each operation is ordered after the ones
 //! before it, as one wgpu queue orders its submissions, and a plain (synchronous) copy to
@@ -23,10 +28,16 @@
 //! by `cudarc`, which panics when one is missing, so [`CudaGpu::open`] looks for both first
 //! and returns [`ForgeError::MissingLibrary`] with a hint instead.
 
-use super::buffers::{MemoryBudget, Reservation};
+use crate::backend::{
+    foreign, Command, Compiled, Device, Launch, Memory, MemoryBudget, Prepared, RawMemory,
+    Reservation, RuntimeStats, Stamps, Wait,
+};
 use crate::error::{ForgeError, Result};
 use crate::kernel::{Kernel, KernelId, CUDA_ENTRY_POINT};
+use crate::plan::LaunchPlan;
 use crate::schedule::Schedule;
+use crate::target::Backend;
+use crate::topology::HardwareProfile;
 use cudarc::driver::{result, sys, CudaContext, DriverError};
 use std::collections::HashMap;
 use std::ffi::{c_void, CString};
@@ -71,6 +82,12 @@ pub fn device_count() -> Result<usize> {
     Ok(n.max(0) as usize)
 }
 
+/// CUDA device `ordinal` (its primary context) as the runtime's device, with a memory
+/// budget of `capacity` bytes; see [`CudaGpu::open`].
+pub fn open(ordinal: usize, capacity: u64) -> Result<Box<dyn Device>> {
+    Ok(Box::new(CudaGpu::open(ordinal, capacity)?))
+}
+
 /// Device memory: `bytes` bytes at `ptr`, freed when dropped (after binding the context,
 /// which it keeps alive: a tensor may outlive its runtime).
 #[derive(Debug)]
@@ -96,6 +113,15 @@ impl DeviceMem {
     /// The allocation's size in bytes.
     pub fn bytes(&self) -> u64 {
         self.bytes
+    }
+}
+
+impl RawMemory for DeviceMem {
+    fn same_memory(&self, other: &dyn RawMemory) -> bool {
+        other
+            .as_any()
+            .downcast_ref::<DeviceMem>()
+            .is_some_and(|o| o.ptr == self.ptr)
     }
 }
 
@@ -155,6 +181,8 @@ pub struct Event {
 
 // SAFETY: an event is a context object, usable from any thread that binds the context.
 unsafe impl Send for Event {}
+// SAFETY: shared use only reads the handle; recording and reading it bind the context.
+unsafe impl Sync for Event {}
 
 impl Drop for Event {
     fn drop(&mut self) {
@@ -280,31 +308,9 @@ impl CudaGpu {
         })
     }
 
-    /// A number that no other device of this process has (shared with [`super::Gpu::id`]).
-    pub fn id(&self) -> u64 {
-        self.id
-    }
-
     /// The device ordinal.
     pub fn ordinal(&self) -> usize {
         self.ordinal
-    }
-
-    /// The device as the layers above describe adapters: name, vendor (NVIDIA's PCI id),
-    /// `device` = the compute capability as `10 * major + minor`, driver `CUDA` with its
-    /// version and architecture in `driver_info`.
-    pub fn info(&self) -> &wgpu::AdapterInfo {
-        &self.info
-    }
-
-    /// The device's limits in wgpu's terms (see [`cuda_limits`]).
-    pub fn limits(&self) -> &wgpu::Limits {
-        &self.limits
-    }
-
-    /// The features kernels may need that this device has, in wgpu's terms.
-    pub fn features(&self) -> wgpu::Features {
-        self.features
     }
 
     /// The compute capability, `(9, 0)` on an H100 or H200.
@@ -322,40 +328,20 @@ impl CudaGpu {
         &self.arch
     }
 
-    /// The memory budget.
-    pub fn budget(&self) -> &MemoryBudget {
-        &self.budget
-    }
-
-    /// What the device has done so far, in the runtime's counters: cubins compiled,
-    /// synchronisations (as submissions), copies to the host, allocations, launches.
-    pub fn stats(&self) -> super::RuntimeStats {
-        super::RuntimeStats {
-            pipelines_compiled: self.compiled,
-            submissions: self.syncs,
-            readbacks: self.readbacks,
-            buffers_created: self.allocations,
-            buffers_reused: 0,
-            dispatches: self.launches,
-            bytes_in_use: self.budget.in_use(),
-            bind_groups_created: 0,
-        }
-    }
-
-    /// Whether launches were enqueued since the last synchronisation.
-    pub fn has_pending(&self) -> bool {
-        !self.in_flight.is_empty()
-    }
-
     fn bind(&self, context: &'static str) -> Result<()> {
         self.ctx
             .bind_to_thread()
             .map_err(|e| driver_error(context, "binding the context", e))
     }
 
-    /// `bytes` (at least 4, rounded up to whole words) of zeroed device memory, counted
-    /// against the budget; `what` names it in the error.
-    pub fn alloc(&mut self, bytes: u64, what: &dyn Fn() -> String) -> Result<DeviceMem> {
+    /// `bytes` (at least 4, rounded up to whole words) of device memory, counted against
+    /// the budget, zeroed where `zero` says; `what` names it in the error.
+    pub fn alloc(
+        &mut self,
+        bytes: u64,
+        zero: bool,
+        what: &dyn Fn() -> String,
+    ) -> Result<DeviceMem> {
         let size = crate::plan::align_up(bytes.max(4), 4);
         let reservation = self.budget.reserve(size, what)?;
         self.bind("allocating CUDA memory")?;
@@ -374,23 +360,35 @@ impl CudaGpu {
             ctx: Arc::clone(&self.ctx),
             _reservation: Some(reservation),
         };
-        // SAFETY: `len` bytes at `ptr` were just allocated.
-        unsafe { result::memset_d8_async(ptr, 0, len, STREAM) }
-            .map_err(|e| driver_error("clearing CUDA memory", &what(), e))?;
+        if zero {
+            // SAFETY: `len` bytes at `ptr` were just allocated.
+            unsafe { result::memset_d8_async(ptr, 0, len, STREAM) }
+                .map_err(|e| driver_error("clearing CUDA memory", &what(), e))?;
+        }
         self.allocations += 1;
         Ok(mem)
     }
 
-    /// Copies `data` to the start of `mem`, after the work enqueued before.
+    /// Copies `data` to the start of `mem`, zero-padded to whole words (as wgpu's writes
+    /// are), after the work enqueued before.
     pub fn upload(&mut self, mem: &DeviceMem, data: &[u8]) -> Result<()> {
-        check_fits("uploading", mem, data.len())?;
+        let padded = crate::plan::align_up(data.len() as u64, 4);
+        check_fits("uploading", mem, padded as usize)?;
         if data.is_empty() {
             return Ok(());
         }
         self.bind("uploading")?;
         // SAFETY: `data.len()` bytes fit in `mem`; a synchronous copy from pageable memory
         // returns once `data` has been read.
-        unsafe { result::memcpy_htod_sync(mem.ptr, data) }.map_err(|e| self.failed("uploading", e))
+        unsafe { result::memcpy_htod_sync(mem.ptr, data) }
+            .map_err(|e| self.failed("uploading", e))?;
+        let tail = padded as usize - data.len();
+        if tail > 0 {
+            // SAFETY: the padding is inside `mem` (checked above).
+            unsafe { result::memset_d8_async(mem.ptr + data.len() as u64, 0, tail, STREAM) }
+                .map_err(|e| self.failed("uploading", e))?;
+        }
+        Ok(())
     }
 
     /// Zeroes the first `bytes` of `mem`, ordered after the work enqueued before.
@@ -412,11 +410,11 @@ impl CudaGpu {
             .map_err(|e| self.failed("copying on the device", e))
     }
 
-    /// Waits for everything enqueued, then copies the start of `mem` into `out`. A launch
-    /// that failed since the last synchronisation is the error, with its kernel's name.
+    /// Copies the start of `mem` into `out`, once the work enqueued before has finished
+    /// (a synchronous copy on the default stream waits for it). Call [`CudaGpu::sync`]
+    /// first to name a launch that failed.
     pub fn download(&mut self, mem: &DeviceMem, out: &mut [u8]) -> Result<()> {
         check_fits("downloading", mem, out.len())?;
-        self.sync("reading results back")?;
         if out.is_empty() {
             return Ok(());
         }
@@ -446,16 +444,7 @@ impl CudaGpu {
     /// The error for a driver error met during `context`, naming the kernels launched
     /// since the last synchronisation: an asynchronous failure is theirs.
     fn failed(&mut self, context: &'static str, e: DriverError) -> ForgeError {
-        let kernels = std::mem::take(&mut self.in_flight);
-        let what = match kernels.len() {
-            0 => String::new(),
-            _ => {
-                let mut names = kernels.clone();
-                names.dedup();
-                format!("after launches of kernel `{}`", names.join("`, `"))
-            }
-        };
-        driver_error(context, &what, e)
+        self.failure(context, format!("CUDA: {e}"))
     }
 
     /// The compiled kernel for `kernel` at `schedule`, compiled (NVRTC to a cubin for this
@@ -472,22 +461,22 @@ impl CudaGpu {
         let source = kernel.cuda(schedule)?;
         let cubin = crate::emit::nvrtc::compile_cubin(name, &source, &self.arch)?;
         self.bind("loading a CUDA module")?;
-        let load_error = |e| ForgeError::ShaderCompile {
+        let load_error = |e: String| ForgeError::ShaderCompile {
             kernel: name,
             backend: format!("cuda ({})", self.arch),
             message: format!("the driver refused the cubin: {e}"),
         };
         // SAFETY: a whole cubin from NVRTC; the driver copies what it needs.
         let module = unsafe { result::module::load_data(cubin.as_ptr() as *const c_void) }
-            .map_err(load_error)?;
-        let entry = CString::new(CUDA_ENTRY_POINT).expect("the entry point's name has no NUL");
+            .map_err(|e| load_error(e.to_string()))?;
+        let entry = CString::new(CUDA_ENTRY_POINT).map_err(|e| load_error(e.to_string()))?;
         // SAFETY: the module was just loaded.
         let func = match unsafe { result::module::get_function(module, entry) } {
             Ok(f) => f,
             Err(e) => {
                 // SAFETY: loaded above, unloaded once.
                 let _ = unsafe { result::module::unload(module) };
-                return Err(load_error(e));
+                return Err(load_error(e.to_string()));
             }
         };
         let compiled = Arc::new(CudaKernel {
@@ -554,7 +543,7 @@ impl CudaGpu {
     }
 
     /// Records `event` on the stream, after the work enqueued before.
-    pub fn record(&mut self, event: &Event) -> Result<()> {
+    pub fn record_event(&mut self, event: &Event) -> Result<()> {
         self.bind("recording a CUDA event")?;
         // SAFETY: a live event of this context.
         unsafe { result::event::record(event.raw, STREAM) }
@@ -571,6 +560,379 @@ impl CudaGpu {
             .map_err(|e| self.failed("reading a CUDA event", e))?;
         let ns = ms as f64 * 1e6;
         Ok((ns.is_finite() && ns > 0.0).then_some(ns))
+    }
+}
+
+/// Launches prepared on CUDA: the kernel, its grid and block, the `fg_Params` bytes, and
+/// one list of binding pointers per set of memory.
+#[derive(Debug)]
+struct Prelaunch {
+    compiled: Compiled,
+    grid: [u32; 3],
+    block: [u32; 3],
+    params: Vec<u8>,
+    sets: Vec<Vec<sys::CUdeviceptr>>,
+}
+
+/// The events of a [`Stamps`]: one per slot.
+#[derive(Debug)]
+struct Events(Vec<Event>);
+
+impl CudaGpu {
+    /// The allocation behind memory this device made.
+    fn mem<'m>(&self, memory: &'m Memory) -> Result<&'m DeviceMem> {
+        match memory.raw::<DeviceMem>() {
+            Some(m) if memory.device_id() == self.id => Ok(m),
+            _ => Err(foreign("CUDA memory")),
+        }
+    }
+
+    /// The events of stamps this device made.
+    fn events<'s>(&self, stamps: &'s Stamps) -> Result<&'s [Event]> {
+        match stamps.raw::<Events>() {
+            Some(e) if stamps.device_id() == self.id => Ok(&e.0),
+            _ => Err(foreign("CUDA events")),
+        }
+    }
+
+    /// Enqueues one command.
+    fn enqueue(&mut self, command: &Command<'_>) -> Result<()> {
+        match *command {
+            Command::Upload { to, data } | Command::Write { to, data } => {
+                let to = self.mem(to)?;
+                self.upload(to, data)
+            }
+            Command::Clear { to, bytes } => {
+                let to = self.mem(to)?;
+                self.zero(to, bytes)
+            }
+            Command::Copy { from, to, bytes } => {
+                let (from, to) = (self.mem(from)?, self.mem(to)?);
+                self.copy(from, to, bytes)
+            }
+            Command::Launch(ref launch) => self.enqueue_launch(launch),
+            Command::Dispatch {
+                prepared,
+                set,
+                count,
+                timed,
+            } => {
+                let p = match prepared.raw::<Prelaunch>() {
+                    Some(p) if prepared.device_id() == self.id && !p.sets.is_empty() => p,
+                    _ => return Err(foreign("prepared CUDA launches")),
+                };
+                let events = match timed {
+                    Some((stamps, index)) => {
+                        let events = self.events(stamps)?;
+                        let at = |i: u32| {
+                            events
+                                .get(i as usize)
+                                .ok_or_else(|| foreign("a timestamp slot"))
+                        };
+                        Some((at(index)?, at(index + 1)?))
+                    }
+                    None => None,
+                };
+                if let Some((start, _)) = events {
+                    self.record_event(start)?;
+                }
+                let kernel = match p.compiled.raw::<CudaKernel>() {
+                    Some(k) => k,
+                    None => return Err(foreign("a CUDA kernel")),
+                };
+                let params = (!p.params.is_empty()).then_some(&p.params[..]);
+                for k in 0..count as usize {
+                    let ptrs = &p.sets[(set % p.sets.len() + k) % p.sets.len()];
+                    self.launch(kernel, p.grid, p.block, ptrs, params)?;
+                }
+                match events {
+                    Some((_, end)) => self.record_event(end),
+                    None => Ok(()),
+                }
+            }
+            Command::Stamp { stamps, index } => {
+                let events = self.events(stamps)?;
+                let event = events
+                    .get(index as usize)
+                    .ok_or_else(|| foreign("a timestamp slot"))?;
+                self.record_event(event)
+            }
+        }
+    }
+
+    /// Enqueues one launch: the plan's grid of blocks of its schedule's shape, on the
+    /// bindings' pointers, with the `fg_Params` struct by value.
+    fn enqueue_launch(&mut self, launch: &Launch<'_>) -> Result<()> {
+        let kernel = match launch.compiled.raw::<CudaKernel>() {
+            Some(k) if launch.compiled.device_id() == self.id => k,
+            _ => return Err(foreign("a CUDA kernel")),
+        };
+        if launch.prints.is_some() {
+            return Err(ForgeError::CannotEmit {
+                kernel: launch.plan.kernel,
+                target: "cuda",
+                reason: "`debug_print!` has no CUDA form".into(),
+            });
+        }
+        let plan = launch.plan;
+        let ptrs = launch
+            .bindings
+            .iter()
+            .map(|m| self.mem(m).map(DeviceMem::ptr))
+            .collect::<Result<Vec<_>>>()?;
+        let params = plan.has_params().then_some(&plan.params[..]);
+        self.launch(
+            kernel,
+            plan.grid.dispatch,
+            plan.schedule.workgroup_shape(),
+            &ptrs,
+            params,
+        )
+    }
+}
+
+impl Device for CudaGpu {
+    fn id(&self) -> u64 {
+        self.id
+    }
+
+    fn emission(&self) -> Backend {
+        Backend::Cuda
+    }
+
+    /// The device as the layers above describe adapters: name, vendor (NVIDIA's PCI id),
+    /// `device` = the compute capability as `10 * major + minor`, driver `CUDA` with its
+    /// version and architecture in `driver_info`.
+    fn info(&self) -> &wgpu::AdapterInfo {
+        &self.info
+    }
+
+    /// The device's limits in wgpu's terms (see [`cuda_limits`]).
+    fn limits(&self) -> &wgpu::Limits {
+        &self.limits
+    }
+
+    /// The features kernels may need that this device has, in wgpu's terms.
+    fn features(&self) -> wgpu::Features {
+        self.features
+    }
+
+    /// The profile names the backend `cuda`, so that its manifests never meet a wgpu
+    /// adapter's.
+    fn profile(&self) -> HardwareProfile {
+        let mut profile = HardwareProfile::from_parts(&self.info, &self.limits, self.features);
+        profile.backend = Backend::Cuda.name().to_string();
+        profile
+    }
+
+    /// Cubins compiled, synchronisations (as submissions), copies to the host,
+    /// allocations, launches.
+    fn stats(&self) -> RuntimeStats {
+        RuntimeStats {
+            pipelines_compiled: self.compiled,
+            submissions: self.syncs,
+            readbacks: self.readbacks,
+            buffers_created: self.allocations,
+            buffers_reused: 0,
+            dispatches: self.launches,
+            bytes_in_use: self.budget.in_use(),
+            bind_groups_created: 0,
+        }
+    }
+
+    /// Names the kernels launched since the last synchronisation: an asynchronous
+    /// failure is theirs.
+    fn failure(&mut self, context: &'static str, message: String) -> ForgeError {
+        let mut kernels = std::mem::take(&mut self.in_flight);
+        kernels.dedup();
+        ForgeError::Gpu {
+            context,
+            message: match kernels.len() {
+                0 => message,
+                _ => format!(
+                    "after launches of kernel `{}`: {message}",
+                    kernels.join("`, `")
+                ),
+            },
+        }
+    }
+
+    fn budget(&self) -> &MemoryBudget {
+        &self.budget
+    }
+
+    fn create(
+        &mut self,
+        bytes: u64,
+        init: Option<&[u8]>,
+        what: &dyn Fn() -> String,
+    ) -> Result<Memory> {
+        let mem = self.alloc(bytes, true, what)?;
+        if let Some(data) = init {
+            self.upload(&mem, data)?;
+        }
+        // The allocation holds its own reservation of the budget.
+        Ok(Memory::new(self.id, mem.bytes(), Box::new(mem)))
+    }
+
+    /// An allocation of its own, not zeroed: a call uploads to or clears what it binds.
+    fn lease(&mut self, bytes: u64, what: &dyn Fn() -> String) -> Result<Memory> {
+        let mem = self.alloc(bytes, false, what)?;
+        Ok(Memory::new(self.id, mem.bytes(), Box::new(mem)))
+    }
+
+    /// Frees the allocation (`cuMemFree` waits for the work that uses it).
+    fn release(&mut self, memory: Memory) {
+        drop(memory);
+    }
+
+    fn compile(
+        &mut self,
+        kernel: &dyn Kernel,
+        schedule: &Schedule,
+        _params: bool,
+    ) -> Result<Compiled> {
+        let compiled = self.kernel(kernel, schedule)?;
+        Ok(Compiled::new(self.id, compiled))
+    }
+
+    /// NVRTC, one kernel after another: the CUDA device is one context.
+    fn warm_up(&mut self, jobs: &[(&dyn Kernel, Schedule, bool)]) -> Result<usize> {
+        let mut compiled = 0;
+        let mut first_error = None;
+        for (kernel, schedule, _) in jobs {
+            let before = self.compiled;
+            match self.kernel(*kernel, schedule) {
+                Ok(_) => compiled += (self.compiled - before) as usize,
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+        match first_error {
+            Some(e) => Err(e),
+            None => Ok(compiled),
+        }
+    }
+
+    fn prepare(
+        &mut self,
+        compiled: &Compiled,
+        plan: &LaunchPlan,
+        sets: &[&[&Memory]],
+        prints: Option<(u32, &Memory)>,
+    ) -> Result<Prepared> {
+        if compiled.raw::<CudaKernel>().is_none() || compiled.device_id() != self.id {
+            return Err(foreign("a CUDA kernel"));
+        }
+        if prints.is_some() {
+            return Err(ForgeError::CannotEmit {
+                kernel: plan.kernel,
+                target: "cuda",
+                reason: "`debug_print!` has no CUDA form".into(),
+            });
+        }
+        let sets = sets
+            .iter()
+            .map(|set| {
+                set.iter()
+                    .map(|m| self.mem(m).map(DeviceMem::ptr))
+                    .collect::<Result<Vec<_>>>()
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Prepared::new(
+            self.id,
+            sets.len(),
+            Box::new(Prelaunch {
+                compiled: compiled.clone(),
+                grid: plan.grid.dispatch,
+                block: plan.schedule.workgroup_shape(),
+                params: if plan.has_params() {
+                    plan.params.clone()
+                } else {
+                    Vec::new()
+                },
+                sets,
+            }),
+        ))
+    }
+
+    fn retire(&mut self, prepared: Prepared) {
+        drop(prepared);
+    }
+
+    /// Each command is enqueued on the stream as it comes.
+    fn record(&mut self, _context: &'static str, commands: &[Command<'_>]) -> Result<()> {
+        commands.iter().try_for_each(|c| self.enqueue(c))
+    }
+
+    /// Whether launches were enqueued since the last synchronisation.
+    fn has_pending(&self) -> bool {
+        !self.in_flight.is_empty()
+    }
+
+    /// Each command runs as soon as the stream reaches it.
+    fn eager(&self) -> bool {
+        true
+    }
+
+    /// Every command is on the stream already: there is nothing to submit.
+    fn flush(&mut self) -> Result<()> {
+        Ok(())
+    }
+
+    fn wait(&mut self) -> Wait<'_, ()> {
+        Wait::ready(self.sync("waiting for the device"))
+    }
+
+    /// One synchronisation (a launch that failed is its error, named), then the copies.
+    fn read<'a, 'b: 'a>(
+        &'a mut self,
+        from: &'a [&'a Memory],
+        into: &'a mut [&'b mut [u8]],
+    ) -> Wait<'a, ()> {
+        let read = (|| {
+            if from.len() != into.len() {
+                return Err(ForgeError::InvalidArgument {
+                    kernel: "read",
+                    message: format!("{} memories to read into {} slices", from.len(), into.len()),
+                });
+            }
+            self.sync("reading results back")?;
+            for (memory, out) in from.iter().zip(into.iter_mut()) {
+                let mem = self.mem(memory)?;
+                self.download(mem, out)?;
+            }
+            Ok(())
+        })();
+        Wait::ready(read)
+    }
+
+    /// Two events a timed pass, as the timer clamps its batches to (4096 passes).
+    fn max_stamps(&self) -> u32 {
+        8192
+    }
+
+    fn stamps(&mut self, _label: &'static str, count: u32) -> Result<Stamps> {
+        let count = count.clamp(2, self.max_stamps()) & !1;
+        let events = (0..count)
+            .map(|_| self.event())
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Stamps::new(self.id, count, Box::new(Events(events))))
+    }
+
+    /// CUDA's event timer has a resolution of about half a microsecond.
+    fn read_stamps<'a>(&'a mut self, stamps: &'a Stamps, pairs: u32) -> Wait<'a, Vec<Option<f64>>> {
+        let read = (|| {
+            let events = self.events(stamps)?;
+            self.sync("timing a kernel")?;
+            events
+                .chunks_exact(2)
+                .take(pairs as usize)
+                .map(|pair| self.elapsed_ns(&pair[0], &pair[1]))
+                .collect()
+        })();
+        Wait::ready(read)
     }
 }
 

@@ -1,6 +1,6 @@
 //! The driver's pipeline cache, persisted: compiled shader binaries kept on disk beside the
 //! tuning manifests, so that a second process on the same machine creates its pipelines
-//! from them instead of compiling again. Part of the device layer (layer 3).
+//! from them instead of compiling again. Part of the device layer (layer 4).
 //!
 //! This module owns [`DiskPipelineCache`]: one `wgpu::PipelineCache` per device, loaded
 //! from a file when the device opens and written back when new pipelines were created

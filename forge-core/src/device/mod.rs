@@ -1,41 +1,46 @@
-//! The device: one wgpu adapter, device and queue, and everything that talks to them.
-//! Layer 3: it imports values (layer 1) and the emitters (layer 2), never the runtime.
+//! The wgpu device: one adapter, device and queue, and everything that talks to them.
+//! Layer 4 (the devices): it implements the backend seam ([`crate::backend::Device`],
+//! layer 3) on wgpu, and imports values (layer 1) and the emitters (layer 2), never the
+//! runtime.
 //!
-//! This module owns [`Gpu`], the seam between the runtime and a GPU API:
+//! This module owns [`Gpu`]:
 //! - **the device:** opened on an adapter ([`Gpu::open`]) or handed over by the
 //!   application ([`Gpu::from_wgpu`]), with its limits, features and identity
 //!   ([`Gpu::id`]);
-//! - **errors:** every operation runs inside error scopes ([`error_scope`]), so validation
+//! - **errors:** every operation runs inside error scopes ([`ErrorScope`]), so validation
 //!   and out-of-memory errors come back as [`ForgeError`] values instead of wgpu's default
 //!   panic; a device-lost callback (on devices the runtime opened) turns every later call
 //!   into [`ForgeError::DeviceLost`];
-//! - **memory:** the buffer pool and the memory budget ([`buffers`]);
-//! - **submission and readback:** a pending encoder that launches on device tensors
-//!   accumulate in ([`Gpu::record`]), one submission for the pending work and a call's own
-//!   ([`Gpu::submit`]), one mapped readback ([`Gpu::read`]);
+//! - **memory:** the buffer pool ([`buffers`]) against the seam's memory budget;
+//! - **submission and readback:** a pending encoder that recorded work accumulates in, one
+//!   submission for it ([`Gpu::submit`]), one mapped readback;
 //! - **pipelines:** the cache of compiled pipelines, the one bind-group builder and the cache
-//!   of bind groups on pooled buffers
-//!   ([`pipeline`]), and the driver's pipeline cache persisted on disk ([`disk_cache`]);
+//!   of bind groups on pooled buffers ([`pipeline`]), and the driver's pipeline cache
+//!   persisted on disk ([`disk_cache`]);
 //! - **the trace**, where the runtime keeps one: compiles as host events, launches timed
-//!   by the GPU's timestamps inside the submissions they travel in ([`trace`]).
+//!   by the GPU's timestamps inside the submissions they travel in ([`trace`]);
+//! - **the seam** ([`seam`]): `Gpu`'s implementation of [`crate::backend::Device`], the
+//!   commands, launches, readbacks and timestamps the runtime drives it with.
 //!
-//! The runtime (layer 4) owns one `Gpu` and reaches the device only through it. A backend
-//! that is not wgpu plugs in here: CUDA does (`cuda`, with the `cuda` feature), as a second
-//! device type the runtime holds instead of a `Gpu`, with the same budget, limits,
-//! features and identity, and its own memory, kernels, launches and events.
+//! CUDA is the seam's other implementation ([`cuda`]: with the `cuda` feature the real
+//! one; without it, entry points that say how to get it).
 
 pub mod adapter;
 pub mod buffers;
-#[cfg(feature = "cuda")]
+#[cfg_attr(not(feature = "cuda"), path = "cuda_absent.rs")]
 pub mod cuda;
 pub mod disk_cache;
 pub mod pipeline;
+pub mod seam;
 pub mod trace;
 
+pub use crate::backend::RuntimeStats;
+use crate::backend::{Device, MemoryBudget, Reservation};
 use crate::error::{ForgeError, Result};
-use buffers::{BufferPool, Lease, MemoryBudget, Reservation};
+use crate::target::Backend;
+use buffers::{BufferPool, Lease};
 use disk_cache::DiskPipelineCache;
-use pipeline::{BindGroupCache, CompiledPipeline, PipelineCache};
+use pipeline::{BindGroupCache, PipelineCache};
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -52,51 +57,55 @@ pub const UNIFORM_USAGE: wgpu::BufferUsages =
 pub const STAGING_USAGE: wgpu::BufferUsages =
     wgpu::BufferUsages::MAP_READ.union(wgpu::BufferUsages::COPY_DST);
 
-/// Counters that show what the runtime did, for tests and diagnostics.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct RuntimeStats {
-    /// Compute pipelines created.
-    pub pipelines_compiled: u64,
-    /// Queue submissions.
-    pub submissions: u64,
-    /// Buffer readbacks (maps for reading).
-    pub readbacks: u64,
-    /// Buffers created: pool misses and tensors.
-    pub buffers_created: u64,
-    /// Buffers reused from the pool.
-    pub buffers_reused: u64,
-    /// Compute dispatches recorded.
-    pub dispatches: u64,
-    /// Bytes of device buffers alive now (pooled, leased and tensors), against the capacity.
-    pub bytes_in_use: u64,
-    /// Bind groups created for calls on pooled buffers (the rest came from the cache).
-    pub bind_groups_created: u64,
+/// Validation, out-of-memory and internal error scopes, pushed on the device: what an
+/// operation's wgpu calls between [`ErrorScope::open`] and [`ErrorScope::close`] do wrong
+/// comes back from `close` instead of reaching wgpu's default handler (a panic). The scopes
+/// do not borrow the device, so the operation may use the `Gpu` mutably meanwhile. Never
+/// held across an `.await`: a scope belongs to the thread that pushed it.
+///
+/// In a browser the scopes' answers arrive later, through the event loop: there an error
+/// is kept and reported by the next readback ([`Gpu::read_async`]), so a failed dispatch
+/// still fails the call whose results it would have produced.
+#[must_use = "an error scope reports nothing until it is closed"]
+pub struct ErrorScope {
+    internal: wgpu::ErrorScopeGuard,
+    oom: wgpu::ErrorScopeGuard,
+    validation: wgpu::ErrorScopeGuard,
 }
 
-/// Runs `f` inside validation, out-of-memory and internal error scopes, and returns the
-/// first error any of them caught.
-///
-/// In a browser the scopes' answers arrive later, through the event loop: there `f`'s
-/// error (if any) is kept and reported by the next readback ([`Gpu::read_async`]), so a
-/// failed dispatch still fails the call whose results it would have produced.
+impl ErrorScope {
+    /// Pushes the scopes on `device`.
+    pub fn open(device: &wgpu::Device) -> ErrorScope {
+        ErrorScope {
+            internal: device.push_error_scope(wgpu::ErrorFilter::Internal),
+            oom: device.push_error_scope(wgpu::ErrorFilter::OutOfMemory),
+            validation: device.push_error_scope(wgpu::ErrorFilter::Validation),
+        }
+    }
+
+    /// Pops the scopes; the first error any of them caught.
+    pub fn close(self) -> Option<wgpu::Error> {
+        // Scopes pop in reverse order of pushing; each pop takes effect at once, and its
+        // future only carries the answer.
+        let pops = [self.validation.pop(), self.oom.pop(), self.internal.pop()];
+        #[cfg(not(target_arch = "wasm32"))]
+        {
+            let [v, o, i] = pops.map(pollster::block_on);
+            v.or(o).or(i)
+        }
+        #[cfg(target_arch = "wasm32")]
+        {
+            deferred::keep(pops);
+            None
+        }
+    }
+}
+
+/// Runs `f` inside an [`ErrorScope`], and returns the first error any of its scopes caught.
 pub fn error_scope<T>(device: &wgpu::Device, f: impl FnOnce() -> T) -> (T, Option<wgpu::Error>) {
-    let internal = device.push_error_scope(wgpu::ErrorFilter::Internal);
-    let oom = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
-    let validation = device.push_error_scope(wgpu::ErrorFilter::Validation);
+    let scope = ErrorScope::open(device);
     let out = f();
-    // Scopes pop in reverse order of pushing; each pop takes effect at once, and its
-    // future only carries the answer.
-    let pops = [validation.pop(), oom.pop(), internal.pop()];
-    #[cfg(not(target_arch = "wasm32"))]
-    {
-        let [v, o, i] = pops.map(pollster::block_on);
-        (out, v.or(o).or(i))
-    }
-    #[cfg(target_arch = "wasm32")]
-    {
-        deferred::keep(pops);
-        (out, None)
-    }
+    (out, scope.close())
 }
 
 /// The browser's error-scope answers not yet awaited: [`error_scope`] keeps them, the
@@ -169,7 +178,18 @@ pub fn write_padded(queue: &wgpu::Queue, buffer: &wgpu::Buffer, data: &[u8]) {
 #[derive(Debug)]
 struct Pending {
     encoder: wgpu::CommandEncoder,
-    retained: Vec<Lease>,
+    retained: Vec<Box<Lease>>,
+}
+
+impl Pending {
+    fn new(device: &wgpu::Device) -> Pending {
+        Pending {
+            encoder: device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("forge pending"),
+            }),
+            retained: Vec::new(),
+        }
+    }
 }
 
 /// A one-shot outcome set by a wgpu callback (a buffer map, the queue's work done): taken at
@@ -251,6 +271,7 @@ pub struct Gpu {
     /// for the GPU's last timestamps) while the rest is still alive.
     trace: Option<DeviceTrace>,
     id: u64,
+    emission: Backend,
     adapter: wgpu::Adapter,
     device: wgpu::Device,
     queue: wgpu::Queue,
@@ -276,7 +297,8 @@ pub struct Gpu {
 impl Gpu {
     /// Opens a device on `adapter` with every optional feature kernels may use that the
     /// adapter has, minus `without`, and the adapter's own limits (large buffers need
-    /// them), with a memory budget of `capacity` bytes.
+    /// them), with a memory budget of `capacity` bytes. It compiles WGSL until told
+    /// otherwise ([`Gpu::emitting`]).
     pub fn open(adapter: wgpu::Adapter, capacity: u64, without: wgpu::Features) -> Result<Gpu> {
         crate::blocking::block_on(
             "opening a device",
@@ -357,6 +379,7 @@ impl Gpu {
         Gpu {
             trace: None,
             id: next_id(),
+            emission: Backend::Wgsl,
             info: adapter.get_info(),
             limits: device.limits(),
             features: device.features(),
@@ -376,20 +399,16 @@ impl Gpu {
         }
     }
 
-    /// A number that no other `Gpu` of this process has: what tells one runtime's device
-    /// objects from another's.
-    pub fn id(&self) -> u64 {
-        self.id
+    /// The device, compiling kernels from `emission`'s shader form (WGSL, or SPIR-V,
+    /// GLSL or HLSL through passthrough on Vulkan).
+    pub fn emitting(mut self, emission: Backend) -> Gpu {
+        self.emission = emission;
+        self
     }
 
     /// The adapter the device was opened on.
     pub fn adapter(&self) -> &wgpu::Adapter {
         &self.adapter
-    }
-
-    /// The adapter's description.
-    pub fn info(&self) -> &wgpu::AdapterInfo {
-        &self.info
     }
 
     /// The wgpu device.
@@ -402,38 +421,9 @@ impl Gpu {
         &self.queue
     }
 
-    /// The device's limits.
-    pub fn limits(&self) -> &wgpu::Limits {
-        &self.limits
-    }
-
-    /// The features enabled on the device.
-    pub fn features(&self) -> wgpu::Features {
-        self.features
-    }
-
     /// The buffer pool and its budget.
     pub fn pool(&self) -> &BufferPool {
         &self.pool
-    }
-
-    /// The memory budget in bytes.
-    pub fn capacity(&self) -> u64 {
-        self.pool.budget().capacity()
-    }
-
-    /// What the device has done so far.
-    pub fn stats(&self) -> RuntimeStats {
-        RuntimeStats {
-            pipelines_compiled: self.pipelines.compiled(),
-            submissions: self.submissions,
-            readbacks: self.readbacks,
-            buffers_created: self.pool.created() + self.tensors_created,
-            buffers_reused: self.pool.reused(),
-            dispatches: self.dispatches,
-            bytes_in_use: self.pool.budget().in_use(),
-            bind_groups_created: self.bind_groups.created(),
-        }
     }
 
     /// Persists the driver's pipeline cache in `dir` from now on (loading what an earlier
@@ -451,61 +441,21 @@ impl Gpu {
         self.disk_cache.as_ref()
     }
 
-    /// Writes the persisted pipeline cache now if pipelines were created since it was last
-    /// written; returns whether it wrote. Without an attached cache it does nothing.
-    pub fn save_disk_cache(&mut self) -> Result<bool> {
-        match &mut self.disk_cache {
-            Some(c) => c.save(),
-            None => Ok(false),
-        }
-    }
-
-    /// Records this device's work into `recorder` from now on: compiles and, where the
-    /// device has timestamps, launches on its GPU track ([`trace`]).
-    pub fn attach_trace(&mut self, recorder: Arc<crate::trace::Recorder>) {
-        self.trace = Some(DeviceTrace::new(
-            recorder,
-            &self.device,
-            &self.queue,
-            self.id,
-            &self.info.name,
-        ));
-    }
-
     /// The recorder of the trace, for host events; `None` (one branch) without a trace.
     pub fn trace(&self) -> Option<&Arc<crate::trace::Recorder>> {
         self.trace.as_ref().map(DeviceTrace::recorder)
     }
 
-    /// Now, where the runtime traces: the start of a host event (`None`, one branch,
+    /// Now, where the device traces: the start of a host event (`None`, one branch,
     /// without a trace).
     pub fn trace_start(&self) -> Option<web_time::Instant> {
         self.trace.as_ref().map(|_| web_time::Instant::now())
     }
 
-    /// Adds the host event of a launch of `kernel` that began at `start` (from
-    /// [`Gpu::trace_start`]).
-    pub fn trace_launch(
-        &self,
-        start: Option<web_time::Instant>,
-        kernel: &'static str,
-        schedule: &crate::schedule::Schedule,
-        workgroups: [u32; 3],
-    ) {
-        if let (Some(rec), Some(start)) = (self.trace(), start) {
-            rec.host(
-                "launch",
-                kernel,
-                start,
-                trace::launch_args(schedule, workgroups),
-            );
-        }
-    }
-
     /// Where a launch's compute pass writes its timestamps (see
     /// [`DeviceTrace::pass_queries`]); `None` without a trace or timestamps. `args` is
     /// only called when the launch is timed.
-    pub fn pass_queries(
+    fn pass_queries(
         &mut self,
         kernel: &'static str,
         args: impl FnOnce() -> serde_json::Map<String, serde_json::Value>,
@@ -517,74 +467,27 @@ impl Gpu {
         t.pass_queries(kernel, args())
     }
 
-    /// Gives back the queries of a pass that was not recorded; see
-    /// [`DeviceTrace::cancel_pass`].
-    pub fn cancel_pass_queries(&mut self, queries: &Option<(wgpu::QuerySet, u32)>) {
-        if let (Some(t), Some((_, first))) = (self.trace.as_mut(), queries) {
-            t.cancel_pass(*first);
-        }
-    }
-
-    /// Waits for the GPU times still out and writes the trace; returns whether there is a
-    /// trace. The trace is written again, whole, when the device drops.
-    pub fn flush_trace(&mut self) -> Result<bool> {
-        match &mut self.trace {
-            Some(t) => t.finish().map(|()| true),
-            None => Ok(false),
-        }
-    }
-
-    /// Counts one compute dispatch recorded.
-    pub fn count_dispatch(&mut self) {
-        self.dispatches += 1;
-    }
-
     /// A pooled buffer of at least `bytes` bytes with `usage`; see
     /// [`BufferPool::acquire`].
-    pub fn acquire(
+    fn acquire(
         &mut self,
         bytes: u64,
         usage: wgpu::BufferUsages,
         what: &dyn Fn() -> String,
-    ) -> Result<Lease> {
+    ) -> Result<Box<Lease>> {
         let max = self.limits.max_buffer_size;
         self.pool.acquire(&self.device, bytes, usage, max, what)
     }
 
-    /// Gives a pooled buffer back.
-    pub fn release(&mut self, lease: Lease) {
-        self.pool.release(lease);
-    }
-
-    /// The bind group of a launch of `plan` on pooled buffers, from the cache where an
-    /// earlier call bound the same ones; see [`BindGroupCache`].
-    pub fn pooled_bind_group(
-        &mut self,
-        compiled: &CompiledPipeline,
-        plan: &crate::plan::LaunchPlan,
-        storage: &[&wgpu::Buffer],
-        uniform: Option<&wgpu::Buffer>,
-        prints: Option<(u32, &wgpu::Buffer)>,
-    ) -> Result<wgpu::BindGroup> {
-        let frees = self.pool.frees();
-        let bound = pipeline::Bound {
-            storage,
-            uniform,
-            prints,
-        };
-        self.bind_groups
-            .get(&self.device, frees, compiled, plan, bound)
-    }
-
     /// Reserves `bytes` of the budget for a buffer outside the pool (a tensor), freeing idle
     /// pooled buffers while that helps.
-    pub fn reserve(&mut self, bytes: u64, what: &dyn Fn() -> String) -> Result<Reservation> {
+    fn reserve(&mut self, bytes: u64, what: &dyn Fn() -> String) -> Result<Reservation> {
         self.pool.reserve_evicting(bytes, what)
     }
 
     /// Creates a buffer outside the pool (a tensor's), optionally filled with `init` (the
     /// rest zeroed), and counts it.
-    pub fn create_buffer(
+    fn create_buffer(
         &mut self,
         size: u64,
         usage: wgpu::BufferUsages,
@@ -618,27 +521,21 @@ impl Gpu {
     }
 
     /// A `COPY_SRC` buffer of `size` bytes (a multiple of 4) holding `data`, zero-padded:
-    /// the source of a write that must travel in an encoder, behind pending work.
-    pub fn create_staging(&self, data: &[u8], size: u64) -> Result<wgpu::Buffer> {
-        let device = &self.device;
-        let (staging, err) = error_scope(device, || {
-            let staging = device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("forge write staging"),
-                size,
-                usage: wgpu::BufferUsages::COPY_SRC,
-                mapped_at_creation: true,
-            });
-            if let Ok(mut view) = staging.get_mapped_range_mut(..) {
-                view.slice(..data.len()).copy_from_slice(data);
-                view.slice(data.len()..).fill(0);
-            }
-            staging.unmap();
-            staging
+    /// the source of a write that must travel in an encoder, behind pending work. Call it
+    /// inside an error scope.
+    fn create_staging(&self, data: &[u8], size: u64) -> wgpu::Buffer {
+        let staging = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("forge write staging"),
+            size,
+            usage: wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: true,
         });
-        match err {
-            Some(e) => Err(self.gpu_error("writing a tensor", &e)),
-            None => Ok(staging),
+        if let Ok(mut view) = staging.get_mapped_range_mut(..) {
+            view.slice(..data.len()).copy_from_slice(data);
+            view.slice(data.len()..).fill(0);
         }
+        staging.unmap();
+        staging
     }
 
     /// Whether `buffer` was made on this device, found by binding its first `size` bytes
@@ -690,83 +587,56 @@ impl Gpu {
         }
     }
 
-    /// A new command encoder.
-    pub fn encoder(&self, label: &str) -> wgpu::CommandEncoder {
-        self.device
-            .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(label) })
-    }
-
-    /// Runs `f` on the pending encoder (made on first use), inside error scopes: what it
-    /// records is submitted with the next [`Gpu::submit`] or [`Gpu::flush`], after what was
-    /// recorded before it. `context` names the step in the error.
-    pub fn record<R>(
-        &mut self,
-        context: &'static str,
-        f: impl FnOnce(&mut wgpu::CommandEncoder) -> R,
-    ) -> Result<R> {
+    /// The pending encoder, made on first use: what [`Gpu::submit`] submits next.
+    fn pending(&mut self) -> &mut wgpu::CommandEncoder {
         let device = &self.device;
-        let pending = self.pending.get_or_insert_with(|| Pending {
-            encoder: device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                label: Some("forge pending"),
-            }),
-            retained: Vec::new(),
-        });
-        let (out, err) = error_scope(device, || f(&mut pending.encoder));
-        match err {
-            Some(e) => Err(self.gpu_error(context, &e)),
-            None => Ok(out),
-        }
+        &mut self
+            .pending
+            .get_or_insert_with(|| Pending::new(device))
+            .encoder
     }
 
     /// Keeps `lease` alive until the pending work that reads it is submitted.
-    pub fn retain(&mut self, lease: Lease) {
+    fn retain(&mut self, lease: Box<Lease>) {
         match &mut self.pending {
             Some(p) => p.retained.push(lease),
             None => self.pool.release(lease),
         }
     }
 
-    /// Whether work is recorded but not yet submitted.
-    pub fn has_pending(&self) -> bool {
-        self.pending.is_some()
-    }
-
-    /// Submits the pending work, then `encoder` (if any), in one submission. `context`
-    /// names the step in the error.
+    /// Submits the pending work in one submission, after `last` records the submission's
+    /// last commands into it (inside the same error scopes). Does nothing when nothing is
+    /// pending and there is no `last`. `context` names the step in the error.
     pub fn submit(
         &mut self,
-        encoder: Option<wgpu::CommandEncoder>,
         context: &'static str,
+        last: Option<&mut dyn FnMut(&mut wgpu::CommandEncoder)>,
     ) -> Result<()> {
-        let pending = self.pending.take();
-        if pending.is_none() && encoder.is_none() {
+        if self.pending.is_none() && last.is_none() {
             return Ok(());
         }
         self.check_lost()?;
-        let queue = &self.queue;
-        let trace = &mut self.trace;
-        let ((retained, submitted_us), err) = error_scope(&self.device, || {
-            let mut encoders = Vec::with_capacity(2);
-            let mut retained = Vec::new();
-            if let Some(p) = pending {
-                encoders.push(p.encoder);
-                retained = p.retained;
-            }
-            encoders.extend(encoder);
-            // The trace's timestamps are copied out in this same submission.
-            let mut submitted_us = 0.0;
-            if let (Some(t), Some(last)) = (trace.as_mut(), encoders.last_mut()) {
-                t.before_submit(last);
-                submitted_us = t.recorder().now_us();
-            }
-            queue.submit(encoders.into_iter().map(|e| e.finish()));
-            (retained, submitted_us)
-        });
+        let scope = ErrorScope::open(&self.device);
+        let mut pending = match self.pending.take() {
+            Some(p) => p,
+            None => Pending::new(&self.device),
+        };
+        if let Some(last) = last {
+            last(&mut pending.encoder);
+        }
+        // The trace's timestamps are copied out in this same submission.
+        let mut submitted_us = 0.0;
+        if let Some(t) = self.trace.as_mut() {
+            t.before_submit(&mut pending.encoder);
+            submitted_us = t.recorder().now_us();
+        }
+        self.queue.submit([pending.encoder.finish()]);
+        let err = scope.close();
         if let Some(t) = &mut self.trace {
             t.after_submit(submitted_us, err.is_none());
         }
         self.submissions += 1;
-        for lease in retained {
+        for lease in pending.retained {
             self.pool.release(lease);
         }
         match err {
@@ -775,26 +645,11 @@ impl Gpu {
         }
     }
 
-    /// Submits the pending work, if any. Does not wait for the GPU.
-    pub fn flush(&mut self) -> Result<()> {
-        self.submit(None, "submitting pending launches")
-    }
-
     /// Maps `buffer[0..size]` for reading, waits for the GPU, and hands the bytes to `read`.
-    /// Counts one readback.
-    pub fn read<R>(
-        &mut self,
-        buffer: &wgpu::Buffer,
-        size: u64,
-        read: impl FnOnce(&[u8]) -> R,
-    ) -> Result<R> {
-        crate::blocking::block_on("a blocking readback", self.read_async(buffer, size, read))
-    }
-
-    /// [`Gpu::read`], awaited. On native it polls the device itself; in a browser the
+    /// Counts one readback. On native it polls the device itself; in a browser the
     /// event loop does, and the errors that earlier calls' scopes caught since the last
-    /// readback are reported here (see [`error_scope`]).
-    pub async fn read_async<R>(
+    /// readback are reported here (see [`ErrorScope`]).
+    async fn read_async<R>(
         &mut self,
         buffer: &wgpu::Buffer,
         size: u64,
@@ -812,7 +667,7 @@ impl Gpu {
         }
         self.readbacks += 1;
         #[cfg(not(target_arch = "wasm32"))]
-        self.wait()?;
+        self.wait_now()?;
         #[cfg(not(target_arch = "wasm32"))]
         let result = mapped.take();
         #[cfg(target_arch = "wasm32")]
@@ -868,19 +723,6 @@ impl Gpu {
         })
     }
 
-    /// Fails with [`ForgeError::DeviceLost`] once the device is gone.
-    pub fn check_lost(&self) -> Result<()> {
-        match self.lost.lock() {
-            Ok(slot) => match slot.as_ref() {
-                Some(msg) => Err(ForgeError::DeviceLost(msg.clone())),
-                None => Ok(()),
-            },
-            Err(_) => Err(ForgeError::DeviceLost(
-                "the device-lost state was poisoned".into(),
-            )),
-        }
-    }
-
     /// `err`, unless the device turns out to be lost, which explains it better. wgpu only
     /// reports a loss while polling, so this polls once, without blocking.
     pub fn explain(&self, err: ForgeError) -> ForgeError {
@@ -892,12 +734,12 @@ impl Gpu {
         }
     }
 
-    /// [`Gpu::wait`], awaited: until the work submitted so far has finished. On native it
-    /// polls the device; in a browser it awaits the queue's `onSubmittedWorkDone`, then
-    /// reports the errors that earlier calls' scopes caught, as [`Gpu::read_async`] does.
-    pub async fn wait_async(&self) -> Result<()> {
+    /// Until the work submitted so far has finished. On native it polls the device; in a
+    /// browser it awaits the queue's `onSubmittedWorkDone`, then reports the errors that
+    /// earlier calls' scopes caught, as a readback does.
+    async fn wait_async(&self) -> Result<()> {
         #[cfg(not(target_arch = "wasm32"))]
-        return self.wait();
+        return self.wait_now();
         #[cfg(target_arch = "wasm32")]
         {
             let done = Signal::<()>::default();
@@ -912,7 +754,8 @@ impl Gpu {
     }
 
     /// Blocks until the queue is idle and map callbacks have run.
-    pub fn wait(&self) -> Result<()> {
+    #[cfg(not(target_arch = "wasm32"))]
+    fn wait_now(&self) -> Result<()> {
         // wgpu panics from `poll` when the device is lost mid-wait; that is a DeviceLost here.
         let polled = std::panic::catch_unwind(AssertUnwindSafe(|| {
             self.device.poll(wgpu::PollType::wait_indefinitely())

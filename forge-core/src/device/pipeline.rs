@@ -1,5 +1,5 @@
 //! The pipeline cache: compiles each (kernel, schedule, emission backend) once, and the one
-//! bind-group builder. Part of the device layer (layer 3).
+//! bind-group builder. Part of the wgpu device (layer 4).
 //!
 //! This module owns [`PipelineCache`], keyed by the kernel's [`KernelId`] (its name and the
 //! hash of its source: two kernels of one name never share a pipeline), the compile step
@@ -20,6 +20,7 @@
 
 use super::adapter::vulkan_zeroes_workgroup_memory;
 use super::{error_scope, error_text, Gpu};
+use crate::backend::Device;
 use crate::emit;
 use crate::emit::glslang::{self, GlslangError, Language, VulkanEnv};
 use crate::error::{ForgeError, Result};
@@ -157,18 +158,21 @@ fn binding_resource(buffer: &wgpu::Buffer, size: u64) -> wgpu::BindingResource<'
 
 impl CompiledPipeline {
     /// The bind group of one launch of `plan`: `storage[i]` at storage binding `i`, bound
-    /// over the plan's padded size, and `uniform` (when the plan has params) at the
-    /// binding after them. Call it inside an error scope: wgpu reports a buffer that is
-    /// too small, or of another device, there. `prints` is the print buffer of a kernel that
-    /// prints, with its binding number.
+    /// over the plan's padded size, and the uniform (when the plan has params) at the
+    /// binding after them, and a printing kernel's print buffer at its binding. Call it
+    /// inside an error scope: wgpu reports a buffer that is too small, or of another
+    /// device, there.
     pub fn bind_group(
         &self,
         device: &wgpu::Device,
         plan: &LaunchPlan,
-        storage: &[&wgpu::Buffer],
-        uniform: Option<&wgpu::Buffer>,
-        prints: Option<(u32, &wgpu::Buffer)>,
+        bound: Bound<'_>,
     ) -> wgpu::BindGroup {
+        let Bound {
+            storage,
+            uniform,
+            prints,
+        } = bound;
         let mut entries: Vec<wgpu::BindGroupEntry<'_>> = plan
             .layout
             .iter()
@@ -289,9 +293,7 @@ impl BindGroupCache {
         if let Some(group) = self.map.get(&key) {
             return Ok(group.clone());
         }
-        let (group, err) = error_scope(device, || {
-            compiled.bind_group(device, plan, storage, uniform, prints)
-        });
+        let (group, err) = error_scope(device, || compiled.bind_group(device, plan, bound));
         if let Some(e) = err {
             return Err(ForgeError::Gpu {
                 context: "creating a bind group",
@@ -332,8 +334,13 @@ impl Gpu {
             vulkan_zeroes_workgroup_memory(&self.adapter),
         );
         let (language, text) = match backend {
-            Backend::Wgsl => unreachable!("WGSL is handed to wgpu as source"),
-            // The builder never opens a wgpu device for CUDA; said rather than assumed.
+            // Only the passthrough forms come here; said rather than assumed.
+            Backend::Wgsl => {
+                return Err(compile_error(
+                    "WGSL is handed to wgpu as source, not through passthrough".into(),
+                ))
+            }
+            // The builder never opens a wgpu device for CUDA.
             Backend::Cuda => {
                 return Err(compile_error(
                     "the `cuda` backend runs through the CUDA driver, not wgpu".into(),
@@ -385,7 +392,7 @@ impl Gpu {
         }
         self.check_lost()?;
         check_features(kernel, self.features, &self.info.name)?;
-        let compiled = self.compile(kernel, schedule, backend, params)?;
+        let compiled = self.compile_pipeline(kernel, schedule, backend, params)?;
         Ok(self.store(key, compiled))
     }
 
@@ -406,7 +413,7 @@ impl Gpu {
     /// a thread each where the platform has threads. Returns how many were compiled. The
     /// first error (a missing feature, a shader the driver rejects) is returned after every
     /// job has finished; the pipelines that compiled are kept.
-    pub fn warm_up(
+    pub fn compile_ahead(
         &mut self,
         jobs: &[(&dyn Kernel, Schedule, bool)],
         backend: Backend,
@@ -465,7 +472,7 @@ impl Gpu {
                     let handle = scope.spawn(move || {
                         part.iter()
                             .map(|(key, kernel)| {
-                                self.compile(*kernel, &key.schedule, backend, key.params)
+                                self.compile_pipeline(*kernel, &key.schedule, backend, key.params)
                             })
                             .collect::<Vec<_>>()
                     });
@@ -500,11 +507,11 @@ impl Gpu {
         backend: Backend,
     ) -> Vec<Result<CompiledPipeline>> {
         todo.iter()
-            .map(|(key, kernel)| self.compile(*kernel, &key.schedule, backend, key.params))
+            .map(|(key, kernel)| self.compile_pipeline(*kernel, &key.schedule, backend, key.params))
             .collect()
     }
 
-    fn compile(
+    fn compile_pipeline(
         &self,
         kernel: &dyn Kernel,
         schedule: &Schedule,

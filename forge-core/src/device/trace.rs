@@ -1,5 +1,5 @@
 //! What the device did, in the runtime's trace: launches timed by the GPU's own
-//! timestamps, on the device's GPU track. Part of the device layer (layer 3).
+//! timestamps, on the device's GPU track. Part of the device layer (layer 4).
 //!
 //! This module owns [`DeviceTrace`]: the [`Recorder`] a traced runtime writes to, and,
 //! where the device has `TIMESTAMP_QUERY`, the timestamp queries of its launches. A traced
@@ -14,7 +14,7 @@
 //! for every submission: the largest such bound seen so far is used. It only grows, so
 //! GPU events stay in the GPU's order and none starts before it was submitted.
 
-use crate::schedule::Schedule;
+pub use crate::trace::launch_args;
 use crate::trace::{gpu_track, Event, Recorder};
 use serde_json::{Map, Value};
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -23,14 +23,6 @@ use std::sync::Arc;
 /// Launches one submission can time; later ones in the same submission get only their
 /// host event.
 pub const MAX_TIMED_LAUNCHES: u32 = 256;
-
-/// The args of a launch event: the schedule and the workgroups dispatched.
-pub fn launch_args(schedule: &Schedule, workgroups: [u32; 3]) -> Map<String, Value> {
-    let mut args = Map::new();
-    args.insert("schedule".into(), schedule.to_string().into());
-    args.insert("workgroups".into(), Value::from(workgroups.to_vec()));
-    args
-}
 
 /// A query set with room for [`MAX_TIMED_LAUNCHES`] launches, where it resolves to, and
 /// the mappable buffer the results come back through. Reused once read.

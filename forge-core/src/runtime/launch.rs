@@ -1,17 +1,19 @@
 //! Launches: a kernel on host slices, on device-resident tensors, or on type-erased host
-//! data. Part of the runtime (layer 4).
+//! data. Part of the runtime (layer 5), written once over the backend seam.
 //!
 //! This module owns the three ways to launch a kernel, and one path under them:
 //! - [`ForgeRuntime::launch_host`] takes host slices: it uploads them, runs the kernel and
 //!   returns the writable bindings, in one submission and one readback;
 //! - [`ForgeRuntime::launch_tensors`] binds device-resident tensors and only records the
-//!   dispatch. Launches accumulate in a pending encoder until [`ForgeRuntime::flush`] or a
-//!   download submits them, all in one submission;
+//!   dispatch. Launches accumulate in the device's pending work until
+//!   [`ForgeRuntime::flush`] or a download submits them, all in one submission;
 //! - [`ForgeRuntime::run_dyn`] runs any kernel on [`DynArgs`], through `launch_host`: how
 //!   the certifier and the tuner run kernels they know only as `&dyn Kernel`.
 //!
 //! Each builds one [`LaunchPlan`] (every check that can fail on bad input, before the GPU
-//! is touched) and binds through [`CompiledPipeline::bind_group`]; timing does the same.
+//! is touched) and launches through one [`Command::Launch`], which each backend binds and
+//! records its own way; timing does the same with launches bound ahead
+//! ([`crate::backend::Device::prepare`]).
 //!
 //! # What `#[out]` bindings start as
 //! One rule: **the runtime gives an `#[out]` binding zeros only where it allocates it.**
@@ -24,16 +26,14 @@
 //!   [`ForgeRuntime::clear`] it between launches; two launches without a clear accumulate
 //!   twice.
 
-use crate::device::pipeline::CompiledPipeline;
-use crate::device::trace::launch_args;
-use crate::device::{buffers::STAGING_ALIGN, error_scope};
-use crate::device::{write_padded, STAGING_USAGE, STORAGE_USAGE, UNIFORM_USAGE};
+use crate::backend::{Command, Launch, Memory};
 use crate::error::{ForgeError, Result};
 use crate::kernel::{check_scalar_count, Access, Binding, DynArgs, HostBuffer, Kernel};
-use crate::plan::{align_up, LaunchPlan};
+use crate::plan::LaunchPlan;
 use crate::runtime::ForgeRuntime;
 use crate::schedule::{Schedule, Threads};
 use crate::tensor::RawTensor;
+use crate::trace::launch_args;
 
 /// One binding's host data for [`ForgeRuntime::launch_host`].
 pub enum HostArg<'a> {
@@ -145,11 +145,7 @@ impl ForgeRuntime {
         threads: Threads,
         args: &mut [HostArg<'_>],
     ) -> Result<Vec<HostBuffer>> {
-        #[cfg(feature = "cuda")]
-        if self.is_cuda() {
-            return self.cuda_launch_host(kernel, schedule, params, threads, args);
-        }
-        let traced = self.gpu().trace_start();
+        let traced = self.trace_start();
         let name = kernel.name();
         let layout = kernel.layout();
         let plan = self.host_plan(kernel, schedule, params, threads, args)?;
@@ -157,178 +153,132 @@ impl ForgeRuntime {
         let prints = kernel
             .prints()
             .map(|t| (t, t.buffer_bytes(self.print_capacity())));
-        let gpu = self.gpu();
         let print_bytes = prints.map_or(0, |(_, b)| b);
-        plan.check_capacity(print_bytes, gpu.capacity(), gpu.pool().budget().in_use())?;
-        gpu.check_lost()?;
-        let compiled = self.pipeline(kernel, schedule, plan.has_params())?;
+        let budget = self.device.budget();
+        plan.check_capacity(print_bytes, budget.capacity(), budget.in_use())?;
+        self.device.check_lost()?;
+        let compiled = self.device.compile(kernel, schedule, plan.has_params())?;
 
-        // Buffers: one per binding, the uniform, and one staging buffer for every writable
-        // binding at 256-byte-aligned offsets, so the results come back in a single map.
-        let gpu = self.gpu_mut();
-        let mut leases = Vec::with_capacity(layout.len());
+        // Memory: one lease per binding, and the print buffer. A repeated call gets the same
+        // pooled memory back, in the same places, where the device pools.
+        let mut leases = Vec::with_capacity(layout.len() + 1);
         for (b, &size) in layout.iter().zip(&plan.bindings) {
             let what = || format!("kernel `{name}`: argument `{}`", b.name);
-            leases.push(gpu.acquire(size, STORAGE_USAGE, &what)?);
+            leases.push(self.device.lease(size, &what)?);
         }
-        let mut uniform = match plan.uniform_size() {
-            Some(size) => Some(gpu.acquire(size, UNIFORM_USAGE, &|| {
-                format!("kernel `{name}`: `Params`")
-            })?),
-            None => None,
-        };
-        let print_lease = match prints {
-            Some((_, bytes)) => Some(gpu.acquire(bytes, STORAGE_USAGE, &|| {
-                format!("kernel `{name}`: print buffer")
-            })?),
-            None => None,
-        };
-        let mut staging_offsets = vec![None; layout.len()];
-        let mut staging_size = 0u64;
-        for (i, b) in layout.iter().enumerate() {
-            if b.access.writable() {
-                let offset = align_up(staging_size, STAGING_ALIGN);
-                staging_offsets[i] = Some(offset);
-                staging_size = offset + plan.bindings[i];
-            }
-        }
-        let print_offset = align_up(staging_size, STAGING_ALIGN);
         if let Some((_, bytes)) = prints {
-            staging_size = print_offset + bytes;
+            leases.push(
+                self.device
+                    .lease(bytes, &|| format!("kernel `{name}`: print buffer"))?,
+            );
         }
-        let staging = if staging_size > 0 {
-            Some(gpu.acquire(staging_size, STAGING_USAGE, &|| {
-                format!("kernel `{name}`: readback")
-            })?)
-        } else {
-            None
-        };
-
-        // A repeated call gets the same pooled buffers, and binds the group made for them.
-        let storage: Vec<&wgpu::Buffer> = leases.iter().map(|l| l.buffer()).collect();
-        let print_binding = prints.zip(print_lease.as_ref());
-        let bind_group = gpu.pooled_bind_group(
-            &compiled,
-            &plan,
-            &storage,
-            uniform.as_ref().map(|l| l.buffer()),
-            print_binding.map(|((t, _), l)| (t.binding, l.buffer())),
-        )?;
-        let queries = gpu.pass_queries(name, || launch_args(schedule, plan.grid.dispatch));
-        let (device, queue) = (gpu.device(), gpu.queue());
-        let (encoder, err) = error_scope(device, || {
-            for (a, lease) in args.iter().zip(&leases) {
-                match a {
-                    HostArg::In(data) => write_padded(queue, lease.buffer(), data),
-                    HostArg::InOut(data) => write_padded(queue, lease.buffer(), data),
-                    HostArg::Out(_) => {}
-                }
-            }
-            // The uniform is written only when its `Params` changed since its last call.
-            if let Some(lease) = &mut uniform {
-                lease.write_tracked(queue, &plan.params);
-            }
-            let mut encoder = gpu.encoder(name);
-            for ((b, lease), &size) in layout.iter().zip(&leases).zip(&plan.bindings) {
-                if b.access == Access::Out {
-                    // Pooled buffers hold the last call's data: outputs start zeroed.
-                    encoder.clear_buffer(lease.buffer(), 0, Some(size));
-                }
-            }
-            if let Some(lease) = &print_lease {
-                // The cursor starts at zero.
-                encoder.clear_buffer(lease.buffer(), 0, None);
-            }
-            record_pass(&mut encoder, &plan, &compiled, &bind_group, &queries);
-            if let (Some(staging), Some(((_, bytes), lease))) = (&staging, print_binding) {
-                encoder.copy_buffer_to_buffer(
-                    lease.buffer(),
-                    0,
-                    staging.buffer(),
-                    print_offset,
-                    bytes,
-                );
-            }
-            if let Some(staging) = &staging {
-                for ((lease, &size), offset) in
-                    leases.iter().zip(&plan.bindings).zip(&staging_offsets)
-                {
-                    if let Some(offset) = offset {
-                        encoder.copy_buffer_to_buffer(
-                            lease.buffer(),
-                            0,
-                            staging.buffer(),
-                            *offset,
-                            size,
-                        );
-                    }
-                }
-            }
-            encoder
-        });
-        if let Some(e) = err {
-            gpu.cancel_pass_queries(&queries);
-            return Err(gpu.explain(ForgeError::Gpu {
-                context: "recording a dispatch",
-                message: format!("kernel `{name}`: {}", crate::device::error_text(&e)),
-            }));
-        }
-        gpu.count_dispatch();
-        gpu.submit(Some(encoder), "submitting work")?;
-
-        let mut outputs = Vec::new();
-        let mut print_words: Vec<u32> = Vec::new();
-        if let Some(staging) = &staging {
-            gpu.read_async(staging.buffer(), staging_size, |bytes| {
-                if let Some((_, n)) = prints {
-                    let at = print_offset as usize;
-                    print_words = bytemuck::pod_collect_to_vec(&bytes[at..at + n as usize]);
-                }
-                for ((b, a), offset) in layout.iter().zip(args.iter_mut()).zip(&staging_offsets) {
-                    let Some(offset) = *offset else { continue };
-                    let start = offset as usize;
-                    match a {
-                        HostArg::InOut(slice) => {
-                            let len = slice.len();
-                            slice.copy_from_slice(&bytes[start..start + len]);
-                        }
-                        HostArg::Out(n) => {
-                            let len = *n as usize;
-                            outputs.push(HostBuffer::from_slice::<u8>(
-                                b.elem,
-                                &bytes[start..start + len],
-                            ));
-                        }
-                        HostArg::In(_) => {}
-                    }
-                }
-            })
-            .await?;
-        }
-        // Released last to first: the pool hands buffers of one size out last in, first
-        // out, so the next call of this shape gets each binding's buffer back in its place
+        let ran = self
+            .run_on(&compiled, &plan, prints.map(|(t, _)| t), args, &leases)
+            .await;
+        // Released last to first: a pool hands memory of one size out last in, first
+        // out, so the next call of this shape gets each binding's memory back in its place
         // (and binds the same cached group).
-        for lease in leases
-            .into_iter()
-            .chain(uniform)
-            .chain(print_lease)
-            .chain(staging)
-            .rev()
-        {
-            gpu.release(lease);
+        for lease in leases.into_iter().rev() {
+            self.device.release(lease);
         }
-        gpu.trace_launch(traced, name, schedule, plan.grid.dispatch);
-        if let Some((table, _)) = prints {
+        let (outputs, print_words) = ran?;
+        self.trace_launch(traced, name, schedule, plan.grid.dispatch);
+        if let Some(table) = kernel.prints() {
             self.prints.add(name, table, &print_words);
         }
         Ok(outputs)
     }
 
+    /// A host launch's work on its leases (one per binding, then the print buffer of a
+    /// kernel that prints): the uploads, the zeroed outputs, the launch, then one readback
+    /// of every writable binding (and the print buffer's words).
+    async fn run_on(
+        &mut self,
+        compiled: &crate::backend::Compiled,
+        plan: &LaunchPlan,
+        prints: Option<&'static crate::prints::PrintTable>,
+        args: &mut [HostArg<'_>],
+        leases: &[Memory],
+    ) -> Result<(Vec<HostBuffer>, Vec<u32>)> {
+        let (bindings, print_lease) = leases.split_at(plan.layout.len());
+        let print_lease = print_lease.first();
+        {
+            let storage: Vec<&Memory> = bindings.iter().collect();
+            let mut commands = Vec::with_capacity(bindings.len() + 2);
+            for ((a, lease), &size) in args.iter().zip(bindings).zip(&plan.bindings) {
+                commands.push(match a {
+                    HostArg::In(data) => Command::Upload { to: lease, data },
+                    HostArg::InOut(data) => Command::Upload {
+                        to: lease,
+                        data: &**data,
+                    },
+                    // Pooled memory holds the last call's data: outputs start zeroed.
+                    HostArg::Out(_) => Command::Clear {
+                        to: lease,
+                        bytes: size,
+                    },
+                });
+            }
+            if let Some(lease) = print_lease {
+                // The cursor starts at zero.
+                commands.push(Command::Clear {
+                    to: lease,
+                    bytes: lease.bytes(),
+                });
+            }
+            commands.push(Command::Launch(Launch {
+                compiled,
+                plan,
+                bindings: &storage,
+                prints: prints.zip(print_lease).map(|(t, l)| (t.binding, l)),
+            }));
+            self.device.record("recording a dispatch", &commands)?;
+        }
+
+        let mut outputs = Vec::new();
+        for (b, a) in plan.layout.iter().zip(args.iter()) {
+            if let HostArg::Out(n) = a {
+                let len = *n as usize / b.elem.size().max(1);
+                outputs.push(HostBuffer::zeroed(b.elem, len)?);
+            }
+        }
+        let mut print_words = match (prints, print_lease) {
+            (Some(_), Some(lease)) => vec![0u32; lease.bytes() as usize / 4],
+            _ => Vec::new(),
+        };
+        let mut from: Vec<&Memory> = Vec::with_capacity(leases.len());
+        let mut into: Vec<&mut [u8]> = Vec::with_capacity(leases.len());
+        let mut outs = outputs.iter_mut();
+        for (a, lease) in args.iter_mut().zip(bindings) {
+            match a {
+                HostArg::InOut(slice) => {
+                    from.push(lease);
+                    into.push(&mut **slice);
+                }
+                HostArg::Out(_) => {
+                    if let Some(out) = outs.next() {
+                        from.push(lease);
+                        into.push(out.bytes_mut());
+                    }
+                }
+                HostArg::In(_) => {}
+            }
+        }
+        if let (Some(_), Some(lease)) = (prints, print_lease) {
+            from.push(lease);
+            into.push(bytemuck::cast_slice_mut(&mut print_words));
+        }
+        self.device.read(&from, &mut into).await?;
+        drop(into);
+        Ok((outputs, print_words))
+    }
+
     /// Records a launch of `kernel` on device-resident tensors without submitting it.
     ///
     /// `tensors` follow [`Kernel::layout`]; each must have its binding's element type.
-    /// Launches accumulate in one pending encoder; [`ForgeRuntime::flush`], a download, or
-    /// a [`ForgeRuntime::launch_host`] submits them all in one submission, in order.
+    /// Launches accumulate in one pending submission (on CUDA, on the stream);
+    /// [`ForgeRuntime::flush`], a download, or a [`ForgeRuntime::launch_host`] submits them
+    /// all in one submission, in order.
     ///
     /// The tensors are bound as they are: an `#[out]` tensor is not cleared first (see
     /// the [module docs](self) for the rule). Each must belong to this runtime
@@ -352,72 +302,53 @@ impl ForgeRuntime {
         threads: Threads,
         tensors: &[&RawTensor],
     ) -> Result<()> {
-        #[cfg(feature = "cuda")]
-        if self.is_cuda() {
-            return self.cuda_launch_tensors(kernel, schedule, params, threads, tensors);
-        }
-        let traced = self.gpu().trace_start();
+        let traced = self.trace_start();
         let name = kernel.name();
         let plan = self.tensors_plan(kernel, schedule, params, threads, tensors)?;
-        self.gpu().check_lost()?;
-        let compiled = self.pipeline(kernel, schedule, plan.has_params())?;
-
+        self.device.check_lost()?;
+        let compiled = self.device.compile(kernel, schedule, plan.has_params())?;
         let prints = kernel
             .prints()
             .map(|t| (t, t.buffer_bytes(self.print_capacity())));
-        let gpu = self.gpu_mut();
-        let uniform = match plan.uniform_size() {
-            Some(size) => Some(gpu.acquire(size, UNIFORM_USAGE, &|| {
-                format!("kernel `{name}`: `Params`")
-            })?),
-            None => None,
-        };
         // A kernel that prints binds a print buffer of its own, read back at the next
         // `take_prints` (see `runtime::prints`).
         let print_lease = match prints {
-            Some((_, bytes)) => Some(gpu.acquire(bytes, STORAGE_USAGE, &|| {
-                format!("kernel `{name}`: print buffer")
-            })?),
+            Some((_, bytes)) => Some(
+                self.device
+                    .lease(bytes, &|| format!("kernel `{name}`: print buffer"))?,
+            ),
             None => None,
         };
-        let (device, queue) = (gpu.device(), gpu.queue());
-        let print_binding = prints.zip(print_lease.as_ref());
-        let (bind_group, err) = error_scope(device, || {
-            if let Some(lease) = &uniform {
-                write_padded(queue, lease.buffer(), &plan.params);
-            }
-            let storage: Vec<&wgpu::Buffer> = tensors.iter().map(|t| t.buffer()).collect();
-            compiled.bind_group(
-                device,
-                &plan,
-                &storage,
-                uniform.as_ref().map(|l| l.buffer()),
-                print_binding.map(|((t, _), l)| (t.binding, l.buffer())),
-            )
+        let bindings: Vec<&Memory> = tensors.iter().map(|t| t.memory()).collect();
+        let launch = Command::Launch(Launch {
+            compiled: &compiled,
+            plan: &plan,
+            bindings: &bindings,
+            prints: prints
+                .zip(print_lease.as_ref())
+                .map(|((t, _), l)| (t.binding, l)),
         });
-        if let Some(e) = err {
-            return Err(gpu.explain(ForgeError::Gpu {
-                context: "binding tensors",
-                message: format!("kernel `{name}`: {}", crate::device::error_text(&e)),
-            }));
-        }
-        let queries = gpu.pass_queries(name, || launch_args(schedule, plan.grid.dispatch));
-        let recorded = gpu.record("recording a launch", |encoder| {
-            if let Some(lease) = &print_lease {
-                encoder.clear_buffer(lease.buffer(), 0, None);
+        let recorded = match &print_lease {
+            // The cursor starts at zero.
+            Some(lease) => self.device.record(
+                "recording a launch",
+                &[
+                    Command::Clear {
+                        to: lease,
+                        bytes: lease.bytes(),
+                    },
+                    launch,
+                ],
+            ),
+            None => self.device.record("recording a launch", &[launch]),
+        };
+        if let Err(e) = recorded {
+            if let Some(lease) = print_lease {
+                self.device.release(lease);
             }
-            record_pass(encoder, &plan, &compiled, &bind_group, &queries)
-        });
-        if recorded.is_err() {
-            gpu.cancel_pass_queries(&queries);
+            return Err(e);
         }
-        recorded?;
-        if let Some(lease) = uniform {
-            // Read at submission: it must not be reused before.
-            gpu.retain(lease);
-        }
-        gpu.count_dispatch();
-        gpu.trace_launch(traced, name, schedule, plan.grid.dispatch);
+        self.trace_launch(traced, name, schedule, plan.grid.dispatch);
         if let (Some((table, bytes)), Some(lease)) = (prints, print_lease) {
             self.prints.keep(name, table, lease, bytes);
         }
@@ -496,21 +427,27 @@ impl ForgeRuntime {
     /// Submits every pending launch in one submission. Does nothing when none is pending.
     /// Does not wait for the GPU; downloads do.
     pub fn flush(&mut self) -> Result<()> {
-        // On CUDA every launch is on the stream already: there is nothing to submit.
-        if self.is_cuda() {
-            return Ok(());
-        }
-        self.gpu_mut().flush()
+        self.device.flush()
     }
 
     /// Whether launches are recorded but not yet submitted (on CUDA: enqueued and not
     /// yet waited for).
     pub fn has_pending(&self) -> bool {
-        #[cfg(feature = "cuda")]
-        if self.is_cuda() {
-            return self.cuda_has_pending();
+        self.device.has_pending()
+    }
+
+    /// Adds the host event of a launch of `kernel` that began at `start` (`None` without
+    /// a trace).
+    fn trace_launch(
+        &self,
+        start: Option<web_time::Instant>,
+        kernel: &'static str,
+        schedule: &Schedule,
+        workgroups: [u32; 3],
+    ) {
+        if let (Some(rec), Some(start)) = (self.recorder(), start) {
+            rec.host("launch", kernel, start, launch_args(schedule, workgroups));
         }
-        self.gpu().has_pending()
     }
 }
 
@@ -565,30 +502,6 @@ pub(crate) fn check_dyn_data(kernel: &dyn Kernel, args: &DynArgs, lens: &[u64]) 
         }
     }
     Ok(())
-}
-
-/// Records the plan's dispatch in a compute pass of its own, which writes its timestamps
-/// to `queries` where the trace times it on the GPU.
-fn record_pass(
-    encoder: &mut wgpu::CommandEncoder,
-    plan: &LaunchPlan,
-    compiled: &CompiledPipeline,
-    bind_group: &wgpu::BindGroup,
-    queries: &Option<(wgpu::QuerySet, u32)>,
-) {
-    let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-        label: Some(plan.kernel),
-        timestamp_writes: queries
-            .as_ref()
-            .map(|(set, first)| wgpu::ComputePassTimestampWrites {
-                query_set: set,
-                beginning_of_pass_write_index: Some(*first),
-                end_of_pass_write_index: Some(*first + 1),
-            }),
-    });
-    pass.set_pipeline(&compiled.pipeline);
-    pass.set_bind_group(0, bind_group, &[]);
-    compiled.dispatch(&mut pass, plan.grid.dispatch);
 }
 
 impl ForgeRuntime {

@@ -1,6 +1,6 @@
 //! The runtime's side of `debug_print!`: the print buffer each launch of a printing kernel
 //! binds, and the lines formatted from it, which [`ForgeRuntime::take_prints`] hands to the
-//! program. Part of the runtime (layer 4).
+//! program. Part of the runtime (layer 5).
 //!
 //! This module owns `Prints`, the runtime's print state: the buffer's capacity in records
 //! ([`crate::RuntimeBuilder::print_capacity`], default
@@ -15,8 +15,7 @@
 //! prints now and then. Kernels that do not print bind no print buffer and cost nothing
 //! here.
 
-use crate::device::buffers::Lease;
-use crate::device::STAGING_USAGE;
+use crate::backend::Memory;
 use crate::error::Result;
 use crate::prints::{PrintTable, DEFAULT_CAPACITY};
 use crate::runtime::ForgeRuntime;
@@ -25,7 +24,7 @@ use crate::runtime::ForgeRuntime;
 struct Pending {
     kernel: &'static str,
     table: &'static PrintTable,
-    lease: Lease,
+    lease: Memory,
     bytes: u64,
 }
 
@@ -65,7 +64,7 @@ impl Prints {
         &mut self,
         kernel: &'static str,
         table: &'static PrintTable,
-        lease: Lease,
+        lease: Memory,
         bytes: u64,
     ) {
         self.pending.push(Pending {
@@ -124,35 +123,20 @@ impl ForgeRuntime {
         if pending.is_empty() {
             return Ok(());
         }
-        let gpu = self.gpu_mut();
         let mut result = Ok(());
         let mut read = Vec::new();
         for p in pending {
             if result.is_ok() {
-                result = (|| {
-                    let staging = gpu.acquire(p.bytes, STAGING_USAGE, &|| {
-                        format!("kernel `{}`: print buffer readback", p.kernel)
-                    })?;
-                    let copied = gpu.record("reading back prints", |encoder| {
-                        encoder.copy_buffer_to_buffer(
-                            p.lease.buffer(),
-                            0,
-                            staging.buffer(),
-                            0,
-                            p.bytes,
-                        )
-                    });
-                    let words = copied.and_then(|()| gpu.flush()).and_then(|()| {
-                        gpu.read(staging.buffer(), p.bytes, |b| {
-                            bytemuck::pod_collect_to_vec::<u8, u32>(b)
-                        })
-                    });
-                    gpu.release(staging);
-                    read.push((p.kernel, p.table, words?));
-                    Ok(())
-                })();
+                let mut words = vec![0u32; p.bytes.div_ceil(4) as usize];
+                let from = [&p.lease];
+                let mut into = [bytemuck::cast_slice_mut(&mut words)];
+                let done = self.device.read(&from, &mut into);
+                result = crate::blocking::block_on("reading back prints", done);
+                if result.is_ok() {
+                    read.push((p.kernel, p.table, words));
+                }
             }
-            gpu.release(p.lease);
+            self.device.release(p.lease);
         }
         for (kernel, table, words) in read {
             self.prints.add(kernel, table, &words);

@@ -1,13 +1,13 @@
 //! Device tensors in and out: the runtime's methods that make [`GpuTensor`]s, move data
 //! through them, and view the application's own buffers as tensors. Part of the runtime
-//! (layer 4).
+//! (layer 5), written once over the backend seam.
 //!
 //! Writes are ordered after launches already recorded, and a download submits pending
 //! launches together with its copy, in one submission. Every operation touches the
 //! tensor's own bytes (padded to whole words) and nothing beyond, which matters for a view
 //! over a larger buffer of the application's.
 
-use crate::device::{error_scope, STAGING_USAGE, STORAGE_USAGE};
+use crate::backend::Command;
 use crate::error::{ForgeError, Result};
 use crate::kernel::ElemType;
 use crate::plan::{align_up, COPY_ALIGN};
@@ -17,24 +17,6 @@ use crate::tensor::{Element, GpuTensor, RawTensor};
 /// The tensor's bytes padded to whole words: what its operations touch.
 fn padded(tensor: &RawTensor) -> u64 {
     align_up(tensor.bytes(), COPY_ALIGN)
-}
-
-/// Fails with [`ForgeError::BufferUsage`] when `buffer` lacks `flag` (named `missing`).
-fn need_usage(
-    what: &'static str,
-    buffer: &wgpu::Buffer,
-    flag: wgpu::BufferUsages,
-    missing: &'static str,
-) -> Result<()> {
-    if buffer.usage().contains(flag) {
-        Ok(())
-    } else {
-        Err(ForgeError::BufferUsage {
-            what,
-            have: format!("{:?}", buffer.usage()),
-            missing,
-        })
-    }
 }
 
 impl ForgeRuntime {
@@ -60,7 +42,7 @@ impl ForgeRuntime {
         }
     }
 
-    /// Reserves budget and creates a tensor buffer, optionally filled through a mapping.
+    /// Creates a tensor's memory, counted against the budget, optionally filled.
     fn create_tensor(
         &mut self,
         elem: ElemType,
@@ -86,23 +68,10 @@ impl ForgeRuntime {
                 limit: max,
             });
         }
-        #[cfg(feature = "cuda")]
-        if self.is_cuda() {
-            return self.cuda_tensor(elem, len, size, init, what);
-        }
-        let gpu = self.gpu_mut();
-        gpu.check_lost()?;
-        let reservation = gpu.reserve(size, &|| {
+        let memory = self.device.create(size, init, &|| {
             format!("{what}: a tensor of {len} `{}`", elem.wgsl())
         })?;
-        let buffer = gpu.create_buffer(size, STORAGE_USAGE, init)?;
-        Ok(RawTensor::new(
-            buffer,
-            elem,
-            len,
-            gpu.id(),
-            Some(reservation),
-        ))
+        Ok(RawTensor::new(memory, elem, len))
     }
 
     /// Copies `data` to a new device tensor.
@@ -124,7 +93,7 @@ impl ForgeRuntime {
 
     /// A new device tensor of `len` zeroed elements.
     pub fn zeros<T: Element>(&mut self, len: usize) -> Result<GpuTensor<T>> {
-        // wgpu zero-initialises new buffers.
+        // Every backend's new memory starts zeroed.
         let raw = self.create_tensor(T::ELEM, len, None, "zeros")?;
         Ok(GpuTensor::from_raw(raw))
     }
@@ -143,9 +112,12 @@ impl ForgeRuntime {
     /// ([`ForgeError::BufferUsage`]), too small a buffer ([`ForgeError::BufferTooSmall`]),
     /// a buffer of another device ([`ForgeError::ForeignBuffer`]).
     ///
+    /// On a runtime whose backend is not wgpu (CUDA) this is [`ForgeError::ForeignBuffer`].
+    ///
     /// ```
     /// let mut rt = forge_core::ForgeRuntime::new(1 << 20, None)?;
-    /// let buffer = rt.device().create_buffer(&wgpu::BufferDescriptor {
+    /// let device = rt.wgpu().expect("a wgpu runtime").device.clone();
+    /// let buffer = device.create_buffer(&wgpu::BufferDescriptor {
     ///     label: Some("the application's"),
     ///     size: 64,
     ///     usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
@@ -169,15 +141,13 @@ impl ForgeRuntime {
                 what: "a tensor of length 0".into(),
             });
         }
-        if self.is_cuda() {
-            return Err(ForgeError::ForeignBuffer {
+        if !buffer.usage().contains(wgpu::BufferUsages::STORAGE) {
+            return Err(ForgeError::BufferUsage {
                 what: WHAT,
-                message:
-                    "the runtime runs on CUDA, whose tensors are CUDA memory, not wgpu buffers"
-                        .into(),
+                have: format!("{:?}", buffer.usage()),
+                missing: "STORAGE",
             });
         }
-        need_usage(WHAT, &buffer, wgpu::BufferUsages::STORAGE, "STORAGE")?;
         let needed = align_up(
             (len as u64).saturating_mul(T::ELEM.size() as u64),
             COPY_ALIGN,
@@ -191,20 +161,8 @@ impl ForgeRuntime {
                 elem: T::ELEM.wgsl(),
             });
         }
-        let gpu = self.gpu();
-        gpu.check_lost()?;
-        gpu.owns(&buffer, needed)
-            .map_err(|message| ForgeError::ForeignBuffer {
-                what: WHAT,
-                message,
-            })?;
-        Ok(GpuTensor::from_raw(RawTensor::new(
-            buffer,
-            T::ELEM,
-            len,
-            gpu.id(),
-            None,
-        )))
+        let memory = self.device.import_wgpu_buffer(buffer, needed)?;
+        Ok(GpuTensor::from_raw(RawTensor::new(memory, T::ELEM, len)))
     }
 
     /// Overwrites a tensor with `data`, which must have the tensor's length. The write
@@ -224,32 +182,11 @@ impl ForgeRuntime {
                 ),
             });
         }
-        let bytes: &[u8] = bytemuck::cast_slice(data);
-        #[cfg(feature = "cuda")]
-        if self.is_cuda() {
-            return self.cuda_write(tensor.raw(), bytes);
-        }
-        let target = tensor.buffer();
-        need_usage("write", target, wgpu::BufferUsages::COPY_DST, "COPY_DST")?;
-        let size = padded(tensor.raw());
-        let gpu = self.gpu_mut();
-        gpu.check_lost()?;
-        if !gpu.has_pending() {
-            let queue = gpu.queue();
-            let ((), err) = error_scope(gpu.device(), || {
-                crate::device::write_padded(queue, target, bytes)
-            });
-            return match err {
-                Some(e) => Err(gpu.gpu_error("writing a tensor", &e)),
-                None => Ok(()),
-            };
-        }
-        // `queue.write_buffer` would run before the pending launches at submission, so
-        // behind them the write travels as a copy in the same encoder.
-        let staging = gpu.create_staging(bytes, size)?;
-        gpu.record("writing a tensor", |encoder| {
-            encoder.copy_buffer_to_buffer(&staging, 0, target, 0, size)
-        })
+        let data: &[u8] = bytemuck::cast_slice(data);
+        self.device.check_lost()?;
+        let to = tensor.raw().memory();
+        self.device
+            .record("writing a tensor", &[Command::Write { to, data }])
     }
 
     /// Records setting every element of a tensor to zero, ordered after the launches
@@ -263,18 +200,10 @@ impl ForgeRuntime {
     /// ```
     pub fn clear<T: Element>(&mut self, tensor: &GpuTensor<T>) -> Result<()> {
         self.check_owner("clear", &|| "the tensor".into(), tensor.raw())?;
-        #[cfg(feature = "cuda")]
-        if self.is_cuda() {
-            return self.cuda_clear(tensor.raw(), padded(tensor.raw()));
-        }
-        let target = tensor.buffer();
-        need_usage("clear", target, wgpu::BufferUsages::COPY_DST, "COPY_DST")?;
-        let size = padded(tensor.raw());
-        let gpu = self.gpu_mut();
-        gpu.check_lost()?;
-        gpu.record("clearing a tensor", |encoder| {
-            encoder.clear_buffer(target, 0, Some(size))
-        })
+        self.device.check_lost()?;
+        let (to, bytes) = (tensor.raw().memory(), padded(tensor.raw()));
+        self.device
+            .record("clearing a tensor", &[Command::Clear { to, bytes }])
     }
 
     /// Copies a tensor back to the host. Pending launches are submitted together with the
@@ -295,11 +224,13 @@ impl ForgeRuntime {
                 ),
             });
         }
-        let len = tensor.raw().bytes() as usize;
-        self.download_raw_async(tensor.raw(), |bytes| {
-            bytemuck::pod_collect_to_vec::<u8, T>(&bytes[..len])
-        })
-        .await
+        self.check_owner("download", &|| "the tensor".into(), tensor.raw())?;
+        let traced = self.trace_start();
+        let mut out = vec![<T as bytemuck::Zeroable>::zeroed(); tensor.len()];
+        self.read_tensor(tensor.raw(), bytemuck::cast_slice_mut(&mut out))
+            .await?;
+        self.trace_transfer("download", traced, tensor.raw());
+        Ok(out)
     }
 
     /// Copies a type-erased tensor back to the host and hands its bytes (exactly
@@ -319,33 +250,18 @@ impl ForgeRuntime {
         read: impl FnOnce(&[u8]) -> R,
     ) -> Result<R> {
         self.check_owner("download", &|| "the tensor".into(), tensor)?;
-        #[cfg(feature = "cuda")]
-        if self.is_cuda() {
-            return self.cuda_download(tensor, read);
-        }
-        let traced = self.gpu().trace_start();
-        need_usage(
-            "download",
-            tensor.buffer(),
-            wgpu::BufferUsages::COPY_SRC,
-            "COPY_SRC",
-        )?;
-        let size = padded(tensor);
-        let bytes = tensor.bytes() as usize;
-        let gpu = self.gpu_mut();
-        gpu.check_lost()?;
-        let staging = gpu.acquire(size, STAGING_USAGE, &|| "download".to_string())?;
-        // The copy goes behind any pending launches, in their encoder: one submission.
-        gpu.record("downloading a tensor", |encoder| {
-            encoder.copy_buffer_to_buffer(tensor.buffer(), 0, staging.buffer(), 0, size)
-        })?;
-        gpu.flush()?;
-        let out = gpu
-            .read_async(staging.buffer(), size, |data| read(&data[..bytes]))
-            .await?;
-        gpu.release(staging);
+        let traced = self.trace_start();
+        let mut bytes = vec![0u8; tensor.bytes() as usize];
+        self.read_tensor(tensor, &mut bytes).await?;
         self.trace_transfer("download", traced, tensor);
-        Ok(out)
+        Ok(read(&bytes))
+    }
+
+    /// Reads a tensor's bytes into `into`: the copy goes behind any pending launches, in
+    /// their submission, and one readback.
+    async fn read_tensor(&mut self, tensor: &RawTensor, into: &mut [u8]) -> Result<()> {
+        self.device.check_lost()?;
+        self.device.read(&[tensor.memory()], &mut [into]).await
     }
 
     /// Adds a host event for a transfer of `tensor` that began at `start` (`None`

@@ -1,8 +1,9 @@
 //! Device-resident tensors: data that stays on the GPU between launches. Layer 3 (the
-//! device): a tensor is a device buffer with its element type and length.
+//! backend seam): a tensor is device memory ([`Memory`], of whichever backend) with its
+//! element type and length.
 //!
-//! This module owns [`Element`] (the host types a binding can hold), [`RawTensor`] (a
-//! type-erased device buffer with its element type and length) and [`GpuTensor`], its typed
+//! This module owns [`Element`] (the host types a binding can hold), [`RawTensor`] (type-
+//! erased device memory with its element type and length) and [`GpuTensor`], its typed
 //! wrapper. The runtime's methods make and move them: `upload`, `zeros`, `write`, `clear`,
 //! `download`, and `tensor_from_buffer` over a buffer the application made (see
 //! [`crate::runtime`]).
@@ -11,7 +12,7 @@
 //! dropping it gives the bytes back. A tensor over the application's buffer counts nothing:
 //! the application owns that memory.
 
-use crate::device::buffers::Reservation;
+use crate::backend::Memory;
 use crate::kernel::{ElemType, ScalarType};
 use std::marker::PhantomData;
 
@@ -71,104 +72,48 @@ impl Element for [i32; 4] {
     const ELEM: ElemType = vector(ScalarType::I32, 4);
 }
 
-/// Where a tensor's bytes live: a wgpu buffer, or (the `cuda` feature) CUDA memory.
-#[derive(Debug)]
-pub(crate) enum Memory {
-    Wgpu(wgpu::Buffer),
-    #[cfg(feature = "cuda")]
-    Cuda(crate::device::cuda::DeviceMem),
-}
-
-/// A device buffer with its element type and length, as kernels bind it.
+/// Device memory with its element type and length, as kernels bind it.
 #[derive(Debug)]
 pub struct RawTensor {
     memory: Memory,
     elem: ElemType,
     len: usize,
     bytes: u64,
-    device: u64,
-    /// The budget the runtime's own tensors hold; `None` over the application's buffer.
-    _reservation: Option<Reservation>,
 }
 
 impl RawTensor {
-    /// A tensor of `len` elements of `elem` in `buffer`, on the device whose
-    /// [`crate::device::Gpu::id`] is `device`. The caller has checked that the buffer holds
-    /// `len * elem.size()` bytes, padded to whole words.
-    pub(crate) fn new(
-        buffer: wgpu::Buffer,
-        elem: ElemType,
-        len: usize,
-        device: u64,
-        reservation: Option<Reservation>,
-    ) -> Self {
-        Self::in_memory(Memory::Wgpu(buffer), elem, len, device, reservation)
-    }
-
-    /// A tensor in `memory`; see [`RawTensor::new`].
-    pub(crate) fn in_memory(
-        memory: Memory,
-        elem: ElemType,
-        len: usize,
-        device: u64,
-        reservation: Option<Reservation>,
-    ) -> Self {
+    /// A tensor of `len` elements of `elem` in `memory`. The caller has checked that the
+    /// memory holds `len * elem.size()` bytes, padded to whole words. Memory the runtime
+    /// allocated holds its share of the budget until the tensor drops.
+    pub(crate) fn new(memory: Memory, elem: ElemType, len: usize) -> Self {
         RawTensor {
             memory,
             elem,
             len,
             bytes: len as u64 * elem.size() as u64,
-            device,
-            _reservation: reservation,
         }
     }
 
-    /// The [`crate::device::Gpu::id`] of the device the buffer lives on: the id of the
+    /// The [`crate::backend::Device::id`] of the device the memory lives on: the id of the
     /// runtime that made the tensor, which alone may use it.
     pub fn device_id(&self) -> u64 {
-        self.device
+        self.memory.device_id()
     }
 
-    /// The wgpu buffer. It holds at least [`RawTensor::bytes`] rounded up to whole words.
-    ///
-    /// # Panics
-    /// On a tensor of a CUDA runtime, whose data is CUDA memory
-    /// ([`RawTensor::wgpu_buffer`] says which).
-    pub fn buffer(&self) -> &wgpu::Buffer {
-        match &self.memory {
-            Memory::Wgpu(b) => b,
-            #[cfg(feature = "cuda")]
-            Memory::Cuda(_) => panic!("the tensor lives in CUDA memory, not in a wgpu buffer"),
-        }
+    /// The device memory, as launches bind it.
+    pub fn memory(&self) -> &Memory {
+        &self.memory
     }
 
-    /// The wgpu buffer, or `None` for a tensor in CUDA memory.
+    /// The wgpu buffer the data lives in (it holds at least [`RawTensor::bytes`] rounded
+    /// up to whole words); `None` for a tensor of a backend that is not wgpu.
     pub fn wgpu_buffer(&self) -> Option<&wgpu::Buffer> {
-        match &self.memory {
-            Memory::Wgpu(b) => Some(b),
-            #[cfg(feature = "cuda")]
-            Memory::Cuda(_) => None,
-        }
-    }
-
-    /// The CUDA memory, or `None` for a tensor in a wgpu buffer.
-    #[cfg(feature = "cuda")]
-    pub(crate) fn cuda_memory(&self) -> Option<&crate::device::cuda::DeviceMem> {
-        match &self.memory {
-            Memory::Cuda(m) => Some(m),
-            Memory::Wgpu(_) => None,
-        }
+        self.memory.wgpu_buffer()
     }
 
     /// Whether two tensors are the same memory (what aliasing checks compare).
     pub(crate) fn same_memory(&self, other: &RawTensor) -> bool {
-        match (&self.memory, &other.memory) {
-            (Memory::Wgpu(a), Memory::Wgpu(b)) => a == b,
-            #[cfg(feature = "cuda")]
-            (Memory::Cuda(a), Memory::Cuda(b)) => a.ptr() == b.ptr(),
-            #[cfg(feature = "cuda")]
-            _ => false,
-        }
+        self.memory.same_memory(&other.memory)
     }
 
     /// The element type.
@@ -231,13 +176,18 @@ impl<T: Element> GpuTensor<T> {
         &self.raw
     }
 
-    /// The wgpu buffer the data lives in, to use it from the application's own passes.
+    /// The wgpu buffer the data lives in, to use it from the application's own passes;
+    /// `None` on a runtime whose backend is not wgpu (CUDA).
     ///
-    /// # Panics
-    /// On a tensor of a CUDA runtime ([`crate::ForgeRuntime::is_cuda`]), whose data is CUDA
-    /// memory.
-    pub fn buffer(&self) -> &wgpu::Buffer {
-        self.raw.buffer()
+    /// ```
+    /// let mut rt = forge_core::ForgeRuntime::new(1 << 20, None)?;
+    /// let t = rt.upload(&[1u32, 2, 3])?;
+    /// let buffer = t.wgpu_buffer().expect("a wgpu runtime's tensor is a wgpu buffer");
+    /// assert!(buffer.size() >= 12);
+    /// # Ok::<(), forge_core::ForgeError>(())
+    /// ```
+    pub fn wgpu_buffer(&self) -> Option<&wgpu::Buffer> {
+        self.raw.wgpu_buffer()
     }
 
     /// Types a raw tensor; the caller has checked that it holds `T`.

@@ -1,7 +1,9 @@
 //! Timing: how long one call of a kernel takes on the device, measured on buffers that
 //! stay on the GPU. The tuner ranks schedules with it and `forge bench` reports it.
-//! Layer 5 (procedures): built on the runtime; it checks and binds each timed launch with
-//! the runtime's one [`LaunchPlan`] and bind-group builder.
+//! Layer 6 (procedures): built on the runtime, and through it on the backend seam
+//! ([`crate::backend::Device`]): it checks each timed launch with the runtime's one
+//! [`LaunchPlan`], binds it ahead of time ([`crate::backend::Device::prepare`]), and times
+//! it with the device's timestamps, the same on every backend.
 //!
 //! This module owns [`ForgeRuntime::time_kernel`], its options ([`TimingOptions`]) and its
 //! result ([`Timing`]). The method:
@@ -43,39 +45,36 @@
 //! inputs that fit in L2 from being read from it. `docs/PERFORMANCE.md` ("Timing") has the
 //! measurements.
 //!
-//! Every timer is written once, as an `async fn` ([`ForgeRuntime::time_kernel_with_async`],
+//! **One batch timer.** The warm-up, the calibration of `R`, the timed batches with their
+//! retries and [`ForgeError::TimingFailed`] are written once, for both things this module
+//! times: one kernel's dispatches ([`ForgeRuntime::time_kernel`]) and the calls a closure
+//! records ([`ForgeRuntime::time_calls`], [`calls`]). Only what a batch records differs.
+//! The timer is an `async fn` ([`ForgeRuntime::time_kernel_with_async`],
 //! [`ForgeRuntime::time_calls_async`]); the blocking forms drive it on the calling thread,
 //! as the rest of the runtime does ([`crate::blocking`]). In a browser the waits await the
 //! queue's `onSubmittedWorkDone` and the readbacks' maps, and the clock is
 //! `performance.now()`.
 //!
-//! Timestamps come from `wgpu::QueryType::Timestamp` queries written at the start and end of
-//! each compute pass (Vulkan writes both once every earlier command has finished),
-//! converted with `Queue::get_timestamp_period`. An adapter without `TIMESTAMP_QUERY` falls
-//! back to wall-clock time around a submission of a whole batch and a wait, with a warning:
-//! that includes submission overhead, which the batch amortises, and no resets run between
-//! the batch's dispatches.
+//! Timestamps are the device's ([`crate::backend::Stamps`]): on wgpu, timestamp queries
+//! written at the start and end of each compute pass (Vulkan writes both once every earlier
+//! command has finished), converted with `Queue::get_timestamp_period`; on CUDA, events
+//! recorded on the stream before and after the pass's launches. A device without
+//! `TIMESTAMP_QUERY` falls back to wall-clock time around a submission of a whole batch
+//! and a wait, with a warning: that includes submission overhead, which the batch
+//! amortises, and no resets run between the batch's dispatches.
 
 pub mod calls;
-#[cfg(feature = "cuda")]
-mod cuda;
 
-use crate::device::buffers::{Lease, STAGING_ALIGN};
-use crate::device::pipeline::CompiledPipeline;
-use crate::device::{
-    error_scope, error_text, write_padded, Gpu, STAGING_USAGE, STORAGE_USAGE, UNIFORM_USAGE,
-};
+use crate::backend::{Command, Memory, Prepared, Stamps};
 use crate::error::{ForgeError, Result};
 use crate::kernel::{Access, DynArgs, HostBuffer, Kernel};
-use crate::plan::{align_up, LaunchPlan};
+use crate::plan::LaunchPlan;
 use crate::records::valid_sample;
-pub use crate::records::{median, Timer, Timing};
+pub use crate::records::{median, ticks_to_ns, Timer, Timing};
 use crate::runtime::launch::{check_dyn_data, dyn_sizes, params_bytes};
 use crate::runtime::ForgeRuntime;
 use crate::schedule::Schedule;
-use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use web_time::Instant;
 
 /// The default length of one timed pass: 2 ms, some thousands of timer ticks on any
@@ -96,24 +95,6 @@ pub const DEFAULT_ROTATE_BYTES: u64 = 256 << 20;
 
 /// The most input sets a timing rotates through.
 pub const MAX_INPUT_SETS: u32 = 8;
-
-/// The duration between two raw timestamps in nanoseconds, or `None` when the timer did
-/// not advance, went backwards, or has no period. Such a pass is rejected, never counted
-/// as zero.
-///
-/// ```
-/// use forge_core::timing::ticks_to_ns;
-/// assert_eq!(ticks_to_ns(100, 350, 2.0), Some(500.0));
-/// assert_eq!(ticks_to_ns(350, 350, 1.0), None);
-/// assert_eq!(ticks_to_ns(400, 350, 1.0), None);
-/// assert_eq!(ticks_to_ns(100, 350, 0.0), None);
-/// ```
-pub fn ticks_to_ns(start: u64, end: u64, period_ns: f32) -> Option<f64> {
-    if end <= start || !period_ns.is_finite() || period_ns <= 0.0 {
-        return None;
-    }
-    Some((end - start) as f64 * period_ns as f64)
-}
 
 /// The repeat count after a pass of `repeats` dispatches took `pass_ns` (`None`: too short
 /// to register). Grows by powers of two, at least doubling and at most ×16 a step, aiming
@@ -241,76 +222,56 @@ pub(crate) struct TimingPlan {
     pub pristine: u64,
 }
 
-/// Everything one timing needs on the device, built once per call.
+/// Everything one timing of a kernel needs on the device, made once per call.
 struct Rig {
-    name: &'static str,
-    compiled: Arc<CompiledPipeline>,
-    /// One bind group per input set.
-    bind_groups: Vec<wgpu::BindGroup>,
-    /// The checked launch: sizes, grid, uniform.
-    plan: LaunchPlan,
+    /// Every allocation, in the order made: one per binding, the pristine copies, the
+    /// other input sets, the print buffer.
+    memory: Vec<Memory>,
+    /// The launches, bound to each input set.
+    prepared: Option<Prepared>,
     /// (pristine, target, bytes) for every read_write binding.
     resets: Vec<(usize, usize, u64)>,
     /// (binding, bytes) for every `#[out]` binding.
     clears: Vec<(usize, u64)>,
-    /// (binding, padded bytes, exact bytes) for every writable binding, in layout order.
-    writable: Vec<(usize, u64, usize)>,
-    leases: Vec<Lease>,
+    /// (binding, exact bytes) for every writable binding, in layout order.
+    writable: Vec<(usize, usize)>,
+    /// How many input sets the dispatches rotate through.
+    sets: usize,
     /// Dispatches recorded so far: which input set the next one takes.
-    next: Cell<usize>,
+    next: usize,
 }
 
 impl Rig {
-    fn buffer(&self, i: usize) -> &wgpu::Buffer {
-        self.leases[i].buffer()
-    }
-
-    /// Restores the inputs, outside any timestamps.
-    fn reset(&self, encoder: &mut wgpu::CommandEncoder) {
-        for &(src, dst, bytes) in &self.resets {
-            encoder.copy_buffer_to_buffer(self.buffer(src), 0, self.buffer(dst), 0, bytes);
+    /// Appends the commands that restore the inputs, which run outside any timestamps.
+    fn reset<'a>(&'a self, commands: &mut Vec<Command<'a>>) {
+        for &(from, to, bytes) in &self.resets {
+            commands.push(Command::Copy {
+                from: &self.memory[from],
+                to: &self.memory[to],
+                bytes,
+            });
         }
         for &(i, bytes) in &self.clears {
-            encoder.clear_buffer(self.buffer(i), 0, Some(bytes));
+            commands.push(Command::Clear {
+                to: &self.memory[i],
+                bytes,
+            });
         }
     }
+}
 
-    /// One compute pass of `dispatches` dispatches, each on the next input set, with
-    /// timestamps at `query` and `query + 1`.
-    fn pass(
-        &self,
-        encoder: &mut wgpu::CommandEncoder,
-        dispatches: u32,
-        query: Option<(&wgpu::QuerySet, u32)>,
-    ) {
-        let timestamp_writes = query.map(|(set, i)| wgpu::ComputePassTimestampWrites {
-            query_set: set,
-            beginning_of_pass_write_index: Some(i),
-            end_of_pass_write_index: Some(i + 1),
-        });
-        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: Some(self.name),
-            timestamp_writes,
-        });
-        pass.set_pipeline(&self.compiled.pipeline);
-        let grid = self.plan.grid.dispatch;
-        let mut last = usize::MAX;
-        for _ in 0..dispatches {
-            let set = self.next.get() % self.bind_groups.len();
-            self.next.set(self.next.get().wrapping_add(1));
-            if set != last {
-                pass.set_bind_group(0, &self.bind_groups[set], &[]);
-                last = set;
-            }
-            self.compiled.dispatch(&mut pass, grid);
-        }
-    }
+/// What a timing measures: one kernel's dispatches, on memory of its own ([`Rig`]), or
+/// the calls a closure records ([`ForgeRuntime::time_calls`]). The batch timer is the
+/// same for both; only what a batch records differs.
+enum Subject<'s> {
+    Dispatches(&'s mut Rig),
+    Calls(&'s mut dyn FnMut(&mut ForgeRuntime) -> Result<()>),
 }
 
 /// What one timed batch gave.
 struct Batch {
-    /// The batch's sample: the median per-dispatch time of its dispatches (timestamps), or
-    /// the batch's time over its dispatches (wall clock); `None` when nothing was usable.
+    /// The batch's sample: the median per-dispatch (or per-call) time of its timed
+    /// passes; `None` when nothing was usable.
     per_dispatch: Option<f64>,
     /// The GPU time the timed passes took together, for calibration.
     busy_ns: Option<f64>,
@@ -318,11 +279,22 @@ struct Batch {
     rejected: u32,
 }
 
-/// Timestamp queries and the buffers their results come back through.
-struct Queries {
-    set: wgpu::QuerySet,
-    resolve: wgpu::Buffer,
-    capacity: u32,
+impl Batch {
+    /// The batch of timed passes that lasted `durations` (`None` where the timer gave
+    /// nothing), each of `units` dispatches or calls.
+    fn of(durations: &[Option<f64>], units: u32) -> Batch {
+        let valid: Vec<f64> = durations
+            .iter()
+            .flatten()
+            .copied()
+            .filter(|ns| valid_sample(*ns))
+            .collect();
+        Batch {
+            per_dispatch: median(&valid).map(|ns| ns / units.max(1) as f64),
+            busy_ns: (!valid.is_empty()).then(|| valid.iter().sum()),
+            rejected: (durations.len() - valid.len()) as u32,
+        }
+    }
 }
 
 static WALL_CLOCK_WARNED: AtomicBool = AtomicBool::new(false);
@@ -422,14 +394,12 @@ impl ForgeRuntime {
         args: &DynArgs,
         opts: &TimingOptions,
     ) -> Result<TimedRun> {
-        #[cfg(feature = "cuda")]
-        if self.is_cuda() {
-            return self.cuda_time_kernel(kernel, schedule, args, opts);
-        }
-        let rig = self.rig(kernel, schedule, args, opts.rotate_bytes)?;
-        let input_sets = rig.bind_groups.len() as u32;
-        let result = self.measure(&rig, opts).await;
-        let result = match result {
+        let mut rig = self.rig(kernel, schedule, args, opts.rotate_bytes)?;
+        let input_sets = rig.sets as u32;
+        let measured = self
+            .measure(kernel.name(), &mut Subject::Dispatches(&mut rig), opts)
+            .await;
+        let result = match measured {
             Ok(timing) if opts.read_back => {
                 self.read_back(&rig, kernel).await.map(|outputs| TimedRun {
                     timing,
@@ -444,9 +414,7 @@ impl ForgeRuntime {
             }),
             Err(e) => Err(e),
         };
-        for lease in rig.leases {
-            self.gpu_mut().release(lease);
-        }
+        self.release_rig(rig);
         result
     }
 
@@ -492,8 +460,9 @@ impl ForgeRuntime {
         })
     }
 
-    /// Checks the arguments, uploads them, copies the read-only ones into input sets that
-    /// span up to `rotate_bytes`, and builds a bind group per set.
+    /// Checks the arguments, leases memory for every binding (and a pristine copy of every
+    /// read_write one), uploads them, copies the read-only ones into input sets that span
+    /// up to `rotate_bytes`, and binds the launches to each set.
     fn rig(
         &mut self,
         kernel: &dyn Kernel,
@@ -501,217 +470,215 @@ impl ForgeRuntime {
         args: &DynArgs,
         rotate_bytes: u64,
     ) -> Result<Rig> {
-        let name = kernel.name();
-        let layout = kernel.layout();
-        let TimingPlan {
-            lens,
-            plan,
-            read,
-            pristine,
-        } = self.timing_plan(kernel, schedule, args)?;
-        {
-            let gpu = self.gpu();
-            plan.check_capacity(pristine, gpu.capacity(), gpu.pool().budget().in_use())?;
-        }
+        let plan = self.timing_plan(kernel, schedule, args)?;
+        let budget = self.device.budget();
+        let (capacity, in_use) = (budget.capacity(), budget.in_use());
+        plan.plan.check_capacity(plan.pristine, capacity, in_use)?;
         // Launches recorded earlier are not part of this measurement.
         self.flush()?;
-        self.gpu().check_lost()?;
-        let compiled = self.pipeline(kernel, schedule, plan.has_params())?;
-
+        self.device.check_lost()?;
+        let compiled = self
+            .device
+            .compile(kernel, schedule, plan.plan.has_params())?;
         // Input sets: as many copies of the read-only inputs as span `rotate_bytes`, within
-        // what the budget has left (idle pooled buffers can be freed for them).
-        let gpu = self.gpu_mut();
-        let available = (gpu.capacity() + gpu.pool().idle_bytes())
-            .saturating_sub(gpu.pool().budget().in_use())
-            .saturating_sub(plan.device_bytes() + pristine);
-        let sets = input_sets(read, rotate_bytes, available);
-
-        let mut leases: Vec<Lease> = Vec::new();
-        let mut acquire = |gpu: &mut Gpu, size: u64, usage, what: String| -> Result<usize> {
-            leases.push(gpu.acquire(size, usage, &|| what.clone())?);
-            Ok(leases.len() - 1)
+        // what the budget has left (idle pooled memory can be freed for them).
+        let available = (capacity + self.device.idle_bytes())
+            .saturating_sub(in_use)
+            .saturating_sub(plan.plan.device_bytes() + plan.pristine);
+        let sets = input_sets(plan.read, rotate_bytes, available) as usize;
+        let mut rig = Rig {
+            memory: Vec::new(),
+            prepared: None,
+            resets: Vec::new(),
+            clears: Vec::new(),
+            writable: Vec::new(),
+            sets,
+            next: 0,
         };
+        match self.fill_rig(&mut rig, kernel, args, &plan, &compiled) {
+            Ok(()) => Ok(rig),
+            Err(e) => {
+                self.release_rig(rig);
+                Err(e)
+            }
+        }
+    }
+
+    /// [`ForgeRuntime::rig`]'s memory, uploads and prepared launches.
+    fn fill_rig(
+        &mut self,
+        rig: &mut Rig,
+        kernel: &dyn Kernel,
+        args: &DynArgs,
+        TimingPlan { lens, plan, .. }: &TimingPlan,
+        compiled: &crate::backend::Compiled,
+    ) -> Result<()> {
+        let name = kernel.name();
+        let layout = kernel.layout();
+        let sets = rig.sets;
+        let memory = &mut rig.memory;
+        let mut lease = |rt: &mut ForgeRuntime, size: u64, what: String| -> Result<usize> {
+            memory.push(rt.device.lease(size, &|| what.clone())?);
+            Ok(memory.len() - 1)
+        };
+        for (b, &size) in layout.iter().zip(&plan.bindings) {
+            lease(
+                self,
+                size,
+                format!("kernel `{name}`: argument `{}`", b.name),
+            )?;
+        }
+        // What each binding's memory starts as: (slot, data) uploads.
+        let mut uploads: Vec<(usize, &HostBuffer)> = Vec::new();
         let mut resets = Vec::new();
         let mut clears = Vec::new();
         let mut writable = Vec::new();
-        let mut uploads: Vec<(usize, &HostBuffer)> = Vec::new();
-        // For each input set, the lease of each binding; and the device copies that fill
-        // sets 1.. from set 0.
+        for (i, (b, &size)) in layout.iter().zip(&plan.bindings).enumerate() {
+            match (b.access, &args.buffers[i]) {
+                (Access::Read, Some(data)) => uploads.push((i, data)),
+                (Access::ReadWrite, Some(data)) => {
+                    let copy = lease(
+                        self,
+                        size,
+                        format!("kernel `{name}`: pristine copy of `{}`", b.name),
+                    )?;
+                    uploads.push((copy, data));
+                    resets.push((copy, i, size));
+                }
+                _ => clears.push((i, size)),
+            }
+            if b.access.writable() {
+                writable.push((i, lens[i] as usize * b.elem.size()));
+            }
+        }
+        // For each input set, the slot of each binding; and the copies on the device that
+        // fill sets 1.. from set 0.
         let mut set_slots: Vec<Vec<usize>> = vec![(0..layout.len()).collect()];
         let mut set_copies: Vec<(usize, usize, u64)> = Vec::new();
-        let mut print_slot: Option<(u32, usize)> = None;
-        let acquired: Result<Option<usize>> = (|| {
+        for set in 1..sets {
+            let mut slots: Vec<usize> = (0..layout.len()).collect();
             for (i, (b, &size)) in layout.iter().zip(&plan.bindings).enumerate() {
-                let slot = acquire(
-                    gpu,
-                    size,
-                    STORAGE_USAGE,
-                    format!("kernel `{name}`: argument `{}`", b.name),
-                )?;
-                debug_assert_eq!(slot, i);
-            }
-            for (i, (b, &size)) in layout.iter().zip(&plan.bindings).enumerate() {
-                match (b.access, &args.buffers[i]) {
-                    (Access::Read, Some(data)) => uploads.push((i, data)),
-                    (Access::ReadWrite, Some(data)) => {
-                        let copy = acquire(
-                            gpu,
-                            size,
-                            STORAGE_USAGE,
-                            format!("kernel `{name}`: pristine copy of `{}`", b.name),
-                        )?;
-                        uploads.push((copy, data));
-                        resets.push((copy, i, size));
-                    }
-                    _ => clears.push((i, size)),
-                }
-                if b.access.writable() {
-                    writable.push((i, size, lens[i] as usize * b.elem.size()));
+                if b.access == Access::Read {
+                    slots[i] = lease(
+                        self,
+                        size,
+                        format!("kernel `{name}`: input set {set} of `{}`", b.name),
+                    )?;
+                    set_copies.push((i, slots[i], size));
                 }
             }
-            for set in 1..sets {
-                let mut slots: Vec<usize> = (0..layout.len()).collect();
-                for (i, (b, &size)) in layout.iter().zip(&plan.bindings).enumerate() {
-                    if b.access == Access::Read {
-                        slots[i] = acquire(
-                            gpu,
-                            size,
-                            STORAGE_USAGE,
-                            format!("kernel `{name}`: input set {set} of `{}`", b.name),
-                        )?;
-                        set_copies.push((i, slots[i], size));
-                    }
-                }
-                set_slots.push(slots);
-            }
-            // A kernel that prints gets a print buffer of one record: timed runs' prints
-            // are dropped, and never read.
-            if let Some(table) = kernel.prints() {
-                let slot = acquire(
-                    gpu,
+            set_slots.push(slots);
+        }
+        // A kernel that prints gets a print buffer of one record: timed runs' prints are
+        // dropped, and never read.
+        let print_slot = match kernel.prints() {
+            Some(table) => Some((
+                table.binding,
+                lease(
+                    self,
                     table.buffer_bytes(1),
-                    STORAGE_USAGE,
                     format!("kernel `{name}`: print buffer"),
-                )?;
-                print_slot = Some((table.binding, slot));
-            }
-            match plan.uniform_size() {
-                Some(size) => Ok(Some(acquire(
-                    gpu,
-                    size,
-                    UNIFORM_USAGE,
-                    format!("kernel `{name}`: `Params`"),
-                )?)),
-                None => Ok(None),
-            }
-        })();
-        let release = |gpu: &mut Gpu, leases: Vec<Lease>| {
-            for lease in leases {
-                gpu.release(lease);
-            }
+                )?,
+            )),
+            None => None,
         };
-        let uniform_slot = match acquired {
-            Ok(slot) => slot,
-            Err(e) => {
-                release(gpu, leases);
-                return Err(e);
-            }
-        };
-
-        let queue = gpu.queue();
-        for &(slot, data) in &uploads {
-            write_padded(queue, leases[slot].buffer(), data.bytes());
-        }
-        if let Some(slot) = uniform_slot {
-            write_padded(queue, leases[slot].buffer(), &plan.params);
-        }
-        if !set_copies.is_empty() {
-            // Written data lands before the commands of the next submission.
-            let mut encoder = gpu.encoder(name);
-            for &(src, dst, size) in &set_copies {
-                encoder.copy_buffer_to_buffer(
-                    leases[src].buffer(),
-                    0,
-                    leases[dst].buffer(),
-                    0,
-                    size,
-                );
-            }
-            if let Err(e) = gpu.submit(Some(encoder), "preparing a timing") {
-                release(gpu, leases);
-                return Err(e);
-            }
-        }
-        let device = gpu.device();
-        let (bind_groups, err) = error_scope(device, || {
-            set_slots
-                .iter()
-                .map(|slots| {
-                    let storage: Vec<&wgpu::Buffer> =
-                        slots.iter().map(|&slot| leases[slot].buffer()).collect();
-                    let uniform = uniform_slot.map(|slot| leases[slot].buffer());
-                    let prints = print_slot.map(|(binding, slot)| (binding, leases[slot].buffer()));
-                    compiled.bind_group(device, &plan, &storage, uniform, prints)
-                })
-                .collect::<Vec<_>>()
-        });
-        if let Some(e) = err {
-            let err = gpu.explain(ForgeError::Gpu {
-                context: "preparing a timing",
-                message: format!("kernel `{name}`: {}", error_text(&e)),
-            });
-            release(gpu, leases);
-            return Err(err);
-        }
-        Ok(Rig {
-            name,
-            compiled,
-            bind_groups,
-            plan,
-            resets,
-            clears,
-            writable,
-            leases,
-            next: Cell::new(0),
-        })
+        let memory = &rig.memory;
+        let mut commands: Vec<Command<'_>> = uploads
+            .iter()
+            .map(|&(slot, data)| Command::Upload {
+                to: &memory[slot],
+                data: data.bytes(),
+            })
+            .collect();
+        // The copies run behind the uploads, in the warm-up's submission.
+        commands.extend(set_copies.iter().map(|&(from, to, bytes)| Command::Copy {
+            from: &memory[from],
+            to: &memory[to],
+            bytes,
+        }));
+        self.device.record("preparing a timing", &commands)?;
+        let sets: Vec<Vec<&Memory>> = set_slots
+            .iter()
+            .map(|slots| slots.iter().map(|&s| &memory[s]).collect())
+            .collect();
+        let sets: Vec<&[&Memory]> = sets.iter().map(Vec::as_slice).collect();
+        let prints = print_slot.map(|(binding, slot)| (binding, &memory[slot]));
+        let prepared = self.device.prepare(compiled, plan, &sets, prints)?;
+        rig.prepared = Some(prepared);
+        rig.resets = resets;
+        rig.clears = clears;
+        rig.writable = writable;
+        Ok(())
     }
 
-    /// Warm-up, calibration and the timed batches.
-    async fn measure(&mut self, rig: &Rig, opts: &TimingOptions) -> Result<Timing> {
+    /// Gives a timing's memory and prepared launches back.
+    fn release_rig(&mut self, rig: Rig) {
+        if let Some(prepared) = rig.prepared {
+            self.device.retire(prepared);
+        }
+        for memory in rig.memory {
+            self.device.release(memory);
+        }
+    }
+
+    /// The batch timer: warm-up, calibration and the timed batches, for either subject.
+    /// See the [module docs](self).
+    async fn measure(
+        &mut self,
+        label: &'static str,
+        subject: &mut Subject<'_>,
+        opts: &TimingOptions,
+    ) -> Result<Timing> {
         let passes = opts.passes.max(1);
-        let per_pass = opts.dispatches_per_pass.max(1);
-        // Two queries a timed pass, one submission's worth at most.
-        let max_repeats = opts.max_repeats.clamp(1, wgpu::QUERY_SET_MAX_QUERIES / 2);
+        let kernel = matches!(subject, Subject::Dispatches(_));
+        let per_pass = if kernel {
+            opts.dispatches_per_pass.max(1)
+        } else {
+            1
+        };
+        // Two timestamps a timed pass, one submission's worth at most.
+        let max_repeats = opts
+            .max_repeats
+            .clamp(1, (self.device.max_stamps() / 2).max(1));
         let timer = if opts.wall_clock || !self.has_timestamps() {
             if !opts.wall_clock && !WALL_CLOCK_WARNED.swap(true, Ordering::Relaxed) {
                 tracing::warn!(
                     adapter = %self.adapter_info().name,
-                    "the adapter has no TIMESTAMP_QUERY; timing with the wall clock, which includes submission overhead"
+                    "the device has no TIMESTAMP_QUERY; timing with the wall clock, which includes submission overhead"
                 );
             }
             Timer::WallClock
         } else {
             Timer::Timestamp
         };
-        let fixed = opts.repeats.map(|r| r.clamp(1, max_repeats));
-        let queries = match timer {
-            Timer::Timestamp => Some(self.queries(rig.name, 2 * fixed.unwrap_or(max_repeats))?),
+        // A kernel's batches grow until they are long enough, unless fixed; a call is
+        // timed `repeats` times a pass, one pass a batch.
+        let fixed = match kernel {
+            true => opts.repeats.map(|r| r.clamp(1, max_repeats)),
+            false => Some(opts.repeats.unwrap_or(1).max(1)),
+        };
+        let stamps = match timer {
+            Timer::Timestamp if kernel => Some(
+                self.device
+                    .stamps(label, 2 * fixed.unwrap_or(max_repeats))?,
+            ),
+            Timer::Timestamp => Some(self.device.stamps(label, 2)?),
             Timer::WallClock => None,
         };
+        // Launches recorded earlier are not part of this measurement.
+        self.flush()?;
+        self.device.wait().await?;
 
-        // Warm-up: at least `warmup` dispatches and `warmup_ns` of wall time, in batches
-        // that double until one takes 10 ms, so the GPU, not the host, is busy.
+        // Warm-up: at least `warmup` dispatches (or calls) and `warmup_ns` of wall time, in
+        // batches that double until one takes 10 ms, so the GPU, not the host, is busy.
         let start = Instant::now();
         let mut batch = opts.warmup.max(1);
         let mut done = 0u32;
         while done < opts.warmup || (start.elapsed().as_nanos() as f64) < opts.warmup_ns {
-            let mut encoder = self.encoder(rig.name);
-            for _ in 0..batch {
-                rig.reset(&mut encoder);
-                rig.pass(&mut encoder, 1, None);
-            }
+            self.record_untimed(subject, batch, 1, true)?;
             let t = Instant::now();
-            self.submit_and_wait(encoder).await?;
+            self.flush()?;
+            self.device.wait().await?;
             done = done.saturating_add(batch);
             if t.elapsed().as_secs_f64() < 0.01 && batch < 4096 {
                 batch *= 2;
@@ -721,7 +688,7 @@ impl ForgeRuntime {
         let mut repeats = fixed.unwrap_or(1);
         while fixed.is_none() {
             let busy = self
-                .timed_batch(rig, queries.as_ref(), repeats, per_pass)
+                .timed_batch(subject, stamps.as_ref(), repeats, per_pass)
                 .await?
                 .busy_ns;
             let long_enough = busy.is_some_and(|ns| ns >= opts.target_pass_ns);
@@ -736,34 +703,31 @@ impl ForgeRuntime {
         let mut retries_left = opts.max_retries;
         while (samples.len() as u32) < passes {
             let batch = self
-                .timed_batch(rig, queries.as_ref(), repeats, per_pass)
+                .timed_batch(subject, stamps.as_ref(), repeats, per_pass)
                 .await?;
             rejected += batch.rejected;
             match batch.per_dispatch {
                 Some(ns) => samples.push(ns),
                 None if retries_left == 0 => break,
                 None => {
-                    tracing::debug!(
-                        kernel = rig.name,
-                        rejected,
-                        "retrying a rejected timing batch"
-                    );
+                    tracing::debug!(kernel = label, rejected, "retrying a rejected timing batch");
                     retries_left -= 1;
                 }
             }
         }
+        let unit = if kernel { "dispatches" } else { "calls" };
         let mut timing = Timing::from_pass_ns(&samples, 1, timer).ok_or_else(|| ForgeError::TimingFailed {
-            kernel: rig.name,
+            kernel: label,
             message: format!(
-                "all {rejected} timed passes of batches of {repeats} dispatches were rejected: the timer did not advance; \
-                 check the adapter's timestamp support"
+                "all {rejected} timed passes of batches of {repeats} {unit} were rejected: the timer did not advance; \
+                 check the device's timestamp support"
             ),
         })?;
         timing.repeats = repeats;
         timing.rejected = rejected;
         if rejected > 0 {
             tracing::warn!(
-                kernel = rig.name,
+                kernel = label,
                 rejected,
                 kept = timing.samples.len(),
                 "rejected timing samples that were not positive"
@@ -772,146 +736,124 @@ impl ForgeRuntime {
         Ok(timing)
     }
 
-    /// One batch: `repeats` timed passes of `per_pass` dispatches each, in one submission.
-    /// With timestamps each pass follows a reset and has its own pair of timestamps; with
-    /// the wall clock the batch follows one reset and is timed from submission to idle.
+    /// Records `count` of the subject's untimed work: for a kernel, `count` passes of
+    /// `per_pass` dispatches (each after a reset where `resets`); for calls, `count` calls.
+    fn record_untimed(
+        &mut self,
+        subject: &mut Subject<'_>,
+        count: u32,
+        per_pass: u32,
+        resets: bool,
+    ) -> Result<()> {
+        match subject {
+            Subject::Dispatches(rig) => {
+                let first = rig.next;
+                rig.next = first.wrapping_add(count as usize * per_pass as usize);
+                let rig: &Rig = rig;
+                let Some(prepared) = rig.prepared.as_ref() else {
+                    return Err(crate::backend::foreign("a timing without launches"));
+                };
+                let mut commands = Vec::new();
+                for p in 0..count as usize {
+                    if resets {
+                        rig.reset(&mut commands);
+                    }
+                    commands.push(Command::Dispatch {
+                        prepared,
+                        set: first.wrapping_add(p * per_pass as usize) % rig.sets.max(1),
+                        count: per_pass,
+                        timed: None,
+                    });
+                }
+                self.device.record("timing a kernel", &commands)
+            }
+            Subject::Calls(record) => {
+                for _ in 0..count {
+                    record(self)?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// One batch of `repeats`: with timestamps, a kernel's `repeats` timed passes of
+    /// `per_pass` dispatches (each after a reset, outside its timestamps), or one timed pass
+    /// of `repeats` calls between two timestamps; with the wall clock, the same work (a
+    /// kernel's after one reset) timed from submission to idle.
     async fn timed_batch(
         &mut self,
-        rig: &Rig,
-        queries: Option<&Queries>,
+        subject: &mut Subject<'_>,
+        stamps: Option<&Stamps>,
         repeats: u32,
         per_pass: u32,
     ) -> Result<Batch> {
-        let Some(q) = queries else {
-            let mut encoder = self.encoder(rig.name);
-            rig.reset(&mut encoder);
-            self.submit_and_wait(encoder).await?;
-            let mut encoder = self.encoder(rig.name);
-            for _ in 0..repeats {
-                rig.pass(&mut encoder, per_pass, None);
+        let Some(stamps) = stamps else {
+            if let Subject::Dispatches(rig) = subject {
+                let mut commands = Vec::new();
+                rig.reset(&mut commands);
+                self.device.record("timing a kernel", &commands)?;
+                self.flush()?;
+                self.device.wait().await?;
             }
-            let start = Instant::now();
-            self.submit_and_wait(encoder).await?;
+            // From submission to idle: on a device that runs work as it is recorded, the
+            // work is submitted as it is recorded.
+            let mut start = Instant::now();
+            self.record_untimed(subject, repeats, per_pass, false)?;
+            if !self.device.eager() {
+                start = Instant::now();
+            }
+            self.flush()?;
+            self.device.wait().await?;
             let ns = start.elapsed().as_nanos() as f64;
-            let ok = valid_sample(ns);
-            return Ok(Batch {
-                per_dispatch: ok.then(|| ns / (repeats as f64 * per_pass as f64)),
-                busy_ns: ok.then_some(ns),
-                rejected: u32::from(!ok),
-            });
+            return Ok(Batch::of(&[Some(ns)], repeats.saturating_mul(per_pass)));
         };
-        debug_assert!(2 * repeats <= q.capacity);
-        let mut encoder = self.encoder(rig.name);
-        for p in 0..repeats {
-            rig.reset(&mut encoder);
-            rig.pass(&mut encoder, per_pass, Some((&q.set, 2 * p)));
-        }
-        let bytes = 2 * repeats as u64 * wgpu::QUERY_SIZE as u64;
-        encoder.resolve_query_set(&q.set, 0..2 * repeats, &q.resolve, 0);
-        let gpu = self.gpu_mut();
-        let staging = gpu.acquire(bytes, STAGING_USAGE, &|| {
-            format!("kernel `{}`: timestamps", rig.name)
-        })?;
-        encoder.copy_buffer_to_buffer(&q.resolve, 0, staging.buffer(), 0, bytes);
-        gpu.submit(Some(encoder), "timing a kernel")?;
-        let period = gpu.queue().get_timestamp_period();
-        let ticks = gpu
-            .read_async(staging.buffer(), bytes, |b| {
-                bytemuck::cast_slice::<u8, u64>(b).to_vec()
-            })
-            .await;
-        gpu.release(staging);
-        let passes: Vec<Option<f64>> = ticks?
-            .chunks_exact(2)
-            .map(|pair| ticks_to_ns(pair[0], pair[1], period))
-            .collect();
-        let valid: Vec<f64> = passes.iter().flatten().copied().collect();
-        Ok(Batch {
-            per_dispatch: median(&valid).map(|ns| ns / per_pass as f64),
-            busy_ns: (!valid.is_empty()).then(|| valid.iter().sum()),
-            rejected: (passes.len() - valid.len()) as u32,
-        })
+        let (pairs, units) = match subject {
+            Subject::Dispatches(rig) => {
+                let first = rig.next;
+                rig.next = first.wrapping_add(repeats as usize * per_pass as usize);
+                let rig: &Rig = rig;
+                let Some(prepared) = rig.prepared.as_ref() else {
+                    return Err(crate::backend::foreign("a timing without launches"));
+                };
+                let mut commands = Vec::new();
+                for p in 0..repeats {
+                    rig.reset(&mut commands);
+                    commands.push(Command::Dispatch {
+                        prepared,
+                        set: first.wrapping_add(p as usize * per_pass as usize) % rig.sets.max(1),
+                        count: per_pass,
+                        timed: Some((stamps, 2 * p)),
+                    });
+                }
+                self.device.record("timing a kernel", &commands)?;
+                (repeats, per_pass)
+            }
+            Subject::Calls(record) => {
+                let stamp = |index| [Command::Stamp { stamps, index }];
+                self.device.record("timing a call", &stamp(0))?;
+                for _ in 0..repeats {
+                    record(self)?;
+                }
+                self.device.record("timing a call", &stamp(1))?;
+                (1, repeats)
+            }
+        };
+        let durations = self.device.read_stamps(stamps, pairs).await?;
+        Ok(Batch::of(&durations, units))
     }
 
     /// Reads every writable binding back as the last timed dispatch left it.
     async fn read_back(&mut self, rig: &Rig, kernel: &dyn Kernel) -> Result<Vec<HostBuffer>> {
         let layout = kernel.layout();
-        let mut offsets = Vec::with_capacity(rig.writable.len());
-        let mut total = 0u64;
-        for &(_, size, _) in &rig.writable {
-            let offset = align_up(total, STAGING_ALIGN);
-            offsets.push(offset);
-            total = offset + size;
+        let mut outputs = Vec::with_capacity(rig.writable.len());
+        for &(i, exact) in &rig.writable {
+            let elem = layout[i].elem;
+            outputs.push(HostBuffer::zeroed(elem, exact / elem.size().max(1))?);
         }
-        if rig.writable.is_empty() {
-            return Ok(Vec::new());
-        }
-        let gpu = self.gpu_mut();
-        let staging = gpu.acquire(total, STAGING_USAGE, &|| {
-            format!("kernel `{}`: readback", rig.name)
-        })?;
-        let mut encoder = gpu.encoder(rig.name);
-        for (&(i, size, _), &offset) in rig.writable.iter().zip(&offsets) {
-            encoder.copy_buffer_to_buffer(rig.buffer(i), 0, staging.buffer(), offset, size);
-        }
-        gpu.submit(Some(encoder), "timing a kernel")?;
-        let result = gpu
-            .read_async(staging.buffer(), total, |bytes| {
-                rig.writable
-                    .iter()
-                    .zip(&offsets)
-                    .map(|(&(i, _, exact), &offset)| {
-                        let start = offset as usize;
-                        HostBuffer::from_slice::<u8>(layout[i].elem, &bytes[start..start + exact])
-                    })
-                    .collect()
-            })
-            .await;
-        gpu.release(staging);
-        result
-    }
-
-    fn encoder(&self, label: &'static str) -> wgpu::CommandEncoder {
-        self.gpu().encoder(label)
-    }
-
-    async fn submit_and_wait(&mut self, encoder: wgpu::CommandEncoder) -> Result<()> {
-        let gpu = self.gpu_mut();
-        gpu.submit(Some(encoder), "timing a kernel")?;
-        gpu.wait_async().await
-    }
-
-    fn queries(&self, name: &'static str, count: u32) -> Result<Queries> {
-        let capacity = count.clamp(2, wgpu::QUERY_SET_MAX_QUERIES) & !1;
-        let gpu = self.gpu();
-        let device = gpu.device();
-        let ((set, resolve), err) = error_scope(device, || {
-            let set = device.create_query_set(&wgpu::QuerySetDescriptor {
-                label: Some(name),
-                ty: wgpu::QueryType::Timestamp,
-                count: capacity,
-            });
-            let resolve = device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("forge timestamps"),
-                size: align_up(
-                    capacity as u64 * wgpu::QUERY_SIZE as u64,
-                    wgpu::QUERY_RESOLVE_BUFFER_ALIGNMENT,
-                ),
-                usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
-                mapped_at_creation: false,
-            });
-            (set, resolve)
-        });
-        if let Some(e) = err {
-            return Err(gpu.explain(ForgeError::Gpu {
-                context: "creating timestamp queries",
-                message: format!("kernel `{name}`: {}", error_text(&e)),
-            }));
-        }
-        Ok(Queries {
-            set,
-            resolve,
-            capacity,
-        })
+        let from: Vec<&Memory> = rig.writable.iter().map(|&(i, _)| &rig.memory[i]).collect();
+        let mut into: Vec<&mut [u8]> = outputs.iter_mut().map(HostBuffer::bytes_mut).collect();
+        self.device.read(&from, &mut into).await?;
+        drop(into);
+        Ok(outputs)
     }
 }

@@ -35,6 +35,20 @@ pub use spans::SpanLayer;
 /// The first track number of GPU tracks; host threads count up from 1, far below it.
 pub const GPU_TRACK_BASE: u64 = 1 << 32;
 
+/// The args of a launch event: the schedule and the workgroups dispatched.
+pub fn launch_args(
+    schedule: &crate::schedule::Schedule,
+    workgroups: [u32; 3],
+) -> serde_json::Map<String, serde_json::Value> {
+    let mut args = serde_json::Map::new();
+    args.insert("schedule".into(), schedule.to_string().into());
+    args.insert(
+        "workgroups".into(),
+        serde_json::Value::from(workgroups.to_vec()),
+    );
+    args
+}
+
 /// The track (`tid`) of the GPU of the device numbered `device_id` ([`crate::device::Gpu::id`]).
 pub fn gpu_track(device_id: u64) -> u64 {
     GPU_TRACK_BASE + device_id

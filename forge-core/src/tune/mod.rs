@@ -1,5 +1,5 @@
 //! The auto-tuner: picks the fastest *certified* schedule of a kernel on this adapter and
-//! stores it in the manifest cache. Layer 5 (procedures): built on the runtime, the
+//! stores it in the manifest cache. Layer 6 (procedures): built on the runtime, the
 //! certifier and timing.
 //!
 //! This module owns [`tune`], its options ([`TuneOptions`]) and its result
