@@ -839,6 +839,17 @@ impl std::fmt::Debug for dyn Kernel {
     }
 }
 
+/// `name=value, ...` for a call's scalars, as reports name a case or a problem.
+pub fn describe_scalars(kernel: &dyn Kernel, scalars: &[ScalarValue]) -> String {
+    kernel
+        .scalars()
+        .iter()
+        .zip(scalars)
+        .map(|(p, v)| format!("{}={v}", p.name))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// Checks the number of scalars given to a dyn entry point.
 pub fn check_scalar_count(kernel: &'static str, expected: usize, got: usize) -> Result<()> {
     if expected == got {

@@ -485,16 +485,27 @@ pub fn binding_size(
     } else {
         ("max_buffer_size", limits.max_buffer_size)
     };
-    if padded > limit {
+    check_limit(kernel, arg, padded, (limit_name, limit))
+}
+
+/// `bytes` of argument `arg`, unless they are past the device's limit (named, with its
+/// value): then [`ForgeError::BindingTooLarge`].
+pub fn check_limit(
+    kernel: &'static str,
+    arg: &'static str,
+    bytes: u64,
+    (limit_name, limit): (&'static str, u64),
+) -> Result<u64> {
+    if bytes > limit {
         return Err(ForgeError::BindingTooLarge {
             kernel,
             arg,
-            bytes: padded,
+            bytes,
             limit_name,
             limit,
         });
     }
-    Ok(padded)
+    Ok(bytes)
 }
 
 /// A call of a kernel that the adapter can run: see the [module docs](self).
@@ -592,17 +603,11 @@ impl LaunchPlan {
             .collect::<Result<Vec<u64>>>()?;
         let mut params = params.to_vec();
         if !params.is_empty() {
-            let size = uniform_size(params.len());
-            let limit = limits.max_uniform_buffer_binding_size;
-            if size > limit {
-                return Err(ForgeError::BindingTooLarge {
-                    kernel: name,
-                    arg: "Params",
-                    bytes: size,
-                    limit_name: "max_uniform_buffer_binding_size",
-                    limit,
-                });
-            }
+            let limit = (
+                "max_uniform_buffer_binding_size",
+                limits.max_uniform_buffer_binding_size,
+            );
+            let size = check_limit(name, "Params", uniform_size(params.len()), limit)?;
             params.resize(size as usize, 0);
         }
         Ok(LaunchPlan {

@@ -79,25 +79,30 @@ pub mod threads {
     pub type R = Result<u32, &'static str>;
     const OVER: &str = "a step overflows u32, the type the GPU evaluates it in";
 
+    /// A step of `op` on `a` and `b`, or `why` where it does not fit a `u32`.
+    fn step(a: R, b: R, op: fn(u32, u32) -> Option<u32>, why: &'static str) -> R {
+        op(a?, b?).ok_or(why)
+    }
+
     /// `a + b`
     pub fn add(a: R, b: R) -> R {
-        a?.checked_add(b?).ok_or(OVER)
+        step(a, b, u32::checked_add, OVER)
     }
     /// `a - b`
     pub fn sub(a: R, b: R) -> R {
-        a?.checked_sub(b?).ok_or("a step is negative")
+        step(a, b, u32::checked_sub, "a step is negative")
     }
     /// `a * b`
     pub fn mul(a: R, b: R) -> R {
-        a?.checked_mul(b?).ok_or(OVER)
+        step(a, b, u32::checked_mul, OVER)
     }
     /// `a / b`
     pub fn div(a: R, b: R) -> R {
-        a?.checked_div(b?).ok_or("division by zero")
+        step(a, b, u32::checked_div, "division by zero")
     }
     /// `a % b`
     pub fn rem(a: R, b: R) -> R {
-        a?.checked_rem(b?).ok_or("division by zero")
+        step(a, b, u32::checked_rem, "division by zero")
     }
     /// `a.div_ceil(b)`
     pub fn div_ceil(a: R, b: R) -> R {

@@ -4,8 +4,8 @@
 //!
 //! Each holds one backend's own object behind a trait object, with the id of the device
 //! that made it. The runtime passes handles back to that device and never looks inside;
-//! the device takes its object back out ([`Memory::raw`], ...) and refuses a handle of
-//! another device or backend with an error ([`foreign`]), never a panic. A pooled
+//! the device takes its object back out ([`Memory::raw`], [`Handle::raw`]) and refuses a
+//! handle of another device or backend with an error ([`foreign`]), never a panic. A pooled
 //! allocation goes back to its pool whole ([`Memory::into_raw`]), so leasing it again
 //! allocates nothing.
 
@@ -73,25 +73,14 @@ impl Memory {
         Memory { device, bytes, raw }
     }
 
-    /// The id of the device that made the memory ([`crate::backend::Device::id`]).
-    pub fn device_id(&self) -> u64 {
-        self.device
-    }
-
     /// The memory's size in bytes.
     pub fn bytes(&self) -> u64 {
         self.bytes
     }
 
-    /// The backend's object, if it is a `T`.
-    pub fn raw<T: Any>(&self) -> Option<&T> {
-        (*self.raw).as_any().downcast_ref()
-    }
-
-    /// The backend's object, by value, if it is a `T` (as a pool takes its memory back);
-    /// `None`, the memory freed, otherwise.
-    pub fn into_raw<T: Any>(self) -> Option<Box<T>> {
-        self.raw.into_any().downcast::<T>().ok()
+    /// The id of the device that made the memory ([`crate::backend::Device::id`]).
+    pub fn device_id(&self) -> u64 {
+        self.device
     }
 
     /// Whether `other` is the same memory.
@@ -104,99 +93,36 @@ impl Memory {
         self.raw.wgpu_buffer()
     }
 
-    /// The backend's memory object, to compare it with another's.
-    pub fn raw_memory(&self) -> &dyn RawMemory {
-        &*self.raw
-    }
-}
-
-/// A kernel compiled for one schedule on one device ([`crate::backend::Device::compile`]):
-/// a handle to the device's cached object, cheap to clone.
-#[derive(Clone, Debug)]
-pub struct Compiled {
-    device: u64,
-    raw: Arc<dyn Object>,
-}
-
-impl Compiled {
-    /// `raw` as a compiled kernel of the device numbered `device`.
-    pub fn new(device: u64, raw: Arc<dyn Object>) -> Compiled {
-        Compiled { device, raw }
-    }
-
-    /// The id of the device that compiled it.
-    pub fn device_id(&self) -> u64 {
-        self.device
-    }
-
-    /// The backend's object, if it is a `T`.
-    pub fn raw<T: Any>(&self) -> Option<&T> {
-        (*self.raw).as_any().downcast_ref()
-    }
-}
-
-/// Launches of one kernel bound ahead of time to several sets of memory (timing's input
-/// sets), for [`crate::backend::Command::Dispatch`]: binding once keeps the work between
-/// timed dispatches to the dispatch itself. It refers to the memory it was prepared on,
-/// which must outlive it; hand it back with [`crate::backend::Device::retire`].
-#[derive(Debug)]
-pub struct Prepared {
-    device: u64,
-    sets: usize,
-    raw: Box<dyn Object>,
-}
-
-impl Prepared {
-    /// `raw` as launches prepared on `sets` sets of memory by the device numbered `device`.
-    pub fn new(device: u64, sets: usize, raw: Box<dyn Object>) -> Prepared {
-        Prepared { device, sets, raw }
-    }
-
-    /// The id of the device that prepared it.
-    pub fn device_id(&self) -> u64 {
-        self.device
-    }
-
-    /// How many sets of memory the launches are bound to.
-    pub fn sets(&self) -> usize {
-        self.sets
-    }
-
     /// The backend's object, if it is a `T`.
     pub fn raw<T: Any>(&self) -> Option<&T> {
         (*self.raw).as_any().downcast_ref()
     }
 
-    /// The backend's object, by value, if it is a `T`.
+    /// The backend's object, by value, if it is a `T` (as a pool takes its memory back);
+    /// `None`, the memory freed, otherwise.
     pub fn into_raw<T: Any>(self) -> Option<Box<T>> {
         self.raw.into_any().downcast::<T>().ok()
     }
 }
 
-/// Timestamp slots on a device ([`crate::backend::Device::stamps`]): launches and markers
-/// write them ([`crate::backend::Command::Dispatch`], [`crate::backend::Command::Stamp`]),
-/// and [`crate::backend::Device::read_stamps`] reads them back as durations.
-#[derive(Debug)]
-pub struct Stamps {
+/// A device's object behind the seam, other than memory: a compiled kernel
+/// ([`Compiled`]), launches bound ahead of time ([`Prepared`]) or timestamp slots
+/// ([`Stamps`]). Cheap to clone: clones share the object.
+#[derive(Clone, Debug)]
+pub struct Handle {
     device: u64,
-    count: u32,
-    raw: Box<dyn Object>,
+    raw: Arc<dyn Object>,
 }
 
-impl Stamps {
-    /// `raw` as `count` timestamp slots of the device numbered `device`.
-    pub fn new(device: u64, count: u32, raw: Box<dyn Object>) -> Stamps {
-        Stamps { device, count, raw }
+impl Handle {
+    /// `raw` as an object of the device numbered `device`.
+    pub fn new(device: u64, raw: Arc<dyn Object>) -> Handle {
+        Handle { device, raw }
     }
 
-    /// The id of the device the slots are on.
+    /// The id of the device that made the object.
     pub fn device_id(&self) -> u64 {
         self.device
-    }
-
-    /// How many timestamps the slots hold (an even number: two a timed pass).
-    pub fn count(&self) -> u32 {
-        self.count
     }
 
     /// The backend's object, if it is a `T`.
@@ -204,6 +130,21 @@ impl Stamps {
         (*self.raw).as_any().downcast_ref()
     }
 }
+
+/// A kernel compiled for one schedule on one device ([`crate::backend::Device::compile`]),
+/// the device's cached object.
+pub type Compiled = Handle;
+
+/// Launches of one kernel bound ahead of time to several sets of memory (timing's input
+/// sets), for [`crate::backend::Command::Dispatch`]: binding once keeps the work between
+/// timed dispatches to the dispatch itself. It refers to the memory it was prepared on,
+/// which must outlive it; hand it back with [`crate::backend::Device::retire`].
+pub type Prepared = Handle;
+
+/// Timestamp slots on a device ([`crate::backend::Device::stamps`]): launches and markers
+/// write them ([`crate::backend::Command::Dispatch`], [`crate::backend::Command::Stamp`]),
+/// and [`crate::backend::Device::read_stamps`] reads them back as durations.
+pub type Stamps = Handle;
 
 /// The wgpu objects behind a runtime on wgpu ([`crate::ForgeRuntime::wgpu`]): to record the
 /// application's own work on the runtime's device, next to the kernels'.

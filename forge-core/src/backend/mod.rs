@@ -32,18 +32,40 @@ pub mod wait;
 
 pub use budget::{MemoryBudget, Reservation, RuntimeStats};
 pub use command::{Command, Launch};
-pub use handles::{foreign, Compiled, Memory, Object, Prepared, RawMemory, Stamps, WgpuParts};
+pub use handles::{
+    foreign, Compiled, Handle, Memory, Object, Prepared, RawMemory, Stamps, WgpuParts,
+};
 pub use wait::Wait;
 
 use crate::error::{ForgeError, Result};
 use crate::kernel::Kernel;
-use crate::plan::LaunchPlan;
 use crate::schedule::Schedule;
 use crate::target::Backend;
 use crate::topology::HardwareProfile;
 use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
+
+/// What names an allocation in the errors it may meet (past the budget, a driver's
+/// refusal), called only when there is one.
+pub type What<'a> = &'a dyn Fn() -> String;
+
+/// Who a device is and what it can do, in wgpu's terms: the seam's common vocabulary,
+/// which the launch plan, the schedule checks and the topology hash read the same way on
+/// every backend ([`Device::identity`]).
+#[derive(Clone, Debug)]
+pub struct Identity {
+    /// A number that no other device of this process has.
+    pub id: u64,
+    /// The shader form the device compiles kernels from.
+    pub emission: Backend,
+    /// The device's description.
+    pub info: wgpu::AdapterInfo,
+    /// The limits launches are planned against.
+    pub limits: wgpu::Limits,
+    /// The features kernels may use.
+    pub features: wgpu::Features,
+}
 
 /// One device of one GPU API: what the runtime runs everything through. See the [module
 /// docs](self).
@@ -53,22 +75,35 @@ use std::sync::Arc;
 pub trait Device: fmt::Debug + wgpu::WasmNotSendSync {
     // ---- Identity, features and limits -----------------------------------------------
 
+    /// Who the device is and what it can do.
+    fn identity(&self) -> &Identity;
+
     /// A number that no other device of this process has: what tells one runtime's
     /// memory from another's.
-    fn id(&self) -> u64;
+    fn id(&self) -> u64 {
+        self.identity().id
+    }
 
     /// The shader form the device compiles kernels from.
-    fn emission(&self) -> Backend;
+    fn emission(&self) -> Backend {
+        self.identity().emission
+    }
 
     /// The device's description: name, vendor, device, driver (on CUDA, in wgpu's terms:
     /// NVIDIA's vendor id, the compute capability as `device`, driver `CUDA`).
-    fn info(&self) -> &wgpu::AdapterInfo;
+    fn info(&self) -> &wgpu::AdapterInfo {
+        &self.identity().info
+    }
 
     /// The limits launches are planned against.
-    fn limits(&self) -> &wgpu::Limits;
+    fn limits(&self) -> &wgpu::Limits {
+        &self.identity().limits
+    }
 
     /// The features kernels may use here.
-    fn features(&self) -> wgpu::Features;
+    fn features(&self) -> wgpu::Features {
+        self.identity().features
+    }
 
     /// The hardware profile whose hash keys the tuning manifests.
     fn profile(&self) -> HardwareProfile;
@@ -105,17 +140,12 @@ pub trait Device: fmt::Debug + wgpu::WasmNotSendSync {
     /// New memory of `bytes` bytes (a multiple of 4) that lives until dropped, holding
     /// `init` at its start and zeros after. `what` names it in errors: past the budget is
     /// [`ForgeError::CapacityExceeded`].
-    fn create(
-        &mut self,
-        bytes: u64,
-        init: Option<&[u8]>,
-        what: &dyn Fn() -> String,
-    ) -> Result<Memory>;
+    fn create(&mut self, bytes: u64, init: Option<&[u8]>, what: What<'_>) -> Result<Memory>;
 
     /// Memory of at least `bytes` bytes for one call, from the device's pool where it
     /// keeps one. Its contents are unspecified: a call uploads to or clears what it binds.
     /// Give it back with [`Device::release`] once no recorded work uses it.
-    fn lease(&mut self, bytes: u64, what: &dyn Fn() -> String) -> Result<Memory>;
+    fn lease(&mut self, bytes: u64, what: What<'_>) -> Result<Memory>;
 
     /// Gives back memory from [`Device::lease`] (dropping it would free it instead).
     fn release(&mut self, memory: Memory);
@@ -153,16 +183,10 @@ pub trait Device: fmt::Debug + wgpu::WasmNotSendSync {
     /// first error is returned after every job has been tried; the rest stay compiled.
     fn warm_up(&mut self, jobs: &[(&dyn Kernel, Schedule, bool)]) -> Result<usize>;
 
-    /// Launches of `compiled` per `plan`, bound ahead to each set of memory in `sets`
-    /// (one memory per storage binding each) and to the print buffer of a kernel that
-    /// prints: what [`Command::Dispatch`] dispatches.
-    fn prepare(
-        &mut self,
-        compiled: &Compiled,
-        plan: &LaunchPlan,
-        sets: &[&[&Memory]],
-        prints: Option<(u32, &Memory)>,
-    ) -> Result<Prepared>;
+    /// Launches like `launch`, bound ahead of time to its bindings (set 0) and to each
+    /// further set of memory in `more` (one memory per storage binding each), with its
+    /// print buffer: what [`Command::Dispatch`] dispatches.
+    fn prepare(&mut self, launch: &Launch<'_>, more: &[&[&Memory]]) -> Result<Prepared>;
 
     /// Gives back what [`Device::prepare`] made, once no recorded work uses it.
     fn retire(&mut self, prepared: Prepared);

@@ -262,6 +262,24 @@ impl CertReport {
         self.max_abs_err = self.max_abs_err.max(cmp.max_abs);
         self.max_rel_err = self.max_rel_err.max(cmp.max_rel);
     }
+
+    /// Compares `got` with `want` for `binding` (the `check` named in a failure, the two
+    /// sides by `names`), a NaN matching a NaN where the kernel handles special values,
+    /// records its errors, and adds its failure line if it did not pass.
+    fn check(
+        &mut self,
+        prefix: &str,
+        check: &str,
+        names: (&str, &str),
+        binding: &Binding,
+        (got, want): (&HostBuffer, &HostBuffer),
+        tol: Tolerance,
+    ) {
+        let cmp = compare_with(got, want, tol, self.special_values);
+        self.record(&cmp);
+        self.failures
+            .extend(explain(prefix, check, names, binding, &cmp, tol));
+    }
 }
 
 /// One element that failed a comparison.
@@ -679,11 +697,11 @@ impl Kernel for PoisonView<'_> {
     }
     fn cpu_dyn_with(
         &self,
-        schedule: &Schedule,
-        args: &DynArgs,
-        options: &OracleOptions,
+        s: &Schedule,
+        a: &DynArgs,
+        o: &OracleOptions,
     ) -> Result<Vec<HostBuffer>> {
-        self.inner.cpu_dyn_with(schedule, args, options)
+        self.inner.cpu_dyn_with(s, a, o)
     }
 }
 
@@ -732,17 +750,6 @@ async fn run_poisoned(
         .filter(|(b, _)| b.access.writable())
         .map(|(b, d)| HostBuffer::from_slice::<u8>(b.elem, d))
         .collect())
-}
-
-/// `name=value, ...` for a case's scalars.
-fn describe_case(kernel: &dyn Kernel, scalars: &[ScalarValue]) -> String {
-    kernel
-        .scalars()
-        .iter()
-        .zip(scalars)
-        .map(|(p, v)| format!("{}={v}", p.name))
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 fn element(binding: &str, elem: ElemType, m: &Mismatch) -> String {
@@ -878,16 +885,20 @@ pub fn diff_prints(
     schedule: &Schedule,
     opts: &CertOptions,
 ) -> Result<PrintDiff> {
-    let name = kernel.name();
     if kernel.prints().is_none() {
+        let name = kernel.name();
         return Err(ForgeError::InvalidArgument {
             kernel: name,
             message: format!("`{name}` has no `debug_print!`, so it prints nothing to compare"),
         });
     }
+    let name = kernel.name();
     let mut skipped = Vec::new();
     for (ci, scalars) in kernel.cert_cases().iter().enumerate() {
-        let case = format!("case {ci} ({})", describe_case(kernel, scalars));
+        let case = format!(
+            "case {ci} ({})",
+            crate::kernel::describe_scalars(kernel, scalars)
+        );
         let args = match case_args(kernel, ci, scalars, opts) {
             Ok((args, _, _)) => args,
             Err(why) => {
@@ -978,8 +989,6 @@ async fn certify_cases(
     let tol = kernel.tolerance();
     let layout = kernel.layout();
     let special = kernel.special_values();
-    let compare =
-        |got: &HostBuffer, want: &HostBuffer, tol: Tolerance| compare_with(got, want, tol, special);
     let mut report = CertReport {
         kernel: name.to_string(),
         schedule: *schedule,
@@ -1004,7 +1013,7 @@ async fn certify_cases(
     for (ci, scalars) in cases.iter().enumerate() {
         let prefix = format!(
             "kernel `{name}` case {ci} ({}) [{schedule}]",
-            describe_case(kernel, scalars)
+            crate::kernel::describe_scalars(kernel, scalars)
         );
         tracing::debug!(case = %prefix, "certifying");
 
@@ -1040,16 +1049,7 @@ async fn certify_cases(
         match rt.run_dyn_async(kernel, schedule, &args).await {
             Ok(gpu) => {
                 for ((b, g), o) in writable.iter().zip(&gpu).zip(&oracle) {
-                    let cmp = compare(g, o, tol);
-                    report.record(&cmp);
-                    report.failures.extend(explain(
-                        &prefix,
-                        "GPU vs oracle",
-                        ("GPU", "oracle"),
-                        b,
-                        &cmp,
-                        tol,
-                    ));
+                    report.check(&prefix, "GPU vs oracle", ("GPU", "oracle"), b, (g, o), tol);
                 }
             }
             Err(e @ ForgeError::DeviceLost(_)) => return Err(e),
@@ -1063,16 +1063,14 @@ async fn certify_cases(
             None => {}
             Some(Ok(reference)) => {
                 for ((b, o), r) in writable.iter().zip(&oracle).zip(&reference) {
-                    let cmp = compare(o, r, tol);
-                    report.record(&cmp);
-                    report.failures.extend(explain(
+                    report.check(
                         &prefix,
                         "oracle vs reference",
                         ("oracle", "reference"),
                         b,
-                        &cmp,
+                        (o, r),
                         tol,
-                    ));
+                    );
                 }
             }
             Some(Err(e)) => report
@@ -1115,16 +1113,7 @@ async fn certify_cases(
                                 continue;
                             }
                         }
-                        let cmp = compare(g, o, tol);
-                        report.record(&cmp);
-                        report.failures.extend(explain(
-                            &prefix,
-                            "GPU with poisoned outputs vs oracle (does the kernel read an output before writing it?)",
-                            ("GPU", "oracle"),
-                            b,
-                            &cmp,
-                            tol,
-                        ));
+                        report.check(&prefix, "GPU with poisoned outputs vs oracle (does the kernel read an output before writing it?)", ("GPU", "oracle"), b, (g, o), tol);
                     }
                 }
                 Err(e @ ForgeError::DeviceLost(_)) => return Err(e),
@@ -1327,48 +1316,17 @@ mod tests {
 
     #[test]
     fn vectors_are_deterministic_and_independent_per_binding() {
-        let a1 = generate(
-            &mut case_rng(1, "k", 0, "a"),
-            F32,
-            100,
-            Distribution::Default,
-        );
-        let a2 = generate(
-            &mut case_rng(1, "k", 0, "a"),
-            F32,
-            100,
-            Distribution::Default,
-        );
-        let b = generate(
-            &mut case_rng(1, "k", 0, "b"),
-            F32,
-            100,
-            Distribution::Default,
-        );
-        let a_case1 = generate(
-            &mut case_rng(1, "k", 1, "a"),
-            F32,
-            100,
-            Distribution::Default,
-        );
-        let a_seed2 = generate(
-            &mut case_rng(2, "k", 0, "a"),
-            F32,
-            100,
-            Distribution::Default,
-        );
-        assert_eq!(a1, a2);
-        assert_ne!(a1, b);
-        assert_ne!(a1, a_case1);
-        assert_ne!(a1, a_seed2);
+        let draw = |seed, case, binding, n| {
+            let mut rng = case_rng(seed, "k", case, binding);
+            generate(&mut rng, F32, n, Distribution::Default)
+        };
+        let a1 = draw(1, 0, "a", 100);
+        assert_eq!(a1, draw(1, 0, "a", 100));
+        assert_ne!(a1, draw(1, 0, "b", 100), "another binding");
+        assert_ne!(a1, draw(1, 1, "a", 100), "another case");
+        assert_ne!(a1, draw(2, 0, "a", 100), "another seed");
         // A longer vector from the same generator starts with the same values.
-        let long = generate(
-            &mut case_rng(1, "k", 0, "a"),
-            F32,
-            200,
-            Distribution::Default,
-        );
-        assert_eq!(long.words()[..100], a1.words()[..]);
+        assert_eq!(draw(1, 0, "a", 200).words()[..100], a1.words()[..]);
     }
 
     #[test]

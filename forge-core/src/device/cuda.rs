@@ -29,12 +29,11 @@
 //! and returns [`ForgeError::MissingLibrary`] with a hint instead.
 
 use crate::backend::{
-    foreign, Command, Compiled, Device, Launch, Memory, MemoryBudget, Prepared, RawMemory,
-    Reservation, RuntimeStats, Stamps, Wait,
+    foreign, Command, Compiled, Device, Identity, Launch, Memory, MemoryBudget, Prepared,
+    RawMemory, Reservation, RuntimeStats, Stamps, Wait, What,
 };
 use crate::error::{ForgeError, Result};
 use crate::kernel::{Kernel, KernelId, CUDA_ENTRY_POINT};
-use crate::plan::LaunchPlan;
 use crate::schedule::Schedule;
 use crate::target::Backend;
 use crate::topology::HardwareProfile;
@@ -165,11 +164,17 @@ impl CudaKernel {
 
 impl Drop for CudaKernel {
     fn drop(&mut self) {
-        let _ = self.ctx.bind_to_thread();
         // SAFETY: the module was loaded once and is unloaded once, after its last launch
         // was enqueued (the cache drops kernels only with the device).
-        let _ = unsafe { result::module::unload(self.module) };
+        in_context(&self.ctx, || unsafe { result::module::unload(self.module) });
     }
+}
+
+/// Runs a context object's destruction with its context bound; an error has nobody to go
+/// to from a `drop` (the context may be broken by a failed launch already).
+fn in_context<E>(ctx: &CudaContext, destroy: impl FnOnce() -> std::result::Result<(), E>) {
+    let _ = ctx.bind_to_thread();
+    let _ = destroy();
 }
 
 /// A CUDA event on the default stream: two of them time the work between their records.
@@ -186,21 +191,18 @@ unsafe impl Sync for Event {}
 
 impl Drop for Event {
     fn drop(&mut self) {
-        let _ = self.ctx.bind_to_thread();
         // SAFETY: created by `cuEventCreate`, destroyed once.
-        let _ = unsafe { result::event::destroy(self.raw) };
+        in_context(&self.ctx, || unsafe { result::event::destroy(self.raw) });
     }
 }
 
 /// One CUDA device and what runs on it: see the [module docs](self).
 #[derive(Debug)]
 pub struct CudaGpu {
-    id: u64,
+    /// Its id, emission (`cuda`), description, limits and features.
+    identity: Identity,
     ordinal: usize,
     ctx: Arc<CudaContext>,
-    info: wgpu::AdapterInfo,
-    limits: wgpu::Limits,
-    features: wgpu::Features,
     capability: (i32, i32),
     driver_version: i32,
     /// `sm_XY`: what the kernels are compiled for.
@@ -288,12 +290,15 @@ impl CudaGpu {
         let arch = format!("sm_{}{}", capability.0, capability.1);
         tracing::debug!(device = %info.name, %arch, driver_version, "CUDA device open");
         Ok(CudaGpu {
-            id: super::next_id(),
+            identity: Identity {
+                id: super::next_id(),
+                emission: Backend::Cuda,
+                info,
+                limits,
+                features,
+            },
             ordinal,
             ctx,
-            info,
-            limits,
-            features,
             capability,
             driver_version,
             arch,
@@ -457,7 +462,7 @@ impl CudaGpu {
             return Ok(Arc::clone(k));
         }
         let name = kernel.name();
-        super::pipeline::check_features(kernel, self.features, &self.info.name)?;
+        super::pipeline::check_features(kernel, self.identity.features, &self.identity.info.name)?;
         let source = kernel.cuda(schedule)?;
         let cubin = crate::emit::nvrtc::compile_cubin(name, &source, &self.arch)?;
         self.bind("loading a CUDA module")?;
@@ -582,7 +587,7 @@ impl CudaGpu {
     /// The allocation behind memory this device made.
     fn mem<'m>(&self, memory: &'m Memory) -> Result<&'m DeviceMem> {
         match memory.raw::<DeviceMem>() {
-            Some(m) if memory.device_id() == self.id => Ok(m),
+            Some(m) if memory.device_id() == self.identity.id => Ok(m),
             _ => Err(foreign("CUDA memory")),
         }
     }
@@ -590,7 +595,7 @@ impl CudaGpu {
     /// The events of stamps this device made.
     fn events<'s>(&self, stamps: &'s Stamps) -> Result<&'s [Event]> {
         match stamps.raw::<Events>() {
-            Some(e) if stamps.device_id() == self.id => Ok(&e.0),
+            Some(e) if stamps.device_id() == self.identity.id => Ok(&e.0),
             _ => Err(foreign("CUDA events")),
         }
     }
@@ -618,7 +623,7 @@ impl CudaGpu {
                 timed,
             } => {
                 let p = match prepared.raw::<Prelaunch>() {
-                    Some(p) if prepared.device_id() == self.id && !p.sets.is_empty() => p,
+                    Some(p) if prepared.device_id() == self.identity.id && !p.sets.is_empty() => p,
                     _ => return Err(foreign("prepared CUDA launches")),
                 };
                 let events = match timed {
@@ -664,15 +669,11 @@ impl CudaGpu {
     /// bindings' pointers, with the `fg_Params` struct by value.
     fn enqueue_launch(&mut self, launch: &Launch<'_>) -> Result<()> {
         let kernel = match launch.compiled.raw::<CudaKernel>() {
-            Some(k) if launch.compiled.device_id() == self.id => k,
+            Some(k) if launch.compiled.device_id() == self.identity.id => k,
             _ => return Err(foreign("a CUDA kernel")),
         };
         if launch.prints.is_some() {
-            return Err(ForgeError::CannotEmit {
-                kernel: launch.plan.kernel,
-                target: "cuda",
-                reason: "`debug_print!` has no CUDA form".into(),
-            });
+            return Err(no_prints(launch.plan.kernel));
         }
         let plan = launch.plan;
         let ptrs = launch
@@ -692,35 +693,22 @@ impl CudaGpu {
 }
 
 impl Device for CudaGpu {
-    fn id(&self) -> u64 {
-        self.id
-    }
-
-    fn emission(&self) -> Backend {
-        Backend::Cuda
-    }
-
     /// The device as the layers above describe adapters: name, vendor (NVIDIA's PCI id),
     /// `device` = the compute capability as `10 * major + minor`, driver `CUDA` with its
-    /// version and architecture in `driver_info`.
-    fn info(&self) -> &wgpu::AdapterInfo {
-        &self.info
-    }
-
-    /// The device's limits in wgpu's terms (see [`cuda_limits`]).
-    fn limits(&self) -> &wgpu::Limits {
-        &self.limits
-    }
-
-    /// The features kernels may need that this device has, in wgpu's terms.
-    fn features(&self) -> wgpu::Features {
-        self.features
+    /// version and architecture in `driver_info`; its limits in wgpu's terms (see
+    /// [`cuda_limits`]) and the features kernels may need that it has.
+    fn identity(&self) -> &Identity {
+        &self.identity
     }
 
     /// The profile names the backend `cuda`, so that its manifests never meet a wgpu
     /// adapter's.
     fn profile(&self) -> HardwareProfile {
-        let mut profile = HardwareProfile::from_parts(&self.info, &self.limits, self.features);
+        let mut profile = HardwareProfile::from_parts(
+            &self.identity.info,
+            &self.identity.limits,
+            self.identity.features,
+        );
         profile.backend = Backend::Cuda.name().to_string();
         profile
     }
@@ -761,24 +749,19 @@ impl Device for CudaGpu {
         &self.budget
     }
 
-    fn create(
-        &mut self,
-        bytes: u64,
-        init: Option<&[u8]>,
-        what: &dyn Fn() -> String,
-    ) -> Result<Memory> {
+    fn create(&mut self, bytes: u64, init: Option<&[u8]>, what: What<'_>) -> Result<Memory> {
         let mem = self.alloc(bytes, true, what)?;
         if let Some(data) = init {
             self.upload(&mem, data)?;
         }
         // The allocation holds its own reservation of the budget.
-        Ok(Memory::new(self.id, mem.bytes(), Box::new(mem)))
+        Ok(Memory::new(self.identity.id, mem.bytes(), Box::new(mem)))
     }
 
     /// An allocation of its own, not zeroed: a call uploads to or clears what it binds.
-    fn lease(&mut self, bytes: u64, what: &dyn Fn() -> String) -> Result<Memory> {
+    fn lease(&mut self, bytes: u64, what: What<'_>) -> Result<Memory> {
         let mem = self.alloc(bytes, false, what)?;
-        Ok(Memory::new(self.id, mem.bytes(), Box::new(mem)))
+        Ok(Memory::new(self.identity.id, mem.bytes(), Box::new(mem)))
     }
 
     /// Frees the allocation (`cuMemFree` waits for the work that uses it).
@@ -793,7 +776,7 @@ impl Device for CudaGpu {
         _params: bool,
     ) -> Result<Compiled> {
         let compiled = self.kernel(kernel, schedule)?;
-        Ok(Compiled::new(self.id, compiled))
+        Ok(Compiled::new(self.identity.id, compiled))
     }
 
     /// NVRTC, one kernel after another: the CUDA device is one context.
@@ -815,46 +798,34 @@ impl Device for CudaGpu {
         }
     }
 
-    fn prepare(
-        &mut self,
-        compiled: &Compiled,
-        plan: &LaunchPlan,
-        sets: &[&[&Memory]],
-        prints: Option<(u32, &Memory)>,
-    ) -> Result<Prepared> {
-        if compiled.raw::<CudaKernel>().is_none() || compiled.device_id() != self.id {
+    fn prepare(&mut self, launch: &Launch<'_>, more: &[&[&Memory]]) -> Result<Prepared> {
+        let Launch { compiled, plan, .. } = *launch;
+        if compiled.raw::<CudaKernel>().is_none() || compiled.device_id() != self.identity.id {
             return Err(foreign("a CUDA kernel"));
         }
-        if prints.is_some() {
-            return Err(ForgeError::CannotEmit {
-                kernel: plan.kernel,
-                target: "cuda",
-                reason: "`debug_print!` has no CUDA form".into(),
-            });
+        if launch.prints.is_some() {
+            return Err(no_prints(plan.kernel));
         }
-        let sets = sets
-            .iter()
+        let sets = std::iter::once(launch.bindings)
+            .chain(more.iter().copied())
             .map(|set| {
                 set.iter()
                     .map(|m| self.mem(m).map(DeviceMem::ptr))
                     .collect::<Result<Vec<_>>>()
             })
             .collect::<Result<Vec<_>>>()?;
-        Ok(Prepared::new(
-            self.id,
-            sets.len(),
-            Box::new(Prelaunch {
-                compiled: compiled.clone(),
-                grid: plan.grid.dispatch,
-                block: plan.schedule.workgroup_shape(),
-                params: if plan.has_params() {
-                    plan.params.clone()
-                } else {
-                    Vec::new()
-                },
-                sets,
-            }),
-        ))
+        let prelaunch = Prelaunch {
+            compiled: compiled.clone(),
+            grid: plan.grid.dispatch,
+            block: plan.schedule.workgroup_shape(),
+            params: if plan.has_params() {
+                plan.params.clone()
+            } else {
+                Vec::new()
+            },
+            sets,
+        };
+        Ok(Prepared::new(self.identity.id, Arc::new(prelaunch)))
     }
 
     fn retire(&mut self, prepared: Prepared) {
@@ -918,7 +889,7 @@ impl Device for CudaGpu {
         let events = (0..count)
             .map(|_| self.event())
             .collect::<Result<Vec<_>>>()?;
-        Ok(Stamps::new(self.id, count, Box::new(Events(events))))
+        Ok(Stamps::new(self.identity.id, Arc::new(Events(events))))
     }
 
     /// CUDA's event timer has a resolution of about half a microsecond.
@@ -933,6 +904,16 @@ impl Device for CudaGpu {
                 .collect()
         })();
         Wait::ready(read)
+    }
+}
+
+/// What a launch with a print buffer meets here: the CUDA emitter has no print buffer
+/// (such a kernel does not compile for CUDA, so this names a caller's mistake).
+fn no_prints(kernel: &'static str) -> ForgeError {
+    ForgeError::CannotEmit {
+        kernel,
+        target: "cuda",
+        reason: "`debug_print!` has no CUDA form".into(),
     }
 }
 

@@ -35,7 +35,7 @@ pub mod seam;
 pub mod trace;
 
 pub use crate::backend::RuntimeStats;
-use crate::backend::{Device, MemoryBudget, Reservation};
+use crate::backend::{Device, Identity, MemoryBudget, Reservation};
 use crate::error::{ForgeError, Result};
 use crate::target::Backend;
 use buffers::{BufferPool, Lease};
@@ -270,14 +270,11 @@ pub struct Gpu {
     /// The runtime's trace, if it keeps one; first, so that it is written (after waiting
     /// for the GPU's last timestamps) while the rest is still alive.
     trace: Option<DeviceTrace>,
-    id: u64,
-    emission: Backend,
+    /// Its id, emission, description, limits and features.
+    identity: Identity,
     adapter: wgpu::Adapter,
     device: wgpu::Device,
     queue: wgpu::Queue,
-    info: wgpu::AdapterInfo,
-    limits: wgpu::Limits,
-    features: wgpu::Features,
     /// Set by the device-lost callback (only on devices this runtime opened).
     lost: Arc<Mutex<Option<String>>>,
     pool: BufferPool,
@@ -378,11 +375,13 @@ impl Gpu {
     fn new(adapter: wgpu::Adapter, device: wgpu::Device, queue: wgpu::Queue, capacity: u64) -> Gpu {
         Gpu {
             trace: None,
-            id: next_id(),
-            emission: Backend::Wgsl,
-            info: adapter.get_info(),
-            limits: device.limits(),
-            features: device.features(),
+            identity: Identity {
+                id: next_id(),
+                emission: Backend::Wgsl,
+                info: adapter.get_info(),
+                limits: device.limits(),
+                features: device.features(),
+            },
             adapter,
             device,
             queue,
@@ -402,7 +401,7 @@ impl Gpu {
     /// The device, compiling kernels from `emission`'s shader form (WGSL, or SPIR-V,
     /// GLSL or HLSL through passthrough on Vulkan).
     pub fn emitting(mut self, emission: Backend) -> Gpu {
-        self.emission = emission;
+        self.identity.emission = emission;
         self
     }
 
@@ -431,7 +430,7 @@ impl Gpu {
     /// whether it is attached.
     pub fn attach_disk_cache(&mut self, dir: &std::path::Path) -> bool {
         if self.disk_cache.is_none() {
-            self.disk_cache = DiskPipelineCache::open(&self.device, &self.info, dir);
+            self.disk_cache = DiskPipelineCache::open(&self.device, &self.identity.info, dir);
         }
         self.disk_cache.is_some()
     }
@@ -475,7 +474,7 @@ impl Gpu {
         usage: wgpu::BufferUsages,
         what: &dyn Fn() -> String,
     ) -> Result<Box<Lease>> {
-        let max = self.limits.max_buffer_size;
+        let max = self.identity.limits.max_buffer_size;
         self.pool.acquire(&self.device, bytes, usage, max, what)
     }
 

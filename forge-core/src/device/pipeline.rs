@@ -330,7 +330,7 @@ impl Gpu {
             message,
         };
         let profile = emit::SpirvProfile::for_device(
-            self.features,
+            self.identity.features,
             vulkan_zeroes_workgroup_memory(&self.adapter),
         );
         let (language, text) = match backend {
@@ -391,8 +391,8 @@ impl Gpu {
             return Ok(hit);
         }
         self.check_lost()?;
-        check_features(kernel, self.features, &self.info.name)?;
-        let compiled = self.compile_pipeline(kernel, schedule, backend, params)?;
+        check_features(kernel, self.identity.features, &self.identity.info.name)?;
+        let compiled = self.compile_pipeline(kernel, &key)?;
         Ok(self.store(key, compiled))
     }
 
@@ -428,7 +428,7 @@ impl Gpu {
                 params,
             };
             if self.pipelines.get(&key).is_none() && !todo.iter().any(|(k, _)| *k == key) {
-                check_features(kernel, self.features, &self.info.name)?;
+                check_features(kernel, self.identity.features, &self.identity.info.name)?;
                 todo.push((key, kernel));
             }
         }
@@ -471,9 +471,7 @@ impl Gpu {
                 .map(|part| {
                     let handle = scope.spawn(move || {
                         part.iter()
-                            .map(|(key, kernel)| {
-                                self.compile_pipeline(*kernel, &key.schedule, backend, key.params)
-                            })
+                            .map(|(key, kernel)| self.compile_pipeline(*kernel, key))
                             .collect::<Vec<_>>()
                     });
                     (part, handle)
@@ -507,36 +505,33 @@ impl Gpu {
         backend: Backend,
     ) -> Vec<Result<CompiledPipeline>> {
         todo.iter()
-            .map(|(key, kernel)| self.compile_pipeline(*kernel, &key.schedule, backend, key.params))
+            .map(|(key, kernel)| self.compile_pipeline(*kernel, key))
             .collect()
     }
 
-    fn compile_pipeline(
-        &self,
-        kernel: &dyn Kernel,
-        schedule: &Schedule,
-        backend: Backend,
-        params: bool,
-    ) -> Result<CompiledPipeline> {
+    /// Compiles `kernel` for `key` (its schedule, shader form and layout), traced as a
+    /// host event where the device traces.
+    fn compile_pipeline(&self, kernel: &dyn Kernel, key: &PipelineKey) -> Result<CompiledPipeline> {
         let start = self.trace_start();
-        let out = self.compile_untraced(kernel, schedule, backend, params);
+        let out = self.compile_untraced(kernel, key);
         if let (Some(rec), Some(start)) = (self.trace(), start) {
             let mut args = serde_json::Map::new();
-            args.insert("schedule".into(), schedule.to_string().into());
-            args.insert("backend".into(), backend.to_string().into());
+            args.insert("schedule".into(), key.schedule.to_string().into());
+            args.insert("backend".into(), key.backend.to_string().into());
             args.insert("ok".into(), out.is_ok().into());
             rec.host("compile", kernel.name(), start, args);
         }
         out
     }
 
-    fn compile_untraced(
-        &self,
-        kernel: &dyn Kernel,
-        schedule: &Schedule,
-        backend: Backend,
-        params: bool,
-    ) -> Result<CompiledPipeline> {
+    fn compile_untraced(&self, kernel: &dyn Kernel, key: &PipelineKey) -> Result<CompiledPipeline> {
+        let PipelineKey {
+            schedule,
+            backend,
+            params,
+            ..
+        } = key;
+        let (schedule, backend, params) = (schedule, *backend, *params);
         let name = kernel.name();
         let compile_error = |message: String| ForgeError::ShaderCompile {
             kernel: name,
@@ -553,23 +548,26 @@ impl Gpu {
         // SPIR-V is made before touching the device: a naga or glslang error is clearer than
         // the driver's, and passthrough bypasses wgpu's own validation.
         let spirv = if backend.needs_passthrough() {
-            if !self.features.contains(wgpu::Features::PASSTHROUGH_SHADERS)
-                || self.info.backend != wgpu::Backend::Vulkan
+            if !self
+                .identity
+                .features
+                .contains(wgpu::Features::PASSTHROUGH_SHADERS)
+                || self.identity.info.backend != wgpu::Backend::Vulkan
             {
                 return Err(compile_error(format!(
                     "the `{backend}` backend runs SPIR-V through wgpu's passthrough, which needs a Vulkan \
                      adapter with PASSTHROUGH_SHADERS; `{}` ({:?}) does not offer it; use the `wgsl` backend",
-                    self.info.name, self.info.backend
+                    self.identity.info.name, self.identity.info.backend
                 )));
             }
             if backend.workgroup_counts_as_immediates()
-                && (!self.features.contains(wgpu::Features::IMMEDIATES)
-                    || self.limits.max_immediate_size < emit::HLSL_WORKGROUP_COUNTS_SIZE)
+                && (!self.identity.features.contains(wgpu::Features::IMMEDIATES)
+                    || self.identity.limits.max_immediate_size < emit::HLSL_WORKGROUP_COUNTS_SIZE)
             {
                 return Err(compile_error(format!(
                     "the `hlsl` backend hands the workgroup counts as immediates (push constants), which \
                      needs the IMMEDIATES feature and {} bytes of them; `{}` does not offer it; use the `glsl` backend",
-                    emit::HLSL_WORKGROUP_COUNTS_SIZE, self.info.name
+                    emit::HLSL_WORKGROUP_COUNTS_SIZE, self.identity.info.name
                 )));
             }
             Some(self.spirv(name, &source, backend)?)

@@ -25,18 +25,17 @@ use super::{
     error_text, write_padded, ErrorScope, Gpu, STAGING_USAGE, STORAGE_USAGE, UNIFORM_USAGE,
 };
 use crate::backend::{
-    foreign, Command, Compiled, Device, Launch, Memory, MemoryBudget, Prepared, RawMemory,
-    Reservation, RuntimeStats, Stamps, Wait, WgpuParts,
+    foreign, Command, Compiled, Device, Identity, Launch, Memory, MemoryBudget, Prepared,
+    RawMemory, Reservation, RuntimeStats, Stamps, Wait, WgpuParts, What,
 };
 use crate::error::{ForgeError, Result};
 use crate::kernel::Kernel;
 use crate::plan::{align_up, LaunchPlan, COPY_ALIGN};
 use crate::records::ticks_to_ns;
 use crate::schedule::Schedule;
-use crate::target::Backend;
 use crate::topology::HardwareProfile;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// A buffer outside the pool: a tensor's, holding its share of the budget, or the
 /// application's, holding none.
@@ -62,7 +61,8 @@ struct Prebound {
     name: &'static str,
     grid: [u32; 3],
     bind_groups: Vec<wgpu::BindGroup>,
-    uniform: Option<Box<Lease>>,
+    /// Taken back into the pool when the launches are retired.
+    uniform: Mutex<Option<Box<Lease>>>,
 }
 
 /// Timestamp queries and the buffer they resolve to.
@@ -386,29 +386,17 @@ impl Gpu {
 }
 
 impl Device for Gpu {
-    fn id(&self) -> u64 {
-        self.id
-    }
-
-    fn emission(&self) -> Backend {
-        self.emission
-    }
-
-    fn info(&self) -> &wgpu::AdapterInfo {
-        &self.info
-    }
-
-    fn limits(&self) -> &wgpu::Limits {
-        &self.limits
-    }
-
-    fn features(&self) -> wgpu::Features {
-        self.features
+    fn identity(&self) -> &Identity {
+        &self.identity
     }
 
     /// From the adapter's limits and features (what the hardware offers), not the device's.
     fn profile(&self) -> HardwareProfile {
-        HardwareProfile::from_parts(&self.info, &self.adapter.limits(), self.adapter.features())
+        HardwareProfile::from_parts(
+            &self.identity.info,
+            &self.adapter.limits(),
+            self.adapter.features(),
+        )
     }
 
     fn stats(&self) -> RuntimeStats {
@@ -456,17 +444,12 @@ impl Device for Gpu {
         self.pool.idle_bytes()
     }
 
-    fn create(
-        &mut self,
-        bytes: u64,
-        init: Option<&[u8]>,
-        what: &dyn Fn() -> String,
-    ) -> Result<Memory> {
+    fn create(&mut self, bytes: u64, init: Option<&[u8]>, what: What<'_>) -> Result<Memory> {
         self.check_lost()?;
         let reservation = self.reserve(bytes, what)?;
         let buffer = self.create_buffer(bytes, STORAGE_USAGE, init)?;
         Ok(Memory::new(
-            self.id,
+            self.identity.id,
             bytes,
             Box::new(OwnedBuffer {
                 buffer,
@@ -475,13 +458,13 @@ impl Device for Gpu {
         ))
     }
 
-    fn lease(&mut self, bytes: u64, what: &dyn Fn() -> String) -> Result<Memory> {
+    fn lease(&mut self, bytes: u64, what: What<'_>) -> Result<Memory> {
         let lease = self.acquire(bytes, STORAGE_USAGE, what)?;
-        Ok(Memory::new(self.id, lease.size(), lease))
+        Ok(Memory::new(self.identity.id, lease.size(), lease))
     }
 
     fn release(&mut self, memory: Memory) {
-        if memory.device_id() == self.id {
+        if memory.device_id() == self.identity.id {
             if let Some(lease) = memory.into_raw::<Lease>() {
                 self.pool.release(lease);
             }
@@ -496,7 +479,7 @@ impl Device for Gpu {
                 message,
             })?;
         Ok(Memory::new(
-            self.id,
+            self.identity.id,
             bytes,
             Box::new(OwnedBuffer {
                 buffer,
@@ -511,29 +494,29 @@ impl Device for Gpu {
         schedule: &Schedule,
         params: bool,
     ) -> Result<Compiled> {
-        let pipeline = self.pipeline(kernel, schedule, self.emission, params)?;
-        Ok(Compiled::new(self.id, pipeline))
+        let pipeline = self.pipeline(kernel, schedule, self.identity.emission, params)?;
+        Ok(Compiled::new(self.identity.id, pipeline))
     }
 
     fn warm_up(&mut self, jobs: &[(&dyn Kernel, Schedule, bool)]) -> Result<usize> {
-        let emission = self.emission;
+        let emission = self.identity.emission;
         self.compile_ahead(jobs, emission)
     }
 
-    fn prepare(
-        &mut self,
-        compiled: &Compiled,
-        plan: &LaunchPlan,
-        sets: &[&[&Memory]],
-        prints: Option<(u32, &Memory)>,
-    ) -> Result<Prepared> {
+    fn prepare(&mut self, launch: &Launch<'_>, more: &[&[&Memory]]) -> Result<Prepared> {
+        let Launch {
+            compiled,
+            plan,
+            bindings,
+            prints,
+        } = *launch;
         let pipeline = self.pipeline_of(compiled)?;
         let prints = match prints {
             Some((binding, memory)) => Some((binding, self.buffer(memory)?)),
             None => None,
         };
-        let mut storage: Vec<Vec<&wgpu::Buffer>> = Vec::with_capacity(sets.len());
-        for set in sets {
+        let mut storage: Vec<Vec<&wgpu::Buffer>> = Vec::with_capacity(more.len() + 1);
+        for set in std::iter::once(bindings).chain(more.iter().copied()) {
             storage.push(set.iter().map(|m| self.buffer(m)).collect::<Result<_>>()?);
         }
         let uniform = match plan.uniform_size() {
@@ -566,25 +549,24 @@ impl Device for Gpu {
                 message: format!("kernel `{}`: {}", plan.kernel, error_text(&e)),
             }));
         }
-        let sets = bind_groups.len();
-        Ok(Prepared::new(
-            self.id,
-            sets,
-            Box::new(Prebound {
-                compiled: compiled.clone(),
-                name: plan.kernel,
-                grid: plan.grid.dispatch,
-                bind_groups,
-                uniform,
-            }),
-        ))
+        let prebound = Prebound {
+            compiled: compiled.clone(),
+            name: plan.kernel,
+            grid: plan.grid.dispatch,
+            bind_groups,
+            uniform: Mutex::new(uniform),
+        };
+        Ok(Prepared::new(self.identity.id, Arc::new(prebound)))
     }
 
     fn retire(&mut self, prepared: Prepared) {
-        if prepared.device_id() != self.id {
+        if prepared.device_id() != self.identity.id {
             return;
         }
-        if let Some(uniform) = prepared.into_raw::<Prebound>().and_then(|b| b.uniform) {
+        let uniform = prepared
+            .raw::<Prebound>()
+            .and_then(|b| b.uniform.lock().ok()?.take());
+        if let Some(uniform) = uniform {
             self.retain(uniform);
         }
     }
@@ -675,15 +657,12 @@ impl Device for Gpu {
                 message: format!("`{label}`: {}", error_text(&e)),
             }));
         }
-        Ok(Stamps::new(
-            self.id,
+        let queries = Queries {
+            set,
+            resolve,
             capacity,
-            Box::new(Queries {
-                set,
-                resolve,
-                capacity,
-            }),
-        ))
+        };
+        Ok(Stamps::new(self.identity.id, Arc::new(queries)))
     }
 
     fn read_stamps<'a>(&'a mut self, stamps: &'a Stamps, pairs: u32) -> Wait<'a, Vec<Option<f64>>> {
@@ -697,8 +676,8 @@ impl Device for Gpu {
             recorder,
             &self.device,
             &self.queue,
-            self.id,
-            &self.info.name,
+            self.identity.id,
+            &self.identity.info.name,
         ));
     }
 

@@ -117,33 +117,28 @@ impl SpirvProfile {
     }
 }
 
+/// The device features that turn on naga capabilities.
+const CAPABILITY_FEATURES: [(Capabilities, wgpu::Features); 6] = [
+    (Capabilities::SHADER_FLOAT16, wgpu::Features::SHADER_F16),
+    (Capabilities::SUBGROUP, wgpu::Features::SUBGROUP),
+    (
+        Capabilities::SUBGROUP_BARRIER,
+        wgpu::Features::SUBGROUP_BARRIER,
+    ),
+    (Capabilities::FLOAT64, wgpu::Features::SHADER_F64),
+    (Capabilities::SHADER_INT64, wgpu::Features::SHADER_INT64),
+    (
+        Capabilities::COOPERATIVE_MATRIX,
+        wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX,
+    ),
+];
+
 /// naga's capabilities for what a device has enabled.
 pub fn device_capabilities(features: wgpu::Features) -> Capabilities {
     let mut caps = Capabilities::default();
-    caps.set(
-        Capabilities::SHADER_FLOAT16,
-        features.contains(wgpu::Features::SHADER_F16),
-    );
-    caps.set(
-        Capabilities::SUBGROUP,
-        features.contains(wgpu::Features::SUBGROUP),
-    );
-    caps.set(
-        Capabilities::SUBGROUP_BARRIER,
-        features.contains(wgpu::Features::SUBGROUP_BARRIER),
-    );
-    caps.set(
-        Capabilities::FLOAT64,
-        features.contains(wgpu::Features::SHADER_F64),
-    );
-    caps.set(
-        Capabilities::SHADER_INT64,
-        features.contains(wgpu::Features::SHADER_INT64),
-    );
-    caps.set(
-        Capabilities::COOPERATIVE_MATRIX,
-        features.contains(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX),
-    );
+    for (capability, feature) in CAPABILITY_FEATURES {
+        caps.set(capability, features.contains(feature));
+    }
     caps
 }
 

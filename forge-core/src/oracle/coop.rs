@@ -105,46 +105,71 @@ fn place(
     Some((flat / width, flat % width))
 }
 
-#[cold]
-#[inline(never)]
-fn out_of_bounds(
+/// One load or store of a matrix: the kernel, the invocation, the array, and where in it
+/// the matrix starts (`index`), its stride and its layout.
+struct Site {
     kernel: &'static str,
-    invocation: u32,
     array: &'static str,
-    op: &str,
-    index: u32,
-    stride: u32,
-    len: usize,
-) -> ForgeError {
-    ForgeError::InvalidArgument {
-        kernel,
-        message: format!(
-            "invocation {invocation}: `{op}` at index {index} with stride {stride} reaches past the end of `{array}` ({len} elements): a 16×16 matrix spans 15 strides and 16 elements from its index"
-        ),
-    }
-}
-
-/// Every element position of a load or store, in row-major matrix order, checked
-/// against `len` array elements.
-#[allow(clippy::too_many_arguments)]
-fn places(
-    kernel: &'static str,
     invocation: u32,
-    array: &'static str,
-    op: &str,
-    len: usize,
-    width: usize,
     index: u32,
     stride: u32,
     row_major: bool,
-) -> Result<[(usize, usize); DIM * DIM]> {
-    let mut out = [(0, 0); DIM * DIM];
-    for (k, slot) in out.iter_mut().enumerate() {
-        *slot = place(index, stride, width, row_major, k / DIM, k % DIM)
-            .filter(|(e, _)| *e < len)
-            .ok_or_else(|| out_of_bounds(kernel, invocation, array, op, index, stride, len))?;
+}
+
+impl Site {
+    fn new(
+        kernel: &'static str,
+        invocation: u32,
+        array: &'static str,
+        index: u32,
+        stride: u32,
+        row_major: bool,
+    ) -> Site {
+        Site {
+            kernel,
+            array,
+            invocation,
+            index,
+            stride,
+            row_major,
+        }
     }
-    Ok(out)
+
+    /// Every element position of the `kind` (`load`, `store`), in row-major matrix order,
+    /// checked against `len` array elements of `width` components.
+    fn places(&self, kind: &str, len: usize, width: usize) -> Result<[(usize, usize); DIM * DIM]> {
+        let mut out = [(0, 0); DIM * DIM];
+        for (k, slot) in out.iter_mut().enumerate() {
+            *slot = place(
+                self.index,
+                self.stride,
+                width,
+                self.row_major,
+                k / DIM,
+                k % DIM,
+            )
+            .filter(|(e, _)| *e < len)
+            .ok_or_else(|| self.out_of_bounds(kind, len))?;
+        }
+        Ok(out)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn out_of_bounds(&self, kind: &str, len: usize) -> ForgeError {
+        let layout = if self.row_major {
+            "row_major"
+        } else {
+            "col_major"
+        };
+        ForgeError::InvalidArgument {
+            kernel: self.kernel,
+            message: format!(
+                "invocation {}: `{kind}_{layout}` at index {} with stride {} reaches past the end of `{}` ({len} elements): a 16×16 matrix spans 15 strides and 16 elements from its index",
+                self.invocation, self.index, self.stride, self.array
+            ),
+        }
+    }
 }
 
 /// `coopLoad` / `coopLoadT`: the matrix at `buf[index]`; `touch` sees each array element
@@ -160,22 +185,8 @@ pub fn load<T: Copy, E: Components<T>>(
     row_major: bool,
     mut touch: impl FnMut(usize) -> Result<()>,
 ) -> Result<Mat<T>> {
-    let op = if row_major {
-        "load_row_major"
-    } else {
-        "load_col_major"
-    };
-    let at = places(
-        kernel,
-        invocation,
-        array,
-        op,
-        buf.len(),
-        E::N,
-        index,
-        stride,
-        row_major,
-    )?;
+    let site = Site::new(kernel, invocation, array, index, stride, row_major);
+    let at = site.places("load", buf.len(), E::N)?;
     let first = buf[at[0].0].get(at[0].1);
     let mut m = Mat {
         e: [first; DIM * DIM],
@@ -201,22 +212,8 @@ pub fn store<T: Copy, E: Components<T>>(
     row_major: bool,
     mut touch: impl FnMut(usize) -> Result<()>,
 ) -> Result<()> {
-    let op = if row_major {
-        "store_row_major"
-    } else {
-        "store_col_major"
-    };
-    let at = places(
-        kernel,
-        invocation,
-        array,
-        op,
-        buf.len(),
-        E::N,
-        index,
-        stride,
-        row_major,
-    )?;
+    let site = Site::new(kernel, invocation, array, index, stride, row_major);
+    let at = site.places("store", buf.len(), E::N)?;
     for (k, (e, c)) in at.into_iter().enumerate() {
         touch(e)?;
         buf[e].set(c, m.e[k]);

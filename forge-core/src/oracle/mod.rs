@@ -626,43 +626,32 @@ pub fn host<T: bytemuck::Pod>(elem: ElemType, data: &[T]) -> HostBuffer {
     HostBuffer::from_slice(elem, data)
 }
 
-/// A `u32` scalar from dyn arguments.
-pub fn scalar_u32(
-    kernel: &'static str,
-    v: &[ScalarValue],
-    i: usize,
-    name: &'static str,
-) -> Result<u32> {
-    match v.get(i) {
-        Some(ScalarValue::U32(x)) => Ok(*x),
-        other => Err(scalar_error(kernel, name, "u32", other)),
-    }
+/// The scalar getters of `cpu_dyn`: each takes scalar `i` (named `name`) of its type from
+/// dyn arguments, or says what it got instead.
+macro_rules! scalar_getters {
+    ($($(#[$doc:meta])* $getter:ident -> $ty:ident = $variant:ident;)*) => {$(
+        $(#[$doc])*
+        pub fn $getter(
+            kernel: &'static str,
+            v: &[ScalarValue],
+            i: usize,
+            name: &'static str,
+        ) -> Result<$ty> {
+            match v.get(i) {
+                Some(ScalarValue::$variant(x)) => Ok(*x),
+                other => Err(scalar_error(kernel, name, stringify!($ty), other)),
+            }
+        }
+    )*};
 }
 
-/// An `i32` scalar from dyn arguments.
-pub fn scalar_i32(
-    kernel: &'static str,
-    v: &[ScalarValue],
-    i: usize,
-    name: &'static str,
-) -> Result<i32> {
-    match v.get(i) {
-        Some(ScalarValue::I32(x)) => Ok(*x),
-        other => Err(scalar_error(kernel, name, "i32", other)),
-    }
-}
-
-/// An `f32` scalar from dyn arguments.
-pub fn scalar_f32(
-    kernel: &'static str,
-    v: &[ScalarValue],
-    i: usize,
-    name: &'static str,
-) -> Result<f32> {
-    match v.get(i) {
-        Some(ScalarValue::F32(x)) => Ok(*x),
-        other => Err(scalar_error(kernel, name, "f32", other)),
-    }
+scalar_getters! {
+    /// A `u32` scalar from dyn arguments.
+    scalar_u32 -> u32 = U32;
+    /// An `i32` scalar from dyn arguments.
+    scalar_i32 -> i32 = I32;
+    /// An `f32` scalar from dyn arguments.
+    scalar_f32 -> f32 = F32;
 }
 
 fn scalar_error(
@@ -689,18 +678,7 @@ pub fn agree(
     seen: &mut Option<bool>,
     c: bool,
 ) -> Result<()> {
-    match *seen {
-        None => {
-            *seen = Some(c);
-            Ok(())
-        }
-        Some(p) if p == c => Ok(()),
-        Some(_) => Err(ForgeError::NonUniform {
-            kernel,
-            workgroup,
-            what,
-        }),
-    }
+    agree_value(kernel, workgroup, what, seen, c)
 }
 
 /// Like [`agree`], for loop bounds and other values.

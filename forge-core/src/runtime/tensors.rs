@@ -57,17 +57,8 @@ impl ForgeRuntime {
             });
         }
         let bytes = (len as u64).saturating_mul(elem.size() as u64);
-        let size = align_up(bytes, COPY_ALIGN);
-        let max = self.limits().max_buffer_size;
-        if size > max {
-            return Err(ForgeError::BindingTooLarge {
-                kernel: what,
-                arg: "tensor",
-                bytes: size,
-                limit_name: "max_buffer_size",
-                limit: max,
-            });
-        }
+        let limit = ("max_buffer_size", self.limits().max_buffer_size);
+        let size = crate::plan::check_limit(what, "tensor", align_up(bytes, COPY_ALIGN), limit)?;
         let memory = self.device.create(size, init, &|| {
             format!("{what}: a tensor of {len} `{}`", elem.wgsl())
         })?;

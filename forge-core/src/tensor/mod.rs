@@ -22,55 +22,22 @@ pub trait Element: bytemuck::Pod {
     const ELEM: ElemType;
 }
 
-const fn vector(scalar: ScalarType, width: u8) -> ElemType {
-    ElemType::vector(scalar, width)
+/// `Element` for each scalar host type and its vectors (`[T; 2]`, `[T; 4]`).
+macro_rules! elements {
+    ($($t:ty => $scalar:ident),* $(,)?) => {$(
+        impl Element for $t {
+            const ELEM: ElemType = ElemType::scalar(ScalarType::$scalar);
+        }
+        impl Element for [$t; 2] {
+            const ELEM: ElemType = ElemType::vector(ScalarType::$scalar, 2);
+        }
+        impl Element for [$t; 4] {
+            const ELEM: ElemType = ElemType::vector(ScalarType::$scalar, 4);
+        }
+    )*};
 }
 
-impl Element for f32 {
-    const ELEM: ElemType = ElemType::scalar(ScalarType::F32);
-}
-impl Element for u32 {
-    const ELEM: ElemType = ElemType::scalar(ScalarType::U32);
-}
-impl Element for i32 {
-    const ELEM: ElemType = ElemType::scalar(ScalarType::I32);
-}
-impl Element for half::f16 {
-    const ELEM: ElemType = ElemType::scalar(ScalarType::F16);
-}
-impl Element for [half::f16; 2] {
-    const ELEM: ElemType = vector(ScalarType::F16, 2);
-}
-impl Element for [half::f16; 4] {
-    const ELEM: ElemType = vector(ScalarType::F16, 4);
-}
-impl Element for f64 {
-    const ELEM: ElemType = ElemType::scalar(ScalarType::F64);
-}
-impl Element for [f64; 2] {
-    const ELEM: ElemType = vector(ScalarType::F64, 2);
-}
-impl Element for [f64; 4] {
-    const ELEM: ElemType = vector(ScalarType::F64, 4);
-}
-impl Element for [f32; 2] {
-    const ELEM: ElemType = vector(ScalarType::F32, 2);
-}
-impl Element for [f32; 4] {
-    const ELEM: ElemType = vector(ScalarType::F32, 4);
-}
-impl Element for [u32; 2] {
-    const ELEM: ElemType = vector(ScalarType::U32, 2);
-}
-impl Element for [u32; 4] {
-    const ELEM: ElemType = vector(ScalarType::U32, 4);
-}
-impl Element for [i32; 2] {
-    const ELEM: ElemType = vector(ScalarType::I32, 2);
-}
-impl Element for [i32; 4] {
-    const ELEM: ElemType = vector(ScalarType::I32, 4);
-}
+elements!(f32 => F32, u32 => U32, i32 => I32, half::f16 => F16, f64 => F64);
 
 /// Device memory with its element type and length, as kernels bind it.
 #[derive(Debug)]
@@ -111,14 +78,14 @@ impl RawTensor {
         self.memory.wgpu_buffer()
     }
 
-    /// Whether two tensors are the same memory (what aliasing checks compare).
-    pub(crate) fn same_memory(&self, other: &RawTensor) -> bool {
-        self.memory.same_memory(&other.memory)
-    }
-
     /// The element type.
     pub fn elem(&self) -> ElemType {
         self.elem
+    }
+
+    /// Whether two tensors are the same memory (what aliasing checks compare).
+    pub(crate) fn same_memory(&self, other: &RawTensor) -> bool {
+        self.memory.same_memory(&other.memory)
     }
 
     /// Number of elements.
@@ -126,9 +93,9 @@ impl RawTensor {
         self.len
     }
 
-    /// Always false: a tensor has at least one element.
+    /// Always false: a tensor has at least one element (the runtime refuses an empty one).
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        false
     }
 
     /// Bytes of data: `len * elem.size()`.

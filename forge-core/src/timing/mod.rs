@@ -65,7 +65,7 @@
 
 pub mod calls;
 
-use crate::backend::{Command, Memory, Prepared, Stamps};
+use crate::backend::{Command, Launch, Memory, Prepared, Stamps};
 use crate::error::{ForgeError, Result};
 use crate::kernel::{Access, DynArgs, HostBuffer, Kernel};
 use crate::plan::LaunchPlan;
@@ -601,9 +601,14 @@ impl ForgeRuntime {
             .iter()
             .map(|slots| slots.iter().map(|&s| &memory[s]).collect())
             .collect();
-        let sets: Vec<&[&Memory]> = sets.iter().map(Vec::as_slice).collect();
-        let prints = print_slot.map(|(binding, slot)| (binding, &memory[slot]));
-        let prepared = self.device.prepare(compiled, plan, &sets, prints)?;
+        let more: Vec<&[&Memory]> = sets[1..].iter().map(Vec::as_slice).collect();
+        let launch = Launch {
+            compiled,
+            plan,
+            bindings: &sets[0],
+            prints: print_slot.map(|(binding, slot)| (binding, &memory[slot])),
+        };
+        let prepared = self.device.prepare(&launch, &more)?;
         rig.prepared = Some(prepared);
         rig.resets = resets;
         rig.clears = clears;
@@ -675,7 +680,7 @@ impl ForgeRuntime {
         let mut batch = opts.warmup.max(1);
         let mut done = 0u32;
         while done < opts.warmup || (start.elapsed().as_nanos() as f64) < opts.warmup_ns {
-            self.record_untimed(subject, batch, 1, true)?;
+            self.record_work(subject, batch, 1, true, None)?;
             let t = Instant::now();
             self.flush()?;
             self.device.wait().await?;
@@ -736,44 +741,54 @@ impl ForgeRuntime {
         Ok(timing)
     }
 
-    /// Records `count` of the subject's untimed work: for a kernel, `count` passes of
-    /// `per_pass` dispatches (each after a reset where `resets`); for calls, `count` calls.
-    fn record_untimed(
+    /// Records `count` of the subject's work: a kernel's `count` passes of `per_pass`
+    /// dispatches (each after a reset where `resets`, and each between a pair of `stamps`
+    /// of its own where given), or `count` calls (between one pair of `stamps` where
+    /// given). Returns the pairs of stamps written, and the dispatches or calls each covers.
+    fn record_work(
         &mut self,
         subject: &mut Subject<'_>,
         count: u32,
         per_pass: u32,
         resets: bool,
-    ) -> Result<()> {
-        match subject {
-            Subject::Dispatches(rig) => {
-                let first = rig.next;
-                rig.next = first.wrapping_add(count as usize * per_pass as usize);
-                let rig: &Rig = rig;
-                let Some(prepared) = rig.prepared.as_ref() else {
-                    return Err(crate::backend::foreign("a timing without launches"));
-                };
-                let mut commands = Vec::new();
-                for p in 0..count as usize {
-                    if resets {
-                        rig.reset(&mut commands);
-                    }
-                    commands.push(Command::Dispatch {
-                        prepared,
-                        set: first.wrapping_add(p * per_pass as usize) % rig.sets.max(1),
-                        count: per_pass,
-                        timed: None,
-                    });
-                }
-                self.device.record("timing a kernel", &commands)
-            }
+        stamps: Option<&Stamps>,
+    ) -> Result<(u32, u32)> {
+        let rig = match subject {
+            Subject::Dispatches(rig) => rig,
             Subject::Calls(record) => {
+                let stamp = |index| stamps.map(|stamps| [Command::Stamp { stamps, index }]);
+                if let Some(start) = stamp(0) {
+                    self.device.record("timing a call", &start)?;
+                }
                 for _ in 0..count {
                     record(self)?;
                 }
-                Ok(())
+                if let Some(end) = stamp(1) {
+                    self.device.record("timing a call", &end)?;
+                }
+                return Ok((1, count));
             }
+        };
+        let first = rig.next;
+        rig.next = first.wrapping_add(count as usize * per_pass as usize);
+        let rig: &Rig = rig;
+        let Some(prepared) = rig.prepared.as_ref() else {
+            return Err(crate::backend::foreign("a timing without launches"));
+        };
+        let mut commands = Vec::new();
+        for p in 0..count {
+            if resets {
+                rig.reset(&mut commands);
+            }
+            commands.push(Command::Dispatch {
+                prepared,
+                set: first.wrapping_add(p as usize * per_pass as usize) % rig.sets.max(1),
+                count: per_pass,
+                timed: stamps.map(|stamps| (stamps, 2 * p)),
+            });
         }
+        self.device.record("timing a kernel", &commands)?;
+        Ok((count, per_pass))
     }
 
     /// One batch of `repeats`: with timestamps, a kernel's `repeats` timed passes of
@@ -787,59 +802,30 @@ impl ForgeRuntime {
         repeats: u32,
         per_pass: u32,
     ) -> Result<Batch> {
-        let Some(stamps) = stamps else {
-            if let Subject::Dispatches(rig) = subject {
-                let mut commands = Vec::new();
-                rig.reset(&mut commands);
-                self.device.record("timing a kernel", &commands)?;
-                self.flush()?;
-                self.device.wait().await?;
-            }
-            // From submission to idle: on a device that runs work as it is recorded, the
-            // work is submitted as it is recorded.
-            let mut start = Instant::now();
-            self.record_untimed(subject, repeats, per_pass, false)?;
-            if !self.device.eager() {
-                start = Instant::now();
-            }
+        if let Some(stamps) = stamps {
+            let (pairs, units) =
+                self.record_work(subject, repeats, per_pass, true, Some(stamps))?;
+            let durations = self.device.read_stamps(stamps, pairs).await?;
+            return Ok(Batch::of(&durations, units));
+        }
+        if let Subject::Dispatches(rig) = subject {
+            let mut commands = Vec::new();
+            rig.reset(&mut commands);
+            self.device.record("timing a kernel", &commands)?;
             self.flush()?;
             self.device.wait().await?;
-            let ns = start.elapsed().as_nanos() as f64;
-            return Ok(Batch::of(&[Some(ns)], repeats.saturating_mul(per_pass)));
-        };
-        let (pairs, units) = match subject {
-            Subject::Dispatches(rig) => {
-                let first = rig.next;
-                rig.next = first.wrapping_add(repeats as usize * per_pass as usize);
-                let rig: &Rig = rig;
-                let Some(prepared) = rig.prepared.as_ref() else {
-                    return Err(crate::backend::foreign("a timing without launches"));
-                };
-                let mut commands = Vec::new();
-                for p in 0..repeats {
-                    rig.reset(&mut commands);
-                    commands.push(Command::Dispatch {
-                        prepared,
-                        set: first.wrapping_add(p as usize * per_pass as usize) % rig.sets.max(1),
-                        count: per_pass,
-                        timed: Some((stamps, 2 * p)),
-                    });
-                }
-                self.device.record("timing a kernel", &commands)?;
-                (repeats, per_pass)
-            }
-            Subject::Calls(record) => {
-                let stamp = |index| [Command::Stamp { stamps, index }];
-                self.device.record("timing a call", &stamp(0))?;
-                for _ in 0..repeats {
-                    record(self)?;
-                }
-                self.device.record("timing a call", &stamp(1))?;
-                (1, repeats)
-            }
-        };
-        let durations = self.device.read_stamps(stamps, pairs).await?;
-        Ok(Batch::of(&durations, units))
+        }
+        // From submission to idle: on a device that runs work as it is recorded, the work
+        // is submitted as it is recorded.
+        let mut start = Instant::now();
+        self.record_work(subject, repeats, per_pass, false, None)?;
+        if !self.device.eager() {
+            start = Instant::now();
+        }
+        self.flush()?;
+        self.device.wait().await?;
+        let ns = start.elapsed().as_nanos() as f64;
+        Ok(Batch::of(&[Some(ns)], repeats.saturating_mul(per_pass)))
     }
 
     /// Reads every writable binding back as the last timed dispatch left it.

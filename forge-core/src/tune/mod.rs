@@ -281,13 +281,7 @@ pub fn parse_problem(kernel: &dyn Kernel, text: &str) -> Result<Vec<ScalarValue>
 
 /// `name=value, ...` for a problem.
 pub fn describe_problem(kernel: &dyn Kernel, scalars: &[ScalarValue]) -> String {
-    kernel
-        .scalars()
-        .iter()
-        .zip(scalars)
-        .map(|(p, v)| format!("{}={v}", p.name))
-        .collect::<Vec<_>>()
-        .join(", ")
+    crate::kernel::describe_scalars(kernel, scalars)
 }
 
 /// The seeded test vectors for a problem: every non-`#[out]` binding drawn as certification
