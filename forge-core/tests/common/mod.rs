@@ -111,12 +111,29 @@ fn scalars_of(args: &DynArgs) -> Result<(u32, f32)> {
     }
 }
 
+/// The CUDA form of [`Affine`], as the CUDA emitter lays kernels out: the bindings' pointers,
+/// then `fg_Params` by value; the linear workgroup index over the folded grid.
+const AFFINE_CUDA: &str = r#"
+struct fg_Params { unsigned n; float b; };
+extern "C" __global__ void fg_main(const float *a, float *y, const fg_Params p) {
+    const unsigned group = blockIdx.x + blockIdx.y * gridDim.x + blockIdx.z * gridDim.x * gridDim.y;
+    if (group >= (p.n + WG * ITEMS - 1u) / (WG * ITEMS)) return;
+    for (unsigned k = 0u; k < ITEMS; ++k) {
+        const unsigned i = (group * ITEMS + k) * WG + threadIdx.x;
+        if (i < p.n) y[i] = a[i] * 2.0f + p.b;
+    }
+}
+"#;
+
 impl Kernel for Affine {
     fn name(&self) -> &'static str {
         "affine"
     }
     fn wgsl(&self, schedule: &Schedule) -> String {
         format!("{}{PRELUDE}{AFFINE_BODY}", schedule.wgsl_header())
+    }
+    fn cuda(&self, schedule: &Schedule) -> Result<String> {
+        Ok(format!("{}{AFFINE_CUDA}", schedule.cuda_header()))
     }
     fn layout(&self) -> &'static [Binding] {
         &AFFINE_LAYOUT
@@ -194,12 +211,25 @@ static BUMP_SCALARS: [ScalarParam; 1] = [ScalarParam {
     ty: ScalarType::U32,
 }];
 
+/// The CUDA form of [`Bump`]; unsigned arithmetic wraps, as WGSL's does.
+const BUMP_CUDA: &str = r#"
+struct fg_Params { unsigned n; };
+extern "C" __global__ void fg_main(unsigned *x, const fg_Params p) {
+    const unsigned group = blockIdx.x + blockIdx.y * gridDim.x + blockIdx.z * gridDim.x * gridDim.y;
+    const unsigned i = group * WG + threadIdx.x;
+    if (i < p.n) x[i] = x[i] * 3u + 1u;
+}
+"#;
+
 impl Kernel for Bump {
     fn name(&self) -> &'static str {
         "bump"
     }
     fn wgsl(&self, schedule: &Schedule) -> String {
         format!("{}{PRELUDE}{BUMP_BODY}", schedule.wgsl_header())
+    }
+    fn cuda(&self, schedule: &Schedule) -> Result<String> {
+        Ok(format!("{}{BUMP_CUDA}", schedule.cuda_header()))
     }
     fn layout(&self) -> &'static [Binding] {
         &BUMP_LAYOUT
@@ -228,12 +258,25 @@ impl Kernel for Bump {
     fn threads(&self, scalars: &[ScalarValue]) -> Result<u64> {
         Ok(self.binding_lens(scalars)?[0])
     }
-    fn cpu_dyn(&self, _schedule: &Schedule, _args: &DynArgs) -> Result<Vec<HostBuffer>> {
-        Err(ForgeError::InvalidArgument {
-            kernel: "bump",
-            message: "not used by these tests".into(),
-        })
+    fn cpu_dyn(&self, _schedule: &Schedule, args: &DynArgs) -> Result<Vec<HostBuffer>> {
+        match args.buffers.first() {
+            Some(Some(x)) => Ok(vec![HostBuffer::from_slice(
+                BUMP_LAYOUT[0].elem,
+                &bump_cpu(bytemuck::cast_slice(x.bytes())),
+            )]),
+            _ => Err(ForgeError::InvalidArgument {
+                kernel: "bump",
+                message: "missing `x`".into(),
+            }),
+        }
     }
+}
+
+/// The CPU reference of [`Bump`].
+pub fn bump_cpu(x: &[u32]) -> Vec<u32> {
+    x.iter()
+        .map(|v| v.wrapping_mul(3).wrapping_add(1))
+        .collect()
 }
 
 /// A kernel whose WGSL does not compile.
