@@ -108,6 +108,8 @@ const MAX_IDLE_PER_KEY: usize = 8;
 #[derive(Debug)]
 pub struct BufferPool {
     budget: MemoryBudget,
+    /// Boxed: a lease crosses the seam as the box inside a `Memory`, and comes back as it.
+    #[allow(clippy::vec_box)]
     idle: HashMap<(u64, wgpu::BufferUsages), Vec<Box<Lease>>>,
     idle_bytes: u64,
     idle_staging_bytes: u64,

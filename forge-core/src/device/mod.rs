@@ -64,7 +64,7 @@ pub const STAGING_USAGE: wgpu::BufferUsages =
 /// held across an `.await`: a scope belongs to the thread that pushed it.
 ///
 /// In a browser the scopes' answers arrive later, through the event loop: there an error
-/// is kept and reported by the next readback ([`Gpu::read_async`]), so a failed dispatch
+/// is kept and reported by the next readback (`Gpu::read_async`), so a failed dispatch
 /// still fails the call whose results it would have produced.
 #[must_use = "an error scope reports nothing until it is closed"]
 pub struct ErrorScope {
@@ -178,6 +178,8 @@ pub fn write_padded(queue: &wgpu::Queue, buffer: &wgpu::Buffer, data: &[u8]) {
 #[derive(Debug)]
 struct Pending {
     encoder: wgpu::CommandEncoder,
+    /// Boxed as the pool keeps them.
+    #[allow(clippy::vec_box)]
     retained: Vec<Box<Lease>>,
 }
 

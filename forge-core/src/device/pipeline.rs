@@ -435,7 +435,7 @@ impl Gpu {
         if todo.is_empty() {
             return Ok(0);
         }
-        let results = self.compile_all(&todo, backend);
+        let results = self.compile_all(&todo);
         let mut first_error = None;
         let mut compiled = 0;
         for ((key, _), result) in todo.into_iter().zip(results) {
@@ -458,11 +458,7 @@ impl Gpu {
     /// Compiles every job, in parallel on native targets: shader translation and the
     /// driver's compile dominate a cold start, and wgpu's device may be shared by threads.
     #[cfg(not(target_arch = "wasm32"))]
-    fn compile_all(
-        &self,
-        todo: &[(PipelineKey, &dyn Kernel)],
-        backend: Backend,
-    ) -> Vec<Result<CompiledPipeline>> {
+    fn compile_all(&self, todo: &[(PipelineKey, &dyn Kernel)]) -> Vec<Result<CompiledPipeline>> {
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
         let chunk = todo.len().div_ceil(threads).max(1);
         std::thread::scope(|scope| {
@@ -484,10 +480,10 @@ impl Gpu {
                     // A panic inside wgpu or the driver: every job of the chunk reports it.
                     Err(_) => part
                         .iter()
-                        .map(|(_, kernel)| {
+                        .map(|(key, kernel)| {
                             Err(ForgeError::ShaderCompile {
                                 kernel: kernel.name(),
-                                backend: backend.to_string(),
+                                backend: key.backend.to_string(),
                                 message: "the thread compiling it panicked".into(),
                             })
                         })
@@ -499,11 +495,7 @@ impl Gpu {
 
     /// Compiles every job in turn: the web has no threads to compile on.
     #[cfg(target_arch = "wasm32")]
-    fn compile_all(
-        &self,
-        todo: &[(PipelineKey, &dyn Kernel)],
-        backend: Backend,
-    ) -> Vec<Result<CompiledPipeline>> {
+    fn compile_all(&self, todo: &[(PipelineKey, &dyn Kernel)]) -> Vec<Result<CompiledPipeline>> {
         todo.iter()
             .map(|(key, kernel)| self.compile_pipeline(*kernel, key))
             .collect()

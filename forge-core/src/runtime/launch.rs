@@ -208,10 +208,7 @@ impl ForgeRuntime {
             for ((a, lease), &size) in args.iter().zip(bindings).zip(&plan.bindings) {
                 commands.push(match a {
                     HostArg::In(data) => Command::Upload { to: lease, data },
-                    HostArg::InOut(data) => Command::Upload {
-                        to: lease,
-                        data: &**data,
-                    },
+                    HostArg::InOut(data) => Command::Upload { to: lease, data },
                     // Pooled memory holds the last call's data: outputs start zeroed.
                     HostArg::Out(_) => Command::Clear {
                         to: lease,

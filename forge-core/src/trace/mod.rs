@@ -49,7 +49,7 @@ pub fn launch_args(
     args
 }
 
-/// The track (`tid`) of the GPU of the device numbered `device_id` ([`crate::device::Gpu::id`]).
+/// The track (`tid`) of the GPU of the device numbered `device_id` (`crate::backend::Device::id`).
 pub fn gpu_track(device_id: u64) -> u64 {
     GPU_TRACK_BASE + device_id
 }
