@@ -6,7 +6,10 @@
 # firstcall:<bin> (cold start: `forge first-call` in fresh processes, caches off and on).
 # certify-cuda:<bin>[:kernels] bench-cuda:<bin>[:kernels]: certify / bench with FORGE_BACKEND=cuda
 # (a forge built with --features cuda), libcuda and the toolkit's NVRTC 13.0 on LD_LIBRARY_PATH;
-# cudatest:<bin> runs .dev/<bin>/cuda_runtime (tests/cuda_runtime.rs, built with --no-run).
+# cudatest:<bin> runs .dev/<bin>/cuda_runtime (tests/cuda_runtime.rs, built with --no-run);
+# backendtest:<bin> runs .dev/<bin>/backend (forge-core/tests/backend.rs, built with
+# `cargo test --release -p forge-core --features cuda --test backend --no-run`): every
+# backend's half, CUDA's included.
 # Everything written under $OUT comes back as $OUT/all.tgz.
 set -u
 for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
@@ -44,6 +47,7 @@ for step in "$@"; do
     certify-cuda) ( cuda_env; FORGE_BACKEND=cuda timeout "$limit" ./.dev/"$bin"/forge --capacity-mib 60000 certify --all-schedules ${kernels//,/ } > "$OUT/certify-cuda-$bin.txt" 2>&1 ) ;;
     bench-cuda) ( cuda_env; FORGE_BACKEND=cuda timeout "$limit" ./.dev/"$bin"/forge --capacity-mib 60000 bench --json ${kernels//,/ } > "$OUT/bench-cuda-$bin-$i.jsonl" 2> "$OUT/bench-cuda-$bin-$i.err" ) ;;
     cudatest) ( cuda_env; timeout "$limit" ./.dev/"$bin"/cuda_runtime --test-threads=1 > "$OUT/cudatest-$bin.txt" 2>&1 ) ;;
+    backendtest) ( cuda_env; timeout "$limit" ./.dev/"$bin"/backend --test-threads=1 > "$OUT/backendtest-$bin.txt" 2>&1 ) ;;
     anchors) timeout "$limit" python3 .dev/torch_anchors.py > "$OUT/anchors.jsonl" 2> "$OUT/anchors.err" ;;
     info)    ./.dev/"$bin"/forge info > "$OUT/info-$bin.txt" 2>&1 ;;
     firstcall)

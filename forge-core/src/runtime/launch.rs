@@ -173,7 +173,7 @@ impl ForgeRuntime {
             );
         }
         let ran = self
-            .run_on(&compiled, &plan, prints.map(|(t, _)| t), args, &leases)
+            .run_on(&compiled, &plan, prints, args, &leases)
             .await;
         // Released last to first: a pool hands memory of one size out last in, first
         // out, so the next call of this shape gets each binding's memory back in its place
@@ -196,7 +196,7 @@ impl ForgeRuntime {
         &mut self,
         compiled: &crate::backend::Compiled,
         plan: &LaunchPlan,
-        prints: Option<&'static crate::prints::PrintTable>,
+        prints: Option<(&'static crate::prints::PrintTable, u64)>,
         args: &mut [HostArg<'_>],
         leases: &[Memory],
     ) -> Result<(Vec<HostBuffer>, Vec<u32>)> {
@@ -227,7 +227,7 @@ impl ForgeRuntime {
                 compiled,
                 plan,
                 bindings: &storage,
-                prints: prints.zip(print_lease).map(|(t, l)| (t.binding, l)),
+                prints: prints.zip(print_lease).map(|((t, _), l)| (t.binding, l)),
             }));
             self.device.record("recording a dispatch", &commands)?;
         }
@@ -239,9 +239,9 @@ impl ForgeRuntime {
                 outputs.push(HostBuffer::zeroed(b.elem, len)?);
             }
         }
-        let mut print_words = match (prints, print_lease) {
-            (Some(_), Some(lease)) => vec![0u32; lease.bytes() as usize / 4],
-            _ => Vec::new(),
+        let mut print_words = match prints {
+            Some((_, bytes)) => vec![0u32; bytes.div_ceil(4) as usize],
+            None => Vec::new(),
         };
         let mut from: Vec<&Memory> = Vec::with_capacity(leases.len());
         let mut into: Vec<&mut [u8]> = Vec::with_capacity(leases.len());
