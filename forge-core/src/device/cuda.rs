@@ -250,12 +250,16 @@ impl CudaGpu {
         info.subgroup_min_size = warp;
         info.subgroup_max_size = warp;
         let limits = cuda_limits(threads, block, shared, total);
-        // What the CUDA emission can use on this device: f16 from sm_53, f64 and warps
+        // What the CUDA emission can use on this device: f16 from sm_53, cooperative
+        // matrices (`mma.sync.m16n8k16` with f16 operands) from sm_80, f64 and warps
         // everywhere; TIMESTAMP_QUERY stands for CUDA events, which time every launch.
         let mut features =
             wgpu::Features::SUBGROUP | wgpu::Features::SHADER_F64 | wgpu::Features::TIMESTAMP_QUERY;
         if capability >= (5, 3) {
             features |= wgpu::Features::SHADER_F16;
+        }
+        if capability >= (8, 0) {
+            features |= wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX;
         }
         let arch = format!("sm_{}{}", capability.0, capability.1);
         tracing::debug!(device = %info.name, %arch, driver_version, "CUDA device open");
