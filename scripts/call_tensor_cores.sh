@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# One device call for the tensor-core work (issue 31): cooperative matrices on CUDA checked
+# (tests/cuda_runtime.rs, tests/language_coop.rs on Vulkan, `forge certify --all-schedules`
+# on both backends), gemm_f16 timed on both with cuBLAS HGEMM measured in the same call,
+# and one CUDA launch at 4096^3 profiled with ncu. Expects in .dev/: forge (built with
+# --features cuda), cuda_runtime and language_coop (test binaries, --release --no-run).
+# Usage there: bash scripts/call_tensor_cores.sh [KERNELS...] (default gemm_f16).
+set -u
+source scripts/device_call.sh
+# Binaries travel packed (.dev/bins.txz) to stay under the tool's 64 MiB.
+D=.dev
+if [ -f .dev/bins.txz ]; then D=/tmp/fbin; mkdir -p $D; tar xJf .dev/bins.txz -C $D; fi
+kernels=${*:-gemm_f16}
+stamp "cuda tests"
+( cuda_env; timeout 200 $D/cuda_runtime --test-threads=1 cooperative every_builtin > "$OUT/cudatest.txt" 2>&1 ); stamp "rc=$?"
+stamp "vulkan coop tests"
+timeout 60 $D/language_coop > "$OUT/vkcoop.txt" 2>&1; stamp "rc=$?"
+stamp "certify vulkan"
+timeout 150 $D/forge --capacity-mib 60000 certify --all-schedules $kernels > "$OUT/certify-vk.txt" 2>&1; stamp "rc=$?"
+stamp "certify cuda"
+( cuda_env; FORGE_BACKEND=cuda timeout 150 $D/forge --capacity-mib 60000 certify --all-schedules $kernels > "$OUT/certify-cuda.txt" 2>&1 ); stamp "rc=$?"
+stamp "bench vulkan"
+timeout 150 $D/forge --capacity-mib 60000 bench --json $kernels > "$OUT/bench-vk.jsonl" 2> "$OUT/bench-vk.err"; stamp "rc=$?"
+stamp "bench cuda"
+( cuda_env; FORGE_BACKEND=cuda timeout 150 $D/forge --capacity-mib 60000 bench --json $kernels > "$OUT/bench-cuda.jsonl" 2> "$OUT/bench-cuda.err" ); stamp "rc=$?"
+stamp "hgemm anchor"
+timeout 90 python3 - > "$OUT/anchors.jsonl" 2> "$OUT/anchors.err" <<'PY'
+# cuBLAS HGEMM as .dev/torch_anchors.py measures it (same timing method), alone.
+import json, torch
+torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction = False
+def bench(fn, warm=5, reps=10):
+    for _ in range(warm): fn()
+    torch.cuda.synchronize(); ts = []
+    for _ in range(reps):
+        s = torch.cuda.Event(enable_timing=True); e = torch.cuda.Event(enable_timing=True)
+        s.record(); fn(); e.record(); torch.cuda.synchronize(); ts.append(s.elapsed_time(e) / 1e3)
+    ts.sort(); return ts[len(ts) // 2]
+for N in (1024, 2048, 4096, 8192):
+    A = torch.randn(N, N, device="cuda", dtype=torch.float16); B = torch.randn(N, N, device="cuda", dtype=torch.float16)
+    t = bench(lambda: A @ B)
+    print(json.dumps(dict(what="hgemm_f16_f32acc", n=N, s=t, TFLOPs=2 * N**3 / t / 1e12)), flush=True)
+PY
+stamp "rc=$?"
+stamp "ncu cuda gemm_f16 4096"
+( cuda_env; FORGE_BACKEND=cuda timeout 120 ncu --clock-control none -k regex:fg_main --launch-skip 1 --launch-count 1 \
+    --section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
+    --section WarpStateStats --section Occupancy --section LaunchStats \
+    $D/forge --capacity-mib 8000 run gemm_f16 --problem m=4096,k=4096,n=4096 --repeat 2 > "$OUT/ncu-cuda.txt" 2>&1 ); stamp "rc=$?"
+stamp "ncu cuda attention"
+( cuda_env; FORGE_BACKEND=cuda timeout 120 ncu --clock-control none -k regex:fg_main --launch-skip 1 --launch-count 1 \
+    --section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
+    --section WarpStateStats --section Occupancy --section LaunchStats \
+    $D/forge --capacity-mib 8000 run attention --problem bh=32,s=4096,d=64,causal=0,scale=0.125 --repeat 2 > "$OUT/ncu-cuda-attention.txt" 2>&1 ); stamp "rc=$?"
+tail -n 4 "$OUT"/certify-*.txt "$OUT"/cudatest.txt "$OUT"/vkcoop.txt
+grep -h '"kernel"' "$OUT"/bench-*.jsonl | python3 -c '
+import json,sys
+for l in sys.stdin:
+    r=json.loads(l); print(r["adapter"][:14], r["kernel"], r["shape"], r["schedule"], round(r["us"],1), r.get("tflops"))'
+cat "$OUT/anchors.jsonl"
+for f in "$OUT"/ncu-cuda*.txt; do echo "== $f"; grep -E "Duration|Throughput|Pipe|Registers|Shared Memory|Achieved Occupancy|Theoretical Occupancy|Warp Cycles|Stall|Error|error" "$f" | head -30; done
+pack
