@@ -28,9 +28,20 @@ fn main() {
             .with_extension("")
             .to_string_lossy()
             .chars()
-            .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '_' })
+            .map(|c| {
+                if c.is_ascii_alphanumeric() {
+                    c.to_ascii_lowercase()
+                } else {
+                    '_'
+                }
+            })
             .collect();
-        writeln!(modules, "#[doc = include_str!({:?})]\npub mod {name} {{}}", target.display()).unwrap();
+        writeln!(
+            modules,
+            "#[doc = include_str!({:?})]\npub mod {name} {{}}",
+            target.display()
+        )
+        .unwrap();
     }
     fs::write(out.join("chapters.rs"), modules).unwrap();
 }
@@ -53,21 +64,28 @@ fn expand(text: &str, dir: &Path) -> String {
         let directive = trimmed
             .strip_prefix("{{#include ")
             .map(|rest| (rest, false))
-            .or_else(|| trimmed.strip_prefix("{{#rustdoc_include ").map(|rest| (rest, true)));
+            .or_else(|| {
+                trimmed
+                    .strip_prefix("{{#rustdoc_include ")
+                    .map(|rest| (rest, true))
+            });
         let Some((rest, hide_outside)) = directive else {
             out.push_str(line);
             out.push('\n');
             continue;
         };
-        let spec = rest.strip_suffix("}}").expect("an include directive ends with }}").trim();
+        let spec = rest
+            .strip_suffix("}}")
+            .expect("an include directive ends with }}")
+            .trim();
         let (file, anchor) = match spec.rsplit_once(':') {
             Some((file, anchor)) => (file, Some(anchor)),
             None => (spec, None),
         };
         let path = dir.join(file);
         println!("cargo::rerun-if-changed={}", path.display());
-        let source = fs::read_to_string(&path)
-            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let source =
+            fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let mut inside = anchor.is_none();
         for source_line in source.lines() {
             // Module docs of an example are its file's docs, not the block's: `//!` would be
@@ -92,7 +110,11 @@ fn expand(text: &str, dir: &Path) -> String {
                 out.push_str(source_line);
                 out.push('\n');
             } else if hide_outside {
-                out.push_str(if source_line.trim().is_empty() { "#" } else { "# " });
+                out.push_str(if source_line.trim().is_empty() {
+                    "#"
+                } else {
+                    "# "
+                });
                 if !source_line.trim().is_empty() {
                     out.push_str(source_line);
                 }
