@@ -33,7 +33,8 @@
 //! # }
 //! ```
 //!
-//! See the README for the kernel language, the runtime, certification and tuning.
+//! The book (`docs/book/` in the repository: `mdbook build docs/book`) is the reference for
+//! the kernel language, the runtime, certification and tuning, the backends and the CLI.
 //!
 //! # What the facade offers
 //! - [`prelude`]: the macro, the runtime, the error and the built-in kernels' methods;
