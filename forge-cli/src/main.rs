@@ -1007,6 +1007,14 @@ fn certify_all(
             vec![rt.schedule_for(k)]
         };
         for schedule in schedules {
+            // A schedule of the tuning space past this adapter's limits (workgroup memory
+            // beyond its `max_compute_workgroup_storage_size`, say) is skipped, and says so.
+            if let Err(why) = rt.check_schedule(k, &schedule) {
+                if !json {
+                    outln!("skip {} at {schedule}: {why}", k.name());
+                }
+                continue;
+            }
             let mut report = certify(rt, k, &schedule, &opts)?;
             report.kernel = forge_cli::select::label(k, kernels);
             tuned.push(!all_schedules && rt.tuned_schedule(k) == Some(schedule));

@@ -473,6 +473,7 @@ impl CudaGpu {
         }
         let name = kernel.name();
         super::pipeline::check_features(kernel, self.features, &self.info.name)?;
+        crate::plan::check_workgroup_memory(kernel, schedule, &self.limits)?;
         let source = kernel.cuda(schedule)?;
         let cubin = crate::emit::nvrtc::compile_cubin(name, &source, &self.arch)?;
         self.bind("loading a CUDA module")?;

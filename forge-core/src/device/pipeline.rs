@@ -385,6 +385,7 @@ impl Gpu {
         }
         self.check_lost()?;
         check_features(kernel, self.features, &self.info.name)?;
+        crate::plan::check_workgroup_memory(kernel, schedule, &self.limits)?;
         let compiled = self.compile(kernel, schedule, backend, params)?;
         Ok(self.store(key, compiled))
     }
@@ -422,6 +423,7 @@ impl Gpu {
             };
             if self.pipelines.get(&key).is_none() && !todo.iter().any(|(k, _)| *k == key) {
                 check_features(kernel, self.features, &self.info.name)?;
+                crate::plan::check_workgroup_memory(kernel, &schedule, &self.limits)?;
                 todo.push((key, kernel));
             }
         }

@@ -864,7 +864,8 @@ impl ForgeRuntime {
     /// [`crate::plan::check_schedule`].
     pub fn check_schedule(&self, kernel: &dyn Kernel, schedule: &Schedule) -> Result<()> {
         crate::plan::check_schedule(kernel.name(), schedule, self.limits())?;
-        crate::plan::check_dims(kernel, schedule)
+        crate::plan::check_dims(kernel, schedule)?;
+        crate::plan::check_workgroup_memory(kernel, schedule, self.limits())
     }
 
     /// The folded workgroup counts for `threads` logical invocations (a `u64`, or a
