@@ -64,17 +64,24 @@ fn the_cooperative_oracle_matches_the_reference() {
             halves(&uniform(&mut rng, n, r)),
         );
         let scale = 1.0 / (d as f32).sqrt();
-        let got = attention::cpu(&q, &k, &v, bh, s, d, causal, scale).unwrap();
+        let quads = |x: &[f16]| -> Vec<[f16; 4]> {
+            x.chunks(4).map(|c| [c[0], c[1], c[2], c[3]]).collect()
+        };
         let (qf, kf, vf) = (floats(&q), floats(&k), floats(&v));
         let want = attention_reference(&qf, &kf, &vf, bh, s, d, causal, scale).unwrap();
-        // f16 output and f16 probabilities: a few f16 ulps of |V|.
-        assert_close(
-            &format!("oracle {bh}x{s}x{d} causal={causal}"),
-            &floats(&got),
-            &want,
-            &vf,
-            2e-3,
-        );
+        for sch in attention::Kernel.tune_space().candidates() {
+            let (q4, k4, v4) = (quads(&q), quads(&k), quads(&v));
+            let got = attention::cpu_with(&sch, &q4, &k4, &v4, bh, s, d, causal, scale).unwrap();
+            let got: Vec<f16> = got.as_flattened().to_vec();
+            // f16 output and f16 probabilities: a few f16 ulps of |V|.
+            assert_close(
+                &format!("oracle {bh}x{s}x{d} causal={causal} at {sch}"),
+                &floats(&got),
+                &want,
+                &vf,
+                2e-3,
+            );
+        }
     }
 }
 

@@ -13,33 +13,38 @@
 //!
 //! # How `attention` is written
 //! A workgroup of `WG` invocations (`WG / 32` subgroups) owns `WG / 2` consecutive query
-//! rows of one head, 16 a subgroup. Its rows of `Q` are staged once through workgroup
-//! memory into registers, as `d / 16` fragments `CoopA` a subgroup. Then, for each block of
-//! `BC` keys (up to the diagonal when causal):
-//! 1. the block's rows of `K` and `V` are staged in `skv` (rows `PAD` elements longer than
+//! rows of one head, 16 a subgroup. `Q`, `K`, `V` and `O` are read and written as `HVec4`s
+//! (four halves, one 8-byte access; `d` is a multiple of 16). The workgroup's rows of `Q` are
+//! staged once through workgroup memory into registers, as `d / 16` fragments `CoopA` a
+//! subgroup. Then, for each block of `BC` keys (up to the diagonal when causal):
+//! 1. the block's rows of `K` and `V` are staged in `skv` (rows `PAD` halves longer than
 //!    `d`'s largest, 128, so that a fragment's rows fall on different banks), zero past `s`;
 //! 2. `S = Q·Kᵀ` for the block, `BC / 16` fragments, each the sum over `d / 16` products
 //!    (`Kᵀ` is `K` read column-major), stored to the subgroup's part of `sx`;
 //! 3. the online softmax, on plain values: two lanes a row, each over half the block, find
 //!    the row's new maximum `m'` (masked keys count as absent), the factor
-//!    `α = 2^(m − m')` for what came before, and the probabilities `p = 2^(s·scale·log2 e − m')`,
-//!    stored as `f16` in `sp`; the row sum becomes `l·α + Σp`;
+//!    `α = 2^(m − m')` for what came before, and the probabilities
+//!    `p = 2^(s·scale·log2 e − m')`, stored as `f16` in `sp`; the row sum becomes
+//!    `l·α + Σp`;
 //! 4. the accumulators `O` (`d / 16` fragments `CoopC`) are scaled by `α` row by row: as
-//!    fragments are opaque, they go through `sx`, `OC` at a time, and come back;
+//!    fragments are opaque, they go through the subgroup's part of `sx`, `BC / 16` at a
+//!    time (which fill it), and come back;
 //! 5. `O += P·V`, `P` read from `sp` as `CoopA`, `V` from `skv` as `CoopB`.
 //!
 //! Last, `O / l` is written as `f16`, through `sx` in the same chunks.
 //!
-//! Workgroup memory: `skv` holds `2·BC` rows of `128 + PAD` halves (and the `WG / 2` rows of
-//! `Q` at the start, so `2·BC ≥ WG / 2`), `sx` a subgroup's `16 × BC` scores and a chunk of
-//! `16 × 16·OC` accumulators, `sp` its `16 × BC` halves. The declared schedule (`WG = 64`,
-//! `BC = 16`, `OC = 2`, `PAD = 8`) takes 15.5 KiB, within the portable 16 KiB.
+//! `BC` is `KB` keys for each 64 invocations (`KB` is a knob, 16 or 32), so that `skv`,
+//! `2·BC` rows, also holds the `WG / 2` rows of `Q` at the start. Workgroup memory: `skv`,
+//! `2·BC` rows of `128 + PAD` halves; `sx`, a subgroup's `16 × BC` floats; `sp`, its
+//! `16 × BC` halves. The declared schedule (`WG = 64`, `KB = 16`, `PAD = 8`) takes 11.5 KiB,
+//! within the portable 16 KiB; the tuned ones take up to 45 KiB.
 //!
 //! Rounding: `P` is rounded to `f16` before `P·V`, as flash attention does; the oracle
 //! rounds it the same way, so the GPU and the oracle differ by the exponentials' last bits
 //! and the tensor cores' rounding inside a step.
 
 use crate::dims::{check_len, dims};
+use forge_core::vectors::HVec4;
 use forge_core::{f16, Feature, ForgeError, ForgeRuntime};
 use forge_macros::forge_kernel;
 use std::borrow::BorrowMut;
@@ -47,12 +52,13 @@ use std::borrow::BorrowMut;
 /// The largest head dimension the kernels hold (`d` must also be a multiple of 16).
 pub const MAX_HEAD_DIM: u32 = 128;
 
-/// Flash attention on cooperative matrices: `f16` `Q`, `K`, `V` (`bh × s × d`), `O` in `f16`.
-/// `causal` is 0 or 1; `scale` multiplies `Q·Kᵀ` (the typed method passes `1/√d`).
+/// Flash attention on cooperative matrices: `f16` `Q`, `K`, `V` (`bh × s × d`, as rows of
+/// `HVec4`s), `O` in `f16`. `causal` is 0 or 1; `scale` multiplies `Q·Kᵀ` (the typed method
+/// passes `1/√d`).
 #[forge_kernel(crate = ::forge_core, workgroup = 64,
     threads = bh * s.div_ceil(64) * 128, ext = false,
-    knobs(BC = 16, OC = 2, PAD = 8), tune(workgroup = [64], BC = [16], OC = [2], PAD = [8, 0]),
-    reference = attention_reference_f16, tolerance(abs = 2e-3, rel = 2e-3),
+    knobs(KB = 16, PAD = 8), tune(workgroup = [64, 128], KB = [16, 32], PAD = [8]),
+    reference = attention_reference_vec, tolerance(abs = 2e-3, rel = 2e-3),
     case(bh = 1, s = 16, d = 16, causal = 0, scale = 0.25),
     case(bh = 2, s = 37, d = 64, causal = 0, scale = 0.125),
     case(bh = 2, s = 37, d = 64, causal = 1, scale = 0.125),
@@ -60,24 +66,27 @@ pub const MAX_HEAD_DIM: u32 = 128;
     case(bh = 3, s = 5, d = 32, causal = 0, scale = 0.17677),
     cost(bytes = 8 * bh * s * d, flops = 4 * bh * s * s * d / (causal + 1)))]
 pub fn attention(
-    q: &[f16; bh * s * d],
-    k: &[f16; bh * s * d],
-    v: &[f16; bh * s * d],
-    #[out] o: &mut [f16; bh * s * d],
+    q: &[HVec4; bh * s * d / 4],
+    k: &[HVec4; bh * s * d / 4],
+    v: &[HVec4; bh * s * d / 4],
+    #[out] o: &mut [HVec4; bh * s * d / 4],
     bh: u32,
     s: u32,
     d: u32,
     causal: u32,
     scale: f32,
 ) {
-    // Row strides in workgroup memory, and the floats of one subgroup's part of `sx`: its
-    // scores (16 × BC) and, after them, a chunk of its accumulators (16 × 16·OC).
-    const SK: u32 = 128 + PAD;
-    const XS: u32 = 16 * (BC + 16 * OC);
+    // `BC` keys a step (16 or 32 for 64 invocations, twice that for 128: `skv` then holds
+    // the `WG / 2` rows of `Q` too), accumulators rescaled `OC` fragments at a time through
+    // the scores' part of `sx`, which they fill exactly. `skv`'s rows are `SKV` `HVec4`s:
+    // 128 halves and `PAD`.
+    const BC: u32 = KB * (WG / 64);
+    const OC: u32 = BC / 16;
+    const SKV: u32 = (128 + PAD) / 4;
     #[shared]
-    let mut skv = [0.0f16; 2 * BC * SK];
+    let mut skv = [HVec4::ZERO; 2 * BC * SKV];
     #[shared]
-    let mut sx = [0.0f32; WG / 32 * XS];
+    let mut sx = [0.0f32; WG / 32 * 16 * BC];
     #[shared]
     let mut sp = [0.0f16; WG / 32 * 16 * BC];
     let rows = WG / 2;
@@ -86,7 +95,8 @@ pub fn attention(
     // the rest leave).
     let w = workgroup_index();
     if w < bh * nqb {
-        let base = (w / nqb) * s * d;
+        let d4 = d / 4;
+        let base = (w / nqb) * s * d4;
         let q0 = (w % nqb) * rows;
         let fd = d / 16;
         let lid = local_index();
@@ -96,17 +106,15 @@ pub fn attention(
         let rr = lane / 2;
         let hf = lane % 2;
         let row = q0 + sid * 16 + rr;
-        let xs = sid * XS;
-        let xo = xs + 16 * BC;
-        let ps = sid * 16 * BC;
+        let xs = sid * 16 * BC;
         // Q, zero past `s`, staged in `skv` and kept as fragments.
         let mut e = lid;
-        while e < rows * d {
-            let (r, c) = (e / d, e % d);
-            skv[r * SK + c] = if q0 + r < s {
-                q[base + (q0 + r) * d + c]
+        while e < rows * d4 {
+            let (r, c) = (e / d4, e % d4);
+            skv[r * SKV + c] = if q0 + r < s {
+                q[base + (q0 + r) * d4 + c]
             } else {
-                0.0
+                HVec4::ZERO
             };
             e += WG;
         }
@@ -115,7 +123,7 @@ pub fn attention(
         #[unroll]
         for f in 0..8 {
             if f < fd {
-                qf[f] = CoopA::load_row_major(&skv[sid * 16 * SK + 16 * f], SK);
+                qf[f] = CoopA::load_row_major(&skv[sid * 16 * SKV + 4 * f], SKV);
             }
         }
         let mut of = [CoopC::zeroed(); 8];
@@ -129,12 +137,12 @@ pub fn attention(
             // Everyone is done with the last block (and with `Q`) before it is replaced.
             workgroup_barrier();
             let mut e = lid;
-            while e < BC * d {
-                let (r, c) = (e / d, e % d);
+            while e < BC * d4 {
+                let (r, c) = (e / d4, e % d4);
                 let inside = k0 + r < s;
-                let at = base + (k0 + r) * d + c;
-                skv[r * SK + c] = if inside { k[at] } else { 0.0 };
-                skv[(BC + r) * SK + c] = if inside { v[at] } else { 0.0 };
+                let at = base + (k0 + r) * d4 + c;
+                skv[r * SKV + c] = if inside { k[at] } else { HVec4::ZERO };
+                skv[(BC + r) * SKV + c] = if inside { v[at] } else { HVec4::ZERO };
                 e += WG;
             }
             workgroup_barrier();
@@ -145,7 +153,7 @@ pub fn attention(
                 #[unroll]
                 for f in 0..8 {
                     if f < fd {
-                        let kt = CoopB::load_col_major(&skv[16 * j * SK + 16 * f], SK);
+                        let kt = CoopB::load_col_major(&skv[16 * j * SKV + 4 * f], SKV);
                         sc = qf[f].mul_add(kt, sc);
                     }
                 }
@@ -176,14 +184,15 @@ pub fn attention(
                     p = (sx[xs + rr * BC + col] * c2 - mn).exp2();
                 }
                 let ph = p as f16;
-                sp[ps + rr * BC + col] = ph;
+                sp[xs + rr * BC + col] = ph;
                 // The sum takes what `P·V` multiplies: the rounded value.
                 sum += ph as f32;
             }
             sum += subgroup_shuffle_xor(sum, 1);
             l = l * alpha + sum;
             m = mn;
-            // O·α, row by row, `OC` fragments at a time through `sx`.
+            // O·α, row by row, `OC` fragments at a time through the scores' part of `sx`
+            // (read above: the first barrier).
             #[unroll]
             for ch in 0..8 / OC {
                 if ch * OC < fd {
@@ -191,20 +200,20 @@ pub fn attention(
                     #[unroll]
                     for u in 0..OC {
                         if ch * OC + u < fd {
-                            of[ch * OC + u].store_row_major(&mut sx[xo + 16 * u], 16 * OC);
+                            of[ch * OC + u].store_row_major(&mut sx[xs + 16 * u], BC);
                         }
                     }
                     workgroup_barrier();
                     #[unroll]
-                    for j in 0..8 * OC {
-                        let at = xo + rr * 16 * OC + hf * 8 * OC + j;
+                    for j in 0..BC / 2 {
+                        let at = xs + rr * BC + hf * (BC / 2) + j;
                         sx[at] = sx[at] * alpha;
                     }
                     workgroup_barrier();
                     #[unroll]
                     for u in 0..OC {
                         if ch * OC + u < fd {
-                            of[ch * OC + u] = CoopC::load_row_major(&sx[xo + 16 * u], 16 * OC);
+                            of[ch * OC + u] = CoopC::load_row_major(&sx[xs + 16 * u], BC);
                         }
                     }
                 }
@@ -213,17 +222,18 @@ pub fn attention(
             // O += P·V.
             #[unroll]
             for j in 0..BC / 16 {
-                let pa = CoopA::load_row_major(&sp[ps + 16 * j], BC);
+                let pa = CoopA::load_row_major(&sp[xs + 16 * j], BC);
                 #[unroll]
                 for f in 0..8 {
                     if f < fd {
-                        let vb = CoopB::load_row_major(&skv[(BC + 16 * j) * SK + 16 * f], SK);
+                        let vb = CoopB::load_row_major(&skv[(BC + 16 * j) * SKV + 4 * f], SKV);
                         of[f] = pa.mul_add(vb, of[f]);
                     }
                 }
             }
         }
-        // O / l, as f16, through `sx` in the same chunks.
+        // O / l, as f16, through `sx` in the same chunks: a lane writes `BC / 8` `HVec4`s
+        // of its row.
         let inv = 1.0 / l;
         #[unroll]
         for ch in 0..8 / OC {
@@ -232,16 +242,22 @@ pub fn attention(
                 #[unroll]
                 for u in 0..OC {
                     if ch * OC + u < fd {
-                        of[ch * OC + u].store_row_major(&mut sx[xo + 16 * u], 16 * OC);
+                        of[ch * OC + u].store_row_major(&mut sx[xs + 16 * u], BC);
                     }
                 }
                 workgroup_barrier();
                 #[unroll]
-                for j in 0..8 * OC {
-                    let cc = hf * 8 * OC + j;
-                    let col = ch * 16 * OC + cc;
+                for j in 0..BC / 8 {
+                    let cc = hf * (BC / 2) + 4 * j;
+                    let col = ch * BC + cc;
                     if row < s && col < d {
-                        o[base + row * d + col] = (sx[xo + rr * 16 * OC + cc] * inv) as f16;
+                        let at = xs + rr * BC + cc;
+                        o[base + row * d4 + col / 4] = HVec4::new(
+                            (sx[at] * inv) as f16,
+                            (sx[at + 1] * inv) as f16,
+                            (sx[at + 2] * inv) as f16,
+                            (sx[at + 3] * inv) as f16,
+                        );
                     }
                 }
             }
@@ -354,7 +370,24 @@ pub fn attention_reference(
     Ok(o.into_iter().map(|x| x as f32).collect())
 }
 
-/// [`attention`]'s reference: [`reference_f64`] rounded to `f16`.
+/// [`attention`]'s reference: [`attention_reference_f16`] on the halves of the `HVec4`s.
+#[allow(clippy::too_many_arguments)]
+pub fn attention_reference_vec(
+    q: &[HVec4],
+    k: &[HVec4],
+    v: &[HVec4],
+    bh: u32,
+    s: u32,
+    d: u32,
+    causal: u32,
+    scale: f32,
+) -> Result<Vec<HVec4>, ForgeError> {
+    let flat = |x: &[HVec4]| x.as_flattened().to_vec();
+    let o = attention_reference_f16(&flat(q), &flat(k), &flat(v), bh, s, d, causal, scale)?;
+    Ok(o.chunks(4).map(|c| [c[0], c[1], c[2], c[3]]).collect())
+}
+
+/// [`attention`]'s halves: [`reference_f64`] rounded to `f16`.
 #[allow(clippy::too_many_arguments)]
 pub fn attention_reference_f16(
     q: &[f16],
@@ -474,7 +507,14 @@ pub trait AttentionExt: BorrowMut<ForgeRuntime> {
         let rt = self.borrow_mut();
         let causal = causal as u32;
         if rt.supports(Feature::CooperativeMatrix) && rt.supports(Feature::F16) {
-            return attention::run(rt, q, k, v, bh, s, d, causal, scale);
+            // Rows of `d` halves are rows of `d / 4` `HVec4`s (`d` is a multiple of 16).
+            let (q4, k4, v4): (&[HVec4], &[HVec4], &[HVec4]) = (
+                bytemuck::cast_slice(q),
+                bytemuck::cast_slice(k),
+                bytemuck::cast_slice(v),
+            );
+            let o = attention::run(rt, q4, k4, v4, bh, s, d, causal, scale)?;
+            return Ok(o.as_flattened().to_vec());
         }
         let w = |x: &[f16]| x.iter().map(|y| y.to_f32()).collect::<Vec<_>>();
         let o = attention_f32::run(rt, &w(q), &w(k), &w(v), bh, s, d, causal, scale)?;
