@@ -12,26 +12,9 @@
 # backend's half, CUDA's included.
 # Everything written under $OUT comes back as $OUT/all.tgz.
 set -u
-for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
-export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-t0=$SECONDS
-stamp() { echo "[$((SECONDS - t0))s] $*" | tee -a "$OUT/log.txt"; }
+# The loader, the CUDA libraries (cuda_env), the step timer (stamp), the archive (pack).
+source "$(dirname "$0")/../scripts/device_call.sh" 2>/dev/null || source scripts/device_call.sh
 limit=${LIMIT:-200}
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu --format=csv > "$OUT/gpu.txt" 2>&1
-# The CUDA steps' libraries: libcuda from the driver's folder, NVRTC (and cuda_fp16.h)
-# from the toolkit, which matches driver 580 (a newer NVRTC's PTX it would refuse).
-cuda_env() {
-  local drv tk=/usr/local/cuda-13.0 nv
-  [ -d "$tk" ] || tk=$(dirname "$(dirname "$(readlink -f "$(command -v nvcc)")")")
-  drv=$(ldconfig -p | awk '/libcuda\.so\.1 /{print $NF; exit}')
-  [ -n "$drv" ] || drv=$(find / -name 'libcuda.so.1' -not -path '/proc/*' 2>/dev/null | head -1)
-  nv=$tk/targets/x86_64-linux/lib
-  ls "$nv"/libnvrtc.so* >/dev/null 2>&1 || nv=$(dirname "$(find / -name 'libnvrtc.so.13*' -not -path '/proc/*' 2>/dev/null | head -1)")
-  export LD_LIBRARY_PATH="${drv%/*}:$nv${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-  export CUDA_PATH=$tk
-  [ -f "$tk/targets/x86_64-linux/include/cuda_fp16.h" ] && export FORGE_CUDA_INCLUDE=$tk/targets/x86_64-linux/include
-  return 0
-}
 i=0
 for step in "$@"; do
   i=$((i + 1))
@@ -74,4 +57,4 @@ done
 tail -n 3 "$OUT"/certify-*.txt 2>/dev/null
 # The device tool brings back at most eight files a call: everything goes back as one
 # archive (`tar xzf all.tgz` here).
-(cd "$OUT" && tar czf /tmp/all.tgz . && find . -type f -delete && mv /tmp/all.tgz all.tgz)
+pack

@@ -33,7 +33,8 @@
 //! # }
 //! ```
 //!
-//! See the README for the kernel language, the runtime, certification and tuning.
+//! The book (`docs/book/` in the repository: `mdbook build docs/book`) is the reference for
+//! the kernel language, the runtime, certification and tuning, the backends and the CLI.
 //!
 //! # What the facade offers
 //! - [`prelude`]: the macro, the runtime, the error and the built-in kernels' methods;
@@ -64,7 +65,9 @@ pub use forge_macros::{forge_fn, forge_kernel, forge_module, forge_struct};
 /// The runtime: the device, launches on host data and on device-resident tensors, the
 /// launch plan every launch is checked with, and the wgpu it runs on.
 pub mod runtime {
-    pub use forge_core::plan::{fold_groups, FoldError, Grid, LaunchPlan};
+    pub use forge_core::plan::{
+        fold_groups, workgroup_bytes, FoldError, Grid, LaunchPlan, PORTABLE_WORKGROUP_BYTES,
+    };
     pub use forge_core::runtime::launch::HostArg;
     pub use forge_core::runtime::{
         enumerate_adapters, Backend, ForgeRuntime, RuntimeBuilder, RuntimeStats, WgpuParts,

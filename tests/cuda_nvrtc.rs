@@ -22,6 +22,7 @@ example!(transpose, "../examples/transpose.rs");
 example!(softmax, "../examples/softmax.rs");
 example!(own_device, "../examples/own_device.rs");
 example!(quickstart, "../examples/quickstart.rs");
+mod coop_kernels;
 
 /// Compiles `k` at its declared schedule and at every candidate of its tuning space, and
 /// checks that the PTX holds the entry point with the schedule's block size.
@@ -55,16 +56,6 @@ fn compiles_everywhere(k: &dyn Kernel) {
 #[test]
 fn every_builtin_compiles_at_every_schedule() {
     for k in wgsl_forge::kernels::registry::builtin() {
-        // The CUDA emitter refuses cooperative matrices (`gemm_f16`), naming them.
-        if k.features().contains(&Feature::CooperativeMatrix) {
-            let e = k.cuda(&k.default_schedule()).unwrap_err();
-            assert!(
-                matches!(e, ForgeError::CannotEmit { .. }),
-                "{}: {e}",
-                k.name()
-            );
-            continue;
-        }
         compiles_everywhere(k);
     }
 }
@@ -403,6 +394,31 @@ fn a_cubin_is_machine_code_for_the_device() {
     let source = k.cuda(&k.default_schedule()).unwrap();
     let cubin = nvrtc::compile_cubin(k.name(), &source, "sm_90").unwrap();
     assert_eq!(&cubin[..4], b"\x7fELF", "a cubin is an ELF image");
+}
+
+/// Cooperative matrices assemble for the tensor cores of sm_80 (A100) and sm_90 (H100,
+/// H200): ptxas accepts the prelude's `ldmatrix` and `mma.sync`, at every schedule of
+/// `gemm_f16` and in the test kernels that take every layout.
+#[test]
+fn cooperative_matrices_assemble_for_tensor_cores() {
+    let gemm = &wgsl_forge::kernels::gemm_f16::gemm_f16::Kernel;
+    let mut sources = vec![(gemm.name(), gemm.cuda(&gemm.default_schedule()).unwrap())];
+    for s in gemm.tune_space().candidates() {
+        sources.push((gemm.name(), gemm.cuda(&s).unwrap()));
+    }
+    for k in [
+        &coop_kernels::coop_tile::Kernel as &dyn Kernel,
+        &coop_kernels::coop_layouts::Kernel,
+    ] {
+        sources.push((k.name(), k.cuda(&k.default_schedule()).unwrap()));
+    }
+    for (name, source) in &sources {
+        for arch in ["sm_80", "sm_90"] {
+            let cubin = nvrtc::compile_cubin(name, source, arch)
+                .unwrap_or_else(|e| panic!("{name} for {arch}: {e}"));
+            assert_eq!(&cubin[..4], b"\x7fELF", "{name} for {arch}");
+        }
+    }
 }
 
 /// The CUDA runtime where libcuda cannot be loaded (CI: NVRTC from the wheel, no driver) is

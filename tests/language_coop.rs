@@ -2,52 +2,18 @@
 //! (row- and column-major, from bindings and workgroup memory) and `a.mul_add(b, c)`. The
 //! oracle against an f64 reference on random data; the GPU against the oracle where the
 //! adapter has `EXPERIMENTAL_COOPERATIVE_MATRIX`, and the runtime's `MissingFeature`
-//! where it has not (lavapipe); the WGSL form naga 30 needs; CUDA's refusal.
+//! where it has not (lavapipe); the WGSL form naga 30 needs; the CUDA form (tensor-core
+//! `mma.sync`, which `tests/cuda_runtime.rs` runs on the H200). The kernels are in
+//! `tests/coop_kernels`.
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use wgsl_forge::prelude::*;
 
 mod common;
+mod coop_kernels;
 use common::rt;
-
-/// `c = a·b` and `ct = (a·b)ᵀ` for row-major `a` (`m×k`) and `b` given transposed (`bt`,
-/// `n×k`), `m`, `n`, `k` multiples of 16: a workgroup of one 32-lane subgroup computes a
-/// 16×16 tile, loading `a` row-major and `b` column-major, storing row-major to `c` and
-/// column-major through workgroup memory for `ct`.
-#[forge_kernel(workgroup = 32, threads = (m / 16) * (n / 16) * 32,
-    case(m = 16, k = 16, n = 16), case(m = 32, k = 48, n = 16), case(m = 16, k = 32, n = 48))]
-pub fn coop_tile(
-    a: &[f16; m * k],
-    bt: &[f16; n * k],
-    #[out] c: &mut [f32; m * n],
-    #[out] ct: &mut [f32; m * n],
-    m: u32,
-    k: u32,
-    n: u32,
-) {
-    #[shared]
-    let mut stage = [0.0f32; 256];
-    let tile = workgroup_index();
-    let r0 = (tile / (n / 16)) * 16;
-    let c0 = (tile % (n / 16)) * 16;
-    let mut acc: CoopC<f32> = CoopC::zeroed();
-    for kk in 0..k / 16 {
-        let x = CoopA::load_row_major(&a[r0 * k + kk * 16], k);
-        // B(p, j) = bt[j·k + p]: column-major with stride k.
-        let y = CoopB::load_col_major(&bt[c0 * k + kk * 16], k);
-        acc = x.mul_add(y, acc);
-    }
-    acc.store_row_major(&mut c[r0 * n + c0], n);
-    acc.store_col_major(&mut stage[0], 16);
-    workgroup_barrier();
-    // `stage` holds element (r, j) at j·16 + r: row j of the transposed tile.
-    let l = local_index();
-    for e in 0..8 {
-        let i = l * 8 + e;
-        ct[(c0 + i / 16) * m + r0 + i % 16] = stage[i];
-    }
-}
+use coop_kernels::*;
 
 fn random_f16(rng: &mut ChaCha8Rng, len: usize) -> Vec<f16> {
     (0..len)
@@ -118,10 +84,80 @@ fn the_kernel_declares_the_feature_and_the_wgsl_form() {
             "{line}"
         );
     }
-    let e = coop_tile::Kernel
+    // CUDA: the fragments of `mma.sync.m16n8k16`, loaded by `ldmatrix` where rows allow.
+    let cuda = coop_tile::Kernel
         .cuda(&coop_tile::DEFAULT_SCHEDULE)
-        .unwrap_err();
-    assert!(e.to_string().contains("cooperative matrices"), "{e}");
+        .unwrap();
+    for needle in [
+        "fg_coop_load_a<true>(",
+        "fg_coop_load_b<false>(",
+        "fg_coop_mul_add(",
+        "fg_coop_store<true>(",
+        "fg_coop_store<false>(",
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
+        "ldmatrix.sync.aligned.m8n8.x4",
+        "__shared__ __align__(16)",
+    ] {
+        assert!(cuda.contains(needle), "{needle} in\n{cuda}");
+    }
+}
+
+/// Random `f16` operands for `coop_layouts` with stride `s`, and an `f32` accumulator.
+fn layouts_inputs(rng: &mut ChaCha8Rng, s: usize) -> (Vec<f16>, Vec<f16>, Vec<f32>) {
+    let c = (0..16 * s).map(|_| rng.gen_range(-4.0f32..4.0)).collect();
+    (
+        random_f16(rng, 16 * s + 16),
+        random_f16(rng, 16 * s + 16),
+        c,
+    )
+}
+
+/// Two 16-deep steps at most, whose sums stay under 140: the kernel's tolerance (1e-3
+/// absolute and relative) is a few hundred f32 ulps there, for tensor cores' rounding
+/// inside a step, while an element from the wrong place is off by units.
+fn assert_layouts(got: &(Vec<f32>, Vec<f16>), want: &(Vec<f32>, Vec<f16>), what: &str) {
+    for (i, (g, w)) in got.0.iter().zip(&want.0).enumerate() {
+        assert!(
+            (g - w).abs() <= 1e-3 + 1e-3 * w.abs(),
+            "{what}: out[{i}] (tile {}) {g} vs {w}",
+            i / 256
+        );
+    }
+    assert_eq!(got.1, want.1, "{what}: the stored operands");
+}
+
+#[test]
+fn every_layout_of_the_oracle_matches_its_definition() {
+    let mut rng = ChaCha8Rng::seed_from_u64(17);
+    for s in [16usize, 17, 24] {
+        let (a, b, c) = layouts_inputs(&mut rng, s);
+        let got = coop_layouts::cpu(&a, &b, &c, s as u32).unwrap();
+        let want = coop_layouts_reference(&a, &b, &c, s as u32).unwrap();
+        assert_layouts(&got, &want, &format!("oracle, s = {s}"));
+    }
+    // The workgroup arrays hold 16 rows of `MAX_STRIDE`: a larger stride is out of bounds.
+    let s = MAX_STRIDE as usize + 8;
+    let (a, b, c) = layouts_inputs(&mut rng, s);
+    assert!(coop_layouts::cpu(&a, &b, &c, s as u32).is_err());
+}
+
+#[test]
+fn every_layout_on_the_gpu_matches_the_oracle_where_the_adapter_has_them() {
+    let mut rt = rt();
+    let mut rng = ChaCha8Rng::seed_from_u64(18);
+    for s in [16usize, 17, 24] {
+        let (a, b, c) = layouts_inputs(&mut rng, s);
+        let got = coop_layouts::run(&mut rt, &a, &b, &c, s as u32);
+        if !rt.supports(Feature::CooperativeMatrix) {
+            assert!(
+                matches!(got, Err(ForgeError::MissingFeature { .. })),
+                "{got:?}"
+            );
+            continue;
+        }
+        let want = coop_layouts::cpu(&a, &b, &c, s as u32).unwrap();
+        assert_layouts(&got.unwrap(), &want, &format!("gpu, s = {s}"));
+    }
 }
 
 #[test]

@@ -187,6 +187,7 @@ fn u(v: u32) -> ScalarValue {
 /// The cases: the target shapes, or small ones with `quick` (for lavapipe and CI).
 pub fn cases(quick: bool) -> Vec<Case> {
     use forge_kernels::{
+        attention::{attention, attention_f32},
         gemm::gemm,
         gemm_f16::{gemm_f16, gemm_f16_simt},
         gemv::gemv,
@@ -265,6 +266,36 @@ pub fn cases(quick: bool) -> Vec<Case> {
                 shape: format!("{n}^3"),
                 scalars: vec![u(n), u(n), u(n)],
                 peer: "hgemm_f16_f32acc",
+            });
+        }
+    }
+    // Attention at the peer's shapes (b, h, s, d), causal and not; quick: the fallback.
+    let attentions: &[(u32, u32, u32, u32)] = if quick {
+        &[(1, 2, 128, 64)]
+    } else {
+        &[(2, 16, 4096, 64), (2, 16, 4096, 128), (8, 16, 1024, 64)]
+    };
+    for &(b, h, sq, d) in attentions {
+        for causal in [0u32, 1] {
+            let kernel: &dyn Kernel = if quick {
+                &attention_f32::Kernel
+            } else {
+                &attention::Kernel
+            };
+            v.push(Case {
+                kernel,
+                shape: format!(
+                    "b{b} h{h} s{sq} d{d}{}",
+                    if causal == 1 { " causal" } else { "" }
+                ),
+                scalars: vec![
+                    u(b * h),
+                    u(sq),
+                    u(d),
+                    u(causal),
+                    ScalarValue::F32(1.0 / (d as f32).sqrt()),
+                ],
+                peer: "attention_f16",
             });
         }
     }

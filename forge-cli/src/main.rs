@@ -27,6 +27,7 @@
 //! control characters escaped.
 
 mod out;
+mod run_once;
 mod tuning;
 
 use clap::{Args, Parser, Subcommand};
@@ -211,6 +212,26 @@ enum Command {
         /// Print one JSON object per kernel, then a summary object, instead of a table.
         #[arg(long)]
         json: bool,
+    },
+    /// Run one kernel at one problem on seeded random inputs, `--repeat` times, and print
+    /// the wall time: a program with exactly these launches, for profilers (`ncu`) and
+    /// checkers (`compute-sanitizer`).
+    Run {
+        /// The kernel.
+        kernel: String,
+        /// The problem, as `name=value,...` for every scalar parameter; default: the
+        /// kernel's largest certification case.
+        #[arg(long)]
+        problem: Option<String>,
+        /// The schedule, as `forge list --schedules` prints it; default: the declared one.
+        #[arg(long)]
+        schedule: Option<String>,
+        /// How many times to launch it.
+        #[arg(long, default_value_t = 1)]
+        repeat: u32,
+        /// The seed of the inputs.
+        #[arg(long, default_value_t = DEFAULT_SEED)]
+        seed: u64,
     },
     /// The manifest cache.
     Cache {
@@ -428,6 +449,30 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        Command::Run {
+            kernel,
+            problem,
+            schedule,
+            repeat,
+            seed,
+        } => {
+            let k = select(std::slice::from_ref(&kernel))?[0];
+            // Bad usage is found before the GPU is opened.
+            let schedule = parse_schedule(k, schedule.as_deref())?;
+            let scalars = match problem {
+                Some(p) => wgsl_forge::tune::parse_problem(k, &p).map_err(CliError::Usage)?,
+                None => largest_case(k)?,
+            };
+            let mut rt = runtime(&cli.runtime)?;
+            let ran = run_once::run(&mut rt, k, &schedule, &scalars, repeat, seed)?;
+            outln!(
+                "{} at {schedule}: {} launches in {:.3} ms (wall, with upload and readback)",
+                k.name(),
+                ran.launches,
+                ran.wall_ms
+            );
+            Ok(ExitCode::SUCCESS)
+        }
         Command::AutoTuneAll { kernels, seed } => {
             let selected = select(&kernels)?;
             let mut rt = runtime(&cli.runtime)?;
@@ -606,12 +651,11 @@ fn first_call(
     Ok(ExitCode::SUCCESS)
 }
 
-/// `forge emit`: translates one kernel at one schedule and writes it out.
-fn emit(args: &EmitArgs, target: Target) -> Result<ExitCode, CliError> {
-    let kernel = select(std::slice::from_ref(&args.kernel))?[0];
+/// The schedule `--schedule` names (the declared one when `None`). One that cannot be
+/// parsed, or that the kernel does not declare, is bad usage.
+fn parse_schedule(kernel: &dyn Kernel, text: Option<&str>) -> Result<Schedule, CliError> {
     let declared = kernel.default_schedule();
-    // A schedule that cannot be parsed, or that the kernel does not declare, is bad usage.
-    let schedule = match &args.schedule {
+    let schedule = match text {
         None => declared,
         Some(text) => declared.with_settings(text).map_err(|reason| {
             CliError::Usage(ForgeError::BadSchedule {
@@ -622,6 +666,33 @@ fn emit(args: &EmitArgs, target: Target) -> Result<ExitCode, CliError> {
         })?,
     };
     forge_core::plan::check_declared(kernel, &schedule).map_err(CliError::Usage)?;
+    Ok(schedule)
+}
+
+/// The scalars of the kernel's largest certification case (by total binding length).
+fn largest_case(kernel: &dyn Kernel) -> Result<Vec<wgsl_forge::ScalarValue>, CliError> {
+    let size = |c: &Vec<wgsl_forge::ScalarValue>| {
+        kernel
+            .binding_lens(c)
+            .map(|l| l.iter().map(|x| *x as u128).sum::<u128>())
+            .unwrap_or(0)
+    };
+    kernel
+        .cert_cases()
+        .into_iter()
+        .max_by_key(size)
+        .ok_or_else(|| {
+            CliError::Usage(ForgeError::InvalidArgument {
+                kernel: kernel.name(),
+                message: "the kernel declares no certification case: name a `--problem`".into(),
+            })
+        })
+}
+
+/// `forge emit`: translates one kernel at one schedule and writes it out.
+fn emit(args: &EmitArgs, target: Target) -> Result<ExitCode, CliError> {
+    let kernel = select(std::slice::from_ref(&args.kernel))?[0];
+    let schedule = parse_schedule(kernel, args.schedule.as_deref())?;
     let emitted = match (&args.arch, target) {
         (None, Target::Wgsl) if args.browser => {
             wgsl_forge::emit::Emitted::Text(wgsl_forge::emit::emit_for_browser(kernel, &schedule)?)
@@ -935,6 +1006,14 @@ fn certify_all(
             vec![rt.schedule_for(k)]
         };
         for schedule in schedules {
+            // A schedule of the tuning space past this adapter's limits (workgroup memory
+            // beyond its `max_compute_workgroup_storage_size`, say) is skipped, and says so.
+            if let Err(why) = rt.check_schedule(k, &schedule) {
+                if !json {
+                    outln!("skip {} at {schedule}: {why}", k.name());
+                }
+                continue;
+            }
             let mut report = certify(rt, k, &schedule, &opts)?;
             report.kernel = forge_cli::select::label(k, kernels);
             tuned.push(!all_schedules && rt.tuned_schedule(k) == Some(schedule));

@@ -236,6 +236,59 @@ pub fn check_schedule(
 /// the oracle, which keeps every local once per invocation of a workgroup, stays small.
 pub const MAX_FREE_WORKGROUP: u32 = 1024;
 
+/// The bytes of workgroup memory `kernel` takes at `schedule`: the sizes of its WGSL's
+/// `var<workgroup>` declarations, as naga lays them out. A schedule of the tuning space may
+/// take more than the portable 16 KiB that the declared one keeps to, up to each
+/// adapter's own limit ([`check_workgroup_memory`]).
+pub fn workgroup_bytes(kernel: &dyn Kernel, schedule: &Schedule) -> Result<u64> {
+    let module = naga::front::wgsl::parse_str(&kernel.wgsl(schedule)).map_err(|e| {
+        ForgeError::ShaderCompile {
+            kernel: kernel.name(),
+            backend: "wgsl".into(),
+            message: e.message().to_string(),
+        }
+    })?;
+    let ctx = module.to_ctx();
+    Ok(module
+        .global_variables
+        .iter()
+        .filter(|(_, g)| g.space == naga::AddressSpace::WorkGroup)
+        .map(|(_, g)| module.types[g.ty].inner.size(ctx) as u64)
+        .sum())
+}
+
+/// The workgroup memory every adapter offers (WebGPU's default
+/// `max_compute_workgroup_storage_size`), which a kernel's declared schedule keeps to.
+pub const PORTABLE_WORKGROUP_BYTES: u64 = 16384;
+
+/// Refuses a schedule whose workgroup memory ([`workgroup_bytes`]) is over the adapter's
+/// `max_compute_workgroup_storage_size`, naming both. The runtime checks it before it
+/// compiles a pipeline, and the tuner and the certifier skip such a schedule with the
+/// reason ([`crate::ForgeRuntime::check_schedule`]).
+pub fn check_workgroup_memory(
+    kernel: &dyn Kernel,
+    schedule: &Schedule,
+    limits: &wgpu::Limits,
+) -> Result<()> {
+    let limit = limits.max_compute_workgroup_storage_size as u64;
+    // The declared schedule keeps to the portable limit (the macro checks it): every
+    // adapter holds it, and there is nothing to parse.
+    if limit >= PORTABLE_WORKGROUP_BYTES && kernel.default_schedule() == *schedule {
+        return Ok(());
+    }
+    let bytes = workgroup_bytes(kernel, schedule)?;
+    if bytes > limit {
+        return Err(ForgeError::BadSchedule {
+            kernel: kernel.name(),
+            schedule: schedule.to_string(),
+            reason: format!(
+                "its workgroup memory, {bytes} bytes, is over the adapter's `max_compute_workgroup_storage_size` of {limit} bytes"
+            ),
+        });
+    }
+    Ok(())
+}
+
 /// Checks that `kernel` declares `schedule`: it is the declared schedule or a point of the
 /// tuning space, or the kernel is [workgroup-free](Kernel::workgroup_free) and `schedule`
 /// differs from the declared one only in a workgroup size of 1 to [`MAX_FREE_WORKGROUP`].

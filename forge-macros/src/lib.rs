@@ -405,13 +405,6 @@ fn cuda_sources(
     expanded: &[(model::SchedPoint, unroll::Expanded)],
     rolled: Option<&unroll::Expanded>,
 ) -> emit_cuda::Sources {
-    if kernel.uses_coop() {
-        // WMMA fragments would map them, but their layout and collective rules differ from
-        // Vulkan's; until that mapping is written and certified, CUDA refuses them.
-        return emit_cuda::Sources::refused(
-            "cooperative matrices (`CoopA`/`CoopB`/`CoopC`) are not supported by the CUDA emitter; run this kernel through WGSL".to_string(),
-        );
-    }
     let mut cuda = emit_cuda::Sources {
         prelude: emit_cuda::prelude(kernel),
         bodies: Vec::new(),

@@ -6,54 +6,59 @@
 //! feature, not a tuning choice, picks the path, as a kernel's features hold for all its
 //! schedules.
 //!
-//! `gemm_f16`: a workgroup of 128 or 256 (4 or 8 subgroups, in rows of 2) computes a tile of
-//! `C` (`ITEMS` 4: 128×128, 2: 128×64, 1: 64×64) in steps of `KB = 16` along `k`. Each
-//! step's slices of `A` and `B` are staged in workgroup memory, zero past the edges; while
-//! the subgroups multiply one step, the loads of the next wait in registers (`va`, `vb`):
-//! one load site, one multiply site, two barriers a step. A subgroup's accumulators (up to
-//! 4×4 fragments of 16×16) are a register array. Interior tiles store them straight to
-//! `C`; a tile over the edge goes through `sc`, 1 KiB a subgroup. That and 4 KiB a slice
-//! keep to the portable 16 KiB, hence 16-deep steps; `A` and `B` are read as `f16`
-//! scalars (vector loads would need `k` and `n` multiples of 4). `docs/PERFORMANCE.md`
-//! ("gemm_f16") has the H200's rates and what limits them.
+//! `gemm_f16`: `A` and `B` are read as `HVec4`s (four halves, one 8-byte load; `k` and `n`
+//! multiples of 4: [`GemmF16Ext::gemm_f16`] pads other shapes on the host). A workgroup of
+//! 128 or 256 (4 or 8 subgroups, in rows of 2) computes a tile of `C` (`ITEMS` 4: 128×128,
+//! 2: 128×64, 1: 64×64) in steps of `KB` (16 or 32) along `k`. Each step's slices of `A`
+//! and `B` are staged in one of two buffers of workgroup memory, zero past the edges: while
+//! the subgroups multiply step `t` from one, the loads of step `t + 1` wait in registers
+//! and then go to the other, so one barrier a step suffices. A subgroup's accumulators (up
+//! to 4×4 fragments of 16×16) are a register array. Interior tiles store them straight to
+//! `C`; a tile over the edge goes through `sc`, 1 KiB a subgroup. The declared schedule
+//! (64×64, `KB = 16`) keeps to the portable 16 KiB; the tuned ones take up to 45 KiB.
+//! The book's performance chapter ("gemm_f16") has the H200's rates and what limits them.
 //!
 //! Rounding: the oracle forms each 16-deep step exactly and rounds to `f32` once
 //! (`oracle::coop`); tensor cores round inside a step, and the fallback rounds each
 //! `mul_add`: both within `tolerance(abs = 1e-3, rel = 1e-3)`.
 
-use crate::dims::dims;
+use crate::dims::{check_len, dims};
+use forge_core::vectors::HVec4;
 use forge_core::{f16, Feature, ForgeError, ForgeRuntime};
 use forge_macros::forge_kernel;
 use std::borrow::BorrowMut;
 
-/// `C = A·B` on cooperative matrices.
+/// `C = A·B` on cooperative matrices, `A` (`m×k`) and `B` (`k×n`) as rows of `HVec4`s:
+/// `k` and `n` must be multiples of 4.
 #[forge_kernel(crate = ::forge_core, workgroup = 128,
     threads = m.div_ceil(128) * n.div_ceil(128) * 1024, ext = false,
-    knobs(PAD = 8), tune(workgroup = [128], items = [4, 2, 1], PAD = [0, 8]),
-    reference = gemm_f16_reference, tolerance(abs = 1e-3, rel = 1e-3),
-    case(m = 16, k = 16, n = 16), case(m = 7, k = 13, n = 29), case(m = 128, k = 48, n = 256),
-    case(m = 130, k = 37, n = 133), case(m = 67, k = 200, n = 3),
+    knobs(KB = 16, PAD = 8), tune(workgroup = [128, 256], items = [1, 2, 4], KB = [16, 32], PAD = [8]),
+    reference = gemm_f16_reference_vec, tolerance(abs = 1e-3, rel = 1e-3),
+    case(m = 16, k = 16, n = 16), case(m = 7, k = 12, n = 28), case(m = 128, k = 48, n = 256),
+    case(m = 130, k = 36, n = 132), case(m = 67, k = 200, n = 4),
     cost(bytes = 2 * (m * k + k * n) + 4 * m * n, flops = 2 * m * k * n))]
 pub fn gemm_f16(
-    a: &[f16; m * k],
-    b: &[f16; k * n],
+    a: &[HVec4; m * k / 4],
+    b: &[HVec4; k * n / 4],
     #[out] c: &mut [f32; m * n],
     m: u32,
     k: u32,
     n: u32,
 ) {
     // The tile, `TM×TN`: 128×128, 128×64, 64×64 for `ITEMS` 4, 2, 1. Staged rows are `PAD`
-    // elements longer than they hold, so that a fragment's rows fall on different banks.
-    // Steps are 32 deep where 16 KiB hold them (unpadded, tiles below 128×128), else 16.
+    // halves longer than they hold, so that a fragment's rows fall on different banks; the
+    // buffers hold `HVec4`s, so row strides count them (`SAV`, `SBV`).
     const TM: u32 = 64 * (ITEMS - ITEMS / 4 * 2);
     const TN: u32 = 64 * (ITEMS / 2 + 1 / ITEMS);
-    const KB: u32 = 16 * (2 - (ITEMS / 4 + WG / 256 + PAD / 8 + 1) / 2);
-    const SA: u32 = KB + PAD;
-    const SB: u32 = TN + PAD;
+    const SAV: u32 = (KB + PAD) / 4;
+    const SBV: u32 = (TN + PAD) / 4;
+    // Each invocation's share of a step's slices, in `HVec4`s.
+    const LA: u32 = TM * KB / 4 / WG;
+    const LB: u32 = KB * TN / 4 / WG;
     #[shared]
-    let mut sa = [0.0f16; TM * SA];
+    let mut sa = [HVec4::ZERO; 2 * TM * SAV];
     #[shared]
-    let mut sb = [0.0f16; KB * SB];
+    let mut sb = [HVec4::ZERO; 2 * KB * SBV];
     #[shared]
     let mut sc = [0.0f32; WG * 8];
     // `WG / 32` subgroups in `sgr` rows by 2, each owning `fm` by `fn_` fragments of 16×16.
@@ -67,6 +72,7 @@ pub fn gemm_f16(
     let sr = (sid >> 1) * (tm / sgr);
     let scol = (sid & 1) * (tn >> 1);
     let tiles_n = n.div_ceil(tn);
+    let (k4, n4) = (k / 4, n / 4);
     // One workgroup a tile (`threads` launches enough for 128×128, the largest; the rest
     // leave): naga holds cooperative operations to control flow it can prove uniform, and
     // it sees every `var`, so a grid-stride tile counter, as varying.
@@ -74,39 +80,57 @@ pub fn gemm_f16(
     if tile < m.div_ceil(tm) * tiles_n {
         let row0 = (tile / tiles_n) * tm;
         let col0 = (tile % tiles_n) * tn;
+        let steps = k.div_ceil(KB);
         let mut acc = [CoopC::zeroed(); 16];
-        let mut va = [0.0f16; TM * KB / WG];
-        let mut vb = [0.0f16; KB * TN / WG];
-        // Step t loads slice t into registers, multiplies slice t - 1 and stores slice t.
-        // The multiply runs at t = 0 too, on zeros (workgroup memory starts zeroed): naga
-        // would not accept it under `if t > 0`, `t` being a `var`.
-        for t in 0..k.div_ceil(KB) + 1 {
-            let k0 = t * KB;
-            #[unroll]
-            for j in 0..TM * KB / WG {
-                let e = lid + WG * j;
-                let (r, q) = (row0 + e / KB, k0 + e % KB);
-                va[j] = if r < m && q < k { a[r * k + q] } else { 0.0 };
+        let mut va = [HVec4::ZERO; LA];
+        let mut vb = [HVec4::ZERO; LB];
+        // Slice `t` into registers: `A`'s rows `row0..`, columns `t·KB..`; `B`'s rows
+        // `t·KB..`, columns `col0..`; zero past `m`, `k` and `n` (whole `HVec4`s: `k` and
+        // `n` are multiples of 4).
+        for t in 0..steps + 1 {
+            if t < steps {
+                let q0 = t * (KB / 4);
+                #[unroll]
+                for j in 0..LA {
+                    let e = lid + WG * j;
+                    let (r, q) = (row0 + e / (KB / 4), q0 + e % (KB / 4));
+                    va[j] = if r < m && q < k4 {
+                        a[r * k4 + q]
+                    } else {
+                        HVec4::ZERO
+                    };
+                }
+                #[unroll]
+                for j in 0..LB {
+                    let e = lid + WG * j;
+                    let (p, q) = (t * KB + e / (TN / 4), col0 / 4 + e % (TN / 4));
+                    vb[j] = if p < k && q < n4 {
+                        b[p * n4 + q]
+                    } else {
+                        HVec4::ZERO
+                    };
+                }
             }
-            #[unroll]
-            for j in 0..KB * TN / WG {
-                let e = lid + WG * j;
-                let (p, q) = (k0 + e / tn, col0 + e % tn);
-                vb[j] = if p < k && q < n { b[p * n + q] } else { 0.0 };
-            }
+            // Step `t - 1`, from the buffer it was stored to; at `t = 0` the other buffer
+            // holds zeros (workgroup memory starts zeroed): naga would not accept the
+            // multiply under `if t > 0`, `t` being a `var`.
+            let (oa, ob) = (((t + 1) % 2) * TM * SAV, ((t + 1) % 2) * KB * SBV);
             #[unroll]
             for kk in 0..KB / 16 {
                 let mut fa = [CoopA::zeroed(); 4];
                 #[unroll]
                 for i in 0..4 {
                     if i < fm {
-                        fa[i] = CoopA::load_row_major(&sa[(sr + 16 * i) * SA + 16 * kk], SA);
+                        fa[i] = CoopA::load_row_major(&sa[oa + (sr + 16 * i) * SAV + 4 * kk], SAV);
                     }
                 }
                 #[unroll]
                 for j in 0..4 {
                     if j < fn_ {
-                        let fb = CoopB::load_row_major(&sb[16 * kk * SB + scol + 16 * j], SB);
+                        let fb = CoopB::load_row_major(
+                            &sb[ob + 16 * kk * SBV + (scol + 16 * j) / 4],
+                            SBV,
+                        );
                         #[unroll]
                         for i in 0..4 {
                             if i < fm {
@@ -116,16 +140,19 @@ pub fn gemm_f16(
                     }
                 }
             }
-            workgroup_barrier();
-            #[unroll]
-            for j in 0..TM * KB / WG {
-                let e = lid + WG * j;
-                sa[e / KB * SA + e % KB] = va[j];
-            }
-            #[unroll]
-            for j in 0..KB * TN / WG {
-                let e = lid + WG * j;
-                sb[e / tn * SB + e % tn] = vb[j];
+            // Slice `t` into the other buffer: nobody reads it since the last barrier.
+            if t < steps {
+                let (ba, bb) = ((t % 2) * TM * SAV, (t % 2) * KB * SBV);
+                #[unroll]
+                for j in 0..LA {
+                    let e = lid + WG * j;
+                    sa[ba + e / (KB / 4) * SAV + e % (KB / 4)] = va[j];
+                }
+                #[unroll]
+                for j in 0..LB {
+                    let e = lid + WG * j;
+                    sb[bb + e / (TN / 4) * SBV + e % (TN / 4)] = vb[j];
+                }
             }
             workgroup_barrier();
         }
@@ -201,6 +228,31 @@ pub fn gemm_f16_reference(
     Ok(c)
 }
 
+/// [`gemm_f16`]'s reference: [`gemm_f16_reference`] on the halves of the `HVec4`s.
+pub fn gemm_f16_reference_vec(
+    a: &[HVec4],
+    b: &[HVec4],
+    m: u32,
+    k: u32,
+    n: u32,
+) -> Result<Vec<f32>, ForgeError> {
+    gemm_f16_reference(a.as_flattened(), b.as_flattened(), m, k, n)
+}
+
+/// `rows × cols` halves as rows of `cols4 = cols.div_ceil(4)` `HVec4`s, zero past `cols`:
+/// borrowed where `cols` is a multiple of 4.
+fn rows_of_quads(x: &[f16], rows: usize, cols: usize) -> std::borrow::Cow<'_, [HVec4]> {
+    if cols % 4 == 0 {
+        return std::borrow::Cow::Borrowed(bytemuck::cast_slice(x));
+    }
+    let cols4 = cols.div_ceil(4);
+    let mut out = vec![[f16::ZERO; 4]; rows * cols4];
+    for (dst, src) in out.chunks_mut(cols4).zip(x.chunks(cols)) {
+        dst.as_flattened_mut()[..cols].copy_from_slice(src);
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 /// `rt.gemm_f16(&a, &b, m, k, n)`.
 pub trait GemmF16Ext: BorrowMut<ForgeRuntime> {
     /// `C = A·B` (row-major, `f32` `m×n`) by [`gemm_f16`] where the device has cooperative
@@ -225,13 +277,29 @@ pub trait GemmF16Ext: BorrowMut<ForgeRuntime> {
         k: usize,
         n: usize,
     ) -> Result<Vec<f32>, ForgeError> {
-        let [m, k, n] = dims(gemm_f16::NAME, [("m", m), ("k", k), ("n", n)])?;
+        let [m32, k32, n32] = dims(gemm_f16::NAME, [("m", m), ("k", k), ("n", n)])?;
         let rt = self.borrow_mut();
-        if rt.supports(Feature::CooperativeMatrix) {
-            gemm_f16::run(rt, a, b, m, k, n)
-        } else {
-            gemm_f16_simt::run(rt, a, b, m, k, n)
+        if !rt.supports(Feature::CooperativeMatrix) {
+            return gemm_f16_simt::run(rt, a, b, m32, k32, n32);
         }
+        check_len(gemm_f16::NAME, "a", "m * k", m as u128 * k as u128, a.len())?;
+        check_len(gemm_f16::NAME, "b", "k * n", k as u128 * n as u128, b.len())?;
+        // The kernel reads rows of `HVec4`s: `k` and `n` not multiples of 4 are padded with
+        // zeros here (`k` by zero columns of `A` and zero rows of `B`, which add nothing;
+        // `n` by zero columns of `B`, whose results are dropped).
+        let (k4, n4) = (k.div_ceil(4) * 4, n.div_ceil(4) * 4);
+        let a4 = rows_of_quads(a, m, k);
+        let mut b4 = rows_of_quads(b, k, n).into_owned();
+        b4.resize(k4 * n4 / 4, [f16::ZERO; 4]);
+        let [k4, n4] = dims(gemm_f16::NAME, [("k", k4), ("n", n4)])?;
+        let c = gemm_f16::run(rt, &a4, &b4, m32, k4, n4)?;
+        if n4 == n32 {
+            return Ok(c);
+        }
+        Ok(c.chunks(n4 as usize)
+            .flat_map(|row| &row[..n])
+            .copied()
+            .collect())
     }
 }
 

@@ -3,6 +3,7 @@
 //! This crate sits below the `wgsl-forge` facade, so its kernels name the runtime as
 //! `crate = ::forge_core`; user crates need no such option.
 
+pub mod attention;
 pub mod axpy;
 mod dims;
 pub mod fft;
@@ -17,6 +18,7 @@ pub mod topk;
 
 /// The built-in kernels' runtime methods, and the types and helpers their arguments need.
 pub mod prelude {
+    pub use crate::attention::AttentionExt;
     pub use crate::axpy::AxpyExt;
     pub use crate::fft::FftExt;
     pub use crate::gemm::GemmExt;

@@ -67,6 +67,29 @@ pub struct Identity {
     pub features: wgpu::Features,
 }
 
+impl Identity {
+    /// Refuses what the device cannot compile `kernel` at `schedule` for, naming why: a
+    /// feature the kernel needs that the device lacks ([`ForgeError::MissingFeature`]: a
+    /// compiler would report it from deep inside instead), or workgroup memory past the
+    /// device's limit ([`crate::plan::check_workgroup_memory`]). Every backend checks this
+    /// before it compiles.
+    pub fn check(&self, kernel: &dyn Kernel, schedule: &Schedule) -> Result<()> {
+        if let Some(f) = kernel
+            .features()
+            .iter()
+            .find(|f| !self.features.contains(f.wgpu()))
+        {
+            return Err(ForgeError::MissingFeature {
+                kernel: kernel.name(),
+                feature: f.wgpu_name(),
+                used_for: f.used_for(),
+                adapter: self.info.name.clone(),
+            });
+        }
+        crate::plan::check_workgroup_memory(kernel, schedule, &self.limits)
+    }
+}
+
 /// One device of one GPU API: what the runtime runs everything through. See the [module
 /// docs](self).
 ///

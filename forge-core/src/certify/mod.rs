@@ -218,6 +218,10 @@ impl CertOptions {
 }
 
 /// What [`certify`] found for one kernel and schedule.
+///
+/// A report is made by the certifier and read by its caller: `#[non_exhaustive]`, so that
+/// a field added later breaks no one.
+#[non_exhaustive]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CertReport {
     /// The kernel's name.

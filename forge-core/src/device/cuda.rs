@@ -280,12 +280,16 @@ impl CudaGpu {
         info.subgroup_min_size = warp;
         info.subgroup_max_size = warp;
         let limits = cuda_limits(threads, block, shared, total);
-        // What the CUDA emission can use on this device: f16 from sm_53, f64 and warps
+        // What the CUDA emission can use on this device: f16 from sm_53, cooperative
+        // matrices (`mma.sync.m16n8k16` with f16 operands) from sm_80, f64 and warps
         // everywhere; TIMESTAMP_QUERY stands for CUDA events, which time every launch.
         let mut features =
             wgpu::Features::SUBGROUP | wgpu::Features::SHADER_F64 | wgpu::Features::TIMESTAMP_QUERY;
         if capability >= (5, 3) {
             features |= wgpu::Features::SHADER_F16;
+        }
+        if capability >= (8, 0) {
+            features |= wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX;
         }
         let arch = format!("sm_{}{}", capability.0, capability.1);
         tracing::debug!(device = %info.name, %arch, driver_version, "CUDA device open");
@@ -462,7 +466,7 @@ impl CudaGpu {
             return Ok(Arc::clone(k));
         }
         let name = kernel.name();
-        super::pipeline::check_features(kernel, self.identity.features, &self.identity.info.name)?;
+        self.identity.check(kernel, schedule)?;
         let source = kernel.cuda(schedule)?;
         let cubin = crate::emit::nvrtc::compile_cubin(name, &source, &self.arch)?;
         self.bind("loading a CUDA module")?;

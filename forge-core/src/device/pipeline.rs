@@ -306,20 +306,6 @@ impl BindGroupCache {
     }
 }
 
-/// Refuses a kernel that needs a feature the device lacks, naming it: wgpu would report a
-/// naga capability error from deep inside shader creation instead.
-pub fn check_features(kernel: &dyn Kernel, have: wgpu::Features, adapter: &str) -> Result<()> {
-    match kernel.features().iter().find(|f| !have.contains(f.wgpu())) {
-        None => Ok(()),
-        Some(f) => Err(ForgeError::MissingFeature {
-            kernel: kernel.name(),
-            feature: f.wgpu_name(),
-            used_for: f.used_for(),
-            adapter: adapter.to_string(),
-        }),
-    }
-}
-
 impl Gpu {
     /// The SPIR-V that `backend` hands to passthrough for the WGSL `source`: naga's own
     /// translation for `spirv`; for `glsl` and `hlsl`, naga's GLSL or HLSL compiled by glslang ([`emit::glslang`]). Every form may use what the device has enabled.
@@ -391,7 +377,7 @@ impl Gpu {
             return Ok(hit);
         }
         self.check_lost()?;
-        check_features(kernel, self.identity.features, &self.identity.info.name)?;
+        self.identity.check(kernel, schedule)?;
         let compiled = self.compile_pipeline(kernel, &key)?;
         Ok(self.store(key, compiled))
     }
@@ -428,7 +414,7 @@ impl Gpu {
                 params,
             };
             if self.pipelines.get(&key).is_none() && !todo.iter().any(|(k, _)| *k == key) {
-                check_features(kernel, self.identity.features, &self.identity.info.name)?;
+                self.identity.check(kernel, &schedule)?;
                 todo.push((key, kernel));
             }
         }

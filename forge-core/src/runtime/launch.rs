@@ -172,9 +172,7 @@ impl ForgeRuntime {
                     .lease(bytes, &|| format!("kernel `{name}`: print buffer"))?,
             );
         }
-        let ran = self
-            .run_on(&compiled, &plan, prints, args, &leases)
-            .await;
+        let ran = self.run_on(&compiled, &plan, prints, args, &leases).await;
         // Released last to first: a pool hands memory of one size out last in, first
         // out, so the next call of this shape gets each binding's memory back in its place
         // (and binds the same cached group).

@@ -248,18 +248,12 @@ impl ForgeRuntime {
     }
 
     /// Why this runtime cannot run `kernel` at all, or `None` when it can: the first of its
-    /// features that the device lacks; on CUDA, cooperative matrices, which the CUDA
-    /// emitter has no form for; through GLSL or HLSL, `f16`, which naga's output for them
+    /// features that the device lacks (on CUDA, cooperative matrices before sm_80); through
+    /// GLSL or HLSL, `f16`, which naga's output for them
     /// cannot carry here. `forge certify` and `forge bench` skip such a kernel and
     /// print this.
     pub fn cannot_run(&self, kernel: &dyn Kernel) -> Option<String> {
         let features = kernel.features();
-        if self.is_cuda() && features.contains(&Feature::CooperativeMatrix) {
-            return Some(format!(
-                "uses {}, which have no CUDA form",
-                Feature::CooperativeMatrix.used_for()
-            ));
-        }
         // naga 30 writes no `f16` in GLSL, and glslang rejects the `f16` storage loads of
         // its HLSL (README, "Backends: what runs where").
         if features.contains(&Feature::F16) {
@@ -357,7 +351,8 @@ impl ForgeRuntime {
     /// [`crate::plan::check_schedule`].
     pub fn check_schedule(&self, kernel: &dyn Kernel, schedule: &Schedule) -> Result<()> {
         crate::plan::check_schedule(kernel.name(), schedule, self.limits())?;
-        crate::plan::check_dims(kernel, schedule)
+        crate::plan::check_dims(kernel, schedule)?;
+        crate::plan::check_workgroup_memory(kernel, schedule, self.limits())
     }
 
     /// The folded workgroup counts for `threads` logical invocations (a `u64`, or a

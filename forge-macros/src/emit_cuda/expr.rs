@@ -86,8 +86,7 @@ fn one_of(t: &Ty) -> String {
 impl Emitter<'_> {
     pub(super) fn expr(&mut self, e: &Expr) -> String {
         match &e.kind {
-            // `cuda_sources` refuses a kernel with cooperative matrices.
-            ExprKind::Coop { .. } => "fg_coop_unsupported".into(),
+            ExprKind::Coop { op, target, args } => self.coop(*op, *target, &e.ty, args),
             ExprKind::IntLit(v) => int_lit(*v, &e.ty),
             ExprKind::FloatLit(v) => float_lit(*v, e.ty.scalar().unwrap_or(Scalar::F32)),
             ExprKind::BoolLit(b) => b.to_string(),
@@ -281,6 +280,61 @@ impl Emitter<'_> {
         };
         let i = self.expr(index);
         format!("&{name}[{i}]")
+    }
+
+    /// A cooperative-matrix operation: the prelude's fragments and functions
+    /// (`prelude_coop.cuh`). A load or store takes the address of its first element as a
+    /// pointer to the matrix's scalars, and its stride in scalars: an array of vectors'
+    /// stride counts vectors, as `oracle::coop` does, so it is scaled by their width.
+    fn coop(&mut self, op: CoopOp, target: Option<AtomicTarget>, ty: &Ty, args: &[Expr]) -> String {
+        let order = |row_major: bool| if row_major { "true" } else { "false" };
+        match (op, target) {
+            (CoopOp::Load { row_major }, Some(target)) => {
+                let (scalar, width) = self.coop_elem(target);
+                let place = self.atomic_place(target, &args[0]);
+                let stride = self.expr(&args[1]);
+                let role = match ty {
+                    Ty::Coop(_, role) => role.wgsl().to_ascii_lowercase(),
+                    _ => String::from("c"),
+                };
+                format!(
+                    "fg_coop_load_{role}<{}>((const {scalar} *)({place}), (unsigned)({stride}) * {width}u)",
+                    order(row_major)
+                )
+            }
+            (CoopOp::Store { row_major }, Some(target)) => {
+                let (scalar, width) = self.coop_elem(target);
+                let m = self.expr(&args[0]);
+                let place = self.atomic_place(target, &args[1]);
+                let stride = self.expr(&args[2]);
+                format!(
+                    "fg_coop_store<{}>({m}, ({scalar} *)({place}), (unsigned)({stride}) * {width}u)",
+                    order(row_major)
+                )
+            }
+            (CoopOp::MulAdd, _) => {
+                let a: Vec<String> = args.iter().map(|x| self.expr(x)).collect();
+                format!("fg_coop_mul_add({}, {}, {})", a[0], a[1], a[2])
+            }
+            // `zeroed()`: C++ zero-initialises the fragment's registers.
+            _ => format!("{}{{}}", self.ty(ty)),
+        }
+    }
+
+    /// The scalar type and the width of a cooperative load's or store's array elements.
+    fn coop_elem(&self, target: AtomicTarget) -> (&'static str, u8) {
+        let elem = match target {
+            AtomicTarget::Binding(b) => self.k.bindings[b].elem_ty(),
+            AtomicTarget::Shared(l) => match &self.locals[l].ty {
+                Ty::Array(e, _) => (**e).clone(),
+                t => t.clone(),
+            },
+        };
+        match elem {
+            Ty::Vector(s, n) => (super::types::scalar(s), n),
+            Ty::Scalar(s) => (super::types::scalar(s), 1),
+            _ => ("float", 1),
+        }
     }
 
     /// Whether an atomic target holds `f32`s.

@@ -39,6 +39,8 @@ use std::fmt::Write;
 const PRELUDE: &str = include_str!("prelude.cuh");
 /// The `f16` part, after `cuda_fp16.h`.
 const PRELUDE_F16: &str = include_str!("prelude_f16.cuh");
+/// Cooperative matrices on tensor cores, after the `f16` part.
+const PRELUDE_COOP: &str = include_str!("prelude_coop.cuh");
 
 /// The kernel's entry point (C++ forbids a kernel named `main`).
 pub const ENTRY_POINT: &str = "fg_main";
@@ -82,7 +84,9 @@ impl Sources {
 
 /// The prelude of kernel `k`'s CUDA.
 pub fn prelude(k: &Kernel<'_>) -> String {
-    if crate::emit_wgsl::uses_f16(k) {
+    if k.uses_coop() {
+        format!("#include <cuda_fp16.h>\n{PRELUDE}{PRELUDE_F16}{PRELUDE_COOP}")
+    } else if crate::emit_wgsl::uses_f16(k) {
         format!("#include <cuda_fp16.h>\n{PRELUDE}{PRELUDE_F16}")
     } else {
         PRELUDE.to_string()
@@ -220,8 +224,10 @@ pub fn emit<'k>(k: &'k Kernel<'k>, x: &'k Expanded) -> Result<String, String> {
         .zip(&e.names)
         .filter(|(l, _)| l.shared)
         .collect();
+    // Tensor-core loads (`ldmatrix`) read rows that start on 16 bytes.
+    let align = if k.uses_coop() { "__align__(16) " } else { "" };
     for (l, name) in &shared {
-        let _ = writeln!(s, "    __shared__ {} {name};", e.ty(&l.ty));
+        let _ = writeln!(s, "    __shared__ {align}{} {name};", e.ty(&l.ty));
     }
     if !shared.is_empty() {
         for (_, name) in &shared {

@@ -11,7 +11,10 @@
 // - Float min/max ignore a NaN operand (Rust's f32::min); round is half away from zero;
 //   NaN tests go through the bits.
 
-template <class T, int N> struct fg_vec { T v[N]; };
+// Vectors are aligned as WGSL aligns them (a vec2 at twice its component's size, a vec4 at
+// four times; a vec3 keeps its component's, structs place it by explicit padding), so that
+// loading or storing one is one instruction (`ld.global.v4.u32`), not one per component.
+template <class T, int N> struct alignas(N == 3 ? alignof(T) : N * sizeof(T)) fg_vec { T v[N]; };
 template <class T, unsigned N> struct fg_arr {
     T v[N];
     __device__ __forceinline__ T &operator[](unsigned i) { return v[i]; }

@@ -29,8 +29,8 @@ pub fn ty(t: &Ty, structs: &[StructDef], knobs: &[Knob]) -> String {
             crate::emit_wgsl::len_of(len, knobs)
         ),
         Ty::Struct(i) => struct_name(&structs[*i]),
-        // `cuda()` refuses a kernel with cooperative matrices before emitting anything.
-        Ty::Coop(..) => "fg_coop_unsupported".to_string(),
+        // The prelude's fragments (`prelude_coop.cuh`).
+        Ty::Coop(_, role) => format!("fg_coop_{}", role.wgsl().to_ascii_lowercase()),
     }
 }
 

@@ -1,0 +1,139 @@
+// ---- cooperative matrices on tensor cores (sm_80 and up) ----
+// A 16x16 matrix belongs to a warp, as the language's belongs to a subgroup. It is held in
+// the register fragments of `mma.sync.aligned.m16n8k16` (PTX ISA, "Matrix fragments for
+// mma.m16n8k16"): with g = lane / 4 and t = lane % 4,
+// - A (f16): register i holds row g + 8 (i & 1), columns 2t + 8 (i >> 1) and the next;
+// - B (f16): register i holds rows (k) 2t + 8 (i & 1) and the next, column (n)
+//   g + 8 (i >> 1): an n8 half per pair of registers, as mma's col-layout B wants;
+// - C (f32): element i holds row g + 8 ((i & 3) >> 1), column 2t + (i & 1) + 8 (i >> 2):
+//   the two m16n8 accumulators of the halves of n.
+// `a.mul_add(b, c)` is two mma.sync, one per half of n. Loads from workgroup memory take
+// `ldmatrix` (transposed where the layout asks) when every row starts on 16 bytes; every
+// other load and every store goes element by element, so any index and stride the oracle
+// accepts works here too. A pointer is the matrix's first element and a stride counts
+// elements of the matrix's type (the emitter scales an array of vectors' stride by its
+// width), as `oracle::coop` places them.
+
+struct fg_coop_a { unsigned r[4]; };
+struct fg_coop_b { unsigned r[4]; };
+struct fg_coop_c { float r[8]; };
+
+FG_FN unsigned fg_coop_lane() {
+    unsigned l;
+    asm volatile("mov.u32 %0, %%laneid;" : "=r"(l));
+    return l;
+}
+FG_FN unsigned fg_coop_pack(__half lo, __half hi) {
+    return (unsigned)__half_as_ushort(lo) | ((unsigned)__half_as_ushort(hi) << 16);
+}
+FG_FN __half fg_coop_lo(unsigned x) { return __ushort_as_half((unsigned short)(x & 0xffffu)); }
+FG_FN __half fg_coop_hi(unsigned x) { return __ushort_as_half((unsigned short)(x >> 16)); }
+// Element (r, c) of a matrix at `p`: row-major at p[r s + c], column-major at p[c s + r].
+template <bool RM, class T> FG_FN T &fg_coop_at(T *p, unsigned s, unsigned r, unsigned c) {
+    return RM ? p[r * s + c] : p[c * s + r];
+}
+// Row and column of an operand register's first half: A's (row, column); B's (k, n).
+FG_FN unsigned fg_coop_a_row(unsigned l, unsigned i) { return (l >> 2) + 8u * (i & 1u); }
+FG_FN unsigned fg_coop_a_col(unsigned l, unsigned i) { return 2u * (l & 3u) + 8u * (i >> 1); }
+FG_FN unsigned fg_coop_b_k(unsigned l, unsigned i) { return 2u * (l & 3u) + 8u * (i & 1u); }
+FG_FN unsigned fg_coop_b_n(unsigned l, unsigned i) { return (l >> 2) + 8u * (i >> 1); }
+FG_FN unsigned fg_coop_c_row(unsigned l, unsigned i) { return (l >> 2) + 8u * ((i & 3u) >> 1); }
+FG_FN unsigned fg_coop_c_col(unsigned l, unsigned i) { return 2u * (l & 3u) + (i & 1u) + 8u * (i >> 2); }
+
+// Four 8x8 matrices of 16-bit elements from workgroup memory, a row address a lane.
+template <bool TRANS> FG_FN void fg_coop_ldsm(unsigned (&r)[4], const __half *row) {
+    unsigned a = (unsigned)__cvta_generic_to_shared(row);
+    if (TRANS) {
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
+                     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a));
+    } else {
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+                     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a));
+    }
+}
+// Whether `ldmatrix` can read the matrix at `p`: workgroup memory, every row on 16 bytes.
+FG_FN bool fg_coop_ldsm_ok(const __half *p, unsigned s) {
+    return __isShared(p) && ((((unsigned long long)p) | (unsigned long long)(s * 2u)) & 15u) == 0u;
+}
+
+// The row address lane `l` gives `ldmatrix` for the 8x8 block at rows `r0`, columns `c0`
+// of the matrix at `p` (row-major where ROWS, else column-major, stride `s`): the block's
+// row l % 8 where the memory holds rows, else its column l % 8.
+template <bool ROWS> FG_FN const __half *fg_coop_row(const __half *p, unsigned s, unsigned l, unsigned r0, unsigned c0) {
+    unsigned j = l & 7u;
+    return ROWS ? p + (r0 + j) * s + c0 : p + (c0 + j) * s + r0;
+}
+
+template <bool RM> FG_FN fg_coop_a fg_coop_load_a(const __half *p, unsigned s) {
+    fg_coop_a m;
+    unsigned l = fg_coop_lane();
+    if (fg_coop_ldsm_ok(p, s)) {
+        // Block b = l / 8 is register b's: rows 8 (b & 1), columns 8 (b >> 1).
+        unsigned b = l >> 3;
+        fg_coop_ldsm<!RM>(m.r, fg_coop_row<RM>(p, s, l, 8u * (b & 1u), 8u * (b >> 1)));
+        return m;
+    }
+    for (unsigned i = 0; i < 4u; ++i) {
+        unsigned r = fg_coop_a_row(l, i), c = fg_coop_a_col(l, i);
+        m.r[i] = fg_coop_pack(fg_coop_at<RM>(p, s, r, c), fg_coop_at<RM>(p, s, r, c + 1u));
+    }
+    return m;
+}
+
+template <bool RM> FG_FN fg_coop_b fg_coop_load_b(const __half *p, unsigned s) {
+    fg_coop_b m;
+    unsigned l = fg_coop_lane();
+    if (fg_coop_ldsm_ok(p, s)) {
+        // Block b = l / 8 is register b's: k 8 (b & 1), n 8 (b >> 1). mma takes B by
+        // columns (n), so a column-major B is read as stored and a row-major one transposed.
+        unsigned b = l >> 3;
+        fg_coop_ldsm<RM>(m.r, fg_coop_row<!RM>(p, s, l, 8u * (b >> 1), 8u * (b & 1u)));
+        return m;
+    }
+    for (unsigned i = 0; i < 4u; ++i) {
+        unsigned k = fg_coop_b_k(l, i), n = fg_coop_b_n(l, i);
+        m.r[i] = fg_coop_pack(fg_coop_at<RM>(p, s, k, n), fg_coop_at<RM>(p, s, k + 1u, n));
+    }
+    return m;
+}
+
+template <bool RM> FG_FN fg_coop_c fg_coop_load_c(const float *p, unsigned s) {
+    fg_coop_c m;
+    unsigned l = fg_coop_lane();
+    for (unsigned i = 0; i < 8u; ++i) m.r[i] = fg_coop_at<RM>(p, s, fg_coop_c_row(l, i), fg_coop_c_col(l, i));
+    return m;
+}
+
+template <bool RM> FG_FN void fg_coop_store(fg_coop_a m, __half *p, unsigned s) {
+    unsigned l = fg_coop_lane();
+    for (unsigned i = 0; i < 4u; ++i) {
+        unsigned r = fg_coop_a_row(l, i), c = fg_coop_a_col(l, i);
+        fg_coop_at<RM>(p, s, r, c) = fg_coop_lo(m.r[i]);
+        fg_coop_at<RM>(p, s, r, c + 1u) = fg_coop_hi(m.r[i]);
+    }
+}
+template <bool RM> FG_FN void fg_coop_store(fg_coop_b m, __half *p, unsigned s) {
+    unsigned l = fg_coop_lane();
+    for (unsigned i = 0; i < 4u; ++i) {
+        unsigned k = fg_coop_b_k(l, i), n = fg_coop_b_n(l, i);
+        fg_coop_at<RM>(p, s, k, n) = fg_coop_lo(m.r[i]);
+        fg_coop_at<RM>(p, s, k + 1u, n) = fg_coop_hi(m.r[i]);
+    }
+}
+template <bool RM> FG_FN void fg_coop_store(fg_coop_c m, float *p, unsigned s) {
+    unsigned l = fg_coop_lane();
+    for (unsigned i = 0; i < 8u; ++i) fg_coop_at<RM>(p, s, fg_coop_c_row(l, i), fg_coop_c_col(l, i)) = m.r[i];
+}
+
+// a·b + c: one mma.sync per half of n, accumulating in f32.
+FG_FN fg_coop_c fg_coop_mul_add(fg_coop_a a, fg_coop_b b, fg_coop_c c) {
+    fg_coop_c d;
+    for (unsigned h = 0; h < 2u; ++h) {
+        asm volatile(
+            "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};"
+            : "=f"(d.r[4 * h]), "=f"(d.r[4 * h + 1]), "=f"(d.r[4 * h + 2]), "=f"(d.r[4 * h + 3])
+            : "r"(a.r[0]), "r"(a.r[1]), "r"(a.r[2]), "r"(a.r[3]), "r"(b.r[2 * h]), "r"(b.r[2 * h + 1]),
+              "f"(c.r[4 * h]), "f"(c.r[4 * h + 1]), "f"(c.r[4 * h + 2]), "f"(c.r[4 * h + 3]));
+    }
+    return d;
+}

@@ -1,0 +1,525 @@
+//! Fused scaled-dot-product attention, forward: `O = softmax(scale·Q·Kᵀ [+ causal mask])·V`
+//! for `Q`, `K`, `V` and `O` of shape `bh × s × d` (the batch and the heads flattened,
+//! row-major, as `b × h × s × d` tensors lie), flash style: no `s × s` matrix is ever
+//! stored, the softmax runs online over blocks of keys.
+//!
+//! - [`attention`]: `f16` in and out, `f32` accumulation, on tensor cores through
+//!   cooperative matrices (needs `EXPERIMENTAL_COOPERATIVE_MATRIX` and 32-lane subgroups).
+//! - [`attention_f32`]: the fallback, `f32` in and out, one query row an invocation: it
+//!   runs everywhere, lavapipe and the browser included.
+//!
+//! [`AttentionExt::attention`] takes the first where the device has cooperative matrices,
+//! else converts to `f32` on the host and takes the second.
+//!
+//! # How `attention` is written
+//! A workgroup of `WG` invocations (`WG / 32` subgroups) owns `WG / 2` consecutive query
+//! rows of one head, 16 a subgroup. `Q`, `K`, `V` and `O` are read and written as `HVec4`s
+//! (four halves, one 8-byte access; `d` is a multiple of 16). The workgroup's rows of `Q` are
+//! staged once through workgroup memory into registers, as `d / 16` fragments `CoopA` a
+//! subgroup. Then, for each block of `BC` keys (up to the diagonal when causal):
+//! 1. the block's rows of `K` and `V` are staged in `skv` (rows `PAD` halves longer than
+//!    `d`'s largest, 128, so that a fragment's rows fall on different banks), zero past `s`;
+//! 2. `S = Q·Kᵀ` for the block, `BC / 16` fragments, each the sum over `d / 16` products
+//!    (`Kᵀ` is `K` read column-major), stored to the subgroup's part of `sx`;
+//! 3. the online softmax, on plain values: two lanes a row, each over half the block, find
+//!    the row's new maximum `m'` (masked keys count as absent), the factor
+//!    `α = 2^(m − m')` for what came before, and the probabilities
+//!    `p = 2^(s·scale·log2 e − m')`, stored as `f16` in `sp`; the row sum becomes
+//!    `l·α + Σp`;
+//! 4. the accumulators `O` (`d / 16` fragments `CoopC`) are scaled by `α` row by row: as
+//!    fragments are opaque, they go through the subgroup's part of `sx`, `BC / 16` at a
+//!    time (which fill it), and come back;
+//! 5. `O += P·V`, `P` read from `sp` as `CoopA`, `V` from `skv` as `CoopB`.
+//!
+//! Last, `O / l` is written as `f16`, through `sx` in the same chunks.
+//!
+//! `BC` is `KB` keys for each 64 invocations (`KB` is a knob, 16 or 32), so that `skv`,
+//! `2·BC` rows, also holds the `WG / 2` rows of `Q` at the start. Workgroup memory: `skv`,
+//! `2·BC` rows of `128 + PAD` halves; `sx`, a subgroup's `16 × BC` floats; `sp`, its
+//! `16 × BC` halves. The declared schedule (`WG = 64`, `KB = 16`, `PAD = 8`) takes 11.5 KiB,
+//! within the portable 16 KiB; the tuned ones take up to 45 KiB.
+//!
+//! Rounding: `P` is rounded to `f16` before `P·V`, as flash attention does; the oracle
+//! rounds it the same way, so the GPU and the oracle differ by the exponentials' last bits
+//! and the tensor cores' rounding inside a step.
+
+use crate::dims::{check_len, dims};
+use forge_core::vectors::HVec4;
+use forge_core::{f16, Feature, ForgeError, ForgeRuntime};
+use forge_macros::forge_kernel;
+use std::borrow::BorrowMut;
+
+/// The largest head dimension the kernels hold (`d` must also be a multiple of 16).
+pub const MAX_HEAD_DIM: u32 = 128;
+
+/// Flash attention on cooperative matrices: `f16` `Q`, `K`, `V` (`bh × s × d`, as rows of
+/// `HVec4`s), `O` in `f16`. `causal` is 0 or 1; `scale` multiplies `Q·Kᵀ` (the typed method
+/// passes `1/√d`).
+#[forge_kernel(crate = ::forge_core, workgroup = 64,
+    threads = bh * s.div_ceil(64) * 128, ext = false,
+    knobs(KB = 16, PAD = 8), tune(workgroup = [64, 128], KB = [16, 32], PAD = [8]),
+    reference = attention_reference_vec, tolerance(abs = 2e-3, rel = 2e-3),
+    case(bh = 1, s = 16, d = 16, causal = 0, scale = 0.25),
+    case(bh = 2, s = 37, d = 64, causal = 0, scale = 0.125),
+    case(bh = 2, s = 37, d = 64, causal = 1, scale = 0.125),
+    case(bh = 1, s = 70, d = 128, causal = 1, scale = 0.088388),
+    case(bh = 3, s = 5, d = 32, causal = 0, scale = 0.17677),
+    cost(bytes = 8 * bh * s * d, flops = 4 * bh * s * s * d / (causal + 1)))]
+pub fn attention(
+    q: &[HVec4; bh * s * d / 4],
+    k: &[HVec4; bh * s * d / 4],
+    v: &[HVec4; bh * s * d / 4],
+    #[out] o: &mut [HVec4; bh * s * d / 4],
+    bh: u32,
+    s: u32,
+    d: u32,
+    causal: u32,
+    scale: f32,
+) {
+    // `BC` keys a step (16 or 32 for 64 invocations, twice that for 128: `skv` then holds
+    // the `WG / 2` rows of `Q` too), accumulators rescaled `OC` fragments at a time through
+    // the scores' part of `sx`, which they fill exactly. `skv`'s rows are `SKV` `HVec4`s:
+    // 128 halves and `PAD`.
+    const BC: u32 = KB * (WG / 64);
+    const OC: u32 = BC / 16;
+    const SKV: u32 = (128 + PAD) / 4;
+    #[shared]
+    let mut skv = [HVec4::ZERO; 2 * BC * SKV];
+    #[shared]
+    let mut sx = [0.0f32; WG / 32 * 16 * BC];
+    #[shared]
+    let mut sp = [0.0f16; WG / 32 * 16 * BC];
+    let rows = WG / 2;
+    let nqb = s.div_ceil(rows);
+    // One workgroup a block of rows (`threads` launches enough for any `WG` of the space;
+    // the rest leave).
+    let w = workgroup_index();
+    if w < bh * nqb {
+        let d4 = d / 4;
+        let base = (w / nqb) * s * d4;
+        let q0 = (w % nqb) * rows;
+        let fd = d / 16;
+        let lid = local_index();
+        let sid = subgroup_id();
+        let lane = subgroup_invocation_id();
+        // This lane's share of the softmax: half `hf` of row `rr` of its subgroup's 16.
+        let rr = lane / 2;
+        let hf = lane % 2;
+        let row = q0 + sid * 16 + rr;
+        let xs = sid * 16 * BC;
+        // Q, zero past `s`, staged in `skv` and kept as fragments.
+        let mut e = lid;
+        while e < rows * d4 {
+            let (r, c) = (e / d4, e % d4);
+            skv[r * SKV + c] = if q0 + r < s {
+                q[base + (q0 + r) * d4 + c]
+            } else {
+                HVec4::ZERO
+            };
+            e += WG;
+        }
+        workgroup_barrier();
+        let mut qf = [CoopA::zeroed(); 8];
+        #[unroll]
+        for f in 0..8 {
+            if f < fd {
+                qf[f] = CoopA::load_row_major(&skv[sid * 16 * SKV + 4 * f], SKV);
+            }
+        }
+        let mut of = [CoopC::zeroed(); 8];
+        let c2 = scale * 1.442_695_f32;
+        let mut m = f32::NEG_INFINITY;
+        let mut l = 0.0f32;
+        // Keys up to the block's last row when causal: later blocks are masked whole.
+        let kend = if causal != 0 { (q0 + rows).min(s) } else { s };
+        for kb in 0..kend.div_ceil(BC) {
+            let k0 = kb * BC;
+            // Everyone is done with the last block (and with `Q`) before it is replaced.
+            workgroup_barrier();
+            let mut e = lid;
+            while e < BC * d4 {
+                let (r, c) = (e / d4, e % d4);
+                let inside = k0 + r < s;
+                let at = base + (k0 + r) * d4 + c;
+                skv[r * SKV + c] = if inside { k[at] } else { HVec4::ZERO };
+                skv[(BC + r) * SKV + c] = if inside { v[at] } else { HVec4::ZERO };
+                e += WG;
+            }
+            workgroup_barrier();
+            // S = Q·Kᵀ: Kᵀ(p, j) = K(j, p), column-major.
+            #[unroll]
+            for j in 0..BC / 16 {
+                let mut sc = CoopC::zeroed();
+                #[unroll]
+                for f in 0..8 {
+                    if f < fd {
+                        let kt = CoopB::load_col_major(&skv[16 * j * SKV + 4 * f], SKV);
+                        sc = qf[f].mul_add(kt, sc);
+                    }
+                }
+                sc.store_row_major(&mut sx[xs + 16 * j], BC);
+            }
+            workgroup_barrier();
+            // The online softmax of row `rr` over this block, half a block a lane.
+            let mut mx = f32::NEG_INFINITY;
+            #[unroll]
+            for j in 0..BC / 2 {
+                let col = hf * (BC / 2) + j;
+                let key = k0 + col;
+                if key < s && (causal == 0 || key <= row) {
+                    mx = mx.max(sx[xs + rr * BC + col] * c2);
+                }
+            }
+            mx = mx.max(subgroup_shuffle_xor(mx, 1));
+            // Key 0 is in every row's first block: `mn` is finite from the first block on.
+            let mn = m.max(mx);
+            let alpha = (m - mn).exp2();
+            let mut sum = 0.0f32;
+            #[unroll]
+            for j in 0..BC / 2 {
+                let col = hf * (BC / 2) + j;
+                let key = k0 + col;
+                let mut p = 0.0f32;
+                if key < s && (causal == 0 || key <= row) {
+                    p = (sx[xs + rr * BC + col] * c2 - mn).exp2();
+                }
+                let ph = p as f16;
+                sp[xs + rr * BC + col] = ph;
+                // The sum takes what `P·V` multiplies: the rounded value.
+                sum += ph as f32;
+            }
+            sum += subgroup_shuffle_xor(sum, 1);
+            l = l * alpha + sum;
+            m = mn;
+            // O·α, row by row, `OC` fragments at a time through the scores' part of `sx`
+            // (read above: the first barrier).
+            #[unroll]
+            for ch in 0..8 / OC {
+                if ch * OC < fd {
+                    workgroup_barrier();
+                    #[unroll]
+                    for u in 0..OC {
+                        if ch * OC + u < fd {
+                            of[ch * OC + u].store_row_major(&mut sx[xs + 16 * u], BC);
+                        }
+                    }
+                    workgroup_barrier();
+                    #[unroll]
+                    for j in 0..BC / 2 {
+                        let at = xs + rr * BC + hf * (BC / 2) + j;
+                        sx[at] = sx[at] * alpha;
+                    }
+                    workgroup_barrier();
+                    #[unroll]
+                    for u in 0..OC {
+                        if ch * OC + u < fd {
+                            of[ch * OC + u] = CoopC::load_row_major(&sx[xs + 16 * u], BC);
+                        }
+                    }
+                }
+            }
+            workgroup_barrier();
+            // O += P·V.
+            #[unroll]
+            for j in 0..BC / 16 {
+                let pa = CoopA::load_row_major(&sp[xs + 16 * j], BC);
+                #[unroll]
+                for f in 0..8 {
+                    if f < fd {
+                        let vb = CoopB::load_row_major(&skv[(BC + 16 * j) * SKV + 4 * f], SKV);
+                        of[f] = pa.mul_add(vb, of[f]);
+                    }
+                }
+            }
+        }
+        // O / l, as f16, through `sx` in the same chunks: a lane writes `BC / 8` `HVec4`s
+        // of its row.
+        let inv = 1.0 / l;
+        #[unroll]
+        for ch in 0..8 / OC {
+            if ch * OC < fd {
+                workgroup_barrier();
+                #[unroll]
+                for u in 0..OC {
+                    if ch * OC + u < fd {
+                        of[ch * OC + u].store_row_major(&mut sx[xs + 16 * u], BC);
+                    }
+                }
+                workgroup_barrier();
+                #[unroll]
+                for j in 0..BC / 8 {
+                    let cc = hf * (BC / 2) + 4 * j;
+                    let col = ch * BC + cc;
+                    if row < s && col < d {
+                        let at = xs + rr * BC + cc;
+                        o[base + row * d4 + col / 4] = HVec4::new(
+                            (sx[at] * inv) as f16,
+                            (sx[at + 1] * inv) as f16,
+                            (sx[at + 2] * inv) as f16,
+                            (sx[at + 3] * inv) as f16,
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Flash attention without cooperative matrices: `f32` in and out, one query row an
+/// invocation, the softmax online over every key (up to the row's own when causal).
+#[forge_kernel(crate = ::forge_core, workgroup = 64, threads = bh * s, ext = false,
+    tune(workgroup = [64, 128]),
+    reference = attention_reference, tolerance(abs = 1e-4, rel = 1e-4),
+    case(bh = 1, s = 16, d = 16, causal = 0, scale = 0.25),
+    case(bh = 2, s = 37, d = 64, causal = 0, scale = 0.125),
+    case(bh = 2, s = 37, d = 64, causal = 1, scale = 0.125),
+    case(bh = 1, s = 19, d = 128, causal = 1, scale = 0.088388),
+    cost(bytes = 16 * bh * s * d, flops = 4 * bh * s * s * d / (causal + 1)))]
+pub fn attention_f32(
+    q: &[f32; bh * s * d],
+    k: &[f32; bh * s * d],
+    v: &[f32; bh * s * d],
+    #[out] o: &mut [f32; bh * s * d],
+    bh: u32,
+    s: u32,
+    d: u32,
+    causal: u32,
+    scale: f32,
+) {
+    let g = global_index();
+    if g < bh * s {
+        let base = (g / s) * s * d;
+        let row = g % s;
+        let mut acc = [0.0f32; 128];
+        let mut m = f32::NEG_INFINITY;
+        let mut l = 0.0f32;
+        let kend = if causal != 0 { row + 1 } else { s };
+        for key in 0..kend {
+            let mut dot = 0.0f32;
+            for c in 0..d {
+                dot += q[base + row * d + c] * k[base + key * d + c];
+            }
+            let x = dot * scale;
+            let mn = m.max(x);
+            let alpha = (m - mn).exp();
+            let p = (x - mn).exp();
+            l = l * alpha + p;
+            for c in 0..d {
+                acc[c] = acc[c] * alpha + p * v[base + key * d + c];
+            }
+            m = mn;
+        }
+        for c in 0..d {
+            o[base + row * d + c] = acc[c] / l;
+        }
+    }
+}
+
+/// The independent reference: each row's scores, softmax and product in f64, from the
+/// definition (the maximum subtracted once, over the row's unmasked keys).
+#[allow(clippy::too_many_arguments)]
+fn reference_f64(
+    q: &[f64],
+    k: &[f64],
+    v: &[f64],
+    bh: u32,
+    s: u32,
+    d: u32,
+    causal: u32,
+    scale: f32,
+) -> Vec<f64> {
+    let (bh, s, d) = (bh as usize, s as usize, d as usize);
+    let mut o = vec![0.0; bh * s * d];
+    for h in 0..bh {
+        let at = |x: &[f64], r: usize, c: usize| x[(h * s + r) * d + c];
+        for r in 0..s {
+            let keys = if causal != 0 { r + 1 } else { s };
+            let scores: Vec<f64> = (0..keys)
+                .map(|j| (0..d).map(|c| at(q, r, c) * at(k, j, c)).sum::<f64>() * scale as f64)
+                .collect();
+            let max = scores.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+            let weights: Vec<f64> = scores.iter().map(|x| (x - max).exp()).collect();
+            let total: f64 = weights.iter().sum();
+            for c in 0..d {
+                o[(h * s + r) * d + c] = weights
+                    .iter()
+                    .enumerate()
+                    .map(|(j, w)| w * at(v, j, c))
+                    .sum::<f64>()
+                    / total;
+            }
+        }
+    }
+    o
+}
+
+/// [`attention_f32`]'s reference: [`reference_f64`] rounded to `f32`.
+#[allow(clippy::too_many_arguments)]
+pub fn attention_reference(
+    q: &[f32],
+    k: &[f32],
+    v: &[f32],
+    bh: u32,
+    s: u32,
+    d: u32,
+    causal: u32,
+    scale: f32,
+) -> Result<Vec<f32>, ForgeError> {
+    let w = |x: &[f32]| x.iter().map(|&y| y as f64).collect::<Vec<_>>();
+    let o = reference_f64(&w(q), &w(k), &w(v), bh, s, d, causal, scale);
+    Ok(o.into_iter().map(|x| x as f32).collect())
+}
+
+/// [`attention`]'s reference: [`attention_reference_f16`] on the halves of the `HVec4`s.
+#[allow(clippy::too_many_arguments)]
+pub fn attention_reference_vec(
+    q: &[HVec4],
+    k: &[HVec4],
+    v: &[HVec4],
+    bh: u32,
+    s: u32,
+    d: u32,
+    causal: u32,
+    scale: f32,
+) -> Result<Vec<HVec4>, ForgeError> {
+    let flat = |x: &[HVec4]| x.as_flattened().to_vec();
+    let o = attention_reference_f16(&flat(q), &flat(k), &flat(v), bh, s, d, causal, scale)?;
+    Ok(o.chunks(4).map(|c| [c[0], c[1], c[2], c[3]]).collect())
+}
+
+/// [`attention`]'s halves: [`reference_f64`] rounded to `f16`.
+#[allow(clippy::too_many_arguments)]
+pub fn attention_reference_f16(
+    q: &[f16],
+    k: &[f16],
+    v: &[f16],
+    bh: u32,
+    s: u32,
+    d: u32,
+    causal: u32,
+    scale: f32,
+) -> Result<Vec<f16>, ForgeError> {
+    let w = |x: &[f16]| x.iter().map(|y| y.to_f64()).collect::<Vec<_>>();
+    let o = reference_f64(&w(q), &w(k), &w(v), bh, s, d, causal, scale);
+    Ok(o.into_iter().map(f16::from_f64).collect())
+}
+
+/// The shape checks of the typed methods: `d` a multiple of 16 up to [`MAX_HEAD_DIM`], every
+/// dimension at least 1 and in `u32`, each slice `b·h·s·d` long. The flattened `b·h` and
+/// `s`, `d` as `u32`.
+fn shape(
+    kernel: &'static str,
+    lens: [usize; 3],
+    b: usize,
+    h: usize,
+    s: usize,
+    d: usize,
+) -> Result<[u32; 3], ForgeError> {
+    let [b32, h32, s32, d32] = dims(kernel, [("b", b), ("h", h), ("s", s), ("d", d)])?;
+    if b32 == 0 || h32 == 0 || s32 == 0 || d32 == 0 {
+        return Err(ForgeError::EmptyWork {
+            kernel,
+            what: format!("b·h·s·d = {b}·{h}·{s}·{d}"),
+        });
+    }
+    if d32 % 16 != 0 || d32 > MAX_HEAD_DIM {
+        return Err(ForgeError::InvalidArgument {
+            kernel,
+            message: format!(
+                "head dimension `d` = {d}: the kernels take multiples of 16 up to {MAX_HEAD_DIM}"
+            ),
+        });
+    }
+    let bh = b32
+        .checked_mul(h32)
+        .ok_or_else(|| ForgeError::InvalidArgument {
+            kernel,
+            message: format!("`b·h` = {b}·{h} does not fit in u32"),
+        })?;
+    let total = bh as u128 * s as u128 * d as u128;
+    for (arg, len) in ["q", "k", "v"].into_iter().zip(lens) {
+        check_len(kernel, arg, "b * h * s * d", total, len)?;
+    }
+    Ok([bh, s32, d32])
+}
+
+/// `rt.attention(&q, &k, &v, b, h, s, d, causal)`.
+pub trait AttentionExt: BorrowMut<ForgeRuntime> {
+    /// Scaled-dot-product attention, forward, with the scale `1/√d`:
+    /// `O = softmax(Q·Kᵀ/√d)·V` over each of the `b·h` heads, the keys after a query's own
+    /// masked when `causal`. `q`, `k`, `v` and the result are `b × h × s × d`, row-major.
+    /// Runs [`attention`] on tensor cores where the device has cooperative matrices, else
+    /// [`attention_f32`] on the `f32` values (converted on the host both ways).
+    ///
+    /// Errors: `d` not a multiple of 16 up to 128, or a dimension past `u32`
+    /// ([`ForgeError::InvalidArgument`]); a zero dimension ([`ForgeError::EmptyWork`]); a
+    /// slice whose length is not `b·h·s·d` ([`ForgeError::LengthMismatch`]).
+    ///
+    /// ```
+    /// use wgsl_forge::prelude::*;
+    /// let mut rt = ForgeRuntime::new(1 << 26, None)?;
+    /// let (s, d) = (2, 16);
+    /// let h = |v: &[f32]| v.iter().map(|x| f16::from_f32(*x)).collect::<Vec<_>>();
+    /// // Two keys with equal scores: each output row is the mean of the two rows of V.
+    /// let q = h(&[0.0; 32]);
+    /// let k = h(&[1.0; 32]);
+    /// let v = h(&(0..32).map(|i| i as f32).collect::<Vec<_>>());
+    /// let o = rt.attention(&q, &k, &v, 1, 1, s, d, false)?;
+    /// assert_eq!(o[0].to_f32(), 8.0);
+    /// assert_eq!(o[16].to_f32(), 8.0);
+    /// // Causal: the first query sees only the first key.
+    /// let o = rt.attention(&q, &k, &v, 1, 1, s, d, true)?;
+    /// assert_eq!(o[0].to_f32(), 0.0);
+    /// assert!(rt.attention(&q, &k, &v, 1, 1, s, 8, false).is_err());
+    /// # Ok::<(), ForgeError>(())
+    /// ```
+    #[allow(clippy::too_many_arguments)]
+    fn attention(
+        &mut self,
+        q: &[f16],
+        k: &[f16],
+        v: &[f16],
+        b: usize,
+        h: usize,
+        s: usize,
+        d: usize,
+        causal: bool,
+    ) -> Result<Vec<f16>, ForgeError> {
+        let scale = 1.0 / (d as f32).sqrt();
+        self.attention_scaled(q, k, v, b, h, s, d, causal, scale)
+    }
+
+    /// [`AttentionExt::attention`] with the scale of `Q·Kᵀ` given.
+    #[allow(clippy::too_many_arguments)]
+    fn attention_scaled(
+        &mut self,
+        q: &[f16],
+        k: &[f16],
+        v: &[f16],
+        b: usize,
+        h: usize,
+        s: usize,
+        d: usize,
+        causal: bool,
+        scale: f32,
+    ) -> Result<Vec<f16>, ForgeError> {
+        let [bh, s, d] = shape(attention::NAME, [q.len(), k.len(), v.len()], b, h, s, d)?;
+        let rt = self.borrow_mut();
+        let causal = causal as u32;
+        if rt.supports(Feature::CooperativeMatrix) && rt.supports(Feature::F16) {
+            // Rows of `d` halves are rows of `d / 4` `HVec4`s (`d` is a multiple of 16).
+            let (q4, k4, v4): (&[HVec4], &[HVec4], &[HVec4]) = (
+                bytemuck::cast_slice(q),
+                bytemuck::cast_slice(k),
+                bytemuck::cast_slice(v),
+            );
+            let o = attention::run(rt, q4, k4, v4, bh, s, d, causal, scale)?;
+            return Ok(o.as_flattened().to_vec());
+        }
+        let w = |x: &[f16]| x.iter().map(|y| y.to_f32()).collect::<Vec<_>>();
+        let o = attention_f32::run(rt, &w(q), &w(k), &w(v), bh, s, d, causal, scale)?;
+        Ok(o.into_iter().map(f16::from_f32).collect())
+    }
+}
+
+impl AttentionExt for ForgeRuntime {}

@@ -1,0 +1,206 @@
+//! `attention` (cooperative matrices, `f16`) and `attention_f32` (the fallback): the oracle
+//! of the cooperative kernel and the GPU through `rt.attention` against an independent f64
+//! reference over random data, causal and not, at one key, at sequence lengths that are not
+//! multiples of any block, at every head dimension the kernels take, and with large logits
+//! (the online softmax must not overflow); certification at every schedule (the cooperative
+//! kernel where the adapter has the feature, else its `MissingFeature`); bad input as errors.
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use wgsl_forge::certify::{certify, CertOptions};
+use wgsl_forge::kernels::attention::{attention, attention_f32, attention_reference};
+use wgsl_forge::prelude::*;
+
+fn runtime() -> ForgeRuntime {
+    // A missing adapter fails the test: GPU tests never pass silently.
+    ForgeRuntime::new(512 << 20, None).expect("a GPU adapter (lavapipe in CI)")
+}
+
+fn uniform(rng: &mut ChaCha8Rng, n: usize, r: f32) -> Vec<f32> {
+    (0..n).map(|_| rng.gen_range(-r..r)).collect()
+}
+
+fn halves(v: &[f32]) -> Vec<f16> {
+    v.iter().map(|x| f16::from_f32(*x)).collect()
+}
+
+fn floats(v: &[f16]) -> Vec<f32> {
+    v.iter().map(|x| x.to_f32()).collect()
+}
+
+/// Outputs are weighted means of `V`'s rows: within `tol` of the reference, scaled by the
+/// largest `|V|`.
+fn assert_close(what: &str, got: &[f32], want: &[f32], v: &[f32], tol: f32) {
+    assert_eq!(got.len(), want.len(), "{what}: length");
+    let vmax = v.iter().fold(0f32, |a, x| a.max(x.abs())).max(1.0);
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        assert!(
+            (g - w).abs() <= tol * vmax,
+            "{what}: element {i} is {g}, expected {w}"
+        );
+    }
+}
+
+/// (b·h, s, d, causal, input range): one key, one block, ragged lengths, every `d`.
+const SHAPES: [(u32, u32, u32, u32, f32); 7] = [
+    (1, 1, 16, 0, 1.0),
+    (1, 16, 16, 1, 1.0),
+    (2, 37, 64, 0, 1.0),
+    (2, 37, 64, 1, 1.0),
+    (1, 33, 128, 1, 1.0),
+    (3, 50, 48, 0, 1.0),
+    // Logits up to ±64·4²·0.125·... : the maximum must be subtracted before exponentials.
+    (1, 40, 64, 1, 4.0),
+];
+
+#[test]
+fn the_cooperative_oracle_matches_the_reference() {
+    let mut rng = ChaCha8Rng::seed_from_u64(32);
+    for (bh, s, d, causal, r) in SHAPES {
+        let n = (bh * s * d) as usize;
+        let (q, k, v) = (
+            halves(&uniform(&mut rng, n, r)),
+            halves(&uniform(&mut rng, n, r)),
+            halves(&uniform(&mut rng, n, r)),
+        );
+        let scale = 1.0 / (d as f32).sqrt();
+        let quads = |x: &[f16]| -> Vec<[f16; 4]> {
+            x.chunks(4).map(|c| [c[0], c[1], c[2], c[3]]).collect()
+        };
+        let (qf, kf, vf) = (floats(&q), floats(&k), floats(&v));
+        let want = attention_reference(&qf, &kf, &vf, bh, s, d, causal, scale).unwrap();
+        for sch in attention::Kernel.tune_space().candidates() {
+            let (q4, k4, v4) = (quads(&q), quads(&k), quads(&v));
+            let got = attention::cpu_with(&sch, &q4, &k4, &v4, bh, s, d, causal, scale).unwrap();
+            let got: Vec<f16> = got.as_flattened().to_vec();
+            // f16 output and f16 probabilities: a few f16 ulps of |V|.
+            assert_close(
+                &format!("oracle {bh}x{s}x{d} causal={causal} at {sch}"),
+                &floats(&got),
+                &want,
+                &vf,
+                2e-3,
+            );
+        }
+    }
+}
+
+#[test]
+fn rt_attention_matches_the_reference_on_this_adapter() {
+    let mut rt = runtime();
+    let mut rng = ChaCha8Rng::seed_from_u64(33);
+    for (bh, s, d, causal, r) in SHAPES {
+        let n = (bh * s * d) as usize;
+        let (q, k, v) = (
+            halves(&uniform(&mut rng, n, r)),
+            halves(&uniform(&mut rng, n, r)),
+            halves(&uniform(&mut rng, n, r)),
+        );
+        // b·h split as b = bh, h = 1: the method flattens them again.
+        let (b, sz, dz) = (bh as usize, s as usize, d as usize);
+        let got = rt.attention(&q, &k, &v, b, 1, sz, dz, causal == 1).unwrap();
+        let (qf, kf, vf) = (floats(&q), floats(&k), floats(&v));
+        let scale = 1.0 / (d as f32).sqrt();
+        let want = attention_reference(&qf, &kf, &vf, bh, s, d, causal, scale).unwrap();
+        assert_close(
+            &format!("gpu {bh}x{s}x{d} causal={causal}"),
+            &floats(&got),
+            &want,
+            &vf,
+            2e-3,
+        );
+    }
+}
+
+#[test]
+fn the_fallback_on_the_gpu_matches_the_reference_in_f32() {
+    let mut rt = runtime();
+    let mut rng = ChaCha8Rng::seed_from_u64(34);
+    for (bh, s, d, causal, r) in SHAPES {
+        let n = (bh * s * d) as usize;
+        let (q, k, v) = (
+            uniform(&mut rng, n, r),
+            uniform(&mut rng, n, r),
+            uniform(&mut rng, n, r),
+        );
+        let scale = 1.0 / (d as f32).sqrt();
+        let got = attention_f32::run(&mut rt, &q, &k, &v, bh, s, d, causal, scale).unwrap();
+        let want = attention_reference(&q, &k, &v, bh, s, d, causal, scale).unwrap();
+        assert_close(
+            &format!("fallback {bh}x{s}x{d} causal={causal}"),
+            &got,
+            &want,
+            &v,
+            1e-5,
+        );
+    }
+}
+
+#[test]
+fn every_schedule_certifies_or_names_the_missing_feature() {
+    let mut rt = runtime();
+    for kernel in [&attention::Kernel as &dyn Kernel, &attention_f32::Kernel] {
+        if let Some(why) = rt.cannot_run(kernel) {
+            assert_eq!(kernel.name(), "attention", "{why}");
+            assert!(why.contains("EXPERIMENTAL_COOPERATIVE_MATRIX"), "{why}");
+            continue;
+        }
+        for s in kernel.tune_space().candidates() {
+            // A schedule past this adapter's workgroup memory is refused by name, and skipped.
+            if let Err(why) = rt.check_schedule(kernel, &s) {
+                assert!(
+                    why.to_string()
+                        .contains("max_compute_workgroup_storage_size"),
+                    "{why}"
+                );
+                continue;
+            }
+            let report = certify(&mut rt, kernel, &s, &CertOptions::default()).unwrap();
+            assert!(
+                report.passed(),
+                "{} at {s}: {:?}",
+                kernel.name(),
+                report.failures
+            );
+        }
+    }
+}
+
+#[test]
+fn bad_shapes_are_errors() {
+    let mut rt = runtime();
+    let x = vec![f16::ZERO; 2 * 16];
+    // d not a multiple of 16.
+    let odd = vec![f16::ZERO; 2 * 24];
+    for d in [8usize, 24] {
+        let y = &odd[..2 * d];
+        let e = rt.attention(y, y, y, 1, 1, 2, d, false).unwrap_err();
+        assert!(matches!(e, ForgeError::InvalidArgument { .. }), "{e}");
+    }
+    let big = vec![f16::ZERO; 144];
+    let e = rt
+        .attention(&big, &big, &big, 1, 1, 1, 144, false)
+        .unwrap_err();
+    assert!(e.to_string().contains("up to 128"), "{e}");
+    // A zero dimension.
+    let e = rt.attention(&[], &[], &[], 0, 1, 2, 16, false).unwrap_err();
+    assert!(matches!(e, ForgeError::EmptyWork { .. }), "{e}");
+    // A slice of the wrong length names it.
+    let e = rt
+        .attention(&x, &x[..16], &x, 1, 1, 2, 16, true)
+        .unwrap_err();
+    match e {
+        ForgeError::LengthMismatch {
+            arg,
+            expected,
+            actual,
+            ..
+        } => assert_eq!((arg, expected, actual), ("k", 32, 16)),
+        e => panic!("expected LengthMismatch, got {e}"),
+    }
+    // b·h past u32.
+    let e = rt
+        .attention(&x, &x, &x, 1 << 20, 1 << 20, 1, 16, false)
+        .unwrap_err();
+    assert!(matches!(e, ForgeError::InvalidArgument { .. }), "{e}");
+}

@@ -1,0 +1,176 @@
+//! Kernels on cooperative matrices, for the places that run them: `tests/language_coop.rs`
+//! (the oracle against f64 references everywhere, the GPU where the adapter has the
+//! feature) and `tests/cuda_runtime.rs` (tensor cores through the CUDA emitter, on the
+//! H200). Between them they take every path the backends have for a load, a store and a
+//! product: row- and column-major, from bindings and from workgroup memory, rows on 16
+//! bytes (where CUDA's loads take `ldmatrix`) and rows off them (element by element).
+#![allow(dead_code)]
+
+use wgsl_forge::prelude::*;
+
+/// `c = a·b` and `ct = (a·b)ᵀ` for row-major `a` (`m×k`) and `b` given transposed (`bt`,
+/// `n×k`), `m`, `n`, `k` multiples of 16: a workgroup of one 32-lane subgroup computes a
+/// 16×16 tile, loading `a` row-major and `b` column-major, storing row-major to `c` and
+/// column-major through workgroup memory for `ct`.
+#[forge_kernel(workgroup = 32, threads = (m / 16) * (n / 16) * 32,
+    case(m = 16, k = 16, n = 16), case(m = 32, k = 48, n = 16), case(m = 16, k = 32, n = 48))]
+pub fn coop_tile(
+    a: &[f16; m * k],
+    bt: &[f16; n * k],
+    #[out] c: &mut [f32; m * n],
+    #[out] ct: &mut [f32; m * n],
+    m: u32,
+    k: u32,
+    n: u32,
+) {
+    #[shared]
+    let mut stage = [0.0f32; 256];
+    let tile = workgroup_index();
+    let r0 = (tile / (n / 16)) * 16;
+    let c0 = (tile % (n / 16)) * 16;
+    let mut acc: CoopC<f32> = CoopC::zeroed();
+    for kk in 0..k / 16 {
+        let x = CoopA::load_row_major(&a[r0 * k + kk * 16], k);
+        // B(p, j) = bt[j·k + p]: column-major with stride k.
+        let y = CoopB::load_col_major(&bt[c0 * k + kk * 16], k);
+        acc = x.mul_add(y, acc);
+    }
+    acc.store_row_major(&mut c[r0 * n + c0], n);
+    acc.store_col_major(&mut stage[0], 16);
+    workgroup_barrier();
+    // `stage` holds element (r, j) at j·16 + r: row j of the transposed tile.
+    let l = local_index();
+    for e in 0..8 {
+        let i = l * 8 + e;
+        ct[(c0 + i / 16) * m + r0 + i % 16] = stage[i];
+    }
+}
+
+/// The largest stride `coop_layouts` takes: its workgroup arrays hold 16 rows of it.
+pub const MAX_STRIDE: u32 = 24;
+
+/// Every layout, one 16×16 tile each, for a 32-lane workgroup. `a`, `b` and `c` hold
+/// matrices with rows (or columns) `s` elements apart; `sa` and `sb` are copies of `a` and
+/// `b` in workgroup memory. Each tile of `out` (row-major, stride 16) is one product:
+/// 0. `A` row-major from `a`, `B` row-major from `b`, plus `C` row-major from `c`;
+/// 1. the same three column-major;
+/// 2. `A` and `B` row-major from workgroup memory at element 8 (16 bytes in: rows on 16
+///    bytes where `s` is a multiple of 8), stored column-major;
+/// 3. the same column-major, stored row-major to workgroup memory and copied out;
+/// 4. `A` row-major and `B` column-major from workgroup memory at element 1 (rows off 16
+///    bytes whatever `s`);
+/// 5. two steps accumulated: tile 0's product added to tile 3's.
+///
+/// `h` holds `A` (from `sa`, row-major) stored row-major, then `B` (from `b`, row-major)
+/// stored column-major.
+#[forge_kernel(workgroup = 32, threads = 32, reference = coop_layouts_reference,
+    tolerance(abs = 1e-3, rel = 1e-3),
+    case(s = 16), case(s = 17), case(s = 24))]
+pub fn coop_layouts(
+    a: &[f16; 16 * s + 16],
+    b: &[f16; 16 * s + 16],
+    c: &[f32; 16 * s],
+    #[out] out: &mut [f32; 256 * 6],
+    #[out] h: &mut [f16; 256 * 2],
+    s: u32,
+) {
+    #[shared]
+    let mut sa = [0.0f16; 16 * 24 + 16];
+    #[shared]
+    let mut sb = [0.0f16; 16 * 24 + 16];
+    #[shared]
+    let mut sc = [0.0f32; 256];
+    let l = local_index();
+    for e in 0..(16 * s + 16).div_ceil(32) {
+        let i = l + 32 * e;
+        if i < 16 * s + 16 {
+            sa[i] = a[i];
+            sb[i] = b[i];
+        }
+    }
+    workgroup_barrier();
+    let c_row = CoopC::load_row_major(&c[0], s);
+    let t0 = CoopA::load_row_major(&a[8], s).mul_add(CoopB::load_row_major(&b[8], s), c_row);
+    t0.store_row_major(&mut out[0], 16);
+    let t1 = CoopA::load_col_major(&a[8], s).mul_add(
+        CoopB::load_col_major(&b[8], s),
+        CoopC::load_col_major(&c[0], s),
+    );
+    t1.store_row_major(&mut out[256], 16);
+    let t2 =
+        CoopA::load_row_major(&sa[8], s).mul_add(CoopB::load_row_major(&sb[8], s), CoopC::zeroed());
+    t2.store_col_major(&mut out[512], 16);
+    let t3 =
+        CoopA::load_col_major(&sa[8], s).mul_add(CoopB::load_col_major(&sb[8], s), CoopC::zeroed());
+    t3.store_row_major(&mut sc[0], 16);
+    workgroup_barrier();
+    for e in 0..8 {
+        out[768 + l * 8 + e] = sc[l * 8 + e];
+    }
+    let t4 =
+        CoopA::load_row_major(&sa[1], s).mul_add(CoopB::load_col_major(&sb[1], s), CoopC::zeroed());
+    t4.store_row_major(&mut out[1024], 16);
+    let t5 = CoopA::load_row_major(&a[8], s).mul_add(CoopB::load_row_major(&b[8], s), t3);
+    t5.store_row_major(&mut out[1280], 16);
+    CoopA::load_row_major(&sa[8], s).store_row_major(&mut h[0], 16);
+    CoopB::load_row_major(&b[8], s).store_col_major(&mut h[256], 16);
+}
+
+/// Element `(r, c)` of the matrix at `x[at..]` with stride `s`.
+fn element<T: Copy>(x: &[T], at: usize, s: usize, row_major: bool, r: usize, c: usize) -> T {
+    if row_major {
+        x[at + r * s + c]
+    } else {
+        x[at + c * s + r]
+    }
+}
+
+/// `coop_layouts` from the definitions, in f64, each tile rounded to f32 once.
+pub fn coop_layouts_reference(
+    a: &[f16],
+    b: &[f16],
+    c: &[f32],
+    s: u32,
+) -> Result<(Vec<f32>, Vec<f16>), ForgeError> {
+    let s = s as usize;
+    // a·b + acc for operands at (a_at, rm_a), (b_at, rm_b).
+    let product = |a_at, rm_a, b_at, rm_b, acc: &dyn Fn(usize, usize) -> f64| {
+        let mut t = vec![0.0f64; 256];
+        for r in 0..16 {
+            for j in 0..16 {
+                t[r * 16 + j] = acc(r, j)
+                    + (0..16)
+                        .map(|p| {
+                            element(a, a_at, s, rm_a, r, p).to_f64()
+                                * element(b, b_at, s, rm_b, p, j).to_f64()
+                        })
+                        .sum::<f64>();
+            }
+        }
+        t
+    };
+    let zero = |_: usize, _: usize| 0.0;
+    let t0 = product(8, true, 8, true, &|r, j| {
+        element(c, 0, s, true, r, j) as f64
+    });
+    let t1 = product(8, false, 8, false, &|r, j| {
+        element(c, 0, s, false, r, j) as f64
+    });
+    let t2 = product(8, true, 8, true, &zero);
+    let t3 = product(8, false, 8, false, &zero);
+    let t4 = product(1, true, 1, false, &zero);
+    let t5 = product(8, true, 8, true, &|r, j| t3[r * 16 + j]);
+    let mut out = Vec::with_capacity(256 * 6);
+    out.extend(t0.iter().map(|x| *x as f32));
+    out.extend(t1.iter().map(|x| *x as f32));
+    // Tile 2 is stored column-major.
+    out.extend((0..256).map(|i| t2[(i % 16) * 16 + i / 16] as f32));
+    for t in [&t3, &t4, &t5] {
+        out.extend(t.iter().map(|x| *x as f32));
+    }
+    let mut h = Vec::with_capacity(512);
+    h.extend((0..256).map(|i| element(a, 8, s, true, i / 16, i % 16)));
+    // B stored column-major: element (k, n) at n·16 + k.
+    h.extend((0..256).map(|i| element(b, 8, s, true, i % 16, i / 16)));
+    Ok((out, h))
+}
