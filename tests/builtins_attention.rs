@@ -148,7 +148,11 @@ fn every_schedule_certifies_or_names_the_missing_feature() {
         for s in kernel.tune_space().candidates() {
             // A schedule past this adapter's workgroup memory is refused by name, and skipped.
             if let Err(why) = rt.check_schedule(kernel, &s) {
-                assert!(why.to_string().contains("max_compute_workgroup_storage_size"), "{why}");
+                assert!(
+                    why.to_string()
+                        .contains("max_compute_workgroup_storage_size"),
+                    "{why}"
+                );
                 continue;
             }
             let report = certify(&mut rt, kernel, &s, &CertOptions::default()).unwrap();
