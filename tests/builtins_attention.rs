@@ -171,7 +171,7 @@ fn bad_shapes_are_errors() {
     let mut rt = runtime();
     let x = vec![f16::ZERO; 2 * 16];
     // d not a multiple of 16.
-    let odd = vec![f16::ZERO; 2 * 24];
+    let odd = [f16::ZERO; 2 * 24];
     for d in [8usize, 24] {
         let y = &odd[..2 * d];
         let e = rt.attention(y, y, y, 1, 1, 2, d, false).unwrap_err();

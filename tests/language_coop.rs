@@ -89,8 +89,8 @@ fn the_kernel_declares_the_feature_and_the_wgsl_form() {
         .cuda(&coop_tile::DEFAULT_SCHEDULE)
         .unwrap();
     for needle in [
-        "fg_coop_load_a<true>(",
-        "fg_coop_load_b<false>(",
+        "fg_coop_load_a<true, false>(",
+        "fg_coop_load_b<false, false>(",
         "fg_coop_mul_add(",
         "fg_coop_store<true>(",
         "fg_coop_store<false>(",

@@ -297,8 +297,9 @@ impl Emitter<'_> {
                     Ty::Coop(_, role) => role.wgsl().to_ascii_lowercase(),
                     _ => String::from("c"),
                 };
+                let shared = matches!(target, AtomicTarget::Shared(_));
                 format!(
-                    "fg_coop_load_{role}<{}>((const {scalar} *)({place}), (unsigned)({stride}) * {width}u)",
+                    "fg_coop_load_{role}<{}, {shared}>((const {scalar} *)({place}), (unsigned)({stride}) * {width}u)",
                     order(row_major)
                 )
             }

@@ -224,16 +224,16 @@ pub fn emit<'k>(k: &'k Kernel<'k>, x: &'k Expanded) -> Result<String, String> {
         .zip(&e.names)
         .filter(|(l, _)| l.shared)
         .collect();
-    // Tensor-core loads (`ldmatrix`) read rows that start on 16 bytes.
-    let align = if k.uses_coop() { "__align__(16) " } else { "" };
+    // Aligned to 16 bytes: zeroed 16 bytes a store, and tensor-core loads (`ldmatrix`)
+    // read rows that start on 16 bytes.
     for (l, name) in &shared {
-        let _ = writeln!(s, "    __shared__ {align}{} {name};", e.ty(&l.ty));
+        let _ = writeln!(s, "    __shared__ __align__(16) {} {name};", e.ty(&l.ty));
     }
     if !shared.is_empty() {
         for (_, name) in &shared {
             let _ = writeln!(
                 s,
-                "    for (unsigned fg_b = fg_lidx; fg_b < sizeof({name}); fg_b += WG) ((unsigned char *)&{name})[fg_b] = 0;"
+                "    fg_zero_shared(&{name}, sizeof({name}), fg_lidx, WG);"
             );
         }
         s.push_str("    __syncthreads();\n");

@@ -72,6 +72,13 @@ template <class T, int N> FG_FN bool fg_all_eq(fg_vec<T, N> a, fg_vec<T, N> b) {
         return r;                                                                       \
     }
 
+// Workgroup memory starts zeroed, as WGSL's: the invocations clear it 16 bytes a store
+// (every `__shared__` array is aligned to 16), then the tail's bytes.
+FG_FN void fg_zero_shared(void *p, unsigned bytes, unsigned lid, unsigned wg) {
+    for (unsigned i = lid; i < bytes / 16u; i += wg) ((fg_vec<unsigned, 4> *)p)[i] = fg_vec<unsigned, 4>{};
+    for (unsigned i = lid; i < bytes % 16u; i += wg) ((unsigned char *)p)[bytes / 16u * 16u + i] = 0;
+}
+
 // ---- integer and float arithmetic ----
 FG_FN unsigned fg_add(unsigned a, unsigned b) { return a + b; }
 FG_FN unsigned fg_sub(unsigned a, unsigned b) { return a - b; }

@@ -20,7 +20,7 @@ struct fg_coop_c { float r[8]; };
 
 FG_FN unsigned fg_coop_lane() {
     unsigned l;
-    asm volatile("mov.u32 %0, %%laneid;" : "=r"(l));
+    asm("mov.u32 %0, %%laneid;" : "=r"(l));
     return l;
 }
 FG_FN unsigned fg_coop_pack(__half lo, __half hi) {
@@ -43,17 +43,20 @@ FG_FN unsigned fg_coop_c_col(unsigned l, unsigned i) { return 2u * (l & 3u) + (i
 // Four 8x8 matrices of 16-bit elements from workgroup memory, a row address a lane.
 template <bool TRANS> FG_FN void fg_coop_ldsm(unsigned (&r)[4], const __half *row) {
     unsigned a = (unsigned)__cvta_generic_to_shared(row);
+    // It reads memory ("memory": never moved across a barrier or a store), and nothing
+    // else: the multiplies may be scheduled around it.
     if (TRANS) {
-        asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
-                     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a));
+        asm("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
+            : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a) : "memory");
     } else {
-        asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
-                     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a));
+        asm("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+            : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a) : "memory");
     }
 }
-// Whether `ldmatrix` can read the matrix at `p`: workgroup memory, every row on 16 bytes.
-FG_FN bool fg_coop_ldsm_ok(const __half *p, unsigned s) {
-    return __isShared(p) && ((((unsigned long long)p) | (unsigned long long)(s * 2u)) & 15u) == 0u;
+// Whether `ldmatrix` can read the matrix at `p`: workgroup memory (`SHARED`, which the
+// emitter knows from the array), every row on 16 bytes.
+template <bool SHARED> FG_FN bool fg_coop_ldsm_ok(const __half *p, unsigned s) {
+    return SHARED && ((((unsigned long long)p) | (unsigned long long)(s * 2u)) & 15u) == 0u;
 }
 
 // The row address lane `l` gives `ldmatrix` for the 8x8 block at rows `r0`, columns `c0`
@@ -64,10 +67,10 @@ template <bool ROWS> FG_FN const __half *fg_coop_row(const __half *p, unsigned s
     return ROWS ? p + (r0 + j) * s + c0 : p + (c0 + j) * s + r0;
 }
 
-template <bool RM> FG_FN fg_coop_a fg_coop_load_a(const __half *p, unsigned s) {
+template <bool RM, bool SHARED> FG_FN fg_coop_a fg_coop_load_a(const __half *p, unsigned s) {
     fg_coop_a m;
     unsigned l = fg_coop_lane();
-    if (fg_coop_ldsm_ok(p, s)) {
+    if (fg_coop_ldsm_ok<SHARED>(p, s)) {
         // Block b = l / 8 is register b's: rows 8 (b & 1), columns 8 (b >> 1).
         unsigned b = l >> 3;
         fg_coop_ldsm<!RM>(m.r, fg_coop_row<RM>(p, s, l, 8u * (b & 1u), 8u * (b >> 1)));
@@ -80,10 +83,10 @@ template <bool RM> FG_FN fg_coop_a fg_coop_load_a(const __half *p, unsigned s) {
     return m;
 }
 
-template <bool RM> FG_FN fg_coop_b fg_coop_load_b(const __half *p, unsigned s) {
+template <bool RM, bool SHARED> FG_FN fg_coop_b fg_coop_load_b(const __half *p, unsigned s) {
     fg_coop_b m;
     unsigned l = fg_coop_lane();
-    if (fg_coop_ldsm_ok(p, s)) {
+    if (fg_coop_ldsm_ok<SHARED>(p, s)) {
         // Block b = l / 8 is register b's: k 8 (b & 1), n 8 (b >> 1). mma takes B by
         // columns (n), so a column-major B is read as stored and a row-major one transposed.
         unsigned b = l >> 3;
@@ -97,7 +100,7 @@ template <bool RM> FG_FN fg_coop_b fg_coop_load_b(const __half *p, unsigned s) {
     return m;
 }
 
-template <bool RM> FG_FN fg_coop_c fg_coop_load_c(const float *p, unsigned s) {
+template <bool RM, bool SHARED> FG_FN fg_coop_c fg_coop_load_c(const float *p, unsigned s) {
     fg_coop_c m;
     unsigned l = fg_coop_lane();
     for (unsigned i = 0; i < 8u; ++i) m.r[i] = fg_coop_at<RM>(p, s, fg_coop_c_row(l, i), fg_coop_c_col(l, i));
@@ -129,7 +132,9 @@ template <bool RM> FG_FN void fg_coop_store(fg_coop_c m, float *p, unsigned s) {
 FG_FN fg_coop_c fg_coop_mul_add(fg_coop_a a, fg_coop_b b, fg_coop_c c) {
     fg_coop_c d;
     for (unsigned h = 0; h < 2u; ++h) {
-        asm volatile(
+        // Not volatile: a pure function of its registers, which the compiler may schedule
+        // among the loads.
+        asm(
             "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};"
             : "=f"(d.r[4 * h]), "=f"(d.r[4 * h + 1]), "=f"(d.r[4 * h + 2]), "=f"(d.r[4 * h + 3])
             : "r"(a.r[0]), "r"(a.r[1]), "r"(a.r[2]), "r"(a.r[3]), "r"(b.r[2 * h]), "r"(b.r[2 * h + 1]),
