@@ -363,6 +363,20 @@ fn timing_calls(backend: Backend) {
     assert!(t.median_ns > 0.0 && t.timer == Timer::WallClock && t.repeats == 2);
 }
 
+/// A launch of `compiled` per `plan` on `bindings`, without prints.
+fn launch<'a>(
+    compiled: &'a forge_core::backend::Compiled,
+    plan: &'a LaunchPlan,
+    bindings: &'a [&'a Memory],
+) -> Launch<'a> {
+    Launch {
+        compiled,
+        plan,
+        bindings,
+        prints: None,
+    }
+}
+
 /// Reads `memory`'s first `bytes` bytes through the seam.
 fn read(device: &mut dyn Device, memory: &Memory, bytes: usize) -> Vec<u8> {
     let mut out = vec![0u8; bytes];
@@ -435,6 +449,7 @@ fn a_launch_and_its_timestamps_through_the_seam(backend: Backend) {
     assert!(dev.features().contains(wgpu::Features::TIMESTAMP_QUERY));
     let stamps = dev.stamps("affine", 2).unwrap();
     let dispatched = dev.stats().dispatches;
+    let bindings = [&ma, &my];
     let commands = [
         Command::Upload {
             to: &ma,
@@ -448,12 +463,7 @@ fn a_launch_and_its_timestamps_through_the_seam(backend: Backend) {
             stamps: &stamps,
             index: 0,
         },
-        Command::Launch(Launch {
-            compiled: &compiled,
-            plan: &plan,
-            bindings: &[&ma, &my],
-            prints: None,
-        }),
+        Command::Launch(launch(&compiled, &plan, &bindings)),
         Command::Stamp {
             stamps: &stamps,
             index: 1,
@@ -488,23 +498,13 @@ fn prepared_launches_rotate_over_their_sets(backend: Backend) {
     let compiled = dev.compile(&Bump, &schedule, true).unwrap();
     let m0 = dev.lease(4 * n as u64, &|| "set 0".into()).unwrap();
     let m1 = dev.lease(4 * n as u64, &|| "set 1".into()).unwrap();
-    let uploads = [
-        Command::Upload {
-            to: &m0,
-            data: bytemuck::cast_slice(&x0),
-        },
-        Command::Upload {
-            to: &m1,
-            data: bytemuck::cast_slice(&x1),
-        },
-    ];
-    dev.record("uploading", &uploads).unwrap();
-    let launch = Launch {
-        compiled: &compiled,
-        plan: &plan,
-        bindings: &[&m0],
-        prints: None,
-    };
+    for (to, x) in [(&m0, &x0), (&m1, &x1)] {
+        let data = bytemuck::cast_slice(x);
+        dev.record("uploading", &[Command::Upload { to, data }])
+            .unwrap();
+    }
+    let set0 = [&m0];
+    let launch = launch(&compiled, &plan, &set0);
     let prepared = dev.prepare(&launch, &[&[&m1]]).unwrap();
     // Three dispatches from set 0: sets 0, 1, 0.
     let dispatch = Command::Dispatch {
@@ -547,12 +547,8 @@ fn handles_of_another_device_are_refused(backend: Backend) {
         b.limits(),
     )
     .unwrap();
-    let launch = Launch {
-        compiled: &compiled,
-        plan: &plan,
-        bindings: &[&m],
-        prints: None,
-    };
+    let foreign = [&m];
+    let launch = launch(&compiled, &plan, &foreign);
     assert!(b.record("launching", &[Command::Launch(launch)]).is_err());
     // Both still work.
     a.record("clearing", &[Command::Clear { to: &m, bytes: 16 }])
