@@ -374,7 +374,7 @@ fn gemv_cuda() {
 fn shared_memory_reduction_cuda() {
     // Workgroup memory is zeroed at the start, then a barrier, as WGSL's is.
     let cuda = cuda_after_prelude(&snap_block_sum::Kernel);
-    let zeroing = cuda.find("= 0;").expect("zeroing");
+    let zeroing = cuda.find("fg_zero_shared(&").expect("zeroing");
     let first_barrier = cuda.find("__syncthreads();").expect("a barrier");
     assert!(zeroing < first_barrier, "{cuda}");
     insta::assert_snapshot!("block_sum_cuda", cuda);

@@ -353,7 +353,8 @@ fn reference_f64(
     o
 }
 
-/// [`attention_f32`]'s reference: [`reference_f64`] rounded to `f32`.
+/// [`attention_f32`]'s reference: the scores, softmax and product in f64 from the definition,
+/// rounded to `f32`.
 #[allow(clippy::too_many_arguments)]
 pub fn attention_reference(
     q: &[f32],
@@ -387,7 +388,7 @@ pub fn attention_reference_vec(
     Ok(o.chunks(4).map(|c| [c[0], c[1], c[2], c[3]]).collect())
 }
 
-/// [`attention`]'s halves: [`reference_f64`] rounded to `f16`.
+/// [`attention`]'s halves: the f64 reference, rounded to `f16`.
 #[allow(clippy::too_many_arguments)]
 pub fn attention_reference_f16(
     q: &[f16],

@@ -556,20 +556,34 @@ pub fn to_vulkan_hlsl(source: &str, profile: &SpirvProfile) -> std::result::Resu
     Ok(out)
 }
 
-/// naga zeroes a workgroup array with one cast, `name = (T[N])0;`, which glslang's HLSL
-/// front end rejects ("array constructor needs one argument per array element"); the
+/// naga zeroes an array with one cast, `name = (T[N])0;` for a workgroup array and
+/// `return (T[N])0;` in the function that makes a local array's zero value, which glslang's
+/// HLSL front end rejects ("array constructor needs one argument per array element"); the
 /// same zeroing as a loop over the elements, `name[i] = (T)0`, it accepts. `None` for
 /// any other line (arrays of arrays keep naga's form, and glslang's error).
 fn zero_array_by_loop(line: &str) -> Option<String> {
     let indent = &line[..line.len() - line.trim_start().len()];
-    let (name, rest) = line.trim().split_once(" = (")?;
+    let trimmed = line.trim();
+    let (name, rest) = match trimmed.strip_prefix("return (") {
+        Some(rest) => ("", rest),
+        None => trimmed.split_once(" = (")?,
+    };
     let (element, rest) = rest.split_once('[')?;
     let (len, rest) = rest.split_once(']')?;
     let simple =
         |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-    (rest == ")0;" && simple(name) && simple(element) && len.parse::<u32>().is_ok()).then(|| {
-        format!("{indent}for (uint fg_z = 0u; fg_z < {len}u; fg_z++) {{ {name}[fg_z] = ({element})0; }}")
-    })
+    if rest != ")0;" || !simple(element) || len.parse::<u32>().is_err() {
+        return None;
+    }
+    let zero = |name: &str| format!("for (uint fg_z = 0u; fg_z < {len}u; fg_z++) {{ {name}[fg_z] = ({element})0; }}");
+    if name.is_empty() {
+        // The zero value of a local array: a local zeroed by the loop, returned.
+        return Some(format!(
+            "{indent}{element} fg_zero[{len}]; {} return fg_zero;",
+            zero("fg_zero")
+        ));
+    }
+    simple(name).then(|| format!("{indent}{}", zero(name)))
 }
 
 /// Translates WGSL `source` to GLSL for glslang to compile to SPIR-V for a Vulkan device
@@ -747,5 +761,23 @@ mod tests {
             other => panic!("{other:?}"),
         }
         assert_eq!(Target::from(Backend::Spirv), Target::Spirv);
+    }
+
+    /// naga's one-cast zeroing of an array, in a workgroup array's assignment and in a local
+    /// array's zero-value function, becomes a loop glslang's HLSL front end accepts; any
+    /// other line is left alone.
+    #[test]
+    fn hlsl_array_zeroing_becomes_a_loop() {
+        assert_eq!(
+            zero_array_by_loop("    t = (float[256])0;").unwrap(),
+            "    for (uint fg_z = 0u; fg_z < 256u; fg_z++) { t[fg_z] = (float)0; }"
+        );
+        assert_eq!(
+            zero_array_by_loop("    return (uint[128])0;").unwrap(),
+            "    uint fg_zero[128]; for (uint fg_z = 0u; fg_z < 128u; fg_z++) { fg_zero[fg_z] = (uint)0; } return fg_zero;"
+        );
+        for line in ["    return (float2[4][4])0;", "    x = y;", "    return 0;", "    t = (float[n])0;"] {
+            assert_eq!(zero_array_by_loop(line), None, "{line}");
+        }
     }
 }
