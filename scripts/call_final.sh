@@ -23,14 +23,22 @@ if [ -x $D/backend ]; then
   stamp "backend tests"
   ( cuda_env; timeout 90 $D/backend --test-threads=1 > "$OUT/backendtest.txt" 2>&1 ); stamp "rc=$?"
 fi
-stamp "certify vulkan"
-timeout 150 $D/forge $cap certify --all-schedules > "$OUT/certify-vk.txt" 2>&1; stamp "rc=$?"
-stamp "certify cuda"
-( cuda_env; FORGE_BACKEND=cuda timeout 170 $D/forge $cap certify --all-schedules > "$OUT/certify-cuda.txt" 2>&1 ); stamp "rc=$?"
 # The device tool stops a call at its limit; past BUDGET seconds the remaining steps are
 # skipped, so that what ran is packed and comes back.
 budget=${BUDGET:-420}
 late() { [ $((SECONDS - t0)) -gt "$budget" ] && { stamp "skipped: past ${budget}s"; return 0; }; return 1; }
+stamp "anchors"
+timeout 90 python3 scripts/anchors_tc.py > "$OUT/anchors.jsonl" 2> "$OUT/anchors.err"; stamp "rc=$?"
+late || {
+stamp "bench cuda tensor cores"
+( cuda_env; FORGE_BACKEND=cuda timeout 150 $D/forge $cap bench --json $tc > "$OUT/bench-cuda-tc.jsonl" 2> "$OUT/bench-cuda-tc.err" ); stamp "rc=$?"
+}
+late || {
+stamp "certify vulkan"
+timeout 150 $D/forge $cap certify --all-schedules > "$OUT/certify-vk.txt" 2>&1; stamp "rc=$?"
+stamp "certify cuda"
+( cuda_env; FORGE_BACKEND=cuda timeout 170 $D/forge $cap certify --all-schedules > "$OUT/certify-cuda.txt" 2>&1 ); stamp "rc=$?"
+}
 for round in $(seq 1 "${ROUNDS:-2}"); do
   for bin in forge-before forge; do
     late && break 2
@@ -40,14 +48,6 @@ for round in $(seq 1 "${ROUNDS:-2}"); do
     ( cuda_env; FORGE_BACKEND=cuda timeout 60 $D/$bin $cap bench --json $before_after > "$OUT/ba-cuda-$bin-$round.jsonl" 2>/dev/null ); stamp "rc=$?"
   done
 done
-late || {
-stamp "bench cuda tensor cores"
-( cuda_env; FORGE_BACKEND=cuda timeout 150 $D/forge $cap bench --json $tc > "$OUT/bench-cuda-tc.jsonl" 2> "$OUT/bench-cuda-tc.err" ); stamp "rc=$?"
-}
-late || {
-stamp "anchors"
-timeout 90 python3 scripts/anchors_tc.py > "$OUT/anchors.jsonl" 2> "$OUT/anchors.err"; stamp "rc=$?"
-}
 tail -n 3 "$OUT"/certify-*.txt "$OUT"/cudatest.txt "$OUT"/backendtest.txt 2>/dev/null
 python3 scripts/before_after_rounds.py "$OUT" 2>&1 | tail -30
 grep -h '"kernel"' "$OUT"/bench-cuda-tc.jsonl | python3 -c '
