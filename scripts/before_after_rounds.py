@@ -7,8 +7,9 @@ from collections import defaultdict
 
 d = sys.argv[1]
 times = defaultdict(list)
-for path in glob.glob(os.path.join(d, "ba-*.jsonl")):
-    name = os.path.basename(path)[3:-6]          # vk-forge-before-1
+for path in glob.glob(os.path.join(d, "*ba-*.jsonl")):
+    # [device-]ba-vk-forge-before-1.jsonl: the backend, the build, the round.
+    name = os.path.basename(path).split("ba-", 1)[1][:-6]
     backend, rest = name.split("-", 1)
     build = "before" if rest.startswith("forge-before") else "after"
     for line in open(path):
