@@ -13,6 +13,7 @@
 mod check;
 mod consts;
 mod ctxt;
+mod dump;
 mod emit_cuda;
 mod emit_oracle;
 mod emit_rust;
@@ -99,6 +100,13 @@ pub fn forge_fn(_attr: TokenStream, item: TokenStream) -> TokenStream {
 }
 
 fn expand_module(
+    attr: proc_macro2::TokenStream,
+    item: proc_macro2::TokenStream,
+) -> proc_macro2::TokenStream {
+    dump::in_module(&item.clone(), || expand_module_items(attr, item))
+}
+
+fn expand_module_items(
     attr: proc_macro2::TokenStream,
     item: proc_macro2::TokenStream,
 ) -> proc_macro2::TokenStream {
@@ -224,6 +232,19 @@ fn expand(
     func: syn::ItemFn,
     shared: model::Shared,
 ) -> proc_macro2::TokenStream {
+    let key = dump::dir().map(|_| dump::key(&func.sig.ident.to_string(), &attr, &func));
+    let out = expand_kernel(attr, func, shared);
+    if let Some(key) = key {
+        dump::write(&key, "expanded.rs", &dump::rust(&out));
+    }
+    out
+}
+
+fn expand_kernel(
+    attr: proc_macro2::TokenStream,
+    func: syn::ItemFn,
+    shared: model::Shared,
+) -> proc_macro2::TokenStream {
     if generic::is_generic(&attr, &func) {
         return generic::expand(attr, func, shared);
     }
@@ -263,6 +284,10 @@ fn compile(
         structs,
         consts,
     } = shared;
+    let dump_key = dump::dir().map(|_| {
+        let name = name.clone().unwrap_or_else(|| func.sig.ident.to_string());
+        dump::key(&name, &attr, func)
+    });
     let cx = ctxt::Ctxt::new();
     // Every later stage recurses over the body: past the limits, nothing more runs.
     if !parse::syntax_limits(&cx, func) {
@@ -391,6 +416,9 @@ fn compile(
         };
     }
     let cuda = cuda_sources(&kernel, &expanded, rolled.as_ref());
+    if let Some(key) = &dump_key {
+        dump_sources(key, &kernel, &sources, &cuda, rolled.is_some());
+    }
     Ok((
         emit_rust::emit(&kernel, &sources, &cuda),
         emit_rust::signature(&kernel),
@@ -428,6 +456,44 @@ fn cuda_sources(
         }
     }
     cuda
+}
+
+/// Writes a kernel's WGSL and CUDA for every schedule under `FORGE_DUMP_DIR`: `s<i>.wgsl`
+/// and `s<i>.cu` for schedule `i` of `Kernel::schedules` (listed in `schedules.txt`), and
+/// `fallback.*`, the rolled loops of schedules outside the tuning space, where there is one.
+fn dump_sources(
+    key: &str,
+    kernel: &model::Kernel<'_>,
+    wgsl: &emit_wgsl::Sources,
+    cuda: &emit_cuda::Sources,
+    rolled: bool,
+) {
+    let knobs = &kernel.options.knobs;
+    let list: String = wgsl
+        .schedules
+        .iter()
+        .enumerate()
+        .map(|(i, (s, _))| format!("s{i}: {}\n", s.describe(knobs)))
+        .collect();
+    dump::write(key, "schedules.txt", &list);
+    for i in 0..wgsl.schedules.len() {
+        dump::write(key, &format!("s{i}.wgsl"), &wgsl.full(i));
+    }
+    if rolled {
+        let body = &wgsl.bodies[wgsl.fallback];
+        dump::write(key, "fallback.wgsl", &format!("{}{body}", wgsl.directives));
+    }
+    if let Some(reason) = &cuda.refused {
+        dump::write(key, "cuda-refused.txt", reason);
+        return;
+    }
+    dump::write(key, "prelude.cu", &cuda.prelude);
+    for (i, b) in cuda.schedules.iter().enumerate() {
+        dump::write(key, &format!("s{i}.cu"), &cuda.bodies[*b]);
+    }
+    if rolled && cuda.bodies.len() > 1 {
+        dump::write(key, "fallback.cu", &cuda.bodies[cuda.fallback]);
+    }
 }
 
 /// naga rejected the generated WGSL: an error at the user's statement that the offending
