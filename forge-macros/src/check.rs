@@ -4,6 +4,8 @@
 
 use crate::ctxt::Ctxt;
 use crate::model::*;
+use crate::names::wgsl_struct_name;
+use crate::types::{struct_decl, ty_text, wgsl_align};
 use proc_macro2::Span;
 
 /// wgpu's default (portable) `max_storage_buffers_per_shader_stage`.
@@ -58,7 +60,7 @@ pub fn schedule(
     cx: &Ctxt,
     k: &Kernel<'_>,
     s: &SchedPoint,
-    x: &crate::unroll::Expanded,
+    x: &Expanded,
     reported: &mut std::collections::HashSet<String>,
 ) {
     constants::constant_operations(cx, k, s, x, reported);
@@ -91,8 +93,8 @@ fn assigned_bindings(k: &Kernel<'_>) -> Vec<(usize, Span)> {
 /// so that a binding's elements and a host slice's agree. A mismatch names the field and
 /// the padding field to add.
 pub fn struct_layout(cx: &Ctxt, st: &syn::ItemStruct, def: &StructDef) {
-    let source = crate::emit_wgsl::struct_decl(def);
-    let name = crate::emit_wgsl::struct_name(def);
+    let source = struct_decl(def);
+    let name = wgsl_struct_name(def);
     let (offsets, size) = match crate::validate::struct_layout(&source, &name) {
         Ok(l) => l,
         Err(report) => {
@@ -123,14 +125,14 @@ pub fn struct_layout(cx: &Ctxt, st: &syn::ItemStruct, def: &StructDef) {
         let (host, wgsl) = (f.offset, offsets.get(i).copied().unwrap_or(f.offset));
         let next_host = def.fields.get(i + 1).map(|n| n.offset).unwrap_or(def.size);
         let next_wgsl = offsets.get(i + 1).copied().unwrap_or(size);
-        let ty = crate::emit_wgsl::rust_ty(&f.ty);
+        let ty = ty_text(&f.ty, &[]);
         if wgsl != host {
             cx.error(
                 idents.get(i).map(|i| i.span()).unwrap_or_else(|| st.ident.span()),
                 format!(
                     "`{}` is at byte {host} of the host struct but at byte {wgsl} in WGSL, which aligns a `{ty}` to {} bytes; add {} before `{}`",
                     f.name,
-                    crate::emit_wgsl::wgsl_align(&f.ty),
+                    wgsl_align(&f.ty),
                     pad((wgsl - host) / 4),
                     f.name
                 ),
@@ -142,7 +144,7 @@ pub fn struct_layout(cx: &Ctxt, st: &syn::ItemStruct, def: &StructDef) {
             if next_wgsl - wgsl != next_host - host && matches!(**e, Ty::Vector(_, 3)) {
                 cx.error(
                     idents.get(i).map(|i| i.span()).unwrap_or_else(|| st.ident.span()),
-                    format!("`{}`'s elements are 16 bytes apart in WGSL but 12 on the host; use 4-component vectors, `[{}; N]`", f.name, crate::emit_wgsl::rust_ty(&Ty::Vector(e.component().unwrap_or(Scalar::F32), 4))),
+                    format!("`{}`'s elements are 16 bytes apart in WGSL but 12 on the host; use 4-component vectors, `[{}; N]`", f.name, ty_text(&Ty::Vector(e.component().unwrap_or(Scalar::F32), 4), &[])),
                 );
                 return;
             }
@@ -161,7 +163,7 @@ pub fn struct_layout(cx: &Ctxt, st: &syn::ItemStruct, def: &StructDef) {
         let align = def
             .fields
             .iter()
-            .map(|f| crate::emit_wgsl::wgsl_align(&f.ty))
+            .map(|f| wgsl_align(&f.ty))
             .max()
             .unwrap_or(4);
         cx.error(
@@ -272,7 +274,7 @@ fn prints(cx: &Ctxt, k: &Kernel<'_>) {
                     a.end,
                     format!(
                         "`debug_print!` prints `u32`, `i32`, `f32`, `bool` and vectors of them, but this value is `{}`; convert it (`x as f32`) or print its parts",
-                        crate::lower::ty_text(t, &k.options.knobs)
+                        ty_text(t, &k.options.knobs)
                     ),
                 ),
             }
@@ -551,7 +553,7 @@ fn workgroup_memory_zeroed(cx: &Ctxt, k: &Kernel<'_>) {
                 return;
             }
             let zero = match &e.kind {
-                ExprKind::ArrayRepeat(v) => is_zero(v),
+                ExprKind::ArrayRepeat(v) => v.is_zero(),
                 _ => false,
             };
             if !zero {
@@ -559,18 +561,6 @@ fn workgroup_memory_zeroed(cx: &Ctxt, k: &Kernel<'_>) {
             }
         }
     });
-}
-
-/// A literal zero, or a vector of them.
-pub fn is_zero(e: &Expr) -> bool {
-    match &e.kind {
-        ExprKind::IntLit(x) => *x == 0,
-        ExprKind::FloatLit(x) => *x == 0.0 && x.is_sign_positive(),
-        ExprKind::BoolLit(b) => !b,
-        ExprKind::VecNew(args) | ExprKind::StructNew(_, args) => args.iter().all(is_zero),
-        ExprKind::StructZero(_) => true,
-        _ => false,
-    }
 }
 
 /// The number of invocations must be known.
@@ -840,7 +830,7 @@ fn f64_math_on_gpus(cx: &Ctxt, k: &Kernel<'_>) {
                     if args.first().and_then(|a| a.ty.component()) == Some(Scalar::F64)
                         && !f.on_f64()
                     {
-                        let name = crate::lower::math_name(*f);
+                        let name = f.name();
                         cx.error_range(
                             x.span,
                             x.end,
@@ -949,22 +939,6 @@ pub mod uniformity {
         errors: Option<Vec<(Span, &'static str, Cause<'k>)>>,
     }
 
-    fn builtin_name(b: Builtin) -> &'static str {
-        match b {
-            Builtin::GlobalIndex => "global_index()",
-            Builtin::LocalIndex => "local_index()",
-            Builtin::WorkgroupIndex => "workgroup_index()",
-            Builtin::GlobalId => "global_id()",
-            Builtin::LocalId => "local_id()",
-            Builtin::WorkgroupId => "workgroup_id()",
-            Builtin::NumWorkgroups => "num_workgroups()",
-            Builtin::SubgroupInvocationId => "subgroup_invocation_id()",
-            Builtin::SubgroupSize => "subgroup_size()",
-            Builtin::SubgroupId => "subgroup_id()",
-            Builtin::NumSubgroups => "num_subgroups()",
-        }
-    }
-
     impl<'k> State<'k> {
         /// Marks a local as non-uniform; `how` completes "`v` ..." for messages.
         fn mark(&mut self, id: LocalId, how: impl FnOnce() -> String) {
@@ -1015,11 +989,11 @@ pub mod uniformity {
                         ),
                     )),
                     ExprKind::Builtin(b) if !b.uniform() => Some((
-                        format!("`{}`", builtin_name(*b)),
+                        format!("`{}`", b.name()),
                         "which differs between invocations".to_string(),
                     )),
                     ExprKind::BuiltinComponent(b, c) if !b.uniform() => Some((
-                        format!("`{}.{}`", builtin_name(*b), ["x", "y", "z"][*c as usize]),
+                        format!("`{}.{}`", b.name(), ["x", "y", "z"][*c as usize]),
                         "which differs between invocations".to_string(),
                     )),
                     _ => None,
@@ -1350,7 +1324,7 @@ pub mod constants {
         cx: &Ctxt,
         k: &Kernel<'_>,
         s: &SchedPoint,
-        x: &crate::unroll::Expanded,
+        x: &Expanded,
         reported: &mut HashSet<String>,
     ) {
         let bodies = std::iter::once(&x.main).chain(x.helpers.iter().map(|(_, f)| f));

@@ -1,7 +1,7 @@
-//! WGSL's constant evaluation of scalar operations: the one evaluator that `check` (which
-//! reports what WGSL's constant evaluation rejects) and `unroll` (which folds the indices
-//! an unrolled loop makes constant) share, so that both agree with naga and with each
-//! other on every value.
+//! Constants, layer 2: WGSL's constant evaluation of scalar operations, the one evaluator
+//! that `check` (which reports what WGSL's constant evaluation rejects) and `unroll` (which
+//! folds the indices an unrolled loop makes constant) share, so that both agree with naga
+//! and with each other on every value; and the `f16` a float literal is.
 
 use crate::model::{BinOp, Scalar, UnOp};
 
@@ -126,6 +126,34 @@ fn compare<T: PartialOrd>(op: BinOp, x: T, y: T) -> Option<bool> {
     })
 }
 
+/// The bits of the `f16` nearest to `v`, ties to even: the value a literal of an `f16`
+/// has, in WGSL (`1.5h`), in CUDA and in the oracle.
+///
+/// `half` rounds an `f32` correctly, but not every `f64`: its software conversion drops the
+/// low 32 bits of the mantissa before rounding, and with F16C it rounds to `f32` first,
+/// each of which can turn a value just past a tie into the tie. So `v` is first rounded to
+/// `f32` by round-to-odd (toward zero, the last bit set when inexact), which keeps every
+/// bit that rounding to `f16` needs (`f32` has 13 bits more than `f16`: "When double
+/// rounding is odd", Boldo and Melquiond, 2005), and `half` rounds that.
+pub fn f16_bits(v: f64) -> u16 {
+    if !v.is_finite() {
+        return half::f16::from_f64(v).to_bits();
+    }
+    let nearest = v as f32;
+    let odd = if nearest as f64 == v {
+        nearest
+    } else {
+        // Toward zero: one step back when rounding went away from it (to infinity
+        // included), then the sticky bit in the last place.
+        let mut bits = nearest.to_bits();
+        if (nearest as f64).abs() > v.abs() {
+            bits -= 1;
+        }
+        f32::from_bits(bits | 1)
+    };
+    half::f16::from_f32(odd).to_bits()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -161,5 +189,95 @@ mod tests {
             Const::binary(Div, Const::F(1.0), Const::F(0.0)),
             Some(Const::F(f32::INFINITY))
         );
+    }
+
+    #[test]
+    fn f16_rounding_is_to_the_nearest_with_ties_to_even() {
+        assert_eq!(f16_bits(1.0), 0x3c00);
+        assert_eq!(f16_bits(1.0 + 2f64.powi(-11)), 0x3c00, "a tie goes to even");
+        assert_eq!(
+            f16_bits(1.0 + 3.0 * 2f64.powi(-11)),
+            0x3c02,
+            "a tie goes to even"
+        );
+        assert_eq!(f16_bits(4.3535186918169995), 0x445b, "just above a tie: up");
+        assert_eq!(f16_bits(65504.0), 0x7bff);
+        assert_eq!(f16_bits(65519.99), 0x7bff);
+        assert_eq!(f16_bits(65520.0), 0x7c00);
+        assert_eq!(f16_bits(-1e9), 0xfc00);
+        assert_eq!(f16_bits(1e300), 0x7c00);
+        assert_eq!(f16_bits(2f64.powi(-24)), 0x0001, "the smallest subnormal");
+        assert_eq!(f16_bits(2f64.powi(-25)), 0x0000, "half of it ties to zero");
+        assert_eq!(
+            f16_bits(f64::from_bits(2f64.powi(-25).to_bits() + 1)),
+            0x0001,
+            "past the tie: up"
+        );
+        assert_eq!(f16_bits(1e-300), 0x0000);
+        assert_eq!(f16_bits(-1e-300), 0x8000);
+        assert_eq!(f16_bits(-0.0), 0x8000);
+        assert_eq!(f16_bits(0.1), 0x2e66);
+        assert_eq!(f16_bits(f64::INFINITY), 0x7c00);
+        assert!(half::f16::from_bits(f16_bits(f64::NAN)).is_nan());
+        // Every f16 converts to itself.
+        for bits in (0..0x7c00u16).chain(0x8000..0xfc00) {
+            let v = half::f16::from_bits(bits).to_f64();
+            assert_eq!(f16_bits(v), bits, "{v}");
+        }
+    }
+
+    /// The nearest `f16` computed another way, exactly in `f64`: `v` divided by the spacing
+    /// of the `f16` values at its magnitude, rounded to an even integer, times it again.
+    fn f16_bits_by_spacing(v: f64) -> u16 {
+        let a = v.abs();
+        if a >= 65520.0 {
+            return if v > 0.0 { 0x7c00 } else { 0xfc00 };
+        }
+        let exp = if a < 2f64.powi(-14) {
+            -14
+        } else {
+            ((a.to_bits() >> 52) & 0x7ff) as i32 - 1023
+        };
+        let q = 2f64.powi(exp - 10);
+        let r = (a / q).round_ties_even() * q;
+        half::f16::from_f64(r.copysign(v)).to_bits()
+    }
+
+    #[test]
+    fn f16_rounding_agrees_with_rounding_by_the_spacing_near_every_tie() {
+        // Each tie between neighbouring f16 values, and the f64s just around it, where a
+        // conversion that rounds twice goes wrong; and a spread of other values.
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for bits in (0..0x7bffu16).step_by(7) {
+            let (lo, hi) = (
+                half::f16::from_bits(bits).to_f64(),
+                half::f16::from_bits(bits + 1).to_f64(),
+            );
+            let tie = (lo + hi) / 2.0;
+            // `tie` is positive: one step of its bits either way is the next f64.
+            let (up, down) = (
+                f64::from_bits(tie.to_bits() + 1),
+                f64::from_bits(tie.to_bits() - 1),
+            );
+            for v in [tie, up, down, tie + (hi - lo) * 1e-9] {
+                for v in [v, -v] {
+                    assert_eq!(f16_bits(v), f16_bits_by_spacing(v), "{v:e}");
+                }
+            }
+        }
+        for _ in 0..100_000 {
+            let v = f64::from_bits(next());
+            if v.is_finite() {
+                assert_eq!(f16_bits(v), f16_bits_by_spacing(v), "{v:e}");
+            }
+            let v = (next() as f64 / u64::MAX as f64 - 0.5) * 140000.0;
+            assert_eq!(f16_bits(v), f16_bits_by_spacing(v), "{v:e}");
+        }
     }
 }

@@ -15,7 +15,9 @@
 //! from each subgroup's operands, and the statement then runs per invocation with its
 //! result in place of the call. `check` proved that the whole workgroup reaches it.
 
+use crate::consts::f16_bits;
 use crate::model::*;
+use crate::names::{wgsl_name, Namer};
 use crate::paths::Paths;
 use proc_macro2::{Ident, Literal, TokenStream};
 use quote::{format_ident, quote};
@@ -56,30 +58,6 @@ pub fn rust_scalar(s: Scalar, p: &Paths) -> TokenStream {
         Scalar::F64 => quote!(f64),
         Scalar::Bool => quote!(bool),
     }
-}
-
-/// The bits of the `f16` nearest to `v`, ties to even. (`half`'s `from_f64_const` rounds
-/// some values the wrong way, and its `from_f64` may go through f32 and round twice.)
-pub fn f16_bits(v: f64) -> u16 {
-    if !v.is_finite() {
-        return half::f16::from_f64(v).to_bits();
-    }
-    let a = v.abs();
-    // Halfway between 65504 and 2^16, and above, rounds to infinity.
-    if a >= 65520.0 {
-        return if v > 0.0 { 0x7c00 } else { 0xfc00 };
-    }
-    // The spacing of f16 values at `a` (2^-24 below 2^-14, where they are subnormal):
-    // rounding the exact quotient to an even integer rounds `a` to the nearest f16, and the
-    // product is exact, so the last conversion does not round.
-    let exp = if a < 2f64.powi(-14) {
-        -14
-    } else {
-        ((a.to_bits() >> 52) & 0x7ff) as i32 - 1023
-    };
-    let q = 2f64.powi(exp - 10);
-    let r = (a / q).round_ties_even() * q;
-    half::f16::from_f64(r.copysign(v)).to_bits()
 }
 
 /// A schedule constant's value in the oracle, a `u32` local of `__oracle` (and of the
@@ -162,7 +140,7 @@ fn subgroup_ops(body: &Block) -> Vec<&Expr> {
 
 /// The Rust names of a function's locals: the WGSL emitter's, so that the oracle and
 /// the WGSL read alike.
-fn local_idents(mut namer: crate::emit_wgsl::Namer, locals: &[Local]) -> Vec<Ident> {
+fn local_idents(mut namer: Namer, locals: &[Local]) -> Vec<Ident> {
     namer
         .locals(locals)
         .iter()
@@ -196,7 +174,7 @@ impl<'k> Oracle<'k> {
             k,
             p,
             locals: &k.locals,
-            names: local_idents(crate::emit_wgsl::Namer::kernel(k), &k.locals),
+            names: local_idents(Namer::kernel(k, wgsl_name), &k.locals),
             in_helper: false,
             storage: vec![Storage::Plain; k.locals.len()],
             uniform_loops: Vec::new(),
@@ -233,7 +211,7 @@ impl<'k> Oracle<'k> {
                 k: self.k,
                 p: self.p,
                 locals: &helper.locals,
-                names: local_idents(crate::emit_wgsl::Namer::helper(self.k), &helper.locals),
+                names: local_idents(Namer::helper(self.k, wgsl_name), &helper.locals),
                 in_helper: true,
                 storage: vec![Storage::Plain; helper.locals.len()],
                 uniform_loops: Vec::new(),
@@ -1753,36 +1731,6 @@ impl<'k> Oracle<'k> {
             MathFn::Dot | MathFn::Length | MathFn::Normalize | MathFn::Cross | MathFn::Distance => {
                 quote!(#x)
             }
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::f16_bits;
-
-    #[test]
-    fn f16_rounding_is_to_the_nearest_with_ties_to_even() {
-        assert_eq!(f16_bits(1.0), 0x3c00);
-        assert_eq!(f16_bits(1.0 + 2f64.powi(-11)), 0x3c00, "a tie goes to even");
-        assert_eq!(
-            f16_bits(1.0 + 3.0 * 2f64.powi(-11)),
-            0x3c02,
-            "a tie goes to even"
-        );
-        assert_eq!(f16_bits(4.3535186918169995), 0x445b, "just above a tie: up");
-        assert_eq!(f16_bits(65504.0), 0x7bff);
-        assert_eq!(f16_bits(65519.99), 0x7bff);
-        assert_eq!(f16_bits(65520.0), 0x7c00);
-        assert_eq!(f16_bits(-1e9), 0xfc00);
-        assert_eq!(f16_bits(2f64.powi(-24)), 0x0001, "the smallest subnormal");
-        assert_eq!(f16_bits(2f64.powi(-25)), 0x0000, "half of it ties to zero");
-        assert_eq!(f16_bits(-0.0), 0x8000);
-        assert_eq!(f16_bits(0.1), 0x2e66);
-        // Every f16 converts to itself.
-        for bits in (0..0x7c00u16).chain(0x8000..0xfc00) {
-            let v = half::f16::from_bits(bits).to_f64();
-            assert_eq!(f16_bits(v), bits, "{v}");
         }
     }
 }

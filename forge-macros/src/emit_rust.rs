@@ -3,9 +3,9 @@
 //! `<Name>Ext` trait beside the module.
 
 use crate::emit_oracle::{rust_scalar, Oracle};
-use crate::emit_wgsl::Sources;
 use crate::model::*;
 use crate::paths::Paths;
+use crate::types::ty_words;
 use proc_macro2::{Ident, Literal, TokenStream};
 use quote::{format_ident, quote};
 
@@ -134,7 +134,7 @@ pub fn struct_items(st: &syn::ItemStruct, def: &StructDef, krate: &syn::Path) ->
             }
             let scalar = format_ident!("{}", t.component().unwrap_or(Scalar::U32).core_variant());
             let (n, off) = (&f.name, f.offset);
-            let components = crate::parse::ty_words(&f.ty);
+            let components = ty_words(&f.ty);
             quote!(#field { name: #n, offset: #off, scalar: #st_ty::#scalar, components: #components })
         })
         .collect();
@@ -164,7 +164,7 @@ pub fn struct_items(st: &syn::ItemStruct, def: &StructDef, krate: &syn::Path) ->
 
 /// The generated items, one function each. `Items` holds what several of them share: the
 /// runtime paths and the parameters in the orders the items need.
-pub fn emit(k: &Kernel<'_>, wgsl: &Sources, cuda: &crate::emit_cuda::Sources) -> TokenStream {
+pub fn emit(k: &Kernel<'_>, wgsl: &Sources, cuda: &CudaSources) -> TokenStream {
     let g = Items::new(k, false);
     let module_body = [
         g.sources(wgsl),
@@ -458,7 +458,7 @@ impl<'k> Items<'k> {
         let (schedule, oracle_mod) = (self.p.schedule(), &self.oracle_mod);
         let name_str = &self.k.name;
         let directives = &wgsl.directives;
-        let full_wgsl = wgsl.full(0);
+        let full_wgsl = &wgsl.default_source;
         let knobs = &self.k.options.knobs;
         let default_schedule = self.default_schedule(&wgsl.schedules[0].0);
         // A schedule without a knob runs with the knob's default.
@@ -525,7 +525,7 @@ impl<'k> Items<'k> {
     }
 
     /// `cuda()`: the kernel's CUDA C++ for a schedule, or why it has none.
-    fn cuda_sources(&self, cuda: &crate::emit_cuda::Sources) -> TokenStream {
+    fn cuda_sources(&self, cuda: &CudaSources) -> TokenStream {
         let (schedule, err, oracle_mod) = (self.p.schedule(), self.p.error(), &self.oracle_mod);
         let doc = "The CUDA C++ source for a schedule, which NVRTC compiles: the prelude, the schedule's constants, the kernel `fg_main`.";
         if let Some(reason) = &cuda.refused {
@@ -1434,10 +1434,10 @@ impl<'k> Items<'k> {
         if self.k.uses_subgroups() {
             features.push(quote!(#feature::Subgroups));
         }
-        if crate::emit_wgsl::uses_f16(self.k) {
+        if self.k.uses_f16() {
             features.push(quote!(#feature::F16));
         }
-        if crate::emit_wgsl::uses_f64(self.k) {
+        if self.k.uses_f64() {
             features.push(quote!(#feature::F64));
         }
         if self.k.uses_coop() {
@@ -1597,7 +1597,7 @@ impl Signature {
 /// and `launch_with`, `kernel::<T>()` and `KERNELS`; beside it, the generic `<Name>Ext`.
 pub fn generic_items(
     func: &syn::ItemFn,
-    types: &crate::generic::Types,
+    types: &GenericTypes,
     generic: &[String],
     instances: &[(Ident, TokenStream, Signature)],
     ext: bool,

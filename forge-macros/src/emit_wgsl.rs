@@ -6,357 +6,13 @@
 //! `min`/`max` with NaN, `fract`, `powf` of a negative base), a small helper function is
 //! emitted instead.
 
+use crate::consts::f16_bits;
 use crate::model::*;
-use crate::unroll::Expanded;
+use crate::names::{builtin_var, helper_name, sched_name, wgsl_name, wgsl_struct_name, Namer};
+use crate::types::{self, len_of};
 use proc_macro2::Span;
 use std::collections::BTreeMap;
 use std::fmt::Write;
-
-/// Identifiers that WGSL reserves or predeclares: a user name equal to one of these is
-/// renamed in the generated WGSL, so that `let max = ..` cannot shadow the `max` builtin.
-const WGSL_TAKEN: &[&str] = &[
-    "alias",
-    "break",
-    "case",
-    "const",
-    "const_assert",
-    "continue",
-    "continuing",
-    "default",
-    "diagnostic",
-    "discard",
-    "else",
-    "enable",
-    "false",
-    "fn",
-    "for",
-    "if",
-    "let",
-    "loop",
-    "override",
-    "requires",
-    "return",
-    "struct",
-    "switch",
-    "true",
-    "var",
-    "while",
-    "NULL",
-    "Self",
-    "abstract",
-    "active",
-    "alignas",
-    "alignof",
-    "as",
-    "asm",
-    "asm_fragment",
-    "async",
-    "attribute",
-    "auto",
-    "await",
-    "become",
-    "binding_array",
-    "cast",
-    "catch",
-    "class",
-    "co_await",
-    "co_return",
-    "co_yield",
-    "coherent",
-    "column_major",
-    "common",
-    "compile",
-    "compile_fragment",
-    "concept",
-    "const_cast",
-    "consteval",
-    "constexpr",
-    "constinit",
-    "crate",
-    "debugger",
-    "decltype",
-    "delete",
-    "demote",
-    "demote_to_helper",
-    "do",
-    "dynamic_cast",
-    "enum",
-    "explicit",
-    "export",
-    "extends",
-    "extern",
-    "external",
-    "fallthrough",
-    "filter",
-    "final",
-    "finally",
-    "friend",
-    "from",
-    "fxgroup",
-    "get",
-    "goto",
-    "groupshared",
-    "highp",
-    "impl",
-    "implements",
-    "import",
-    "inline",
-    "instanceof",
-    "interface",
-    "layout",
-    "lowp",
-    "macro",
-    "macro_rules",
-    "match",
-    "mediump",
-    "meta",
-    "mod",
-    "module",
-    "move",
-    "mut",
-    "namespace",
-    "new",
-    "nil",
-    "noexcept",
-    "noinline",
-    "nointerpolation",
-    "noperspective",
-    "null",
-    "nullptr",
-    "of",
-    "operator",
-    "package",
-    "packoffset",
-    "partition",
-    "pass",
-    "patch",
-    "pixelfragment",
-    "precise",
-    "precision",
-    "premerge",
-    "priv",
-    "protected",
-    "pub",
-    "public",
-    "readonly",
-    "ref",
-    "regardless",
-    "register",
-    "reinterpret_cast",
-    "require",
-    "resource",
-    "restrict",
-    "self",
-    "set",
-    "shared",
-    "sizeof",
-    "smooth",
-    "snorm",
-    "static",
-    "static_assert",
-    "static_cast",
-    "std",
-    "subroutine",
-    "super",
-    "target",
-    "template",
-    "this",
-    "thread_local",
-    "throw",
-    "trait",
-    "try",
-    "type",
-    "typedef",
-    "typeid",
-    "typename",
-    "typeof",
-    "union",
-    "unless",
-    "unorm",
-    "unsafe",
-    "unsized",
-    "use",
-    "using",
-    "varying",
-    "virtual",
-    "volatile",
-    "wgsl",
-    "where",
-    "with",
-    "writeonly",
-    "yield",
-    "main",
-    "abs",
-    "acos",
-    "all",
-    "any",
-    "array",
-    "asin",
-    "atan",
-    "atan2",
-    "atomic",
-    "bitcast",
-    "ceil",
-    "clamp",
-    "cos",
-    "cosh",
-    "countOneBits",
-    "cross",
-    "degrees",
-    "determinant",
-    "distance",
-    "dot",
-    "exp",
-    "exp2",
-    "floor",
-    "fma",
-    "fract",
-    "frexp",
-    "ldexp",
-    "length",
-    "log",
-    "log2",
-    "max",
-    "min",
-    "mix",
-    "modf",
-    "normalize",
-    "pow",
-    "ptr",
-    "radians",
-    "reflect",
-    "refract",
-    "reverseBits",
-    "round",
-    "select",
-    "sign",
-    "sin",
-    "sinh",
-    "smoothstep",
-    "sqrt",
-    "step",
-    "tan",
-    "tanh",
-    "transpose",
-    "trunc",
-    "vec2",
-    "vec3",
-    "vec4",
-    "mat2x2",
-    "mat3x3",
-    "mat4x4",
-    "f32",
-    "f16",
-    "u32",
-    "i32",
-    "bool",
-    "sampler",
-    "texture_2d",
-    "arrayLength",
-    "workgroupBarrier",
-    "storageBarrier",
-    "firstLeadingBit",
-    "firstTrailingBit",
-    "countLeadingZeros",
-    "countTrailingZeros",
-    "extractBits",
-    "insertBits",
-    "WG",
-    "ITEMS",
-    "VEC",
-    "WG_X",
-    "WG_Y",
-    "WG_Z",
-];
-
-/// The name a user identifier gets in generated WGSL: itself, unless WGSL reserves it, or
-/// it starts with `__` (which WGSL forbids) or with the `fg_` prefix that generated names
-/// own. The renaming is one to one: a renamed name starts with `fg_u_`, which no name kept
-/// as it is can.
-pub fn wgsl_name(name: &str) -> String {
-    let subgroup_builtin = SubgroupOp::ALL.iter().any(|op| op.wgsl() == name);
-    if WGSL_TAKEN.contains(&name)
-        || subgroup_builtin
-        || name.starts_with("fg_")
-        || name.starts_with("__")
-    {
-        format!("fg_u_{name}")
-    } else {
-        name.to_string()
-    }
-}
-
-/// The WGSL name of a `#[forge_fn]` helper.
-pub fn helper_name(h: &HelperFn) -> String {
-    format!("fg_fn_{}", h.name)
-}
-
-/// Gives every local of a function a name of its own: WGSL forbids redeclaring a name in
-/// one scope, and the oracle keeps some locals of different scopes side by side. Names
-/// are the user's where they are free (`x`, then `x_1`, `x_2` for the `let`s that shadow
-/// it), after the module-level names the function can see.
-pub struct Namer {
-    taken: std::collections::HashSet<String>,
-    /// The target language's name for a user identifier (`wgsl_name`, or the CUDA
-    /// emitter's).
-    rename: fn(&str) -> String,
-}
-
-impl Namer {
-    /// A namer for the kernel's entry point: the names of its bindings, scalar parameters
-    /// and helpers are taken.
-    pub fn kernel(k: &Kernel<'_>) -> Self {
-        Self::kernel_with(k, wgsl_name)
-    }
-
-    /// A namer for a helper, a function of its own: its names may shadow the module's.
-    pub fn helper(k: &Kernel<'_>) -> Self {
-        Self::helper_with(k, wgsl_name)
-    }
-
-    /// [`Namer::kernel`] for a language whose names `rename` gives.
-    pub fn kernel_with(k: &Kernel<'_>, rename: fn(&str) -> String) -> Self {
-        let taken = k
-            .bindings
-            .iter()
-            .map(|b| rename(&b.name))
-            .chain(k.scalars.iter().map(|s| rename(&s.name)))
-            .chain(k.helpers.iter().map(|h| rename(&h.name)))
-            .collect();
-        Namer { taken, rename }
-    }
-
-    /// [`Namer::helper`] for a language whose names `rename` gives.
-    pub fn helper_with(k: &Kernel<'_>, rename: fn(&str) -> String) -> Self {
-        let taken = k.helpers.iter().map(|h| rename(&h.name)).collect();
-        Namer { taken, rename }
-    }
-
-    /// A fresh name based on `base`, already a valid WGSL identifier.
-    pub fn fresh(&mut self, base: &str) -> String {
-        let mut name = base.to_string();
-        let mut n = 1;
-        while !self.taken.insert(name.clone()) {
-            name = format!("{base}_{n}");
-            n += 1;
-        }
-        name
-    }
-
-    /// The names of a function's locals, by `LocalId`.
-    pub fn locals(&mut self, locals: &[Local]) -> Vec<String> {
-        locals
-            .iter()
-            .map(|l| {
-                let base = match l.hidden {
-                    Some(base) => base.to_string(),
-                    None => (self.rename)(&l.name),
-                };
-                self.fresh(&base)
-            })
-            .collect()
-    }
-}
 
 /// The schedule constants, exactly as `forge_core::Schedule::wgsl_header` writes them.
 pub fn schedule_header(s: &SchedPoint, knobs: &[Knob]) -> String {
@@ -375,33 +31,6 @@ pub fn schedule_header(s: &SchedPoint, knobs: &[Knob]) -> String {
         let _ = writeln!(h, "const {}: u32 = {v}u;", k.name);
     }
     h
-}
-
-/// A kernel's WGSL for every schedule of its tuning space: the directives, then the
-/// schedule's constants, then its body. Schedules share a body unless unrolling made
-/// theirs differ.
-pub struct Sources {
-    pub directives: String,
-    pub bodies: Vec<String>,
-    /// Each schedule of `Kernel::schedules`, the default first, and its body.
-    pub schedules: Vec<(SchedPoint, usize)>,
-    /// The body of schedules outside the tuning space.
-    pub fallback: usize,
-    /// The knobs, for the headers.
-    pub knobs: Vec<Knob>,
-}
-
-impl Sources {
-    /// The whole source of schedule `i` of `schedules`.
-    pub fn full(&self, i: usize) -> String {
-        let (s, b) = &self.schedules[i];
-        format!(
-            "{}{}{}",
-            self.directives,
-            schedule_header(s, &self.knobs),
-            self.bodies[*b]
-        )
-    }
 }
 
 pub struct Wgsl {
@@ -438,11 +67,11 @@ struct Emitter<'k> {
 /// The WGSL of kernel `k` unrolled for a schedule (`x`).
 pub fn emit<'k>(k: &'k Kernel<'k>, x: &'k Expanded) -> Wgsl {
     let knobs = &k.options.knobs;
-    let ty = |t: &Ty| ty(t, &k.structs, knobs);
+    let ty = |t: &Ty| types::wgsl(t, &k.structs, knobs);
     let mut e = Emitter {
         k,
         locals: &x.main.locals,
-        names: Namer::kernel(k).locals(&x.main.locals),
+        names: Namer::kernel(k, wgsl_name).locals(&x.main.locals),
         out: String::new(),
         indent: 1,
         helpers: BTreeMap::new(),
@@ -462,7 +91,7 @@ pub fn emit<'k>(k: &'k Kernel<'k>, x: &'k Expanded) -> Wgsl {
         let mut he = Emitter {
             k,
             locals: &f.locals,
-            names: Namer::helper(k).locals(&f.locals),
+            names: Namer::helper(k, wgsl_name).locals(&f.locals),
             out: String::new(),
             indent: 1,
             helpers: BTreeMap::new(),
@@ -516,9 +145,9 @@ pub fn emit<'k>(k: &'k Kernel<'k>, x: &'k Expanded) -> Wgsl {
     }
 
     let mut s = String::new();
-    for def in used_structs(k) {
+    for def in k.used_structs() {
         s.push('\n');
-        s.push_str(&struct_decl(&k.structs[def]));
+        s.push_str(&types::struct_decl(&k.structs[def]));
     }
     if !k.scalars.is_empty() {
         s.push_str("\nstruct Params {\n");
@@ -592,7 +221,7 @@ pub fn emit<'k>(k: &'k Kernel<'k>, x: &'k Expanded) -> Wgsl {
     // Subgroup builtins need the device's subgroup feature: declared only when read.
     // `num_subgroups` is computed from the size instead: lavapipe (Mesa 22) rounds it down
     // when the last subgroup is partial.
-    let mut sg_builtins = used_subgroup_builtins(k);
+    let mut sg_builtins = k.used_subgroup_builtins();
     let num_subgroups = sg_builtins.contains(&Builtin::NumSubgroups);
     if num_subgroups && !sg_builtins.contains(&Builtin::SubgroupSize) {
         sg_builtins.push(Builtin::SubgroupSize);
@@ -603,15 +232,15 @@ pub fn emit<'k>(k: &'k Kernel<'k>, x: &'k Expanded) -> Wgsl {
             Builtin::SubgroupSize => "subgroup_size",
             _ => "subgroup_id",
         };
-        let _ = writeln!(s, "    @builtin({wgsl}) {}: u32,", builtin(*b));
+        let _ = writeln!(s, "    @builtin({wgsl}) {}: u32,", builtin_var(*b));
     }
     s.push_str(") {\n");
     if num_subgroups {
         let _ = writeln!(
             s,
             "    let {} = (WG + {1} - 1u) / {1};",
-            builtin(Builtin::NumSubgroups),
-            builtin(Builtin::SubgroupSize)
+            builtin_var(Builtin::NumSubgroups),
+            builtin_var(Builtin::SubgroupSize)
         );
     }
     for p in &k.scalars {
@@ -631,7 +260,7 @@ pub fn emit<'k>(k: &'k Kernel<'k>, x: &'k Expanded) -> Wgsl {
     );
     s.push_str(&body_code);
     s.push_str("}\n");
-    let mut directives = if uses_f16(k) {
+    let mut directives = if k.uses_f16() {
         "enable f16;\n".to_string()
     } else {
         String::new()
@@ -675,7 +304,7 @@ fn grid_prologue(k: &Kernel<'_>) -> String {
         );
         s.push_str("    let fg_global_index = fg_wg_index * WG + fg_lidx;\n");
         // The logical ids of a 1-D grid, declared only when read.
-        let used = used_builtins(k);
+        let used = k.used_builtins();
         if used.contains(&Builtin::GlobalId) {
             s.push_str("    let fg_lgid = vec3<u32>(fg_global_index, 0u, 0u);\n");
         }
@@ -718,194 +347,11 @@ fn grid_prologue(k: &Kernel<'_>) -> String {
     s
 }
 
-/// The builtins the body reads, whole or by component.
-pub(crate) fn used_builtins(k: &Kernel<'_>) -> Vec<Builtin> {
-    let mut used = Vec::new();
-    walk_stmts(&k.body, &mut |s| {
-        stmt_exprs(s, &mut |e| {
-            walk_expr(e, &mut |x| {
-                if let ExprKind::Builtin(b) | ExprKind::BuiltinComponent(b, _) = x.kind {
-                    if !used.contains(&b) {
-                        used.push(b);
-                    }
-                }
-            })
-        })
-    });
-    used
-}
-
-/// The subgroup builtins the body reads, in a fixed order.
-pub(crate) fn used_subgroup_builtins(k: &Kernel<'_>) -> Vec<Builtin> {
-    let mut used = Vec::new();
-    walk_stmts(&k.body, &mut |s| {
-        stmt_exprs(s, &mut |e| {
-            walk_expr(e, &mut |x| {
-                if let ExprKind::Builtin(b) = x.kind {
-                    if b.is_subgroup() && !used.contains(&b) {
-                        used.push(b);
-                    }
-                }
-            })
-        })
-    });
-    used.sort_by_key(|b| *b as u8);
-    used
-}
-
-/// The `#[forge_struct]`s the kernel or a helper it calls has a value of, in declaration
-/// order.
-pub(crate) fn used_structs(k: &Kernel<'_>) -> Vec<usize> {
-    let mut used = vec![false; k.structs.len()];
-    let mut mark = |t: &Ty| {
-        let mut t = t;
-        while let Ty::Array(e, _) = t {
-            t = e;
-        }
-        if let Ty::Struct(s) = t {
-            used[*s] = true;
-        }
-    };
-    for b in &k.bindings {
-        mark(&b.elem_ty());
-    }
-    let mut bodies: Vec<(&[Local], &Block)> = vec![(&k.locals, &k.body)];
-    for h in k.used_helpers() {
-        let h = &k.helpers[h];
-        if let Some(r) = &h.ret {
-            mark(r);
-        }
-        bodies.push((&h.locals, &h.body));
-    }
-    for (locals, body) in bodies {
-        locals.iter().for_each(|l| mark(&l.ty));
-        walk_stmts(body, &mut |s| {
-            stmt_exprs(s, &mut |e| walk_expr(e, &mut |x| mark(&x.ty)))
-        });
-    }
-    (0..k.structs.len()).filter(|s| used[*s]).collect()
-}
-
-/// Whether any value of the kernel, or of a helper it calls, is an `f16` or holds some.
-pub fn uses_f16(k: &Kernel<'_>) -> bool {
-    uses_scalar(k, Scalar::F16)
-}
-
-/// Whether any value of the kernel, or of a helper it calls, is an `f64` or holds some.
-pub fn uses_f64(k: &Kernel<'_>) -> bool {
-    uses_scalar(k, Scalar::F64)
-}
-
-fn uses_scalar(k: &Kernel<'_>, scalar: Scalar) -> bool {
-    let has = |t: &Ty| {
-        let mut t = t;
-        while let Ty::Array(e, _) = t {
-            t = e;
-        }
-        t.component() == Some(scalar) || matches!(t, Ty::Coop(s, _) if *s == scalar)
-    };
-    let body_has = |locals: &[Local], body: &Block| {
-        let mut found = locals.iter().any(|l| has(&l.ty));
-        walk_stmts(body, &mut |s| {
-            stmt_exprs(s, &mut |e| walk_expr(e, &mut |x| found |= has(&x.ty)))
-        });
-        found
-    };
-    k.bindings.iter().any(|b| b.elem == scalar)
-        || body_has(&k.locals, &k.body)
-        || k.used_helpers().into_iter().any(|h| {
-            let h = &k.helpers[h];
-            h.ret.as_ref().is_some_and(has) || body_has(&h.locals, &h.body)
-        })
-}
-
 /// The scalar an atomic holds in WGSL: `f32` atomics are `u32` bits.
 fn atomic_scalar(s: Scalar) -> &'static str {
     match s {
         Scalar::I32 => "i32",
         _ => "u32",
-    }
-}
-
-/// A `#[forge_struct]`'s WGSL name: its own, unless WGSL or the generated code has it
-/// (`Params`, the uniform's struct).
-pub fn struct_name(def: &StructDef) -> String {
-    match def.name.as_str() {
-        "Params" => "fg_u_Params".to_string(),
-        n => wgsl_name(n),
-    }
-}
-
-/// A `#[forge_struct]`'s WGSL declaration.
-pub fn struct_decl(def: &StructDef) -> String {
-    let mut s = format!("struct {} {{\n", struct_name(def));
-    for f in &def.fields {
-        let _ = writeln!(s, "    {}: {},", wgsl_name(&f.name), ty(&f.ty, &[], &[]));
-    }
-    s.push_str("}\n");
-    s
-}
-
-/// The alignment WGSL gives a type in storage: a scalar's size, a `vec2`'s twice that,
-/// a `vec3`'s and a `vec4`'s four times, an array's element's.
-pub fn wgsl_align(t: &Ty) -> u32 {
-    match t {
-        Ty::Scalar(s) => s.size(),
-        Ty::Vector(s, 2) => 2 * s.size(),
-        Ty::Vector(s, _) => 4 * s.size(),
-        Ty::Array(e, _) => wgsl_align(e),
-        Ty::Struct(_) => 16,
-        Ty::Coop(s, _) => s.size(),
-    }
-}
-
-/// A type as the kernel language (and the host) spells it: `f32`, `Vec4`, `[u32; 4]`.
-pub fn rust_ty(t: &Ty) -> String {
-    match t {
-        Ty::Scalar(s) => s.wgsl().to_string(),
-        Ty::Vector(s, n) => {
-            let prefix = match s {
-                Scalar::U32 => "U",
-                Scalar::I32 => "I",
-                Scalar::F16 => "H",
-                Scalar::F64 => "D",
-                _ => "",
-            };
-            format!("{prefix}Vec{n}")
-        }
-        Ty::Array(e, ConstLen::Lit(n)) => format!("[{}; {n}]", rust_ty(e)),
-        Ty::Array(e, len) => format!("[{}; {}]", rust_ty(e), len_of(len, &[])),
-        Ty::Struct(_) => "struct".to_string(),
-        Ty::Coop(s, r) => format!("{}<{}>", r.type_name(), s.wgsl()),
-    }
-}
-
-/// The type of a place, from its root local's or binding's type.
-pub fn place_ty(k: &Kernel<'_>, locals: &[Local], place: &Place) -> Ty {
-    match place {
-        Place::Local(id) => locals[*id].ty.clone(),
-        Place::LocalIndex(id, idx) => {
-            let mut t = locals[*id].ty.clone();
-            for _ in idx {
-                if let Ty::Array(e, _) = t {
-                    t = *e;
-                }
-            }
-            t
-        }
-        Place::Binding(b, _) => k.bindings[*b].elem_ty(),
-        Place::Field(base, f) => match place_ty(k, locals, base) {
-            Ty::Struct(s) => k.structs[s].fields[*f].ty.clone(),
-            t => t,
-        },
-        Place::Component(base, _) => match place_ty(k, locals, base) {
-            Ty::Vector(s, _) => Ty::Scalar(s),
-            t => t,
-        },
-        Place::Index(base, _) => match place_ty(k, locals, base) {
-            Ty::Array(e, _) => *e,
-            t => t,
-        },
     }
 }
 
@@ -915,65 +361,6 @@ fn kw(l: &Local) -> &'static str {
         "var"
     } else {
         "let"
-    }
-}
-
-/// A type in WGSL: a struct by its name, an array length over the kernel's `knobs`.
-pub fn ty(t: &Ty, structs: &[StructDef], knobs: &[Knob]) -> String {
-    match t {
-        Ty::Struct(i) => struct_name(&structs[*i]),
-        Ty::Scalar(s) => s.wgsl().to_string(),
-        Ty::Vector(s, n) => format!("vec{n}<{}>", s.wgsl()),
-        Ty::Array(e, len) => format!("array<{}, {}>", ty(e, structs, knobs), len_of(len, knobs)),
-        Ty::Coop(s, r) => format!("coop_mat16x16<{}, {}>", s.wgsl(), r.wgsl()),
-    }
-}
-
-/// An array length in WGSL: `256`, or `(WG * 2u)` over the schedule's constants.
-pub fn len_of(len: &ConstLen, knobs: &[Knob]) -> String {
-    fn go(c: &CExpr, knobs: &[Knob], out: &mut String) {
-        match c {
-            CExpr::Lit(v) => {
-                let _ = write!(out, "{v}u");
-            }
-            CExpr::Sched(s) => out.push_str(&sched_name(*s, knobs)),
-            CExpr::Bin(op, a, b) => {
-                let sym = match op {
-                    LenOp::Add => "+",
-                    LenOp::Sub => "-",
-                    LenOp::Mul => "*",
-                    LenOp::Div => "/",
-                    LenOp::Rem => "%",
-                };
-                out.push('(');
-                go(a, knobs, out);
-                let _ = write!(out, " {sym} ");
-                go(b, knobs, out);
-                out.push(')');
-            }
-        }
-    }
-    match len {
-        ConstLen::Lit(n) => n.to_string(),
-        ConstLen::Sched(c) => {
-            let mut s = String::new();
-            go(c, knobs, &mut s);
-            s
-        }
-    }
-}
-
-/// The WGSL constant of a schedule value: `WG`, `ITEMS`, `VEC` or the knob's name.
-pub fn sched_name(s: SchedConst, knobs: &[Knob]) -> String {
-    match s {
-        SchedConst::Wg => "WG".into(),
-        SchedConst::WgAxis(d) => crate::lower::wg_axis_name(d).into(),
-        SchedConst::Items => "ITEMS".into(),
-        SchedConst::Vec => "VEC".into(),
-        SchedConst::Knob(i) => knobs
-            .get(i)
-            .map(|k| k.name.clone())
-            .unwrap_or_else(|| "KNOB".into()),
     }
 }
 
@@ -1024,7 +411,7 @@ pub fn len_wgsl(e: &LenExpr, kernel: &Kernel<'_>) -> String {
 
 impl Emitter<'_> {
     fn ty(&self, t: &Ty) -> String {
-        ty(t, &self.k.structs, &self.k.options.knobs)
+        types::wgsl(t, &self.k.structs, &self.k.options.knobs)
     }
 
     fn line(&mut self, text: &str) {
@@ -1424,7 +811,7 @@ impl Emitter<'_> {
     /// out, and the rest are filled by a loop.
     fn array_repeat(&mut self, kw: &str, name: &str, t: &Ty, v: &Expr) {
         let ts = self.ty(t);
-        if crate::check::is_zero(v) {
+        if v.is_zero() {
             return self.line(&format!("{kw} {name}: {ts} = {ts}();"));
         }
         let n = self.fresh();
@@ -1493,7 +880,7 @@ impl Emitter<'_> {
 
     /// The type of a place.
     fn place_ty(&self, place: &Place) -> Ty {
-        place_ty(self.k, self.locals, place)
+        self.k.place_ty(self.locals, place)
     }
 
     /// The WGSL name of field `f` of a struct type.
@@ -1598,7 +985,7 @@ impl Emitter<'_> {
     fn expr(&mut self, e: &Expr) -> String {
         match &e.kind {
             ExprKind::Coop { op, target, args } => {
-                let t = ty(&e.ty, &self.k.structs, &self.k.options.knobs);
+                let t = types::wgsl(&e.ty, &self.k.structs, &self.k.options.knobs);
                 match (op, target) {
                     (CoopOp::Load { row_major }, Some(target)) => {
                         let f = if *row_major { "coopLoadT" } else { "coopLoad" };
@@ -1625,9 +1012,9 @@ impl Emitter<'_> {
             ExprKind::Local(id) => self.names[*id].clone(),
             ExprKind::Scalar(i) => wgsl_name(&self.k.scalars[*i].name),
             ExprKind::Sched(c) => sched_name(*c, &self.k.options.knobs),
-            ExprKind::Builtin(b) => builtin(*b).into(),
+            ExprKind::Builtin(b) => builtin_var(*b).into(),
             ExprKind::BuiltinComponent(b, c) => {
-                format!("{}.{}", builtin(*b), ["x", "y", "z"][*c as usize])
+                format!("{}.{}", builtin_var(*b), ["x", "y", "z"][*c as usize])
             }
             ExprKind::LoadBinding(b, i) => {
                 let i = self.expr(i);
@@ -1693,9 +1080,13 @@ impl Emitter<'_> {
             }
             ExprKind::StructNew(s, args) => {
                 let items: Vec<String> = args.iter().map(|a| self.expr(a)).collect();
-                format!("{}({})", struct_name(&self.k.structs[*s]), items.join(", "))
+                format!(
+                    "{}({})",
+                    wgsl_struct_name(&self.k.structs[*s]),
+                    items.join(", ")
+                )
             }
-            ExprKind::StructZero(s) => format!("{}()", struct_name(&self.k.structs[*s])),
+            ExprKind::StructZero(s) => format!("{}()", wgsl_struct_name(&self.k.structs[*s])),
             ExprKind::Field(base, f) => {
                 let name = self.field_name(&base.ty, *f);
                 let base = self.expr(base);
@@ -2008,23 +1399,6 @@ fn radians_per_degree(t: Scalar) -> String {
     }
 }
 
-fn builtin(b: Builtin) -> &'static str {
-    match b {
-        Builtin::GlobalIndex => "fg_global_index",
-        Builtin::LocalIndex => "fg_lidx",
-        Builtin::WorkgroupIndex => "fg_wg_index",
-        // The logical ids, which `grid_prologue` declares.
-        Builtin::GlobalId => "fg_lgid",
-        Builtin::LocalId => "fg_lid",
-        Builtin::WorkgroupId => "fg_lwid",
-        Builtin::NumWorkgroups => "fg_groups",
-        Builtin::SubgroupInvocationId => "fg_sg_lane",
-        Builtin::SubgroupSize => "fg_sg_size",
-        Builtin::SubgroupId => "fg_sg_id",
-        Builtin::NumSubgroups => "fg_nsg",
-    }
-}
-
 /// A float literal that reads back as exactly the same `f32`, or `f16`: the nearest `f16`
 /// to `v`, written as the shortest decimal of its (exact) `f32` value.
 pub fn float_lit(v: f64, s: Scalar) -> String {
@@ -2044,7 +1418,7 @@ pub fn float_lit(v: f64, s: Scalar) -> String {
         };
     }
     let f = if s == Scalar::F16 {
-        half::f16::from_bits(crate::emit_oracle::f16_bits(v)).to_f32()
+        half::f16::from_bits(f16_bits(v)).to_f32()
     } else {
         v as f32
     };

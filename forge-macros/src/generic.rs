@@ -6,18 +6,12 @@
 //! concerns when it is not all of them.
 
 use crate::ctxt::Ctxt;
-use crate::model::{Scalar, Shared};
+use crate::model::{GenericTypes, Scalar, Shared};
 use proc_macro2::{Group, Ident, TokenStream, TokenTree};
 use quote::quote;
 
 /// The element types an instance may have.
 const INSTANCE_TYPES: &[&str] = &["f32", "f16", "f64", "u32", "i32"];
-
-/// `types(T = [..])` as written: the parameter and its types.
-pub struct Types {
-    pub param: Ident,
-    pub types: Vec<(Ident, Scalar)>,
-}
 
 /// Whether the kernel is generic: type parameters, or a `types(..)` option.
 pub fn is_generic(attr: &TokenStream, func: &syn::ItemFn) -> bool {
@@ -51,7 +45,11 @@ fn option_name(option: &TokenStream) -> Option<String> {
 }
 
 /// Parses `types(T = [f32, f16])` and checks it against the function's type parameters.
-fn parse_types(cx: &Ctxt, option: Option<&TokenStream>, func: &syn::ItemFn) -> Option<Types> {
+fn parse_types(
+    cx: &Ctxt,
+    option: Option<&TokenStream>,
+    func: &syn::ItemFn,
+) -> Option<GenericTypes> {
     let generics = &func.sig.generics;
     let params: Vec<&syn::TypeParam> = generics.type_params().collect();
     if let Some(p) = generics
@@ -179,7 +177,7 @@ fn parse_types(cx: &Ctxt, option: Option<&TokenStream>, func: &syn::ItemFn) -> O
         }
         out.push((t, s));
     }
-    (!out.is_empty()).then_some(Types { param, types: out })
+    (!out.is_empty()).then_some(GenericTypes { param, types: out })
 }
 
 /// `tokens` with every identifier `from` replaced by `to`.

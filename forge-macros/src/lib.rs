@@ -23,8 +23,10 @@ mod infer;
 mod inline;
 mod lower;
 mod model;
+mod names;
 mod parse;
 mod paths;
+mod types;
 mod unroll;
 mod validate;
 
@@ -371,12 +373,12 @@ fn compile(
     if cx.has_errors() {
         return Err(fail(&cx, &kernel));
     }
-    let mut sources = emit_wgsl::Sources {
+    let mut sources = model::Sources {
         directives: String::new(),
         bodies: Vec::new(),
         schedules: Vec::new(),
         fallback: 0,
-        knobs: kernel.options.knobs.clone(),
+        default_source: String::new(),
     };
     let mut sched_dependent = false;
     for (i, (s, x)) in expanded.iter().enumerate() {
@@ -392,6 +394,9 @@ fn compile(
         if let Err(rejection) = validate::validate(&full) {
             report_rejection(&cx, &kernel, &wgsl, &full, i == 0, s, rejection);
             return Err(fail(&cx, &kernel));
+        }
+        if i == 0 {
+            sources.default_source = full;
         }
         let b = match sources.bodies.iter().position(|b| *b == wgsl.body) {
             Some(b) => b,
@@ -430,10 +435,10 @@ fn compile(
 /// cannot write still compiles; its `cuda()` says why it has no CUDA.
 fn cuda_sources(
     kernel: &model::Kernel<'_>,
-    expanded: &[(model::SchedPoint, unroll::Expanded)],
-    rolled: Option<&unroll::Expanded>,
-) -> emit_cuda::Sources {
-    let mut cuda = emit_cuda::Sources {
+    expanded: &[(model::SchedPoint, model::Expanded)],
+    rolled: Option<&model::Expanded>,
+) -> model::CudaSources {
+    let mut cuda = model::CudaSources {
         prelude: emit_cuda::prelude(kernel),
         bodies: Vec::new(),
         schedules: Vec::new(),
@@ -446,13 +451,13 @@ fn cuda_sources(
                 let b = cuda.add(body);
                 cuda.schedules.push(b);
             }
-            Err(reason) => return emit_cuda::Sources::refused(reason),
+            Err(reason) => return model::CudaSources::refused(reason),
         }
     }
     if let Some(rolled) = rolled.filter(|_| cuda.bodies.len() > 1) {
         match emit_cuda::emit(kernel, rolled) {
             Ok(body) => cuda.fallback = cuda.add(body),
-            Err(reason) => return emit_cuda::Sources::refused(reason),
+            Err(reason) => return model::CudaSources::refused(reason),
         }
     }
     cuda
@@ -464,8 +469,8 @@ fn cuda_sources(
 fn dump_sources(
     key: &str,
     kernel: &model::Kernel<'_>,
-    wgsl: &emit_wgsl::Sources,
-    cuda: &emit_cuda::Sources,
+    wgsl: &model::Sources,
+    cuda: &model::CudaSources,
     rolled: bool,
 ) {
     let knobs = &kernel.options.knobs;
@@ -476,8 +481,10 @@ fn dump_sources(
         .map(|(i, (s, _))| format!("s{i}: {}\n", s.describe(knobs)))
         .collect();
     dump::write(key, "schedules.txt", &list);
-    for i in 0..wgsl.schedules.len() {
-        dump::write(key, &format!("s{i}.wgsl"), &wgsl.full(i));
+    for (i, (s, b)) in wgsl.schedules.iter().enumerate() {
+        let header = emit_wgsl::schedule_header(s, knobs);
+        let full = format!("{}{header}{}", wgsl.directives, wgsl.bodies[*b]);
+        dump::write(key, &format!("s{i}.wgsl"), &full);
     }
     if rolled {
         let body = &wgsl.bodies[wgsl.fallback];

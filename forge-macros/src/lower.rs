@@ -2,9 +2,12 @@
 //! resolving names, inferring types (`infer`), and rejecting constructs outside the kernel
 //! language with an error at the construct and a hint.
 
+use crate::consts::f16_bits;
 use crate::ctxt::Ctxt;
 use crate::infer::{self, Infer};
 use crate::model::*;
+use crate::names::wg_axis_index;
+use crate::types::{self, ty_text};
 use proc_macro2::Span;
 use std::collections::HashMap;
 use syn::spanned::Spanned;
@@ -691,16 +694,16 @@ impl<'k, 'a> Lowerer<'k, 'a> {
     }
 
     fn type_annotation(&mut self, t: &syn::Type) -> R<usize> {
-        if let Some(s) = crate::parse::struct_type(t, self.structs) {
+        if let Some(s) = types::struct_type(t, self.structs) {
             return Ok(self.inf.of_struct(s));
         }
-        if let Some(s) = crate::parse::scalar_type(t) {
+        if let Some(s) = types::scalar_type(t) {
             return Ok(self.inf.of_scalar(s));
         }
-        if let Some((s, n)) = crate::parse::vector_type(t) {
+        if let Some((s, n)) = types::vector_type(t) {
             return Ok(self.inf.of_vector(s, n));
         }
-        match crate::parse::coop_type(t) {
+        match types::coop_type(t) {
             Some(Ok((s, role))) => {
                 self.coop_allowed(t.span())?;
                 return Ok(self.inf.of_coop(s, role));
@@ -1692,7 +1695,7 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                 if self.inf.vector(a.tv).is_some() {
                     return self.err(span, "vectors cannot be cast with `as`; build a new one with `UVec4::new(v.x as u32, ..)`");
                 }
-                let Some(target) = crate::parse::scalar_type(&c.ty) else {
+                let Some(target) = types::scalar_type(&c.ty) else {
                     let t = &c.ty;
                     return self.err(t.span(), format!("cannot cast to `{}`; casts go to `f32`, `u32`, `i32`, `f16` or `f64`", quote::quote!(#t)));
                 };
@@ -1930,7 +1933,7 @@ impl<'k, 'a> Lowerer<'k, 'a> {
             }
         }
         if segs.len() == 2 {
-            if let Some((s, n)) = crate::parse::vector_name(&segs[0]) {
+            if let Some((s, n)) = types::vector_name(&segs[0]) {
                 let v = match (segs[1].as_str(), s) {
                     ("ZERO", Scalar::F32 | Scalar::F16) => ExprKind::FloatLit(0.0),
                     ("ONE", Scalar::F32 | Scalar::F16) => ExprKind::FloatLit(1.0),
@@ -2129,7 +2132,7 @@ impl<'k, 'a> Lowerer<'k, 'a> {
             return Ok(self.expr_of(ExprKind::Builtin(b), tv, span));
         }
         if let Some((ty, ctor)) = name.split_once("::") {
-            if let Some(role) = crate::parse::coop_role(ty) {
+            if let Some(role) = types::coop_role(ty) {
                 return self.coop_call(c, role, ctor);
             }
             if let Some(st) = self.structs.iter().position(|s| s.name == ty) {
@@ -2139,7 +2142,7 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                 let tv = self.inf.of_struct(st);
                 return Ok(self.expr_of(ExprKind::StructZero(st), tv, span));
             }
-            if let Some((s, n)) = crate::parse::vector_name(ty) {
+            if let Some((s, n)) = types::vector_name(ty) {
                 let want = match ctor {
                     "new" => n as usize,
                     "splat" => 1,
@@ -3184,7 +3187,7 @@ impl<'k, 'a> Lowerer<'k, 'a> {
         }
         // WGSL rejects an `h` literal that rounds to infinity.
         if let (ExprKind::FloatLit(v), Ty::Scalar(Scalar::F16)) = (&e.kind, &e.ty) {
-            let bits = crate::emit_oracle::f16_bits(*v);
+            let bits = f16_bits(*v);
             if v.is_finite() && bits & 0x7fff == 0x7c00 {
                 self.cx.error(
                     e.span,
@@ -3341,88 +3344,12 @@ fn packed_dot(name: &str) -> Option<(MathFn, Scalar)> {
     }
 }
 
-/// The method name of a math function, for messages.
-pub fn math_name(f: MathFn) -> &'static str {
-    match f {
-        MathFn::FromBits => return "from_bits",
-        MathFn::Dot4I8Packed => return "dot4_i8_packed",
-        MathFn::Dot4U8Packed => return "dot4_u8_packed",
-        _ => {}
-    }
-    SCALAR_METHODS
-        .iter()
-        .map(|m| (m.0, m.1))
-        .chain(VECTOR_METHODS.iter().map(|m| (m.0, m.1)))
-        .find(|m| m.1 == f)
-        .map(|m| m.0)
-        .unwrap_or("this function")
-}
-
 /// `a, b and c`, in backticks.
 fn method_list<'n>(names: impl Iterator<Item = &'n str>) -> String {
     let names: Vec<String> = names.map(|n| format!("`{n}`")).collect();
     match names.split_last() {
         Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
         _ => names.concat(),
-    }
-}
-
-/// `WG_X`, `WG_Y` or `WG_Z` for axis 0, 1 or 2.
-pub fn wg_axis_name(d: u8) -> &'static str {
-    ["WG_X", "WG_Y", "WG_Z"][d as usize % 3]
-}
-
-/// The axis `WG_X`, `WG_Y` or `WG_Z` names.
-fn wg_axis_index(name: &str) -> Option<u8> {
-    ["WG_X", "WG_Y", "WG_Z"]
-        .iter()
-        .position(|n| *n == name)
-        .map(|d| d as u8)
-}
-
-/// A type as the user writes it, for messages: `[f32; 256]`, `Vec4`, `[u32; WG]`.
-pub fn ty_text(t: &Ty, knobs: &[Knob]) -> String {
-    let len = |c: &CExpr| len_text(c, knobs);
-    fn len_text(c: &CExpr, knobs: &[Knob]) -> String {
-        let len = |c: &CExpr| len_text(c, knobs);
-        match c {
-            CExpr::Lit(v) => v.to_string(),
-            CExpr::Sched(SchedConst::Wg) => "WG".into(),
-            CExpr::Sched(SchedConst::WgAxis(d)) => wg_axis_name(*d).into(),
-            CExpr::Sched(SchedConst::Items) => "ITEMS".into(),
-            CExpr::Sched(SchedConst::Vec) => "VEC".into(),
-            CExpr::Sched(SchedConst::Knob(i)) => {
-                knobs.get(*i).map(|k| k.name.clone()).unwrap_or_default()
-            }
-            CExpr::Bin(op, a, b) => {
-                let sym = match op {
-                    LenOp::Add => "+",
-                    LenOp::Sub => "-",
-                    LenOp::Mul => "*",
-                    LenOp::Div => "/",
-                    LenOp::Rem => "%",
-                };
-                format!("{} {sym} {}", len(a), len(b))
-            }
-        }
-    }
-    match t {
-        Ty::Scalar(s) => s.wgsl().to_string(),
-        Ty::Vector(s, n) => {
-            let p = match s {
-                Scalar::F32 => "",
-                Scalar::U32 => "U",
-                Scalar::I32 => "I",
-                Scalar::F16 => "H",
-                Scalar::F64 => "D",
-                Scalar::Bool => "B",
-            };
-            format!("{p}Vec{n}")
-        }
-        Ty::Array(e, ConstLen::Lit(n)) => format!("[{}; {n}]", ty_text(e, knobs)),
-        Ty::Array(e, ConstLen::Sched(c)) => format!("[{}; {}]", ty_text(e, knobs), len(c)),
-        Ty::Struct(_) => "a struct".to_string(),
-        Ty::Coop(s, r) => format!("{}<{}>", r.type_name(), s.wgsl()),
     }
 }
 

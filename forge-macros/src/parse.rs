@@ -3,9 +3,11 @@
 
 use crate::ctxt::Ctxt;
 use crate::model::{
-    Access, BindingParam, Case, CaseValue, ConstLen, CoopRole, CostKind, Knob, LenExpr, LenMethod,
-    LenOp, Options, ParamRef, Scalar, ScalarParam, StructDef, StructField, Ty,
+    Access, BindingParam, Case, CaseValue, ConstLen, CostKind, Knob, LenExpr, LenMethod, LenOp,
+    Options, ParamRef, Scalar, ScalarParam, StructDef, StructField, Ty,
 };
+use crate::names::wgsl_name;
+use crate::types::{elem_type, scalar_type, struct_type, ty_words, vector_type};
 use proc_macro2::{Span, TokenStream};
 use syn::spanned::Spanned;
 
@@ -440,7 +442,7 @@ pub fn options(cx: &Ctxt, attr: TokenStream) -> Options {
                             cx.error(inner.path.span(), format!("a kernel has at most {MAX_KNOBS} knobs; fold some into one, or make them consts"));
                             return Ok(());
                         }
-                        if crate::emit_wgsl::wgsl_name(&name) != name {
+                        if wgsl_name(&name) != name {
                             cx.error(inner.path.span(), format!("`{name}` is a reserved word in WGSL, where knobs are constants; pick another name"));
                             return Ok(());
                         }
@@ -1078,13 +1080,6 @@ pub fn params<'a>(
     (bindings, scalars, decl)
 }
 
-/// A `#[forge_struct]` of the module named by a path type.
-pub fn struct_type(ty: &syn::Type, structs: &[StructDef]) -> Option<usize> {
-    let syn::Type::Path(p) = ty else { return None };
-    let id = p.path.get_ident()?.to_string();
-    structs.iter().position(|s| s.name == id)
-}
-
 /// `#[forge_struct]`'s options: only `crate = path`, as `#[forge_kernel]` takes it.
 pub fn struct_options(cx: &Ctxt, attr: &syn::Attribute) -> syn::Path {
     let mut krate: syn::Path = syn::parse_quote!(::wgsl_forge);
@@ -1243,120 +1238,6 @@ pub fn struct_def(cx: &Ctxt, st: &syn::ItemStruct, earlier: &[StructDef]) -> Opt
         fields,
         size: offset,
     })
-}
-
-/// The 32-bit words a struct field holds on the host: no padding, since every component is
-/// 4 bytes.
-pub fn ty_words(t: &Ty) -> u32 {
-    match t {
-        Ty::Vector(_, n) => *n as u32,
-        Ty::Array(e, ConstLen::Lit(n)) => ty_words(e) * n,
-        _ => 1,
-    }
-}
-
-/// `u32`, `i32`, `f32`, `f16` or `bool` as a path type.
-pub fn scalar_type(ty: &syn::Type) -> Option<Scalar> {
-    let syn::Type::Path(p) = ty else { return None };
-    let id = p.path.get_ident()?;
-    Some(match id.to_string().as_str() {
-        "f32" => Scalar::F32,
-        "u32" => Scalar::U32,
-        "i32" => Scalar::I32,
-        "f16" => Scalar::F16,
-        "f64" => Scalar::F64,
-        "bool" => Scalar::Bool,
-        _ => return None,
-    })
-}
-
-/// The role of a cooperative-matrix type name: `CoopA`, `CoopB`, `CoopC`.
-pub fn coop_role(name: &str) -> Option<CoopRole> {
-    [CoopRole::A, CoopRole::B, CoopRole::C]
-        .into_iter()
-        .find(|r| r.type_name() == name)
-}
-
-/// `CoopA<f16>`, `CoopB<f16>` or `CoopC<f32>`: `None` when the type is not a
-/// cooperative matrix, the message when it is one with a wrong element type.
-pub fn coop_type(ty: &syn::Type) -> Option<Result<(Scalar, CoopRole), String>> {
-    let syn::Type::Path(p) = ty else { return None };
-    let seg = p.path.segments.last()?;
-    let role = coop_role(&seg.ident.to_string())?;
-    let want = role.elem();
-    let usage = format!("`{}<{}>`", role.type_name(), want.wgsl());
-    let syn::PathArguments::AngleBracketed(args) = &seg.arguments else {
-        return Some(Err(format!(
-            "a cooperative matrix names its element type: write {usage}"
-        )));
-    };
-    let elem = match args.args.first() {
-        Some(syn::GenericArgument::Type(t)) if args.args.len() == 1 => scalar_type(t),
-        _ => None,
-    };
-    Some(match elem {
-        Some(s) if s == want => Ok((s, role)),
-        Some(s) => Err(format!(
-            "`{}` holds `{}` elements, not `{}`: write {usage} (cooperative matrices multiply `f16` operands into an `f32` accumulator)",
-            role.type_name(),
-            want.wgsl(),
-            s.wgsl()
-        )),
-        None => Err(format!(
-            "a cooperative matrix's element type is a scalar: write {usage}"
-        )),
-    })
-}
-
-/// `Vec2`..`Vec4` (f32), `UVec2`..`UVec4`, `IVec2`..`IVec4`, as glam names them.
-pub fn vector_type(ty: &syn::Type) -> Option<(Scalar, u8)> {
-    let syn::Type::Path(p) = ty else { return None };
-    vector_name(&p.path.get_ident()?.to_string())
-}
-
-pub fn vector_name(name: &str) -> Option<(Scalar, u8)> {
-    let (s, rest) = if let Some(r) = name.strip_prefix("UVec") {
-        (Scalar::U32, r)
-    } else if let Some(r) = name.strip_prefix("IVec") {
-        (Scalar::I32, r)
-    } else if let Some(r) = name.strip_prefix("HVec") {
-        // `h` as in WGSL's `vec4h`; glam has no half-precision vectors.
-        (Scalar::F16, r)
-    } else if let Some(r) = name.strip_prefix("DVec") {
-        (Scalar::F64, r)
-    } else {
-        (Scalar::F32, name.strip_prefix("Vec")?)
-    };
-    match rest {
-        "2" => Some((s, 2)),
-        "3" => Some((s, 3)),
-        "4" => Some((s, 4)),
-        _ => None,
-    }
-}
-
-fn elem_type(ty: &syn::Type) -> Option<(Scalar, u8, bool)> {
-    if let Some(s) = scalar_type(ty) {
-        return (s != Scalar::Bool).then_some((s, 1, false));
-    }
-    if let Some((s, n)) = vector_type(ty) {
-        return Some((s, n, false));
-    }
-    let syn::Type::Path(p) = ty else { return None };
-    let seg = p.path.segments.last()?;
-    if seg.ident != "Atomic" {
-        return None;
-    }
-    let syn::PathArguments::AngleBracketed(args) = &seg.arguments else {
-        return None;
-    };
-    let Some(syn::GenericArgument::Type(inner)) = args.args.first() else {
-        return None;
-    };
-    match scalar_type(inner)? {
-        s @ (Scalar::U32 | Scalar::I32 | Scalar::F32) => Some((s, 1, true)),
-        _ => None,
-    }
 }
 
 /// Parses a LEN expression: scalar params, integer literals, `+ - * / %`, parentheses,

@@ -20,23 +20,6 @@ use std::collections::HashSet;
 /// The most copies one `#[unroll]` loop makes.
 pub const MAX_UNROLL: u64 = 1024;
 
-/// A function made concrete: its locals (register elements added) and its body.
-pub struct Func {
-    pub locals: Vec<Local>,
-    pub body: Block,
-}
-
-/// A kernel made concrete for one schedule.
-pub struct Expanded {
-    pub main: Func,
-    /// The used helpers that stay functions, by index into `Kernel::helpers`.
-    pub helpers: Vec<(usize, Func)>,
-    /// Whether the result depends on the schedule's values (an unroll count or a
-    /// register index that uses `WG`, `ITEMS`, `VEC` or a knob), so that each schedule
-    /// needs WGSL of its own.
-    pub sched_dependent: bool,
-}
-
 /// Unrolls a kernel for schedule `s`. `reported` keeps the errors already given for other
 /// schedules, so that each shows once.
 pub fn expand(

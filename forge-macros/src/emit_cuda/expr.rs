@@ -2,9 +2,10 @@
 //! a call of the prelude's function of that name (`fg_add`, `fg_div`, `fg_shl`, ...),
 //! which C++'s overloading picks for the operands' types; literals carry their type.
 
-use super::names::{builtin, cuda_name, helper_name, sched_name, struct_name};
 use super::Emitter;
+use crate::consts::f16_bits;
 use crate::model::*;
+use crate::names::{builtin_var, cuda_name, cuda_struct_name, helper_name, sched_name};
 use std::fmt::Write;
 
 /// The prelude's function for an arithmetic or bitwise operator.
@@ -43,7 +44,7 @@ pub fn float_lit(v: f64, s: Scalar) -> String {
             }
         }
         Scalar::F16 => {
-            let exact = half::f16::from_bits(crate::emit_oracle::f16_bits(v)).to_f32();
+            let exact = half::f16::from_bits(f16_bits(v)).to_f32();
             format!("__float2half_rn({})", float_lit(exact as f64, Scalar::F32))
         }
         _ => {
@@ -93,8 +94,8 @@ impl Emitter<'_> {
             ExprKind::Local(id) => self.names[*id].clone(),
             ExprKind::Scalar(i) => cuda_name(&self.k.scalars[*i].name),
             ExprKind::Sched(c) => sched_name(*c, &self.k.options.knobs),
-            ExprKind::Builtin(b) => builtin(*b).into(),
-            ExprKind::BuiltinComponent(b, c) => format!("{}.v[{c}]", builtin(*b)),
+            ExprKind::Builtin(b) => builtin_var(*b).into(),
+            ExprKind::BuiltinComponent(b, c) => format!("{}.v[{c}]", builtin_var(*b)),
             ExprKind::LoadBinding(b, i) => {
                 let i = self.expr(i);
                 format!("{}[{i}]", cuda_name(&self.k.bindings[*b].name))
@@ -149,11 +150,11 @@ impl Emitter<'_> {
                 let items: Vec<String> = args.iter().map(|a| self.expr(a)).collect();
                 format!(
                     "fg_make_{}({})",
-                    struct_name(&self.k.structs[*s]),
+                    cuda_struct_name(&self.k.structs[*s]),
                     items.join(", ")
                 )
             }
-            ExprKind::StructZero(s) => format!("{}{{}}", struct_name(&self.k.structs[*s])),
+            ExprKind::StructZero(s) => format!("{}{{}}", cuda_struct_name(&self.k.structs[*s])),
             ExprKind::Field(base, f) => {
                 let name = self.field_name(&base.ty, *f);
                 let base = self.expr(base);

@@ -1,7 +1,7 @@
 //! Stage 4b, emit CUDA C++: the checked model, unrolled for a schedule as the WGSL is,
 //! becomes a CUDA kernel that NVRTC compiles, with the language's semantics (the CPU
 //! oracle's) kept: the prelude (`prelude.cuh`) holds every operation whose C meaning
-//! differs, `names`, `types`, `expr` and `stmt` write the kernel's parts.
+//! differs, `types`, `expr` and `stmt` write the kernel's parts, with the names of `crate::names`.
 //!
 //! A kernel's source is three parts, as its WGSL is: the prelude (with `cuda_fp16.h` and
 //! the `f16` functions when the kernel uses `f16`), the schedule's constants, which the
@@ -26,13 +26,11 @@
 //! oracle reports; on CUDA it is an illegal address.
 
 mod expr;
-mod names;
 mod stmt;
 mod types;
 
 use crate::model::*;
-use crate::unroll::Expanded;
-use names::{builtin, cuda_name, helper_name};
+use crate::names::{builtin_var, cuda_name, helper_name, Namer};
 use std::fmt::Write;
 
 /// The prelude every kernel starts with.
@@ -45,48 +43,11 @@ const PRELUDE_COOP: &str = include_str!("prelude_coop.cuh");
 /// The kernel's entry point (C++ forbids a kernel named `main`).
 pub const ENTRY_POINT: &str = "fg_main";
 
-/// A kernel's CUDA for every schedule of its tuning space, parallel to its WGSL
-/// (`emit_wgsl::Sources`): the prelude, then the schedule's constants, then a body.
-pub struct Sources {
-    pub prelude: String,
-    pub bodies: Vec<String>,
-    /// The body of each schedule of `Kernel::schedules`, in order.
-    pub schedules: Vec<usize>,
-    /// The body of schedules outside the tuning space.
-    pub fallback: usize,
-    /// Why the kernel has no CUDA, if it has none.
-    pub refused: Option<String>,
-}
-
-impl Sources {
-    /// No CUDA, and why.
-    pub fn refused(reason: String) -> Self {
-        Sources {
-            prelude: String::new(),
-            bodies: vec![String::new()],
-            schedules: Vec::new(),
-            fallback: 0,
-            refused: Some(reason),
-        }
-    }
-
-    /// Adds a schedule's body (shared with an earlier schedule's when equal); its index.
-    pub fn add(&mut self, body: String) -> usize {
-        match self.bodies.iter().position(|b| *b == body) {
-            Some(i) => i,
-            None => {
-                self.bodies.push(body);
-                self.bodies.len() - 1
-            }
-        }
-    }
-}
-
 /// The prelude of kernel `k`'s CUDA.
 pub fn prelude(k: &Kernel<'_>) -> String {
     if k.uses_coop() {
         format!("#include <cuda_fp16.h>\n{PRELUDE}{PRELUDE_F16}{PRELUDE_COOP}")
-    } else if crate::emit_wgsl::uses_f16(k) {
+    } else if k.uses_f16() {
         format!("#include <cuda_fp16.h>\n{PRELUDE}{PRELUDE_F16}")
     } else {
         PRELUDE.to_string()
@@ -147,7 +108,7 @@ pub fn emit<'k>(k: &'k Kernel<'k>, x: &'k Expanded) -> Result<String, String> {
         return Err("it calls `debug_print!`, which has no CUDA form (the print buffer is a WGSL binding); remove the prints to emit CUDA, or run it through WGSL or SPIR-V".into());
     }
     let mut s = String::new();
-    for def in crate::emit_wgsl::used_structs(k) {
+    for def in k.used_structs() {
         s.push('\n');
         s.push_str(&types::struct_decl(&k.structs[def])?);
     }
@@ -161,11 +122,11 @@ pub fn emit<'k>(k: &'k Kernel<'k>, x: &'k Expanded) -> Result<String, String> {
         s.push_str("};\n");
     }
     // `#[forge_fn]` helpers, in declaration order: each calls only earlier ones.
-    let mut helpers: Vec<&(usize, crate::unroll::Func)> = x.helpers.iter().collect();
+    let mut helpers: Vec<&(usize, Func)> = x.helpers.iter().collect();
     helpers.sort_by_key(|(h, _)| *h);
     for (h, f) in helpers {
         let helper = &k.helpers[*h];
-        let names = crate::emit_wgsl::Namer::helper_with(k, cuda_name).locals(&f.locals);
+        let names = Namer::helper(k, cuda_name).locals(&f.locals);
         let mut e = Emitter::new(k, &f.locals, names);
         let params: Vec<String> = helper
             .params
@@ -187,7 +148,7 @@ pub fn emit<'k>(k: &'k Kernel<'k>, x: &'k Expanded) -> Result<String, String> {
         );
     }
 
-    let names = crate::emit_wgsl::Namer::kernel_with(k, cuda_name).locals(&x.main.locals);
+    let names = Namer::kernel(k, cuda_name).locals(&x.main.locals);
     let mut e = Emitter::new(k, &x.main.locals, names);
     let mut params: Vec<String> = k
         .bindings
@@ -273,7 +234,7 @@ fn grid_prologue(k: &Kernel<'_>) -> String {
         );
         s.push_str("    if (fg_wg_index >= fg_div_ceil(fg_threads, fg_per_group)) return;\n");
         s.push_str("    const unsigned fg_global_index = fg_wg_index * WG + fg_lidx;\n");
-        let used = crate::emit_wgsl::used_builtins(k);
+        let used = k.used_builtins();
         if used.contains(&Builtin::GlobalId) {
             s.push_str("    const fg_vec<unsigned, 3> fg_lgid = {{fg_global_index, 0u, 0u}};\n");
         }
@@ -326,7 +287,7 @@ fn subgroup_prologue(k: &Kernel<'_>) -> String {
         "fg_lidx / 32u",
         "(WG + 31u) / 32u",
     ])
-    .map(|(b, v)| format!("    const unsigned {} = {v};\n", builtin(*b)))
+    .map(|(b, v)| format!("    const unsigned {} = {v};\n", builtin_var(*b)))
     .chain([
         "    const unsigned fg_sg_rest = WG - fg_sg_id * 32u;\n".to_string(),
         "    const unsigned fg_sg_mask = fg_sg_rest >= 32u ? 0xffffffffu : (1u << fg_sg_rest) - 1u;\n".to_string(),

@@ -3,9 +3,10 @@
 //! inside a `match`), and `__syncthreads()` for both barriers.
 
 use super::expr::int_lit;
-use super::names::cuda_name;
 use super::Emitter;
 use crate::model::*;
+use crate::names::cuda_name;
+use crate::types::len_of;
 use std::fmt::Write;
 
 impl Emitter<'_> {
@@ -215,14 +216,14 @@ impl Emitter<'_> {
         match init {
             None => self.line(&format!("{t} {name} = {{}};")),
             Some(e) => match &e.kind {
-                ExprKind::ArrayRepeat(v) if crate::check::is_zero(v) => {
+                ExprKind::ArrayRepeat(v) if v.is_zero() => {
                     self.line(&format!("{constness}{t} {name} = {{}};"))
                 }
                 ExprKind::ArrayRepeat(v) => {
                     let n = self.fresh();
                     let val = self.expr(v);
                     let len = match &ty {
-                        Ty::Array(_, len) => crate::emit_wgsl::len_of(len, &self.k.options.knobs),
+                        Ty::Array(_, len) => len_of(len, &self.k.options.knobs),
                         _ => "1".into(),
                     };
                     self.line(&format!("const auto fg_fill{n} = {val};"));
@@ -304,7 +305,7 @@ impl Emitter<'_> {
                 format!("{}[{i}]", cuda_name(&self.k.bindings[*b].name))
             }
             Place::Field(base, f) => {
-                let base_ty = crate::emit_wgsl::place_ty(self.k, self.locals, base);
+                let base_ty = self.k.place_ty(self.locals, base);
                 let base = self.place(base);
                 format!("{base}.{}", self.field_name(&base_ty, *f))
             }

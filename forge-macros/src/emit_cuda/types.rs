@@ -2,8 +2,9 @@
 //! arrays the prelude's value types `fg_vec<T, N>` and `fg_arr<T, N>` (copied on
 //! assignment, as the language's are), structs laid out byte for byte as WGSL lays them.
 
-use super::names::{cuda_name, struct_name};
 use crate::model::*;
+use crate::names::{cuda_name, cuda_struct_name};
+use crate::types::{len_of, wgsl_align};
 use std::fmt::Write;
 
 /// A scalar type in CUDA.
@@ -23,12 +24,8 @@ pub fn ty(t: &Ty, structs: &[StructDef], knobs: &[Knob]) -> String {
     match t {
         Ty::Scalar(s) => scalar(*s).to_string(),
         Ty::Vector(s, n) => format!("fg_vec<{}, {n}>", scalar(*s)),
-        Ty::Array(e, len) => format!(
-            "fg_arr<{}, {}>",
-            ty(e, structs, knobs),
-            crate::emit_wgsl::len_of(len, knobs)
-        ),
-        Ty::Struct(i) => struct_name(&structs[*i]),
+        Ty::Array(e, len) => format!("fg_arr<{}, {}>", ty(e, structs, knobs), len_of(len, knobs)),
+        Ty::Struct(i) => cuda_struct_name(&structs[*i]),
         // The prelude's fragments (`prelude_coop.cuh`).
         Ty::Coop(_, role) => format!("fg_coop_{}", role.wgsl().to_ascii_lowercase()),
     }
@@ -53,8 +50,7 @@ fn c_size(t: &Ty) -> Option<u32> {
         Ty::Vector(s, n) => Some(s.size() * *n as u32),
         Ty::Array(e, ConstLen::Lit(n)) => {
             let size = c_size(e)?;
-            let stride =
-                size.div_ceil(crate::emit_wgsl::wgsl_align(e)) * crate::emit_wgsl::wgsl_align(e);
+            let stride = size.div_ceil(wgsl_align(e)) * wgsl_align(e);
             (stride == size).then_some(size * n)
         }
         _ => None,
@@ -65,7 +61,7 @@ fn c_size(t: &Ty) -> Option<u32> {
 /// at its WGSL offset and the size is WGSL's, and a function that builds one from its
 /// fields (`Body { pos, vel }`); or why it cannot be written.
 pub fn struct_decl(def: &StructDef) -> Result<String, String> {
-    let name = struct_name(def);
+    let name = cuda_struct_name(def);
     let mut s = format!("struct {name} {{\n");
     let mut at = 0u32;
     for (i, f) in def.fields.iter().enumerate() {

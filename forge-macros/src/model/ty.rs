@@ -1,0 +1,189 @@
+//! Types of the kernel language, and the compile-time lengths of its arrays.
+
+use super::sched::{SchedConst, SchedPoint};
+
+/// A scalar type of the kernel language.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Scalar {
+    F32,
+    U32,
+    I32,
+    F16,
+    /// Where the adapter has `SHADER_F64`.
+    F64,
+    Bool,
+}
+
+impl Scalar {
+    pub fn wgsl(self) -> &'static str {
+        match self {
+            Scalar::F32 => "f32",
+            Scalar::U32 => "u32",
+            Scalar::I32 => "i32",
+            Scalar::F16 => "f16",
+            Scalar::F64 => "f64",
+            Scalar::Bool => "bool",
+        }
+    }
+
+    /// The `forge_core::ScalarType` variant name.
+    pub fn core_variant(self) -> &'static str {
+        match self {
+            Scalar::F32 => "F32",
+            Scalar::U32 => "U32",
+            Scalar::I32 => "I32",
+            Scalar::F16 => "F16",
+            Scalar::F64 => "F64",
+            Scalar::Bool => "Bool",
+        }
+    }
+
+    pub fn is_int(self) -> bool {
+        matches!(self, Scalar::U32 | Scalar::I32)
+    }
+
+    pub fn is_float(self) -> bool {
+        matches!(self, Scalar::F32 | Scalar::F16 | Scalar::F64)
+    }
+
+    pub fn size(self) -> u32 {
+        match self {
+            Scalar::F16 => 2,
+            Scalar::F64 => 8,
+            _ => 4,
+        }
+    }
+}
+
+/// A compile-time length: a literal, or an expression over the schedule's constants.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ConstLen {
+    Lit(u32),
+    Sched(CExpr),
+}
+
+/// A `u32` expression over literals and the schedule's constants (`WG * 2`, `TILE + 1`),
+/// as array lengths use them: evaluated for each schedule by `eval`, and written out by
+/// the emitters.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CExpr {
+    Lit(u32),
+    Sched(SchedConst),
+    Bin(LenOp, Box<CExpr>, Box<CExpr>),
+}
+
+impl CExpr {
+    /// The value for a schedule; `None` when a step overflows `u32` or divides by zero,
+    /// which `check` reports.
+    pub fn eval(&self, s: &SchedPoint) -> Option<u32> {
+        Some(match self {
+            CExpr::Lit(v) => *v,
+            CExpr::Sched(c) => s.get(*c),
+            CExpr::Bin(op, a, b) => {
+                let (a, b) = (a.eval(s)?, b.eval(s)?);
+                match op {
+                    LenOp::Add => a.checked_add(b)?,
+                    LenOp::Sub => a.checked_sub(b)?,
+                    LenOp::Mul => a.checked_mul(b)?,
+                    LenOp::Div => a.checked_div(b)?,
+                    LenOp::Rem => a.checked_rem(b)?,
+                }
+            }
+        })
+    }
+}
+
+/// A type of the kernel language.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Ty {
+    Scalar(Scalar),
+    /// A vector of 2, 3 or 4 components (`Vec4`, `UVec2`, ...).
+    Vector(Scalar, u8),
+    /// A fixed-size array: a local or workgroup array.
+    Array(Box<Ty>, ConstLen),
+    /// A `#[forge_struct]`, by index into `Kernel::structs`.
+    Struct(usize),
+    /// A 16×16 cooperative matrix (`CoopA<f16>`, `CoopB<f16>`, `CoopC<f32>`): a value
+    /// that a subgroup holds together, WGSL's `coop_mat16x16<T, R>`.
+    Coop(Scalar, CoopRole),
+}
+
+/// The role of a cooperative matrix in `a.mul_add(b, c)`: `A` (16×16 left operand), `B`
+/// (right operand) or `C` (the accumulator and the result).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CoopRole {
+    A,
+    B,
+    C,
+}
+
+impl CoopRole {
+    /// The kernel language's type name.
+    pub fn type_name(self) -> &'static str {
+        match self {
+            CoopRole::A => "CoopA",
+            CoopRole::B => "CoopB",
+            CoopRole::C => "CoopC",
+        }
+    }
+
+    /// WGSL's role letter.
+    pub fn wgsl(self) -> &'static str {
+        match self {
+            CoopRole::A => "A",
+            CoopRole::B => "B",
+            CoopRole::C => "C",
+        }
+    }
+
+    /// The one element type the language allows for the role: `f16` operands, an `f32`
+    /// accumulator (the 16×16×16 configuration that NVIDIA's Vulkan driver lists).
+    pub fn elem(self) -> Scalar {
+        match self {
+            CoopRole::A | CoopRole::B => Scalar::F16,
+            CoopRole::C => Scalar::F32,
+        }
+    }
+}
+
+impl Ty {
+    pub const I32: Ty = Ty::Scalar(Scalar::I32);
+    pub const BOOL: Ty = Ty::Scalar(Scalar::Bool);
+
+    pub fn scalar(&self) -> Option<Scalar> {
+        match self {
+            Ty::Scalar(s) => Some(*s),
+            _ => None,
+        }
+    }
+
+    /// The scalar of a scalar or the component type of a vector.
+    pub fn component(&self) -> Option<Scalar> {
+        match self {
+            Ty::Scalar(s) | Ty::Vector(s, _) => Some(*s),
+            _ => None,
+        }
+    }
+
+    pub fn is_vector(&self) -> bool {
+        matches!(self, Ty::Vector(..))
+    }
+
+    /// Whether this is a cooperative matrix, or an array of them.
+    pub fn is_coop(&self) -> bool {
+        match self {
+            Ty::Coop(..) => true,
+            Ty::Array(e, _) => e.is_coop(),
+            _ => false,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LenOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+}
