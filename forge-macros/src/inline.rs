@@ -31,6 +31,34 @@ pub struct Func<'a> {
     pub subgroup_ops: &'a mut usize,
 }
 
+/// Inlines the calls of the inline helpers before `h` into its body, then settles what
+/// its own callers need: the helpers it calls, and whether it is inlined itself (it takes
+/// an array by reference, or holds a barrier, a subgroup operation or a builtin, which are
+/// the kernel's).
+pub fn helper(cx: &Ctxt, helpers: &[HelperFn], h: &mut HelperFn) {
+    let mut f = Func {
+        locals: &mut h.locals,
+        loops: &mut h.loops,
+        subgroup_ops: &mut h.subgroup_ops,
+    };
+    calls(cx, helpers, &mut f, &mut h.body);
+    let mut called: Vec<usize> = Vec::new();
+    let mut kernel_only = h.body.iter().any(contains_collective);
+    walk_stmts(&h.body, &mut |s| {
+        stmt_exprs(s, &mut |e| {
+            walk_expr(e, &mut |x| match x.kind {
+                ExprKind::Call(c, _) => called.push(c),
+                ExprKind::Builtin(_) | ExprKind::BuiltinComponent(..) => kernel_only = true,
+                _ => {}
+            })
+        })
+    });
+    called.sort();
+    called.dedup();
+    h.calls = called;
+    h.inline = kernel_only || h.refs.iter().any(Option::is_some);
+}
+
 /// Inlines every call of an inline helper in `body`.
 pub fn calls(cx: &Ctxt, helpers: &[HelperFn], f: &mut Func<'_>, body: &mut Block) {
     if !helpers.iter().any(|h| h.inline) {

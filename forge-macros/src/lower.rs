@@ -235,7 +235,8 @@ impl<'k, 'a> Lowerer<'k, 'a> {
     }
 
     /// Lowers a `#[forge_fn]` helper. `shared` holds what the module declared before it:
-    /// the helpers it may call, the structs and the consts.
+    /// the helpers it may call, the structs and the consts. Its calls of inline helpers
+    /// are still calls: `inline::helper` inlines them.
     pub fn helper(cx: &'k Ctxt, f: &syn::ItemFn, shared: &'k Shared) -> Option<HelperFn> {
         let errors = cx.error_count();
         let mut l = Lowerer::new(cx, &[], &[], &[], shared.module());
@@ -319,55 +320,20 @@ impl<'k, 'a> Lowerer<'k, 'a> {
         }
         l.finish(&mut body);
         let ret = ret_tv.and_then(|r| l.inf.resolve(r));
-        let mut locals = std::mem::take(&mut l.locals);
-        let mut loops = l.loops;
-        let mut subgroup_ops = l.subgroup_ops;
-        crate::inline::calls(
-            cx,
-            &shared.helpers,
-            &mut crate::inline::Func {
-                locals: &mut locals,
-                loops: &mut loops,
-                subgroup_ops: &mut subgroup_ops,
-            },
-            &mut body,
-        );
-        let mut calls: Vec<usize> = Vec::new();
-        walk_stmts(&body, &mut |s| {
-            stmt_exprs(s, &mut |e| {
-                walk_expr(e, &mut |x| {
-                    if let ExprKind::Call(h, _) = x.kind {
-                        calls.push(h)
-                    }
-                })
-            })
-        });
-        calls.sort();
-        calls.dedup();
-        // Builtins and collective operations are the kernel's: such a helper runs inlined.
-        let mut kernel_only = body.iter().any(contains_collective);
-        walk_stmts(&body, &mut |s| {
-            stmt_exprs(s, &mut |e| {
-                walk_expr(e, &mut |x| {
-                    kernel_only |= matches!(
-                        x.kind,
-                        ExprKind::Builtin(_) | ExprKind::BuiltinComponent(..)
-                    )
-                })
-            })
-        });
+        let locals = std::mem::take(&mut l.locals);
         Some(HelperFn {
             name: f.sig.ident.to_string(),
             params,
-            inline: kernel_only || refs.iter().any(Option::is_some),
+            // Settled once its own calls are inlined (`inline::helper`).
+            inline: false,
             failed: l.tainted || cx.error_count() > errors,
             refs,
-            loops,
-            subgroup_ops,
+            loops: l.loops,
+            subgroup_ops: l.subgroup_ops,
             ret,
             locals,
             body,
-            calls,
+            calls: Vec::new(),
         })
     }
 

@@ -3,12 +3,12 @@
 
 use crate::ctxt::Ctxt;
 use crate::model::{
-    Access, BindingParam, Case, CaseValue, ConstLen, CostKind, Knob, LenExpr, LenMethod, LenOp,
-    Options, ParamRef, Scalar, ScalarParam, StructDef, StructField, Ty,
+    Access, BindingParam, Case, CaseValue, ConstLen, CostKind, GenericTypes, Knob, LenExpr,
+    LenMethod, LenOp, Options, ParamRef, Scalar, ScalarParam, StructDef, StructField, Ty,
 };
 use crate::names::wgsl_name;
 use crate::types::{elem_type, scalar_type, struct_type, ty_words, vector_type};
-use proc_macro2::{Span, TokenStream};
+use proc_macro2::{Ident, Span, TokenStream, TokenTree};
 use syn::spanned::Spanned;
 
 /// The options of `#[forge_kernel(...)]`, each with the form it takes, for messages.
@@ -30,6 +30,7 @@ const OPTIONS: &[(&str, &str)] = &[
         "`cost(bytes = 4 * (m * n + m + n), flops = 2 * m * n)`",
     ),
     ("crate", "`crate = ::wgsl_forge`"),
+    ("debug", "`debug`"),
 ];
 
 /// The most knobs a kernel declares, and the longest knob name: `forge_core::Schedule`'s
@@ -286,6 +287,16 @@ pub fn options(cx: &Ctxt, attr: TokenStream) -> Options {
                             "`crate` takes the path of the runtime crate, such as `crate = ::wgsl_forge`",
                         ),
                     }
+                }
+            }
+            // The driver prints the expansion (`wants_debug`); nothing else changes.
+            "debug" => {
+                if !meta.input.is_empty() && !meta.input.peek(syn::Token![,]) {
+                    cx.error(
+                        meta.path.span(),
+                        "`debug` takes no value: write `debug` to print the kernel's expansion while it compiles",
+                    );
+                    skip_option_value(&meta)?;
                 }
             }
             "ext" => {
@@ -1523,4 +1534,183 @@ fn reserved(name: &str, parameter: bool) -> Option<&'static str> {
         return Some("the generated functions call a function of this name");
     }
     None
+}
+
+// ---- generic kernels -------------------------------------------------------------
+
+/// The element types an instance may have.
+const INSTANCE_TYPES: &[&str] = &["f32", "f16", "f64", "u32", "i32"];
+
+/// Whether the kernel is generic: type parameters, or a `types(..)` option.
+pub fn is_generic(attr: &TokenStream, func: &syn::ItemFn) -> bool {
+    !func.sig.generics.params.is_empty()
+        || split_options(attr)
+            .iter()
+            .any(|o| option_name(o).as_deref() == Some("types"))
+}
+
+/// The options, split at top-level commas.
+pub fn split_options(attr: &TokenStream) -> Vec<TokenStream> {
+    let mut out = vec![TokenStream::new()];
+    for t in attr.clone() {
+        match &t {
+            TokenTree::Punct(p) if p.as_char() == ',' => out.push(TokenStream::new()),
+            _ => out
+                .last_mut()
+                .into_iter()
+                .for_each(|o| o.extend([t.clone()])),
+        }
+    }
+    out.retain(|o| !o.is_empty());
+    out
+}
+
+pub fn option_name(option: &TokenStream) -> Option<String> {
+    match option.clone().into_iter().next()? {
+        TokenTree::Ident(i) => Some(i.to_string()),
+        _ => None,
+    }
+}
+
+/// Whether the options ask for the expansion to be printed: `#[forge_kernel(debug)]`.
+pub fn wants_debug(attr: &TokenStream) -> bool {
+    split_options(attr)
+        .iter()
+        .any(|o| option_name(o).as_deref() == Some("debug"))
+}
+
+/// Parses `types(T = [f32, f16])` and checks it against the function's type parameters.
+pub fn generic_types(
+    cx: &Ctxt,
+    option: Option<&TokenStream>,
+    func: &syn::ItemFn,
+) -> Option<GenericTypes> {
+    let generics = &func.sig.generics;
+    let params: Vec<&syn::TypeParam> = generics.type_params().collect();
+    if let Some(p) = generics
+        .params
+        .iter()
+        .find(|p| !matches!(p, syn::GenericParam::Type(_)))
+    {
+        cx.error_spanned(
+            p,
+            "a kernel's generic parameters are element types, such as `<T>` with `types(T = [f32, f16])`; lifetimes and const parameters are not supported",
+        );
+        return None;
+    }
+    let Some(option) = option else {
+        let p = params
+            .first()
+            .map(|p| p.ident.to_string())
+            .unwrap_or_default();
+        cx.error_spanned(
+            &generics.params,
+            format!("a generic kernel lists its instances: add `types({p} = [f32, f16])` to `#[forge_kernel(..)]`, one type per instance"),
+        );
+        return None;
+    };
+    let parsed = (|| -> syn::Result<(Ident, Vec<Ident>)> {
+        let mut it = option.clone().into_iter();
+        it.next();
+        let Some(TokenTree::Group(g)) = it.next() else {
+            return Err(syn::Error::new_spanned(
+                option,
+                "`types` takes a list in parentheses: write `types(T = [f32, f16])`",
+            ));
+        };
+        syn::parse::Parser::parse2(
+            |input: syn::parse::ParseStream| {
+                let param: Ident = input.parse()?;
+                input.parse::<syn::Token![=]>()?;
+                let list;
+                syn::bracketed!(list in input);
+                let types =
+                    syn::punctuated::Punctuated::<Ident, syn::Token![,]>::parse_terminated(&list)?;
+                if !input.is_empty() {
+                    return Err(input.error("`types` takes one parameter: `types(T = [f32, f16])`"));
+                }
+                Ok((param, types.into_iter().collect()))
+            },
+            g.stream(),
+        )
+    })();
+    let (param, types) = match parsed {
+        Ok(p) => p,
+        Err(e) => {
+            cx.syn_error(syn::Error::new(
+                e.span(),
+                format!("{e}; write `types(T = [f32, f16])`"),
+            ));
+            return None;
+        }
+    };
+    match params.as_slice() {
+        [p] if p.ident == param => {
+            if let Some(b) = p.bounds.first() {
+                cx.error_spanned(
+                    b,
+                    format!("`{param}`'s instances are the types listed in `types(..)`; remove the bound and write `<{param}>`"),
+                );
+                return None;
+            }
+        }
+        [] => {
+            cx.error(
+                param.span(),
+                format!("`types({param} = ..)` needs the type parameter on the function: `fn {}<{param}>(..)`", func.sig.ident),
+            );
+            return None;
+        }
+        [p] => {
+            cx.error(
+                param.span(),
+                format!("`types` names `{param}`, but the kernel's parameter is `{}`; write `types({} = [..])`", p.ident, p.ident),
+            );
+            return None;
+        }
+        [_, extra, ..] => {
+            cx.error_spanned(
+                extra,
+                "a kernel takes one type parameter; give the others fixed types",
+            );
+            return None;
+        }
+    }
+    if types.is_empty() {
+        cx.error(
+            param.span(),
+            format!("`types({param} = [])` lists no type; give at least one, such as `[f32]`"),
+        );
+        return None;
+    }
+    let mut out: Vec<(Ident, Scalar)> = Vec::new();
+    for t in types {
+        let s = match t.to_string().as_str() {
+            "f32" => Scalar::F32,
+            "f16" => Scalar::F16,
+            "f64" => Scalar::F64,
+            "u32" => Scalar::U32,
+            "i32" => Scalar::I32,
+            other => {
+                cx.error(
+                    t.span(),
+                    format!(
+                        "`{other}` cannot be an instance's type; the types are {}",
+                        INSTANCE_TYPES
+                            .iter()
+                            .map(|t| format!("`{t}`"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                );
+                continue;
+            }
+        };
+        if out.iter().any(|(_, o)| *o == s) {
+            cx.error(t.span(), format!("`{t}` is listed twice; keep one"));
+            continue;
+        }
+        out.push((t, s));
+    }
+    (!out.is_empty()).then_some(GenericTypes { param, types: out })
 }

@@ -15,7 +15,7 @@ fn is_compile_error(m: &syn::ItemMacro) -> bool {
 
 /// Expands a kernel; the WGSL of its declared schedule, or every error message.
 fn compile(attr: TokenStream, func: syn::ItemFn) -> Result<String, Vec<String>> {
-    let out = crate::expand(attr, func, crate::model::Shared::default());
+    let out = crate::driver::expand(attr, func, crate::model::Shared::default());
     let file: syn::File = syn::parse2(out.clone()).expect("the expansion parses");
     let mut errors = Vec::new();
     let mut wgsl = None;
@@ -52,7 +52,7 @@ fn compile(attr: TokenStream, func: syn::ItemFn) -> Result<String, Vec<String>> 
 
 /// Expands a `#[forge_module]`; the WGSL of each kernel, or every error message.
 fn compile_module(item: TokenStream) -> Result<Vec<String>, Vec<String>> {
-    let out = crate::expand_module(TokenStream::new(), item);
+    let out = crate::driver::expand_module(TokenStream::new(), item);
     if std::env::var("FG_SHOW").is_ok() {
         eprintln!("{out}");
     }
@@ -536,7 +536,7 @@ fn a_struct_layout_mismatch_names_the_field_and_the_padding() {
 /// Expands a kernel through the attribute's path (generic or not): the expansion's text, or
 /// every error message.
 fn expand_text(attr: TokenStream, func: syn::ItemFn) -> Result<String, Vec<String>> {
-    let out = crate::expand(attr, func, crate::model::Shared::default());
+    let out = crate::driver::expand(attr, func, crate::model::Shared::default());
     let file: syn::File = syn::parse2(out.clone()).expect("the expansion parses");
     let errors: Vec<String> = file
         .items
@@ -1090,4 +1090,21 @@ fn non_finite_literals_are_runtime_values_not_constant_expressions() {
         },
     );
     assert!(!plain.contains("fg_f32_bits"), "{plain}");
+}
+
+#[test]
+fn debug_prints_the_expansion_and_changes_nothing() {
+    let func: syn::ItemFn = syn::parse_quote! {
+        pub fn twice(x: &[f32; n], #[out] y: &mut [f32; n], n: u32) {
+            let i = global_index();
+            if i < n {
+                y[i] = x[i] * 2.0;
+            }
+        }
+    };
+    let plain = ok(quote!(threads = n), func.clone());
+    assert_eq!(ok(quote!(threads = n, debug), func.clone()), plain);
+    assert_eq!(ok(quote!(debug, threads = n), func.clone()), plain);
+    let e = err(quote!(threads = n, debug = true), func);
+    assert!(e.contains("`debug` takes no value"), "{e}");
 }

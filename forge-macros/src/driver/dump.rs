@@ -1,7 +1,15 @@
-//! `FORGE_DUMP_DIR`: every kernel's emitted WGSL and CUDA C, for every schedule, and its
-//! generated Rust, written while the macro expands, so that a change to the compiler can be
-//! shown to keep them byte-identical (`scripts/emit_compare.sh` records and compares).
-//! Unset or empty, nothing is written and nothing changes.
+//! What the driver writes beside the expansion, for whoever works on the compiler or on a
+//! kernel.
+//!
+//! `#[forge_kernel(debug)]`, or `FORGE_DEBUG=name` (several names comma-separated, or `*`
+//! for every kernel), prints a kernel's expansion on the compiler's standard error, as
+//! CubeCL's `debug` does: the generated Rust, pretty-printed, with its WGSL and CUDA sources
+//! in it. Cargo shows it when it builds the crate.
+//!
+//! `FORGE_DUMP_DIR` writes every kernel's emitted WGSL and CUDA C, for every schedule, and
+//! its generated Rust, so that a change to the compiler can be shown to keep them
+//! byte-identical (`scripts/emit_compare.sh` records and compares). Unset or empty, nothing
+//! is written and nothing changes.
 //!
 //! Each kernel gets a folder `<dir>/<name>-<hash>/`, the hash being that of the tokens the
 //! macro was given (the attribute, the function, and the whole `#[forge_module]` around it),
@@ -9,9 +17,11 @@
 //! same kernel seen twice writes the same files. Files are written to a temporary name and
 //! renamed, so that crates expanding in parallel never leave a torn file.
 //!
-//! Cargo does not track a proc macro's environment: to expand again with the variable set,
-//! rebuild forge-macros (`touch forge-macros/src/lib.rs`) or clean the dependent crates.
+//! Cargo does not track a proc macro's environment: to expand again with either variable
+//! set, touch the crate's sources (or `touch forge-macros/src/lib.rs`, which rebuilds every
+//! crate that uses the macro).
 
+use crate::model::{CudaSources, Kernel, Sources};
 use proc_macro2::TokenStream;
 use std::cell::Cell;
 use std::path::PathBuf;
@@ -86,5 +96,53 @@ pub fn rust(tokens: &TokenStream) -> String {
     match syn::parse2::<syn::File>(tokens.clone()) {
         Ok(f) => prettyplease::unparse(&f),
         Err(_) => tokens.to_string(),
+    }
+}
+
+/// Whether `FORGE_DEBUG` names the kernel (or is `*`).
+pub fn debug_named(name: &str) -> bool {
+    std::env::var("FORGE_DEBUG")
+        .is_ok_and(|v| v.split(',').any(|n| n.trim() == name || n.trim() == "*"))
+}
+
+/// Prints a kernel's expansion on standard error.
+pub fn print(name: &str, tokens: &TokenStream) {
+    eprintln!(
+        "// ---- #[forge_kernel] expansion of `{name}` ----\n{}// ---- end of `{name}` ----",
+        rust(tokens)
+    );
+}
+
+/// Writes a kernel's WGSL and CUDA for every schedule under `FORGE_DUMP_DIR`: `s<i>.wgsl`
+/// and `s<i>.cu` for schedule `i` of `Kernel::schedules` (listed in `schedules.txt`), and
+/// `fallback.*`, the rolled loops of schedules outside the tuning space, where there is one.
+pub fn sources(key: &str, kernel: &Kernel<'_>, wgsl: &Sources, cuda: &CudaSources, rolled: bool) {
+    let knobs = &kernel.options.knobs;
+    let list: String = wgsl
+        .schedules
+        .iter()
+        .enumerate()
+        .map(|(i, (s, _))| format!("s{i}: {}\n", s.describe(knobs)))
+        .collect();
+    write(key, "schedules.txt", &list);
+    for (i, (s, b)) in wgsl.schedules.iter().enumerate() {
+        let header = crate::emit_wgsl::schedule_header(s, knobs);
+        let full = format!("{}{header}{}", wgsl.directives, wgsl.bodies[*b]);
+        write(key, &format!("s{i}.wgsl"), &full);
+    }
+    if rolled {
+        let body = &wgsl.bodies[wgsl.fallback];
+        write(key, "fallback.wgsl", &format!("{}{body}", wgsl.directives));
+    }
+    if let Some(reason) = &cuda.refused {
+        write(key, "cuda-refused.txt", reason);
+        return;
+    }
+    write(key, "prelude.cu", &cuda.prelude);
+    for (i, b) in cuda.schedules.iter().enumerate() {
+        write(key, &format!("s{i}.cu"), &cuda.bodies[*b]);
+    }
+    if rolled && cuda.bodies.len() > 1 {
+        write(key, "fallback.cu", &cuda.bodies[cuda.fallback]);
     }
 }
