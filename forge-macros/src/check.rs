@@ -783,21 +783,19 @@ fn atomic_arrays_only_atomically(cx: &Ctxt, k: &Kernel<'_>) {
 /// float atomic is a `u32` updated by a compare-exchange loop, and a bitwise method would
 /// act on its bits.
 fn float_atomics_arithmetic(cx: &Ctxt, k: &Kernel<'_>) {
-    walk_stmts(&k.body, &mut |s| {
-        stmt_exprs(s, &mut |e| {
-            walk_expr(e, &mut |x| {
-                let ExprKind::Atomic { op, target, .. } = &x.kind else {
-                    return;
-                };
-                let elem = match target {
-                    AtomicTarget::Binding(b) => Some(k.bindings[*b].elem),
-                    AtomicTarget::Shared(l) => match &k.locals[*l].ty {
-                        Ty::Array(e, _) => e.scalar(),
-                        _ => None,
-                    },
-                };
-                if let Some(s) = elem.filter(|s| s.is_float() && !op.on_float()) {
-                    cx.error_range(
+    walk_exprs(&k.body, &mut |x| {
+        let ExprKind::Atomic { op, target, .. } = &x.kind else {
+            return;
+        };
+        let elem = match target {
+            AtomicTarget::Binding(b) => Some(k.bindings[*b].elem),
+            AtomicTarget::Shared(l) => match &k.locals[*l].ty {
+                Ty::Array(e, _) => e.scalar(),
+                _ => None,
+            },
+        };
+        if let Some(s) = elem.filter(|s| s.is_float() && !op.on_float()) {
+            cx.error_range(
                         x.span,
                         x.end,
                         format!(
@@ -807,9 +805,7 @@ fn float_atomics_arithmetic(cx: &Ctxt, k: &Kernel<'_>) {
                             AtomicOp::list_for(s)
                         ),
                     );
-                }
-            })
-        })
+        }
     });
 }
 
@@ -821,26 +817,20 @@ fn f64_math_on_gpus(cx: &Ctxt, k: &Kernel<'_>) {
         bodies.push(&k.helpers[h].body);
     }
     for body in bodies {
-        walk_stmts(body, &mut |s| {
-            stmt_exprs(s, &mut |e| {
-                walk_expr(e, &mut |x| {
-                    let ExprKind::Math(f, args) = &x.kind else {
-                        return;
-                    };
-                    if args.first().and_then(|a| a.ty.component()) == Some(Scalar::F64)
-                        && !f.on_f64()
-                    {
-                        let name = f.name();
-                        cx.error_range(
+        walk_exprs(body, &mut |x| {
+            let ExprKind::Math(f, args) = &x.kind else {
+                return;
+            };
+            if args.first().and_then(|a| a.ty.component()) == Some(Scalar::F64) && !f.on_f64() {
+                let name = f.name();
+                cx.error_range(
                             x.span,
                             x.end,
                             format!(
                                 "`{name}` is not available on `f64`: GPUs compute it on 16- and 32-bit floats only (SPIR-V's GLSL.std.450 has no 64-bit form); compute it in `f32`, as in `(x as f32).{name}() as f64`"
                             ),
                         );
-                    }
-                })
-            })
+            }
         });
     }
 }
@@ -848,16 +838,14 @@ fn f64_math_on_gpus(cx: &Ctxt, k: &Kernel<'_>) {
 /// `&&` and `||` skip their right side for some invocations: a subgroup operation there
 /// would not be reached by the whole subgroup.
 fn subgroup_ops_not_short_circuited(cx: &Ctxt, k: &Kernel<'_>) {
-    walk_stmts(&k.body, &mut |s| {
-        stmt_exprs(s, &mut |e| {
-            walk_expr(e, &mut |x| {
-                let ExprKind::Binary(op @ (BinOp::And | BinOp::Or), _, rhs) = &x.kind else {
-                    return;
-                };
-                walk_expr(rhs, &mut |y| {
-                    if let ExprKind::Subgroup { op: sg, .. } = y.kind {
-                        let name = sg.name();
-                        cx.error(
+    walk_exprs(&k.body, &mut |x| {
+        let ExprKind::Binary(op @ (BinOp::And | BinOp::Or), _, rhs) = &x.kind else {
+            return;
+        };
+        walk_expr(rhs, &mut |y| {
+            if let ExprKind::Subgroup { op: sg, .. } = y.kind {
+                let name = sg.name();
+                cx.error(
                             y.span,
                             format!(
                                 "`{name}` on the right of `{}` does not run for every invocation, since `{}` skips its right side; call it first, `let s = {name}(..);`, and use `s` in the condition",
@@ -865,10 +853,8 @@ fn subgroup_ops_not_short_circuited(cx: &Ctxt, k: &Kernel<'_>) {
                                 op.wgsl()
                             ),
                         );
-                    }
-                });
-            })
-        })
+            }
+        });
     });
 }
 
@@ -885,25 +871,21 @@ fn subgroup_broadcast_lane_constant(cx: &Ctxt, k: &Kernel<'_>) {
             _ => false,
         }
     }
-    walk_stmts(&k.body, &mut |s| {
-        stmt_exprs(s, &mut |e| {
-            walk_expr(e, &mut |x| {
-                if let ExprKind::Subgroup {
-                    op: SubgroupOp::Broadcast,
-                    args,
-                    ..
-                } = &x.kind
-                {
-                    if let Some(lane) = args.get(1).filter(|l| !constant(l)) {
-                        cx.error_range(
+    walk_exprs(&k.body, &mut |x| {
+        if let ExprKind::Subgroup {
+            op: SubgroupOp::Broadcast,
+            args,
+            ..
+        } = &x.kind
+        {
+            if let Some(lane) = args.get(1).filter(|l| !constant(l)) {
+                cx.error_range(
                             lane.span,
                             lane.end,
                             "the lane of `subgroup_broadcast` must be a constant, such as `0` or `WG - 1`; for a lane computed at run time use `subgroup_shuffle(value, lane)`",
                         );
-                    }
-                }
-            })
-        })
+            }
+        }
     });
 }
 
@@ -1337,7 +1319,7 @@ pub mod constants {
                 knobs: &k.options.knobs,
                 reported: &mut *reported,
             };
-            ev.block(&f.body);
+            ev.visit_block(&f.body);
         }
     }
 
@@ -1352,14 +1334,12 @@ pub mod constants {
                 self.cx.error_range(e.span, e.end, format!("{msg}{when}"));
             }
         }
+    }
 
-        fn block(&mut self, b: &Block) {
-            for s in b {
-                self.stmt(s);
-            }
-        }
-
-        fn stmt(&mut self, s: &Stmt) {
+    /// Every statement is walked for its expressions; `let` and assignments also keep the
+    /// locals' constant values and check a local array's constant indices.
+    impl<'b> Visit<'b> for Eval<'_> {
+        fn visit_stmt(&mut self, s: &'b Stmt) {
             match s {
                 Stmt::Let { local, init } => {
                     let v = init.as_ref().and_then(|e| self.expr(e));
@@ -1390,61 +1370,16 @@ pub mod constants {
                         self.divisor_and_shift(*op, value, v);
                     }
                 }
-                Stmt::If { cond, then, els } => {
-                    self.expr(cond);
-                    self.block(then);
-                    if let Some(e) = els {
-                        self.block(e);
-                    }
-                }
-                Stmt::For(ForLoop {
-                    start, end, body, ..
-                }) => {
-                    self.expr(start);
-                    self.expr(end);
-                    self.block(body);
-                }
-                Stmt::While { cond, body, .. } => {
-                    self.expr(cond);
-                    self.block(body);
-                }
-                Stmt::Loop { body, .. } | Stmt::Block(body) => self.block(body),
-                Stmt::Switch {
-                    selector,
-                    cases,
-                    default,
-                } => {
-                    self.expr(selector);
-                    for (_, b) in cases {
-                        self.block(b);
-                    }
-                    self.block(default);
-                }
-                Stmt::CompareExchange {
-                    index,
-                    current,
-                    new,
-                    ..
-                } => {
-                    self.expr(index);
-                    self.expr(current);
-                    self.expr(new);
-                }
-                Stmt::Eval { expr } | Stmt::ReturnValue { value: expr } => {
-                    self.expr(expr);
-                }
-                Stmt::Print { args, .. } => {
-                    for a in args {
-                        self.expr(a);
-                    }
-                }
-                Stmt::Break { .. }
-                | Stmt::Continue { .. }
-                | Stmt::Return { .. }
-                | Stmt::Barrier { .. } => {}
+                s => walk_stmt(self, s),
             }
         }
 
+        fn visit_expr(&mut self, e: &'b Expr) {
+            self.expr(e);
+        }
+    }
+
+    impl Eval<'_> {
         /// Checks a constant index against an array type; returns the element type.
         fn bounds(&mut self, ty: &Ty, idx: &Expr, v: Option<Cv>) -> Ty {
             if let Ty::Vector(s, n) = ty {

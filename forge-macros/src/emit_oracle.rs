@@ -126,14 +126,10 @@ fn subgroup_buffers(id: usize) -> (Ident, Ident, Ident) {
 /// Every subgroup operation of a body.
 fn subgroup_ops(body: &Block) -> Vec<&Expr> {
     let mut ops = Vec::new();
-    walk_stmts(body, &mut |s| {
-        stmt_exprs(s, &mut |e| {
-            walk_expr(e, &mut |x| {
-                if matches!(x.kind, ExprKind::Subgroup { .. }) {
-                    ops.push(x)
-                }
-            })
-        })
+    walk_exprs(body, &mut |x| {
+        if matches!(x.kind, ExprKind::Subgroup { .. }) {
+            ops.push(x)
+        }
     });
     ops
 }

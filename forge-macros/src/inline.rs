@@ -44,14 +44,10 @@ pub fn helper(cx: &Ctxt, helpers: &[HelperFn], h: &mut HelperFn) {
     calls(cx, helpers, &mut f, &mut h.body);
     let mut called: Vec<usize> = Vec::new();
     let mut kernel_only = h.body.iter().any(contains_collective);
-    walk_stmts(&h.body, &mut |s| {
-        stmt_exprs(s, &mut |e| {
-            walk_expr(e, &mut |x| match x.kind {
-                ExprKind::Call(c, _) => called.push(c),
-                ExprKind::Builtin(_) | ExprKind::BuiltinComponent(..) => kernel_only = true,
-                _ => {}
-            })
-        })
+    walk_exprs(&h.body, &mut |x| match x.kind {
+        ExprKind::Call(c, _) => called.push(c),
+        ExprKind::Builtin(_) | ExprKind::BuiltinComponent(..) => kernel_only = true,
+        _ => {}
     });
     called.sort();
     called.dedup();
@@ -65,7 +61,7 @@ pub fn calls(cx: &Ctxt, helpers: &[HelperFn], f: &mut Func<'_>, body: &mut Block
         return;
     }
     let mut st = Inliner { cx, helpers, f };
-    *body = st.block(std::mem::take(body));
+    *body = st.fold_block(std::mem::take(body));
 }
 
 struct Inliner<'c, 'f, 'g> {
@@ -96,27 +92,9 @@ fn calls_inline(helpers: &[HelperFn], e: &Expr) -> bool {
     found
 }
 
-impl Inliner<'_, '_, '_> {
-    fn block(&mut self, b: Block) -> Block {
-        let mut out = Vec::new();
-        for s in b {
-            self.stmt(s, &mut out);
-        }
-        out
-    }
-
-    fn stmt(&mut self, s: Stmt, out: &mut Block) {
+impl Fold for Inliner<'_, '_, '_> {
+    fn fold_stmt(&mut self, s: Stmt, out: &mut Block) {
         match s {
-            Stmt::Let {
-                local,
-                init: Some(e),
-            } => {
-                let e = self.hoist(e, out);
-                out.push(Stmt::Let {
-                    local,
-                    init: Some(e),
-                })
-            }
             Stmt::Assign {
                 place,
                 op,
@@ -126,29 +104,13 @@ impl Inliner<'_, '_, '_> {
                 // The value is evaluated before the place, as Rust does for `=` and for
                 // compound assignment of primitive types.
                 let value = self.hoist(value, out);
-                let mut place = place;
-                for i in place.indices_mut() {
-                    let e = std::mem::replace(i, made(ExprKind::BoolLit(false), Ty::BOOL, span));
-                    *i = self.hoist(e, out);
-                }
+                let place = self.fold_place(place, out);
                 out.push(Stmt::Assign {
                     place,
                     op,
                     value,
                     span,
                 })
-            }
-            Stmt::If { cond, then, els } => {
-                let cond = self.hoist(cond, out);
-                let then = self.block(then);
-                let els = els.map(|e| self.block(e));
-                out.push(Stmt::If { cond, then, els })
-            }
-            Stmt::For(mut f) => {
-                f.start = self.hoist(f.start, out);
-                f.end = self.hoist(f.end, out);
-                f.body = self.block(f.body);
-                out.push(Stmt::For(f))
             }
             Stmt::While { cond, body, id } if calls_inline(self.helpers, &cond) => {
                 // The condition runs before every iteration: `loop { <call>; if !c { break; } .. }`.
@@ -161,20 +123,8 @@ impl Inliner<'_, '_, '_> {
                     then: vec![Stmt::Break { target: id, span }],
                     els: None,
                 });
-                inner.extend(self.block(body));
+                inner.extend(self.fold_block(body));
                 out.push(Stmt::Loop { body: inner, id })
-            }
-            Stmt::While { cond, body, id } => {
-                let body = self.block(body);
-                out.push(Stmt::While { cond, body, id })
-            }
-            Stmt::Loop { body, id } => {
-                let body = self.block(body);
-                out.push(Stmt::Loop { body, id })
-            }
-            Stmt::Block(b) => {
-                let b = self.block(b);
-                out.push(Stmt::Block(b))
             }
             Stmt::Eval {
                 expr:
@@ -187,58 +137,19 @@ impl Inliner<'_, '_, '_> {
                 let args = args.into_iter().map(|a| self.hoist(a, out)).collect();
                 self.inline(h, args, span, out);
             }
-            Stmt::Eval { expr } => {
-                let expr = self.hoist(expr, out);
-                out.push(Stmt::Eval { expr })
+            s => {
+                let s = fold_stmt_children(self, s, out);
+                out.push(s)
             }
-            Stmt::ReturnValue { value } => {
-                let value = self.hoist(value, out);
-                out.push(Stmt::ReturnValue { value })
-            }
-            Stmt::Print { format, args, span } => {
-                let args = args.into_iter().map(|a| self.hoist(a, out)).collect();
-                out.push(Stmt::Print { format, args, span })
-            }
-            Stmt::Switch {
-                selector,
-                cases,
-                default,
-            } => {
-                let selector = self.hoist(selector, out);
-                let cases = cases.into_iter().map(|(v, b)| (v, self.block(b))).collect();
-                let default = self.block(default);
-                out.push(Stmt::Switch {
-                    selector,
-                    cases,
-                    default,
-                })
-            }
-            Stmt::CompareExchange {
-                old,
-                exchanged,
-                target,
-                index,
-                current,
-                new,
-                span,
-            } => {
-                let index = self.hoist(index, out);
-                let current = self.hoist(current, out);
-                let new = self.hoist(new, out);
-                out.push(Stmt::CompareExchange {
-                    old,
-                    exchanged,
-                    target,
-                    index,
-                    current,
-                    new,
-                    span,
-                })
-            }
-            s => out.push(s),
         }
     }
 
+    fn fold_expr(&mut self, e: Expr, out: &mut Block) -> Expr {
+        self.hoist(e, out)
+    }
+}
+
+impl Inliner<'_, '_, '_> {
     /// Inlines the calls inside `e` (innermost and leftmost first, as Rust evaluates
     /// them) into `out`, and gives `e` with each call replaced by its result.
     fn hoist(&mut self, mut e: Expr, out: &mut Block) -> Expr {
@@ -266,10 +177,7 @@ impl Inliner<'_, '_, '_> {
                     .collect();
                 return self.inline(h, args, span, out).unwrap_or(e);
             }
-            _ => e.each_child_mut(|x| {
-                let y = std::mem::replace(x, made(ExprKind::BoolLit(false), Ty::BOOL, span));
-                *x = self.hoist(y, out);
-            }),
+            _ => e.each_child_mut(|x| *x = self.hoist(x.take(), out)),
         }
         e
     }
@@ -329,7 +237,7 @@ impl Inliner<'_, '_, '_> {
         *self.f.loops += helper.loops;
         let ops = *self.f.subgroup_ops;
         *self.f.subgroup_ops += helper.subgroup_ops;
-        let remap = Remap {
+        let mut remap = Remap {
             map: &map,
             subst: &subst,
             loops,
@@ -681,141 +589,36 @@ struct Remap<'m> {
 }
 
 impl Remap<'_> {
-    fn block(&self, b: &Block) -> Block {
-        b.iter().map(|s| self.stmt(s)).collect()
+    fn block(&mut self, b: &Block) -> Block {
+        self.fold_block(b.clone())
     }
 
-    fn stmt(&self, s: &Stmt) -> Stmt {
-        match s {
-            Stmt::Let { local, init } => Stmt::Let {
-                local: self.map[*local],
-                init: init.as_ref().map(|e| self.expr(e)),
-            },
-            Stmt::Assign {
-                place,
-                op,
-                value,
-                span,
-            } => Stmt::Assign {
-                place: self.place(place),
-                op: *op,
-                value: self.expr(value),
-                span: *span,
-            },
-            Stmt::If { cond, then, els } => Stmt::If {
-                cond: self.expr(cond),
-                then: self.block(then),
-                els: els.as_ref().map(|e| self.block(e)),
-            },
-            Stmt::For(f) => Stmt::For(ForLoop {
-                var: self.map[f.var],
-                start: self.expr(&f.start),
-                end: self.expr(&f.end),
-                inclusive: f.inclusive,
-                body: self.block(&f.body),
-                id: f.id + self.loops,
-                unroll: f.unroll,
-            }),
-            Stmt::While { cond, body, id } => Stmt::While {
-                cond: self.expr(cond),
-                body: self.block(body),
-                id: id + self.loops,
-            },
-            Stmt::Loop { body, id } => Stmt::Loop {
-                body: self.block(body),
-                id: id + self.loops,
-            },
-            Stmt::Break { target, span } => Stmt::Break {
-                target: target + self.loops,
-                span: *span,
-            },
-            Stmt::Continue { target, span } => Stmt::Continue {
-                target: target + self.loops,
-                span: *span,
-            },
-            Stmt::ReturnValue { value } => Stmt::ReturnValue {
-                value: self.expr(value),
-            },
-            Stmt::Eval { expr } => Stmt::Eval {
-                expr: self.expr(expr),
-            },
-            Stmt::Print { format, args, span } => Stmt::Print {
-                format: *format,
-                args: args.iter().map(|a| self.expr(a)).collect(),
-                span: *span,
-            },
-            Stmt::Block(b) => Stmt::Block(self.block(b)),
-            Stmt::Switch {
-                selector,
-                cases,
-                default,
-            } => Stmt::Switch {
-                selector: self.expr(selector),
-                cases: cases
-                    .iter()
-                    .map(|(v, b)| (v.clone(), self.block(b)))
-                    .collect(),
-                default: self.block(default),
-            },
-            Stmt::CompareExchange {
-                old,
-                exchanged,
-                target,
-                index,
-                current,
-                new,
-                span,
-            } => Stmt::CompareExchange {
-                old: self.map[*old],
-                exchanged: self.map[*exchanged],
-                target: match target {
-                    AtomicTarget::Shared(id) => AtomicTarget::Shared(self.map[*id]),
-                    t => *t,
-                },
-                index: self.expr(index),
-                current: self.expr(current),
-                new: self.expr(new),
-                span: *span,
-            },
-            Stmt::Return { .. } | Stmt::Barrier { .. } => s.clone(),
-        }
+    fn expr(&mut self, e: &Expr) -> Expr {
+        self.fold_expr(e.clone(), &mut Vec::new())
+    }
+}
+
+impl Fold for Remap<'_> {
+    fn fold_stmt(&mut self, mut s: Stmt, out: &mut Block) {
+        let (map, loops) = (self.map, self.loops);
+        s.each_id_mut(|id| *id = map[*id], |id| *id += loops);
+        let s = fold_stmt_children(self, s, out);
+        out.push(s)
     }
 
-    fn place(&self, p: &Place) -> Place {
-        match p {
-            Place::Local(id) => Place::Local(self.map[*id]),
-            Place::LocalIndex(id, idx) => {
-                Place::LocalIndex(self.map[*id], idx.iter().map(|i| self.expr(i)).collect())
-            }
-            Place::Binding(b, i) => Place::Binding(*b, self.expr(i)),
-            Place::Field(p, f) => Place::Field(Box::new(self.place(p)), *f),
-            Place::Component(p, c) => Place::Component(Box::new(self.place(p)), *c),
-            Place::Index(p, i) => Place::Index(Box::new(self.place(p)), self.expr(i)),
-        }
-    }
-
-    fn expr(&self, e: &Expr) -> Expr {
-        let mut e = e.clone();
-        self.fix(&mut e);
-        e
-    }
-
-    fn fix(&self, e: &mut Expr) {
+    fn fold_expr(&mut self, mut e: Expr, out: &mut Block) -> Expr {
         if let ExprKind::Local(id) = e.kind {
             if let Some(arg) = &self.subst[id] {
-                *e = arg.clone();
-                return;
+                return arg.clone();
             }
         }
-        match &mut e.kind {
-            ExprKind::Local(id) => *id = self.map[*id],
-            ExprKind::Atomic {
-                target: AtomicTarget::Shared(id),
-                ..
-            } => *id = self.map[*id],
-            ExprKind::Subgroup { id, .. } => *id += self.ops,
-            _ => {}
+        if let Some(id) = e.kind.local_mut() {
+            *id = self.map[*id];
         }
-        e.each_child_mut(|x| self.fix(x));
+        if let ExprKind::Subgroup { id, .. } = &mut e.kind {
+            *id += self.ops;
+        }
+        e.each_child_mut(|x| *x = self.fold_expr(x.take(), out));
+        e
     }
 }

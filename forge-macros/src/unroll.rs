@@ -39,7 +39,7 @@ pub fn expand(
             sched_dependent: false,
             reported: &mut *reported,
         };
-        let body = u.block(body);
+        let body = u.fold_block(body.clone());
         let body = u.registers(body);
         sched_dependent |= u.sched_dependent;
         Func {
@@ -260,27 +260,22 @@ impl Unroller<'_, '_> {
         });
         found.unwrap_or_else(|| "a value known only at run time".to_string())
     }
+}
 
-    fn block(&mut self, b: &Block) -> Block {
-        let mut out = Vec::new();
-        for s in b {
-            self.stmt(s, &mut out);
-        }
-        out
-    }
-
-    fn stmt(&mut self, s: &Stmt, out: &mut Block) {
+/// The statements that unrolling changes; every other one is copied with its expressions
+/// folded (`Unroller::expr`).
+impl Fold for Unroller<'_, '_> {
+    fn fold_stmt(&mut self, s: Stmt, out: &mut Block) {
         match s {
             Stmt::For(f) if f.unroll => self.unroll(f, out),
             Stmt::Let {
                 local,
                 init: Some(e),
             } => {
-                let l = &self.locals[*local];
-                let (mutable, shared) = (l.mutable, l.shared);
-                if !mutable && !shared {
-                    if let Some(v) = self.eval(e) {
-                        self.vals[*local] = Some(v);
+                let l = &self.locals[local];
+                if !l.mutable && !l.shared {
+                    if let Some(v) = self.eval(&e) {
+                        self.vals[local] = Some(v);
                         // A value from an unrolled variable is written as a literal where
                         // it is used; the `let` goes.
                         if v.unrolled {
@@ -290,30 +285,8 @@ impl Unroller<'_, '_> {
                 }
                 let init = self.expr(e).0;
                 out.push(Stmt::Let {
-                    local: *local,
+                    local,
                     init: Some(init),
-                });
-            }
-            Stmt::Let { .. }
-            | Stmt::Break { .. }
-            | Stmt::Continue { .. }
-            | Stmt::Return { .. }
-            | Stmt::Barrier { .. } => out.push(s.clone()),
-            Stmt::Assign {
-                place,
-                op,
-                value,
-                span,
-            } => {
-                let mut place = place.clone();
-                for i in place.indices_mut() {
-                    *i = self.expr(i).0;
-                }
-                out.push(Stmt::Assign {
-                    place,
-                    op: *op,
-                    value: self.expr(value).0,
-                    span: *span,
                 });
             }
             Stmt::If { cond, then, els } => {
@@ -326,112 +299,72 @@ impl Unroller<'_, '_> {
                     _ => self.constant_bool(&cond),
                 };
                 if let Some(b) = constant {
-                    let taken = if b { Some(then) } else { els.as_ref() };
+                    let taken = if b { Some(then) } else { els };
                     if let Some(branch) = taken {
-                        let branch = self.block(branch);
+                        let branch = self.fold_block(branch);
                         if self.bind_folded_value(&branch, out) {
                             return;
                         }
-                        if branch.iter().any(|s| matches!(s, Stmt::Let { .. })) {
-                            out.push(Stmt::Block(branch));
-                        } else {
-                            out.extend(branch);
-                        }
+                        scoped(branch, out);
                     }
                     return;
                 }
-                let then = self.block(then);
-                let els = els.as_ref().map(|e| self.block(e));
+                let then = self.fold_block(then);
+                let els = els.map(|e| self.fold_block(e));
                 out.push(Stmt::If { cond, then, els });
-            }
-            Stmt::For(f) => out.push(Stmt::For(ForLoop {
-                start: self.expr(&f.start).0,
-                end: self.expr(&f.end).0,
-                body: self.block(&f.body),
-                ..*f
-            })),
-            Stmt::While { cond, body, id } => {
-                let cond = self.expr(cond).0;
-                let body = self.block(body);
-                out.push(Stmt::While {
-                    cond,
-                    body,
-                    id: *id,
-                });
-            }
-            Stmt::Loop { body, id } => {
-                let body = self.block(body);
-                out.push(Stmt::Loop { body, id: *id });
-            }
-            Stmt::ReturnValue { value } => out.push(Stmt::ReturnValue {
-                value: self.expr(value).0,
-            }),
-            Stmt::Eval { expr } => out.push(Stmt::Eval {
-                expr: self.expr(expr).0,
-            }),
-            Stmt::Print { format, args, span } => out.push(Stmt::Print {
-                format: *format,
-                args: args.iter().map(|a| self.expr(a).0).collect(),
-                span: *span,
-            }),
-            Stmt::Block(b) => {
-                let b = self.block(b);
-                out.push(Stmt::Block(b));
             }
             Stmt::Switch {
                 selector,
-                cases,
+                mut cases,
                 default,
             } => {
                 let (selector, folded) = self.expr(selector);
                 // A `match` on an unrolled value picks its arm here.
                 if let (true, ExprKind::IntLit(v)) = (folded, &selector.kind) {
-                    let arm = cases
-                        .iter()
-                        .find(|(vals, _)| vals.contains(v))
-                        .map(|(_, b)| b)
-                        .unwrap_or(default);
-                    let arm = self.block(arm);
-                    if arm.iter().any(|s| matches!(s, Stmt::Let { .. })) {
-                        out.push(Stmt::Block(arm));
-                    } else {
-                        out.extend(arm);
-                    }
+                    let arm = match cases.iter().position(|(vals, _)| vals.contains(v)) {
+                        Some(i) => cases.swap_remove(i).1,
+                        None => default,
+                    };
+                    let arm = self.fold_block(arm);
+                    scoped(arm, out);
                     return;
                 }
                 let cases = cases
-                    .iter()
-                    .map(|(v, b)| (v.clone(), self.block(b)))
+                    .into_iter()
+                    .map(|(v, b)| (v, self.fold_block(b)))
                     .collect();
-                let default = self.block(default);
+                let default = self.fold_block(default);
                 out.push(Stmt::Switch {
                     selector,
                     cases,
                     default,
                 });
             }
-            Stmt::CompareExchange {
-                old,
-                exchanged,
-                target,
-                index,
-                current,
-                new,
-                span,
-            } => out.push(Stmt::CompareExchange {
-                old: *old,
-                exchanged: *exchanged,
-                target: *target,
-                index: self.expr(index).0,
-                current: self.expr(current).0,
-                new: self.expr(new).0,
-                span: *span,
-            }),
+            s => {
+                let s = fold_stmt_children(self, s, out);
+                out.push(s)
+            }
         }
     }
 
+    fn fold_expr(&mut self, e: Expr, _: &mut Block) -> Expr {
+        self.expr(e).0
+    }
+}
+
+/// Statements that take the place of one (an unrolled copy, a branch picked): in a block
+/// of their own if they declare names, which they keep to themselves.
+fn scoped(stmts: Block, out: &mut Block) {
+    if stmts.iter().any(|s| matches!(s, Stmt::Let { .. })) {
+        out.push(Stmt::Block(stmts));
+    } else {
+        out.extend(stmts);
+    }
+}
+
+impl Unroller<'_, '_> {
     /// `#[unroll] for var in start..end`: one copy of the body per value.
-    fn unroll(&mut self, f: &ForLoop, out: &mut Block) {
+    fn unroll(&mut self, f: ForLoop, out: &mut Block) {
         let ForLoop {
             var,
             start,
@@ -440,7 +373,6 @@ impl Unroller<'_, '_> {
             body,
             ..
         } = f;
-        let (var, inclusive) = (*var, *inclusive);
         let bound = |u: &mut Self, e: &Expr| -> Option<i64> {
             match u.eval(e).map(|v| v.c) {
                 Some(Const::U(x)) => Some(x as i64),
@@ -456,7 +388,7 @@ impl Unroller<'_, '_> {
                 }
             }
         };
-        let (a, b) = (bound(self, start), bound(self, end));
+        let (a, b) = (bound(self, &start), bound(self, &end));
         let (Some(a), Some(b)) = (a, b) else {
             return;
         };
@@ -479,29 +411,24 @@ impl Unroller<'_, '_> {
                 Const::U(v as u32)
             };
             self.vals[var] = Some(Val { c, unrolled: true });
-            let copy = self.block(body);
-            // A copy that declares names keeps them to itself.
-            if copy.iter().any(|s| matches!(s, Stmt::Let { .. })) {
-                out.push(Stmt::Block(copy));
-            } else {
-                out.extend(copy);
-            }
+            let copy = self.fold_block(body.clone());
+            scoped(copy, out);
         }
         self.vals[var] = None;
     }
 
     /// A copy of an expression with the unrolled values written as literals, and the
     /// integer operations on them folded. Also says whether it is such a literal.
-    fn expr(&mut self, e: &Expr) -> (Expr, bool) {
+    fn expr(&mut self, e: Expr) -> (Expr, bool) {
         if let ExprKind::Local(id) = e.kind {
             if let Some(v) = self.vals[id].filter(|v| v.unrolled) {
                 return (literal(v.c, &e.ty, e.span), true);
             }
         }
-        let mut out = e.clone();
+        let mut out = e;
         let mut folded = false;
         out.each_child_mut(|x| {
-            let (y, f) = self.expr(x);
+            let (y, f) = self.expr(x.take());
             *x = y;
             folded |= f;
         });
@@ -589,7 +516,7 @@ impl Unroller<'_, '_> {
             ok: &mut ok,
             lens: &lens,
         };
-        uses.block(&body);
+        uses.visit_block(&body);
         if !ok.iter().any(|x| *x) {
             return body;
         }
@@ -614,7 +541,7 @@ impl Unroller<'_, '_> {
             }
         }
         let mut r = Registers { u: self, elems };
-        r.block(body)
+        r.fold_block(body)
     }
 }
 
@@ -704,27 +631,19 @@ struct Uses<'u, 'a, 'k> {
     lens: &'u [u32],
 }
 
-impl Uses<'_, '_, '_> {
-    fn block(&mut self, b: &Block) {
-        for s in b {
-            self.stmt(s);
-        }
-    }
-
-    fn stmt(&mut self, s: &Stmt) {
+impl<'b> Visit<'b> for Uses<'_, '_, '_> {
+    fn visit_stmt(&mut self, s: &'b Stmt) {
         match s {
             Stmt::Let { local, init } => match init.as_ref().map(|e| &e.kind) {
                 None => {}
-                Some(ExprKind::ArrayRepeat(v)) => self.expr(v),
-                Some(ExprKind::ArrayList(items)) => items.iter().for_each(|i| self.expr(i)),
+                Some(ExprKind::ArrayRepeat(v)) => self.visit_expr(v),
+                Some(ExprKind::ArrayList(items)) => items.iter().for_each(|i| self.visit_expr(i)),
                 Some(_) => {
                     self.ok[*local] = false;
-                    if let Some(e) = init {
-                        self.expr(e);
-                    }
+                    walk_stmt(self, s);
                 }
             },
-            Stmt::Assign { place, value, .. } => {
+            Stmt::Assign { place, .. } => {
                 match place.root() {
                     // A whole local (`a = b`, or a field of a struct local).
                     Place::Local(id) => self.ok[*id] = false,
@@ -737,55 +656,13 @@ impl Uses<'_, '_, '_> {
                     }
                     _ => {}
                 }
-                place.indices().into_iter().for_each(|i| self.expr(i));
-                self.expr(value);
+                walk_stmt(self, s);
             }
-            Stmt::If { cond, then, els } => {
-                self.expr(cond);
-                self.block(then);
-                if let Some(e) = els {
-                    self.block(e);
-                }
-            }
-            Stmt::For(f) => {
-                self.expr(&f.start);
-                self.expr(&f.end);
-                self.block(&f.body);
-            }
-            Stmt::While { cond, body, .. } => {
-                self.expr(cond);
-                self.block(body);
-            }
-            Stmt::Loop { body, .. } | Stmt::Block(body) => self.block(body),
-            Stmt::ReturnValue { value: e } | Stmt::Eval { expr: e } => self.expr(e),
-            Stmt::Print { args, .. } => args.iter().for_each(|a| self.expr(a)),
-            Stmt::Switch {
-                selector,
-                cases,
-                default,
-            } => {
-                self.expr(selector);
-                cases.iter().for_each(|(_, b)| self.block(b));
-                self.block(default);
-            }
-            Stmt::CompareExchange {
-                index,
-                current,
-                new,
-                ..
-            } => {
-                self.expr(index);
-                self.expr(current);
-                self.expr(new);
-            }
-            Stmt::Break { .. }
-            | Stmt::Continue { .. }
-            | Stmt::Return { .. }
-            | Stmt::Barrier { .. } => {}
+            s => walk_stmt(self, s),
         }
     }
 
-    fn expr(&mut self, e: &Expr) {
+    fn visit_expr(&mut self, e: &'b Expr) {
         match &e.kind {
             ExprKind::LoadArray(base, idx) => {
                 if let ExprKind::Local(id) = base.kind {
@@ -793,12 +670,12 @@ impl Uses<'_, '_, '_> {
                         self.ok[id] = false;
                     }
                 } else {
-                    self.expr(base);
+                    self.visit_expr(base);
                 }
-                self.expr(idx);
+                self.visit_expr(idx);
             }
             ExprKind::Local(id) => self.ok[*id] = false,
-            _ => e.each_child(|a| self.expr(a)),
+            _ => e.each_child(|a| self.visit_expr(a)),
         }
     }
 }
@@ -811,21 +688,15 @@ struct Registers<'u, 'a, 'k> {
 }
 
 impl Registers<'_, '_, '_> {
-    fn block(&mut self, b: Block) -> Block {
-        let mut out = Vec::new();
-        for s in b {
-            self.stmt(s, &mut out);
-        }
-        out
-    }
-
     fn element(&mut self, id: LocalId, idx: &Expr) -> Option<LocalId> {
         let elems = self.elems.get(id).filter(|e| !e.is_empty())?.clone();
         let i = self.u.index(idx, elems.len() as u32)?;
         Some(elems[i as usize])
     }
+}
 
-    fn stmt(&mut self, s: Stmt, out: &mut Block) {
+impl Fold for Registers<'_, '_, '_> {
+    fn fold_stmt(&mut self, s: Stmt, out: &mut Block) {
         match s {
             Stmt::Let { local, init } if !self.elems[local].is_empty() => {
                 let elems = self.elems[local].clone();
@@ -836,7 +707,7 @@ impl Registers<'_, '_, '_> {
                     })),
                     Some(ExprKind::ArrayList(items)) => {
                         for (e, v) in elems.iter().zip(items) {
-                            let v = self.expr(v);
+                            let v = self.fold_expr(v, out);
                             out.push(Stmt::Let {
                                 local: *e,
                                 init: Some(v),
@@ -844,7 +715,7 @@ impl Registers<'_, '_, '_> {
                         }
                     }
                     Some(ExprKind::ArrayRepeat(v)) => {
-                        let v = self.expr(*v);
+                        let v = self.fold_expr(*v, out);
                         // `[v; N]` evaluates `v` once; a literal can be written N times.
                         let simple = matches!(
                             &v.kind,
@@ -886,115 +757,26 @@ impl Registers<'_, '_, '_> {
                     Some(_) => {}
                 }
             }
-            Stmt::Let { local, init } => out.push(Stmt::Let {
-                local,
-                init: init.map(|e| self.expr(e)),
-            }),
-            Stmt::Assign {
-                place,
-                op,
-                value,
-                span,
-            } => {
-                let value = self.expr(value);
-                let place = self.place(place);
-                out.push(Stmt::Assign {
-                    place,
-                    op,
-                    value,
-                    span,
-                });
+            s => {
+                let s = fold_stmt_children(self, s, out);
+                out.push(s)
             }
-            Stmt::If { cond, then, els } => {
-                let cond = self.expr(cond);
-                let then = self.block(then);
-                let els = els.map(|e| self.block(e));
-                out.push(Stmt::If { cond, then, els });
-            }
-            Stmt::For(mut f) => {
-                f.start = self.expr(f.start);
-                f.end = self.expr(f.end);
-                f.body = self.block(f.body);
-                out.push(Stmt::For(f));
-            }
-            Stmt::While { cond, body, id } => {
-                let cond = self.expr(cond);
-                let body = self.block(body);
-                out.push(Stmt::While { cond, body, id });
-            }
-            Stmt::Loop { body, id } => {
-                let body = self.block(body);
-                out.push(Stmt::Loop { body, id });
-            }
-            Stmt::Block(b) => {
-                let b = self.block(b);
-                out.push(Stmt::Block(b));
-            }
-            Stmt::ReturnValue { value } => out.push(Stmt::ReturnValue {
-                value: self.expr(value),
-            }),
-            Stmt::Eval { expr } => out.push(Stmt::Eval {
-                expr: self.expr(expr),
-            }),
-            Stmt::Print { format, args, span } => out.push(Stmt::Print {
-                format,
-                args: args.into_iter().map(|a| self.expr(a)).collect(),
-                span,
-            }),
-            Stmt::Switch {
-                selector,
-                cases,
-                default,
-            } => {
-                let selector = self.expr(selector);
-                let cases = cases.into_iter().map(|(v, b)| (v, self.block(b))).collect();
-                let default = self.block(default);
-                out.push(Stmt::Switch {
-                    selector,
-                    cases,
-                    default,
-                });
-            }
-            Stmt::CompareExchange {
-                old,
-                exchanged,
-                target,
-                index,
-                current,
-                new,
-                span,
-            } => out.push(Stmt::CompareExchange {
-                old,
-                exchanged,
-                target,
-                index: self.expr(index),
-                current: self.expr(current),
-                new: self.expr(new),
-                span,
-            }),
-            s => out.push(s),
         }
     }
 
     /// A place, with a register array's element as its local.
-    fn place(&mut self, p: Place) -> Place {
+    fn fold_place(&mut self, p: Place, out: &mut Block) -> Place {
         match p {
             Place::LocalIndex(id, idx) if idx.len() == 1 => match self.element(id, &idx[0]) {
                 Some(e) => Place::Local(e),
-                None => Place::LocalIndex(id, idx.into_iter().map(|i| self.expr(i)).collect()),
+                None => fold_place_children(self, Place::LocalIndex(id, idx), out),
             },
-            Place::LocalIndex(id, idx) => {
-                Place::LocalIndex(id, idx.into_iter().map(|i| self.expr(i)).collect())
-            }
-            Place::Binding(b, i) => Place::Binding(b, self.expr(i)),
-            Place::Field(p, f) => Place::Field(Box::new(self.place(*p)), f),
-            Place::Component(p, c) => Place::Component(Box::new(self.place(*p)), c),
-            Place::Index(p, i) => Place::Index(Box::new(self.place(*p)), self.expr(i)),
-            p @ Place::Local(_) => p,
+            p => fold_place_children(self, p, out),
         }
     }
 
-    fn expr(&mut self, mut e: Expr) -> Expr {
+    /// An expression, with a register array's element read as its local.
+    fn fold_expr(&mut self, mut e: Expr, out: &mut Block) -> Expr {
         if let ExprKind::LoadArray(base, idx) = &e.kind {
             if let ExprKind::Local(id) = base.kind {
                 if let Some(el) = self.element(id, idx) {
@@ -1002,10 +784,7 @@ impl Registers<'_, '_, '_> {
                 }
             }
         }
-        e.each_child_mut(|x| {
-            let y = std::mem::replace(x, literal(Const::B(false), &Ty::BOOL, x.span));
-            *x = self.expr(y);
-        });
+        e.each_child_mut(|x| *x = self.fold_expr(x.take(), out));
         e
     }
 }

@@ -459,63 +459,7 @@ pub struct Expr {
     pub tv: usize,
 }
 
-/// The one list of an expression's direct children, in evaluation order, for `&` and for
-/// `&mut` (`$iter` is `iter` or `iter_mut`).
-macro_rules! each_child {
-    ($kind:expr, $f:ident, $iter:ident) => {
-        match $kind {
-            ExprKind::LoadBinding(_, a)
-            | ExprKind::Unary(_, a)
-            | ExprKind::Cast(a)
-            | ExprKind::ArrayRepeat(a)
-            | ExprKind::Swizzle(a, _)
-            | ExprKind::Field(a, _) => $f(a),
-            ExprKind::LoadArray(a, b) | ExprKind::Binary(_, a, b) => {
-                $f(a);
-                $f(b)
-            }
-            ExprKind::Select(a, b, c) => {
-                $f(a);
-                $f(b);
-                $f(c)
-            }
-            ExprKind::Math(_, args)
-            | ExprKind::ArrayList(args)
-            | ExprKind::VecNew(args)
-            | ExprKind::StructNew(_, args)
-            | ExprKind::Call(_, args)
-            | ExprKind::Subgroup { args, .. }
-            | ExprKind::Coop { args, .. } => args.$iter().for_each($f),
-            ExprKind::Atomic { index, args, .. } => {
-                $f(index);
-                args.$iter().for_each($f)
-            }
-            ExprKind::IntLit(_)
-            | ExprKind::FloatLit(_)
-            | ExprKind::BoolLit(_)
-            | ExprKind::Local(_)
-            | ExprKind::Scalar(_)
-            | ExprKind::Sched(_)
-            | ExprKind::Builtin(_)
-            | ExprKind::BuiltinComponent(..)
-            | ExprKind::StructZero(_) => {}
-        }
-    };
-}
-
 impl Expr {
-    /// Calls `f` on each direct sub-expression, in evaluation order. Every pass that
-    /// recurses over expressions walks them through this (or `each_child_mut`), so that a
-    /// new `ExprKind` is added in one place.
-    pub fn each_child<'b>(&'b self, mut f: impl FnMut(&'b Expr)) {
-        each_child!(&self.kind, f, iter)
-    }
-
-    /// `each_child`, for a pass that rewrites the children in place.
-    pub fn each_child_mut(&mut self, mut f: impl FnMut(&mut Expr)) {
-        each_child!(&mut self.kind, f, iter_mut)
-    }
-
     /// Whether this is a literal zero, or a vector or struct of them.
     pub fn is_zero(&self) -> bool {
         match &self.kind {

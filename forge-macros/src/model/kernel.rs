@@ -5,7 +5,7 @@ use super::expr::{Builtin, Expr, ExprKind, LocalId};
 use super::sched::{Knob, SchedPoint};
 use super::stmt::{Block, Place, PrintFmt, Stmt};
 use super::ty::{ConstLen, LenOp, Scalar, Ty};
-use super::walk::{stmt_exprs, walk_expr, walk_stmts};
+use super::walk::{stmt_exprs, walk_expr, walk_exprs, walk_stmts};
 use proc_macro2::Span;
 
 /// How a kernel accesses a binding.
@@ -275,14 +275,10 @@ impl Kernel<'_> {
     pub fn used_helpers(&self) -> Vec<usize> {
         let mut used = vec![false; self.helpers.len()];
         let mut stack: Vec<usize> = Vec::new();
-        walk_stmts(&self.body, &mut |s| {
-            stmt_exprs(s, &mut |e| {
-                walk_expr(e, &mut |x| {
-                    if let ExprKind::Call(h, _) = x.kind {
-                        stack.push(h)
-                    }
-                })
-            })
+        walk_exprs(&self.body, &mut |x| {
+            if let ExprKind::Call(h, _) = x.kind {
+                stack.push(h)
+            }
         });
         while let Some(h) = stack.pop() {
             if !used[h] {
@@ -305,14 +301,10 @@ impl Kernel<'_> {
     /// needs the device's subgroup feature.
     pub fn uses_subgroups(&self) -> bool {
         let mut found = false;
-        walk_stmts(&self.body, &mut |s| {
-            stmt_exprs(s, &mut |e| {
-                walk_expr(e, &mut |x| match x.kind {
-                    ExprKind::Subgroup { .. } => found = true,
-                    ExprKind::Builtin(b) if b.is_subgroup() => found = true,
-                    _ => {}
-                })
-            })
+        walk_exprs(&self.body, &mut |x| match x.kind {
+            ExprKind::Subgroup { .. } => found = true,
+            ExprKind::Builtin(b) if b.is_subgroup() => found = true,
+            _ => {}
         });
         found
     }
@@ -321,10 +313,8 @@ impl Kernel<'_> {
     /// `EXPERIMENTAL_COOPERATIVE_MATRIX` (and `enable wgpu_cooperative_matrix;`).
     pub fn uses_coop(&self) -> bool {
         let mut found = self.locals.iter().any(|l| l.ty.is_coop());
-        walk_stmts(&self.body, &mut |s| {
-            stmt_exprs(s, &mut |e| {
-                walk_expr(e, &mut |x| found |= matches!(x.kind, ExprKind::Coop { .. }))
-            })
+        walk_exprs(&self.body, &mut |x| {
+            found |= matches!(x.kind, ExprKind::Coop { .. })
         });
         found
     }
@@ -490,16 +480,12 @@ impl Kernel<'_> {
     /// The builtins the body reads, whole or by component, in the order it first reads them.
     pub fn used_builtins(&self) -> Vec<Builtin> {
         let mut used = Vec::new();
-        walk_stmts(&self.body, &mut |s| {
-            stmt_exprs(s, &mut |e| {
-                walk_expr(e, &mut |x| {
-                    if let ExprKind::Builtin(b) | ExprKind::BuiltinComponent(b, _) = x.kind {
-                        if !used.contains(&b) {
-                            used.push(b);
-                        }
-                    }
-                })
-            })
+        walk_exprs(&self.body, &mut |x| {
+            if let ExprKind::Builtin(b) | ExprKind::BuiltinComponent(b, _) = x.kind {
+                if !used.contains(&b) {
+                    used.push(b);
+                }
+            }
         });
         used
     }
@@ -507,16 +493,12 @@ impl Kernel<'_> {
     /// The subgroup builtins the body reads, in a fixed order.
     pub fn used_subgroup_builtins(&self) -> Vec<Builtin> {
         let mut used = Vec::new();
-        walk_stmts(&self.body, &mut |s| {
-            stmt_exprs(s, &mut |e| {
-                walk_expr(e, &mut |x| {
-                    if let ExprKind::Builtin(b) = x.kind {
-                        if b.is_subgroup() && !used.contains(&b) {
-                            used.push(b);
-                        }
-                    }
-                })
-            })
+        walk_exprs(&self.body, &mut |x| {
+            if let ExprKind::Builtin(b) = x.kind {
+                if b.is_subgroup() && !used.contains(&b) {
+                    used.push(b);
+                }
+            }
         });
         used.sort_by_key(|b| *b as u8);
         used
@@ -548,9 +530,7 @@ impl Kernel<'_> {
         }
         for (locals, body) in bodies {
             locals.iter().for_each(|l| mark(&l.ty));
-            walk_stmts(body, &mut |s| {
-                stmt_exprs(s, &mut |e| walk_expr(e, &mut |x| mark(&x.ty)))
-            });
+            walk_exprs(body, &mut |x| mark(&x.ty));
         }
         (0..self.structs.len()).filter(|s| used[*s]).collect()
     }
@@ -575,9 +555,7 @@ impl Kernel<'_> {
         };
         let body_has = |locals: &[Local], body: &Block| {
             let mut found = locals.iter().any(|l| has(&l.ty));
-            walk_stmts(body, &mut |s| {
-                stmt_exprs(s, &mut |e| walk_expr(e, &mut |x| found |= has(&x.ty)))
-            });
+            walk_exprs(body, &mut |x| found |= has(&x.ty));
             found
         };
         self.bindings.iter().any(|b| b.elem == scalar)
