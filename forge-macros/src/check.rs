@@ -1279,17 +1279,18 @@ pub mod constants {
     use super::*;
     use std::collections::HashSet;
 
-    use crate::consts::Const as C;
+    use crate::consts::{self, Const as C};
 
-    /// A constant value; `direct` when it is computed from literals without going through a
-    /// local (naga folds float arithmetic only then).
+    /// How a constant was made: `direct` when it is computed from literals without going
+    /// through a local (naga folds float arithmetic only then), `sched` when it depends on
+    /// `WG`, `ITEMS`, `VEC` or a knob.
     #[derive(Clone, Copy, Debug)]
-    struct Cv {
-        c: C,
+    struct Made {
         direct: bool,
-        /// It depends on `WG`, `ITEMS` or `VEC`.
         sched: bool,
     }
+
+    type Cv = consts::Value<Made>;
 
     struct Eval<'a> {
         cx: &'a Ctxt,
@@ -1345,7 +1346,13 @@ pub mod constants {
                     let v = init.as_ref().and_then(|e| self.expr(e));
                     let l = &self.locals[*local];
                     if !l.mutable && !l.shared {
-                        self.consts[*local] = v.map(|v| Cv { direct: false, ..v });
+                        self.consts[*local] = v.map(|v| Cv {
+                            tag: Made {
+                                direct: false,
+                                ..v.tag
+                            },
+                            ..v
+                        });
                     }
                 }
                 Stmt::Assign {
@@ -1389,7 +1396,7 @@ pub mod constants {
                     _ => None,
                 };
                 if let Some(i) = i.filter(|i| *i < 0 || *i >= *n as i64) {
-                    let sched = v.is_some_and(|v| v.sched);
+                    let sched = v.is_some_and(|v| v.tag.sched);
                     self.report(
                         idx,
                         sched,
@@ -1412,7 +1419,7 @@ pub mod constants {
             };
             if let (Some(n), Some(i)) = (n, i) {
                 if i < 0 || i >= n {
-                    let sched = len_sched || v.is_some_and(|v| v.sched);
+                    let sched = len_sched || v.is_some_and(|v| v.tag.sched);
                     self.report(
                         idx,
                         sched,
@@ -1440,7 +1447,7 @@ pub mod constants {
                     };
                     self.report(
                         rhs,
-                        v.sched,
+                        v.tag.sched,
                         format!("{what}: this divisor is the constant 0, which Rust and WGSL both reject"),
                     );
                 }
@@ -1448,7 +1455,7 @@ pub mod constants {
                     let dir = if op == BinOp::Shl { "left" } else { "right" };
                     self.report(
                         rhs,
-                        v.sched,
+                        v.tag.sched,
                         format!("attempt to shift {dir} by {int}, which would overflow: shift amounts are 0 to 31, and Rust rejects a constant amount outside them"),
                     );
                 }
@@ -1458,77 +1465,11 @@ pub mod constants {
 
         /// Evaluates an expression where it is constant, checking every operation in it.
         fn expr(&mut self, e: &Expr) -> Option<Cv> {
-            let lit = |c| {
-                Some(Cv {
-                    c,
-                    direct: true,
-                    sched: false,
-                })
-            };
-            match &e.kind {
-                ExprKind::IntLit(v) => match e.ty {
-                    Ty::Scalar(Scalar::U32) => lit(C::U(*v as u32)),
-                    Ty::Scalar(Scalar::I32) => lit(C::I(*v as i32)),
-                    _ => None,
-                },
-                ExprKind::FloatLit(v) => match e.ty {
-                    Ty::Scalar(Scalar::F32) => lit(C::F(*v as f32)),
-                    _ => None,
-                },
-                ExprKind::BoolLit(b) => lit(C::B(*b)),
-                ExprKind::Sched(c) => Some(Cv {
-                    c: C::U(self.sched.get(*c)),
-                    direct: true,
-                    sched: true,
-                }),
-                ExprKind::Local(id) => self.consts[*id],
-                ExprKind::LoadArray(base, idx) => {
-                    self.expr(base);
-                    let v = self.expr(idx);
-                    self.bounds(&base.ty, idx, v);
-                    None
-                }
-                ExprKind::Unary(op, a) => {
-                    let v = self.expr(a)?;
-                    let c = C::unary(*op, v.c)?;
-                    Some(Cv { c, ..v })
-                }
-                ExprKind::Binary(op, a, b) => {
-                    let (va, vb) = (self.expr(a), self.expr(b));
-                    self.divisor_and_shift(*op, b, vb);
-                    let (va, vb) = (va?, vb?);
-                    let direct = va.direct && vb.direct;
-                    let sched = va.sched || vb.sched;
-                    let c = self.binary(e, *op, va.c, vb.c, direct, sched)?;
-                    Some(Cv { c, direct, sched })
-                }
-                ExprKind::Cast(a) => {
-                    let v = self.expr(a)?;
-                    let c = v.c.cast(e.ty.scalar()?)?;
-                    Some(Cv { c, ..v })
-                }
-                ExprKind::Math(f, args) => {
-                    let vals: Vec<Option<Cv>> = args.iter().map(|a| self.expr(a)).collect();
-                    if *f == MathFn::DivCeil {
-                        self.divisor_and_shift(BinOp::Div, &args[1], vals[1]);
-                    }
-                    if *f == MathFn::RemEuclid && args[0].ty.scalar().is_some_and(Scalar::is_int) {
-                        self.divisor_and_shift(BinOp::Rem, &args[1], vals[1]);
-                    }
-                    None
-                }
-                // Not constants themselves; their parts are checked.
-                _ => {
-                    e.each_child(|a| {
-                        self.expr(a);
-                    });
-                    None
-                }
-            }
+            consts::eval(self, e)
         }
 
         /// A binary operation on two constants, with WGSL's constant-evaluation errors.
-        fn binary(
+        fn fold_binary(
             &mut self,
             e: &Expr,
             op: BinOp,
@@ -1575,6 +1516,76 @@ pub mod constants {
                 }
             }
             Some(v)
+        }
+    }
+
+    /// The checker's constants: every literal, the schedule's values and the immutable
+    /// locals known so far; each operation is checked as it folds.
+    impl consts::Env for Eval<'_> {
+        type Tag = Made;
+
+        fn literal_tag(&self) -> Made {
+            Made {
+                direct: true,
+                sched: false,
+            }
+        }
+
+        fn join(&self, a: Made, b: Made) -> Made {
+            Made {
+                direct: a.direct && b.direct,
+                sched: a.sched || b.sched,
+            }
+        }
+
+        fn local(&mut self, id: LocalId) -> Option<Cv> {
+            self.consts[id]
+        }
+
+        fn sched(&mut self, c: SchedConst) -> Option<Cv> {
+            Some(Cv {
+                c: C::U(self.sched.get(c)),
+                tag: Made {
+                    direct: true,
+                    sched: true,
+                },
+            })
+        }
+
+        fn binary(&mut self, e: &Expr, op: BinOp, a: Option<Cv>, b: Option<Cv>) -> Option<C> {
+            let ExprKind::Binary(_, _, rhs) = &e.kind else {
+                return None;
+            };
+            self.divisor_and_shift(op, rhs, b);
+            let (a, b) = (a?, b?);
+            let made = self.join(a.tag, b.tag);
+            self.fold_binary(e, op, a.c, b.c, made.direct, made.sched)
+        }
+
+        fn math(&mut self, e: &Expr, f: MathFn, vals: &[Option<Cv>]) {
+            let ExprKind::Math(_, args) = &e.kind else {
+                return;
+            };
+            if f == MathFn::DivCeil {
+                self.divisor_and_shift(BinOp::Div, &args[1], vals[1]);
+            }
+            if f == MathFn::RemEuclid && args[0].ty.scalar().is_some_and(Scalar::is_int) {
+                self.divisor_and_shift(BinOp::Rem, &args[1], vals[1]);
+            }
+        }
+
+        fn opaque(&mut self, e: &Expr) {
+            match &e.kind {
+                ExprKind::LoadArray(base, idx) => {
+                    self.expr(base);
+                    let v = self.expr(idx);
+                    self.bounds(&base.ty, idx, v);
+                }
+                // Not constants themselves; their parts are checked.
+                _ => e.each_child(|a| {
+                    self.expr(a);
+                }),
+            }
         }
     }
 }

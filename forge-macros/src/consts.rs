@@ -3,7 +3,7 @@
 //! folds the indices an unrolled loop makes constant) share, so that both agree with naga
 //! and with each other on every value; and the `f16` a float literal is.
 
-use crate::model::{BinOp, Scalar, UnOp};
+use crate::model::{BinOp, Expr, ExprKind, LocalId, MathFn, Scalar, SchedConst, Ty, UnOp};
 
 /// A constant scalar of the kernel language.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -85,6 +85,126 @@ impl Const {
             },
             _ => return None,
         })
+    }
+}
+
+/// A constant value, and what the caller tracks of how it was made (its `Env::Tag`).
+#[derive(Clone, Copy, Debug)]
+pub struct Value<T> {
+    pub c: Const,
+    pub tag: T,
+}
+
+/// What an evaluation needs beyond the expression: the values of names, and what to do
+/// at the operations where the caller has something to say. The unroller folds what it
+/// can and keeps floats as written; the checker reports what WGSL's constant evaluation
+/// rejects.
+pub trait Env {
+    /// What a value carries besides itself: the unroller's "comes from an unrolled loop",
+    /// the checker's "computed from literals only" and "depends on the schedule".
+    type Tag: Copy;
+
+    /// The tag of a literal.
+    fn literal_tag(&self) -> Self::Tag;
+
+    /// The tag of an operation's result, from its operands'.
+    fn join(&self, a: Self::Tag, b: Self::Tag) -> Self::Tag;
+
+    /// Whether a value of this kind folds: a literal, or a cast's result (the unroller
+    /// leaves floats as written).
+    fn folds(&self, _c: &Const) -> bool {
+        true
+    }
+
+    /// A local's value, where it is a known constant.
+    fn local(&mut self, id: LocalId) -> Option<Value<Self::Tag>>;
+
+    /// A schedule constant's value.
+    fn sched(&mut self, c: SchedConst) -> Option<Value<Self::Tag>>;
+
+    /// `a op b`, given the operands' values where they are constant (both are evaluated
+    /// first, always): the result, or `None` where it does not fold.
+    fn binary(
+        &mut self,
+        _e: &Expr,
+        op: BinOp,
+        a: Option<Value<Self::Tag>>,
+        b: Option<Value<Self::Tag>>,
+    ) -> Option<Const> {
+        Const::binary(op, a?.c, b?.c)
+    }
+
+    /// A math function, given its arguments' values where they are constant, before it
+    /// folds (`min`, `max` and `div_ceil` on integers do).
+    fn math(&mut self, _e: &Expr, _f: MathFn, _args: &[Option<Value<Self::Tag>>]) {}
+
+    /// An expression that is never constant (an element read, a call, a select, ..).
+    fn opaque(&mut self, _e: &Expr) {}
+}
+
+/// The value of an expression where it is constant: literals, schedule constants and the
+/// locals `env` knows, under WGSL's scalar operations (`Const`). Every operand is
+/// evaluated, constant or not, so that `env` sees every operation.
+pub fn eval<E: Env + ?Sized>(env: &mut E, e: &Expr) -> Option<Value<E::Tag>> {
+    let lit = |env: &E, c: Const| {
+        env.folds(&c).then(|| Value {
+            c,
+            tag: env.literal_tag(),
+        })
+    };
+    match &e.kind {
+        ExprKind::IntLit(v) => match e.ty {
+            Ty::Scalar(Scalar::U32) => lit(env, Const::U(*v as u32)),
+            Ty::Scalar(Scalar::I32) => lit(env, Const::I(*v as i32)),
+            _ => None,
+        },
+        ExprKind::FloatLit(v) => match e.ty {
+            Ty::Scalar(Scalar::F32) => lit(env, Const::F(*v as f32)),
+            _ => None,
+        },
+        ExprKind::BoolLit(b) => lit(env, Const::B(*b)),
+        ExprKind::Sched(c) => env.sched(*c),
+        ExprKind::Local(id) => env.local(*id),
+        ExprKind::Unary(op, a) => {
+            let v = eval(env, a)?;
+            let c = Const::unary(*op, v.c)?;
+            Some(Value { c, ..v })
+        }
+        ExprKind::Binary(op, a, b) => {
+            let (x, y) = (eval(env, a), eval(env, b));
+            let c = env.binary(e, *op, x, y)?;
+            let (x, y) = (x?, y?);
+            Some(Value {
+                c,
+                tag: env.join(x.tag, y.tag),
+            })
+        }
+        ExprKind::Cast(a) => {
+            let v = eval(env, a)?;
+            let c = v.c.cast(e.ty.scalar()?)?;
+            env.folds(&c).then_some(Value { c, ..v })
+        }
+        ExprKind::Math(f, args) => {
+            let vals: Vec<_> = args.iter().map(|a| eval(env, a)).collect();
+            env.math(e, *f, &vals);
+            let (x, y) = (vals.first().copied()??, vals.get(1).copied()??);
+            let c = match (f, x.c, y.c) {
+                (MathFn::Min, Const::U(a), Const::U(b)) => Const::U(a.min(b)),
+                (MathFn::Min, Const::I(a), Const::I(b)) => Const::I(a.min(b)),
+                (MathFn::Max, Const::U(a), Const::U(b)) => Const::U(a.max(b)),
+                (MathFn::Max, Const::I(a), Const::I(b)) => Const::I(a.max(b)),
+                (MathFn::DivCeil, Const::U(a), Const::U(b)) if b != 0 => Const::U(a.div_ceil(b)),
+                _ => return None,
+            };
+            Some(Value {
+                c,
+                tag: env.join(x.tag, y.tag),
+            })
+        }
+        _ => {
+            env.opaque(e);
+            None
+        }
     }
 }
 

@@ -11,7 +11,7 @@
 //! WGSL. A bound that is not constant is an error at the bound, reported here, where the
 //! constants are known.
 
-use crate::consts::Const;
+use crate::consts::{self, Const};
 use crate::ctxt::Ctxt;
 use crate::model::*;
 use proc_macro2::Span;
@@ -77,13 +77,9 @@ pub fn rolled(k: &Kernel<'_>) -> Expanded {
     }
 }
 
-/// A constant value, and whether it comes from an unrolled loop's variable, so that the
-/// emitted code writes it as a literal.
-#[derive(Clone, Copy, Debug)]
-struct Val {
-    c: Const,
-    unrolled: bool,
-}
+/// A constant value, tagged with whether it comes from an unrolled loop's variable, so
+/// that the emitted code writes it as a literal.
+type Val = consts::Value<bool>;
 
 struct Unroller<'a, 'k> {
     cx: &'a Ctxt,
@@ -124,58 +120,7 @@ impl Unroller<'_, '_> {
     /// where it is not constant, or where an operation would be an error (`check` reports
     /// those).
     fn eval(&mut self, e: &Expr) -> Option<Val> {
-        let lit = |c| Some(Val { c, unrolled: false });
-        match &e.kind {
-            ExprKind::IntLit(v) => match e.ty {
-                Ty::Scalar(Scalar::U32) => lit(Const::U(*v as u32)),
-                Ty::Scalar(Scalar::I32) => lit(Const::I(*v as i32)),
-                _ => None,
-            },
-            ExprKind::BoolLit(b) => lit(Const::B(*b)),
-            ExprKind::Sched(c) => {
-                self.sched_dependent = true;
-                lit(Const::U(self.s.get(*c)))
-            }
-            ExprKind::Local(id) => self.vals[*id],
-            ExprKind::Unary(op, a) => {
-                let v = self.eval(a)?;
-                let c = Const::unary(*op, v.c)?;
-                Some(Val { c, ..v })
-            }
-            ExprKind::Binary(op, a, b) => {
-                let (x, y) = (self.eval(a)?, self.eval(b)?);
-                Some(Val {
-                    c: Const::binary(*op, x.c, y.c)?,
-                    unrolled: x.unrolled || y.unrolled,
-                })
-            }
-            // Integers only: a float cast stays in the code, as written.
-            ExprKind::Cast(a) => {
-                let v = self.eval(a)?;
-                match v.c.cast(e.ty.scalar()?)? {
-                    Const::F(_) => None,
-                    c => Some(Val { c, ..v }),
-                }
-            }
-            ExprKind::Math(f @ (MathFn::Min | MathFn::Max | MathFn::DivCeil), args) => {
-                let (x, y) = (self.eval(&args[0])?, self.eval(&args[1])?);
-                let c = match (f, x.c, y.c) {
-                    (MathFn::Min, Const::U(a), Const::U(b)) => Const::U(a.min(b)),
-                    (MathFn::Min, Const::I(a), Const::I(b)) => Const::I(a.min(b)),
-                    (MathFn::Max, Const::U(a), Const::U(b)) => Const::U(a.max(b)),
-                    (MathFn::Max, Const::I(a), Const::I(b)) => Const::I(a.max(b)),
-                    (MathFn::DivCeil, Const::U(a), Const::U(b)) if b != 0 => {
-                        Const::U(a.div_ceil(b))
-                    }
-                    _ => return None,
-                };
-                Some(Val {
-                    c,
-                    unrolled: x.unrolled || y.unrolled,
-                })
-            }
-            _ => None,
-        }
+        consts::eval(self, e)
     }
 
     /// `let x = if CONST { a } else { b };` was lowered as a declaration and an `if`: once
@@ -201,10 +146,7 @@ impl Unroller<'_, '_> {
         out.pop();
         if matches!(value.kind, ExprKind::IntLit(_) | ExprKind::BoolLit(_)) {
             if let Some(v) = self.eval(&value) {
-                self.vals[id] = Some(Val {
-                    unrolled: true,
-                    ..v
-                });
+                self.vals[id] = Some(Val { tag: true, ..v });
                 return true;
             }
         }
@@ -262,6 +204,37 @@ impl Unroller<'_, '_> {
     }
 }
 
+/// The unroller's constants: the schedule's values, and the immutable locals known so far;
+/// floats stay in the code as written.
+impl consts::Env for Unroller<'_, '_> {
+    /// Whether the value comes from an unrolled loop's variable.
+    type Tag = bool;
+
+    fn literal_tag(&self) -> bool {
+        false
+    }
+
+    fn join(&self, a: bool, b: bool) -> bool {
+        a || b
+    }
+
+    fn folds(&self, c: &Const) -> bool {
+        !matches!(c, Const::F(_))
+    }
+
+    fn local(&mut self, id: LocalId) -> Option<Val> {
+        self.vals[id]
+    }
+
+    fn sched(&mut self, c: SchedConst) -> Option<Val> {
+        self.sched_dependent = true;
+        Some(Val {
+            c: Const::U(self.s.get(c)),
+            tag: false,
+        })
+    }
+}
+
 /// The statements that unrolling changes; every other one is copied with its expressions
 /// folded (`Unroller::expr`).
 impl Fold for Unroller<'_, '_> {
@@ -278,7 +251,7 @@ impl Fold for Unroller<'_, '_> {
                         self.vals[local] = Some(v);
                         // A value from an unrolled variable is written as a literal where
                         // it is used; the `let` goes.
-                        if v.unrolled {
+                        if v.tag {
                             return;
                         }
                     }
@@ -410,7 +383,7 @@ impl Unroller<'_, '_> {
             } else {
                 Const::U(v as u32)
             };
-            self.vals[var] = Some(Val { c, unrolled: true });
+            self.vals[var] = Some(Val { c, tag: true });
             let copy = self.fold_block(body.clone());
             scoped(copy, out);
         }
@@ -421,7 +394,7 @@ impl Unroller<'_, '_> {
     /// integer operations on them folded. Also says whether it is such a literal.
     fn expr(&mut self, e: Expr) -> (Expr, bool) {
         if let ExprKind::Local(id) = e.kind {
-            if let Some(v) = self.vals[id].filter(|v| v.unrolled) {
+            if let Some(v) = self.vals[id].filter(|v| v.tag) {
                 return (literal(v.c, &e.ty, e.span), true);
             }
         }
