@@ -22,7 +22,6 @@ mod emit_cuda;
 mod emit_oracle;
 mod emit_rust;
 mod emit_wgsl;
-mod infer;
 mod inline;
 mod lower;
 mod model;

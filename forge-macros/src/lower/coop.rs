@@ -1,0 +1,238 @@
+//! Cooperative matrices: `CoopA::load_row_major(&x[i], stride)`, `CoopC::zeroed()`,
+//! `a.mul_add(b, c)` and `m.store_row_major(&mut y[i], stride)`.
+
+use super::infer;
+use super::{path_name_p, Lowerer, R};
+use crate::model::*;
+use proc_macro2::Span;
+use syn::spanned::Spanned;
+
+impl Lowerer<'_, '_> {
+    /// Cooperative matrices are collective values of a subgroup: the oracle runs them with
+    /// the kernel's lanes (`__fg_lane`), which helpers do not see.
+    pub(super) fn coop_allowed(&self, span: Span) -> R<()> {
+        if self.in_helper.is_some() {
+            return self.err(span, "cooperative matrices belong to the kernel body: a `#[forge_fn]` helper cannot hold one or call their operations (they are collective over the subgroup); compute indices in the helper and load, multiply and store in the kernel");
+        }
+        Ok(())
+    }
+
+    /// `CoopA::zeroed()`, `CoopA::load_row_major(&x[i], stride)` and
+    /// `CoopA::load_col_major(&x[i], stride)`, likewise for `CoopB` and `CoopC`.
+    pub(super) fn coop_call(&mut self, c: &syn::ExprCall, role: CoopRole, func: &str) -> R<Expr> {
+        let span = c.span();
+        self.coop_allowed(span)?;
+        let (ty, s) = (role.type_name(), role.elem());
+        let (op, args, target) = match func {
+            "zeroed" => {
+                if !c.args.is_empty() {
+                    return self.err(c.args.span(), format!("`{ty}::zeroed()` takes no arguments"));
+                }
+                (CoopOp::Zero, Vec::new(), None)
+            }
+            "load_row_major" | "load_col_major" => {
+                if c.args.len() != 2 {
+                    return self.err(span, format!("`{ty}::{func}(&x[i], stride)` takes a reference to the matrix's first element and the stride between its {}, in elements of `x`", if func == "load_row_major" { "rows" } else { "columns" }));
+                }
+                let (target, index) = self.coop_ref(&c.args[0], false, s, func)?;
+                let stride = self.coop_stride(&c.args[1], func)?;
+                let op = CoopOp::Load {
+                    row_major: func == "load_row_major",
+                };
+                (op, vec![index, stride], Some(target))
+            }
+            _ => return self.err(c.func.span(), format!("`{func}` is not a function of `{ty}`; a cooperative matrix is made with `{ty}::zeroed()`, `{ty}::load_row_major(&x[i], stride)` or `{ty}::load_col_major(&x[i], stride)`")),
+        };
+        let tv = self.inf.of_coop(s, role);
+        Ok(self.expr_of(ExprKind::Coop { op, target, args }, tv, span))
+    }
+
+    /// `a.mul_add(b, c)` on a cooperative matrix: `CoopA<f16>·CoopB<f16> + CoopC<f32>`.
+    pub(super) fn coop_method(
+        &mut self,
+        m: &syn::ExprMethodCall,
+        a: Expr,
+        s: Scalar,
+        role: CoopRole,
+    ) -> R<Expr> {
+        let span = m.span();
+        let name = m.method.to_string();
+        self.coop_allowed(span)?;
+        let ty = format!("{}<{}>", role.type_name(), s.wgsl());
+        if name == "store_row_major" || name == "store_col_major" {
+            return self.err(
+                m.method.span(),
+                format!("`{name}` is a statement; write `m.{name}(&mut x[i], stride);` on its own"),
+            );
+        }
+        if name != "mul_add" {
+            return self.err(m.method.span(), format!("`{ty}` has no method `{name}`; cooperative matrices have `a.mul_add(b, c)` (`a·b + c`), `store_row_major` and `store_col_major`"));
+        }
+        if role != CoopRole::A {
+            return self.err(a.span, format!("`mul_add` is called on the left operand, a `CoopA<f16>`, not on a `{ty}`: write `a.mul_add(b, c)` for `a·b + c`"));
+        }
+        if m.args.len() != 2 {
+            return self.err(span, "`a.mul_add(b, c)` takes the right operand, a `CoopB<f16>`, and the accumulator, a `CoopC<f32>`");
+        }
+        let b = self.expr(&m.args[0])?;
+        let c = self.expr(&m.args[1])?;
+        for (e, want) in [(&b, CoopRole::B), (&c, CoopRole::C)] {
+            let what = if want == CoopRole::B {
+                "the right operand of `mul_add`"
+            } else {
+                "the accumulator of `mul_add`"
+            };
+            let wt = format!("{}<{}>", want.type_name(), want.elem().wgsl());
+            match self.inf.coop(e.tv) {
+                Some((_, r)) if r == want => {}
+                Some((es, r)) => {
+                    return self.err(
+                        e.span,
+                        format!(
+                            "{what} is a `{wt}`, not a `{}<{}>`",
+                            r.type_name(),
+                            es.wgsl()
+                        ),
+                    )
+                }
+                None => return self.err(e.span, format!("{what} is a cooperative matrix `{wt}`")),
+            }
+        }
+        let tv = c.tv;
+        Ok(self.expr_of(
+            ExprKind::Coop {
+                op: CoopOp::MulAdd,
+                target: None,
+                args: vec![a, b, c],
+            },
+            tv,
+            span,
+        ))
+    }
+
+    /// `m.store_row_major(&mut x[i], stride);` and `store_col_major`.
+    pub(super) fn coop_store(&mut self, m: &syn::ExprMethodCall) -> R<Expr> {
+        let span = m.span();
+        let name = m.method.to_string();
+        self.coop_allowed(span)?;
+        let v = self.expr(&m.receiver)?;
+        if self.inf.is_error(v.tv) {
+            return Ok(self.poison(span));
+        }
+        let Some((s, _)) = self.inf.coop(v.tv) else {
+            return self.err(
+                v.span,
+                format!("`{name}` stores a cooperative matrix (`CoopA`, `CoopB` or `CoopC`)"),
+            );
+        };
+        if m.args.len() != 2 {
+            return self.err(span, format!("`m.{name}(&mut x[i], stride)` takes a `&mut` reference to the first element and the stride, in elements of `x`"));
+        }
+        let (target, index) = self.coop_ref(&m.args[0], true, s, &name)?;
+        let stride = self.coop_stride(&m.args[1], &name)?;
+        let tv = self.inf.of_scalar(Scalar::Bool);
+        Ok(self.expr_of(
+            ExprKind::Coop {
+                op: CoopOp::Store {
+                    row_major: name == "store_row_major",
+                },
+                target: Some(target),
+                args: vec![v, index, stride],
+            },
+            tv,
+            span,
+        ))
+    }
+
+    pub(super) fn coop_stride(&mut self, e: &syn::Expr, func: &str) -> R<Expr> {
+        let st = self.expr(e)?;
+        self.constrain_at(
+            st.span,
+            st.tv,
+            infer::S_U32,
+            &format!("the stride of `{func}` is a `u32`, in elements of the array"),
+        );
+        Ok(st)
+    }
+
+    /// The `&x[i]` (or `&mut x[i]`) of a load or store: a binding or a `#[shared]` array
+    /// whose elements (or vector components) are `s`, and the index.
+    pub(super) fn coop_ref(
+        &mut self,
+        e: &syn::Expr,
+        mutable: bool,
+        s: Scalar,
+        func: &str,
+    ) -> R<(AtomicTarget, Expr)> {
+        let form = if mutable { "&mut x[i]" } else { "&x[i]" };
+        let ix = match e {
+            syn::Expr::Reference(r) if r.mutability.is_some() == mutable => match &*r.expr {
+                syn::Expr::Index(ix) => ix,
+                _ => return self.err(e.span(), format!("`{func}` takes `{form}`: a reference to an element of a binding or a `#[shared]` array")),
+            },
+            _ => return self.err(e.span(), format!("`{func}` takes `{form}`: a reference to an element of a binding or a `#[shared]` array")),
+        };
+        let base = match &*ix.expr {
+            syn::Expr::Path(p) => path_name_p(&p.path).unwrap_or_default(),
+            other => {
+                return self.err(
+                    other.span(),
+                    format!("`{func}` works on a binding or a `#[shared]` array"),
+                )
+            }
+        };
+        let what = format!(
+            "`{func}` of a `{}` matrix works on an array of `{}` (or of vectors of them)",
+            s.wgsl(),
+            s.wgsl()
+        );
+        let target = if let Some(id) = self.lookup(&base) {
+            if !self.locals[id].shared {
+                return self.err(
+                    ix.expr.span(),
+                    format!(
+                        "`{base}` is a local; `{func}` works on a binding or a `#[shared]` array"
+                    ),
+                );
+            }
+            if mutable {
+                self.mark_assigned(id, ix.expr.span());
+            }
+            let tv = self.local_tv[id];
+            let Some(elem) = self.inf.array_elem(tv) else {
+                return self.err(ix.expr.span(), "expected an array");
+            };
+            match self.inf.vector(elem) {
+                Some((es, _)) if es != s => return self.err(ix.expr.span(), what),
+                Some(_) => {}
+                None => self.constrain_at(ix.expr.span(), elem, infer::bit(s), &what),
+            }
+            AtomicTarget::Shared(id)
+        } else if let Some(b) = self.bindings.iter().position(|b| b.name == base) {
+            let bd = &self.bindings[b];
+            if bd.elem != s || bd.atomic || bd.strukt.is_some() {
+                return self.err(
+                    ix.expr.span(),
+                    format!("{what}, and `{base}` holds `{}`", bd.elem_text),
+                );
+            }
+            if mutable && bd.access == Access::Read {
+                return self.err(ix.expr.span(), format!("`{base}` is read-only; declare it `&mut [{}; {}]` or `#[out]` to store into it", bd.elem_text, bd.len_text));
+            }
+            AtomicTarget::Binding(b)
+        } else {
+            return self.err(
+                ix.expr.span(),
+                format!("cannot find value `{base}` in this kernel"),
+            );
+        };
+        let index = self.index_expr(&ix.index)?;
+        self.constrain_at(
+            index.span,
+            index.tv,
+            infer::S_U32,
+            &format!("the index of `{func}` is a `u32`"),
+        );
+        Ok((target, index))
+    }
+}
