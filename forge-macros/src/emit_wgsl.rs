@@ -6,6 +6,7 @@
 //! `min`/`max` with NaN, `fract`, `powf` of a negative base), a small helper function is
 //! emitted instead.
 
+use crate::back::{self, Lang, Writer};
 use crate::consts::f16_bits;
 use crate::model::*;
 use crate::names::{builtin_var, helper_name, sched_name, wgsl_name, wgsl_struct_name, Namer};
@@ -49,19 +50,9 @@ struct Emitter<'k> {
     locals: &'k [Local],
     /// Their WGSL names.
     names: Vec<String>,
-    out: String,
-    indent: usize,
     /// Support functions by name: the Rust-meaning math helpers and the float atomics.
     helpers: BTreeMap<String, String>,
-    /// Loops entered so far in the function being emitted (for `break` out of a `switch`).
-    loop_depth: usize,
-    /// Enclosing `switch`es, innermost last: the loop depth at each and its `break` flag.
-    switches: Vec<(usize, String)>,
-    tmp: usize,
-    /// The statement being emitted, as a span range.
-    at: Option<(Span, Span)>,
-    /// The origin of each line of `out`.
-    origins: Vec<Option<(Span, Span)>>,
+    w: Writer,
 }
 
 /// The WGSL of kernel `k` unrolled for a schedule (`x`).
@@ -72,16 +63,10 @@ pub fn emit<'k>(k: &'k Kernel<'k>, x: &'k Expanded) -> Wgsl {
         k,
         locals: &x.main.locals,
         names: Namer::kernel(k, wgsl_name).locals(&x.main.locals),
-        out: String::new(),
-        indent: 1,
         helpers: BTreeMap::new(),
-        loop_depth: 0,
-        switches: Vec::new(),
-        tmp: 0,
-        at: None,
-        origins: Vec::new(),
+        w: Writer::new(),
     };
-    e.block_contents(&x.main.body);
+    back::block(&mut e, &x.main.body);
     // (line in `functions`, origin) of the helpers' lines.
     let mut helper_origins: Vec<(usize, Span, Span)> = Vec::new();
     // `#[forge_fn]` helpers, each emitted with its own locals; their math helpers join ours.
@@ -92,14 +77,8 @@ pub fn emit<'k>(k: &'k Kernel<'k>, x: &'k Expanded) -> Wgsl {
             k,
             locals: &f.locals,
             names: Namer::helper(k, wgsl_name).locals(&f.locals),
-            out: String::new(),
-            indent: 1,
             helpers: BTreeMap::new(),
-            loop_depth: 0,
-            switches: Vec::new(),
-            tmp: 0,
-            at: None,
-            origins: Vec::new(),
+            w: Writer::new(),
         };
         let params: Vec<String> = helper
             .params
@@ -115,13 +94,13 @@ pub fn emit<'k>(k: &'k Kernel<'k>, x: &'k Expanded) -> Wgsl {
             let l = &f.locals[*p];
             let kw = if l.mutable { "var" } else { "let" };
             let name = he.names[*p].clone();
-            he.line(&format!("{kw} {name}: {} = fg_arg_{name};", ty(&l.ty)));
+            he.w.line(&format!("{kw} {name}: {} = fg_arg_{name};", ty(&l.ty)));
         }
-        he.block_contents(&f.body);
+        back::block(&mut he, &f.body);
         // The function's lines start after a blank line and its signature.
         let first = functions.matches('\n').count() + 2;
         helper_origins.extend(
-            he.origins
+            he.w.origins
                 .iter()
                 .enumerate()
                 .filter_map(|(i, o)| o.map(|(a, b)| (first + i, a, b))),
@@ -131,11 +110,11 @@ pub fn emit<'k>(k: &'k Kernel<'k>, x: &'k Expanded) -> Wgsl {
             "\nfn {}({}){ret} {{\n{}}}\n",
             helper_name(helper),
             params.join(", "),
-            he.out
+            he.w.out
         );
         e.helpers.extend(he.helpers);
     }
-    let body_code = std::mem::take(&mut e.out);
+    let body_code = std::mem::take(&mut e.w.out);
     // Non-finite literals are calls to `fg_f32_bits` (see `float_lit`), which the free
     // function writing them cannot register: whatever text calls it gets it here.
     let calls_bits = |t: &str| t.contains(F32_BITS_CALL);
@@ -253,7 +232,7 @@ pub fn emit<'k>(k: &'k Kernel<'k>, x: &'k Expanded) -> Wgsl {
     }
     let body_line = s.matches('\n').count();
     origins.extend(
-        e.origins
+        e.w.origins
             .iter()
             .enumerate()
             .filter_map(|(i, o)| o.map(|(a, b)| (body_line + i, a, b))),
@@ -414,361 +393,18 @@ impl Emitter<'_> {
         types::wgsl(t, &self.k.structs, &self.k.options.knobs)
     }
 
-    fn line(&mut self, text: &str) {
-        self.origins.push(self.at);
-        for _ in 0..self.indent {
-            self.out.push_str("    ");
-        }
-        self.out.push_str(text);
-        self.out.push('\n');
-    }
-
-    fn block_contents(&mut self, b: &Block) {
-        for s in b {
-            self.stmt(s);
-        }
-    }
-
-    fn nested(&mut self, header: &str, b: &Block) {
-        if header.is_empty() {
-            self.line("{");
-        } else {
-            self.line(&format!("{header} {{"));
-        }
-        self.indent += 1;
-        self.block_contents(b);
-        self.indent -= 1;
-    }
-
-    /// The user's tokens a statement came from, for naga's errors.
-    fn origin(s: &Stmt) -> Option<(Span, Span)> {
-        let range = |e: &Expr| Some((e.span, e.end));
-        match s {
-            Stmt::Let { init: Some(e), .. } => range(e),
-            Stmt::Let { .. } | Stmt::Loop { .. } => None,
-            Stmt::Assign { span, value, .. } => Some((*span, value.end)),
-            Stmt::If { cond, .. } | Stmt::While { cond, .. } => range(cond),
-            Stmt::For(ForLoop { start, end, .. }) => Some((start.span, end.end)),
-            Stmt::Break { span, .. }
-            | Stmt::Continue { span, .. }
-            | Stmt::Return { span }
-            | Stmt::Barrier { span, .. } => Some((*span, *span)),
-            Stmt::ReturnValue { value } => range(value),
-            Stmt::Block(_) => None,
-            Stmt::Eval { expr } => range(expr),
-            Stmt::Switch { selector, .. } => range(selector),
-            Stmt::CompareExchange { span, .. } | Stmt::Print { span, .. } => Some((*span, *span)),
-        }
-    }
-
-    /// A loop body: `break` inside it no longer crosses the enclosing `switch`es.
-    fn loop_body(&mut self, b: &Block) {
-        self.loop_depth += 1;
-        self.block_contents(b);
-        self.loop_depth -= 1;
-    }
-
-    /// `break` of the innermost loop. Inside a `switch` of that loop, WGSL's `break` would
-    /// leave the `switch` only: it sets the `switch`'s flag instead, and the code after the
-    /// `switch` breaks the loop (again through an outer `switch` if there is one).
-    fn break_loop(&mut self) {
-        let crossing = self
-            .switches
-            .iter()
-            .rposition(|(depth, _)| *depth == self.loop_depth);
-        match crossing {
-            Some(i) => {
-                let flag = self.switches[i].1.clone();
-                self.line(&format!("{flag} = true;"));
-                self.line("break;");
-            }
-            None => self.line("break;"),
-        }
-    }
-
-    fn stmt(&mut self, s: &Stmt) {
-        self.at = Self::origin(s);
-        match s {
-            Stmt::Let { local, init, .. } => {
-                let l = &self.locals[*local];
-                if l.shared {
-                    return;
-                }
-                let name = self.names[*local].clone();
-                let t = self.ty(&l.ty);
-                let kw = if l.mutable || init.is_none() {
-                    "var"
-                } else {
-                    "let"
-                };
-                match init {
-                    None => self.line(&format!("var {name}: {t};")),
-                    Some(e) => match &e.kind {
-                        ExprKind::ArrayRepeat(v) => self.array_repeat(kw, &name, &l.ty, v),
-                        ExprKind::ArrayList(items) => {
-                            let items: Vec<String> = items.iter().map(|i| self.expr(i)).collect();
-                            self.line(&format!("{kw} {name}: {t} = {t}({});", items.join(", ")));
-                        }
-                        _ => {
-                            let v = self.expr(e);
-                            self.line(&format!("{kw} {name}: {t} = {v};"));
-                        }
-                    },
-                }
-            }
-            Stmt::Assign {
-                place, op, value, ..
-            } => {
-                let target = self.place(place);
-                let v = self.expr(value);
-                match op {
-                    None => self.line(&format!("{target} = {v};")),
-                    Some(op) if op.is_shift() => {
-                        let amount = self.shift_amount(value, v);
-                        self.line(&format!("{target} {}= {amount};", op.wgsl()))
-                    }
-                    Some(BinOp::BitXor) if value.ty == Ty::BOOL => {
-                        self.line(&format!("{target} = {target} != {v};"))
-                    }
-                    Some(op) => self.line(&format!("{target} {}= {v};", op.wgsl())),
-                }
-            }
-            Stmt::If {
-                cond, then, els, ..
-            } => {
-                let c = self.expr(cond);
-                self.nested(&format!("if {c}"), then);
-                match els {
-                    None => self.line("}"),
-                    Some(e) => {
-                        self.line("} else {");
-                        self.indent += 1;
-                        self.block_contents(e);
-                        self.indent -= 1;
-                        self.line("}");
-                    }
-                }
-            }
-            Stmt::For(ForLoop {
-                var,
-                start,
-                end,
-                inclusive,
-                body,
-                ..
-            }) => {
-                let v = self.names[*var].clone();
-                let t = self.ty(&self.locals[*var].ty);
-                let (s0, e0) = (self.expr(start), self.expr(end));
-                let n = self.fresh();
-                // Rust evaluates the range once; so does this.
-                self.line("{");
-                self.indent += 1;
-                self.line(&format!("let fg_end{n}: {t} = {e0};"));
-                if !inclusive {
-                    self.line(&format!(
-                        "for (var {v}: {t} = {s0}; {v} < fg_end{n}; {v} = {v} + 1) {{"
-                    ));
-                    self.indent += 1;
-                    self.loop_body(body);
-                    self.indent -= 1;
-                    self.line("}");
-                } else {
-                    // `a..=MAX` must stop after MAX without overflowing: step before the body.
-                    self.line(&format!("var fg_next{n}: {t} = {s0};"));
-                    self.line(&format!("var fg_more{n}: bool = fg_next{n} <= fg_end{n};"));
-                    self.line("loop {");
-                    self.indent += 1;
-                    self.line(&format!("if !fg_more{n} {{ break; }}"));
-                    self.line(&format!("let {v}: {t} = fg_next{n};"));
-                    self.line(&format!("fg_more{n} = {v} < fg_end{n};"));
-                    self.line(&format!("fg_next{n} = {v} + 1;"));
-                    self.loop_body(body);
-                    self.indent -= 1;
-                    self.line("}");
-                }
-                self.indent -= 1;
-                self.line("}");
-            }
-            Stmt::While { cond, body, .. } => {
-                let c = self.expr(cond);
-                self.line(&format!("while {c} {{"));
-                self.indent += 1;
-                self.loop_body(body);
-                self.indent -= 1;
-                self.line("}");
-            }
-            Stmt::Loop { body, .. } => {
-                self.line("loop {");
-                self.indent += 1;
-                self.loop_body(body);
-                self.indent -= 1;
-                self.line("}");
-            }
-            Stmt::Break { .. } => self.break_loop(),
-            Stmt::Switch {
-                selector,
-                cases,
-                default,
-            } => {
-                let sel = self.expr(selector);
-                let suffix = if selector.ty == Ty::I32 { "i" } else { "u" };
-                let flag = format!("fg_brk{}", self.fresh());
-                let breaks = self.loop_depth > 0 && {
-                    let mut found = false;
-                    for b in cases.iter().map(|(_, b)| b).chain([default]) {
-                        walk_stmts(b, &mut |s| found |= matches!(s, Stmt::Break { .. }));
-                    }
-                    found
-                };
-                if breaks {
-                    self.line(&format!("var {flag}: bool = false;"));
-                }
-                self.line(&format!("switch {sel} {{"));
-                self.indent += 1;
-                self.switches.push((self.loop_depth, flag.clone()));
-                for (values, body) in cases {
-                    let vs: Vec<String> = values
-                        .iter()
-                        .map(|v| match (*v, suffix) {
-                            (v, "i") if v == i32::MIN as i64 => "(-2147483647i - 1i)".into(),
-                            (v, _) if v < 0 => format!("({v}{suffix})"),
-                            (v, _) => format!("{v}{suffix}"),
-                        })
-                        .collect();
-                    self.nested(&format!("case {}:", vs.join(", ")), body);
-                    self.line("}");
-                }
-                self.nested("default:", default);
-                self.line("}");
-                self.switches.pop();
-                self.indent -= 1;
-                self.line("}");
-                if breaks {
-                    self.line(&format!("if {flag} {{"));
-                    self.indent += 1;
-                    self.break_loop();
-                    self.indent -= 1;
-                    self.line("}");
-                }
-            }
-            Stmt::CompareExchange {
-                old,
-                exchanged,
-                target,
-                index,
-                current,
-                new,
-                ..
-            } => {
-                let float = self.locals[*old].ty == Ty::Scalar(Scalar::F32);
-                let (c, n) = (self.expr(current), self.expr(new));
-                let (c, n) = if float {
-                    (format!("bitcast<u32>({c})"), format!("bitcast<u32>({n})"))
-                } else {
-                    (c, n)
-                };
-                let place = self.atomic_place(*target, index);
-                let r = format!("fg_cas{}", self.fresh());
-                self.line(&format!(
-                    "let {r} = atomicCompareExchangeWeak(&{place}, {c}, {n});"
-                ));
-                let (o, x) = (&self.locals[*old], &self.locals[*exchanged]);
-                let value = if float {
-                    format!("bitcast<f32>({r}.old_value)")
-                } else {
-                    format!("{r}.old_value")
-                };
-                let lines = [
-                    format!(
-                        "{} {}: {} = {value};",
-                        kw(o),
-                        self.names[*old],
-                        self.ty(&o.ty)
-                    ),
-                    format!(
-                        "{} {}: bool = {r}.exchanged;",
-                        kw(x),
-                        self.names[*exchanged]
-                    ),
-                ];
-                for l in lines {
-                    self.line(&l);
-                }
-            }
-            Stmt::Continue { .. } => self.line("continue;"),
-            Stmt::Return { .. } => self.line("return;"),
-            Stmt::ReturnValue { value } => {
-                let v = self.expr(value);
-                self.line(&format!("return {v};"))
-            }
-            Stmt::Block(b) => {
-                self.nested("", b);
-                self.line("}");
-            }
-            // naga 30's SPIR-V writer panics ("Expression ... is not cached") when the
-            // pointer index or the stride of `coopStore` is computed inline: both are
-            // bound with `let` first, always (`tests/snapshots` holds the form).
-            Stmt::Eval {
-                expr:
-                    Expr {
-                        kind:
-                            ExprKind::Coop {
-                                op: CoopOp::Store { row_major },
-                                target: Some(target),
-                                args,
-                            },
-                        ..
-                    },
-            } => {
-                let n = self.fresh();
-                let m = self.expr(&args[0]);
-                let i = self.expr(&args[1]);
-                let st = self.expr(&args[2]);
-                let name = self.atomic_name(*target);
-                let f = if *row_major {
-                    "coopStoreT"
-                } else {
-                    "coopStore"
-                };
-                self.line(&format!("let fg_coop_i{n}: u32 = {i};"));
-                self.line(&format!("let fg_coop_s{n}: u32 = {st};"));
-                self.line(&format!("{f}({m}, &{name}[fg_coop_i{n}], fg_coop_s{n});"));
-            }
-            Stmt::Eval { expr, .. } => {
-                let e = self.expr(expr);
-                match expr.kind {
-                    ExprKind::Atomic {
-                        op: AtomicOp::Store,
-                        ..
-                    } => self.line(&format!("{e};")),
-                    _ => self.line(&format!("_ = {e};")),
-                }
-            }
-            Stmt::Barrier {
-                kind: Barrier::Workgroup,
-                ..
-            } => self.line("workgroupBarrier();"),
-            Stmt::Barrier {
-                kind: Barrier::Storage,
-                ..
-            } => self.line("storageBarrier();"),
-            Stmt::Print { format, args, .. } => self.print(*format, args),
-        }
-    }
-
     /// `debug_print!`: the values first (as Rust evaluates the arguments), then a record
     /// taken from the cursor, written only when it is within the buffer; the cursor counts
     /// the dropped ones too.
     fn print(&mut self, format: usize, args: &[Expr]) {
-        let n = self.fresh();
+        let n = self.w.fresh();
         let mut words = Vec::new();
-        self.line("{");
-        self.indent += 1;
+        self.w.line("{");
+        self.w.indent += 1;
         for (i, a) in args.iter().enumerate() {
             let v = self.expr(a);
             let name = format!("fg_pv{n}_{i}");
-            self.line(&format!("let {name} = {v};"));
+            self.w.line(&format!("let {name} = {v};"));
             let comps: Vec<String> = match &a.ty {
                 Ty::Vector(_, w) => (0..*w).map(|c| format!("{name}[{c}]")).collect(),
                 _ => vec![name],
@@ -781,57 +417,28 @@ impl Emitter<'_> {
             words.extend(comps.into_iter().map(to_word));
         }
         let record = print_record_words(self.k);
-        self.line(&format!("let fg_ps{n} = atomicAdd(&fg_prints.cursor, 1u);"));
-        self.line(&format!(
+        self.w
+            .line(&format!("let fg_ps{n} = atomicAdd(&fg_prints.cursor, 1u);"));
+        self.w.line(&format!(
             "if fg_ps{n} < arrayLength(&fg_prints.words) / {record}u {{"
         ));
-        self.indent += 1;
-        self.line(&format!("let fg_pb{n} = fg_ps{n} * {record}u;"));
+        self.w.indent += 1;
+        self.w
+            .line(&format!("let fg_pb{n} = fg_ps{n} * {record}u;"));
         let header = [
             "fg_global_index".to_string(),
             format!("{format}u"),
             "fg_print_seq".to_string(),
         ];
         for (i, w) in header.into_iter().chain(words).enumerate() {
-            self.line(&format!("fg_prints.words[fg_pb{n} + {i}u] = {w};"));
+            self.w
+                .line(&format!("fg_prints.words[fg_pb{n} + {i}u] = {w};"));
         }
-        self.indent -= 1;
-        self.line("}");
-        self.line("fg_print_seq += 1u;");
-        self.indent -= 1;
-        self.line("}");
-    }
-
-    fn fresh(&mut self) -> usize {
-        self.tmp += 1;
-        self.tmp
-    }
-
-    /// WGSL has no `[x; N]`: zero values use the zero constructor, short arrays are spelled
-    /// out, and the rest are filled by a loop.
-    fn array_repeat(&mut self, kw: &str, name: &str, t: &Ty, v: &Expr) {
-        let ts = self.ty(t);
-        if v.is_zero() {
-            return self.line(&format!("{kw} {name}: {ts} = {ts}();"));
-        }
-        let n = self.fresh();
-        let val = self.expr(v);
-        self.line(&format!("let fg_fill{n} = {val};"));
-        match t {
-            Ty::Array(_, ConstLen::Lit(len)) if *len <= 16 => {
-                let items = vec![format!("fg_fill{n}"); *len as usize].join(", ");
-                self.line(&format!("{kw} {name}: {ts} = {ts}({items});"));
-            }
-            Ty::Array(_, len) => {
-                let len = match len {
-                    ConstLen::Lit(l) => format!("{l}u"),
-                    len => len_of(len, &self.k.options.knobs),
-                };
-                self.line(&format!("var {name}: {ts};"));
-                self.line(&format!("for (var fg_i{n}: u32 = 0u; fg_i{n} < {len}; fg_i{n} = fg_i{n} + 1u) {{ {name}[fg_i{n}] = fg_fill{n}; }}"));
-            }
-            _ => self.line(&format!("{kw} {name}: {ts} = fg_fill{n};")),
-        }
+        self.w.indent -= 1;
+        self.w.line("}");
+        self.w.line("fg_print_seq += 1u;");
+        self.w.indent -= 1;
+        self.w.line("}");
     }
 
     fn helper(&mut self, name: &'static str, src: &'static str) -> &'static str {
@@ -1380,6 +987,220 @@ impl Emitter<'_> {
             ),
         };
         self.helper_owned(fname, || src)
+    }
+}
+
+/// WGSL's spelling of the statements `back` writes for both languages, and the statements
+/// whose form is WGSL's own.
+impl Lang for Emitter<'_> {
+    fn w(&mut self) -> &mut Writer {
+        &mut self.w
+    }
+
+    fn local(&self, id: LocalId) -> &Local {
+        &self.locals[id]
+    }
+
+    fn name(&self, id: LocalId) -> String {
+        self.names[id].clone()
+    }
+
+    fn ty(&self, t: &Ty) -> String {
+        types::wgsl(t, &self.k.structs, &self.k.options.knobs)
+    }
+
+    fn expr(&mut self, e: &Expr) -> String {
+        Emitter::expr(self, e)
+    }
+
+    fn cond(&self, c: &str) -> String {
+        c.to_string()
+    }
+
+    fn decl(&self, mutable: bool, name: &str, ty: &str, value: &str) -> String {
+        let kw = if mutable { "var" } else { "let" };
+        format!("{kw} {name}: {ty} = {value}")
+    }
+
+    fn decl_zeroed(&self, name: &str, ty: &str) -> String {
+        format!("var {name}: {ty}")
+    }
+
+    fn zero_array(&self, ty: &str) -> String {
+        format!("{ty}()")
+    }
+
+    fn array(&self, ty: &str, items: &[String]) -> String {
+        format!("{ty}({})", items.join(", "))
+    }
+
+    /// WGSL has no `[x; N]`: short arrays are spelled out, and the rest are filled by a
+    /// loop.
+    fn array_fill(&mut self, mutable: bool, name: &str, t: &Ty, v: &Expr) {
+        let ts = Lang::ty(self, t);
+        let n = self.w.fresh();
+        let val = self.expr(v);
+        self.w.line(&format!("let fg_fill{n} = {val};"));
+        match t {
+            Ty::Array(_, ConstLen::Lit(len)) if *len <= 16 => {
+                let items = vec![format!("fg_fill{n}"); *len as usize];
+                let line = self.decl(mutable, name, &ts, &self.array(&ts, &items));
+                self.w.line(&format!("{line};"));
+            }
+            Ty::Array(_, len) => {
+                let len = match len {
+                    ConstLen::Lit(l) => format!("{l}u"),
+                    len => len_of(len, &self.k.options.knobs),
+                };
+                self.w.line(&format!("var {name}: {ts};"));
+                self.w.line(&format!("for (var fg_i{n}: u32 = 0u; fg_i{n} < {len}; fg_i{n} = fg_i{n} + 1u) {{ {name}[fg_i{n}] = fg_fill{n}; }}"));
+            }
+            _ => {
+                let line = self.decl(mutable, name, &ts, &format!("fg_fill{n}"));
+                self.w.line(&format!("{line};"));
+            }
+        }
+    }
+
+    fn forever(&self) -> &'static str {
+        "loop"
+    }
+
+    fn break_unless(&self, more: &str) -> String {
+        format!("if !{more} {{ break; }}")
+    }
+
+    fn step(&self, next: &str, v: &str, _more: &str) -> String {
+        format!("{next} = {v} + 1;")
+    }
+
+    fn case_label(&self, values: &[i64], ty: &Ty) -> String {
+        let suffix = if *ty == Ty::I32 { "i" } else { "u" };
+        let vs: Vec<String> = values
+            .iter()
+            .map(|v| match (*v, suffix) {
+                (v, "i") if v == i32::MIN as i64 => "(-2147483647i - 1i)".into(),
+                (v, _) if v < 0 => format!("({v}{suffix})"),
+                (v, _) => format!("{v}{suffix}"),
+            })
+            .collect();
+        format!("case {}:", vs.join(", "))
+    }
+
+    fn case_end(&self) -> Option<&'static str> {
+        None
+    }
+
+    fn assign(&mut self, place: &Place, op: Option<BinOp>, value: &Expr) {
+        let target = self.place(place);
+        let v = self.expr(value);
+        match op {
+            None => self.w.line(&format!("{target} = {v};")),
+            Some(op) if op.is_shift() => {
+                let amount = self.shift_amount(value, v);
+                self.w.line(&format!("{target} {}= {amount};", op.wgsl()))
+            }
+            Some(BinOp::BitXor) if value.ty == Ty::BOOL => {
+                self.w.line(&format!("{target} = {target} != {v};"))
+            }
+            Some(op) => self.w.line(&format!("{target} {}= {v};", op.wgsl())),
+        }
+    }
+
+    fn compare_exchange(&mut self, s: &Stmt) {
+        let Stmt::CompareExchange {
+            old,
+            exchanged,
+            target,
+            index,
+            current,
+            new,
+            ..
+        } = s
+        else {
+            return;
+        };
+        let float = self.locals[*old].ty == Ty::Scalar(Scalar::F32);
+        let (c, n) = (self.expr(current), self.expr(new));
+        let (c, n) = if float {
+            (format!("bitcast<u32>({c})"), format!("bitcast<u32>({n})"))
+        } else {
+            (c, n)
+        };
+        let place = self.atomic_place(*target, index);
+        let r = format!("fg_cas{}", self.w.fresh());
+        self.w.line(&format!(
+            "let {r} = atomicCompareExchangeWeak(&{place}, {c}, {n});"
+        ));
+        let (o, x) = (&self.locals[*old], &self.locals[*exchanged]);
+        let value = if float {
+            format!("bitcast<f32>({r}.old_value)")
+        } else {
+            format!("{r}.old_value")
+        };
+        let lines = [
+            format!(
+                "{} {}: {} = {value};",
+                kw(o),
+                self.names[*old],
+                self.ty(&o.ty)
+            ),
+            format!(
+                "{} {}: bool = {r}.exchanged;",
+                kw(x),
+                self.names[*exchanged]
+            ),
+        ];
+        for l in lines {
+            self.w.line(&l);
+        }
+    }
+
+    fn eval(&mut self, expr: &Expr) {
+        // naga 30's SPIR-V writer panics ("Expression ... is not cached") when the
+        // pointer index or the stride of `coopStore` is computed inline: both are bound
+        // with `let` first, always (`tests/snapshots` holds the form).
+        if let ExprKind::Coop {
+            op: CoopOp::Store { row_major },
+            target: Some(target),
+            args,
+        } = &expr.kind
+        {
+            let n = self.w.fresh();
+            let m = self.expr(&args[0]);
+            let i = self.expr(&args[1]);
+            let st = self.expr(&args[2]);
+            let name = self.atomic_name(*target);
+            let f = if *row_major {
+                "coopStoreT"
+            } else {
+                "coopStore"
+            };
+            self.w.line(&format!("let fg_coop_i{n}: u32 = {i};"));
+            self.w.line(&format!("let fg_coop_s{n}: u32 = {st};"));
+            self.w
+                .line(&format!("{f}({m}, &{name}[fg_coop_i{n}], fg_coop_s{n});"));
+            return;
+        }
+        let e = self.expr(expr);
+        match expr.kind {
+            ExprKind::Atomic {
+                op: AtomicOp::Store,
+                ..
+            } => self.w.line(&format!("{e};")),
+            _ => self.w.line(&format!("_ = {e};")),
+        }
+    }
+
+    fn barrier(&mut self, kind: Barrier) {
+        match kind {
+            Barrier::Workgroup => self.w.line("workgroupBarrier();"),
+            Barrier::Storage => self.w.line("storageBarrier();"),
+        }
+    }
+
+    fn print(&mut self, format: usize, args: &[Expr]) {
+        Emitter::print(self, format, args)
     }
 }
 

@@ -14,6 +14,7 @@
 //!
 //! See the `wgsl-forge` crate for the language and the generated items.
 
+mod back;
 mod check;
 mod consts;
 mod ctxt;

@@ -3,6 +3,7 @@
 //! which C++'s overloading picks for the operands' types; literals carry their type.
 
 use super::Emitter;
+use crate::back::Lang;
 use crate::consts::f16_bits;
 use crate::model::*;
 use crate::names::{builtin_var, cuda_name, cuda_struct_name, helper_name, sched_name};

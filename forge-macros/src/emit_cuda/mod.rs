@@ -29,6 +29,7 @@ mod expr;
 mod stmt;
 mod types;
 
+use crate::back::{self, Lang, Writer};
 use crate::model::*;
 use crate::names::{builtin_var, cuda_name, helper_name, Namer};
 use std::fmt::Write;
@@ -60,13 +61,7 @@ pub(crate) struct Emitter<'k> {
     locals: &'k [Local],
     /// Their CUDA names.
     names: Vec<String>,
-    out: String,
-    indent: usize,
-    /// Loops entered so far in the function being emitted (for `break` out of a `switch`).
-    loop_depth: usize,
-    /// Enclosing `switch`es, innermost last: the loop depth at each and its `break` flag.
-    switches: Vec<(usize, String)>,
-    tmp: usize,
+    w: Writer,
 }
 
 impl<'k> Emitter<'k> {
@@ -75,29 +70,8 @@ impl<'k> Emitter<'k> {
             k,
             locals,
             names,
-            out: String::new(),
-            indent: 1,
-            loop_depth: 0,
-            switches: Vec::new(),
-            tmp: 0,
+            w: Writer::new(),
         }
-    }
-
-    fn ty(&self, t: &Ty) -> String {
-        types::ty(t, &self.k.structs, &self.k.options.knobs)
-    }
-
-    fn line(&mut self, text: &str) {
-        for _ in 0..self.indent {
-            self.out.push_str("    ");
-        }
-        self.out.push_str(text);
-        self.out.push('\n');
-    }
-
-    fn fresh(&mut self) -> usize {
-        self.tmp += 1;
-        self.tmp
     }
 }
 
@@ -138,13 +112,13 @@ pub fn emit<'k>(k: &'k Kernel<'k>, x: &'k Expanded) -> Result<String, String> {
             .as_ref()
             .map(|t| e.ty(t))
             .unwrap_or_else(|| "void".into());
-        e.block_contents(&f.body);
+        back::block(&mut e, &f.body);
         let _ = write!(
             s,
             "\nFG_FN {ret} {}({}) {{\n{}}}\n",
             helper_name(helper),
             params.join(", "),
-            e.out
+            e.w.out
         );
     }
 
@@ -199,8 +173,8 @@ pub fn emit<'k>(k: &'k Kernel<'k>, x: &'k Expanded) -> Result<String, String> {
         }
         s.push_str("    __syncthreads();\n");
     }
-    e.block_contents(&x.main.body);
-    s.push_str(&e.out);
+    back::block(&mut e, &x.main.body);
+    s.push_str(&e.w.out);
     s.push_str("}\n");
     Ok(s)
 }

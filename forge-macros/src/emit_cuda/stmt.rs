@@ -1,293 +1,173 @@
-//! Statements in CUDA C++: C's control flow, with Rust's meaning kept where C's differs
-//! (a range evaluated once, `a..=MAX` that does not overflow, `break` out of a loop from
-//! inside a `match`), and `__syncthreads()` for both barriers.
+//! Statements in CUDA C++: `back` writes C's control flow with Rust's meaning kept (a
+//! range evaluated once, `a..=MAX` that does not overflow, `break` out of a loop from inside
+//! a `match`); here are C's spellings, and the statements whose form is C's own:
+//! assignments through the prelude's operators, compare-exchange, and `__syncthreads()` for
+//! both barriers.
 
 use super::expr::int_lit;
 use super::Emitter;
+use crate::back::{Lang, Writer};
 use crate::model::*;
 use crate::names::cuda_name;
 use crate::types::len_of;
 use std::fmt::Write;
 
-impl Emitter<'_> {
-    pub(super) fn block_contents(&mut self, b: &Block) {
-        for s in b {
-            self.stmt(s);
+impl Lang for Emitter<'_> {
+    fn w(&mut self) -> &mut Writer {
+        &mut self.w
+    }
+
+    fn local(&self, id: LocalId) -> &Local {
+        &self.locals[id]
+    }
+
+    fn name(&self, id: LocalId) -> String {
+        self.names[id].clone()
+    }
+
+    fn ty(&self, t: &Ty) -> String {
+        super::types::ty(t, &self.k.structs, &self.k.options.knobs)
+    }
+
+    fn expr(&mut self, e: &Expr) -> String {
+        Emitter::expr(self, e)
+    }
+
+    fn cond(&self, c: &str) -> String {
+        format!("({c})")
+    }
+
+    fn decl(&self, mutable: bool, name: &str, ty: &str, value: &str) -> String {
+        let constness = if mutable { "" } else { "const " };
+        format!("{constness}{ty} {name} = {value}")
+    }
+
+    /// C++ zero-initialises what has no value (`T x = {};`), as WGSL's `var` does.
+    fn decl_zeroed(&self, name: &str, ty: &str) -> String {
+        format!("{ty} {name} = {{}}")
+    }
+
+    fn zero_array(&self, _ty: &str) -> String {
+        "{}".to_string()
+    }
+
+    fn array(&self, _ty: &str, items: &[String]) -> String {
+        format!("{{{{{}}}}}", items.join(", "))
+    }
+
+    fn array_fill(&mut self, _mutable: bool, name: &str, t: &Ty, v: &Expr) {
+        let ts = Lang::ty(self, t);
+        let n = self.w.fresh();
+        let val = self.expr(v);
+        let len = match t {
+            Ty::Array(_, len) => len_of(len, &self.k.options.knobs),
+            _ => "1".into(),
+        };
+        self.w.line(&format!("const auto fg_fill{n} = {val};"));
+        self.w.line(&format!("{ts} {name};"));
+        self.w.line(&format!(
+            "for (unsigned fg_i{n} = 0u; fg_i{n} < {len}; ++fg_i{n}) {name}[fg_i{n}] = fg_fill{n};"
+        ));
+    }
+
+    fn forever(&self) -> &'static str {
+        "for (;;)"
+    }
+
+    fn break_unless(&self, more: &str) -> String {
+        format!("if (!{more}) break;")
+    }
+
+    fn step(&self, next: &str, v: &str, more: &str) -> String {
+        format!("if ({more}) {next} = {v} + 1;")
+    }
+
+    fn case_label(&self, values: &[i64], ty: &Ty) -> String {
+        let mut labels = String::new();
+        for v in values {
+            let _ = write!(labels, "case {}: ", int_lit(*v, ty));
         }
+        labels.trim_end().to_string()
     }
 
-    /// `header {`, the block indented, and the closing `}` left to the caller.
-    fn nested(&mut self, header: &str, b: &Block) {
-        if header.is_empty() {
-            self.line("{");
-        } else {
-            self.line(&format!("{header} {{"));
-        }
-        self.indent += 1;
-        self.block_contents(b);
-        self.indent -= 1;
+    fn case_end(&self) -> Option<&'static str> {
+        Some("    break;")
     }
 
-    /// A loop body: `break` inside it no longer crosses the enclosing `switch`es.
-    fn loop_body(&mut self, b: &Block) {
-        self.loop_depth += 1;
-        self.block_contents(b);
-        self.loop_depth -= 1;
-    }
-
-    /// `break` of the innermost loop. Inside a `switch` of that loop, C's `break` would
-    /// leave the `switch` only: it sets the `switch`'s flag instead, and the code after
-    /// the `switch` breaks the loop (again through an outer `switch` if there is one).
-    fn break_loop(&mut self) {
-        let crossing = self
-            .switches
-            .iter()
-            .rposition(|(depth, _)| *depth == self.loop_depth);
-        if let Some(i) = crossing {
-            let flag = self.switches[i].1.clone();
-            self.line(&format!("{flag} = true;"));
-        }
-        self.line("break;");
-    }
-
-    fn stmt(&mut self, s: &Stmt) {
-        match s {
-            Stmt::Let { local, init } => self.let_stmt(*local, init.as_ref()),
-            Stmt::Assign {
-                place, op, value, ..
-            } => {
-                let target = self.place(place);
-                match op {
-                    None => {
-                        let v = self.expr(value);
-                        self.line(&format!("{target} = {v};"));
-                    }
-                    // The place is named once: its indices are evaluated once.
-                    Some(op) if !place.indices().is_empty() => {
-                        let n = self.fresh();
-                        let r = format!("fg_ref{n}");
-                        let v = self.compound(*op, &r, value);
-                        self.line(&format!("{{ auto &{r} = {target}; {r} = {v}; }}"));
-                    }
-                    Some(op) => {
-                        let v = self.compound(*op, &target, value);
-                        self.line(&format!("{target} = {v};"));
-                    }
-                }
-            }
-            Stmt::If { cond, then, els } => {
-                let c = self.expr(cond);
-                self.nested(&format!("if ({c})"), then);
-                match els {
-                    None => self.line("}"),
-                    Some(e) => {
-                        self.line("} else {");
-                        self.indent += 1;
-                        self.block_contents(e);
-                        self.indent -= 1;
-                        self.line("}");
-                    }
-                }
-            }
-            Stmt::For(ForLoop {
-                var,
-                start,
-                end,
-                inclusive,
-                body,
-                ..
-            }) => {
-                let v = self.names[*var].clone();
-                let t = self.ty(&self.locals[*var].ty);
-                let (s0, e0) = (self.expr(start), self.expr(end));
-                let n = self.fresh();
-                // Rust evaluates the range once; so does this.
-                self.line("{");
-                self.indent += 1;
-                self.line(&format!("const {t} fg_end{n} = {e0};"));
-                if !inclusive {
-                    self.line(&format!(
-                        "for ({t} {v} = {s0}; {v} < fg_end{n}; {v} = {v} + 1) {{"
-                    ));
-                } else {
-                    // `a..=MAX` must stop after MAX without overflowing: step before the body.
-                    self.line(&format!("{t} fg_next{n} = {s0};"));
-                    self.line(&format!("bool fg_more{n} = fg_next{n} <= fg_end{n};"));
-                    self.line("for (;;) {");
-                    self.line(&format!("    if (!fg_more{n}) break;"));
-                    self.line(&format!("    const {t} {v} = fg_next{n};"));
-                    self.line(&format!("    fg_more{n} = {v} < fg_end{n};"));
-                    self.line(&format!("    if (fg_more{n}) fg_next{n} = {v} + 1;"));
-                }
-                self.indent += 1;
-                self.loop_body(body);
-                self.indent -= 1;
-                self.line("}");
-                self.indent -= 1;
-                self.line("}");
-            }
-            Stmt::While { cond, body, .. } => {
-                let c = self.expr(cond);
-                self.line(&format!("while ({c}) {{"));
-                self.indent += 1;
-                self.loop_body(body);
-                self.indent -= 1;
-                self.line("}");
-            }
-            Stmt::Loop { body, .. } => {
-                self.line("for (;;) {");
-                self.indent += 1;
-                self.loop_body(body);
-                self.indent -= 1;
-                self.line("}");
-            }
-            Stmt::Break { .. } => self.break_loop(),
-            Stmt::Continue { .. } => self.line("continue;"),
-            Stmt::Return { .. } => self.line("return;"),
-            Stmt::ReturnValue { value } => {
+    fn assign(&mut self, place: &Place, op: Option<BinOp>, value: &Expr) {
+        let target = self.place(place);
+        match op {
+            None => {
                 let v = self.expr(value);
-                self.line(&format!("return {v};"));
+                self.w.line(&format!("{target} = {v};"));
             }
-            Stmt::Switch {
-                selector,
-                cases,
-                default,
-            } => self.switch(selector, cases, default),
-            Stmt::CompareExchange {
-                old,
-                exchanged,
-                target,
-                index,
-                current,
-                new,
-                ..
-            } => {
-                let float = self.atomic_float(*target);
-                let (c, nv) = (self.expr(current), self.expr(new));
-                let place = self.atomic_place(*target, index);
-                let n = self.fresh();
-                let (o, x) = (self.names[*old].clone(), self.names[*exchanged].clone());
-                let ot = self.ty(&self.locals[*old].ty);
-                if float {
-                    // On the bits, as WGSL's float atomics are `u32`s.
-                    self.line(&format!("const unsigned fg_cmp{n} = __float_as_uint({c});"));
-                    self.line(&format!(
-                        "const unsigned fg_cas{n} = atomicCAS((unsigned *){place}, fg_cmp{n}, __float_as_uint({nv}));"
-                    ));
-                    self.line(&format!("{ot} {o} = __uint_as_float(fg_cas{n});"));
-                } else {
-                    self.line(&format!("const {ot} fg_cmp{n} = {c};"));
-                    self.line(&format!(
-                        "const {ot} fg_cas{n} = atomicCAS({place}, fg_cmp{n}, {nv});"
-                    ));
-                    self.line(&format!("{ot} {o} = fg_cas{n};"));
-                }
-                self.line(&format!("bool {x} = fg_cas{n} == fg_cmp{n};"));
+            // The place is named once: its indices are evaluated once.
+            Some(op) if !place.indices().is_empty() => {
+                let n = self.w.fresh();
+                let r = format!("fg_ref{n}");
+                let v = self.compound(op, &r, value);
+                self.w
+                    .line(&format!("{{ auto &{r} = {target}; {r} = {v}; }}"));
             }
-            Stmt::Block(b) => {
-                self.nested("", b);
-                self.line("}");
+            Some(op) => {
+                let v = self.compound(op, &target, value);
+                self.w.line(&format!("{target} = {v};"));
             }
-            Stmt::Eval { expr } => {
-                let e = self.expr(expr);
-                self.line(&format!("(void){e};"));
-            }
-            Stmt::Barrier { .. } => self.line("__syncthreads();"),
-            // `emit` refuses a kernel that prints before any statement is written.
-            Stmt::Print { .. } => {}
         }
     }
 
-    /// `let`: workgroup arrays are declared at the kernel's start; C++ zero-initialises
-    /// what has no value (`T x = {};`), as WGSL's `var` does.
-    fn let_stmt(&mut self, local: LocalId, init: Option<&Expr>) {
-        let l = &self.locals[local];
-        if l.shared {
+    fn compare_exchange(&mut self, s: &Stmt) {
+        let Stmt::CompareExchange {
+            old,
+            exchanged,
+            target,
+            index,
+            current,
+            new,
+            ..
+        } = s
+        else {
             return;
-        }
-        let name = self.names[local].clone();
-        let t = self.ty(&l.ty);
-        let constness = if l.mutable || init.is_none() {
-            ""
+        };
+        let float = self.atomic_float(*target);
+        let (c, nv) = (self.expr(current), self.expr(new));
+        let place = self.atomic_place(*target, index);
+        let n = self.w.fresh();
+        let (o, x) = (self.names[*old].clone(), self.names[*exchanged].clone());
+        let ot = Lang::ty(self, &self.locals[*old].ty);
+        if float {
+            // On the bits, as WGSL's float atomics are `u32`s.
+            self.w
+                .line(&format!("const unsigned fg_cmp{n} = __float_as_uint({c});"));
+            self.w.line(&format!(
+                "const unsigned fg_cas{n} = atomicCAS((unsigned *){place}, fg_cmp{n}, __float_as_uint({nv}));"
+            ));
+            self.w
+                .line(&format!("{ot} {o} = __uint_as_float(fg_cas{n});"));
         } else {
-            "const "
-        };
-        let ty = l.ty.clone();
-        match init {
-            None => self.line(&format!("{t} {name} = {{}};")),
-            Some(e) => match &e.kind {
-                ExprKind::ArrayRepeat(v) if v.is_zero() => {
-                    self.line(&format!("{constness}{t} {name} = {{}};"))
-                }
-                ExprKind::ArrayRepeat(v) => {
-                    let n = self.fresh();
-                    let val = self.expr(v);
-                    let len = match &ty {
-                        Ty::Array(_, len) => len_of(len, &self.k.options.knobs),
-                        _ => "1".into(),
-                    };
-                    self.line(&format!("const auto fg_fill{n} = {val};"));
-                    self.line(&format!("{t} {name};"));
-                    self.line(&format!(
-                        "for (unsigned fg_i{n} = 0u; fg_i{n} < {len}; ++fg_i{n}) {name}[fg_i{n}] = fg_fill{n};"
-                    ));
-                }
-                ExprKind::ArrayList(items) => {
-                    let items: Vec<String> = items.iter().map(|i| self.expr(i)).collect();
-                    self.line(&format!(
-                        "{constness}{t} {name} = {{{{{}}}}};",
-                        items.join(", ")
-                    ));
-                }
-                _ => {
-                    let v = self.expr(e);
-                    self.line(&format!("{constness}{t} {name} = {v};"));
-                }
-            },
+            self.w.line(&format!("const {ot} fg_cmp{n} = {c};"));
+            self.w.line(&format!(
+                "const {ot} fg_cas{n} = atomicCAS({place}, fg_cmp{n}, {nv});"
+            ));
+            self.w.line(&format!("{ot} {o} = fg_cas{n};"));
         }
+        self.w.line(&format!("bool {x} = fg_cas{n} == fg_cmp{n};"));
     }
 
-    /// `match` as C's `switch`: each case ends in `break`, so none falls through.
-    fn switch(&mut self, selector: &Expr, cases: &[(Vec<i64>, Block)], default: &Block) {
-        let sel = self.expr(selector);
-        let flag = format!("fg_brk{}", self.fresh());
-        let breaks = self.loop_depth > 0 && {
-            let mut found = false;
-            for b in cases.iter().map(|(_, b)| b).chain([default]) {
-                walk_stmts(b, &mut |s| found |= matches!(s, Stmt::Break { .. }));
-            }
-            found
-        };
-        if breaks {
-            self.line(&format!("bool {flag} = false;"));
-        }
-        self.line(&format!("switch ({sel}) {{"));
-        self.indent += 1;
-        self.switches.push((self.loop_depth, flag.clone()));
-        for (values, body) in cases {
-            let mut labels = String::new();
-            for v in values {
-                let _ = write!(labels, "case {}: ", int_lit(*v, &selector.ty));
-            }
-            self.nested(labels.trim_end(), body);
-            self.line("    break;");
-            self.line("}");
-        }
-        self.nested("default:", default);
-        self.line("    break;");
-        self.line("}");
-        self.switches.pop();
-        self.indent -= 1;
-        self.line("}");
-        if breaks {
-            self.line(&format!("if ({flag}) {{"));
-            self.indent += 1;
-            self.break_loop();
-            self.indent -= 1;
-            self.line("}");
-        }
+    fn eval(&mut self, expr: &Expr) {
+        let e = self.expr(expr);
+        self.w.line(&format!("(void){e};"));
     }
 
+    fn barrier(&mut self, _kind: Barrier) {
+        self.w.line("__syncthreads();");
+    }
+
+    /// `emit` refuses a kernel that prints before any statement is written.
+    fn print(&mut self, _format: usize, _args: &[Expr]) {}
+}
+
+impl Emitter<'_> {
     /// An assignable place.
     fn place(&mut self, place: &Place) -> String {
         match place {
