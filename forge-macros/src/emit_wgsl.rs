@@ -6,10 +6,10 @@
 //! `min`/`max` with NaN, `fract`, `powf` of a negative base), a small helper function is
 //! emitted instead.
 
-use crate::back::{self, Lang, Writer};
+use crate::back::{self, Exchange, Exprs, Function, Stmts, Syntax};
 use crate::consts::f16_bits;
 use crate::model::*;
-use crate::names::{builtin_var, helper_name, sched_name, wgsl_name, wgsl_struct_name, Namer};
+use crate::names::{builtin_var, helper_name, wgsl_name, Namer};
 use crate::types::{self, len_of};
 use proc_macro2::Span;
 use std::collections::BTreeMap;
@@ -44,42 +44,31 @@ pub struct Wgsl {
     pub origins: Vec<(usize, Span, Span)>,
 }
 
-struct Emitter<'k> {
-    k: &'k Kernel<'k>,
-    /// The locals of the function being emitted: the kernel's, or a helper's.
-    locals: &'k [Local],
-    /// Their WGSL names.
-    names: Vec<String>,
-    /// Support functions by name: the Rust-meaning math helpers and the float atomics.
+/// A WGSL function being written: the kernel's entry point, or a helper.
+type Emitter<'k> = Function<'k, Support>;
+
+/// What WGSL's emitter keeps beside a function: its support functions by name (the
+/// Rust-meaning math helpers and the float atomics), which the module declares once.
+#[derive(Default)]
+struct Support {
     helpers: BTreeMap<String, String>,
-    w: Writer,
 }
 
 /// The WGSL of kernel `k` unrolled for a schedule (`x`).
 pub fn emit<'k>(k: &'k Kernel<'k>, x: &'k Expanded) -> Wgsl {
     let knobs = &k.options.knobs;
     let ty = |t: &Ty| types::wgsl(t, &k.structs, knobs);
-    let mut e = Emitter {
-        k,
-        locals: &x.main.locals,
-        names: Namer::kernel(k, wgsl_name).locals(&x.main.locals),
-        helpers: BTreeMap::new(),
-        w: Writer::new(),
-    };
-    back::block(&mut e, &x.main.body);
+    let names = Namer::kernel(k, wgsl_name).locals(&x.main.locals);
+    let mut e = Emitter::new(k, &x.main.locals, names, Support::default());
+    e.block(&x.main.body);
     // (line in `functions`, origin) of the helpers' lines.
     let mut helper_origins: Vec<(usize, Span, Span)> = Vec::new();
     // `#[forge_fn]` helpers, each emitted with its own locals; their math helpers join ours.
     let mut functions = String::new();
     for (h, f) in &x.helpers {
         let helper = &k.helpers[*h];
-        let mut he = Emitter {
-            k,
-            locals: &f.locals,
-            names: Namer::helper(k, wgsl_name).locals(&f.locals),
-            helpers: BTreeMap::new(),
-            w: Writer::new(),
-        };
+        let names = Namer::helper(k, wgsl_name).locals(&f.locals);
+        let mut he = Emitter::new(k, &f.locals, names, Support::default());
         let params: Vec<String> = helper
             .params
             .iter()
@@ -96,7 +85,7 @@ pub fn emit<'k>(k: &'k Kernel<'k>, x: &'k Expanded) -> Wgsl {
             let name = he.names[*p].clone();
             he.w.line(&format!("{kw} {name}: {} = fg_arg_{name};", ty(&l.ty)));
         }
-        back::block(&mut he, &f.body);
+        he.block(&f.body);
         // The function's lines start after a blank line and its signature.
         let first = functions.matches('\n').count() + 2;
         helper_origins.extend(
@@ -112,13 +101,15 @@ pub fn emit<'k>(k: &'k Kernel<'k>, x: &'k Expanded) -> Wgsl {
             params.join(", "),
             he.w.out
         );
-        e.helpers.extend(he.helpers);
+        e.x.helpers.extend(he.x.helpers);
     }
     let body_code = std::mem::take(&mut e.w.out);
     // Non-finite literals are calls to `fg_f32_bits` (see `float_lit`), which the free
     // function writing them cannot register: whatever text calls it gets it here.
     let calls_bits = |t: &str| t.contains(F32_BITS_CALL);
-    if calls_bits(&body_code) || calls_bits(&functions) || e.helpers.values().any(|h| calls_bits(h))
+    if calls_bits(&body_code)
+        || calls_bits(&functions)
+        || e.x.helpers.values().any(|h| calls_bits(h))
     {
         e.helper(F32_BITS_NAME, HELPER_F32_BITS);
     }
@@ -179,7 +170,7 @@ pub fn emit<'k>(k: &'k Kernel<'k>, x: &'k Expanded) -> Wgsl {
         };
         let _ = writeln!(s, "var<workgroup> {name}: {t};");
     }
-    for h in e.helpers.values() {
+    for h in e.x.helpers.values() {
         s.push('\n');
         s.push_str(h);
     }
@@ -282,20 +273,9 @@ fn grid_prologue(k: &Kernel<'_>) -> String {
             ceil("fg_threads", "fg_per_group")
         );
         s.push_str("    let fg_global_index = fg_wg_index * WG + fg_lidx;\n");
-        // The logical ids of a 1-D grid, declared only when read.
-        let used = k.used_builtins();
-        if used.contains(&Builtin::GlobalId) {
-            s.push_str("    let fg_lgid = vec3<u32>(fg_global_index, 0u, 0u);\n");
-        }
-        if used.contains(&Builtin::WorkgroupId) {
-            s.push_str("    let fg_lwid = vec3<u32>(fg_wg_index, 0u, 0u);\n");
-        }
-        if used.contains(&Builtin::NumWorkgroups) {
-            let _ = writeln!(
-                s,
-                "    let fg_groups = vec3<u32>({}, 1u, 1u);",
-                ceil("fg_threads", "fg_per_group")
-            );
+        let groups = ceil("fg_threads", "fg_per_group");
+        for (name, [x, y, z]) in back::logical_ids_1d(k, &groups) {
+            let _ = writeln!(s, "    let {name} = vec3<u32>({x}, {y}, {z});");
         }
         return s;
     }
@@ -359,13 +339,7 @@ pub fn len_wgsl(e: &LenExpr, kernel: &Kernel<'_>) -> String {
                 let _ = write!(k, "u32({})", names[*i]);
             }
             LenExpr::Binary(op, a, b) => {
-                let sym = match op {
-                    LenOp::Add => "+",
-                    LenOp::Sub => "-",
-                    LenOp::Mul => "*",
-                    LenOp::Div => "/",
-                    LenOp::Rem => "%",
-                };
+                let sym = op.symbol();
                 k.push('(');
                 go(a, names, k);
                 let _ = write!(k, " {sym} ");
@@ -442,60 +416,14 @@ impl Emitter<'_> {
     }
 
     fn helper(&mut self, name: &'static str, src: &'static str) -> &'static str {
-        self.helpers.insert(name.to_string(), src.to_string());
+        self.x.helpers.insert(name.to_string(), src.to_string());
         name
     }
 
     /// A support function whose source depends on the types it serves.
     fn helper_owned(&mut self, name: String, src: impl FnOnce() -> String) -> String {
-        self.helpers.entry(name.clone()).or_insert_with(src);
+        self.x.helpers.entry(name.clone()).or_insert_with(src);
         name
-    }
-
-    /// An assignable place as WGSL.
-    fn place(&mut self, place: &Place) -> String {
-        match place {
-            Place::Local(id) => self.names[*id].clone(),
-            Place::LocalIndex(id, idx) => {
-                let mut t = self.names[*id].clone();
-                for i in idx {
-                    let i = self.expr(i);
-                    let _ = write!(t, "[{i}]");
-                }
-                t
-            }
-            Place::Binding(b, i) => {
-                let i = self.expr(i);
-                format!("{}[{i}]", wgsl_name(&self.k.bindings[*b].name))
-            }
-            Place::Field(base, f) => {
-                let base_ty = self.place_ty(base);
-                let base = self.place(base);
-                format!("{base}.{}", self.field_name(&base_ty, *f))
-            }
-            Place::Component(base, c) => {
-                let base = self.place(base);
-                format!("{base}.{}", ["x", "y", "z", "w"][*c as usize])
-            }
-            Place::Index(base, i) => {
-                let base = self.place(base);
-                let i = self.expr(i);
-                format!("{base}[{i}]")
-            }
-        }
-    }
-
-    /// The type of a place.
-    fn place_ty(&self, place: &Place) -> Ty {
-        self.k.place_ty(self.locals, place)
-    }
-
-    /// The WGSL name of field `f` of a struct type.
-    fn field_name(&self, t: &Ty, f: usize) -> String {
-        match t {
-            Ty::Struct(s) => wgsl_name(&self.k.structs[*s].fields[f].name),
-            _ => String::new(),
-        }
     }
 
     /// `&name[i]`'s operand: the atomic element, indexed by a `u32`.
@@ -512,255 +440,12 @@ impl Emitter<'_> {
         }
     }
 
-    /// An atomic method. On `Atomic<f32>`, held as `u32` bits, `load`, `store` and `swap`
-    /// convert the bits, and the read-modify-write methods are compare-exchange loops in a
-    /// support function per target and method.
-    fn atomic(
-        &mut self,
-        op: AtomicOp,
-        target: AtomicTarget,
-        index: &Expr,
-        args: &[Expr],
-    ) -> String {
-        let float = match target {
-            AtomicTarget::Binding(b) => self.k.bindings[b].elem == Scalar::F32,
-            AtomicTarget::Shared(l) => {
-                matches!(&self.locals[l].ty, Ty::Array(e, _) if **e == Ty::Scalar(Scalar::F32))
-            }
-        };
-        let args: Vec<String> = args.iter().map(|a| self.expr(a)).collect();
-        if !float {
-            let place = self.atomic_place(target, index);
-            let mut call = format!("{}(&{place}", op.wgsl());
-            for a in &args {
-                let _ = write!(call, ", {a}");
-            }
-            call.push(')');
-            return call;
-        }
-        match op {
-            AtomicOp::Load => {
-                let place = self.atomic_place(target, index);
-                format!("bitcast<f32>(atomicLoad(&{place}))")
-            }
-            AtomicOp::Store => {
-                let place = self.atomic_place(target, index);
-                format!("atomicStore(&{place}, bitcast<u32>({}))", args[0])
-            }
-            AtomicOp::Swap => {
-                let place = self.atomic_place(target, index);
-                format!(
-                    "bitcast<f32>(atomicExchange(&{place}, bitcast<u32>({})))",
-                    args[0]
-                )
-            }
-            _ => {
-                let update = match op {
-                    AtomicOp::Add => "bitcast<f32>(old) + v".to_string(),
-                    AtomicOp::Sub => "bitcast<f32>(old) - v".to_string(),
-                    AtomicOp::Min => {
-                        let h = self.helper("fg_min_f32", HELPER_MIN_F32);
-                        format!("{h}(bitcast<f32>(old), v)")
-                    }
-                    _ => {
-                        let h = self.helper("fg_max_f32", HELPER_MAX_F32);
-                        format!("{h}(bitcast<f32>(old), v)")
-                    }
-                };
-                let name = self.atomic_name(target);
-                let f = self.helper_owned(format!("fg_atomic_{}_{name}", op.name()), || {
-                    format!("fn fg_atomic_{}_{name}(i: u32, v: f32) -> f32 {{\n    var old = atomicLoad(&{name}[i]);\n    loop {{\n        let r = atomicCompareExchangeWeak(&{name}[i], old, bitcast<u32>({update}));\n        if r.exchanged {{\n            break;\n        }}\n        old = r.old_value;\n    }}\n    return bitcast<f32>(old);\n}}\n", op.name())
-                });
-                let i = self.expr(index);
-                let i = match index.ty {
-                    Ty::Scalar(Scalar::U32) => i,
-                    _ => format!("u32({i})"),
-                };
-                format!("{f}({i}, {})", args[0])
-            }
-        }
-    }
-
     /// Rust shifts by `amount mod bits` (`wrapping_shl`); WGSL needs a `u32` amount.
     fn shift_amount(&mut self, amount: &Expr, text: String) -> String {
         match amount.ty {
             Ty::Scalar(Scalar::U32) => format!("({text} & 31u)"),
             _ => format!("(u32({text}) & 31u)"),
         }
-    }
-
-    fn expr(&mut self, e: &Expr) -> String {
-        match &e.kind {
-            ExprKind::Coop { op, target, args } => {
-                let t = types::wgsl(&e.ty, &self.k.structs, &self.k.options.knobs);
-                match (op, target) {
-                    (CoopOp::Load { row_major }, Some(target)) => {
-                        let f = if *row_major { "coopLoadT" } else { "coopLoad" };
-                        let p = self.atomic_place(*target, &args[0]);
-                        let st = self.expr(&args[1]);
-                        format!("{f}<{t}>(&{p}, {st})")
-                    }
-                    (CoopOp::MulAdd, _) => {
-                        let a: Vec<String> = args.iter().map(|a| self.expr(a)).collect();
-                        format!("coopMultiplyAdd({}, {}, {})", a[0], a[1], a[2])
-                    }
-                    // `Zero`; a store is a statement (`Stmt::Eval` above).
-                    _ => format!("{t}()"),
-                }
-            }
-            ExprKind::IntLit(v) => match e.ty {
-                Ty::Scalar(Scalar::U32) => format!("{v}u"),
-                _ if *v == i32::MIN as i64 => "(-2147483647i - 1i)".into(),
-                _ if *v < 0 => format!("({v}i)"),
-                _ => format!("{v}i"),
-            },
-            ExprKind::FloatLit(v) => float_lit(*v, e.ty.scalar().unwrap_or(Scalar::F32)),
-            ExprKind::BoolLit(b) => b.to_string(),
-            ExprKind::Local(id) => self.names[*id].clone(),
-            ExprKind::Scalar(i) => wgsl_name(&self.k.scalars[*i].name),
-            ExprKind::Sched(c) => sched_name(*c, &self.k.options.knobs),
-            ExprKind::Builtin(b) => builtin_var(*b).into(),
-            ExprKind::BuiltinComponent(b, c) => {
-                format!("{}.{}", builtin_var(*b), ["x", "y", "z"][*c as usize])
-            }
-            ExprKind::LoadBinding(b, i) => {
-                let i = self.expr(i);
-                format!("{}[{i}]", wgsl_name(&self.k.bindings[*b].name))
-            }
-            ExprKind::LoadArray(a, i) => {
-                let (a, i) = (self.expr(a), self.expr(i));
-                format!("{a}[{i}]")
-            }
-            ExprKind::Unary(UnOp::Neg, a) => format!("(-{})", self.expr(a)),
-            ExprKind::Unary(UnOp::Not, a) => {
-                let op = if a.ty == Ty::BOOL { "!" } else { "~" };
-                format!("({op}{})", self.expr(a))
-            }
-            ExprKind::Binary(op, a, b) => {
-                let (sa, sb) = (self.expr(a), self.expr(b));
-                match op {
-                    BinOp::Shl | BinOp::Shr => {
-                        let amount = self.shift_amount(b, sb);
-                        format!("({sa} {} {amount})", op.wgsl())
-                    }
-                    BinOp::BitXor if a.ty == Ty::BOOL => format!("({sa} != {sb})"),
-                    // Rust compares whole vectors to one `bool`.
-                    BinOp::Eq if a.ty.is_vector() => format!("all({sa} == {sb})"),
-                    BinOp::Ne if a.ty.is_vector() => format!("any({sa} != {sb})"),
-                    _ => format!("({sa} {} {sb})", op.wgsl()),
-                }
-            }
-            ExprKind::Cast(a) => {
-                let inner = self.expr(a);
-                if a.ty == e.ty {
-                    inner
-                } else {
-                    format!("{}({inner})", self.ty(&e.ty))
-                }
-            }
-            ExprKind::Math(f, args) => self.math(*f, args),
-            ExprKind::Atomic {
-                op,
-                target,
-                index,
-                args,
-            } => self.atomic(*op, *target, index, args),
-            ExprKind::Call(h, args) => {
-                let items: Vec<String> = args.iter().map(|a| self.expr(a)).collect();
-                format!("{}({})", helper_name(&self.k.helpers[*h]), items.join(", "))
-            }
-            ExprKind::VecNew(args) => {
-                let items: Vec<String> = args.iter().map(|a| self.expr(a)).collect();
-                format!("{}({})", self.ty(&e.ty), items.join(", "))
-            }
-            ExprKind::Swizzle(v, comps) => {
-                let v = self.expr(v);
-                let c: String = comps
-                    .iter()
-                    .map(|c| ['x', 'y', 'z', 'w'][*c as usize])
-                    .collect();
-                format!("({v}).{c}")
-            }
-            ExprKind::Select(f, t, c) => {
-                let (f, t, c) = (self.expr(f), self.expr(t), self.expr(c));
-                format!("select({f}, {t}, {c})")
-            }
-            ExprKind::StructNew(s, args) => {
-                let items: Vec<String> = args.iter().map(|a| self.expr(a)).collect();
-                format!(
-                    "{}({})",
-                    wgsl_struct_name(&self.k.structs[*s]),
-                    items.join(", ")
-                )
-            }
-            ExprKind::StructZero(s) => format!("{}()", wgsl_struct_name(&self.k.structs[*s])),
-            ExprKind::Field(base, f) => {
-                let name = self.field_name(&base.ty, *f);
-                let base = self.expr(base);
-                format!("({base}).{name}")
-            }
-            ExprKind::Subgroup { op, args, .. } => {
-                let items: Vec<String> = args.iter().map(|a| self.expr(a)).collect();
-                format!("{}({})", op.wgsl(), items.join(", "))
-            }
-            ExprKind::ArrayRepeat(_) | ExprKind::ArrayList(_) => {
-                // `check::array_values_only_in_let` keeps these at `let`s, handled there.
-                String::from("/* array value */")
-            }
-        }
-    }
-
-    fn math(&mut self, f: MathFn, args: &[Expr]) -> String {
-        let a: Vec<String> = args.iter().map(|x| self.expr(x)).collect();
-        // A literal argument would make a constant expression, which WGSL forbids to be
-        // infinite or NaN (Tint rejects it; naga 30 folds it): those bits go through
-        // `fg_f32_bits`, a function, whose result is a runtime value.
-        if let (MathFn::FromBits, ExprKind::IntLit(bits)) = (f, &args[0].kind) {
-            if !f32::from_bits(*bits as u32).is_finite() {
-                return format!("{F32_BITS_CALL}{})", a[0]);
-            }
-        }
-        let t0 = args[0].ty.component().unwrap_or(Scalar::F32);
-        let vector = args[0].ty.is_vector();
-        let via_f32 = matches!(
-            f,
-            MathFn::Min
-                | MathFn::Max
-                | MathFn::Clamp
-                | MathFn::Round
-                | MathFn::Powf
-                | MathFn::Powi
-                | MathFn::Signum
-                | MathFn::IsNan
-                | MathFn::IsFinite
-        );
-        let via_f32 = via_f32
-            || matches!(
-                f,
-                MathFn::Hypot
-                    | MathFn::Log10
-                    | MathFn::ToDegrees
-                    | MathFn::ToRadians
-                    | MathFn::RemEuclid
-            );
-        if t0 == Scalar::F16 && !vector && via_f32 {
-            // The f32 helpers that give these their Rust meaning, on the exact f32 value of
-            // each f16: the results (an f16 operand, or a power rounded once) convert back.
-            let wide: Vec<String> = a
-                .iter()
-                .enumerate()
-                .map(|(i, x)| match (f, i) {
-                    (MathFn::Powi, 1) => x.clone(),
-                    _ => format!("f32({x})"),
-                })
-                .collect();
-            let r = self.math_text(f, Scalar::F32, false, &wide);
-            return match f {
-                MathFn::IsNan | MathFn::IsFinite => r,
-                _ => format!("f16({r})"),
-            };
-        }
-        self.math_text(f, t0, vector, &a)
     }
 
     /// A math function of arguments given as WGSL text, of component type `t0`.
@@ -992,59 +677,217 @@ impl Emitter<'_> {
 
 /// WGSL's spelling of the statements `back` writes for both languages, and the statements
 /// whose form is WGSL's own.
-impl Lang for Emitter<'_> {
-    fn w(&mut self) -> &mut Writer {
-        &mut self.w
-    }
-
-    fn local(&self, id: LocalId) -> &Local {
-        &self.locals[id]
-    }
-
-    fn name(&self, id: LocalId) -> String {
-        self.names[id].clone()
-    }
+/// WGSL's spelling of the expressions whose form is the language's own.
+impl Exprs for Emitter<'_> {
+    const SYNTAX: Syntax = Syntax::Wgsl;
 
     fn ty(&self, t: &Ty) -> String {
         types::wgsl(t, &self.k.structs, &self.k.options.knobs)
     }
 
-    fn expr(&mut self, e: &Expr) -> String {
-        Emitter::expr(self, e)
+    fn unary(&mut self, op: UnOp, a: &Expr) -> String {
+        match op {
+            UnOp::Neg => format!("(-{})", self.expr(a)),
+            UnOp::Not => {
+                let op = if a.ty == Ty::BOOL { "!" } else { "~" };
+                format!("({op}{})", self.expr(a))
+            }
+        }
     }
 
-    fn cond(&self, c: &str) -> String {
-        c.to_string()
+    fn binary(&mut self, op: BinOp, a: &Expr, b: &Expr) -> String {
+        let (sa, sb) = (self.expr(a), self.expr(b));
+        match op {
+            BinOp::Shl | BinOp::Shr => {
+                let amount = self.shift_amount(b, sb);
+                format!("({sa} {} {amount})", op.wgsl())
+            }
+            BinOp::BitXor if a.ty == Ty::BOOL => format!("({sa} != {sb})"),
+            // Rust compares whole vectors to one `bool`.
+            BinOp::Eq if a.ty.is_vector() => format!("all({sa} == {sb})"),
+            BinOp::Ne if a.ty.is_vector() => format!("any({sa} != {sb})"),
+            _ => format!("({sa} {} {sb})", op.wgsl()),
+        }
     }
 
-    fn decl(&self, mutable: bool, name: &str, ty: &str, value: &str) -> String {
-        let kw = if mutable { "var" } else { "let" };
-        format!("{kw} {name}: {ty} = {value}")
+    fn cast(&mut self, a: &Expr, to: &Ty) -> String {
+        let inner = self.expr(a);
+        if a.ty == *to {
+            inner
+        } else {
+            format!("{}({inner})", self.ty(to))
+        }
     }
 
-    fn decl_zeroed(&self, name: &str, ty: &str) -> String {
-        format!("var {name}: {ty}")
+    fn math(&mut self, f: MathFn, args: &[Expr]) -> String {
+        let a: Vec<String> = args.iter().map(|x| self.expr(x)).collect();
+        // A literal argument would make a constant expression, which WGSL forbids to be
+        // infinite or NaN (Tint rejects it; naga 30 folds it): those bits go through
+        // `fg_f32_bits`, a function, whose result is a runtime value.
+        if let (MathFn::FromBits, ExprKind::IntLit(bits)) = (f, &args[0].kind) {
+            if !f32::from_bits(*bits as u32).is_finite() {
+                return format!("{F32_BITS_CALL}{})", a[0]);
+            }
+        }
+        let t0 = args[0].ty.component().unwrap_or(Scalar::F32);
+        let vector = args[0].ty.is_vector();
+        let via_f32 = matches!(
+            f,
+            MathFn::Min
+                | MathFn::Max
+                | MathFn::Clamp
+                | MathFn::Round
+                | MathFn::Powf
+                | MathFn::Powi
+                | MathFn::Signum
+                | MathFn::IsNan
+                | MathFn::IsFinite
+        );
+        let via_f32 = via_f32
+            || matches!(
+                f,
+                MathFn::Hypot
+                    | MathFn::Log10
+                    | MathFn::ToDegrees
+                    | MathFn::ToRadians
+                    | MathFn::RemEuclid
+            );
+        if t0 == Scalar::F16 && !vector && via_f32 {
+            // The f32 helpers that give these their Rust meaning, on the exact f32 value of
+            // each f16: the results (an f16 operand, or a power rounded once) convert back.
+            let wide: Vec<String> = a
+                .iter()
+                .enumerate()
+                .map(|(i, x)| match (f, i) {
+                    (MathFn::Powi, 1) => x.clone(),
+                    _ => format!("f32({x})"),
+                })
+                .collect();
+            let r = self.math_text(f, Scalar::F32, false, &wide);
+            return match f {
+                MathFn::IsNan | MathFn::IsFinite => r,
+                _ => format!("f16({r})"),
+            };
+        }
+        self.math_text(f, t0, vector, &a)
     }
 
-    fn zero_array(&self, ty: &str) -> String {
-        format!("{ty}()")
+    /// An atomic method. On `Atomic<f32>`, held as `u32` bits, `load`, `store` and `swap`
+    /// convert the bits, and the read-modify-write methods are compare-exchange loops in a
+    /// support function per target and method.
+    fn atomic(&mut self, op: AtomicOp, t: AtomicTarget, i: &Expr, args: &[Expr]) -> String {
+        let float = match t {
+            AtomicTarget::Binding(b) => self.k.bindings[b].elem == Scalar::F32,
+            AtomicTarget::Shared(l) => {
+                matches!(&self.locals[l].ty, Ty::Array(e, _) if **e == Ty::Scalar(Scalar::F32))
+            }
+        };
+        let args: Vec<String> = args.iter().map(|a| self.expr(a)).collect();
+        if !float {
+            let place = self.atomic_place(t, i);
+            let mut call = format!("{}(&{place}", op.wgsl());
+            for a in &args {
+                let _ = write!(call, ", {a}");
+            }
+            call.push(')');
+            return call;
+        }
+        match op {
+            AtomicOp::Load => {
+                let place = self.atomic_place(t, i);
+                format!("bitcast<f32>(atomicLoad(&{place}))")
+            }
+            AtomicOp::Store => {
+                let place = self.atomic_place(t, i);
+                format!("atomicStore(&{place}, bitcast<u32>({}))", args[0])
+            }
+            AtomicOp::Swap => {
+                let place = self.atomic_place(t, i);
+                format!(
+                    "bitcast<f32>(atomicExchange(&{place}, bitcast<u32>({})))",
+                    args[0]
+                )
+            }
+            _ => {
+                let update = match op {
+                    AtomicOp::Add => "bitcast<f32>(old) + v".to_string(),
+                    AtomicOp::Sub => "bitcast<f32>(old) - v".to_string(),
+                    AtomicOp::Min => {
+                        let h = self.helper("fg_min_f32", HELPER_MIN_F32);
+                        format!("{h}(bitcast<f32>(old), v)")
+                    }
+                    _ => {
+                        let h = self.helper("fg_max_f32", HELPER_MAX_F32);
+                        format!("{h}(bitcast<f32>(old), v)")
+                    }
+                };
+                let name = self.atomic_name(t);
+                let f = self.helper_owned(format!("fg_atomic_{}_{name}", op.name()), || {
+                    format!("fn fg_atomic_{}_{name}(i: u32, v: f32) -> f32 {{\n    var old = atomicLoad(&{name}[i]);\n    loop {{\n        let r = atomicCompareExchangeWeak(&{name}[i], old, bitcast<u32>({update}));\n        if r.exchanged {{\n            break;\n        }}\n        old = r.old_value;\n    }}\n    return bitcast<f32>(old);\n}}\n", op.name())
+                });
+                let at = self.expr(i);
+                let at = match i.ty {
+                    Ty::Scalar(Scalar::U32) => at,
+                    _ => format!("u32({at})"),
+                };
+                format!("{f}({at}, {})", args[0])
+            }
+        }
     }
 
-    fn array(&self, ty: &str, items: &[String]) -> String {
-        format!("{ty}({})", items.join(", "))
+    fn vec_new(&mut self, ty: &Ty, items: &[String]) -> String {
+        format!("{}({})", self.ty(ty), items.join(", "))
     }
 
+    fn swizzle(&self, v: &str, comps: &[u8]) -> String {
+        let c: String = comps
+            .iter()
+            .map(|c| ['x', 'y', 'z', 'w'][*c as usize])
+            .collect();
+        format!("({v}).{c}")
+    }
+
+    fn subgroup(&mut self, op: SubgroupOp, _ty: &Ty, args: &[Expr]) -> String {
+        let items: Vec<String> = args.iter().map(|a| self.expr(a)).collect();
+        format!("{}({})", op.wgsl(), items.join(", "))
+    }
+
+    fn coop(&mut self, op: CoopOp, target: Option<AtomicTarget>, ty: &Ty, args: &[Expr]) -> String {
+        let t = self.ty(ty);
+        match (op, target) {
+            (CoopOp::Load { row_major }, Some(target)) => {
+                let f = if row_major { "coopLoadT" } else { "coopLoad" };
+                let p = self.atomic_place(target, &args[0]);
+                let st = self.expr(&args[1]);
+                format!("{f}<{t}>(&{p}, {st})")
+            }
+            (CoopOp::MulAdd, _) => {
+                let a: Vec<String> = args.iter().map(|a| self.expr(a)).collect();
+                format!("coopMultiplyAdd({}, {}, {})", a[0], a[1], a[2])
+            }
+            // `Zero`; a store is a statement (`Stmts::eval`).
+            _ => format!("{t}()"),
+        }
+    }
+
+    fn float_lit(&self, v: f64, s: Scalar) -> String {
+        float_lit(v, s)
+    }
+}
+
+/// WGSL's spelling of the statements whose form is the language's own.
+impl Stmts for Emitter<'_> {
     /// WGSL has no `[x; N]`: short arrays are spelled out, and the rest are filled by a
     /// loop.
     fn array_fill(&mut self, mutable: bool, name: &str, t: &Ty, v: &Expr) {
-        let ts = Lang::ty(self, t);
+        let ts = self.ty(t);
         let n = self.w.fresh();
         let val = self.expr(v);
         self.w.line(&format!("let fg_fill{n} = {val};"));
         match t {
             Ty::Array(_, ConstLen::Lit(len)) if *len <= 16 => {
                 let items = vec![format!("fg_fill{n}"); *len as usize];
-                let line = self.decl(mutable, name, &ts, &self.array(&ts, &items));
+                let line = Syntax::Wgsl.decl(mutable, name, &ts, &Syntax::Wgsl.array(&ts, &items));
                 self.w.line(&format!("{line};"));
             }
             Ty::Array(_, len) => {
@@ -1056,39 +899,10 @@ impl Lang for Emitter<'_> {
                 self.w.line(&format!("for (var fg_i{n}: u32 = 0u; fg_i{n} < {len}; fg_i{n} = fg_i{n} + 1u) {{ {name}[fg_i{n}] = fg_fill{n}; }}"));
             }
             _ => {
-                let line = self.decl(mutable, name, &ts, &format!("fg_fill{n}"));
+                let line = Syntax::Wgsl.decl(mutable, name, &ts, &format!("fg_fill{n}"));
                 self.w.line(&format!("{line};"));
             }
         }
-    }
-
-    fn forever(&self) -> &'static str {
-        "loop"
-    }
-
-    fn break_unless(&self, more: &str) -> String {
-        format!("if !{more} {{ break; }}")
-    }
-
-    fn step(&self, next: &str, v: &str, _more: &str) -> String {
-        format!("{next} = {v} + 1;")
-    }
-
-    fn case_label(&self, values: &[i64], ty: &Ty) -> String {
-        let suffix = if *ty == Ty::I32 { "i" } else { "u" };
-        let vs: Vec<String> = values
-            .iter()
-            .map(|v| match (*v, suffix) {
-                (v, "i") if v == i32::MIN as i64 => "(-2147483647i - 1i)".into(),
-                (v, _) if v < 0 => format!("({v}{suffix})"),
-                (v, _) => format!("{v}{suffix}"),
-            })
-            .collect();
-        format!("case {}:", vs.join(", "))
-    }
-
-    fn case_end(&self) -> Option<&'static str> {
-        None
     }
 
     fn assign(&mut self, place: &Place, op: Option<BinOp>, value: &Expr) {
@@ -1107,32 +921,20 @@ impl Lang for Emitter<'_> {
         }
     }
 
-    fn compare_exchange(&mut self, s: &Stmt) {
-        let Stmt::CompareExchange {
-            old,
-            exchanged,
-            target,
-            index,
-            current,
-            new,
-            ..
-        } = s
-        else {
-            return;
-        };
-        let float = self.locals[*old].ty == Ty::Scalar(Scalar::F32);
-        let (c, n) = (self.expr(current), self.expr(new));
+    fn compare_exchange(&mut self, cas: Exchange<'_>) {
+        let float = self.locals[cas.old].ty == Ty::Scalar(Scalar::F32);
+        let (c, n) = (self.expr(cas.current), self.expr(cas.new));
         let (c, n) = if float {
             (format!("bitcast<u32>({c})"), format!("bitcast<u32>({n})"))
         } else {
             (c, n)
         };
-        let place = self.atomic_place(*target, index);
+        let place = self.atomic_place(cas.target, cas.index);
         let r = format!("fg_cas{}", self.w.fresh());
         self.w.line(&format!(
             "let {r} = atomicCompareExchangeWeak(&{place}, {c}, {n});"
         ));
-        let (o, x) = (&self.locals[*old], &self.locals[*exchanged]);
+        let (o, x) = (&self.locals[cas.old], &self.locals[cas.exchanged]);
         let value = if float {
             format!("bitcast<f32>({r}.old_value)")
         } else {
@@ -1142,13 +944,13 @@ impl Lang for Emitter<'_> {
             format!(
                 "{} {}: {} = {value};",
                 kw(o),
-                self.names[*old],
+                self.names[cas.old],
                 self.ty(&o.ty)
             ),
             format!(
                 "{} {}: bool = {r}.exchanged;",
                 kw(x),
-                self.names[*exchanged]
+                self.names[cas.exchanged]
             ),
         ];
         for l in lines {

@@ -4,7 +4,7 @@
 //! compares with naga's and the WGSL emitter writes), and the language's own spelling for
 //! messages (`ty_text`).
 
-use crate::model::{CExpr, ConstLen, CoopRole, Knob, LenOp, Scalar, SchedConst, StructDef, Ty};
+use crate::model::{CExpr, ConstLen, CoopRole, Knob, Scalar, SchedConst, StructDef, Ty};
 use crate::names::{sched_name, wg_axis_name, wgsl_name, wgsl_struct_name};
 use std::fmt::Write;
 
@@ -181,13 +181,7 @@ pub fn len_of(len: &ConstLen, knobs: &[Knob]) -> String {
             }
             CExpr::Sched(s) => out.push_str(&sched_name(*s, knobs)),
             CExpr::Bin(op, a, b) => {
-                let sym = match op {
-                    LenOp::Add => "+",
-                    LenOp::Sub => "-",
-                    LenOp::Mul => "*",
-                    LenOp::Div => "/",
-                    LenOp::Rem => "%",
-                };
+                let sym = op.symbol();
                 out.push('(');
                 go(a, knobs, out);
                 let _ = write!(out, " {sym} ");
@@ -221,13 +215,7 @@ pub fn ty_text(t: &Ty, knobs: &[Knob]) -> String {
                 knobs.get(*i).map(|k| k.name.clone()).unwrap_or_default()
             }
             CExpr::Bin(op, a, b) => {
-                let sym = match op {
-                    LenOp::Add => "+",
-                    LenOp::Sub => "-",
-                    LenOp::Mul => "*",
-                    LenOp::Div => "/",
-                    LenOp::Rem => "%",
-                };
+                let sym = op.symbol();
                 format!("{} {sym} {}", len(a), len(b))
             }
         }

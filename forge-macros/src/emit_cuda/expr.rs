@@ -3,10 +3,10 @@
 //! which C++'s overloading picks for the operands' types; literals carry their type.
 
 use super::Emitter;
-use crate::back::Lang;
+use crate::back::{Exprs, Syntax};
 use crate::consts::f16_bits;
 use crate::model::*;
-use crate::names::{builtin_var, cuda_name, cuda_struct_name, helper_name, sched_name};
+use crate::names::cuda_name;
 use std::fmt::Write;
 
 /// The prelude's function for an arithmetic or bitwise operator.
@@ -66,106 +66,28 @@ pub fn float_lit(v: f64, s: Scalar) -> String {
     }
 }
 
-/// An integer literal of type `t`.
-pub fn int_lit(v: i64, t: &Ty) -> String {
-    match t {
-        Ty::Scalar(Scalar::U32) => format!("{v}u"),
-        _ if v == i32::MIN as i64 => "(-2147483647 - 1)".into(),
-        _ if v < 0 => format!("({v})"),
-        _ => v.to_string(),
-    }
-}
-
 /// A value of `t` that is one, for the subgroup products' identity.
 fn one_of(t: &Ty) -> String {
     match t {
         Ty::Vector(s, n) => format!("fg_splat<{n}>({})", one_of(&Ty::Scalar(*s))),
         Ty::Scalar(s) if s.is_float() => float_lit(1.0, *s),
-        t => int_lit(1, t),
+        t => Syntax::Cuda.int_lit(1, t),
     }
 }
 
-impl Emitter<'_> {
-    pub(super) fn expr(&mut self, e: &Expr) -> String {
-        match &e.kind {
-            ExprKind::Coop { op, target, args } => self.coop(*op, *target, &e.ty, args),
-            ExprKind::IntLit(v) => int_lit(*v, &e.ty),
-            ExprKind::FloatLit(v) => float_lit(*v, e.ty.scalar().unwrap_or(Scalar::F32)),
-            ExprKind::BoolLit(b) => b.to_string(),
-            ExprKind::Local(id) => self.names[*id].clone(),
-            ExprKind::Scalar(i) => cuda_name(&self.k.scalars[*i].name),
-            ExprKind::Sched(c) => sched_name(*c, &self.k.options.knobs),
-            ExprKind::Builtin(b) => builtin_var(*b).into(),
-            ExprKind::BuiltinComponent(b, c) => format!("{}.v[{c}]", builtin_var(*b)),
-            ExprKind::LoadBinding(b, i) => {
-                let i = self.expr(i);
-                format!("{}[{i}]", cuda_name(&self.k.bindings[*b].name))
-            }
-            ExprKind::LoadArray(a, i) => {
-                let (a, i) = (self.expr(a), self.expr(i));
-                format!("{a}[{i}]")
-            }
-            ExprKind::Unary(UnOp::Neg, a) => format!("fg_neg({})", self.expr(a)),
-            ExprKind::Unary(UnOp::Not, a) if a.ty == Ty::BOOL => format!("(!{})", self.expr(a)),
-            ExprKind::Unary(UnOp::Not, a) => format!("fg_not({})", self.expr(a)),
-            ExprKind::Binary(op, a, b) => self.binary(*op, a, b),
-            ExprKind::Cast(a) => {
-                let inner = self.expr(a);
-                cast(&a.ty, &e.ty, inner)
-            }
-            ExprKind::Math(f, args) => self.math(*f, args),
-            ExprKind::Atomic {
-                op,
-                target,
-                index,
-                args,
-            } => self.atomic(*op, *target, index, args),
-            ExprKind::Call(h, args) => {
-                let items: Vec<String> = args.iter().map(|a| self.expr(a)).collect();
-                format!("{}({})", helper_name(&self.k.helpers[*h]), items.join(", "))
-            }
-            ExprKind::VecNew(args) => {
-                let items: Vec<String> = args.iter().map(|a| self.expr(a)).collect();
-                match &e.ty {
-                    Ty::Vector(_, n) if items.len() == 1 && *n > 1 => {
-                        format!("fg_splat<{n}>({})", items[0])
-                    }
-                    t => format!("{}{{{{{}}}}}", self.ty(t), items.join(", ")),
-                }
-            }
-            ExprKind::Swizzle(v, comps) => {
-                let v = self.expr(v);
-                match comps.as_slice() {
-                    [c] => format!("({v}).v[{c}]"),
-                    cs => {
-                        let idx: Vec<String> = cs.iter().map(|c| c.to_string()).collect();
-                        format!("fg_swz<{}>({v})", idx.join(", "))
-                    }
-                }
-            }
-            ExprKind::Select(f, t, c) => {
-                let (f, t, c) = (self.expr(f), self.expr(t), self.expr(c));
-                format!("fg_select({f}, {t}, {c})")
-            }
-            ExprKind::StructNew(s, args) => {
-                let items: Vec<String> = args.iter().map(|a| self.expr(a)).collect();
-                format!(
-                    "fg_make_{}({})",
-                    cuda_struct_name(&self.k.structs[*s]),
-                    items.join(", ")
-                )
-            }
-            ExprKind::StructZero(s) => format!("{}{{}}", cuda_struct_name(&self.k.structs[*s])),
-            ExprKind::Field(base, f) => {
-                let name = self.field_name(&base.ty, *f);
-                let base = self.expr(base);
-                format!("({base}).{name}")
-            }
-            ExprKind::Subgroup { op, args, .. } => self.subgroup(*op, &e.ty, args),
-            ExprKind::ArrayRepeat(_) | ExprKind::ArrayList(_) => {
-                // `check::array_values_only_in_let` keeps these at `let`s, handled there.
-                String::from("/* array value */")
-            }
+/// C's spelling of the expressions whose form is the language's own.
+impl Exprs for Emitter<'_> {
+    const SYNTAX: Syntax = Syntax::Cuda;
+
+    fn ty(&self, t: &Ty) -> String {
+        super::types::ty(t, &self.k.structs, &self.k.options.knobs)
+    }
+
+    fn unary(&mut self, op: UnOp, a: &Expr) -> String {
+        match op {
+            UnOp::Neg => format!("fg_neg({})", self.expr(a)),
+            UnOp::Not if a.ty == Ty::BOOL => format!("(!{})", self.expr(a)),
+            UnOp::Not => format!("fg_not({})", self.expr(a)),
         }
     }
 
@@ -187,19 +109,9 @@ impl Emitter<'_> {
         }
     }
 
-    /// The prelude's function of a compound assignment `place op= value`.
-    pub(super) fn compound(&mut self, op: BinOp, target: &str, value: &Expr) -> String {
-        let v = self.expr(value);
-        match op {
-            BinOp::BitXor if value.ty == Ty::BOOL => format!("{target} != {v}"),
-            BinOp::BitAnd | BinOp::BitOr if value.ty == Ty::BOOL => {
-                format!("(bool)({target} {} {v})", op.wgsl())
-            }
-            _ => match op_fn(op) {
-                Some(f) => format!("{f}({target}, {v})"),
-                None => format!("{target} {} {v}", op.wgsl()),
-            },
-        }
+    fn cast(&mut self, a: &Expr, to: &Ty) -> String {
+        let inner = self.expr(a);
+        cast(&a.ty, to, inner)
     }
 
     fn math(&mut self, f: MathFn, args: &[Expr]) -> String {
@@ -266,103 +178,13 @@ impl Emitter<'_> {
         }
     }
 
-    /// The name of field `f` of a struct type.
-    pub(super) fn field_name(&self, t: &Ty, f: usize) -> String {
-        match t {
-            Ty::Struct(s) => cuda_name(&self.k.structs[*s].fields[f].name),
-            _ => String::new(),
-        }
-    }
-
-    /// The atomic element's address: `&bins[i]`.
-    pub(super) fn atomic_place(&mut self, target: AtomicTarget, index: &Expr) -> String {
-        let name = match target {
-            AtomicTarget::Binding(b) => cuda_name(&self.k.bindings[b].name),
-            AtomicTarget::Shared(l) => self.names[l].clone(),
-        };
-        let i = self.expr(index);
-        format!("&{name}[{i}]")
-    }
-
-    /// A cooperative-matrix operation: the prelude's fragments and functions
-    /// (`prelude_coop.cuh`). A load or store takes the address of its first element as a
-    /// pointer to the matrix's scalars, and its stride in scalars: an array of vectors'
-    /// stride counts vectors, as `oracle::coop` does, so it is scaled by their width.
-    fn coop(&mut self, op: CoopOp, target: Option<AtomicTarget>, ty: &Ty, args: &[Expr]) -> String {
-        let order = |row_major: bool| if row_major { "true" } else { "false" };
-        match (op, target) {
-            (CoopOp::Load { row_major }, Some(target)) => {
-                let (scalar, width) = self.coop_elem(target);
-                let place = self.atomic_place(target, &args[0]);
-                let stride = self.expr(&args[1]);
-                let role = match ty {
-                    Ty::Coop(_, role) => role.wgsl().to_ascii_lowercase(),
-                    _ => String::from("c"),
-                };
-                let shared = matches!(target, AtomicTarget::Shared(_));
-                format!(
-                    "fg_coop_load_{role}<{}, {shared}>((const {scalar} *)({place}), (unsigned)({stride}) * {width}u)",
-                    order(row_major)
-                )
-            }
-            (CoopOp::Store { row_major }, Some(target)) => {
-                let (scalar, width) = self.coop_elem(target);
-                let m = self.expr(&args[0]);
-                let place = self.atomic_place(target, &args[1]);
-                let stride = self.expr(&args[2]);
-                format!(
-                    "fg_coop_store<{}>({m}, ({scalar} *)({place}), (unsigned)({stride}) * {width}u)",
-                    order(row_major)
-                )
-            }
-            (CoopOp::MulAdd, _) => {
-                let a: Vec<String> = args.iter().map(|x| self.expr(x)).collect();
-                format!("fg_coop_mul_add({}, {}, {})", a[0], a[1], a[2])
-            }
-            // `zeroed()`: C++ zero-initialises the fragment's registers.
-            _ => format!("{}{{}}", self.ty(ty)),
-        }
-    }
-
-    /// The scalar type and the width of a cooperative load's or store's array elements.
-    fn coop_elem(&self, target: AtomicTarget) -> (&'static str, u8) {
-        let elem = match target {
-            AtomicTarget::Binding(b) => self.k.bindings[b].elem_ty(),
-            AtomicTarget::Shared(l) => match &self.locals[l].ty {
-                Ty::Array(e, _) => (**e).clone(),
-                t => t.clone(),
-            },
-        };
-        match elem {
-            Ty::Vector(s, n) => (super::types::scalar(s), n),
-            Ty::Scalar(s) => (super::types::scalar(s), 1),
-            _ => ("float", 1),
-        }
-    }
-
-    /// Whether an atomic target holds `f32`s.
-    pub(super) fn atomic_float(&self, target: AtomicTarget) -> bool {
-        match target {
-            AtomicTarget::Binding(b) => self.k.bindings[b].elem == Scalar::F32,
-            AtomicTarget::Shared(l) => {
-                matches!(&self.locals[l].ty, Ty::Array(e, _) if **e == Ty::Scalar(Scalar::F32))
-            }
-        }
-    }
-
     /// An atomic method: CUDA's atomic functions, which return the old value. `f32` adds
     /// and swaps are native; its `fetch_sub`, `fetch_min` and `fetch_max` are
     /// compare-exchange loops in the prelude. A load is a volatile read, a store an
     /// exchange whose old value is dropped.
-    fn atomic(
-        &mut self,
-        op: AtomicOp,
-        target: AtomicTarget,
-        index: &Expr,
-        args: &[Expr],
-    ) -> String {
-        let float = self.atomic_float(target);
-        let place = self.atomic_place(target, index);
+    fn atomic(&mut self, op: AtomicOp, t: AtomicTarget, i: &Expr, args: &[Expr]) -> String {
+        let float = self.atomic_float(t);
+        let place = self.atomic_place(t, i);
         let args: Vec<String> = args.iter().map(|a| self.expr(a)).collect();
         let f = match (op, float) {
             (AtomicOp::Load, _) => return format!("fg_atomic_load({place})"),
@@ -384,6 +206,25 @@ impl Emitter<'_> {
         }
         call.push(')');
         call
+    }
+
+    fn vec_new(&mut self, ty: &Ty, items: &[String]) -> String {
+        match ty {
+            Ty::Vector(_, n) if items.len() == 1 && *n > 1 => {
+                format!("fg_splat<{n}>({})", items[0])
+            }
+            t => format!("{}{{{{{}}}}}", self.ty(t), items.join(", ")),
+        }
+    }
+
+    fn swizzle(&self, v: &str, comps: &[u8]) -> String {
+        match comps {
+            [c] => format!("({v}).v[{c}]"),
+            cs => {
+                let idx: Vec<String> = cs.iter().map(|c| c.to_string()).collect();
+                format!("fg_swz<{}>({v})", idx.join(", "))
+            }
+        }
     }
 
     /// A subgroup operation over the warp's lanes that the workgroup has (`fg_sg_mask`, a
@@ -432,6 +273,103 @@ impl Emitter<'_> {
                     "fg_vec<unsigned, 4>{{{{__ballot_sync({m}, {}), 0u, 0u, 0u}}}}",
                     a[0]
                 )
+            }
+        }
+    }
+
+    /// A cooperative-matrix operation: the prelude's fragments and functions
+    /// (`prelude_coop.cuh`). A load or store takes the address of its first element as a
+    /// pointer to the matrix's scalars, and its stride in scalars: an array of vectors'
+    /// stride counts vectors, as `oracle::coop` does, so it is scaled by their width.
+    fn coop(&mut self, op: CoopOp, target: Option<AtomicTarget>, ty: &Ty, args: &[Expr]) -> String {
+        let order = |row_major: bool| if row_major { "true" } else { "false" };
+        match (op, target) {
+            (CoopOp::Load { row_major }, Some(target)) => {
+                let (scalar, width) = self.coop_elem(target);
+                let place = self.atomic_place(target, &args[0]);
+                let stride = self.expr(&args[1]);
+                let role = match ty {
+                    Ty::Coop(_, role) => role.wgsl().to_ascii_lowercase(),
+                    _ => String::from("c"),
+                };
+                let shared = matches!(target, AtomicTarget::Shared(_));
+                format!(
+                    "fg_coop_load_{role}<{}, {shared}>((const {scalar} *)({place}), (unsigned)({stride}) * {width}u)",
+                    order(row_major)
+                )
+            }
+            (CoopOp::Store { row_major }, Some(target)) => {
+                let (scalar, width) = self.coop_elem(target);
+                let m = self.expr(&args[0]);
+                let place = self.atomic_place(target, &args[1]);
+                let stride = self.expr(&args[2]);
+                format!(
+                    "fg_coop_store<{}>({m}, ({scalar} *)({place}), (unsigned)({stride}) * {width}u)",
+                    order(row_major)
+                )
+            }
+            (CoopOp::MulAdd, _) => {
+                let a: Vec<String> = args.iter().map(|x| self.expr(x)).collect();
+                format!("fg_coop_mul_add({}, {}, {})", a[0], a[1], a[2])
+            }
+            // `zeroed()`: C++ zero-initialises the fragment's registers.
+            _ => format!("{}{{}}", self.ty(ty)),
+        }
+    }
+
+    fn float_lit(&self, v: f64, s: Scalar) -> String {
+        float_lit(v, s)
+    }
+}
+
+impl Emitter<'_> {
+    /// The prelude's function of a compound assignment `place op= value`.
+    pub(super) fn compound(&mut self, op: BinOp, target: &str, value: &Expr) -> String {
+        let v = self.expr(value);
+        match op {
+            BinOp::BitXor if value.ty == Ty::BOOL => format!("{target} != {v}"),
+            BinOp::BitAnd | BinOp::BitOr if value.ty == Ty::BOOL => {
+                format!("(bool)({target} {} {v})", op.wgsl())
+            }
+            _ => match op_fn(op) {
+                Some(f) => format!("{f}({target}, {v})"),
+                None => format!("{target} {} {v}", op.wgsl()),
+            },
+        }
+    }
+
+    /// The atomic element's address: `&bins[i]`.
+    pub(super) fn atomic_place(&mut self, target: AtomicTarget, index: &Expr) -> String {
+        let name = match target {
+            AtomicTarget::Binding(b) => cuda_name(&self.k.bindings[b].name),
+            AtomicTarget::Shared(l) => self.names[l].clone(),
+        };
+        let i = self.expr(index);
+        format!("&{name}[{i}]")
+    }
+
+    /// The scalar type and the width of a cooperative load's or store's array elements.
+    fn coop_elem(&self, target: AtomicTarget) -> (&'static str, u8) {
+        let elem = match target {
+            AtomicTarget::Binding(b) => self.k.bindings[b].elem_ty(),
+            AtomicTarget::Shared(l) => match &self.locals[l].ty {
+                Ty::Array(e, _) => (**e).clone(),
+                t => t.clone(),
+            },
+        };
+        match elem {
+            Ty::Vector(s, n) => (super::types::scalar(s), n),
+            Ty::Scalar(s) => (super::types::scalar(s), 1),
+            _ => ("float", 1),
+        }
+    }
+
+    /// Whether an atomic target holds `f32`s.
+    pub(super) fn atomic_float(&self, target: AtomicTarget) -> bool {
+        match target {
+            AtomicTarget::Binding(b) => self.k.bindings[b].elem == Scalar::F32,
+            AtomicTarget::Shared(l) => {
+                matches!(&self.locals[l].ty, Ty::Array(e, _) if **e == Ty::Scalar(Scalar::F32))
             }
         }
     }

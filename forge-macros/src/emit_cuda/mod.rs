@@ -29,7 +29,7 @@ mod expr;
 mod stmt;
 mod types;
 
-use crate::back::{self, Lang, Writer};
+use crate::back::{self, Exprs, Function};
 use crate::model::*;
 use crate::names::{builtin_var, cuda_name, helper_name, Namer};
 use std::fmt::Write;
@@ -55,25 +55,9 @@ pub fn prelude(k: &Kernel<'_>) -> String {
     }
 }
 
-pub(crate) struct Emitter<'k> {
-    k: &'k Kernel<'k>,
-    /// The locals of the function being emitted: the kernel's, or a helper's.
-    locals: &'k [Local],
-    /// Their CUDA names.
-    names: Vec<String>,
-    w: Writer,
-}
-
-impl<'k> Emitter<'k> {
-    fn new(k: &'k Kernel<'k>, locals: &'k [Local], names: Vec<String>) -> Self {
-        Emitter {
-            k,
-            locals,
-            names,
-            w: Writer::new(),
-        }
-    }
-}
+/// A CUDA function being written: the kernel's entry point, or a helper. CUDA's emitter
+/// keeps nothing beside it.
+pub(crate) type Emitter<'k> = Function<'k, ()>;
 
 /// The CUDA body of kernel `k` unrolled for a schedule (`x`): everything after the
 /// schedule's constants. An error says why the kernel cannot be written in CUDA.
@@ -101,7 +85,7 @@ pub fn emit<'k>(k: &'k Kernel<'k>, x: &'k Expanded) -> Result<String, String> {
     for (h, f) in helpers {
         let helper = &k.helpers[*h];
         let names = Namer::helper(k, cuda_name).locals(&f.locals);
-        let mut e = Emitter::new(k, &f.locals, names);
+        let mut e = Emitter::new(k, &f.locals, names, ());
         let params: Vec<String> = helper
             .params
             .iter()
@@ -112,7 +96,7 @@ pub fn emit<'k>(k: &'k Kernel<'k>, x: &'k Expanded) -> Result<String, String> {
             .as_ref()
             .map(|t| e.ty(t))
             .unwrap_or_else(|| "void".into());
-        back::block(&mut e, &f.body);
+        e.block(&f.body);
         let _ = write!(
             s,
             "\nFG_FN {ret} {}({}) {{\n{}}}\n",
@@ -123,7 +107,7 @@ pub fn emit<'k>(k: &'k Kernel<'k>, x: &'k Expanded) -> Result<String, String> {
     }
 
     let names = Namer::kernel(k, cuda_name).locals(&x.main.locals);
-    let mut e = Emitter::new(k, &x.main.locals, names);
+    let mut e = Emitter::new(k, &x.main.locals, names, ());
     let mut params: Vec<String> = k
         .bindings
         .iter()
@@ -173,7 +157,7 @@ pub fn emit<'k>(k: &'k Kernel<'k>, x: &'k Expanded) -> Result<String, String> {
         }
         s.push_str("    __syncthreads();\n");
     }
-    back::block(&mut e, &x.main.body);
+    e.block(&x.main.body);
     s.push_str(&e.w.out);
     s.push_str("}\n");
     Ok(s)
@@ -208,15 +192,12 @@ fn grid_prologue(k: &Kernel<'_>) -> String {
         );
         s.push_str("    if (fg_wg_index >= fg_div_ceil(fg_threads, fg_per_group)) return;\n");
         s.push_str("    const unsigned fg_global_index = fg_wg_index * WG + fg_lidx;\n");
-        let used = k.used_builtins();
-        if used.contains(&Builtin::GlobalId) {
-            s.push_str("    const fg_vec<unsigned, 3> fg_lgid = {{fg_global_index, 0u, 0u}};\n");
-        }
-        if used.contains(&Builtin::WorkgroupId) {
-            s.push_str("    const fg_vec<unsigned, 3> fg_lwid = {{fg_wg_index, 0u, 0u}};\n");
-        }
-        if used.contains(&Builtin::NumWorkgroups) {
-            s.push_str("    const fg_vec<unsigned, 3> fg_groups = {{fg_div_ceil(fg_threads, fg_per_group), 1u, 1u}};\n");
+        let groups = "fg_div_ceil(fg_threads, fg_per_group)";
+        for (name, [x, y, z]) in back::logical_ids_1d(k, groups) {
+            let _ = writeln!(
+                s,
+                "    const fg_vec<unsigned, 3> {name} = {{{{{x}, {y}, {z}}}}};"
+            );
         }
         return s;
     }

@@ -4,59 +4,14 @@
 //! assignments through the prelude's operators, compare-exchange, and `__syncthreads()` for
 //! both barriers.
 
-use super::expr::int_lit;
 use super::Emitter;
-use crate::back::{Lang, Writer};
+use crate::back::{Exchange, Exprs, Stmts};
 use crate::model::*;
-use crate::names::cuda_name;
 use crate::types::len_of;
-use std::fmt::Write;
 
-impl Lang for Emitter<'_> {
-    fn w(&mut self) -> &mut Writer {
-        &mut self.w
-    }
-
-    fn local(&self, id: LocalId) -> &Local {
-        &self.locals[id]
-    }
-
-    fn name(&self, id: LocalId) -> String {
-        self.names[id].clone()
-    }
-
-    fn ty(&self, t: &Ty) -> String {
-        super::types::ty(t, &self.k.structs, &self.k.options.knobs)
-    }
-
-    fn expr(&mut self, e: &Expr) -> String {
-        Emitter::expr(self, e)
-    }
-
-    fn cond(&self, c: &str) -> String {
-        format!("({c})")
-    }
-
-    fn decl(&self, mutable: bool, name: &str, ty: &str, value: &str) -> String {
-        let constness = if mutable { "" } else { "const " };
-        format!("{constness}{ty} {name} = {value}")
-    }
-
-    /// C++ zero-initialises what has no value (`T x = {};`), as WGSL's `var` does.
-    fn decl_zeroed(&self, name: &str, ty: &str) -> String {
-        format!("{ty} {name} = {{}}")
-    }
-
-    fn zero_array(&self, _ty: &str) -> String {
-        "{}".to_string()
-    }
-
-    fn array(&self, _ty: &str, items: &[String]) -> String {
-        format!("{{{{{}}}}}", items.join(", "))
-    }
-
+impl Stmts for Emitter<'_> {
     fn array_fill(&mut self, _mutable: bool, name: &str, t: &Ty, v: &Expr) {
-        let ts = Lang::ty(self, t);
+        let ts = self.ty(t);
         let n = self.w.fresh();
         let val = self.expr(v);
         let len = match t {
@@ -68,30 +23,6 @@ impl Lang for Emitter<'_> {
         self.w.line(&format!(
             "for (unsigned fg_i{n} = 0u; fg_i{n} < {len}; ++fg_i{n}) {name}[fg_i{n}] = fg_fill{n};"
         ));
-    }
-
-    fn forever(&self) -> &'static str {
-        "for (;;)"
-    }
-
-    fn break_unless(&self, more: &str) -> String {
-        format!("if (!{more}) break;")
-    }
-
-    fn step(&self, next: &str, v: &str, more: &str) -> String {
-        format!("if ({more}) {next} = {v} + 1;")
-    }
-
-    fn case_label(&self, values: &[i64], ty: &Ty) -> String {
-        let mut labels = String::new();
-        for v in values {
-            let _ = write!(labels, "case {}: ", int_lit(*v, ty));
-        }
-        labels.trim_end().to_string()
-    }
-
-    fn case_end(&self) -> Option<&'static str> {
-        Some("    break;")
     }
 
     fn assign(&mut self, place: &Place, op: Option<BinOp>, value: &Expr) {
@@ -116,25 +47,16 @@ impl Lang for Emitter<'_> {
         }
     }
 
-    fn compare_exchange(&mut self, s: &Stmt) {
-        let Stmt::CompareExchange {
-            old,
-            exchanged,
-            target,
-            index,
-            current,
-            new,
-            ..
-        } = s
-        else {
-            return;
-        };
-        let float = self.atomic_float(*target);
-        let (c, nv) = (self.expr(current), self.expr(new));
-        let place = self.atomic_place(*target, index);
+    fn compare_exchange(&mut self, cas: Exchange<'_>) {
+        let float = self.atomic_float(cas.target);
+        let (c, nv) = (self.expr(cas.current), self.expr(cas.new));
+        let place = self.atomic_place(cas.target, cas.index);
         let n = self.w.fresh();
-        let (o, x) = (self.names[*old].clone(), self.names[*exchanged].clone());
-        let ot = Lang::ty(self, &self.locals[*old].ty);
+        let (o, x) = (
+            self.names[cas.old].clone(),
+            self.names[cas.exchanged].clone(),
+        );
+        let ot = self.ty(&self.locals[cas.old].ty);
         if float {
             // On the bits, as WGSL's float atomics are `u32`s.
             self.w
@@ -165,39 +87,4 @@ impl Lang for Emitter<'_> {
 
     /// `emit` refuses a kernel that prints before any statement is written.
     fn print(&mut self, _format: usize, _args: &[Expr]) {}
-}
-
-impl Emitter<'_> {
-    /// An assignable place.
-    fn place(&mut self, place: &Place) -> String {
-        match place {
-            Place::Local(id) => self.names[*id].clone(),
-            Place::LocalIndex(id, idx) => {
-                let mut t = self.names[*id].clone();
-                for i in idx {
-                    let i = self.expr(i);
-                    let _ = write!(t, "[{i}]");
-                }
-                t
-            }
-            Place::Binding(b, i) => {
-                let i = self.expr(i);
-                format!("{}[{i}]", cuda_name(&self.k.bindings[*b].name))
-            }
-            Place::Field(base, f) => {
-                let base_ty = self.k.place_ty(self.locals, base);
-                let base = self.place(base);
-                format!("{base}.{}", self.field_name(&base_ty, *f))
-            }
-            Place::Component(base, c) => {
-                let base = self.place(base);
-                format!("{base}.v[{c}]")
-            }
-            Place::Index(base, i) => {
-                let base = self.place(base);
-                let i = self.expr(i);
-                format!("{base}[{i}]")
-            }
-        }
-    }
 }

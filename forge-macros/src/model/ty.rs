@@ -187,3 +187,16 @@ pub enum LenOp {
     Div,
     Rem,
 }
+
+impl LenOp {
+    /// The operator, as Rust, WGSL and C write it.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            LenOp::Add => "+",
+            LenOp::Sub => "-",
+            LenOp::Mul => "*",
+            LenOp::Div => "/",
+            LenOp::Rem => "%",
+        }
+    }
+}
