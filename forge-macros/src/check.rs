@@ -1,4 +1,4 @@
-//! Stage 3, check: every rule a kernel must satisfy beyond parsing and typing. Each rule is
+//! Check, a stage (layer 3): every rule a kernel must satisfy beyond parsing and typing. Each rule is
 //! one function that reports at the narrowest span with a hint. The emitters assume a model
 //! that passed these checks.
 

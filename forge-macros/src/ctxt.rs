@@ -1,4 +1,4 @@
-//! Error collection: every stage records its errors here instead of returning early, so the
+//! Error collection, layer 1: every stage records its errors here instead of returning early, so the
 //! user sees all their mistakes at once (serde_derive's `Ctxt` works the same way).
 
 use proc_macro2::{Span, TokenStream};

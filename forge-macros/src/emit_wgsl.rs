@@ -1,4 +1,4 @@
-//! Stage 4a, emit WGSL: the checked model becomes WGSL source. The source is split in two:
+//! Emit WGSL, a stage (layer 3): the checked model becomes WGSL source. The source is split in two:
 //! directives, which must come first, and the body after the schedule's constants
 //! (`const WG/ITEMS/VEC`), which the runtime inserts between them for each schedule.
 //!

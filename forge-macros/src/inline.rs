@@ -1,4 +1,4 @@
-//! Stage 2b, inline: a call of a `#[forge_fn]` helper that takes arrays by reference, or
+//! Inline, a stage (layer 3): a call of a `#[forge_fn]` helper that takes arrays by reference, or
 //! holds barriers, subgroup operations or builtins, is replaced by the helper's body, with
 //! the caller's arrays in place of the reference parameters.
 //!

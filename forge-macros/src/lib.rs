@@ -2,15 +2,21 @@
 //! `Pod` params struct, a binding layout, a typed runtime method and a CPU oracle.
 //!
 //! It is laid out in layers, each importing only the layers below it (the test
-//! `tests/layers.rs` holds it so):
+//! `tests/layers.rs` holds it so, and no module imports another in a cycle):
 //! 1. the model: `model`, the typed tree every stage reads or writes, with the one walker
-//!    that every pass goes through, and `ctxt`, where errors are collected;
-//! 2. shared facts: `types`, `names`, `consts`, `paths` (the runtime items the generated
-//!    Rust names) and `validate` (naga's view of the WGSL);
+//!    (`Visit`, `Fold`) that every pass goes through; and `ctxt`, where errors collect;
+//! 2. shared facts: `types` (what a type is and how it is laid out), `names` (how names are
+//!    spelled in WGSL and CUDA), `consts` (the one constant evaluator, and `f16`
+//!    literals), `paths` (the runtime items the generated Rust names), `validate` (naga's
+//!    view of the WGSL) and `back` (the function structure the WGSL and CUDA emitters
+//!    share);
 //! 3. the stages, side by side, none importing another: `parse` (options and signature),
-//!    `lower` (the body into the model), `inline`, `check`, `unroll`, and the emitters
-//!    `emit_wgsl`, `emit_cuda` and `emit_rust` (with the CPU oracle);
-//! 4. `driver`, which runs the stages in order for a kernel or a `#[forge_module]`.
+//!    `lower` (the body into the model), `inline` (helpers that take arrays by reference
+//!    or hold barriers), `check` (every rule), `unroll` (one schedule made concrete), and
+//!    the emitters `emit_wgsl`, `emit_cuda` and `emit_rust` (the items, with the CPU
+//!    oracle);
+//! 4. `driver`, which runs the stages in order for a kernel or a `#[forge_module]`, and
+//!    answers `#[forge_kernel(debug)]`, `FORGE_DEBUG` and `FORGE_DUMP_DIR`.
 //!
 //! See the `wgsl-forge` crate for the language and the generated items.
 
@@ -20,7 +26,6 @@ mod consts;
 mod ctxt;
 mod driver;
 mod emit_cuda;
-mod emit_oracle;
 mod emit_rust;
 mod emit_wgsl;
 mod inline;

@@ -1,4 +1,4 @@
-//! Stage 1, parse: the attribute's options and the function's signature. The body is
+//! Parse, a stage (layer 3): the attribute's options and the function's signature. The body is
 //! lowered by `lower`, which needs the parameters that this stage finds.
 
 use crate::ctxt::Ctxt;

@@ -1,4 +1,4 @@
-//! The one place that names runtime items in generated code. Everything goes through
+//! Paths, layer 2: the one place that names runtime items in generated code. Everything goes through
 //! `<crate>::__private`, where `<crate>` is `::wgsl_forge` unless `crate = ...` says
 //! otherwise (as `forge-kernels` does, since it sits below the facade).
 

@@ -1,6 +1,8 @@
 //! Unit tests of the whole pipeline on kernels built with `parse_quote!`: what the macro
 //! accepts (its WGSL validated by naga during expansion) and what it refuses, with the
 //! message. GPU behaviour is tested in the workspace's `tests/`.
+//!
+//! Layer 5: above everything it tests.
 
 use proc_macro2::TokenStream;
 use quote::quote;

@@ -1,4 +1,4 @@
-//! Stage 4, unroll: the checked model made concrete for one schedule, as the WGSL emitter
+//! Unroll, a stage (layer 3): the checked model made concrete for one schedule, as the WGSL emitter
 //! writes it.
 //! - `#[unroll] for i in A..B` becomes B - A copies of its body, `i` a literal in each. An
 //!   immutable local computed from such literals (and from consts, `WG`, `ITEMS`, `VEC` and

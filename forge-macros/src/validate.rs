@@ -1,4 +1,4 @@
-//! naga validation of the generated WGSL while the macro expands: a kernel that naga
+//! Validate, layer 2: naga's validation of the generated WGSL while the macro expands: a kernel that naga
 //! rejects is a compile error at the user's statement that the offending WGSL came from
 //! (or at the kernel, with naga's whole report, when no statement can be found).
 

@@ -20,6 +20,8 @@
 //! Cargo does not track a proc macro's environment: to expand again with either variable
 //! set, touch the crate's sources (or `touch forge-macros/src/lib.rs`, which rebuilds every
 //! crate that uses the macro).
+//!
+//! Part of the `driver` (layer 4).
 
 use crate::model::{CudaSources, Kernel, Sources};
 use proc_macro2::TokenStream;

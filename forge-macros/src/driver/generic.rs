@@ -4,6 +4,8 @@
 //! `emit_rust::generic_items` writes the generic `run`, `cpu` and `launch`, whose instance
 //! follows from the argument types. An error is reported once, with the instances it
 //! concerns when it is not all of them.
+//!
+//! Part of the `driver` (layer 4).
 
 use crate::ctxt::Ctxt;
 use crate::model::Shared;

@@ -1,6 +1,8 @@
 //! Expressions in CUDA C++. Every operation whose C meaning differs from the language's is
 //! a call of the prelude's function of that name (`fg_add`, `fg_div`, `fg_shl`, ...),
 //! which C++'s overloading picks for the operands' types; literals carry their type.
+//!
+//! Part of `emit_cuda` (layer 3).
 
 use super::Emitter;
 use crate::back::{Exprs, Syntax};

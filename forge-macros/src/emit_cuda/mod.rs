@@ -1,4 +1,4 @@
-//! Stage 4b, emit CUDA C++: the checked model, unrolled for a schedule as the WGSL is,
+//! Emit CUDA C++, a stage (layer 3): the checked model, unrolled for a schedule as the WGSL is,
 //! becomes a CUDA kernel that NVRTC compiles, with the language's semantics (the CPU
 //! oracle's) kept: the prelude (`prelude.cuh`) holds every operation whose C meaning
 //! differs, `types`, `expr` and `stmt` write the kernel's parts, with the names of `crate::names`.

@@ -3,6 +3,8 @@
 //! a `match`); here are C's spellings, and the statements whose form is C's own:
 //! assignments through the prelude's operators, compare-exchange, and `__syncthreads()` for
 //! both barriers.
+//!
+//! Part of `emit_cuda` (layer 3).
 
 use super::Emitter;
 use crate::back::{Exchange, Exprs, Stmts};

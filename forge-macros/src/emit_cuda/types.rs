@@ -1,6 +1,8 @@
 //! Types in the generated CUDA C++: scalars are C's (`__half` for `f16`), vectors and
 //! arrays the prelude's value types `fg_vec<T, N>` and `fg_arr<T, N>` (copied on
 //! assignment, as the language's are), structs laid out byte for byte as WGSL lays them.
+//!
+//! Part of `emit_cuda` (layer 3).
 
 use crate::model::*;
 use crate::names::{cuda_name, cuda_struct_name};

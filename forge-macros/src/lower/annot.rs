@@ -1,5 +1,7 @@
 //! Type annotations and array lengths: `let x: [f32; WG * 2]`, a helper's parameter types,
 //! a `const`'s type.
+//!
+//! Part of `lower` (layer 3).
 
 use super::{Lowerer, Named, R};
 use crate::model::*;

@@ -1,6 +1,8 @@
 //! Atomics: `x[i].fetch_add(v)` and the other methods of `std::sync::atomic` (without the
 //! ordering), on `Atomic<T>` bindings and on workgroup arrays, and
 //! `let (old, ok) = x[i].compare_exchange_weak(current, new);`.
+//!
+//! Part of `lower` (layer 3).
 
 use super::infer;
 use super::{path_name, path_name_p, Lowerer, R};

@@ -1,5 +1,7 @@
 //! Cooperative matrices: `CoopA::load_row_major(&x[i], stride)`, `CoopC::zeroed()`,
 //! `a.mul_add(b, c)` and `m.store_row_major(&mut y[i], stride)`.
+//!
+//! Part of `lower` (layer 3).
 
 use super::infer;
 use super::{path_name_p, Lowerer, R};

@@ -1,5 +1,7 @@
 //! Expressions: literals, names, operators, casts, calls of builtins and helpers, struct
 //! literals, and the math methods on scalars and vectors.
+//!
+//! Part of `lower` (layer 3).
 
 use super::infer;
 use super::{last_span, path_name, path_name_p, Lowerer, Named, R};

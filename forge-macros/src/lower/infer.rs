@@ -2,6 +2,8 @@
 //! every expression and local gets a variable; operators unify their operands; unsuffixed
 //! literals are "some integer" or "some float" until context decides, then default to
 //! `i32` and `f32` as Rust's do.
+//!
+//! Part of `lower` (layer 3).
 
 use crate::model::{ConstLen, CoopRole, Scalar, Ty};
 

@@ -1,4 +1,6 @@
 //! `debug_print!("fmt", args..)`: the format string parsed, and the arguments lowered.
+//!
+//! Part of `lower` (layer 3).
 
 use super::{Lowerer, R};
 use crate::model::*;

@@ -2,6 +2,8 @@
 //! statements and as values), loops, `break`, `continue`, `return` and barriers. The
 //! statements that are calls of atomics, cooperative stores, prints and helpers are their
 //! own modules'.
+//!
+//! Part of `lower` (layer 3).
 
 use super::expr::method_list;
 use super::infer;

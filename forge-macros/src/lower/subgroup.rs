@@ -1,5 +1,7 @@
 //! Subgroup operations: `subgroup_add(v)`, `subgroup_shuffle(v, lane)`, .. (WGSL's, in
 //! snake case).
+//!
+//! Part of `lower` (layer 3).
 
 use super::infer;
 use super::{Lowerer, R};

@@ -1,5 +1,7 @@
 //! A kernel made concrete for one schedule (by `unroll`), and what the text emitters made
 //! of it for every schedule: the inputs of the WGSL and CUDA emitters, and of the Rust one.
+//!
+//! Part of `model` (layer 1).
 
 use super::kernel::Local;
 use super::sched::SchedPoint;

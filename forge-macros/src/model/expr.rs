@@ -1,4 +1,6 @@
 //! Typed expressions and the operations they apply.
+//!
+//! Part of `model` (layer 1).
 
 use super::sched::SchedConst;
 use super::ty::{Scalar, Ty};

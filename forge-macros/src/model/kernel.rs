@@ -1,5 +1,7 @@
 //! The kernel, its parameters, options, locals and helpers, and the facts about it that
 //! several stages ask.
+//!
+//! Part of `model` (layer 1).
 
 use super::expr::{Builtin, Expr, ExprKind, LocalId};
 use super::sched::{Knob, SchedPoint};

@@ -1,4 +1,4 @@
-//! The kernel model: what `parse` understood of the user's function, in a form the checks
+//! The kernel model, layer 1: what `parse` understood of the user's function, in a form the checks
 //! and emitters can walk. Every node keeps a span into the user's tokens (and the
 //! parameters keep their original `syn` nodes) so that any later error points at them.
 

@@ -1,5 +1,7 @@
 //! Schedules: the values of `WG`, `ITEMS`, `VEC` and the knobs that one point of a
 //! kernel's tuning space gives, and how the language names them.
+//!
+//! Part of `model` (layer 1).
 
 /// One schedule of a kernel's tuning space, as the macro sees it: the values of `WG`,
 /// `ITEMS`, `VEC` and of each knob, in declaration order, and the workgroup's shape: `WG`

@@ -1,4 +1,6 @@
 //! Statements, and the places they assign.
+//!
+//! Part of `model` (layer 1).
 
 use super::expr::{AtomicTarget, BinOp, Expr, LocalId};
 use proc_macro2::Span;

@@ -1,4 +1,6 @@
 //! Types of the kernel language, and the compile-time lengths of its arrays.
+//!
+//! Part of `model` (layer 1).
 
 use super::sched::{SchedConst, SchedPoint};
 

@@ -8,6 +8,8 @@
 //! and an assignment's place (its indices, root first) before its value. A pass for which
 //! Rust's order of evaluation matters (`inline`, which hoists calls out of a statement:
 //! Rust evaluates `place = value`'s value first) says so where it overrides it.
+//!
+//! Part of `model` (layer 1).
 
 use super::expr::{AtomicTarget, Expr, ExprKind, LocalId};
 use super::stmt::{Block, ForLoop, Place, Stmt};

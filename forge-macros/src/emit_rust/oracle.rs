@@ -1,4 +1,4 @@
-//! Stage 4b, emit the CPU oracle: the kernel body as Rust that runs every invocation with
+//! The CPU oracle, part of `emit_rust` (layer 3): the kernel body as Rust that runs every invocation with
 //! WGSL's semantics (wrapping integers, WGSL division, checked indexing).
 //!
 //! Invocations of a workgroup run one after another between barriers. Statements that
