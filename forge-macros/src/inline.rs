@@ -618,7 +618,6 @@ impl Fold for Remap<'_> {
         if let ExprKind::Subgroup { id, .. } = &mut e.kind {
             *id += self.ops;
         }
-        e.each_child_mut(|x| *x = self.fold_expr(x.take(), out));
-        e
+        fold_expr_children(self, e, out)
     }
 }

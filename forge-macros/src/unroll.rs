@@ -749,7 +749,7 @@ impl Fold for Registers<'_, '_, '_> {
     }
 
     /// An expression, with a register array's element read as its local.
-    fn fold_expr(&mut self, mut e: Expr, out: &mut Block) -> Expr {
+    fn fold_expr(&mut self, e: Expr, out: &mut Block) -> Expr {
         if let ExprKind::LoadArray(base, idx) = &e.kind {
             if let ExprKind::Local(id) = base.kind {
                 if let Some(el) = self.element(id, idx) {
@@ -757,8 +757,7 @@ impl Fold for Registers<'_, '_, '_> {
                 }
             }
         }
-        e.each_child_mut(|x| *x = self.fold_expr(x.take(), out));
-        e
+        fold_expr_children(self, e, out)
     }
 }
 

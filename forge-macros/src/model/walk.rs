@@ -297,10 +297,15 @@ pub trait Fold {
         fold_place_children(self, p, out)
     }
 
-    fn fold_expr(&mut self, mut e: Expr, out: &mut Block) -> Expr {
-        e.each_child_mut(|c| *c = self.fold_expr(c.take(), out));
-        e
+    fn fold_expr(&mut self, e: Expr, out: &mut Block) -> Expr {
+        fold_expr_children(self, e, out)
     }
+}
+
+/// An expression with its children folded.
+pub fn fold_expr_children<F: Fold + ?Sized>(f: &mut F, mut e: Expr, out: &mut Block) -> Expr {
+    e.each_child_mut(|c| *c = f.fold_expr(c.take(), out));
+    e
 }
 
 /// A statement with its children folded: its expressions (an assignment's place whole,
