@@ -245,24 +245,7 @@ impl<'k> Oracle<'k> {
                 Stmt::Let { local, .. } if !self.locals[*local].shared => {
                     self.storage[*local] = Storage::Lane
                 }
-                s if collective_inside(s) => match s {
-                    Stmt::If { then, els, .. } => {
-                        self.classify(then);
-                        if let Some(e) = els {
-                            self.classify(e);
-                        }
-                    }
-                    Stmt::For(ForLoop { body, .. })
-                    | Stmt::While { body, .. }
-                    | Stmt::Loop { body, .. } => self.classify(body),
-                    Stmt::Switch { cases, default, .. } => {
-                        for (_, b) in cases {
-                            self.classify(b);
-                        }
-                        self.classify(default);
-                    }
-                    _ => {}
-                },
+                s if collective_inside(s) => s.each_block(|b| self.classify(b)),
                 _ => {}
             }
         }
