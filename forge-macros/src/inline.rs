@@ -548,16 +548,11 @@ fn has_return(s: &Stmt) -> bool {
 /// The span of the first `return` in a block, nested statements included.
 fn first_return(b: &[Stmt]) -> Option<Span> {
     let mut found = None;
-    for s in b {
-        walk_stmts(&vec![s.clone()], &mut |x| match x {
-            Stmt::Return { span } if found.is_none() => found = Some(*span),
-            Stmt::ReturnValue { value } if found.is_none() => found = Some(value.span),
-            _ => {}
-        });
-        if found.is_some() {
-            break;
-        }
-    }
+    walk_stmts(b, &mut |x| match x {
+        Stmt::Return { span } if found.is_none() => found = Some(*span),
+        Stmt::ReturnValue { value } if found.is_none() => found = Some(value.span),
+        _ => {}
+    });
     found
 }
 

@@ -1,6 +1,8 @@
-//! The kernel model, layer 1: what `parse` understood of the user's function, in a form the checks
-//! and emitters can walk. Every node keeps a span into the user's tokens (and the
-//! parameters keep their original `syn` nodes) so that any later error points at them.
+//! The kernel model, layer 1: what `parse` and `lower` understood of the user's function,
+//! in a form the checks and emitters walk (`walk`: `Visit`, `Fold`), and what the passes
+//! after them make of it for each schedule (`expanded`). Every node keeps a span into the
+//! user's tokens (and the parameters keep their original `syn` nodes) so that any later
+//! error points at them. The model imports nothing of the crate but itself.
 
 mod expanded;
 mod expr;

@@ -341,7 +341,7 @@ pub fn fold_place_children<F: Fold + ?Sized>(f: &mut F, p: Place, out: &mut Bloc
 }
 
 /// Walks every statement of a block, depth first.
-pub fn walk_stmts<'b>(block: &'b Block, f: &mut dyn FnMut(&'b Stmt)) {
+pub fn walk_stmts<'b>(block: &'b [Stmt], f: &mut dyn FnMut(&'b Stmt)) {
     for s in block {
         f(s);
         s.each_block(|b| walk_stmts(b, f));
