@@ -6,7 +6,7 @@ use super::sched::SchedConst;
 use super::ty::{Scalar, Ty};
 use proc_macro2::Span;
 
-/// Index of a local variable in [`Kernel::locals`].
+/// Index of a local variable in [`Kernel::locals`](super::Kernel::locals).
 pub type LocalId = usize;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
