@@ -89,8 +89,8 @@ fn the_kernel_declares_the_feature_and_the_wgsl_form() {
         .cuda(&coop_tile::DEFAULT_SCHEDULE)
         .unwrap();
     for needle in [
-        "fg_coop_load_a<true, false>(",
-        "fg_coop_load_b<false, false>(",
+        "fg_coop_load_a<true, 0>(",
+        "fg_coop_load_b<false, 0>(",
         "fg_coop_mul_add(",
         "fg_coop_store<true>(",
         "fg_coop_store<false>(",
@@ -100,6 +100,41 @@ fn the_kernel_declares_the_feature_and_the_wgsl_form() {
     ] {
         assert!(cuda.contains(needle), "{needle} in\n{cuda}");
     }
+}
+
+/// The CUDA emitter proves where a tile's rows start (`emit_cuda::align`): in the built-ins,
+/// every fragment load from workgroup memory is proved to start its rows on 16 bytes, at
+/// every schedule, so it takes `ldmatrix` with no test at run time (`LDSM` 2); a load whose
+/// stride is a parameter keeps the test (1), and a load from a binding never takes it (0).
+#[test]
+fn the_cuda_emitter_proves_the_built_ins_fragment_rows_aligned() {
+    use wgsl_forge::kernels::{attention::attention, gemm_f16::gemm_f16};
+    let kernels: [&dyn Kernel; 2] = [&gemm_f16::Kernel, &attention::Kernel];
+    for kernel in kernels {
+        for schedule in kernel.tune_space().candidates() {
+            let cuda = kernel.cuda(&schedule).unwrap();
+            let loads: Vec<&str> = cuda
+                .split("fg_coop_load_")
+                .skip(1)
+                .filter(|call| call.starts_with("a<") || call.starts_with("b<"))
+                .collect();
+            assert!(!loads.is_empty(), "{} at {schedule}", kernel.name());
+            for call in loads {
+                let args = &call[..call.find('>').unwrap()];
+                assert!(
+                    args.ends_with(", 2"),
+                    "{} at {schedule}: fg_coop_load_{args}",
+                    kernel.name()
+                );
+            }
+        }
+    }
+    // `coop_layouts` reads workgroup memory at a stride given at run time.
+    let cuda = coop_layouts::Kernel
+        .cuda(&coop_layouts::DEFAULT_SCHEDULE)
+        .unwrap();
+    assert!(cuda.contains("fg_coop_load_a<true, 1>(("), "{cuda}");
+    assert!(cuda.contains("fg_coop_load_a<true, 0>(("), "{cuda}");
 }
 
 /// Random `f16` operands for `coop_layouts` with stride `s`, and an `f32` accumulator.

@@ -4,7 +4,8 @@
 //! compiler) before it runs; every later call only runs. This command times, in the
 //! process it starts, the first and then the second call of each kernel on its first
 //! certification case (at the schedule the runtime would run it with), so the difference
-//! is the cold-start cost. Run it twice with the same cache directory to see what the
+//! is the cold-start cost; `--all-schedules` times every schedule of the tuning space the
+//! adapter can hold, each a pipeline of its own. Run it twice with the same cache directory to see what the
 //! persisted pipeline cache saves: the second process finds the driver's binaries on disk.
 //! With `--warm-up`, [`ForgeRuntime::warm_up`] compiles every kernel first, on threads,
 //! and that time is reported instead.
@@ -32,31 +33,61 @@ pub struct FirstCall {
     pub second_ms: f64,
 }
 
-/// Runs every kernel of `kernels` twice on its first certification case and returns the
-/// timings, in order. Errors: a kernel without certification cases, or any error of the
-/// calls.
+/// Which schedules of a kernel `forge first-call` times.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Schedules {
+    /// The one the runtime would run it with (a tuned winner, else the declared one).
+    Runtime,
+    /// Every schedule of its tuning space that the adapter can hold, each a pipeline of
+    /// its own, so each first call compiles: the cold start of every choice a tuner can
+    /// make.
+    All,
+}
+
+/// Runs every kernel of `kernels` twice on its first certification case, at the schedules
+/// `which` names, and returns the timings, in order. Errors: a kernel without
+/// certification cases, or any error of the calls.
 pub fn measure(
     rt: &mut ForgeRuntime,
     kernels: &[&dyn Kernel],
+    which: Schedules,
 ) -> Result<Vec<FirstCall>, ForgeError> {
     let mut rows = Vec::with_capacity(kernels.len());
     for &kernel in kernels {
         let args = first_case(kernel)?;
-        let schedule = rt.schedule_for(kernel);
-        let t = Instant::now();
-        rt.run_dyn(kernel, &schedule, &args)?;
-        let first_ms = t.elapsed().as_secs_f64() * 1e3;
-        let t = Instant::now();
-        rt.run_dyn(kernel, &schedule, &args)?;
-        let second_ms = t.elapsed().as_secs_f64() * 1e3;
-        rows.push(FirstCall {
-            kernel: kernel.name().to_string(),
-            schedule: schedule.to_string(),
-            first_ms,
-            second_ms,
-        });
+        let schedules = match which {
+            Schedules::Runtime => vec![rt.schedule_for(kernel)],
+            Schedules::All => forge_core::tune::candidates(kernel)
+                .into_iter()
+                .filter(|s| rt.check_schedule(kernel, s).is_ok())
+                .collect(),
+        };
+        for schedule in schedules {
+            rows.push(first_and_second(rt, kernel, &schedule, &args)?);
+        }
     }
     Ok(rows)
+}
+
+/// One kernel's first and second call at one schedule.
+fn first_and_second(
+    rt: &mut ForgeRuntime,
+    kernel: &dyn Kernel,
+    schedule: &forge_core::Schedule,
+    args: &DynArgs,
+) -> Result<FirstCall, ForgeError> {
+    let t = Instant::now();
+    rt.run_dyn(kernel, schedule, args)?;
+    let first_ms = t.elapsed().as_secs_f64() * 1e3;
+    let t = Instant::now();
+    rt.run_dyn(kernel, schedule, args)?;
+    let second_ms = t.elapsed().as_secs_f64() * 1e3;
+    Ok(FirstCall {
+        kernel: kernel.name().to_string(),
+        schedule: schedule.to_string(),
+        first_ms,
+        second_ms,
+    })
 }
 
 /// The arguments of a kernel's first certification case, with the seeded inputs the tuner

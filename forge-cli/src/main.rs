@@ -209,6 +209,10 @@ enum Command {
         /// that time.
         #[arg(long)]
         warm_up: bool,
+        /// Time every schedule of each kernel's tuning space that the adapter can hold
+        /// (each compiles a pipeline of its own), not only the one the runtime would pick.
+        #[arg(long)]
+        all_schedules: bool,
         /// Print one JSON object per kernel, then a summary object, instead of a table.
         #[arg(long)]
         json: bool,
@@ -367,10 +371,15 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Command::FirstCall {
             kernels,
             warm_up,
+            all_schedules,
             json,
         } => {
             let selected = select(&kernels)?;
-            first_call(&cli.runtime, &selected, warm_up, json)
+            let which = match all_schedules {
+                true => forge_cli::first_call::Schedules::All,
+                false => forge_cli::first_call::Schedules::Runtime,
+            };
+            first_call(&cli.runtime, &selected, warm_up, which, json)
         }
         Command::Certify {
             kernels,
@@ -605,6 +614,7 @@ fn first_call(
     args: &RuntimeArgs,
     kernels: &[&dyn Kernel],
     warm_up: bool,
+    which: forge_cli::first_call::Schedules,
     json: bool,
 ) -> Result<ExitCode, CliError> {
     let t = std::time::Instant::now();
@@ -618,7 +628,7 @@ fn first_call(
     } else {
         None
     };
-    let rows = forge_cli::first_call::measure(&mut rt, kernels)?;
+    let rows = forge_cli::first_call::measure(&mut rt, kernels, which)?;
     // Written now rather than at drop, so that a failure to write is this command's error.
     rt.save_pipeline_cache()?;
     let summary = serde_json::json!({
@@ -627,6 +637,7 @@ fn first_call(
         "runtime_ms": runtime_ms,
         "warm_up_ms": warm_up_ms,
         "first_calls_ms": rows.iter().map(|r| r.first_ms).sum::<f64>(),
+        "slowest_first_ms": rows.iter().map(|r| r.first_ms).fold(0.0, f64::max),
         "pipeline_cache": rt.pipeline_cache_path().map(|p| p.display().to_string()),
         "pipeline_cache_loaded_bytes": loaded,
         // With --warm-up this stays at one per kernel: the calls compiled nothing more.

@@ -514,6 +514,44 @@ fn first_call_times_each_kernel_and_the_second_process_loads_the_pipeline_cache(
     std::fs::remove_dir_all(&cache).unwrap();
 }
 
+/// `forge first-call --all-schedules`: one row for every schedule of the tuning space (each
+/// compiles a pipeline of its own), in the tuner's order, and the slowest first call in the
+/// summary.
+#[test]
+fn first_call_times_every_schedule_when_asked() {
+    use forge_kernels::gemm::gemm;
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_forge"))
+        .env_remove("FORGE_BACKEND")
+        .env("FORGE_PIPELINE_CACHE", "0")
+        .args(["first-call", "gemm", "--all-schedules", "--json"])
+        .output()
+        .expect("forge runs");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let lines: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let expected: Vec<String> = forge_core::tune::candidates(&gemm::Kernel)
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    assert!(expected.len() > 1, "{expected:?}");
+    let (rows, summary) = lines.split_at(lines.len() - 1);
+    let timed: Vec<&str> = rows
+        .iter()
+        .map(|r| r["schedule"].as_str().unwrap())
+        .collect();
+    assert_eq!(timed, expected);
+    let slowest = rows
+        .iter()
+        .map(|r| r["first_ms"].as_f64().unwrap())
+        .fold(0.0, f64::max);
+    assert!(slowest > 0.0);
+    assert_eq!(summary[0]["slowest_first_ms"].as_f64(), Some(slowest));
+    assert_eq!(summary[0]["pipelines_compiled"], expected.len());
+}
+
 /// `forge info` says where each emitted language runs: MSL and PTX are emit-only here, CUDA
 /// C runs through the CUDA driver (a `cuda` build), and the JSON form carries the same list.
 #[test]

@@ -403,8 +403,8 @@ fn cuda_sources(
         fallback: 0,
         refused: None,
     };
-    for (_, x) in expanded {
-        match crate::emit_cuda::emit(kernel, x) {
+    for (sched, x) in expanded {
+        match crate::emit_cuda::emit(kernel, x, Some(sched)) {
             Ok(body) => {
                 let b = cuda.add(body);
                 cuda.schedules.push(b);
@@ -413,7 +413,7 @@ fn cuda_sources(
         }
     }
     if let Some(rolled) = rolled.filter(|_| cuda.bodies.len() > 1) {
-        match crate::emit_cuda::emit(kernel, rolled) {
+        match crate::emit_cuda::emit(kernel, rolled, None) {
             Ok(body) => cuda.fallback = cuda.add(body),
             Err(reason) => return crate::model::CudaSources::refused(reason),
         }

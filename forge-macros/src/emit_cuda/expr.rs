@@ -294,9 +294,9 @@ impl Exprs for Emitter<'_> {
                     Ty::Coop(_, role) => role.wgsl().to_ascii_lowercase(),
                     _ => String::from("c"),
                 };
-                let shared = matches!(target, AtomicTarget::Shared(_));
+                let ldsm = self.ldmatrix_mode(target, &args[0], &args[1]);
                 format!(
-                    "fg_coop_load_{role}<{}, {shared}>((const {scalar} *)({place}), (unsigned)({stride}) * {width}u)",
+                    "fg_coop_load_{role}<{}, {ldsm}>((const {scalar} *)({place}), (unsigned)({stride}) * {width}u)",
                     order(row_major)
                 )
             }
@@ -350,16 +350,48 @@ impl Emitter<'_> {
         format!("&{name}[{i}]")
     }
 
-    /// The scalar type and the width of a cooperative load's or store's array elements.
-    fn coop_elem(&self, target: AtomicTarget) -> (&'static str, u8) {
-        let elem = match target {
+    /// How a cooperative load at `target[index]` with row stride `stride` (in elements)
+    /// may use `ldmatrix`, the prelude's `LDSM` (`prelude_coop.cuh`): 0 never (a binding),
+    /// 2 always, where every row is proved to start on 16 bytes (`align`: the arrays of
+    /// workgroup memory are aligned to 16), 1 after a test at run time.
+    fn ldmatrix_mode(&mut self, target: AtomicTarget, index: &Expr, stride: &Expr) -> u8 {
+        let AtomicTarget::Shared(l) = target else {
+            return 0;
+        };
+        let elem_bytes = match self.coop_elem_ty(target) {
+            Ty::Vector(s, n) => s.size() * u32::from(n),
+            Ty::Scalar(s) => s.size(),
+            _ => return 1,
+        };
+        let (Some(facts), true) = (self.x.as_mut(), self.locals[l].shared) else {
+            return 1;
+        };
+        if !elem_bytes.is_power_of_two() {
+            return 1;
+        }
+        let scale = elem_bytes.trailing_zeros();
+        let rows_on_16 = |z: u32| z + scale >= 4;
+        if rows_on_16(facts.zero_bits(index)) && rows_on_16(facts.zero_bits(stride)) {
+            2
+        } else {
+            1
+        }
+    }
+
+    /// The element type of the array a cooperative load or store reads or writes.
+    fn coop_elem_ty(&self, target: AtomicTarget) -> Ty {
+        match target {
             AtomicTarget::Binding(b) => self.k.bindings[b].elem_ty(),
             AtomicTarget::Shared(l) => match &self.locals[l].ty {
                 Ty::Array(e, _) => (**e).clone(),
                 t => t.clone(),
             },
-        };
-        match elem {
+        }
+    }
+
+    /// The scalar type and the width of a cooperative load's or store's array elements.
+    fn coop_elem(&self, target: AtomicTarget) -> (&'static str, u8) {
+        match self.coop_elem_ty(target) {
             Ty::Vector(s, n) => (super::types::scalar(s), n),
             Ty::Scalar(s) => (super::types::scalar(s), 1),
             _ => ("float", 1),

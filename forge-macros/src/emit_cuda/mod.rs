@@ -25,6 +25,7 @@
 //! Indices are not clamped: an index out of bounds is a bug in the kernel, which the
 //! oracle reports; on CUDA it is an illegal address.
 
+mod align;
 mod expr;
 mod stmt;
 mod types;
@@ -55,13 +56,20 @@ pub fn prelude(k: &Kernel<'_>) -> String {
     }
 }
 
-/// A CUDA function being written: the kernel's entry point, or a helper. CUDA's emitter
-/// keeps nothing beside it.
-pub(crate) type Emitter<'k> = Function<'k, ()>;
+/// A CUDA function being written: the kernel's entry point, or a helper. Beside it, what
+/// the emitter proved of the entry point's indices for the schedule it is written for
+/// (`align`): none in a helper, or for the schedules outside the tuning space.
+pub(crate) type Emitter<'k> = Function<'k, Option<align::Align<'k>>>;
 
 /// The CUDA body of kernel `k` unrolled for a schedule (`x`): everything after the
-/// schedule's constants. An error says why the kernel cannot be written in CUDA.
-pub fn emit<'k>(k: &'k Kernel<'k>, x: &'k Expanded) -> Result<String, String> {
+/// schedule's constants. `sched` is the schedule `x` was made for, `None` for the rolled
+/// body that serves the schedules outside the tuning space. An error says why the kernel
+/// cannot be written in CUDA.
+pub fn emit<'k>(
+    k: &'k Kernel<'k>,
+    x: &'k Expanded,
+    sched: Option<&'k SchedPoint>,
+) -> Result<String, String> {
     if !k.prints.is_empty() {
         return Err("it calls `debug_print!`, which has no CUDA form (the print buffer is a WGSL binding); remove the prints to emit CUDA, or run it through WGSL or SPIR-V".into());
     }
@@ -85,7 +93,7 @@ pub fn emit<'k>(k: &'k Kernel<'k>, x: &'k Expanded) -> Result<String, String> {
     for (h, f) in helpers {
         let helper = &k.helpers[*h];
         let names = Namer::helper(k, cuda_name).locals(&f.locals);
-        let mut e = Emitter::new(k, &f.locals, names, ());
+        let mut e = Emitter::new(k, &f.locals, names, None);
         let params: Vec<String> = helper
             .params
             .iter()
@@ -107,7 +115,8 @@ pub fn emit<'k>(k: &'k Kernel<'k>, x: &'k Expanded) -> Result<String, String> {
     }
 
     let names = Namer::kernel(k, cuda_name).locals(&x.main.locals);
-    let mut e = Emitter::new(k, &x.main.locals, names, ());
+    let facts = sched.map(|s| align::Align::new(&x.main, s));
+    let mut e = Emitter::new(k, &x.main.locals, names, facts);
     let mut params: Vec<String> = k
         .bindings
         .iter()

@@ -10,7 +10,9 @@
 // `a.mul_add(b, c)` is two mma.sync, one per half of n. Loads from workgroup memory take
 // `ldmatrix` (transposed where the layout asks) when every row starts on 16 bytes; every
 // other load and every store goes element by element, so any index and stride the oracle
-// accepts works here too. A pointer is the matrix's first element and a stride counts
+// accepts works here too. A load's `LDSM` says what the emitter proved of its rows
+// (`emit_cuda::align`): 0, not in workgroup memory; 1, not known, so tested here; 2, every
+// row on 16 bytes, so no test and no other path: each load issues as soon as it may. A pointer is the matrix's first element and a stride counts
 // elements of the matrix's type (the emitter scales an array of vectors' stride by its
 // width), as `oracle::coop` places them.
 
@@ -53,10 +55,10 @@ template <bool TRANS> FG_FN void fg_coop_ldsm(unsigned (&r)[4], const __half *ro
             : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a) : "memory");
     }
 }
-// Whether `ldmatrix` can read the matrix at `p`: workgroup memory (`SHARED`, which the
-// emitter knows from the array), every row on 16 bytes.
-template <bool SHARED> FG_FN bool fg_coop_ldsm_ok(const __half *p, unsigned s) {
-    return SHARED && ((((unsigned long long)p) | (unsigned long long)(s * 2u)) & 15u) == 0u;
+// Whether `ldmatrix` can read the matrix at `p`: workgroup memory, every row on 16 bytes
+// (`LDSM` as above).
+template <int LDSM> FG_FN bool fg_coop_ldsm_ok(const __half *p, unsigned s) {
+    return LDSM == 2 || (LDSM == 1 && ((((unsigned long long)p) | (unsigned long long)(s * 2u)) & 15u) == 0u);
 }
 
 // The row address lane `l` gives `ldmatrix` for the 8x8 block at rows `r0`, columns `c0`
@@ -67,10 +69,10 @@ template <bool ROWS> FG_FN const __half *fg_coop_row(const __half *p, unsigned s
     return ROWS ? p + (r0 + j) * s + c0 : p + (c0 + j) * s + r0;
 }
 
-template <bool RM, bool SHARED> FG_FN fg_coop_a fg_coop_load_a(const __half *p, unsigned s) {
+template <bool RM, int LDSM> FG_FN fg_coop_a fg_coop_load_a(const __half *p, unsigned s) {
     fg_coop_a m;
     unsigned l = fg_coop_lane();
-    if (fg_coop_ldsm_ok<SHARED>(p, s)) {
+    if (fg_coop_ldsm_ok<LDSM>(p, s)) {
         // Block b = l / 8 is register b's: rows 8 (b & 1), columns 8 (b >> 1).
         unsigned b = l >> 3;
         fg_coop_ldsm<!RM>(m.r, fg_coop_row<RM>(p, s, l, 8u * (b & 1u), 8u * (b >> 1)));
@@ -83,10 +85,10 @@ template <bool RM, bool SHARED> FG_FN fg_coop_a fg_coop_load_a(const __half *p, 
     return m;
 }
 
-template <bool RM, bool SHARED> FG_FN fg_coop_b fg_coop_load_b(const __half *p, unsigned s) {
+template <bool RM, int LDSM> FG_FN fg_coop_b fg_coop_load_b(const __half *p, unsigned s) {
     fg_coop_b m;
     unsigned l = fg_coop_lane();
-    if (fg_coop_ldsm_ok<SHARED>(p, s)) {
+    if (fg_coop_ldsm_ok<LDSM>(p, s)) {
         // Block b = l / 8 is register b's: k 8 (b & 1), n 8 (b >> 1). mma takes B by
         // columns (n), so a column-major B is read as stored and a row-major one transposed.
         unsigned b = l >> 3;
@@ -100,7 +102,7 @@ template <bool RM, bool SHARED> FG_FN fg_coop_b fg_coop_load_b(const __half *p, 
     return m;
 }
 
-template <bool RM, bool SHARED> FG_FN fg_coop_c fg_coop_load_c(const float *p, unsigned s) {
+template <bool RM, int LDSM> FG_FN fg_coop_c fg_coop_load_c(const float *p, unsigned s) {
     fg_coop_c m;
     unsigned l = fg_coop_lane();
     for (unsigned i = 0; i < 8u; ++i) m.r[i] = fg_coop_at<RM>(p, s, fg_coop_c_row(l, i), fg_coop_c_col(l, i));
