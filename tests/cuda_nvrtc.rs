@@ -20,6 +20,7 @@ example!(histogram, "../examples/histogram.rs");
 example!(prefix_sum, "../examples/prefix_sum.rs");
 example!(transpose, "../examples/transpose.rs");
 example!(softmax, "../examples/softmax.rs");
+example!(staged_gemv, "../examples/staged_gemv.rs");
 example!(own_device, "../examples/own_device.rs");
 example!(quickstart, "../examples/quickstart.rs");
 mod coop_kernels;
@@ -62,12 +63,13 @@ fn every_builtin_compiles_at_every_schedule() {
 
 #[test]
 fn every_example_kernel_compiles() {
-    let kernels: [&dyn Kernel; 7] = [
+    let kernels: [&dyn Kernel; 8] = [
         &reduction::block_sums::Kernel,
         &histogram::histogram64::Kernel,
         &prefix_sum::block_scan::Kernel,
         &transpose::transpose::Kernel,
         &softmax::softmax::Kernel,
+        &staged_gemv::staged_gemv::Kernel,
         &own_device::scale_shift::Kernel,
         &quickstart::poly_hash::Kernel,
     ];
@@ -419,6 +421,61 @@ fn cooperative_matrices_assemble_for_tensor_cores() {
             assert_eq!(&cubin[..4], b"\x7fELF", "{name} for {arch}");
         }
     }
+}
+
+/// Asynchronous copies are `cp.async` from sm_80, with the batch closed and waited for at
+/// `async_wait(n)` (`commit_group`, `wait_group n`); before sm_80 a copy is a plain load
+/// and store, and the wait the barrier alone. ptxas assembles both.
+#[test]
+fn asynchronous_copies_are_cp_async_from_sm_80() {
+    let k = &staged_gemv::staged_gemv::Kernel;
+    let source = k.cuda(&k.default_schedule()).unwrap();
+    assert!(source.contains("fg_async_copy(&ring["), "{source}");
+    assert!(source.contains("fg_async_wait<1>();"), "{source}");
+    let ptx = |arch| nvrtc::compile_ptx(k.name(), &source, arch).unwrap();
+    let new = ptx("compute_80");
+    assert!(new.contains("cp.async.ca.shared.global"), "{new}");
+    assert!(new.contains("cp.async.commit_group"), "{new}");
+    assert!(new.contains("cp.async.wait_group 1"), "{new}");
+    let old = ptx("compute_75");
+    assert!(!old.contains("cp.async"), "{old}");
+    for arch in ["sm_75", "sm_80", "sm_90"] {
+        let cubin =
+            nvrtc::compile_cubin(k.name(), &source, arch).unwrap_or_else(|e| panic!("{arch}: {e}"));
+        assert_eq!(&cubin[..4], b"\x7fELF", "{arch}");
+    }
+}
+
+/// A schedule whose workgroup memory is past CUDA's 48 KiB of static shared memory carves
+/// its arrays from dynamic shared memory, whose size the source declares for the runtime
+/// to opt in to and launch with; the others keep static arrays. Both assemble.
+#[test]
+fn workgroup_memory_past_48_kib_is_dynamic_shared_memory() {
+    let k = &wgsl_forge::kernels::gemm_f16::gemm_f16::Kernel;
+    let (mut dynamic, mut fixed) = (0, 0);
+    for s in k.tune_space().candidates() {
+        let source = k.cuda(&s).unwrap();
+        let bytes = wgsl_forge::runtime::workgroup_bytes(k, &s).unwrap();
+        let declared = source.contains("static constexpr unsigned fg_dynamic_shared_bytes = ");
+        assert_eq!(declared, bytes > 48 * 1024, "{s}: {bytes} bytes");
+        assert_eq!(
+            declared,
+            source.contains("extern __shared__ __align__(16) unsigned char fg_smem[];"),
+            "{s}"
+        );
+        if declared {
+            dynamic += 1;
+            let cubin = nvrtc::compile_cubin(k.name(), &source, "sm_90")
+                .unwrap_or_else(|e| panic!("{s}: {e}"));
+            assert_eq!(&cubin[..4], b"\x7fELF", "{s}");
+        } else {
+            fixed += 1;
+        }
+    }
+    assert!(
+        dynamic > 0 && fixed > 0,
+        "{dynamic} dynamic, {fixed} static"
+    );
 }
 
 /// The CUDA runtime where libcuda cannot be loaded (CI: NVRTC from the wheel, no driver) is

@@ -24,4 +24,5 @@ example!(histogram, "../examples/histogram.rs");
 example!(prefix_sum, "../examples/prefix_sum.rs");
 example!(transpose, "../examples/transpose.rs");
 example!(softmax, "../examples/softmax.rs");
+example!(staged_gemv, "../examples/staged_gemv.rs");
 example!(own_device, "../examples/own_device.rs");

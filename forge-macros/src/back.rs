@@ -288,6 +288,11 @@ pub trait Stmts: Exprs {
     /// `let name = [v; N]` (or of another type) for a `v` that is not zero.
     fn array_fill(&mut self, mutable: bool, name: &str, t: &Ty, v: &Expr);
     fn assign(&mut self, place: &Place, op: Option<BinOp>, value: &Expr);
+    /// `async_copy(&mut place, &value)`: by default the assignment, which completes at
+    /// once (a language with asynchronous copies writes its own).
+    fn async_copy(&mut self, place: &Place, value: &Expr) {
+        self.assign(place, None, value)
+    }
     /// `let (old, exchanged) = target[index].compare_exchange_weak(current, new);`
     fn compare_exchange(&mut self, x: Exchange<'_>);
     /// An atomic method or a cooperative store called for its effect.
@@ -467,6 +472,7 @@ where
             Stmt::Assign {
                 place, op, value, ..
             } => self.assign(place, *op, value),
+            Stmt::AsyncCopy { place, value, .. } => self.async_copy(place, value),
             Stmt::If { cond, then, els } => {
                 let c = self.expr(cond);
                 self.nested(&format!("if {}", syntax.cond(&c)), then);
@@ -680,7 +686,9 @@ pub fn origin(s: &Stmt) -> Option<(Span, Span)> {
     match s {
         Stmt::Let { init: Some(e), .. } => range(e),
         Stmt::Let { .. } | Stmt::Loop { .. } => None,
-        Stmt::Assign { span, value, .. } => Some((*span, value.end)),
+        Stmt::Assign { span, value, .. } | Stmt::AsyncCopy { span, value, .. } => {
+            Some((*span, value.end))
+        }
         Stmt::If { cond, .. } | Stmt::While { cond, .. } => range(cond),
         Stmt::For(ForLoop { start, end, .. }) => Some((start.span, end.end)),
         Stmt::Break { span, .. }

@@ -441,25 +441,6 @@ const COOP_OPS: [&str; 5] = [
     "mul_add",
 ];
 
-fn shared_bytes(ty: &Ty, structs: &[StructDef], s: &SchedPoint) -> Option<u64> {
-    match ty {
-        Ty::Struct(st) => Some(structs[*st].size as u64),
-        Ty::Scalar(sc) => Some(sc.size() as u64),
-        // vec3 is aligned and sized like vec4 in arrays.
-        Ty::Vector(sc, n) => Some(sc.size() as u64 * if *n == 3 { 4 } else { *n as u64 }),
-        // A lane's share: a subgroup of 32 holds the 256 elements, 8 a lane (workgroup
-        // memory refuses cooperative matrices: `coop_not_shared`).
-        Ty::Coop(sc, _) => Some(8 * sc.size() as u64),
-        Ty::Array(e, len) => {
-            let n = match len {
-                ConstLen::Lit(n) => *n as u64,
-                ConstLen::Sched(c) => c.eval(s)? as u64,
-            };
-            n.checked_mul(shared_bytes(e, structs, s)?)
-        }
-    }
-}
-
 /// The most workgroup memory any adapter offers a workgroup: NVIDIA's opt-in 227 KiB
 /// (Hopper), past Vulkan's 48 KiB there and WebGPU's portable 16 KiB.
 pub const MAX_WORKGROUP_BYTES: u64 = 227 * 1024;
@@ -479,7 +460,7 @@ fn workgroup_memory_limit(cx: &Ctxt, k: &Kernel<'_>) {
         };
         let mut total = 0u64;
         for l in k.locals.iter().filter(|l| l.shared) {
-            let Some(bytes) = shared_bytes(&l.ty, &k.structs, &s) else {
+            let Some(bytes) = l.ty.workgroup_bytes(&k.structs, &s) else {
                 cx.error(
                     l.span,
                     format!("the length of this workgroup array overflows `u32` or divides by zero with {}", s.describe(&k.options.knobs)),
@@ -524,7 +505,7 @@ fn private_array_limit(cx: &Ctxt, k: &Kernel<'_>) {
         let worst = k
             .schedules()
             .iter()
-            .map(|s| shared_bytes(&l.ty, &k.structs, s).unwrap_or(u64::MAX))
+            .map(|s| l.ty.workgroup_bytes(&k.structs, s).unwrap_or(u64::MAX))
             .max()
             .unwrap_or(0);
         if worst > MAX_PRIVATE_ARRAY_BYTES {
@@ -764,7 +745,7 @@ fn atomic_arrays_only_atomically(cx: &Ctxt, k: &Kernel<'_>) {
         }
     };
     walk_stmts(&k.body, &mut |s| {
-        if let Stmt::Assign { place, span, .. } = s {
+        if let Stmt::Assign { place, span, .. } | Stmt::AsyncCopy { place, span, .. } = s {
             if let Place::LocalIndex(id, _) | Place::Local(id) = place.root() {
                 plain(*id, *span);
             }
@@ -1023,7 +1004,7 @@ pub mod uniformity {
                         });
                     }
                 }
-                Stmt::Assign { place, value, .. } => {
+                Stmt::Assign { place, value, .. } | Stmt::AsyncCopy { place, value, .. } => {
                     let idx_uniform = place.indices().iter().all(|i| self.uni(i));
                     let id = match place.root() {
                         Place::Local(id) | Place::LocalIndex(id, _) => Some((*id, idx_uniform)),
@@ -1129,6 +1110,7 @@ pub mod uniformity {
                     let name = match kind {
                         Barrier::Workgroup => "workgroup_barrier()",
                         Barrier::Storage => "storage_barrier()",
+                        Barrier::AsyncWait(_) => "async_wait(..)",
                     };
                     if let (Some(errors), Some(why)) = (&mut self.errors, ctrl) {
                         errors.push((*span, name, why));

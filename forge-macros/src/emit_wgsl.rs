@@ -996,7 +996,8 @@ impl Stmts for Emitter<'_> {
 
     fn barrier(&mut self, kind: Barrier) {
         match kind {
-            Barrier::Workgroup => self.w.line("workgroupBarrier();"),
+            // WGSL's copies complete at once: waiting for them is the barrier alone.
+            Barrier::Workgroup | Barrier::AsyncWait(_) => self.w.line("workgroupBarrier();"),
             Barrier::Storage => self.w.line("storageBarrier();"),
         }
     }

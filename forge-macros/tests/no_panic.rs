@@ -509,6 +509,7 @@ fn simple_stmt() -> impl Strategy<Value = String> {
             .prop_map(|(n, init, m)| format!("#[shared]\nlet {}{n} = {init};", if m { "mut " } else { "" })),
         6 => (place(), select(ASSIGN_OPS), expr()).prop_map(|(p, op, e)| format!("{p} {op} {e};")),
         2 => select(&["workgroup_barrier();", "storage_barrier();", "workgroup_barrier(1);", "let b = workgroup_barrier();"][..]).prop_map(String::from),
+        1 => select(&["async_wait(0);", "async_wait(1);", "async_wait(9);", "async_wait(n);", "async_wait();", "let w = async_wait(0);", "async_copy(&mut tile[0], &x[i]);", "async_copy(&mut y[0], &x[0]);", "async_copy(&mut tile[i], &tile[0]);", "async_copy(tile[0], x[0]);", "async_copy(&mut tile[0]);", "async_copy(&mut v, &x[0]);", "let c = async_copy(&mut tile[0], &x[0]);"][..]).prop_map(String::from),
         2 => select(&["break;", "continue;", "return;", "break 'a;", "return 1;", "return x[0];"][..]).prop_map(String::from),
         2 => expr().prop_map(|e| format!("{e};")),
         1 => (select(&["x", "y", "acc"][..]), select(&["fetch_add", "fetch_sub", "fetch_min", "fetch_max", "store", "load", "swap", "fetch_and", "fetch_or", "fetch_xor", "compare_exchange_weak"][..]), expr())
@@ -1541,6 +1542,7 @@ fn module_kernel() -> impl Strategy<Value = String> {
     const HELPER_STMTS: &[&str] = &[
         "t[lid % 4] = v[0];",
         "workgroup_barrier();",
+        "async_wait(0);",
         "#[unroll]\nfor k in 0..4u32 {\nt[k] += v[k];\n}",
         "#[unroll]\nfor k in 0..K {\nt[k % 4] *= 2.0;\n}",
         "if lid == 0 {\nreturn v[1];\n}",

@@ -6,17 +6,19 @@
 //! feature, not a tuning choice, picks the path, as a kernel's features hold for all its
 //! schedules.
 //!
-//! `gemm_f16`: `A` and `B` are read as `HVec4`s (four halves, one 8-byte load; `k` and `n`
+//! `gemm_f16`: `A` and `B` are read as `HVec4`s (four halves, 8 bytes; `k` and `n`
 //! multiples of 4: [`GemmF16Ext::gemm_f16`] pads other shapes on the host). A workgroup of
 //! 128 or 256 (4 or 8 subgroups, in rows of 2) computes a tile of `C` (`ITEMS` 4: 128×128,
 //! 2: 128×64, 1: 64×64) in steps of `KB` (16 or 32) along `k`. Each step's slices of `A`
-//! and `B` are staged in one of two buffers of workgroup memory, zero past the edges: while
-//! the subgroups multiply step `t` from one, the loads of step `t + 1` wait in registers
-//! and then go to the other, so one barrier a step suffices. A subgroup's accumulators (up
-//! to 4×4 fragments of 16×16) are a register array. Interior tiles store them straight to
-//! `C`; a tile over the edge goes through `sc`, 1 KiB a subgroup. The declared schedule
-//! (64×64, `KB = 16`) keeps to the portable 16 KiB; the tuned ones take up to 45 KiB.
-//! The book's performance chapter ("gemm_f16") has the H200's rates and what limits them.
+//! and `B` go to one stage of a ring of `S` (2 or 3) in workgroup memory, zero past the
+//! edges, by asynchronous copies (`async_copy`): while the subgroups multiply step `t`,
+//! the copies of the next `S - 1` steps are in flight (on CUDA; in WGSL a copy completes
+//! at once), and one `async_wait` a step, which is a barrier, suffices. A subgroup's
+//! accumulators (up to 4×4 fragments of 16×16) are a register array. Interior tiles store
+//! them straight to `C`; a tile over the edge goes through `sc`, 1 KiB a subgroup. The
+//! declared schedule (64×64, `KB = 16`, `S = 2`) keeps to the portable 16 KiB; the tuned
+//! ones take up to 64 KiB, and each adapter runs those it holds.
+//! The book's performance chapter ("gemm_f16") has the measured rates and what limits them.
 //!
 //! Rounding: the oracle forms each 16-deep step exactly and rounds to `f32` once
 //! (`oracle::coop`); tensor cores round inside a step, and the fallback rounds each
@@ -32,10 +34,11 @@ use std::borrow::BorrowMut;
 /// `k` and `n` must be multiples of 4.
 #[forge_kernel(crate = ::forge_core, workgroup = 128,
     threads = m.div_ceil(128) * n.div_ceil(128) * 1024, ext = false,
-    knobs(KB = 16, PAD = 8), tune(workgroup = [128, 256], items = [1, 2, 4], KB = [16, 32], PAD = [8]),
+    knobs(KB = 16, PAD = 8, S = 2),
+    tune(workgroup = [128, 256], items = [1, 2, 4], KB = [16, 32], PAD = [8], S = [2, 3]),
     reference = gemm_f16_reference_vec, tolerance(abs = 1e-3, rel = 1e-3),
     case(m = 16, k = 16, n = 16), case(m = 7, k = 12, n = 28), case(m = 128, k = 48, n = 256),
-    case(m = 130, k = 36, n = 132), case(m = 67, k = 200, n = 4),
+    case(m = 130, k = 36, n = 132), case(m = 67, k = 200, n = 4), case(m = 64, k = 160, n = 64),
     cost(bytes = 2 * (m * k + k * n) + 4 * m * n, flops = 2 * m * k * n))]
 pub fn gemm_f16(
     a: &[HVec4; m * k / 4],
@@ -47,18 +50,21 @@ pub fn gemm_f16(
 ) {
     // The tile, `TM×TN`: 128×128, 128×64, 64×64 for `ITEMS` 4, 2, 1. Staged rows are `PAD`
     // halves longer than they hold, so that a fragment's rows fall on different banks; the
-    // buffers hold `HVec4`s, so row strides count them (`SAV`, `SBV`).
+    // buffers hold `HVec4`s, so row strides count them (`SAV`, `SBV`), and each of the `S`
+    // stages of the ring holds one step's slices (`SA`, `SB` `HVec4`s).
     const TM: u32 = 64 * (ITEMS - ITEMS / 4 * 2);
     const TN: u32 = 64 * (ITEMS / 2 + 1 / ITEMS);
     const SAV: u32 = (KB + PAD) / 4;
     const SBV: u32 = (TN + PAD) / 4;
+    const SA: u32 = TM * SAV;
+    const SB: u32 = KB * SBV;
     // Each invocation's share of a step's slices, in `HVec4`s.
     const LA: u32 = TM * KB / 4 / WG;
     const LB: u32 = KB * TN / 4 / WG;
     #[shared]
-    let mut sa = [HVec4::ZERO; 2 * TM * SAV];
+    let mut sa = [HVec4::ZERO; S * SA];
     #[shared]
-    let mut sb = [HVec4::ZERO; 2 * KB * SBV];
+    let mut sb = [HVec4::ZERO; S * SB];
     #[shared]
     let mut sc = [0.0f32; WG * 8];
     // `WG / 32` subgroups in `sgr` rows by 2, each owning `fm` by `fn_` fragments of 16×16.
@@ -81,40 +87,97 @@ pub fn gemm_f16(
         let row0 = (tile / tiles_n) * tm;
         let col0 = (tile % tiles_n) * tn;
         let steps = k.div_ceil(KB);
+        let inside = row0 + tm <= m && col0 + tn <= n;
         let mut acc = [CoopC::zeroed(); 16];
-        let mut va = [HVec4::ZERO; LA];
-        let mut vb = [HVec4::ZERO; LB];
-        // Slice `t` into registers: `A`'s rows `row0..`, columns `t·KB..`; `B`'s rows
-        // `t·KB..`, columns `col0..`; zero past `m`, `k` and `n` (whole `HVec4`s: `k` and
-        // `n` are multiples of 4).
-        for t in 0..steps + 1 {
+        // Step `t`'s slices go to stage `t % S` of the ring, copied asynchronously: `A`'s
+        // rows `row0..`, columns `t·KB..`; `B`'s rows `t·KB..`, columns `col0..`. Past `m`,
+        // `k` and `n` a zero is stored instead (whole `HVec4`s: `k` and `n` are multiples
+        // of 4); a whole step of an interior tile, most of the work, copies with no test.
+        // Steps `0..S-1` start here, each its own batch: `S = 3` closes step 0's batch
+        // with a wait that returns at once, one batch being allowed in flight.
+        #[unroll]
+        for t in 0..S - 1 {
             if t < steps {
-                let q0 = t * (KB / 4);
+                let (ba, bb) = (t * SA, t * SB);
                 #[unroll]
                 for j in 0..LA {
                     let e = lid + WG * j;
-                    let (r, q) = (row0 + e / (KB / 4), q0 + e % (KB / 4));
-                    va[j] = if r < m && q < k4 {
-                        a[r * k4 + q]
+                    let (r, q) = (row0 + e / (KB / 4), t * (KB / 4) + e % (KB / 4));
+                    let at = ba + e / (KB / 4) * SAV + e % (KB / 4);
+                    if r < m && q < k4 {
+                        async_copy(&mut sa[at], &a[r * k4 + q]);
                     } else {
-                        HVec4::ZERO
-                    };
+                        sa[at] = HVec4::ZERO;
+                    }
                 }
                 #[unroll]
                 for j in 0..LB {
                     let e = lid + WG * j;
                     let (p, q) = (t * KB + e / (TN / 4), col0 / 4 + e % (TN / 4));
-                    vb[j] = if p < k && q < n4 {
-                        b[p * n4 + q]
+                    let at = bb + e / (TN / 4) * SBV + e % (TN / 4);
+                    if p < k && q < n4 {
+                        async_copy(&mut sb[at], &b[p * n4 + q]);
                     } else {
-                        HVec4::ZERO
-                    };
+                        sb[at] = HVec4::ZERO;
+                    }
                 }
             }
-            // Step `t - 1`, from the buffer it was stored to; at `t = 0` the other buffer
-            // holds zeros (workgroup memory starts zeroed): naga would not accept the
-            // multiply under `if t > 0`, `t` being a `var`.
-            let (oa, ob) = (((t + 1) % 2) * TM * SAV, ((t + 1) % 2) * KB * SBV);
+            if t + 2 < S {
+                async_wait(1);
+            }
+        }
+        for t in 0..steps {
+            // Closes step `t + S - 2`'s batch and waits for step `t`'s. The barrier also
+            // means every subgroup is done with step `t - 1`, whose stage is refilled next.
+            if S == 2 {
+                async_wait(0);
+            } else {
+                async_wait(1);
+            }
+            let u = t + S - 1;
+            if u < steps {
+                let (ba, bb) = ((u % S) * SA, (u % S) * SB);
+                if inside && (u + 1) * KB <= k {
+                    #[unroll]
+                    for j in 0..LA {
+                        let e = lid + WG * j;
+                        let (r, q) = (row0 + e / (KB / 4), u * (KB / 4) + e % (KB / 4));
+                        let at = ba + e / (KB / 4) * SAV + e % (KB / 4);
+                        async_copy(&mut sa[at], &a[r * k4 + q]);
+                    }
+                    #[unroll]
+                    for j in 0..LB {
+                        let e = lid + WG * j;
+                        let (p, q) = (u * KB + e / (TN / 4), col0 / 4 + e % (TN / 4));
+                        let at = bb + e / (TN / 4) * SBV + e % (TN / 4);
+                        async_copy(&mut sb[at], &b[p * n4 + q]);
+                    }
+                } else {
+                    #[unroll]
+                    for j in 0..LA {
+                        let e = lid + WG * j;
+                        let (r, q) = (row0 + e / (KB / 4), u * (KB / 4) + e % (KB / 4));
+                        let at = ba + e / (KB / 4) * SAV + e % (KB / 4);
+                        if r < m && q < k4 {
+                            async_copy(&mut sa[at], &a[r * k4 + q]);
+                        } else {
+                            sa[at] = HVec4::ZERO;
+                        }
+                    }
+                    #[unroll]
+                    for j in 0..LB {
+                        let e = lid + WG * j;
+                        let (p, q) = (u * KB + e / (TN / 4), col0 / 4 + e % (TN / 4));
+                        let at = bb + e / (TN / 4) * SBV + e % (TN / 4);
+                        if p < k && q < n4 {
+                            async_copy(&mut sb[at], &b[p * n4 + q]);
+                        } else {
+                            sb[at] = HVec4::ZERO;
+                        }
+                    }
+                }
+            }
+            let (oa, ob) = ((t % S) * SA, (t % S) * SB);
             #[unroll]
             for kk in 0..KB / 16 {
                 let mut fa = [CoopA::zeroed(); 4];
@@ -140,23 +203,7 @@ pub fn gemm_f16(
                     }
                 }
             }
-            // Slice `t` into the other buffer: nobody reads it since the last barrier.
-            if t < steps {
-                let (ba, bb) = ((t % 2) * TM * SAV, (t % 2) * KB * SBV);
-                #[unroll]
-                for j in 0..LA {
-                    let e = lid + WG * j;
-                    sa[ba + e / (KB / 4) * SAV + e % (KB / 4)] = va[j];
-                }
-                #[unroll]
-                for j in 0..LB {
-                    let e = lid + WG * j;
-                    sb[bb + e / (TN / 4) * SBV + e % (TN / 4)] = vb[j];
-                }
-            }
-            workgroup_barrier();
         }
-        let inside = row0 + tm <= m && col0 + tn <= n;
         #[unroll]
         for i in 0..4 {
             #[unroll]

@@ -18,6 +18,8 @@ pub mod quickstart;
 pub mod reduction;
 #[path = "../../examples/softmax.rs"]
 pub mod softmax;
+#[path = "../../examples/staged_gemv.rs"]
+pub mod staged_gemv;
 #[path = "../../examples/transpose.rs"]
 pub mod transpose;
 #[path = "../../examples/web/main.rs"]
@@ -32,6 +34,7 @@ pub fn example_kernels() -> Vec<&'static dyn Kernel> {
         &quickstart::poly_hash::Kernel,
         &reduction::block_sums::Kernel,
         &softmax::softmax::Kernel,
+        &staged_gemv::staged_gemv::Kernel,
         &transpose::transpose::Kernel,
         &web::xorshift_rounds::Kernel,
     ]

@@ -147,6 +147,9 @@ pub struct CudaKernel {
     ctx: Arc<CudaContext>,
     /// The cubin's size, for the trace of what was compiled.
     pub cubin_bytes: usize,
+    /// The dynamic shared memory each launch gives a block: the workgroup memory of a
+    /// schedule past CUDA's 48 KiB of static shared memory, 0 below it.
+    dynamic_shared_bytes: u32,
 }
 
 // SAFETY: a module and its function are context objects, usable from any thread that binds
@@ -261,7 +264,15 @@ impl CudaGpu {
             attr(A::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y)?,
             attr(A::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z)?,
         ];
-        let shared = attr(A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK)?;
+        // What a block may take once it opts in (227 KiB on Hopper): a schedule past the
+        // 48 KiB of static shared memory runs with dynamic shared memory.
+        let shared = attr(A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
+            .ok()
+            .filter(|b| *b > 0)
+            .map_or_else(
+                || attr(A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK),
+                Ok,
+            )?;
         let warp = attr(A::CU_DEVICE_ATTRIBUTE_WARP_SIZE)?;
         let bus = attr(A::CU_DEVICE_ATTRIBUTE_PCI_BUS_ID)?;
         let mut info = wgpu::AdapterInfo::new(wgpu::DeviceType::DiscreteGpu, wgpu::Backend::Noop);
@@ -488,12 +499,33 @@ impl CudaGpu {
                 return Err(load_error(e.to_string()));
             }
         };
+        let dynamic_shared_bytes = dynamic_shared_bytes(&source);
+        if dynamic_shared_bytes > 0 {
+            use sys::CUfunction_attribute_enum as F;
+            // SAFETY: the function was just loaded. Past the device's opt-in limit the
+            // driver refuses, which `Identity::check` above rules out.
+            let opted = unsafe {
+                result::function::set_function_attribute(
+                    func,
+                    F::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    dynamic_shared_bytes as i32,
+                )
+            };
+            if let Err(e) = opted {
+                // SAFETY: loaded above, unloaded once.
+                let _ = unsafe { result::module::unload(module) };
+                return Err(load_error(format!(
+                    "opting in to {dynamic_shared_bytes} bytes of shared memory: {e}"
+                )));
+            }
+        }
         let compiled = Arc::new(CudaKernel {
             name,
             module,
             func,
             ctx: Arc::clone(&self.ctx),
             cubin_bytes: cubin.len(),
+            dynamic_shared_bytes,
         });
         self.compiled += 1;
         self.kernels.insert(key, Arc::clone(&compiled));
@@ -530,7 +562,7 @@ impl CudaGpu {
                 kernel.func,
                 (grid[0], grid[1], grid[2]),
                 (block[0], block[1], block[2]),
-                0,
+                kernel.dynamic_shared_bytes,
                 STREAM,
                 &mut args,
             )
@@ -936,9 +968,21 @@ fn check_fits(what: &'static str, mem: &DeviceMem, bytes: usize) -> Result<()> {
     }
 }
 
+/// The dynamic shared memory a kernel's CUDA source declares (the emitter's
+/// `fg_dynamic_shared_bytes`, written where its workgroup memory is past 48 KiB), or 0.
+fn dynamic_shared_bytes(source: &str) -> u32 {
+    const DECL: &str = "static constexpr unsigned fg_dynamic_shared_bytes = ";
+    source
+        .lines()
+        .find_map(|line| line.strip_prefix(DECL))
+        .and_then(|rest| rest.strip_suffix("u;"))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
+
 /// A CUDA device's limits in wgpu's terms, which the launch plan checks against: the
-/// block's threads and shape, static shared memory, and buffers up to the device's
-/// memory. Workgroups per dimension stay at 65535, the grid's y and z limit, which the
+/// block's threads and shape, shared memory (with the opt-in), and buffers up to the
+/// device's memory. Workgroups per dimension stay at 65535, the grid's y and z limit, which the
 /// emitted kernels fold over as the WGSL does (`forge_core::plan`).
 pub fn cuda_limits(threads: u32, block: [u32; 3], shared: u32, total_mem: u64) -> wgpu::Limits {
     wgpu::Limits {
@@ -954,5 +998,22 @@ pub fn cuda_limits(threads: u32, block: [u32; 3], shared: u32, total_mem: u64) -
         max_storage_buffers_per_shader_stage: 64,
         max_bindings_per_bind_group: 64,
         ..wgpu::Limits::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::dynamic_shared_bytes;
+
+    /// The runtime reads the emitter's declaration of dynamic shared memory, and nothing
+    /// else: a body without one launches with none.
+    #[test]
+    fn dynamic_shared_memory_is_read_from_the_source() {
+        let with = "#include <x>\nstatic constexpr unsigned WG = 256u;\nstatic constexpr unsigned fg_dynamic_shared_bytes = 65024u;\nextern \"C\" __global__ void fg_main() {}\n";
+        assert_eq!(dynamic_shared_bytes(with), 65024);
+        let without = "static constexpr unsigned WG = 256u;\n__shared__ float t[4];\n";
+        assert_eq!(dynamic_shared_bytes(without), 0);
+        let garbled = "static constexpr unsigned fg_dynamic_shared_bytes = 12x;\n";
+        assert_eq!(dynamic_shared_bytes(garbled), 0);
     }
 }

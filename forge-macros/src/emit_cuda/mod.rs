@@ -153,9 +153,27 @@ pub fn emit<'k>(
         .filter(|(l, _)| l.shared)
         .collect();
     // Aligned to 16 bytes: zeroed 16 bytes a store, and tensor-core loads (`ldmatrix`)
-    // read rows that start on 16 bytes.
-    for (l, name) in &shared {
-        let _ = writeln!(s, "    __shared__ __align__(16) {} {name};", e.ty(&l.ty));
+    // read rows that start on 16 bytes. Past 48 KiB (`STATIC_SHARED_BYTES`), the arrays
+    // are carved from dynamic shared memory instead, which the runtime opts in to.
+    match sched.and_then(|p| dynamic_layout(k, &shared, p)) {
+        Some((total, offsets)) => {
+            let decl = format!("static constexpr unsigned {DYNAMIC_SHARED_BYTES} = {total}u;\n");
+            s.insert_str(0, &decl);
+            s.push_str("    extern __shared__ __align__(16) unsigned char fg_smem[];\n");
+            for ((l, name), (offset, bytes)) in shared.iter().zip(offsets) {
+                let ty = e.ty(&l.ty);
+                let _ = writeln!(s, "    static_assert(sizeof({ty}) <= {bytes}u, \"the macro's size of `{name}`\");");
+                let _ = writeln!(
+                    s,
+                    "    {ty} &{name} = *reinterpret_cast<{ty} *>(fg_smem + {offset}u);"
+                );
+            }
+        }
+        None => {
+            for (l, name) in &shared {
+                let _ = writeln!(s, "    __shared__ __align__(16) {} {name};", e.ty(&l.ty));
+            }
+        }
     }
     if !shared.is_empty() {
         for (_, name) in &shared {
@@ -170,6 +188,33 @@ pub fn emit<'k>(
     s.push_str(&e.w.out);
     s.push_str("}\n");
     Ok(s)
+}
+
+/// The most static shared memory a CUDA block may declare; past it, the memory must be
+/// dynamic, and the launch opts in (`CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`).
+const STATIC_SHARED_BYTES: u64 = 48 * 1024;
+
+/// The constant of a body whose workgroup memory is dynamic: its bytes, which the runtime
+/// reads from the source to launch it (`forge_core::device::cuda`).
+pub const DYNAMIC_SHARED_BYTES: &str = "fg_dynamic_shared_bytes";
+
+/// Where each workgroup array sits in dynamic shared memory for schedule `p`, and the
+/// total, when the arrays take more than `STATIC_SHARED_BYTES`; `None` when they fit as
+/// static arrays. Each starts on 16 bytes and takes its WGSL size, which its CUDA type
+/// never exceeds (the emitted `static_assert` holds the macro to it): (offset, bytes).
+fn dynamic_layout(
+    k: &Kernel<'_>,
+    shared: &[(&Local, &String)],
+    p: &SchedPoint,
+) -> Option<(u64, Vec<(u64, u64)>)> {
+    let mut offsets = Vec::with_capacity(shared.len());
+    let mut total = 0u64;
+    for (l, _) in shared {
+        let bytes = l.ty.workgroup_bytes(&k.structs, p)?;
+        offsets.push((total, bytes));
+        total = total.checked_add(bytes)?.checked_next_multiple_of(16)?;
+    }
+    (total > STATIC_SHARED_BYTES).then_some((total, offsets))
 }
 
 /// The start of the kernel: the physical ids as WGSL names them, the linear workgroup

@@ -79,6 +79,33 @@ FG_FN void fg_zero_shared(void *p, unsigned bytes, unsigned lid, unsigned wg) {
     for (unsigned i = lid; i < bytes % 16u; i += wg) ((unsigned char *)p)[bytes / 16u * 16u + i] = 0;
 }
 
+// Asynchronous copies (`async_copy`, `async_wait`): from sm_80, an element of 4, 8 or 16
+// bytes goes from global to shared memory by `cp.async`, in the background, and a wait
+// closes this thread's batch (`commit_group`), waits until at most N batches are in flight
+// (`wait_group`), then is a barrier, which makes every thread's copies visible to all. 16
+// bytes go through L2 only (`.cg`), as a tile does not need L1; 4 and 8 (`.ca`) through
+// L1, which `.cg` does not take. Elsewhere a copy is an assignment, complete at once, as
+// in WGSL, and a wait is the barrier alone.
+template <class T> FG_FN void fg_async_copy(T *dst, const T *src) {
+#if __CUDA_ARCH__ >= 800
+    if (sizeof(T) == 16) {
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"((unsigned)__cvta_generic_to_shared(dst)), "l"(src) : "memory");
+        return;
+    }
+    if (sizeof(T) == 8 || sizeof(T) == 4) {
+        asm volatile("cp.async.ca.shared.global [%0], [%1], %2;" ::"r"((unsigned)__cvta_generic_to_shared(dst)), "l"(src), "n"((int)sizeof(T)) : "memory");
+        return;
+    }
+#endif
+    *dst = *src;
+}
+template <int N> FG_FN void fg_async_wait() {
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.commit_group;\n\tcp.async.wait_group %0;" ::"n"(N) : "memory");
+#endif
+    __syncthreads();
+}
+
 // ---- integer and float arithmetic ----
 FG_FN unsigned fg_add(unsigned a, unsigned b) { return a + b; }
 FG_FN unsigned fg_sub(unsigned a, unsigned b) { return a - b; }

@@ -1,4 +1,11 @@
 // ---- f16: cuda_fp16.h's __half, with the prelude's functions over it ----
+// Vectors of two and four halves are laid out as the generic vector is, but share their
+// storage with 32-bit words: a whole vector then moves as one or two registers (a 64-bit
+// load stored to workgroup memory as it came). As a plain array of halves, each half took
+// a register of its own, and every copy split and repacked them (two PRMTs a half: a
+// third of gemm_f16's loop on sm_90). Components are still read and written as `.v[i]`.
+template <> struct alignas(4) fg_vec<__half, 2> { union { __half v[2]; unsigned fg_w; }; };
+template <> struct alignas(8) fg_vec<__half, 4> { union { __half v[4]; uint2 fg_w; }; };
 // Arithmetic is native (each operation rounds once, as f16 arithmetic does); the other
 // functions compute on the exact f32 value and round the result once.
 FG_FN __half fg_add(__half a, __half b) { return __hadd(a, b); }

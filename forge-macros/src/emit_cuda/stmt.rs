@@ -83,8 +83,22 @@ impl Stmts for Emitter<'_> {
         self.w.line(&format!("(void){e};"));
     }
 
-    fn barrier(&mut self, _kind: Barrier) {
-        self.w.line("__syncthreads();");
+    fn barrier(&mut self, kind: Barrier) {
+        match kind {
+            Barrier::AsyncWait(n) => self.w.line(&format!("fg_async_wait<{n}>();")),
+            Barrier::Workgroup | Barrier::Storage => self.w.line("__syncthreads();"),
+        }
+    }
+
+    /// The prelude's `fg_async_copy`: `cp.async` where the element allows it.
+    fn async_copy(&mut self, place: &Place, value: &Expr) {
+        let dst = self.place(place);
+        let ExprKind::LoadBinding(b, index) = &value.kind else {
+            // `lower` makes every source a binding's element.
+            return self.assign(place, None, value);
+        };
+        let src = self.atomic_place(AtomicTarget::Binding(*b), index);
+        self.w.line(&format!("fg_async_copy(&{dst}, {src});"));
     }
 
     /// `emit` refuses a kernel that prints before any statement is written.

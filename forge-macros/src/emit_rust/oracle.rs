@@ -591,7 +591,10 @@ impl<'k> Oracle<'k> {
             Stmt::Barrier { kind, .. } => {
                 let oracle = self.p.oracle();
                 let memory = match kind {
-                    Barrier::Workgroup => quote!(#oracle::Memory::Workgroup),
+                    // Copies complete at once here: waiting for them is the barrier.
+                    Barrier::Workgroup | Barrier::AsyncWait(_) => {
+                        quote!(#oracle::Memory::Workgroup)
+                    }
                     Barrier::Storage => quote!(#oracle::Memory::Storage),
                 };
                 quote!(if __fg_races { __fg_rd.barrier(#memory); })
@@ -830,6 +833,8 @@ impl<'k> Oracle<'k> {
             Stmt::Assign {
                 place, op, value, ..
             } => self.assign(place, *op, value),
+            // The oracle copies at once, as WGSL does (`model::Stmt::AsyncCopy`).
+            Stmt::AsyncCopy { place, value, .. } => self.assign(place, None, value),
             Stmt::If {
                 cond, then, els, ..
             } => {

@@ -618,7 +618,10 @@ impl Lowerer<'_, '_> {
             let tv = self.inf.of_scalar(result);
             return Ok(self.expr_of(ExprKind::Math(f, args), tv, span));
         }
-        if name == "workgroup_barrier" || name == "storage_barrier" {
+        if matches!(
+            name.as_str(),
+            "workgroup_barrier" | "storage_barrier" | "async_copy" | "async_wait"
+        ) {
             return self.err(
                 span,
                 format!("`{name}()` is a statement; write `{name}();` on its own"),

@@ -2,11 +2,12 @@
 //! resolving names, inferring types (`infer`), and rejecting constructs outside the kernel
 //! language with an error at the construct and a hint. One `Lowerer` walks the body; its
 //! methods are split by concern: statements (`stmt`), expressions (`expr`), type
-//! annotations and array lengths (`ty`), atomics, subgroup operations, cooperative
-//! matrices and prints, each in its module; this one holds the names in scope, the
+//! annotations and array lengths (`ty`), atomics, asynchronous copies, subgroup
+//! operations, cooperative matrices and prints, each in its module; this one holds the names in scope, the
 //! inference variables, and writing the solved types back (`finish`).
 
 mod annot;
+mod async_copy;
 mod atomic;
 mod coop;
 mod expr;

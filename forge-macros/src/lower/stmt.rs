@@ -251,6 +251,14 @@ impl Lowerer<'_, '_> {
             syn::Expr::Break(b) => self.break_stmt(b, span, out),
             syn::Expr::Continue(c) => self.continue_stmt(c, span, out),
             syn::Expr::Return(r) => self.return_stmt(r, span, out),
+            syn::Expr::Call(c)
+                if matches!(
+                    path_name(&c.func).as_deref(),
+                    Some("async_copy" | "async_wait")
+                ) =>
+            {
+                self.async_call(c, span, out)
+            }
             syn::Expr::Call(c) if barrier(c).is_some() => {
                 let kind = barrier(c).unwrap_or(Barrier::Workgroup);
                 out.push(Stmt::Barrier { kind, span });

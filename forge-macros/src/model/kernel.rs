@@ -605,3 +605,28 @@ pub struct GenericTypes {
     pub param: proc_macro2::Ident,
     pub types: Vec<(proc_macro2::Ident, Scalar)>,
 }
+
+/// Workgroup memory sizes, beside the structs they read (a type alone cannot size a struct).
+impl Ty {
+    /// The bytes a value of this type takes in workgroup memory with schedule `s`, as WGSL
+    /// lays it out (naga's sizes: a `vec3` as a `vec4` in an array, a struct as its
+    /// `#[forge_struct]` layout); `None` where an array's length overflows or divides by
+    /// zero. The CUDA emitter's layout never takes more (its `vec3` is 12 bytes).
+    pub fn workgroup_bytes(&self, structs: &[StructDef], s: &SchedPoint) -> Option<u64> {
+        match self {
+            Ty::Struct(st) => Some(structs[*st].size as u64),
+            Ty::Scalar(sc) => Some(sc.size() as u64),
+            Ty::Vector(sc, n) => Some(sc.size() as u64 * if *n == 3 { 4 } else { *n as u64 }),
+            // A lane's share: a subgroup of 32 holds the 256 elements, 8 a lane (workgroup
+            // memory refuses cooperative matrices: `check`'s `coop_not_shared`).
+            Ty::Coop(sc, _) => Some(8 * sc.size() as u64),
+            Ty::Array(e, len) => {
+                let n = match len {
+                    ConstLen::Lit(n) => *n as u64,
+                    ConstLen::Sched(c) => c.eval(s)? as u64,
+                };
+                n.checked_mul(e.workgroup_bytes(structs, s)?)
+            }
+        }
+    }
+}

@@ -65,6 +65,10 @@ impl Place {
 pub enum Barrier {
     Workgroup,
     Storage,
+    /// `async_wait(n)`: closes this invocation's batch of `async_copy`s, waits until at
+    /// most the `n` latest batches are still in flight, then is a workgroup barrier. Where
+    /// copies are plain assignments (WGSL, the oracle), it is a workgroup barrier.
+    AsyncWait(u32),
 }
 
 /// `for var in start..end` (`..=` when `inclusive`). One struct, so that a pass that
@@ -123,6 +127,15 @@ pub enum Stmt {
     },
     Barrier {
         kind: Barrier,
+        span: Span,
+    },
+    /// `async_copy(&mut dst[i], &src[j])`: an element of a storage binding copied into
+    /// workgroup memory, complete at the next `async_wait` (CUDA's `cp.async`); in WGSL and
+    /// in the oracle, the assignment `dst[i] = src[j]` at once. `place` is the workgroup
+    /// array's element, `value` the binding's (`ExprKind::LoadBinding`).
+    AsyncCopy {
+        place: Place,
+        value: Expr,
         span: Span,
     },
     /// `return value` in a helper function (a tail expression becomes one too).

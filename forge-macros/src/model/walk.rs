@@ -64,7 +64,7 @@ macro_rules! each_expr {
     ($s:expr, $f:ident, $iter:ident, $indices:ident) => {
         match $s {
             Stmt::Let { init: Some(e), .. } => $f(e),
-            Stmt::Assign { place, value, .. } => {
+            Stmt::Assign { place, value, .. } | Stmt::AsyncCopy { place, value, .. } => {
                 place.$indices().into_iter().for_each(&mut $f);
                 $f(value)
             }
@@ -118,6 +118,7 @@ macro_rules! each_block {
             }
             Stmt::Let { .. }
             | Stmt::Assign { .. }
+            | Stmt::AsyncCopy { .. }
             | Stmt::CompareExchange { .. }
             | Stmt::Eval { .. }
             | Stmt::Print { .. }
@@ -191,7 +192,9 @@ impl Stmt {
     ) {
         match self {
             Stmt::Let { local: id, .. } => local(id),
-            Stmt::Assign { place, .. } => place.each_local_mut(&mut local),
+            Stmt::Assign { place, .. } | Stmt::AsyncCopy { place, .. } => {
+                place.each_local_mut(&mut local)
+            }
             Stmt::For(f) => {
                 local(&mut f.var);
                 loop_id(&mut f.id)
@@ -312,7 +315,7 @@ pub fn fold_expr_children<F: Fold + ?Sized>(f: &mut F, mut e: Expr, out: &mut Bl
 /// through `fold_place`), then its blocks.
 pub fn fold_stmt_children<F: Fold + ?Sized>(f: &mut F, mut s: Stmt, out: &mut Block) -> Stmt {
     match &mut s {
-        Stmt::Assign { place, value, .. } => {
+        Stmt::Assign { place, value, .. } | Stmt::AsyncCopy { place, value, .. } => {
             let p = std::mem::replace(place, Place::Local(0));
             *place = f.fold_place(p, out);
             *value = f.fold_expr(value.take(), out);

@@ -1,0 +1,89 @@
+//! Asynchronous copies from storage into workgroup memory: `async_copy(&mut tile[i], &x[j])`
+//! starts one, and `async_wait(n)` waits for all but this invocation's `n` latest batches,
+//! then is a workgroup barrier. A multi-stage pipeline is written once with them: CUDA runs
+//! the copies in the background (`cp.async`), and WGSL and the oracle, which have no such
+//! copy, complete each at once, so that there `async_wait` is the barrier alone.
+//!
+//! Part of `lower` (layer 3).
+
+use super::{path_name, Lowerer, R};
+use crate::model::*;
+use proc_macro2::Span;
+
+impl Lowerer<'_, '_> {
+    /// `async_copy(&mut dst[i], &src[j]);` or `async_wait(n);`, a statement.
+    pub(super) fn async_call(&mut self, c: &syn::ExprCall, span: Span, out: &mut Block) -> R<()> {
+        match path_name(&c.func).as_deref() {
+            Some("async_copy") => self.async_copy(c, span, out),
+            _ => self.async_wait(c, span, out),
+        }
+    }
+
+    /// `async_copy(&mut dst[i], &src[j])`: `dst` a `#[shared]` array, `src` a storage
+    /// binding, of one element type.
+    fn async_copy(&mut self, c: &syn::ExprCall, span: Span, out: &mut Block) -> R<()> {
+        const FORM: &str = "`async_copy(&mut tile[i], &x[j])` copies element `j` of storage binding `x` into element `i` of `#[shared]` array `tile`";
+        if c.args.len() != 2 {
+            return self.err(span, format!("{FORM}: it takes two references"));
+        }
+        let (dst, src) = (&c.args[0], &c.args[1]);
+        let dst_elem = match dst {
+            syn::Expr::Reference(r) if r.mutability.is_some() => &*r.expr,
+            _ => {
+                return self.err_spanned(dst, format!("{FORM}: its destination is `&mut tile[i]`"))
+            }
+        };
+        let src_elem = match src {
+            syn::Expr::Reference(r) if r.mutability.is_none() => &*r.expr,
+            _ => return self.err_spanned(src, format!("{FORM}: its source is `&x[j]`")),
+        };
+        let value = self.expr(src_elem)?;
+        if !matches!(value.kind, ExprKind::LoadBinding(..)) {
+            return self.err_spanned(
+                src,
+                format!("{FORM}: the source is an element of a storage binding, and asynchronous copies read storage only"),
+            );
+        }
+        let (place, ptv) = self.place(dst_elem)?;
+        let shared = match &place {
+            Place::LocalIndex(id, _) => self.locals[*id].shared,
+            _ => false,
+        };
+        if !shared {
+            return self.err_spanned(
+                dst,
+                format!("{FORM}: the destination is an element of a `#[shared]` array (workgroup memory), the only memory an asynchronous copy writes"),
+            );
+        }
+        self.unify_at(value.span, ptv, value.tv);
+        out.push(Stmt::AsyncCopy { place, value, span });
+        Ok(())
+    }
+
+    /// `async_wait(n)`, `n` an integer literal: the batches left in flight.
+    fn async_wait(&mut self, c: &syn::ExprCall, span: Span, out: &mut Block) -> R<()> {
+        const FORM: &str = "`async_wait(n)` waits until at most the `n` latest batches of this invocation's `async_copy`s are in flight (a batch: the copies since the previous `async_wait`), then is a workgroup barrier";
+        let n = match c.args.first() {
+            Some(syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Int(n),
+                ..
+            })) if c.args.len() == 1 => n.base10_parse::<u32>().ok(),
+            _ => None,
+        };
+        let Some(n) = n.filter(|n| *n <= MAX_BATCHES_IN_FLIGHT) else {
+            return self.err(
+                span,
+                format!("{FORM}; `n` is an integer literal from 0 to {MAX_BATCHES_IN_FLIGHT}, such as `async_wait(0)` (wait for every copy)"),
+            );
+        };
+        out.push(Stmt::Barrier {
+            kind: Barrier::AsyncWait(n),
+            span,
+        });
+        Ok(())
+    }
+}
+
+/// The most batches `async_wait` may leave in flight: past a few stages, a pipeline holds
+/// more workgroup memory than it gains (PTX takes any count; this bounds a typo).
+const MAX_BATCHES_IN_FLIGHT: u32 = 8;
