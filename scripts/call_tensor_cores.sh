@@ -21,7 +21,7 @@ stamp "first-call cuda"
 ( cuda_env; export FORGE_PIPELINE_CACHE=0 CUDA_CACHE_DISABLE=1; FORGE_BACKEND=cuda timeout 150 $D/forge first-call --all-schedules --json $kernels > "$OUT/first-call-cuda.jsonl" 2>&1 ); stamp "rc=$?"
 if [ -x $D/cuda_runtime ]; then
   stamp "cuda tests"
-  ( cuda_env; timeout 200 $D/cuda_runtime --test-threads=1 cooperative every_builtin > "$OUT/cudatest.txt" 2>&1 ); stamp "rc=$?"
+  ( cuda_env; timeout 200 $D/cuda_runtime --test-threads=1 cooperative every_builtin example_kernels > "$OUT/cudatest.txt" 2>&1 ); stamp "rc=$?"
 fi
 if [ -x $D/builtins_attention ]; then
   stamp "attention tests on vulkan"
@@ -39,6 +39,11 @@ stamp "bench vulkan"
 timeout 150 $D/forge --capacity-mib 60000 bench --json $kernels > "$OUT/bench-vk.jsonl" 2> "$OUT/bench-vk.err"; stamp "rc=$?"
 stamp "bench cuda"
 ( cuda_env; FORGE_BACKEND=cuda timeout 150 $D/forge --capacity-mib 60000 bench --json $kernels > "$OUT/bench-cuda.jsonl" 2> "$OUT/bench-cuda.err" ); stamp "rc=$?"
+# The same kernels from the binary before the change, when one travelled (forge_before).
+if [ -x $D/forge_before ]; then
+  stamp "bench cuda before"
+  ( cuda_env; FORGE_BACKEND=cuda timeout 150 $D/forge_before --capacity-mib 60000 bench --json ${BEFORE_KERNELS:-gemm_f16} > "$OUT/bench-cuda-before.jsonl" 2> "$OUT/bench-cuda-before.err" ); stamp "rc=$?"
+fi
 stamp "hgemm anchor"
 timeout 90 python3 - > "$OUT/anchors.jsonl" 2> "$OUT/anchors.err" <<'PY'
 # cuBLAS HGEMM as .dev/torch_anchors.py measures it (same timing method), alone.
@@ -71,7 +76,17 @@ a = torch.empty(1 << 28, dtype=torch.float32, device="cuda").uniform_(); b = tor
 t = bench(lambda: b.copy_(a)); print(json.dumps(dict(what="copy", bytes=2 * a.numel() * 4, s=t, GBps=2 * a.numel() * 4 / t / 1e9)), flush=True)
 PY
 stamp "rc=$?"
-stamp "ncu cuda gemm_f16 4096"
+# Unless named, profile the schedule the CUDA bench found fastest at 4096^3.
+if [ -z "${NCU_GEMM:-}" ]; then
+  NCU_GEMM=$(python3 -c '
+import json, sys
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    if r.get("kernel") == "gemm_f16" and r.get("shape") == "4096^3":
+        print(",".join(p for p in r["schedule"].split() if not p.startswith("vec=")))
+' "$OUT/bench-cuda.jsonl" 2>/dev/null)
+fi
+stamp "ncu cuda gemm_f16 4096 at ${NCU_GEMM:-the declared schedule}"
 ( cuda_env; FORGE_BACKEND=cuda timeout 120 ncu --clock-control none -k regex:fg_main --launch-skip 1 --launch-count 1 \
     --section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
     --section WarpStateStats --section Occupancy --section LaunchStats \
@@ -83,10 +98,11 @@ stamp "ncu cuda attention"
     $D/forge --capacity-mib 8000 run attention --problem bh=32,s=4096,d=64,causal=0,scale=0.125 ${NCU_ATT:+--schedule $NCU_ATT} --repeat 2 > "$OUT/ncu-cuda-attention.txt" 2>&1 ); stamp "rc=$?"
 tail -n 4 "$OUT"/certify-*.txt "$OUT"/cudatest.txt "$OUT"/vkcoop.txt 2>/dev/null
 grep -h slowest "$OUT"/first-call-*.jsonl
-grep -h '"kernel"' "$OUT"/bench-*.jsonl | python3 -c '
+grep '"kernel"' "$OUT"/bench-*.jsonl | python3 -c '
 import json,sys
 for l in sys.stdin:
-    r=json.loads(l); print(r["adapter"][:14], r["kernel"], r["shape"], r["schedule"], round(r["us"],1), r.get("tflops"))'
+    f, l = l.split(":", 1)
+    r=json.loads(l); print(f.split("/")[-1][6:-6], r["kernel"], r["shape"], r["schedule"], round(r["us"],1), r.get("tflops"))'
 cat "$OUT/anchors.jsonl"
 for f in "$OUT"/ncu-cuda*.txt; do echo "== $f"; grep -E "Duration|Throughput|Pipe|Registers|Shared Memory|Achieved Occupancy|Theoretical Occupancy|Warp Cycles|Stall|Error|error" "$f" | head -30; done
 pack

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Turns one device run into the table of docs/PERFORMANCE.md and a roofline-style SVG.
+"""Turns one device run into the rows of docs/PERFORMANCE.md and a roofline-style SVG.
 
 Usage: scripts/perf_table.py BENCH.jsonl ANCHORS.jsonl COMMIT DATE [SVG_OUT]
 BENCH.jsonl is `forge bench --json`; ANCHORS.jsonl is shared/anchors/torch_anchors.py, both
@@ -76,6 +76,14 @@ def peer(r):
         n = int(shape.split("^")[0])
         a = next((a for a in anchors if a["what"] == "hgemm_f16_f32acc" and a["n"] == n), None)
         return ("cuBLAS HGEMM f16 (f32 acc)", a["TFLOPs"], r["tflops"]) if a else None
+    if k in ("attention", "attention_f32"):
+        # `b2 h16 s4096 d64 causal` against torch SDPA's `attention_f16` line of that shape.
+        t = shape.split()
+        dims = {w[0]: int(w[1:]) for w in t if w[0] in "bhsd" and w[1:].isdigit()}
+        a = next((a for a in anchors if a["what"] == "attention_f16" and a["b"] == dims.get("b")
+                  and a["h"] == dims.get("h") and a["seq"] == dims.get("s") and a["d"] == dims.get("d")
+                  and a["causal"] == ("causal" in t)), None)
+        return ("torch SDPA f16 (FLASH)", a["TFLOPs"], r["tflops"]) if a else None
     if k in ("copy_vec4", "p64_project", "ternary_gemv") and copy_gbps:
         return ("torch copy", copy_gbps, r["gbps"])
     return None
@@ -103,7 +111,7 @@ for r in bench:
     elif p:
         name, fig, ours = p
         ratio = ours / fig
-        unit = "TFLOP/s" if "GEMM" in name else "GB/s"
+        unit = "TFLOP/s" if "GEMM" in name or "SDPA" in name else "GB/s"
         rows.append(f"| {r['kernel']} | {r['shape']} | {r['schedule']} | {time} | {gb} | {tf} | {fc} | {name} | {fig:.1f} {unit} | {ratio:.2f}× | {date} | {row_commit} |")
         bars.append((f"{r['kernel']} {r['shape']}", ratio))
     else:
