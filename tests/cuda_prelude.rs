@@ -14,8 +14,8 @@ use std::process::{Command, Stdio};
 use wgsl_forge::oracle;
 use wgsl_forge::prelude::*;
 
-/// CUDA's intrinsics that the prelude's scalar functions use, for the host; the warp and
-/// atomic ones are never called here.
+/// CUDA's intrinsics that the prelude's scalar functions use, for the host; the warp,
+/// atomic and barrier ones are never called here.
 const SHIMS: &str = r#"
 #include <cmath>
 #include <cstdio>
@@ -38,6 +38,7 @@ template <class T> T __shfl_up_sync(unsigned, T, unsigned) { std::abort(); }
 template <class T> T __shfl_down_sync(unsigned, T, unsigned) { std::abort(); }
 template <class T> T __shfl_xor_sync(unsigned, T, unsigned) { std::abort(); }
 static inline unsigned atomicCAS(unsigned *, unsigned, unsigned) { std::abort(); }
+static inline void __syncthreads() { std::abort(); }
 "#;
 
 /// The driver: reads `op a b` lines (operands as hex bits) and prints each result's bits.
