@@ -575,7 +575,9 @@ fn zero_array_by_loop(line: &str) -> Option<String> {
     if rest != ")0;" || !simple(element) || len.parse::<u32>().is_err() {
         return None;
     }
-    let zero = |name: &str| format!("for (uint fg_z = 0u; fg_z < {len}u; fg_z++) {{ {name}[fg_z] = ({element})0; }}");
+    let zero = |name: &str| {
+        format!("for (uint fg_z = 0u; fg_z < {len}u; fg_z++) {{ {name}[fg_z] = ({element})0; }}")
+    };
     if name.is_empty() {
         // The zero value of a local array: a local zeroed by the loop, returned.
         return Some(format!(
@@ -776,7 +778,12 @@ mod tests {
             zero_array_by_loop("    return (uint[128])0;").unwrap(),
             "    uint fg_zero[128]; for (uint fg_z = 0u; fg_z < 128u; fg_z++) { fg_zero[fg_z] = (uint)0; } return fg_zero;"
         );
-        for line in ["    return (float2[4][4])0;", "    x = y;", "    return 0;", "    t = (float[n])0;"] {
+        for line in [
+            "    return (float2[4][4])0;",
+            "    x = y;",
+            "    return 0;",
+            "    t = (float[n])0;",
+        ] {
             assert_eq!(zero_array_by_loop(line), None, "{line}");
         }
     }
