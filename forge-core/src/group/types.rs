@@ -36,11 +36,11 @@ impl DeviceGroup {
     ///
     /// ```
     /// use forge_core::group::DeviceGroup;
-    /// use forge_core::{Feature, ForgeRuntime};
+    /// use forge_core::{Backend, ForgeRuntime};
     /// let builder = ForgeRuntime::builder().capacity(1 << 20);
-    /// // Two devices of one type, and one that lacks a feature: its hash differs.
+    /// // Two devices of one type, and one that compiles SPIR-V: its manifests are apart.
     /// let mut runtimes = DeviceGroup::replicate(builder.clone(), 2)?.into_runtimes();
-    /// runtimes.push(builder.without_feature(Feature::Subgroups).build()?);
+    /// runtimes.push(builder.emission(Backend::Spirv).build()?);
     /// let group = DeviceGroup::from_runtimes(runtimes)?;
     /// let types = group.device_types();
     /// assert_eq!(types.iter().map(|t| t.devices.clone()).collect::<Vec<_>>(), [vec![0, 1], vec![2]]);
