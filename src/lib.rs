@@ -39,6 +39,8 @@
 //! # What the facade offers
 //! - [`prelude`]: the macro, the runtime, the error and the built-in kernels' methods;
 //! - [`runtime`]: [`ForgeRuntime`], its builder, device-resident tensors, host launches;
+//! - [`group`]: several devices as one ([`group::DeviceGroup`]): sharded launches (the
+//!   built-ins' sharded forms are `kernels::sharded`), collectives, tuning per device type;
 //! - [`kernels`]: the built-in kernels;
 //! - [`certify`], [`tune`] (with [`timing`] and the [`manifest`] cache it writes), [`emit`]
 //!   (naga's translations) and [`oracle`] (the CPU oracle's options);
@@ -51,7 +53,8 @@
 
 pub use forge_core::vectors;
 pub use forge_core::{
-    backend, certify, emit, error, manifest, oracle, prints, roofline, sizes, timing, trace, tune,
+    backend, certify, emit, error, group, manifest, oracle, prints, roofline, sizes, timing, trace,
+    tune,
 };
 pub use forge_core::{
     f16, wgpu, Access, Backend, Binding, Cost, DynArgs, ElemType, Element, Feature, ForgeError,
@@ -70,8 +73,9 @@ pub mod runtime {
     };
     pub use forge_core::runtime::launch::HostArg;
     pub use forge_core::runtime::{
-        enumerate_adapters, Backend, ForgeRuntime, RuntimeBuilder, RuntimeStats, WgpuParts,
-        DEFAULT_CAPACITY, ENV_ADAPTER, ENV_BACKEND, ENV_CACHE_DIR, ENV_CUDA_DEVICE, ENV_TRACE,
+        cuda_device_count, enumerate_adapters, group_adapters, nccl_version, Backend, ForgeRuntime,
+        RuntimeBuilder, RuntimeStats, WgpuParts, DEFAULT_CAPACITY, ENV_ADAPTER, ENV_BACKEND,
+        ENV_CACHE_DIR, ENV_CUDA_DEVICE, ENV_TRACE,
     };
     pub use forge_core::tensor::{Element, GpuTensor, RawTensor};
     pub use forge_core::topology::HardwareProfile;
@@ -79,8 +83,10 @@ pub mod runtime {
 }
 
 /// Everything a kernel author and a kernel user need: the macro, the runtime, the error,
-/// and the built-in kernels' methods.
+/// the built-in kernels' methods, and a group of devices with the built-ins' sharded
+/// forms.
 pub mod prelude {
+    pub use forge_core::group::DeviceGroup;
     pub use forge_core::vectors::*;
     pub use forge_core::{
         f16, Feature, ForgeError, ForgeRuntime, GpuTensor, Kernel, OracleOptions, Schedule,

@@ -370,6 +370,24 @@ pub enum ForgeError {
         reason: &'static str,
     },
 
+    /// One device of a [`crate::group::DeviceGroup`] failed its part of a call that spans
+    /// the group (a shard of a sharded launch, its side of a collective). The call returned
+    /// nothing: the other devices' parts were dropped, never handed back as a whole.
+    #[error("device #{device} of the group ({adapter}) failed on {work}{}: {source}; the call returned nothing, the other devices' parts were dropped", others_failed(*.others))]
+    DeviceFailed {
+        /// The device's index in the group.
+        device: usize,
+        /// Its adapter's name and backend.
+        adapter: String,
+        /// Its part of the call, e.g. "`gemm`, rows 64..128 of 256".
+        work: String,
+        /// How many other devices of the group failed too (the first, by index, is named).
+        others: usize,
+        /// What the device's runtime returned.
+        #[source]
+        source: Box<ForgeError>,
+    },
+
     /// The device was lost; the runtime must be recreated.
     #[error("the GPU device was lost: {0}; create a new `ForgeRuntime`")]
     DeviceLost(String),
@@ -414,3 +432,12 @@ pub enum ForgeError {
 
 /// `Result` with [`ForgeError`].
 pub type Result<T, E = ForgeError> = std::result::Result<T, E>;
+
+/// The clause of [`ForgeError::DeviceFailed`] that counts the other devices that failed.
+fn others_failed(others: usize) -> String {
+    match others {
+        0 => String::new(),
+        1 => " (and 1 other device failed too)".into(),
+        n => format!(" (and {n} other devices failed too)"),
+    }
+}

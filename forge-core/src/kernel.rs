@@ -767,6 +767,15 @@ pub trait Kernel: Sync {
     }
     /// Scalar values of the certification cases, each in the order of [`Kernel::scalars`].
     fn cert_cases(&self) -> Vec<Vec<ScalarValue>>;
+    /// The scalar parameter the kernel is batched along, if it declares one: the `u32`
+    /// size that every output, and every input that is not shared by all, grows in
+    /// proportion to, with that dimension outermost (rows of a row-major matrix, the
+    /// `b·h` heads of attention). A [`crate::group::DeviceGroup`] splits a launch along
+    /// it when no other dimension is named ([`crate::group::Split::declared`]). The default
+    /// is `None`: a split then names its dimension ([`crate::group::Split::along`]).
+    fn batch_axis(&self) -> Option<&'static str> {
+        None
+    }
     /// The tolerance policy.
     fn tolerance(&self) -> Tolerance {
         Tolerance::FLOAT

@@ -30,8 +30,12 @@
 //! 5. **The runtime**: [`runtime`] ([`ForgeRuntime`], its launches and tensors), written
 //!    once over the seam; only its builder names a device type.
 //! 6. **Procedures**: [`timing`], [`certify`] and [`tune`].
+//! 7. **Groups**: [`group`] ([`group::DeviceGroup`]: several runtimes, one per device,
+//!    driven as one: sharded launches, collectives, certification and tuning per device
+//!    type).
 //!
-//! Nothing below the runtime names [`ForgeRuntime`].
+//! Nothing below the runtime names [`ForgeRuntime`], and nothing below the groups names a
+//! group.
 
 #![warn(missing_docs)]
 
@@ -65,6 +69,8 @@ pub mod runtime;
 pub mod certify;
 pub mod timing;
 pub mod tune;
+// 7. Groups.
+pub mod group;
 
 /// IEEE half precision, the host type of `f16` bindings (the `half` crate's `f16`).
 pub use half::f16;

@@ -408,7 +408,7 @@ pub fn attention_reference_f16(
 /// The shape checks of the typed methods: `d` a multiple of 16 up to [`MAX_HEAD_DIM`], every
 /// dimension at least 1 and in `u32`, each slice `b·h·s·d` long. The flattened `b·h` and
 /// `s`, `d` as `u32`.
-fn shape(
+pub(crate) fn shape(
     kernel: &'static str,
     lens: [usize; 3],
     b: usize,

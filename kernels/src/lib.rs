@@ -12,6 +12,7 @@ pub mod gemm_f16;
 pub mod gemv;
 pub mod p64_project;
 pub mod registry;
+pub mod sharded;
 pub mod ternary_gemv;
 pub mod ternary_w2a8;
 pub mod topk;
@@ -25,6 +26,7 @@ pub mod prelude {
     pub use crate::gemm_f16::GemmF16Ext;
     pub use crate::gemv::GemvExt;
     pub use crate::p64_project::{P64GpuWords64, P64ProjectExt};
+    pub use crate::sharded::ShardedExt;
     pub use crate::ternary_gemv::{pack_ternary, TernaryGemvExt};
     pub use crate::ternary_w2a8::{quantize_activations, QuantizedActivations, TernaryW2a8Ext};
     pub use crate::topk::{TopkExt, TOPK_PAD_INDEX};

@@ -22,15 +22,20 @@
 //!   ([`Device::wgpu`]), a buffer of the application's ([`Device::import_wgpu_buffer`]),
 //!   the GPU track of a trace, the driver's pipeline cache on disk.
 //!
+//! Beside the trait, [`collective`]: the reductions collectives apply ([`ReduceOp`]) and
+//! the trait of an engine that runs collectives between devices itself ([`Collectives`]).
+//!
 //! Waits return a [`Wait`], the one future type a trait object can hand out: ready at once
 //! on native targets, awaited in a browser.
 
 pub mod budget;
+pub mod collective;
 pub mod command;
 pub mod handles;
 pub mod wait;
 
 pub use budget::{MemoryBudget, Reservation, RuntimeStats};
+pub use collective::{Collectives, ReduceOp};
 pub use command::{Command, Launch};
 pub use handles::{
     foreign, Compiled, Handle, Memory, Object, Prepared, RawMemory, Stamps, WgpuParts,
@@ -136,6 +141,12 @@ pub trait Device: fmt::Debug + wgpu::WasmNotSendSync {
 
     /// The wgpu objects behind the device; `None` on a backend that is not wgpu.
     fn wgpu(&self) -> Option<WgpuParts<'_>> {
+        None
+    }
+
+    /// The CUDA device ordinal the device is, on CUDA (what NCCL's communicators are
+    /// opened over); `None` on a backend that is not CUDA.
+    fn cuda_ordinal(&self) -> Option<usize> {
         None
     }
 

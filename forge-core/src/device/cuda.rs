@@ -737,6 +737,10 @@ impl Device for CudaGpu {
         &self.identity
     }
 
+    fn cuda_ordinal(&self) -> Option<usize> {
+        Some(self.ordinal)
+    }
+
     /// The profile names the backend `cuda`, so that its manifests never meet a wgpu
     /// adapter's.
     fn profile(&self) -> HardwareProfile {

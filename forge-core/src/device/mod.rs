@@ -23,13 +23,16 @@
 //!   commands, launches, readbacks and timestamps the runtime drives it with.
 //!
 //! CUDA is the seam's other implementation ([`cuda`]: with the `cuda` feature the real
-//! one; without it, entry points that say how to get it).
+//! one; without it, entry points that say how to get it). [`nccl`] is NCCL's engine of
+//! collectives between CUDA devices, the same way behind the `nccl` feature.
 
 pub mod adapter;
 pub mod buffers;
 #[cfg_attr(not(feature = "cuda"), path = "cuda_absent.rs")]
 pub mod cuda;
 pub mod disk_cache;
+#[cfg_attr(not(feature = "nccl"), path = "nccl_absent.rs")]
+pub mod nccl;
 pub mod pipeline;
 pub mod seam;
 pub mod trace;

@@ -45,6 +45,8 @@ pub struct RuntimeBuilder {
     print_capacity: Option<u32>,
     /// The CUDA device ordinal `RuntimeBuilder::cuda` chose.
     cuda: Option<usize>,
+    /// The adapter `RuntimeBuilder::on_adapter` chose, instead of a search.
+    on_adapter: Option<wgpu::Adapter>,
 }
 
 /// A bundle's bytes as the builder holds them until `build`: debug-printed as a length.
@@ -62,6 +64,26 @@ impl RuntimeBuilder {
     /// `FORGE_ADAPTER`).
     pub fn adapter(mut self, name: impl Into<String>) -> Self {
         self.adapter = Some(name.into());
+        self
+    }
+
+    /// Opens the device on this adapter instead of searching for one (the name filter, the
+    /// wgpu backends and `FORGE_ADAPTER` do not apply): what a
+    /// [`crate::group::DeviceGroup`] opens each of its devices with, from
+    /// [`group_adapters`]. Each [`RuntimeBuilder::build`] opens a new device on it, so
+    /// that one adapter can carry several runtimes.
+    ///
+    /// ```
+    /// use forge_core::runtime::{group_adapters, RuntimeBuilder};
+    /// let adapter = group_adapters().into_iter().next().expect("an adapter");
+    /// let builder = RuntimeBuilder::default().on_adapter(adapter);
+    /// let (a, b) = (builder.clone().build()?, builder.build()?);
+    /// assert_eq!(a.topology_hash(), b.topology_hash());
+    /// assert_ne!(a.id(), b.id());
+    /// # Ok::<(), forge_core::ForgeError>(())
+    /// ```
+    pub fn on_adapter(mut self, adapter: wgpu::Adapter) -> Self {
+        self.on_adapter = Some(adapter);
         self
     }
 
@@ -255,23 +277,23 @@ impl RuntimeBuilder {
         }
         let trace = self.recorder()?;
         let persist_pipelines = self.persist_pipelines();
+        if let Some(chosen) = self.on_adapter.clone() {
+            // No filter: the adapter was chosen; SPIR-V emission still needs passthrough.
+            let adapter = adapter::select_adapter(vec![chosen], None, emission)?;
+            let gpu = Gpu::open_async(adapter, capacity, self.without).await?;
+            return Ok(self.on_gpu(
+                gpu.emitting(emission),
+                cache_dir,
+                persist_pipelines,
+                bundle,
+                trace,
+            ));
+        }
         let filter = match self.adapter.clone() {
             Some(name) => Some((name, "the builder")),
             None => env_nonempty(ENV_ADAPTER).map(|name| (name, ENV_ADAPTER)),
         };
-        let adapters = match self.backends.or_else(wgpu::Backends::from_env) {
-            Some(backends) => adapter::enumerate_async(backends).await,
-            // Vulkan, Metal and DX12 first; GL only where none of them has an adapter, since
-            // probing GL on a headless machine is slow and noisy.
-            None => {
-                let primary = adapter::enumerate_async(wgpu::Backends::PRIMARY).await;
-                if primary.is_empty() {
-                    adapter::enumerate_async(wgpu::Backends::all()).await
-                } else {
-                    primary
-                }
-            }
-        };
+        let adapters = searched_adapters(self.backends).await;
         let adapter = adapter::select_adapter(
             adapters,
             filter.as_ref().map(|(n, src)| (n.as_str(), *src)),
@@ -401,6 +423,11 @@ impl RuntimeBuilder {
         ))
     }
 
+    /// Whether the builder opens a CUDA device (its own choice, else `FORGE_BACKEND`'s).
+    pub(crate) fn targets_cuda(&self) -> Result<bool> {
+        Ok(self.settings()?.0 == Backend::Cuda)
+    }
+
     /// Whether to persist the driver's pipeline cache: this builder's choice, else
     /// `FORGE_PIPELINE_CACHE`'s.
     fn persist_pipelines(&self) -> bool {
@@ -447,4 +474,73 @@ pub(super) fn env_nonempty(name: &str) -> Option<String> {
 /// `forge info`.
 pub fn enumerate_adapters() -> Vec<wgpu::AdapterInfo> {
     adapter::enumerate_adapters()
+}
+
+/// The adapters a search looks at: those of `backends`, else of `WGPU_BACKEND`'s, else of
+/// Vulkan, Metal and DX12, and of GL only where none of them has one (probing GL on a
+/// headless machine is slow and noisy).
+async fn searched_adapters(backends: Option<wgpu::Backends>) -> Vec<wgpu::Adapter> {
+    match backends.or_else(wgpu::Backends::from_env) {
+        Some(backends) => adapter::enumerate_async(backends).await,
+        None => {
+            let primary = adapter::enumerate_async(wgpu::Backends::PRIMARY).await;
+            if primary.is_empty() {
+                adapter::enumerate_async(wgpu::Backends::all()).await
+            } else {
+                primary
+            }
+        }
+    }
+}
+
+/// The adapters a [`crate::group::DeviceGroup`] spans when it takes every device: each GPU
+/// once, in the order wgpu lists them. A machine shows one GPU on several wgpu backends
+/// (DX12 and Vulkan on Windows), so they all come from one backend, the one that shows the
+/// most; CPU rasterisers (lavapipe) only where there is no GPU. `WGPU_BACKEND` restricts
+/// the backends, as for a search.
+pub fn group_adapters() -> Vec<wgpu::Adapter> {
+    let adapters = crate::blocking::block_on("enumerating adapters", async {
+        Ok(searched_adapters(None).await)
+    })
+    .unwrap_or_default();
+    let gpu = |a: &wgpu::Adapter| a.get_info().device_type != wgpu::DeviceType::Cpu;
+    let any_gpu = adapters.iter().any(gpu);
+    let kept: Vec<wgpu::Adapter> = adapters
+        .into_iter()
+        .filter(|a| !any_gpu || gpu(a))
+        .collect();
+    let mut backends: Vec<wgpu::Backend> = kept.iter().map(|a| a.get_info().backend).collect();
+    backends.dedup();
+    // The backend showing the most adapters; on a tie, the first wgpu listed.
+    let Some(best) = backends
+        .iter()
+        .copied()
+        .rev()
+        .max_by_key(|b| kept.iter().filter(|a| a.get_info().backend == *b).count())
+    else {
+        return Vec::new();
+    };
+    kept.into_iter()
+        .filter(|a| a.get_info().backend == best)
+        .collect()
+}
+
+/// The number of CUDA devices the driver sees. Errors: a build without the `cuda` feature
+/// ([`ForgeError::NotBuilt`]), libcuda missing ([`ForgeError::MissingLibrary`]).
+pub fn cuda_device_count() -> Result<usize> {
+    crate::device::cuda::device_count()
+}
+
+/// NCCL's version as `major·10000 + minor·100 + patch`: whether the group's collectives
+/// can run on NCCL here. Errors: a build without the `nccl` feature
+/// ([`ForgeError::NotBuilt`]), libnccl missing ([`ForgeError::MissingLibrary`]).
+pub fn nccl_version() -> Result<i32> {
+    crate::device::nccl::version()
+}
+
+/// NCCL's engine of collectives over the CUDA devices `ordinals`, in rank order: see
+/// [`crate::device::nccl::open`]. Errors: a build without the `nccl` feature
+/// ([`ForgeError::NotBuilt`]), libnccl missing ([`ForgeError::MissingLibrary`]).
+pub(crate) fn open_nccl(ordinals: &[usize]) -> Result<Box<dyn crate::backend::Collectives>> {
+    crate::device::nccl::open(ordinals)
 }

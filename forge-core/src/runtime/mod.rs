@@ -39,7 +39,10 @@ use crate::manifest::{ManifestBundle, ManifestCache, ManifestKey, ManifestMemo, 
 use crate::schedule::Schedule;
 pub use crate::target::Backend;
 use crate::topology::HardwareProfile;
-pub use builder::{enumerate_adapters, RuntimeBuilder};
+pub(crate) use builder::open_nccl;
+pub use builder::{
+    cuda_device_count, enumerate_adapters, group_adapters, nccl_version, RuntimeBuilder,
+};
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -221,6 +224,11 @@ impl ForgeRuntime {
     /// instead of wgpu: its emission is [`Backend::Cuda`].
     pub fn is_cuda(&self) -> bool {
         self.emission == Backend::Cuda
+    }
+
+    /// The CUDA device ordinal the runtime runs on, on CUDA; `None` on wgpu.
+    pub fn cuda_ordinal(&self) -> Option<usize> {
+        self.device.cuda_ordinal()
     }
 
     /// The adapter's description: name, vendor, backend, driver. On CUDA: the device's

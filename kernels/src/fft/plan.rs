@@ -167,6 +167,23 @@ pub(super) fn transform(
     batch: usize,
     inverse: bool,
 ) -> Result<Vec<f32>, ForgeError> {
+    check_data(data, n, batch)?;
+    let complex: &[[f32; 2]] = bytemuck::cast_slice(data);
+    let x = rt.upload(complex)?;
+    let out = rt.zeros::<[f32; 2]>(complex.len())?;
+    let scratch = if n > FFT_MAX_LOCAL {
+        Some(rt.zeros::<[f32; 2]>(complex.len())?)
+    } else {
+        None
+    };
+    fft_record(rt, &x, scratch.as_ref(), &out, n, batch, inverse, None)?;
+    let result = rt.download(&out)?;
+    Ok(bytemuck::cast_slice(&result).to_vec())
+}
+
+/// Checks interleaved data of `batch` transforms of length `n`: `2·n·batch` floats, `n` a
+/// power of two from 1 to 2^22, nothing empty.
+pub(crate) fn check_data(data: &[f32], n: usize, batch: usize) -> Result<(), ForgeError> {
     if data.is_empty() {
         return Err(ForgeError::EmptyWork {
             kernel: fft_pass::NAME,
@@ -181,18 +198,7 @@ pub(super) fn transform(
     }
     check_shape(n, batch)?;
     let floats = 2 * n as u128 * batch as u128;
-    check_len(fft_pass::NAME, "data", "2 * n * batch", floats, data.len())?;
-    let complex: &[[f32; 2]] = bytemuck::cast_slice(data);
-    let x = rt.upload(complex)?;
-    let out = rt.zeros::<[f32; 2]>(complex.len())?;
-    let scratch = if n > FFT_MAX_LOCAL {
-        Some(rt.zeros::<[f32; 2]>(complex.len())?)
-    } else {
-        None
-    };
-    fft_record(rt, &x, scratch.as_ref(), &out, n, batch, inverse, None)?;
-    let result = rt.download(&out)?;
-    Ok(bytemuck::cast_slice(&result).to_vec())
+    check_len(fft_pass::NAME, "data", "2 * n * batch", floats, data.len())
 }
 
 /// An argument error of a transform.
