@@ -101,8 +101,11 @@ struct RuntimeArgs {
 
 impl RuntimeArgs {
     /// The cache directory the CLI uses.
-    fn cache_dir(&self) -> Option<std::path::PathBuf> {
-        self.cache_dir.clone().or_else(tuning::default_cache_dir)
+    fn cache_dir(&self) -> Result<Option<std::path::PathBuf>, ForgeError> {
+        match &self.cache_dir {
+            Some(dir) => Ok(Some(dir.clone())),
+            None => tuning::default_cache_dir(),
+        }
     }
 }
 
@@ -308,7 +311,10 @@ enum CacheCommand {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return usage_error(e),
+    };
     // Logs to stderr at RUST_LOG's level (warn by default); every span, whatever that
     // level, into the trace of a runtime that keeps one (FORGE_TRACE).
     use tracing_subscriber::layer::SubscriberExt;
@@ -341,12 +347,37 @@ fn main() -> ExitCode {
                 CliError::Select(_)
                 | CliError::Usage(_)
                 | CliError::Forge(
-                    ForgeError::UnknownBackend { .. } | ForgeError::BackendNotExecutable { .. },
+                    ForgeError::UnknownBackend { .. }
+                    | ForgeError::BackendNotExecutable { .. }
+                    | ForgeError::BadEnvVar { .. },
                 ) => ExitCode::from(2),
                 _ => ExitCode::from(1),
             }
         }
     }
+}
+
+/// What clap says about a command line it cannot parse, or its help. clap quotes what it
+/// was given as it was given: a 100 kB `--seed` or an argument holding escape sequences
+/// would come back whole and raw, so each line of an error goes through the library's
+/// [`forge_core::shown::shown`] (escaped, and cut with its length said), and is printed
+/// without colour. Help and version are clap's own text, printed as clap prints them.
+fn usage_error(e: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        e.exit()
+    }
+    use std::io::Write;
+    let mut stderr = std::io::stderr().lock();
+    for line in e.render().to_string().lines() {
+        let _ = writeln!(stderr, "{}", out::shown(line));
+    }
+    ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2))
 }
 
 fn run(cli: Cli) -> Result<ExitCode, CliError> {
@@ -453,7 +484,7 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
             if let Some(path) = &plot {
                 forge_cli::bench::roofline::plot_svg(&results, path)?;
                 if !json {
-                    outln!("plot: {}", path.display());
+                    outln!("plot: {}", out::path(path));
                 }
             }
             Ok(ExitCode::SUCCESS)
@@ -531,7 +562,7 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
             )?)
         }
         Command::Cache { action } => {
-            let Some(dir) = cli.runtime.cache_dir() else {
+            let Some(dir) = cli.runtime.cache_dir()? else {
                 return Err(ForgeError::InvalidArgument {
                     kernel: "forge cache",
                     message: "no cache directory: pass --cache-dir or set FORGE_CACHE_DIR".into(),
@@ -593,7 +624,7 @@ fn runtime(args: &RuntimeArgs) -> Result<ForgeRuntime, ForgeError> {
     if let Some(name) = &args.backend {
         builder = builder.emission(Backend::parse(name)?);
     }
-    if let Some(dir) = args.cache_dir() {
+    if let Some(dir) = args.cache_dir()? {
         builder = builder.cache_dir(dir);
     }
     builder.build()
@@ -654,7 +685,7 @@ fn first_call(
             "runtime {runtime_ms:.1} ms{}; pipeline cache: {}",
             warm_up_ms.map_or(String::new(), |w| format!(", warm-up {w:.1} ms")),
             match (rt.pipeline_cache_path(), loaded) {
-                (Some(p), Some(b)) => format!("{} ({b} bytes loaded)", p.display()),
+                (Some(p), Some(b)) => format!("{} ({b} bytes loaded)", out::path(p)),
                 _ => "off".to_string(),
             }
         );
@@ -671,7 +702,7 @@ fn parse_schedule(kernel: &dyn Kernel, text: Option<&str>) -> Result<Schedule, C
         Some(text) => declared.with_settings(text).map_err(|reason| {
             CliError::Usage(ForgeError::BadSchedule {
                 kernel: kernel.name(),
-                schedule: format!("`{text}`"),
+                schedule: format!("`{}`", out::shown(text)),
                 reason,
             })
         })?,
@@ -734,7 +765,7 @@ fn emit(args: &EmitArgs, target: Target) -> Result<ExitCode, CliError> {
                 std::io::stderr(),
                 "wrote {} ({target}, {schedule}) to {}",
                 kernel.name(),
-                path.display()
+                out::path(path)
             );
         }
         _ => {

@@ -252,6 +252,18 @@ pub enum ForgeError {
         valid: &'static str,
     },
 
+    /// A `FORGE_*` environment variable holds a value that cannot be used: one that is not
+    /// UTF-8, or not one of the values the variable takes. Never a silent fallback to the
+    /// default.
+    #[error("the environment variable `{var}` {reason}")]
+    BadEnvVar {
+        /// The variable's name.
+        var: &'static str,
+        /// What is wrong with its value (shown escaped and cut, [`crate::shown`]), and
+        /// what the variable takes.
+        reason: String,
+    },
+
     /// A backend that `forge emit` translates to, but that the runtime cannot execute.
     #[error("backend `{name}` can be emitted (`forge emit KERNEL --backend {name}`) but not executed; the runtime executes: {valid}")]
     BackendNotExecutable {

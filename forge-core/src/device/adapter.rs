@@ -40,7 +40,9 @@ pub fn enumerate_adapters() -> Vec<wgpu::AdapterInfo> {
 pub fn describe(info: &wgpu::AdapterInfo) -> String {
     format!(
         "`{}` [{:?}, {:?}]",
-        info.name, info.backend, info.device_type
+        crate::shown::shown(&info.name),
+        info.backend,
+        info.device_type
     )
 }
 
@@ -84,7 +86,8 @@ pub fn select_adapter(
         if candidates.is_empty() {
             return Err(ForgeError::NoAdapter {
                 detail: format!(
-                    " whose name contains `{name}` (set by {source}); adapters seen: {seen_list}"
+                    " whose name contains `{}` (set by {source}); adapters seen: {seen_list}",
+                    crate::shown::shown(name)
                 ),
             });
         }

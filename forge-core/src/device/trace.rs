@@ -238,7 +238,7 @@ impl DeviceTrace {
 impl Drop for DeviceTrace {
     fn drop(&mut self) {
         if let Err(e) = self.finish() {
-            tracing::warn!(path = %self.recorder.path().display(), error = %e, "the trace was not written");
+            tracing::warn!(path = %crate::shown::shown_path(self.recorder.path()), error = %e, "the trace was not written");
         }
     }
 }

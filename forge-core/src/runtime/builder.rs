@@ -218,8 +218,8 @@ impl RuntimeBuilder {
     fn recorder(&self) -> Result<Option<Arc<crate::trace::Recorder>>> {
         let path = match &self.trace {
             Some(p) => p.clone(),
-            None => match env_nonempty(ENV_TRACE) {
-                Some(p) => PathBuf::from(p),
+            None => match crate::env::path(ENV_TRACE)? {
+                Some(p) => p,
                 None => return Ok(None),
             },
         };
@@ -254,10 +254,10 @@ impl RuntimeBuilder {
             return self.build_cuda(cache_dir, capacity, bundle);
         }
         let trace = self.recorder()?;
-        let persist_pipelines = self.persist_pipelines();
+        let persist_pipelines = self.persist_pipelines()?;
         let filter = match self.adapter.clone() {
             Some(name) => Some((name, "the builder")),
-            None => env_nonempty(ENV_ADAPTER).map(|name| (name, ENV_ADAPTER)),
+            None => crate::env::var(ENV_ADAPTER)?.map(|name| (name, ENV_ADAPTER)),
         };
         let adapters = match self.backends.or_else(wgpu::Backends::from_env) {
             Some(backends) => adapter::enumerate_async(backends).await,
@@ -321,7 +321,7 @@ impl RuntimeBuilder {
         }
         let trace = self.recorder()?;
         let gpu = Gpu::from_wgpu(adapter, device, queue, capacity).emitting(emission);
-        let persist_pipelines = self.persist_pipelines();
+        let persist_pipelines = self.persist_pipelines()?;
         Ok(self.on_gpu(gpu, cache_dir, persist_pipelines, bundle, trace))
     }
 
@@ -380,16 +380,19 @@ impl RuntimeBuilder {
     ) -> Result<ForgeRuntime> {
         let index = match self.cuda {
             Some(i) => i,
-            None => match env_nonempty(ENV_CUDA_DEVICE) {
-                Some(v) => v.trim().parse().map_err(|_| ForgeError::InvalidArgument {
-                    kernel: ENV_CUDA_DEVICE,
-                    message: format!("`{v}` is not a device ordinal (0, 1, ...)"),
+            None => match crate::env::var(ENV_CUDA_DEVICE)? {
+                Some(v) => v.trim().parse().map_err(|_| ForgeError::BadEnvVar {
+                    var: ENV_CUDA_DEVICE,
+                    reason: format!(
+                        "is `{}`, which is not a device ordinal (0, 1, ...)",
+                        crate::shown::shown(&v)
+                    ),
                 })?,
                 None => 0,
             },
         };
         let device = crate::device::cuda::open(index, capacity)?;
-        if self.trace.is_some() || env_nonempty(ENV_TRACE).is_some() {
+        if self.trace.is_some() || crate::env::var(ENV_TRACE)?.is_some() {
             tracing::warn!("the CUDA backend writes no trace; FORGE_TRACE is ignored");
         }
         Ok(ForgeRuntime::on(
@@ -402,10 +405,12 @@ impl RuntimeBuilder {
     }
 
     /// Whether to persist the driver's pipeline cache: this builder's choice, else
-    /// `FORGE_PIPELINE_CACHE`'s.
-    fn persist_pipelines(&self) -> bool {
-        self.pipeline_cache
-            .unwrap_or_else(crate::device::disk_cache::enabled_by_env)
+    /// `FORGE_PIPELINE_CACHE`'s (an error when it holds no on or off word).
+    fn persist_pipelines(&self) -> Result<bool> {
+        match self.pipeline_cache {
+            Some(on) => Ok(on),
+            None => crate::device::disk_cache::enabled_by_env(),
+        }
     }
 
     /// The emission backend, cache directory and capacity: this builder's, else the
@@ -421,26 +426,24 @@ impl RuntimeBuilder {
         }
         let emission = match self.emission {
             Some(b) => b,
-            None => match env_nonempty(ENV_BACKEND) {
+            None => match crate::env::var(ENV_BACKEND)? {
                 Some(name) => Backend::parse(&name)?,
                 None => Backend::Wgsl,
             },
         };
-        let cache_dir = self
-            .cache_dir
-            .clone()
-            .or_else(|| env_nonempty(ENV_CACHE_DIR).map(PathBuf::from));
+        let cache_dir = match &self.cache_dir {
+            Some(dir) => Some(dir.clone()),
+            None => crate::env::path(ENV_CACHE_DIR)?,
+        };
+        // Read when a launch prints; checked here, so that a bad value fails the build
+        // rather than passing unnoticed.
+        crate::prints::to_stderr()?;
         Ok((
             emission,
             cache_dir,
             self.capacity.unwrap_or(DEFAULT_CAPACITY),
         ))
     }
-}
-
-/// The value of an environment variable, or `None` when it is unset, empty or not UTF-8.
-pub(super) fn env_nonempty(name: &str) -> Option<String> {
-    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
 }
 
 /// Every adapter wgpu can see on any backend (or on those `WGPU_BACKEND` names), for
