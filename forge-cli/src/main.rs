@@ -326,6 +326,8 @@ fn main() -> ExitCode {
         .with(
             tracing_subscriber::fmt::layer()
                 .with_writer(std::io::stderr)
+                // Colours only on a terminal: in a pipe or a log they are escape codes.
+                .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
                 .with_filter(filter),
         )
         .with(wgsl_forge::trace::SpanLayer::new())

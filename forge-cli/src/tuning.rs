@@ -153,7 +153,7 @@ pub fn auto_tune_all(
                 let label = forge_cli::select::label(k, kernels);
                 say(
                     &bar,
-                    &format!("error: kernel `{label}`: {}", out::escape(&e.to_string())),
+                    &format!("error: tuning `{label}`: {}", out::escape(&e.to_string())),
                 );
                 errors.push(label);
             }
