@@ -255,7 +255,13 @@ pub fn sanitize(
             schedule = %schedule,
             "ignoring the cached winner: {reason}"
         );
-        if let Some(b) = m.buckets.iter_mut().find(|b| b.bucket == *bucket) {
+        // Every bucket of that number: a file may hold one number twice (the tuner never
+        // writes it so), and the copy's winner is just as untrusted (found by fuzzing).
+        for b in m
+            .buckets
+            .iter_mut()
+            .filter(|b| b.bucket == *bucket && b.winner == Some(*schedule))
+        {
             b.winner = None;
         }
     }
