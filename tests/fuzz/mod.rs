@@ -159,11 +159,12 @@ pub fn no_panic<R>(what: &str, f: impl FnOnce() -> R) -> Result<R, TestCaseError
 /// Counts of what the cases reached (parsed, loaded, imported, ...), printed after a
 /// campaign: a campaign whose inputs never get past the first check tests little.
 #[derive(Default)]
-pub struct Tally(Mutex<Vec<(&'static str, AtomicU64)>>);
+pub struct Tally(Mutex<Vec<(String, AtomicU64)>>);
 
 impl Tally {
     /// Counts one case that reached `what`.
-    pub fn hit(&self, what: &'static str) {
+    pub fn hit(&self, what: impl Into<String>) {
+        let what = what.into();
         if let Ok(mut v) = self.0.lock() {
             match v.iter().find(|(w, _)| *w == what) {
                 Some((_, n)) => {
