@@ -453,7 +453,11 @@ fn apply(v: &mut Value, path: &[Step], op: &Op, raw: &mut Option<String>) {
 
 /// A base manifest with `edits`, as file text.
 fn edited(base: &Base, edits: &[Edit]) -> String {
-    let mut v = base.json.clone();
+    with_edits(base.json.clone(), edits)
+}
+
+/// `v` with `edits`, as JSON text (a raw edit's text in place of its marker).
+fn with_edits(mut v: Value, edits: &[Edit]) -> String {
     let mut raw = None;
     for e in edits {
         apply(&mut v, &e.path, &e.op, &mut raw);
@@ -681,16 +685,8 @@ fn fuzz_bundles() {
         }
         let mut bytes = bundle.to_bytes().expect("a bundle serializes");
         if !c.wrapper.is_empty() {
-            let mut v: Value = serde_json::from_slice(&bytes).unwrap();
-            let mut raw = None;
-            for e in &c.wrapper {
-                apply(&mut v, &e.path, &e.op, &mut raw);
-            }
-            let mut text = serde_json::to_string(&v).unwrap();
-            if let Some(r) = raw {
-                text = text.replacen(&serde_json::to_string(RAW).unwrap(), &r, 1);
-            }
-            bytes = text.into_bytes();
+            let v: Value = serde_json::from_slice(&bytes).unwrap();
+            bytes = with_edits(v, &c.wrapper).into_bytes();
         }
         for e in &c.bytes {
             let len = bytes.len().max(1);

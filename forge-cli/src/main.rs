@@ -807,11 +807,11 @@ fn info(args: &RuntimeArgs, all_limits: bool, json: bool) -> Result<ExitCode, Cl
         for a in &adapters {
             outln!(
                 "  - {} [{:?}, {:?}] driver: {} {}",
-                a.name,
+                out::escape(&a.name),
                 a.backend,
                 a.device_type,
-                a.driver,
-                a.driver_info
+                out::escape(&a.driver),
+                out::escape(&a.driver_info)
             );
         }
     }
@@ -831,7 +831,7 @@ fn info(args: &RuntimeArgs, all_limits: bool, json: bool) -> Result<ExitCode, Cl
     }
     let info = rt.adapter_info();
     outln!();
-    outln!("chosen adapter: {}", info.name);
+    outln!("chosen adapter: {}", out::escape(&info.name));
     if rt.is_cuda() {
         outln!("  backend:        CUDA (not wgpu)");
     } else {
@@ -843,7 +843,11 @@ fn info(args: &RuntimeArgs, all_limits: bool, json: bool) -> Result<ExitCode, Cl
         info.vendor,
         info.device
     );
-    outln!("  driver:         {} {}", info.driver, info.driver_info);
+    outln!(
+        "  driver:         {} {}",
+        out::escape(&info.driver),
+        out::escape(&info.driver_info)
+    );
     outln!(
         "  subgroup sizes: {}..={}",
         profile.subgroup_min_size,
@@ -1038,9 +1042,8 @@ fn certify_all(
         // As the browser's certification does: a kernel that needs a feature the adapter
         // lacks (cooperative matrices on lavapipe) is skipped, and says so.
         if let Some(why) = rt.cannot_run(k) {
-            if !json {
-                outln!("skip {}: {why}", k.name());
-            }
+            // Under `--json` on stderr, so that stdout stays JSON and the reason is not lost.
+            out::skip(k.name(), &why, json)?;
             skipped.push(k.name());
             continue;
         }

@@ -55,6 +55,19 @@ pub use forge_core::shown::shown_path as path;
 /// Outside text as every message shows it: escaped and cut ([`forge_core::shown::shown`]).
 pub use forge_core::shown::shown;
 
+/// Says that `label` was skipped and why (`skip gemm_f16: needs ...`): on stdout, or on
+/// stderr where stdout carries JSON, so that the reason is never lost.
+pub fn skip(label: &str, why: &str, json: bool) -> Result<(), crate::CliError> {
+    if json {
+        use std::io::Write;
+        // stderr may be closed: what cannot be said is dropped, never a panic.
+        let _ = writeln!(std::io::stderr(), "skip {label}: {why}");
+    } else {
+        outln!("skip {label}: {why}");
+    }
+    Ok(())
+}
+
 /// The widest a table cell made from outside text gets, in characters.
 pub const MAX_CELL: usize = 80;
 

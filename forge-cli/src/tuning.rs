@@ -78,24 +78,18 @@ fn say(bar: &ProgressBar, line: &str) {
 }
 
 /// Whether `kernel` can run on `rt`: where it cannot (a feature the adapter lacks, such as
-/// cooperative matrices on lavapipe), says so, `skip KERNEL: why`, as `forge certify`
-/// does (on stdout, or on stderr where stdout carries JSON), and returns `false`.
+/// cooperative matrices on lavapipe), says so ([`out::skip`]), as `forge certify` does, and
+/// returns `false`.
 fn runnable(
     rt: &ForgeRuntime,
     kernel: &dyn Kernel,
     label: &str,
     json: bool,
 ) -> Result<bool, CliError> {
-    let Some(why) = rt.cannot_run(kernel) else {
-        return Ok(true);
-    };
-    if json {
-        use std::io::Write;
-        let _ = writeln!(std::io::stderr(), "skip {label}: {why}");
-    } else {
-        outln!("skip {label}: {why}");
+    match rt.cannot_run(kernel) {
+        None => Ok(true),
+        Some(why) => out::skip(label, &why, json).map(|()| false),
     }
-    Ok(false)
 }
 
 /// `forge auto-tune-all`: tunes every built-in kernel, with a progress bar over all

@@ -192,6 +192,26 @@ fn tune_skips_a_kernel_the_adapter_cannot_run() {
     std::fs::remove_dir_all(&cache).ok();
 }
 
+/// `forge certify --json` keeps stdout JSON, and says on stderr which kernels it skipped
+/// and why (it used to skip them without a word).
+#[test]
+fn certify_json_says_on_stderr_what_it_skipped() {
+    let Some(why) = cannot_run("gemm_f16") else {
+        eprintln!("this adapter runs gemm_f16: nothing to skip here");
+        return;
+    };
+    let out = forge(&["certify", "--json", "axpy", "gemm_f16"]);
+    clean(&out, "certify --json");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let reports: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+    assert_eq!(reports.as_array().map(Vec::len), Some(1), "{reports}");
+    assert!(
+        stderr(&out).contains(&format!("skip gemm_f16: {why}")),
+        "{}",
+        stderr(&out)
+    );
+}
+
 // ---- item 5: values that are not UTF-8 ------------------------------------------------------
 
 /// Each `FORGE_*` variable the runtime reads, set to a value that is not UTF-8: status 2,
