@@ -333,9 +333,12 @@ fn long_environment_values_are_cut_in_messages() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// The command line of a case, for a given input.
+type ArgsOf = Box<dyn Fn(&str) -> Vec<String>>;
+
 #[test]
 fn long_arguments_are_cut_in_messages() {
-    let cases: Vec<(&str, Box<dyn Fn(&str) -> Vec<String>>)> = vec![
+    let cases: Vec<(&str, ArgsOf)> = vec![
         (
             "kernel name",
             Box::new(|v| vec!["emit".into(), v.into(), "--backend".into(), "wgsl".into()]),

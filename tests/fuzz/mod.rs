@@ -49,9 +49,11 @@ pub fn campaign<S>(
     let budget = env_u64("FORGE_FUZZ_SECONDS").map(Duration::from_secs);
     let start = Instant::now();
     let mut done = 0u64;
-    // Rounds of at most 5000 cases, so that the time budget is looked at now and then.
+    // Rounds of about a minute (200 cases first, then as many as the rate so far runs in
+    // a minute, from 50 to 5000), so that the time budget is looked at now and then.
+    let mut round_size = 200u64;
     while done < total && budget.is_none_or(|b| start.elapsed() < b) {
-        let round = (total - done).min(5000) as u32;
+        let round = (total - done).min(round_size) as u32;
         let config = Config {
             cases: round,
             failure_persistence: Some(Box::new(FileFailurePersistence::WithSource(
@@ -64,7 +66,17 @@ pub fn campaign<S>(
         };
         let mut runner = TestRunner::new(config);
         match runner.run(&strategy, &test) {
-            Ok(()) => done += round as u64,
+            Ok(()) => {
+                done += round as u64;
+                let rate = done as f64 / start.elapsed().as_secs_f64().max(1e-3);
+                round_size = ((rate * 60.0) as u64).clamp(50, 5000);
+                if budget.is_some() {
+                    eprintln!(
+                        "fuzz campaign `{name}`: {done} cases in {:.0} s so far",
+                        start.elapsed().as_secs_f64()
+                    );
+                }
+            }
             Err(TestError::Fail(why, value)) => {
                 let shown = format!("{value:#?}");
                 panic!(

@@ -162,18 +162,18 @@ fn read_cache_file(path: &Path) -> Option<Vec<u8>> {
         Ok(b) => b,
         Err(ReadRefusal::Missing) => return None,
         Err(ReadRefusal::Refused(why)) => {
-            tracing::warn!(path = %crate::shown::shown_path(&path), "pipeline cache ignored: {why}");
+            tracing::warn!(path = %crate::shown::shown_path(path), "pipeline cache ignored: {why}");
             return None;
         }
         Err(ReadRefusal::Io(e)) => {
-            tracing::warn!(path = %crate::shown::shown_path(&path), error = %e, "pipeline cache ignored: it could not be read");
+            tracing::warn!(path = %crate::shown::shown_path(path), error = %e, "pipeline cache ignored: it could not be read");
             return None;
         }
     };
     match decode(&bytes) {
         Ok(data) => Some(data.to_vec()),
         Err(why) => {
-            tracing::warn!(path = %crate::shown::shown_path(&path), "pipeline cache ignored: {why}");
+            tracing::warn!(path = %crate::shown::shown_path(path), "pipeline cache ignored: {why}");
             None
         }
     }

@@ -173,7 +173,7 @@ impl Scratch {
 fn with_path(e: std::io::Error, path: &Path) -> std::io::Error {
     std::io::Error::new(
         e.kind(),
-        format!("creating {}: {e}", crate::shown::shown_path(&path)),
+        format!("creating {}: {e}", crate::shown::shown_path(path)),
     )
 }
 

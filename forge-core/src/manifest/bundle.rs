@@ -354,23 +354,23 @@ impl ManifestBundle {
             ReadRefusal::Missing => ForgeError::Io {
                 context: format!(
                     "reading the manifest bundle `{}`",
-                    crate::shown::shown_path(&path)
+                    crate::shown::shown_path(path)
                 ),
                 source: std::io::Error::from(std::io::ErrorKind::NotFound),
             },
             ReadRefusal::Refused(reason) => ForgeError::RefusedPath {
-                path: crate::shown::shown_path(&path),
+                path: crate::shown::shown_path(path),
                 reason,
             },
             ReadRefusal::Io(source) => ForgeError::Io {
                 context: format!(
                     "reading the manifest bundle `{}`",
-                    crate::shown::shown_path(&path)
+                    crate::shown::shown_path(path)
                 ),
                 source,
             },
         })?;
-        Self::decode(&bytes, &format!("`{}`", crate::shown::shown_path(&path)))
+        Self::decode(&bytes, &format!("`{}`", crate::shown::shown_path(path)))
     }
 
     /// The bundle in `bytes`, which came from `origin` (for the error).

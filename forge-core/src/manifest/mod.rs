@@ -553,7 +553,7 @@ impl ManifestCache {
 
 fn read_dir(dir: &Path) -> Result<Vec<PathBuf>> {
     let entries = std::fs::read_dir(dir).map_err(|e| ForgeError::Io {
-        context: format!("listing `{}`", crate::shown::shown_path(&dir)),
+        context: format!("listing `{}`", crate::shown::shown_path(dir)),
         source: e,
     })?;
     Ok(entries.filter_map(|e| e.ok().map(|e| e.path())).collect())
