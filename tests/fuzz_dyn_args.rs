@@ -128,7 +128,7 @@ fn edge(ty: ScalarType, e: u32, was: ScalarValue) -> ScalarValue {
         64,
         65,
         257,
-        w * 2,
+        w.saturating_mul(2),
         u32::MAX as i64,
         i32::MIN as i64,
     ][e as usize % 12];
