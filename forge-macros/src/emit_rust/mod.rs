@@ -1392,7 +1392,11 @@ impl<'k> Items<'k> {
         let name_str = &self.k.name;
         let (method_args, method_names, out_ty) =
             (&self.method_args, &self.method_names, &self.out_ty);
-        let ext_trait = format_ident!("{}Ext", camel(name_str));
+        // From the function's identifier, not the kernel's name: the two are one for a
+        // kernel that compiles, but an instance of a generic kernel is named `k<f32>`, and
+        // the stub of one whose options did not parse reaches here (`format_ident!` then
+        // panicked, found by forge-macros/tests/no_panic.rs's long campaign).
+        let ext_trait = format_ident!("{}Ext", camel(&fn_name.to_string()));
         let doc = format!("Adds `{name_str}` as a method of `ForgeRuntime`. See [`{name_str}`](mod@{name_str}) for the kernel.");
         let mdoc = format!("Runs `{name_str}` on the GPU with the tuned (or declared) schedule; see [`{name_str}::run`].");
         quote! {
