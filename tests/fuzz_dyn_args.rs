@@ -1,5 +1,6 @@
 //! Fuzzing the type-erased calls (issue 35): `DynArgs` against `ForgeRuntime::run_dyn` (on
-//! the real adapter, lavapipe in CI) and `Kernel::cpu_dyn` (the oracle), for every built-in
+//! the real adapter, lavapipe in CI) and `Kernel::cpu_dyn` (the oracle, with a small loop
+//! budget), for every built-in
 //! kernel. See `tests/fuzz/mod.rs` for the campaign's settings (`FORGE_FUZZ_CASES`,
 //! `FORGE_FUZZ_SECONDS`) and its persisted failures
 //! (`tests/fuzz_dyn_args.proptest-regressions`).
@@ -33,7 +34,7 @@ use rand::SeedableRng;
 use std::sync::Mutex;
 use wgsl_forge::certify::{compare, compare_special, generate, Distribution};
 use wgsl_forge::prelude::*;
-use wgsl_forge::{Access, DynArgs, ElemType, HostBuffer, ScalarType, ScalarValue};
+use wgsl_forge::{Access, DynArgs, ElemType, HostBuffer, OracleOptions, ScalarType, ScalarValue};
 
 /// The most bytes of test data one case draws: sizes past it get no data (so the call is
 /// refused for its shape, quickly) rather than a long oracle run.
@@ -381,6 +382,11 @@ fn fuzz_dyn_args_against_run_dyn_and_cpu_dyn() {
     );
     let all = kernels();
     let tally = Tally::default();
+    // The oracle's loop budget, far below its default (2^30 iterations an invocation, which
+    // an edge value such as topk's `k = u32::MAX` reaches in every invocation): such a case
+    // then ends at once, refused with `LoopBudgetExceeded`, instead of running for hours.
+    // (The GPU's own loop limits are issue 35's items 1 and 2.)
+    let oracle_options = OracleOptions::default().with_max_loop_iterations(1 << 16);
     campaign(
         "DynArgs against run_dyn and cpu_dyn",
         file!(),
@@ -397,7 +403,9 @@ fn fuzz_dyn_args_against_run_dyn_and_cpu_dyn() {
                 space[c.schedule % space.len()]
             };
             let mut rt = rt.lock().unwrap_or_else(|p| p.into_inner());
-            let oracle = no_panic("cpu_dyn", || k.cpu_dyn(&schedule, &args))?;
+            let oracle = no_panic("cpu_dyn", || {
+                k.cpu_dyn_with(&schedule, &args, &oracle_options)
+            })?;
             let gpu = no_panic("run_dyn", || rt.run_dyn(k, &schedule, &args))?;
             if let Err(e) = &oracle {
                 error_message("cpu_dyn's error", e)?;
