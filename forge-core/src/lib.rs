@@ -10,8 +10,8 @@
 //!
 //! 1. **Values**: [`error`], [`shown`] (outside text in messages: escaped and cut),
 //!    [`env`](mod@env) (the `FORGE_*` variables), [`blocking`] (the async core's blocking
-//!    bridge), [`files`],
-//!    [`schedule`], [`kernel`] (the description of a kernel and its [`kernel::KernelId`]),
+//!    bridge), [`files`], [`schedule`], [`kernel`] (the description of a kernel and its
+//!    [`kernel::KernelId`]),
 //!    [`sizes`] (the LEN and `threads` evaluators and the length checks, which the oracle
 //!    and the launches share), [`target`] (shader forms), [`topology`] (the hardware
 //!    profile), [`records`] (what certification, timing and tuning find, and manifests
