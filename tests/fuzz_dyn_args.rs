@@ -387,6 +387,9 @@ fn fuzz_dyn_args_against_run_dyn_and_cpu_dyn() {
     // then ends at once, refused with `LoopBudgetExceeded`, instead of running for hours.
     // (The GPU's own loop limits are issue 35's items 1 and 2.)
     let oracle_options = OracleOptions::default().with_max_loop_iterations(1 << 16);
+    // `FORGE_FUZZ_TRACE=1`: each launch's kernel and scalars on stderr before it runs, to
+    // find the case of a launch that does not end.
+    let trace = std::env::var_os("FORGE_FUZZ_TRACE").is_some();
     campaign(
         "DynArgs against run_dyn and cpu_dyn",
         file!(),
@@ -427,6 +430,9 @@ fn fuzz_dyn_args_against_run_dyn_and_cpu_dyn() {
                     what.split([' ', '{', '(']).next().unwrap_or("")
                 ));
                 return Ok(());
+            }
+            if trace {
+                eprintln!("run_dyn {} at {schedule} {:?}", k.name(), args.scalars);
             }
             let gpu = no_panic("run_dyn", || rt.run_dyn(k, &schedule, &args))?;
             if let Err(e) = &gpu {
