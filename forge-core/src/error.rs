@@ -351,6 +351,21 @@ pub enum ForgeError {
         iterations: u64,
     },
 
+    /// A loop was cut short by the driver: on llvmpipe (lavapipe), every invocation may run
+    /// 65,535 loop iterations in all, its loops together, and past them each loop leaves
+    /// as if its condition had failed. The device guards every loop there
+    /// ([`crate::emit::loop_guard`]), so the results of a cut kernel are never returned.
+    #[error("{kernels}: a loop was cut short by the driver of `{adapter}`, which allows each invocation {limit} loop iterations in all (every loop of the invocation together); the results would be wrong, so none are returned; give each invocation less work (more invocations, fewer iterations each), or run on another adapter (`FORGE_ADAPTER`)")]
+    LoopLimit {
+        /// The kernels launched since the last check, one of which was cut (`kernel `a``,
+        /// or `one of the kernels `a`, `b``).
+        kernels: String,
+        /// The adapter's name.
+        adapter: String,
+        /// The iterations allowed per invocation.
+        limit: u32,
+    },
+
     /// A path that the library refuses to read or replace: a special file, a symbolic link,
     /// a directory, a file larger than the limit, or a file that is not the library's own.
     #[error("`{path}`: {reason}")]

@@ -17,6 +17,8 @@
 //! - **pipelines:** the cache of compiled pipelines, the one bind-group builder and the cache
 //!   of bind groups on pooled buffers ([`pipeline`]), and the driver's pipeline cache
 //!   persisted on disk ([`disk_cache`]);
+//! - **the loop guard** ([`guard`]), on an adapter whose driver cuts long loops short: a
+//!   cut loop is an error at the next readback, never a wrong result;
 //! - **the trace**, where the runtime keeps one: compiles as host events, launches timed
 //!   by the GPU's timestamps inside the submissions they travel in ([`trace`]);
 //! - **the seam** ([`seam`]): `Gpu`'s implementation of [`crate::backend::Device`], the
@@ -30,6 +32,7 @@ pub mod buffers;
 #[cfg_attr(not(feature = "cuda"), path = "cuda_absent.rs")]
 pub mod cuda;
 pub mod disk_cache;
+pub mod guard;
 pub mod pipeline;
 pub mod seam;
 pub mod trace;
@@ -40,6 +43,7 @@ use crate::error::{ForgeError, Result};
 use crate::target::Backend;
 use buffers::{BufferPool, Lease};
 use disk_cache::DiskPipelineCache;
+use guard::LoopGuard;
 use pipeline::{BindGroupCache, PipelineCache};
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -285,6 +289,9 @@ pub struct Gpu {
     bind_groups: BindGroupCache,
     /// The driver's pipeline cache on disk, where the runtime attached one.
     disk_cache: Option<DiskPipelineCache>,
+    /// Where the driver cuts long loops short ([`adapter::limits_loops`]): the guard that
+    /// every kernel with loops marks when one was cut.
+    loop_guard: Option<LoopGuard>,
     pending: Option<Pending>,
     submissions: u64,
     readbacks: u64,
@@ -375,6 +382,8 @@ impl Gpu {
     }
 
     fn new(adapter: wgpu::Adapter, device: wgpu::Device, queue: wgpu::Queue, capacity: u64) -> Gpu {
+        let loop_guard =
+            adapter::limits_loops(&adapter.get_info()).then(|| LoopGuard::new(&device));
         Gpu {
             trace: None,
             identity: Identity {
@@ -392,6 +401,7 @@ impl Gpu {
             pipelines: PipelineCache::default(),
             bind_groups: BindGroupCache::default(),
             disk_cache: None,
+            loop_guard,
             pending: None,
             submissions: 0,
             readbacks: 0,
@@ -625,6 +635,9 @@ impl Gpu {
         if let Some(last) = last {
             last(&mut pending.encoder);
         }
+        if let Some(g) = self.loop_guard.as_mut() {
+            g.before_submit(&mut pending.encoder);
+        }
         // The trace's timestamps are copied out in this same submission.
         let mut submitted_us = 0.0;
         if let Some(t) = self.trace.as_mut() {
@@ -666,6 +679,7 @@ impl Gpu {
         if let Some(e) = err {
             return Err(self.gpu_error("reading results back", &e));
         }
+        let guard = self.map_guard();
         self.readbacks += 1;
         #[cfg(not(target_arch = "wasm32"))]
         self.wait_now()?;
@@ -712,7 +726,41 @@ impl Gpu {
             read(&view)
         };
         buffer.unmap();
+        // Results that a cut loop made are never handed out.
+        self.check_guard(guard).await?;
         Ok(out)
+    }
+
+    /// Starts mapping the loop guard's copy, where a submission made one since the last
+    /// check: called before the wait that a readback makes anyway.
+    fn map_guard(&self) -> Option<MapSignal> {
+        let staging = self.loop_guard.as_ref()?.to_check()?;
+        let mapped = MapSignal::default();
+        let signal = mapped.clone();
+        let ((), err) = error_scope(&self.device, || {
+            staging.map_async(wgpu::MapMode::Read, .., move |result| signal.set(result));
+        });
+        // Unmappable (mapped already: a wait that failed half-way): the next wait looks.
+        err.is_none().then_some(mapped)
+    }
+
+    /// After the wait: whether a guarded loop was cut ([`ForgeError::LoopLimit`]).
+    async fn check_guard(&mut self, mapped: Option<MapSignal>) -> Result<()> {
+        let Some(mapped) = mapped else {
+            return Ok(());
+        };
+        #[cfg(not(target_arch = "wasm32"))]
+        let result = mapped.take();
+        #[cfg(target_arch = "wasm32")]
+        let result = mapped.await;
+        let Some(guard) = self.loop_guard.as_mut() else {
+            return Ok(());
+        };
+        let word = match result {
+            Some(Ok(())) => guard.read_mapped(),
+            _ => None,
+        };
+        guard.check(&self.queue, word, &self.identity.info.name)
     }
 
     /// The error for a wgpu error met during `context`, unless the device turns out to be
@@ -738,9 +786,13 @@ impl Gpu {
     /// Until the work submitted so far has finished. On native it polls the device; in a
     /// browser it awaits the queue's `onSubmittedWorkDone`, then reports the errors that
     /// earlier calls' scopes caught, as a readback does.
-    async fn wait_async(&self) -> Result<()> {
+    async fn wait_async(&mut self) -> Result<()> {
+        let guard = self.map_guard();
         #[cfg(not(target_arch = "wasm32"))]
-        return self.wait_now();
+        {
+            self.wait_now()?;
+            self.check_guard(guard).await
+        }
         #[cfg(target_arch = "wasm32")]
         {
             let done = Signal::<()>::default();
@@ -750,7 +802,8 @@ impl Gpu {
             if let Some(e) = deferred::first_error().await {
                 return Err(self.gpu_error("an earlier call (reported at a wait)", &e));
             }
-            self.check_lost()
+            self.check_lost()?;
+            self.check_guard(guard).await
         }
     }
 

@@ -19,6 +19,7 @@
 //!   that reads them.
 
 use super::buffers::{Lease, STAGING_ALIGN};
+use super::guard::LoopGuard;
 use super::pipeline::{Bound, CompiledPipeline};
 use super::trace::launch_args;
 use super::{
@@ -226,6 +227,7 @@ impl Gpu {
             storage: &storage,
             uniform: uniform.as_ref().map(|u| u.buffer()),
             prints,
+            guard: self.loop_guard.as_ref().map(LoopGuard::buffer),
         };
         let bind_group = if pooled {
             let frees = self.pool.frees();
@@ -259,6 +261,9 @@ impl Gpu {
         if let Some(u) = uniform {
             // Read at submission: it must not be reused before.
             self.retain(u);
+        }
+        if let (Some(_), Some(g)) = (compiled.guard_binding, self.loop_guard.as_mut()) {
+            g.note(plan.kernel);
         }
         self.dispatches += 1;
         Ok(())
@@ -303,6 +308,9 @@ impl Gpu {
             compiled.dispatch(&mut pass, bound.grid);
         }
         drop(pass);
+        if let (Some(_), Some(g)) = (compiled.guard_binding, self.loop_guard.as_mut()) {
+            g.note(bound.name);
+        }
         self.dispatches += u64::from(count);
         Ok(())
     }
@@ -536,6 +544,7 @@ impl Device for Gpu {
                     storage: set,
                     uniform: uniform.as_ref().map(|u| u.buffer()),
                     prints,
+                    guard: self.loop_guard.as_ref().map(LoopGuard::buffer),
                 };
                 pipeline.bind_group(&self.device, plan, bound)
             })

@@ -35,6 +35,7 @@
 //!   compile the stores for a large workgroup array.
 
 pub mod glslang;
+pub mod loop_guard;
 
 use crate::error::{ForgeError, Result};
 use crate::kernel::ENTRY_POINT;
