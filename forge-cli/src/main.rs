@@ -281,6 +281,12 @@ struct EmitArgs {
     /// WGSL first, does not implement that directive).
     #[arg(long)]
     browser: bool,
+    /// Every loop guarded, as the runtime compiles the kernel on an adapter whose driver
+    /// cuts loops past 65,535 iterations per invocation (llvmpipe, under lavapipe): each
+    /// loop counts its runs in a hidden storage buffer, so that a cut loop is an error
+    /// rather than a wrong result.
+    #[arg(long)]
+    guard_loops: bool,
 }
 
 /// `forge cache ...`
@@ -738,6 +744,13 @@ fn emit(args: &EmitArgs, target: Target) -> Result<ExitCode, CliError> {
     let kernel = select(std::slice::from_ref(&args.kernel))?[0];
     let schedule = parse_schedule(kernel, args.schedule.as_deref())?;
     let emitted = match (&args.arch, target) {
+        _ if args.guard_loops && (args.browser || args.arch.is_some()) => {
+            return Err(CliError::Usage(ForgeError::InvalidArgument {
+                kernel: "forge emit",
+                message: "`--guard-loops` shows what the runtime compiles: not with `--browser` or `--arch`".into(),
+            }))
+        }
+        (None, _) if args.guard_loops => wgsl_forge::emit::emit_guarded(kernel, &schedule, target)?,
         (None, Target::Wgsl) if args.browser => {
             wgsl_forge::emit::Emitted::Text(wgsl_forge::emit::emit_for_browser(kernel, &schedule)?)
         }
