@@ -10,7 +10,7 @@
 //!
 //! The variables themselves, and what each means, are documented where they are used:
 //! [`crate::runtime`] (`FORGE_ADAPTER`, `FORGE_BACKEND`, `FORGE_CACHE_DIR`, `FORGE_TRACE`,
-//! `FORGE_CUDA_DEVICE`), [`crate::prints`] (`FORGE_PRINT`) and the device's pipeline cache
+//! `FORGE_CUDA_DEVICE`, `FORGE_TIMEOUT`), [`crate::prints`] (`FORGE_PRINT`) and the device's pipeline cache
 //! (`FORGE_PIPELINE_CACHE`).
 
 use crate::error::{ForgeError, Result};
@@ -93,6 +93,39 @@ pub fn one_of(name: &'static str, words: &[&'static str]) -> Result<Option<&'sta
                     .map(|w| format!("`{w}`"))
                     .collect::<Vec<_>>()
                     .join(" or ")
+            ),
+        }),
+    }
+}
+
+/// A duration in seconds (`30`, `2.5`; blanks around it ignored): `Some` of it for a
+/// positive number, `None` when the variable is unset or blank, or `0`, `off` or `none`
+/// (no bound), and an error that names the variable for any other value.
+///
+/// ```
+/// std::env::set_var("FORGE_DOC_SECONDS", " 2.5 ");
+/// let d = forge_core::env::seconds("FORGE_DOC_SECONDS").unwrap();
+/// assert_eq!(d, Some(std::time::Duration::from_millis(2500)));
+/// std::env::set_var("FORGE_DOC_SECONDS", "soon");
+/// assert!(forge_core::env::seconds("FORGE_DOC_SECONDS").is_err());
+/// ```
+pub fn seconds(name: &'static str) -> Result<Option<std::time::Duration>> {
+    let Some(value) = var(name)? else {
+        return Ok(None);
+    };
+    let v = value.trim();
+    if v == "0" || v.eq_ignore_ascii_case("off") || v.eq_ignore_ascii_case("none") {
+        return Ok(None);
+    }
+    match v.parse::<f64>() {
+        Ok(s) if s > 0.0 && s.is_finite() && s < 1e9 => {
+            Ok(Some(std::time::Duration::from_secs_f64(s)))
+        }
+        _ => Err(ForgeError::BadEnvVar {
+            var: name,
+            reason: format!(
+                "is `{}`; it takes a number of seconds (`30`, `2.5`), or `0` or `off` for none",
+                shown(&value)
             ),
         }),
     }

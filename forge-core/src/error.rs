@@ -366,6 +366,20 @@ pub enum ForgeError {
         limit: u32,
     },
 
+    /// A wait for the device outlived the runtime's timeout (`RuntimeBuilder::timeout`,
+    /// `FORGE_TIMEOUT`). The device may still be running the kernels, so the runtime
+    /// refuses every later call with this same error, at once: create a new runtime.
+    #[error("{kernels} did not finish within {after}, the runtime's timeout, on `{device}`; the device may still be running it, so this runtime refuses every call from now on: create a new runtime; a kernel that never ends is a bug (its oracle, `k::cpu`, stops it at its loop budget), and a kernel that is only long needs a longer timeout (`RuntimeBuilder::timeout`, `FORGE_TIMEOUT`)")]
+    Timeout {
+        /// The kernels in flight (`kernel `a``, or `one of the kernels `a`, `b``, or `the
+        /// work in flight` when none was launched).
+        kernels: String,
+        /// The timeout, as `2.5 s`.
+        after: String,
+        /// The device's name.
+        device: String,
+    },
+
     /// A path that the library refuses to read or replace: a special file, a symbolic link,
     /// a directory, a file larger than the limit, or a file that is not the library's own.
     #[error("`{path}`: {reason}")]

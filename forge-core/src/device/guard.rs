@@ -122,15 +122,16 @@ impl LoopGuard {
     }
 }
 
-/// `` kernel `a` ``, or `` one of the kernels `a`, `b` `` (at most [`MAX_NAMED`] names).
-fn name_kernels(kernels: &[&'static str]) -> String {
+/// `` kernel `a` ``, or `` one of the kernels `a`, `b` `` (at most [`MAX_NAMED`] names), or
+/// `the work in flight` for none: how the guard's and the timeout's errors name kernels.
+pub(crate) fn name_kernels(kernels: &[&'static str]) -> String {
     let named: Vec<String> = kernels
         .iter()
         .take(MAX_NAMED)
         .map(|k| format!("`{}`", shown(k)))
         .collect();
     match kernels.len() {
-        0 => "a kernel".to_string(),
+        0 => "the work in flight".to_string(),
         1 => format!("kernel {}", named[0]),
         n if n <= MAX_NAMED => format!("one of the kernels {}", named.join(", ")),
         n => format!(

@@ -262,6 +262,25 @@ impl<T> std::future::Future for Signal<T> {
 /// A buffer map's outcome.
 type MapSignal = Signal<std::result::Result<(), wgpu::BufferAsyncError>>;
 
+/// What a timed-out wait left: the parts of the [`ForgeError::Timeout`] every later call
+/// returns.
+#[derive(Clone, Debug)]
+struct TimedOut {
+    kernels: String,
+    after: String,
+    device: String,
+}
+
+impl TimedOut {
+    fn error(&self) -> ForgeError {
+        ForgeError::Timeout {
+            kernels: self.kernels.clone(),
+            after: self.after.clone(),
+            device: self.device.clone(),
+        }
+    }
+}
+
 /// Hands out [`Gpu::id`]s (and the CUDA device's: one counter, so no two devices share one).
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
@@ -292,12 +311,34 @@ pub struct Gpu {
     /// Where the driver cuts long loops short ([`adapter::limits_loops`]): the guard that
     /// every kernel with loops marks when one was cut.
     loop_guard: Option<LoopGuard>,
+    /// The bound of every blocking wait ([`crate::backend::Device::set_timeout`]).
+    timeout: Option<std::time::Duration>,
+    /// Kernels launched since the last wait that finished: what a timeout names.
+    in_flight: Vec<&'static str>,
+    /// Set when a wait outlived the timeout: every later call fails with it.
+    timed_out: Option<TimedOut>,
     pending: Option<Pending>,
     submissions: u64,
     readbacks: u64,
     dispatches: u64,
     /// Buffers created outside the pool: tensors.
     tensors_created: u64,
+}
+
+impl Drop for Gpu {
+    /// After a timeout, nothing waits for the work given up on: the trace is written
+    /// without the timestamps still out, and the device and queue are never destroyed
+    /// (destroying them waits for the GPU to go idle, which it may never do). They are
+    /// leaked, with the memory they hold: the price of not hanging a second time.
+    fn drop(&mut self) {
+        if self.timed_out.is_some() {
+            if let Some(t) = self.trace.as_mut() {
+                t.abandon();
+            }
+            std::mem::forget(self.device.clone());
+            std::mem::forget(self.queue.clone());
+        }
+    }
 }
 
 impl Gpu {
@@ -402,6 +443,9 @@ impl Gpu {
             bind_groups: BindGroupCache::default(),
             disk_cache: None,
             loop_guard,
+            timeout: None,
+            in_flight: Vec::new(),
+            timed_out: None,
             pending: None,
             submissions: 0,
             readbacks: 0,
@@ -807,15 +851,41 @@ impl Gpu {
         }
     }
 
-    /// Blocks until the queue is idle and map callbacks have run.
+    /// Notes a launch of `kernel` in the work in flight, for a timeout to name.
+    fn note_in_flight(&mut self, kernel: &'static str) {
+        if !self.in_flight.contains(&kernel) {
+            self.in_flight.push(kernel);
+        }
+    }
+
+    /// Blocks until the queue is idle and map callbacks have run, or the timeout has
+    /// passed ([`ForgeError::Timeout`], which every later call returns too).
     #[cfg(not(target_arch = "wasm32"))]
-    fn wait_now(&self) -> Result<()> {
+    fn wait_now(&mut self) -> Result<()> {
+        self.check_lost()?;
+        let timeout = self.timeout;
         // wgpu panics from `poll` when the device is lost mid-wait; that is a DeviceLost here.
         let polled = std::panic::catch_unwind(AssertUnwindSafe(|| {
-            self.device.poll(wgpu::PollType::wait_indefinitely())
+            self.device.poll(wgpu::PollType::Wait {
+                submission_index: None,
+                timeout,
+            })
         }));
         match polled {
-            Ok(Ok(_)) => self.check_lost(),
+            Ok(Ok(_)) => {
+                self.in_flight.clear();
+                self.check_lost()
+            }
+            Ok(Err(wgpu::PollError::Timeout)) => {
+                let after = timeout.unwrap_or_default();
+                self.timed_out = Some(TimedOut {
+                    kernels: guard::name_kernels(&self.in_flight),
+                    after: format!("{} s", after.as_secs_f64()),
+                    device: crate::shown::shown(&self.identity.info.name),
+                });
+                tracing::error!(kernels = ?self.in_flight, ?after, "a wait for the GPU timed out");
+                self.check_lost()
+            }
             Ok(Err(e)) => {
                 self.check_lost()?;
                 Err(ForgeError::Gpu {

@@ -265,6 +265,7 @@ impl Gpu {
         if let (Some(_), Some(g)) = (compiled.guard_binding, self.loop_guard.as_mut()) {
             g.note(plan.kernel);
         }
+        self.note_in_flight(plan.kernel);
         self.dispatches += 1;
         Ok(())
     }
@@ -311,6 +312,7 @@ impl Gpu {
         if let (Some(_), Some(g)) = (compiled.guard_binding, self.loop_guard.as_mut()) {
             g.note(bound.name);
         }
+        self.note_in_flight(bound.name);
         self.dispatches += u64::from(count);
         Ok(())
     }
@@ -428,7 +430,15 @@ impl Device for Gpu {
         })
     }
 
+    fn set_timeout(&mut self, timeout: Option<std::time::Duration>) -> Result<()> {
+        self.timeout = timeout;
+        Ok(())
+    }
+
     fn check_lost(&self) -> Result<()> {
+        if let Some(t) = &self.timed_out {
+            return Err(t.error());
+        }
         match self.lost.lock() {
             Ok(slot) => match slot.as_ref() {
                 Some(msg) => Err(ForgeError::DeviceLost(msg.clone())),
@@ -581,6 +591,8 @@ impl Device for Gpu {
     }
 
     fn record(&mut self, context: &'static str, commands: &[Command<'_>]) -> Result<()> {
+        // After a timeout nothing more is queued behind work that may never end.
+        self.check_lost()?;
         let mut traced = Vec::new();
         let scope = ErrorScope::open(&self.device);
         let mut recorded = Ok(());
@@ -691,8 +703,14 @@ impl Device for Gpu {
     }
 
     fn finish_trace(&mut self) -> Result<bool> {
+        let timed_out = self.timed_out.is_some();
         match &mut self.trace {
-            Some(t) => t.finish().map(|()| true),
+            Some(t) => {
+                if timed_out {
+                    t.abandon();
+                }
+                t.finish().map(|()| true)
+            }
             None => Ok(false),
         }
     }

@@ -7,7 +7,7 @@
 
 use super::{
     ForgeRuntime, DEFAULT_CAPACITY, ENV_ADAPTER, ENV_BACKEND, ENV_CACHE_DIR, ENV_CUDA_DEVICE,
-    ENV_TRACE,
+    ENV_TIMEOUT, ENV_TRACE,
 };
 use crate::backend::Device;
 use crate::device::{adapter, Gpu};
@@ -45,6 +45,8 @@ pub struct RuntimeBuilder {
     print_capacity: Option<u32>,
     /// The CUDA device ordinal `RuntimeBuilder::cuda` chose.
     cuda: Option<usize>,
+    /// The bound of blocking waits; `None` follows `FORGE_TIMEOUT`.
+    timeout: Option<std::time::Duration>,
 }
 
 /// A bundle's bytes as the builder holds them until `build`: debug-printed as a length.
@@ -239,6 +241,41 @@ impl RuntimeBuilder {
         self
     }
 
+    /// Bounds every blocking wait for the device (overrides `FORGE_TIMEOUT`; none by
+    /// default): a readback, a `sync`, a timing. A kernel that has not finished by then
+    /// (one that never ends, or runs far longer than expected) makes the call return
+    /// [`ForgeError::Timeout`], naming the kernels in flight; the device may still be
+    /// running them, so the runtime refuses every later call with the same error, at once,
+    /// and never waits on it again: create a new runtime. On lavapipe a loop never runs
+    /// past 65,535 iterations ([`crate::emit::loop_guard`]), so a kernel ends there, though
+    /// a large one may take long. See the book's Backends page for what a kernel that never
+    /// ends does on each backend.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let mut rt = forge_core::ForgeRuntime::builder().timeout(Duration::from_secs(60)).build()?;
+    /// let t = rt.upload(&[1u32, 2, 3])?;
+    /// assert_eq!(rt.download(&t)?, vec![1, 2, 3]);
+    /// # Ok::<(), forge_core::ForgeError>(())
+    /// ```
+    pub fn timeout(mut self, timeout: std::time::Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// The timeout: this builder's, else `FORGE_TIMEOUT`'s, else none.
+    fn wait_bound(&self) -> Result<Option<std::time::Duration>> {
+        match self.timeout {
+            Some(t) if t.is_zero() => Err(ForgeError::InvalidArgument {
+                kernel: "RuntimeBuilder::timeout",
+                message: "a timeout of zero would refuse every wait; leave it unset for none"
+                    .into(),
+            }),
+            Some(t) => Ok(Some(t)),
+            None => crate::env::seconds(ENV_TIMEOUT),
+        }
+    }
+
     /// Finds the adapter, opens the device and builds the runtime.
     pub fn build(self) -> Result<ForgeRuntime> {
         crate::blocking::block_on("building a runtime", self.build_async())
@@ -250,6 +287,7 @@ impl RuntimeBuilder {
         let (emission, cache_dir, capacity) = self.settings()?;
         // Checked before an adapter is looked for: a bad bundle fails at once.
         let bundle = self.decoded_bundle()?;
+        let timeout = self.wait_bound()?;
         if emission == Backend::Cuda {
             return self.build_cuda(cache_dir, capacity, bundle);
         }
@@ -277,7 +315,8 @@ impl RuntimeBuilder {
             filter.as_ref().map(|(n, src)| (n.as_str(), *src)),
             emission,
         )?;
-        let gpu = Gpu::open_async(adapter, capacity, self.without).await?;
+        let mut gpu = Gpu::open_async(adapter, capacity, self.without).await?;
+        gpu.set_timeout(timeout)?;
         Ok(self.on_gpu(
             gpu.emitting(emission),
             cache_dir,
@@ -320,7 +359,8 @@ impl RuntimeBuilder {
             });
         }
         let trace = self.recorder()?;
-        let gpu = Gpu::from_wgpu(adapter, device, queue, capacity).emitting(emission);
+        let mut gpu = Gpu::from_wgpu(adapter, device, queue, capacity).emitting(emission);
+        gpu.set_timeout(self.wait_bound()?)?;
         let persist_pipelines = self.persist_pipelines()?;
         Ok(self.on_gpu(gpu, cache_dir, persist_pipelines, bundle, trace))
     }
@@ -340,8 +380,9 @@ impl RuntimeBuilder {
     /// assert_eq!((rt.capacity(), rt.download(&t)?), (16 << 20, vec![1, 2, 3]));
     /// # Ok::<(), forge_core::ForgeError>(())
     /// ```
-    pub fn build_with(self, device: Box<dyn Device>) -> Result<ForgeRuntime> {
+    pub fn build_with(self, mut device: Box<dyn Device>) -> Result<ForgeRuntime> {
         let (_, cache_dir, _) = self.settings()?;
+        device.set_timeout(self.wait_bound()?)?;
         let bundle = self.decoded_bundle()?;
         let trace = self.recorder()?;
         Ok(ForgeRuntime::on(
@@ -391,7 +432,8 @@ impl RuntimeBuilder {
                 None => 0,
             },
         };
-        let device = crate::device::cuda::open(index, capacity)?;
+        let mut device = crate::device::cuda::open(index, capacity)?;
+        device.set_timeout(self.wait_bound()?)?;
         if self.trace.is_some() || crate::env::var(ENV_TRACE)?.is_some() {
             tracing::warn!("the CUDA backend writes no trace; FORGE_TRACE is ignored");
         }
