@@ -414,9 +414,9 @@ fn fuzz_dyn_args_against_run_dyn_and_cpu_dyn() {
             }
             // A case where the oracle stopped the kernel as it ran (a loop past its budget, an
             // index out of bounds, a race) is not run on the GPU: what such a launch does is
-            // undefined, a launch has no deadline yet (issue 35, item 2), and lavapipe took
-            // minutes over some of these (the oracle stops at the first bad invocation, the
-            // GPU runs them all).
+            // undefined, and lavapipe took minutes over some of these (the oracle stops at the
+            // first bad invocation, the GPU runs them all; a timeout, `RuntimeBuilder::timeout`,
+            // would end the call but leave the runtime unusable for the rest of the campaign).
             if let Err(
                 e @ (ForgeError::LoopBudgetExceeded { .. }
                 | ForgeError::OutOfBounds { .. }
