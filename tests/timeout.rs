@@ -134,3 +134,69 @@ fn forge_timeout_is_read_and_checked() {
     );
     std::env::remove_var("FORGE_TIMEOUT");
 }
+
+/// Spins for 2^32 · `rounds` iterations per invocation: for ever, in practice, on a GPU
+/// without a loop limit, yet finite (a compiler may not treat it as an endless loop).
+#[forge_kernel(workgroup = 64, threads = n, ext = false)]
+pub fn spin(#[out] y: &mut [u32; n], n: u32, rounds: u32) {
+    let i = global_index();
+    let mut k = 0u32;
+    let mut r = 0u32;
+    loop {
+        k += 1;
+        if k == 0 {
+            r += 1;
+            if r >= rounds {
+                break;
+            }
+        }
+    }
+    if i < n {
+        y[i] = k + r;
+    }
+}
+
+/// Issue 35, item 2, on the GPU machine: what a kernel that never ends does, and that the
+/// timeout fires, on whatever `FORGE_BACKEND` picks (Vulkan through `wgsl`/`spirv`, or
+/// `cuda` in a build with the feature). `FORGE_SPIN_TIMEOUT` (seconds, default 2) is the
+/// bound. Prints what happened; asserts only what the library promises.
+#[test]
+#[ignore = "for a GPU without a loop limit (run by scripts/h35_timeout_gpu.sh)"]
+fn a_kernel_that_never_ends_times_out_on_a_gpu() {
+    let secs: f64 = std::env::var("FORGE_SPIN_TIMEOUT")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(2.0);
+    let timeout = Duration::from_secs_f64(secs);
+    let mut rt = ForgeRuntime::builder().timeout(timeout).build().unwrap();
+    eprintln!(
+        "device: {} ({}), timeout {timeout:?}",
+        rt.adapter_info().name,
+        rt.emission()
+    );
+    let start = Instant::now();
+    let r = spin::run(&mut rt, 1 << 16, u32::MAX);
+    let took = start.elapsed();
+    eprintln!("spin: {:?} after {took:?}", r.as_ref().map(|y| y.len()));
+    let e = r.unwrap_err();
+    assert!(is_timeout(&e), "{e}");
+    assert!(took < timeout + Duration::from_secs(10), "{took:?}");
+    let start = Instant::now();
+    let again = busy::run(&mut rt, 10, 1).unwrap_err();
+    eprintln!("next call: {again} after {:?}", start.elapsed());
+    assert_eq!(again.to_string(), e.to_string());
+    let start = Instant::now();
+    drop(rt);
+    eprintln!("drop: {:?}", start.elapsed());
+    // A new runtime in the same process, with a timeout too: on Vulkan it has a device of
+    // its own; on CUDA it shares the primary context, whose stream the spinning kernel
+    // still holds. What happens is printed, not asserted.
+    let mut fresh = ForgeRuntime::builder().timeout(timeout).build().unwrap();
+    let start = Instant::now();
+    let r = busy::run(&mut fresh, 100, 10);
+    eprintln!(
+        "fresh runtime: {:?} after {:?}",
+        r.map(|y| y == busy::cpu(100, 10).unwrap()),
+        start.elapsed()
+    );
+}

@@ -744,6 +744,9 @@ impl Gpu {
             // The wait ran the map callbacks of the trace's timestamps too.
             t.collect();
         }
+        // Checked (and its copy unmapped) whatever happens to the read below; results that
+        // a cut loop made are never handed out.
+        let guarded = self.check_guard(guard).await;
         match result {
             Some(Ok(())) => {}
             Some(Err(e)) => {
@@ -770,9 +773,7 @@ impl Gpu {
             read(&view)
         };
         buffer.unmap();
-        // Results that a cut loop made are never handed out.
-        self.check_guard(guard).await?;
-        Ok(out)
+        guarded.map(|()| out)
     }
 
     /// Starts mapping the loop guard's copy, where a submission made one since the last
