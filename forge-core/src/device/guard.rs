@@ -4,7 +4,7 @@
 //! every readback and wait. Part of the wgpu device (layer 4).
 //!
 //! The check costs no submission of its own: the submission that carries guarded launches
-//! copies the guard (4 bytes) into a staging buffer of its own at its end, and the wait
+//! copies the guard (1 KiB) into a staging buffer of its own at its end, and the wait
 //! that a readback makes anyway maps it with the results. When it is set, the readback
 //! returns [`ForgeError::LoopLimit`] instead of the results, naming the kernels launched
 //! since the last check, and the guard is cleared for the next call.
@@ -85,13 +85,14 @@ impl LoopGuard {
         (!self.submitted.is_empty()).then_some(&self.staging)
     }
 
-    /// The guard's word from the staging buffer, mapped by the wait; unmaps it.
+    /// From the staging buffer, mapped by the wait: how many slots hold loops entered
+    /// and not left (0 unless one was cut); unmaps it.
     pub fn read_mapped(&self) -> Option<u32> {
-        let word = self
-            .staging
-            .get_mapped_range(..)
-            .ok()
-            .map(|view| u32::from_le_bytes([view[0], view[1], view[2], view[3]]));
+        let word = self.staging.get_mapped_range(..).ok().map(|view| {
+            view.chunks_exact(4)
+                .filter(|w| w.iter().any(|b| *b != 0))
+                .count() as u32
+        });
         self.staging.unmap();
         word
     }

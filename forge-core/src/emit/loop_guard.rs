@@ -14,14 +14,16 @@
 //!
 //! # What the pass writes
 //! A count of the loops an invocation is inside, kept in memory where no compiler can
-//! reason it away: the hidden storage buffer `guard: array<atomic<u32>, 1>` at the
-//! first binding number the kernel leaves free ([`free_binding`]). For every loop of every function (the entry point
+//! reason it away: the hidden storage buffer `guard: array<atomic<u32>, 256>` at the
+//! first binding number the kernel leaves free ([`free_binding`]), in one of
+//! [`GUARD_SLOTS`] slots by workgroup (the entry point sets the slot first thing, from its
+//! `workgroup_id`). For every loop of every function (the entry point
 //! and its helpers):
-//! - right before the loop, `atomicAdd(&guard[0], 1u)`;
+//! - right before the loop, `atomicAdd(&guard[slot], 1u)`;
 //! - right before each `break` that leaves this loop (not one that leaves a `switch` or an
-//!   inner loop), `atomicSub(&guard[0], 1u)`, and the same when `break if cond` leaves it
+//!   inner loop), `atomicSub(&guard[slot], 1u)`, and the same when `break if cond` leaves it
 //!   (`if cond { atomicSub(..) }` at the end of `continuing`);
-//! - right before a `return` inside loops, `atomicSub(&guard[0], depth)` for the loops it
+//! - right before a `return` inside loops, `atomicSub(&guard[slot], depth)` for the loops it
 //!   leaves.
 //!
 //! A loop that ends the way the kernel says gives back what it took; a loop the driver cut
@@ -52,9 +54,22 @@ use std::num::NonZeroU32;
 /// apart).
 pub const GUARD_NAME: &str = "fg_loop_guard";
 
-/// The bytes of the guard buffer the host binds: one `u32`, the number of loops that were
-/// entered and not left through their own exits (zero unless a loop was cut).
-pub const GUARD_BYTES: u64 = 4;
+/// The guard's slots: a workgroup counts in slot `(wid.x + 5·wid.y + 11·wid.z) mod 16`,
+/// so that the CPU threads of llvmpipe, each running other workgroups, do not all contend
+/// for one cache line (on one address the guard doubled the time of some built-ins; with
+/// 16 slots it adds about a fifth).
+pub const GUARD_SLOTS: u32 = 16;
+
+/// Words between two slots: 64 bytes, a cache line.
+pub const GUARD_STRIDE: u32 = 16;
+
+/// The bytes of the guard buffer the host binds: [`GUARD_SLOTS`] counts, [`GUARD_STRIDE`]
+/// words apart, each the number of loops entered and not left through their own exits by
+/// its workgroups (all zero unless a loop was cut).
+pub const GUARD_BYTES: u64 = (GUARD_SLOTS * GUARD_STRIDE * 4) as u64;
+
+/// The name of the private variable that holds the invocation's slot (its first word).
+pub const SLOT_NAME: &str = "fg_loop_guard_slot";
 
 /// Guards every loop of `module` (see the [module docs](self)) with a guard buffer at
 /// `binding`. Returns how many loops it guarded; a module without loops is left as it was,
@@ -75,7 +90,9 @@ pub fn guard_module(module: &mut Module, binding: ResourceBinding) -> usize {
             name: None,
             inner: TypeInner::Array {
                 base: atomic_ty,
-                size: ArraySize::Constant(NonZeroU32::MIN),
+                size: ArraySize::Constant(
+                    NonZeroU32::new(GUARD_SLOTS * GUARD_STRIDE).unwrap_or(NonZeroU32::MIN),
+                ),
                 stride: 4,
             },
         },
@@ -94,6 +111,37 @@ pub fn guard_module(module: &mut Module, binding: ResourceBinding) -> usize {
         },
         Span::UNDEFINED,
     );
+    let u32_ty = module.types.insert(
+        Type {
+            name: None,
+            inner: TypeInner::Scalar(Scalar::U32),
+        },
+        Span::UNDEFINED,
+    );
+    let slot = module.global_variables.append(
+        GlobalVariable {
+            name: Some(SLOT_NAME.to_string()),
+            space: AddressSpace::Private,
+            binding: None,
+            ty: u32_ty,
+            init: None,
+            memory_decorations: Default::default(),
+        },
+        Span::UNDEFINED,
+    );
+    let vec3_ty = module.types.insert(
+        Type {
+            name: None,
+            inner: TypeInner::Vector {
+                size: naga::VectorSize::Tri,
+                scalar: Scalar::U32,
+            },
+        },
+        Span::UNDEFINED,
+    );
+    for ep in module.entry_points.iter_mut() {
+        set_slot(&mut ep.function, slot, vec3_ty);
+    }
     let mut loops = 0;
     let functions = module
         .functions
@@ -104,6 +152,7 @@ pub fn guard_module(module: &mut Module, binding: ResourceBinding) -> usize {
         let mut pass = Pass {
             function,
             guard,
+            slot,
             loops: 0,
         };
         let body = std::mem::take(&mut pass.function.body);
@@ -153,6 +202,70 @@ pub fn free_binding(module: &Module) -> u32 {
     (0..).find(|b| !taken.contains(b)).unwrap_or(0)
 }
 
+/// Sets the slot of an entry point's invocation first thing: from its `workgroup_id`
+/// argument, which is added where the entry point has none.
+fn set_slot(function: &mut Function, slot: Handle<GlobalVariable>, vec3_ty: Handle<Type>) {
+    let is_wid = |a: &naga::FunctionArgument| {
+        matches!(
+            a.binding,
+            Some(naga::Binding::BuiltIn(naga::BuiltIn::WorkGroupId))
+        )
+    };
+    let index = match function.arguments.iter().position(is_wid) {
+        Some(i) => i,
+        None => {
+            function.arguments.push(naga::FunctionArgument {
+                name: Some("fg_loop_guard_wid".to_string()),
+                ty: vec3_ty,
+                binding: Some(naga::Binding::BuiltIn(naga::BuiltIn::WorkGroupId)),
+            });
+            function.arguments.len() - 1
+        }
+    };
+    let e = &mut function.expressions;
+    let mut add = |x| e.append(x, Span::UNDEFINED);
+    let wid = add(Expression::FunctionArgument(index as u32));
+    let [five, eleven, mask, stride] =
+        [5, 11, GUARD_SLOTS - 1, GUARD_STRIDE].map(|v| add(Expression::Literal(Literal::U32(v))));
+    let target = add(Expression::GlobalVariable(slot));
+    let bin = |op, left, right| Expression::Binary { op, left, right };
+    use naga::BinaryOperator::{Add, And, Multiply};
+    // Emitted in order: every operand comes before its use.
+    let x = add(Expression::AccessIndex {
+        base: wid,
+        index: 0,
+    });
+    let y = add(Expression::AccessIndex {
+        base: wid,
+        index: 1,
+    });
+    let z = add(Expression::AccessIndex {
+        base: wid,
+        index: 2,
+    });
+    let y5 = add(bin(Multiply, y, five));
+    let z11 = add(bin(Multiply, z, eleven));
+    let xy = add(bin(Add, x, y5));
+    let xyz = add(bin(Add, xy, z11));
+    let masked = add(bin(And, xyz, mask));
+    let value = add(bin(Multiply, masked, stride));
+    let mut prologue = Block::new();
+    prologue.push(
+        Statement::Emit(naga::Range::new_from_bounds(x, value)),
+        Span::UNDEFINED,
+    );
+    prologue.push(
+        Statement::Store {
+            pointer: target,
+            value,
+        },
+        Span::UNDEFINED,
+    );
+    let body = std::mem::take(&mut function.body);
+    prologue.extend_block(body);
+    function.body = prologue;
+}
+
 /// Whether any function of `module` holds a loop.
 fn has_loop(module: &Module) -> bool {
     fn block_has_loop(block: &Block) -> bool {
@@ -178,6 +291,8 @@ fn has_loop(module: &Module) -> bool {
 struct Pass<'f> {
     function: &'f mut Function,
     guard: Handle<GlobalVariable>,
+    /// The invocation's slot, set by the entry point ([`set_slot`]).
+    slot: Handle<GlobalVariable>,
     loops: usize,
 }
 
@@ -186,14 +301,16 @@ impl Pass<'_> {
         self.function.expressions.append(e, Span::UNDEFINED)
     }
 
-    /// Pushes `atomicAdd(&guard[0], delta)` (wrapping: a subtraction is the two's
+    /// Pushes `atomicAdd(&guard[slot], delta)` (wrapping: a subtraction is the two's
     /// complement) onto `out`.
     fn count(&mut self, out: &mut Block, delta: u32, span: Span) {
         let base = self.expr(Expression::GlobalVariable(self.guard));
+        let slot = self.expr(Expression::GlobalVariable(self.slot));
         let value = self.expr(Expression::Literal(Literal::U32(delta)));
-        let pointer = self.expr(Expression::AccessIndex { base, index: 0 });
+        let index = self.expr(Expression::Load { pointer: slot });
+        let pointer = self.expr(Expression::Access { base, index });
         out.push(
-            Statement::Emit(naga::Range::new_from_bounds(pointer, pointer)),
+            Statement::Emit(naga::Range::new_from_bounds(index, pointer)),
             span,
         );
         out.push(
@@ -340,10 +457,13 @@ mod tests {
         // One count per loop run; one back per exit of a loop: 5 `break`s of their own loops
         // (not the switch's), one `break if`, and the `return` inside one loop (the helper's
         // return is after its loop).
-        let adds = text.matches("atomicAdd((&fg_loop_guard[0]), 1u)").count();
-        let subs = text
-            .matches("atomicAdd((&fg_loop_guard[0]), 4294967295u)")
-            .count();
+        let adds = text.matches("]), 1u);").count();
+        let subs = text.matches("]), 4294967295u);").count();
+        // The slot, from the workgroup id the entry point was given for it.
+        assert!(
+            text.contains("fg_loop_guard_slot = ((((fg_loop_guard_wid.x"),
+            "{text}"
+        );
         assert_eq!((adds, subs), (6, 7), "{text}");
         assert!(text.contains("break if"), "{text}");
     }
