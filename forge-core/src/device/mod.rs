@@ -308,8 +308,11 @@ pub struct Gpu {
     bind_groups: BindGroupCache,
     /// The driver's pipeline cache on disk, where the runtime attached one.
     disk_cache: Option<DiskPipelineCache>,
-    /// Where the driver cuts long loops short ([`adapter::limits_loops`]): the guard that
-    /// every kernel with loops marks when one was cut.
+    /// Whether the driver cuts long loops short ([`adapter::limits_loops`]): kernels with
+    /// loops are then compiled guarded.
+    limits_loops: bool,
+    /// The guard those kernels count in, made at the first launch of one (so that a
+    /// runtime that runs no loop makes no buffer for it).
     loop_guard: Option<LoopGuard>,
     /// The bound of every blocking wait ([`crate::backend::Device::set_timeout`]).
     timeout: Option<std::time::Duration>,
@@ -423,8 +426,7 @@ impl Gpu {
     }
 
     fn new(adapter: wgpu::Adapter, device: wgpu::Device, queue: wgpu::Queue, capacity: u64) -> Gpu {
-        let loop_guard =
-            adapter::limits_loops(&adapter.get_info()).then(|| LoopGuard::new(&device));
+        let limits_loops = adapter::limits_loops(&adapter.get_info());
         Gpu {
             trace: None,
             identity: Identity {
@@ -442,7 +444,8 @@ impl Gpu {
             pipelines: PipelineCache::default(),
             bind_groups: BindGroupCache::default(),
             disk_cache: None,
-            loop_guard,
+            limits_loops,
+            loop_guard: None,
             timeout: None,
             in_flight: Vec::new(),
             timed_out: None,
@@ -849,6 +852,13 @@ impl Gpu {
             }
             self.check_lost()?;
             self.check_guard(guard).await
+        }
+    }
+
+    /// The loop guard, made on first use: before a guarded launch is bound.
+    fn ensure_loop_guard(&mut self) {
+        if self.loop_guard.is_none() {
+            self.loop_guard = Some(LoopGuard::new(&self.device));
         }
     }
 

@@ -545,7 +545,7 @@ impl Gpu {
         }
         // Where the driver cuts loops short, every loop reports whether it was cut.
         let mut guard_binding = None;
-        if self.loop_guard.is_some() {
+        if self.limits_loops {
             let capabilities = emit::device_capabilities(self.identity.features);
             if let Some((text, binding)) =
                 emit::loop_guard::guard_wgsl(&source, capabilities).map_err(compile_error)?

@@ -197,6 +197,9 @@ impl Gpu {
     fn record_launch(&mut self, launch: &Launch<'_>, traced: &mut Vec<u32>) -> Result<()> {
         let compiled = self.pipeline_of(launch.compiled)?;
         let plan = launch.plan;
+        if compiled.guard_binding.is_some() {
+            self.ensure_loop_guard();
+        }
         // A launch on pooled buffers only gets the same buffers back on its next call, and
         // binds the group made for them.
         let mut pooled = true;
@@ -529,6 +532,9 @@ impl Device for Gpu {
             prints,
         } = *launch;
         let pipeline = self.pipeline_of(compiled)?;
+        if pipeline.guard_binding.is_some() {
+            self.ensure_loop_guard();
+        }
         let prints = match prints {
             Some((binding, memory)) => Some((binding, self.buffer(memory)?)),
             None => None,
