@@ -98,6 +98,16 @@ pub fn spins_together(#[out] y: &mut [u32; n], n: u32) {
     }
 }
 
+/// A copy of any element type, one instance per type: what issue 35 (item 3) gave the wrong
+/// type of data.
+#[forge_kernel(threads = n, types(T = [f32, u32, i32]), ext = false)]
+pub fn copyt<T>(x: &[T; n], #[out] y: &mut [T; n], n: u32) {
+    let i = global_index();
+    if i < n {
+        y[i] = x[i];
+    }
+}
+
 fn runtime() -> ForgeRuntime {
     ForgeRuntime::new(256 << 20, None)
         .unwrap_or_else(|e| panic!("a GPU adapter is required (lavapipe in CI): {e}"))
@@ -414,6 +424,67 @@ fn a_host_buffer_always_holds_its_elements() {
             expected, actual, ..
         }) => assert_eq!((expected, actual), (8, 4)),
         other => panic!("{other:?}"),
+    }
+}
+
+// ---- issue 35, item 3: the oracle refuses what the GPU refuses ----------------------------
+
+#[test]
+fn cpu_dyn_refuses_the_arguments_that_run_dyn_refuses() {
+    let mut rt = runtime();
+    let n = 37usize;
+    let data = |t: ScalarType| {
+        let words: Vec<u32> = (0..n as u32).map(|i| (i * 7 + 3) ^ 0x3f80_0000).collect();
+        HostBuffer::from_words(ElemType::scalar(t), n, words).unwrap()
+    };
+    let types = [ScalarType::F32, ScalarType::U32, ScalarType::I32];
+    for kernel in copyt::KERNELS {
+        let want = kernel.layout()[0].elem.scalar;
+        let schedule = kernel.default_schedule();
+        for given in types {
+            let args = DynArgs {
+                scalars: vec![ScalarValue::U32(n as u32)],
+                buffers: vec![Some(data(given)), None],
+            };
+            let gpu = rt.run_dyn(*kernel, &schedule, &args);
+            let oracle = kernel.cpu_dyn(&schedule, &args);
+            if given == want {
+                // The copy, bit for bit, on both.
+                let (gpu, oracle) = (gpu.unwrap(), oracle.unwrap());
+                assert_eq!(gpu[0].words(), data(given).words(), "{}", kernel.name());
+                assert_eq!(oracle[0].words(), data(given).words(), "{}", kernel.name());
+                continue;
+            }
+            // `u32` data given to `copyt<f32>` (and every other pair) ran as `Ok` in the
+            // oracle: now both refuse it, with one message naming the binding and both types.
+            let (Err(g), Err(o)) = (&gpu, &oracle) else {
+                panic!(
+                    "{} given {given:?}: GPU {gpu:?}, oracle {oracle:?}",
+                    kernel.name()
+                );
+            };
+            assert!(
+                matches!(o, ForgeError::InvalidArgument { .. }),
+                "{}: {o:?}",
+                kernel.name()
+            );
+            assert_eq!(g.to_string(), o.to_string());
+            let text = o.to_string();
+            assert!(
+                text.contains("`x`") && text.contains(ElemType::scalar(given).wgsl().as_str()),
+                "{text}"
+            );
+        }
+        // A buffer too many or too few: both refuse it, alike.
+        for buffers in [vec![Some(data(want))], vec![Some(data(want)), None, None]] {
+            let args = DynArgs {
+                scalars: vec![ScalarValue::U32(n as u32)],
+                buffers,
+            };
+            let gpu = rt.run_dyn(*kernel, &schedule, &args).unwrap_err();
+            let oracle = kernel.cpu_dyn(&schedule, &args).unwrap_err();
+            assert_eq!(gpu.to_string(), oracle.to_string());
+        }
     }
 }
 

@@ -101,8 +101,11 @@ struct RuntimeArgs {
 
 impl RuntimeArgs {
     /// The cache directory the CLI uses.
-    fn cache_dir(&self) -> Option<std::path::PathBuf> {
-        self.cache_dir.clone().or_else(tuning::default_cache_dir)
+    fn cache_dir(&self) -> Result<Option<std::path::PathBuf>, ForgeError> {
+        match &self.cache_dir {
+            Some(dir) => Ok(Some(dir.clone())),
+            None => tuning::default_cache_dir(),
+        }
     }
 }
 
@@ -278,6 +281,12 @@ struct EmitArgs {
     /// WGSL first, does not implement that directive).
     #[arg(long)]
     browser: bool,
+    /// Every loop guarded, as the runtime compiles the kernel on an adapter whose driver
+    /// cuts loops past 65,535 iterations per invocation (llvmpipe, under lavapipe): each
+    /// loop counts its runs in a hidden storage buffer, so that a cut loop is an error
+    /// rather than a wrong result.
+    #[arg(long)]
+    guard_loops: bool,
 }
 
 /// `forge cache ...`
@@ -308,7 +317,10 @@ enum CacheCommand {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return usage_error(e),
+    };
     // Logs to stderr at RUST_LOG's level (warn by default); every span, whatever that
     // level, into the trace of a runtime that keeps one (FORGE_TRACE).
     use tracing_subscriber::layer::SubscriberExt;
@@ -320,6 +332,8 @@ fn main() -> ExitCode {
         .with(
             tracing_subscriber::fmt::layer()
                 .with_writer(std::io::stderr)
+                // Colours only on a terminal: in a pipe or a log they are escape codes.
+                .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
                 .with_filter(filter),
         )
         .with(wgsl_forge::trace::SpanLayer::new())
@@ -341,12 +355,37 @@ fn main() -> ExitCode {
                 CliError::Select(_)
                 | CliError::Usage(_)
                 | CliError::Forge(
-                    ForgeError::UnknownBackend { .. } | ForgeError::BackendNotExecutable { .. },
+                    ForgeError::UnknownBackend { .. }
+                    | ForgeError::BackendNotExecutable { .. }
+                    | ForgeError::BadEnvVar { .. },
                 ) => ExitCode::from(2),
                 _ => ExitCode::from(1),
             }
         }
     }
+}
+
+/// What clap says about a command line it cannot parse, or its help. clap quotes what it
+/// was given as it was given: a 100 kB `--seed` or an argument holding escape sequences
+/// would come back whole and raw, so each line of an error goes through the library's
+/// [`forge_core::shown::shown`] (escaped, and cut with its length said), and is printed
+/// without colour. Help and version are clap's own text, printed as clap prints them.
+fn usage_error(e: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        e.exit()
+    }
+    use std::io::Write;
+    let mut stderr = std::io::stderr().lock();
+    for line in e.render().to_string().lines() {
+        let _ = writeln!(stderr, "{}", out::shown(line));
+    }
+    ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2))
 }
 
 fn run(cli: Cli) -> Result<ExitCode, CliError> {
@@ -453,7 +492,7 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
             if let Some(path) = &plot {
                 forge_cli::bench::roofline::plot_svg(&results, path)?;
                 if !json {
-                    outln!("plot: {}", path.display());
+                    outln!("plot: {}", out::path(path));
                 }
             }
             Ok(ExitCode::SUCCESS)
@@ -531,7 +570,7 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
             )?)
         }
         Command::Cache { action } => {
-            let Some(dir) = cli.runtime.cache_dir() else {
+            let Some(dir) = cli.runtime.cache_dir()? else {
                 return Err(ForgeError::InvalidArgument {
                     kernel: "forge cache",
                     message: "no cache directory: pass --cache-dir or set FORGE_CACHE_DIR".into(),
@@ -593,7 +632,7 @@ fn runtime(args: &RuntimeArgs) -> Result<ForgeRuntime, ForgeError> {
     if let Some(name) = &args.backend {
         builder = builder.emission(Backend::parse(name)?);
     }
-    if let Some(dir) = args.cache_dir() {
+    if let Some(dir) = args.cache_dir()? {
         builder = builder.cache_dir(dir);
     }
     builder.build()
@@ -654,7 +693,7 @@ fn first_call(
             "runtime {runtime_ms:.1} ms{}; pipeline cache: {}",
             warm_up_ms.map_or(String::new(), |w| format!(", warm-up {w:.1} ms")),
             match (rt.pipeline_cache_path(), loaded) {
-                (Some(p), Some(b)) => format!("{} ({b} bytes loaded)", p.display()),
+                (Some(p), Some(b)) => format!("{} ({b} bytes loaded)", out::path(p)),
                 _ => "off".to_string(),
             }
         );
@@ -671,7 +710,7 @@ fn parse_schedule(kernel: &dyn Kernel, text: Option<&str>) -> Result<Schedule, C
         Some(text) => declared.with_settings(text).map_err(|reason| {
             CliError::Usage(ForgeError::BadSchedule {
                 kernel: kernel.name(),
-                schedule: format!("`{text}`"),
+                schedule: format!("`{}`", out::shown(text)),
                 reason,
             })
         })?,
@@ -705,6 +744,13 @@ fn emit(args: &EmitArgs, target: Target) -> Result<ExitCode, CliError> {
     let kernel = select(std::slice::from_ref(&args.kernel))?[0];
     let schedule = parse_schedule(kernel, args.schedule.as_deref())?;
     let emitted = match (&args.arch, target) {
+        _ if args.guard_loops && (args.browser || args.arch.is_some()) => {
+            return Err(CliError::Usage(ForgeError::InvalidArgument {
+                kernel: "forge emit",
+                message: "`--guard-loops` shows what the runtime compiles: not with `--browser` or `--arch`".into(),
+            }))
+        }
+        (None, _) if args.guard_loops => wgsl_forge::emit::emit_guarded(kernel, &schedule, target)?,
         (None, Target::Wgsl) if args.browser => {
             wgsl_forge::emit::Emitted::Text(wgsl_forge::emit::emit_for_browser(kernel, &schedule)?)
         }
@@ -734,7 +780,7 @@ fn emit(args: &EmitArgs, target: Target) -> Result<ExitCode, CliError> {
                 std::io::stderr(),
                 "wrote {} ({target}, {schedule}) to {}",
                 kernel.name(),
-                path.display()
+                out::path(path)
             );
         }
         _ => {
@@ -774,11 +820,11 @@ fn info(args: &RuntimeArgs, all_limits: bool, json: bool) -> Result<ExitCode, Cl
         for a in &adapters {
             outln!(
                 "  - {} [{:?}, {:?}] driver: {} {}",
-                a.name,
+                out::escape(&a.name),
                 a.backend,
                 a.device_type,
-                a.driver,
-                a.driver_info
+                out::escape(&a.driver),
+                out::escape(&a.driver_info)
             );
         }
     }
@@ -798,7 +844,7 @@ fn info(args: &RuntimeArgs, all_limits: bool, json: bool) -> Result<ExitCode, Cl
     }
     let info = rt.adapter_info();
     outln!();
-    outln!("chosen adapter: {}", info.name);
+    outln!("chosen adapter: {}", out::escape(&info.name));
     if rt.is_cuda() {
         outln!("  backend:        CUDA (not wgpu)");
     } else {
@@ -810,7 +856,11 @@ fn info(args: &RuntimeArgs, all_limits: bool, json: bool) -> Result<ExitCode, Cl
         info.vendor,
         info.device
     );
-    outln!("  driver:         {} {}", info.driver, info.driver_info);
+    outln!(
+        "  driver:         {} {}",
+        out::escape(&info.driver),
+        out::escape(&info.driver_info)
+    );
     outln!(
         "  subgroup sizes: {}..={}",
         profile.subgroup_min_size,
@@ -1005,9 +1055,8 @@ fn certify_all(
         // As the browser's certification does: a kernel that needs a feature the adapter
         // lacks (cooperative matrices on lavapipe) is skipped, and says so.
         if let Some(why) = rt.cannot_run(k) {
-            if !json {
-                outln!("skip {}: {why}", k.name());
-            }
+            // Under `--json` on stderr, so that stdout stays JSON and the reason is not lost.
+            out::skip(k.name(), &why, json)?;
             skipped.push(k.name());
             continue;
         }

@@ -2,7 +2,9 @@
 //! errors are the command's (a closed pipe ends the command quietly, a full disk is an
 //! error, neither a panic), and every text that comes from a file or a driver goes through
 //! [`cell`], which escapes terminal control characters and cuts it to a width, so a
-//! tampered manifest can neither drive the terminal nor make a table too wide to format.
+//! tampered manifest can neither drive the terminal nor make a table too wide to format;
+//! every other text from outside (a path, an argument, an environment variable) goes
+//! through [`shown`] or [`path`], the library's one helper for it, which escapes and cuts.
 
 use std::io::Write;
 
@@ -41,20 +43,29 @@ pub fn flush() -> Result<(), crate::CliError> {
     std::io::stdout().flush().map_err(crate::CliError::Stdout)
 }
 
-/// `text` with every control character (C0, DEL, C1, and the bidirectional overrides)
-/// written as a Rust escape, so that it prints as what it is and cannot move the cursor,
-/// recolour the terminal or reorder what follows.
-pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        let bidi = matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
-        if c.is_control() || bidi {
-            out.extend(c.escape_unicode());
-        } else {
-            out.push(c);
-        }
+/// `text` with every control character written as a Rust escape: the library's
+/// [`forge_core::shown::escape`], so that the CLI and the library escape alike. Text that
+/// may be long goes through [`forge_core::shown::shown`] instead (or [`cell`]), which also
+/// cuts it.
+pub use forge_core::shown::escape;
+
+/// A path as every message shows it: escaped and cut ([`forge_core::shown::shown_path`]).
+pub use forge_core::shown::shown_path as path;
+
+/// Outside text as every message shows it: escaped and cut ([`forge_core::shown::shown`]).
+pub use forge_core::shown::shown;
+
+/// Says that `label` was skipped and why (`skip gemm_f16: needs ...`): on stdout, or on
+/// stderr where stdout carries JSON, so that the reason is never lost.
+pub fn skip(label: &str, why: &str, json: bool) -> Result<(), crate::CliError> {
+    if json {
+        use std::io::Write;
+        // stderr may be closed: what cannot be said is dropped, never a panic.
+        let _ = writeln!(std::io::stderr(), "skip {label}: {why}");
+    } else {
+        outln!("skip {label}: {why}");
     }
-    out
+    Ok(())
 }
 
 /// The widest a table cell made from outside text gets, in characters.

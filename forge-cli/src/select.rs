@@ -15,7 +15,7 @@ pub enum SelectError {
     /// No kernel has this name, identity or family.
     #[error("unknown kernel `{name}`; known kernels are: {known}")]
     Unknown {
-        /// The name given.
+        /// The name given, escaped and cut ([`forge_core::shown::shown`]).
         name: String,
         /// The known names, comma separated.
         known: String,
@@ -23,7 +23,7 @@ pub enum SelectError {
     /// Several kernels have this name.
     #[error("`{name}` names {} kernels: {}; name one by its identity", choices.len(), choices.join(", "))]
     Ambiguous {
-        /// The name given.
+        /// The name given, escaped and cut ([`forge_core::shown::shown`]).
         name: String,
         /// Each kernel's identity, `name@hash`.
         choices: Vec<String>,
@@ -48,7 +48,7 @@ pub fn select<'k>(
             .collect();
         if exact.len() > 1 {
             return Err(SelectError::Ambiguous {
-                name: name.clone(),
+                name: forge_core::shown::shown(name),
                 choices: exact.iter().map(|k| k.id().to_string()).collect(),
             });
         }
@@ -68,7 +68,7 @@ pub fn select<'k>(
             let mut known: Vec<&str> = all.iter().map(|k| k.name()).collect();
             known.dedup();
             return Err(SelectError::Unknown {
-                name: name.clone(),
+                name: forge_core::shown::shown(name),
                 known: known.join(", "),
             });
         }

@@ -15,17 +15,19 @@ use wgsl_forge::{Backend, ForgeError, ForgeRuntime, Kernel};
 use crate::out::{self, outln};
 use crate::CliError;
 
+/// `FORGE_CACHE_DIR` (an error when it is not UTF-8, as the library's builder has it), else
 /// `~/.cache/wgsl-forge` (or under `$XDG_CACHE_HOME`): where the CLI keeps manifests when
-/// neither `--cache-dir` nor `FORGE_CACHE_DIR` names a directory.
-pub fn default_cache_dir() -> Option<PathBuf> {
-    let nonempty = |v: &str| std::env::var_os(v).filter(|s| !s.is_empty());
-    if let Some(dir) = nonempty("FORGE_CACHE_DIR") {
-        return Some(PathBuf::from(dir));
+/// `--cache-dir` names no directory.
+pub fn default_cache_dir() -> Result<Option<PathBuf>, ForgeError> {
+    if let Some(dir) = forge_core::env::path(wgsl_forge::runtime::ENV_CACHE_DIR)? {
+        return Ok(Some(dir));
     }
-    nonempty("XDG_CACHE_HOME")
+    // Not ours: a home that is not UTF-8 is still a home.
+    let nonempty = |v: &str| std::env::var_os(v).filter(|s| !s.is_empty());
+    Ok(nonempty("XDG_CACHE_HOME")
         .map(PathBuf::from)
         .or_else(|| nonempty("HOME").map(|h| PathBuf::from(h).join(".cache")))
-        .map(|d| d.join("wgsl-forge"))
+        .map(|d| d.join("wgsl-forge")))
 }
 
 fn options(seed: u64, problem: Option<Vec<wgsl_forge::ScalarValue>>) -> TuneOptions {
@@ -51,11 +53,11 @@ fn fmt_speedup(x: Option<f64>) -> String {
 
 fn where_stored(rt: &ForgeRuntime, report: &TuneReport) -> Result<(), CliError> {
     match (&report.stored, &report.store_error, rt.cache_dir()) {
-        (Some(path), _, _) => outln!("manifest: {}", path.display()),
+        (Some(path), _, _) => outln!("manifest: {}", out::path(path)),
         (None, Some(e), _) => {
             outln!(
                 "manifest NOT written ({}); the result was used for this run only",
-                out::escape(e)
+                out::shown(e)
             )
         }
         (None, None, None) => outln!("manifest not written: no cache directory"),
@@ -64,15 +66,48 @@ fn where_stored(rt: &ForgeRuntime, report: &TuneReport) -> Result<(), CliError> 
     Ok(())
 }
 
+/// Writes `line` to stderr, above the progress bar where one is drawn. Not
+/// `ProgressBar::println`: that prints nothing while the bar is hidden, which it is
+/// whenever stderr is not a terminal (CI, logs, pipes), and the line would be lost.
+fn say(bar: &ProgressBar, line: &str) {
+    bar.suspend(|| {
+        use std::io::Write;
+        // stderr may be closed: what cannot be said is dropped, never a panic.
+        let _ = writeln!(std::io::stderr(), "{line}");
+    });
+}
+
+/// Whether `kernel` can run on `rt`: where it cannot (a feature the adapter lacks, such as
+/// cooperative matrices on lavapipe), says so ([`out::skip`]), as `forge certify` does, and
+/// returns `false`.
+fn runnable(
+    rt: &ForgeRuntime,
+    kernel: &dyn Kernel,
+    label: &str,
+    json: bool,
+) -> Result<bool, CliError> {
+    match rt.cannot_run(kernel) {
+        None => Ok(true),
+        Some(why) => out::skip(label, &why, json).map(|()| false),
+    }
+}
+
 /// `forge auto-tune-all`: tunes every built-in kernel, with a progress bar over all
-/// candidates, then prints a summary.
+/// candidates, then prints a summary. A kernel the adapter cannot run is skipped with its
+/// reason; the command fails only when a kernel it ran failed.
 pub fn auto_tune_all(
     rt: &mut ForgeRuntime,
     kernels: &[&'static dyn Kernel],
     seed: u64,
 ) -> Result<ExitCode, CliError> {
     let opts = options(seed, None);
-    let total: usize = kernels.iter().map(|k| tune::steps(*k, &opts)).sum();
+    let mut runs = Vec::with_capacity(kernels.len());
+    for &k in kernels {
+        if runnable(rt, k, &forge_cli::select::label(k, kernels), false)? {
+            runs.push(k);
+        }
+    }
+    let total: usize = runs.iter().map(|k| tune::steps(*k, &opts)).sum();
     let bar = ProgressBar::new(total as u64);
     bar.set_style(
         ProgressStyle::with_template(
@@ -81,9 +116,9 @@ pub fn auto_tune_all(
         .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
     let start = Instant::now();
-    let mut reports = Vec::with_capacity(kernels.len());
+    let mut reports = Vec::with_capacity(runs.len());
     let mut errors = Vec::new();
-    for &k in kernels {
+    for &k in &runs {
         let base = bar.position();
         let result = tune::tune_with_progress(rt, k, &opts, &mut |event| match event {
             TuneEvent::Step {
@@ -109,8 +144,12 @@ pub fn auto_tune_all(
                 return Err(e.into());
             }
             Err(e) => {
-                bar.println(format!("error: kernel `{}`: {e}", k.name()));
-                errors.push(k.name());
+                let label = forge_cli::select::label(k, kernels);
+                say(
+                    &bar,
+                    &format!("error: tuning `{label}`: {}", out::escape(&e.to_string())),
+                );
+                errors.push(label);
             }
         }
     }
@@ -119,7 +158,7 @@ pub fn auto_tune_all(
 
     outln!(
         "adapter: {} ({:?}), emission {}, seed {seed}",
-        rt.adapter_info().name,
+        out::escape(&rt.adapter_info().name),
         rt.adapter_info().backend,
         rt.emission()
     );
@@ -162,13 +201,13 @@ pub fn auto_tune_all(
         Some(dir) if stored == reports.len() => {
             outln!(
                 "{stored} manifests written under {}",
-                dir.join(rt.topology_hash()).display()
+                out::path(&dir.join(rt.topology_hash()))
             )
         }
         Some(dir) => outln!(
             "{stored} of {} manifests written under {}; see the warnings above",
             reports.len(),
-            dir.display()
+            out::path(dir)
         ),
         None => outln!("no cache directory: nothing was written"),
     }
@@ -192,11 +231,20 @@ pub fn auto_tune_all(
             );
         }
     }
-    Ok(if errors.is_empty() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    })
+    if errors.is_empty() {
+        return Ok(ExitCode::SUCCESS);
+    }
+    // The per-kernel errors went to stderr as they came; the count and the names end it,
+    // where a log's reader looks first.
+    use std::io::Write;
+    let _ = writeln!(
+        std::io::stderr(),
+        "error: {} of {} kernels could not be tuned: {}; their errors are above",
+        errors.len(),
+        runs.len(),
+        errors.join(", ")
+    );
+    Ok(ExitCode::FAILURE)
 }
 
 /// One backend's tuning, as `forge tune --backends` reports it.
@@ -232,7 +280,12 @@ pub fn tune_backends(
         .map(|&b| open(b).map(|rt| (b, rt)))
         .collect::<Result<Vec<_>, _>>()?;
     let mut rows: Vec<BackendWinner> = Vec::with_capacity(backends.len());
+    let mut skipped = 0;
     for (b, mut rt) in runtimes {
+        if !runnable(&rt, kernel, &format!("{} on {b}", kernel.name()), json)? {
+            skipped += 1;
+            continue;
+        }
         let report = tune::tune(&mut rt, kernel, &opts)?;
         rows.push(BackendWinner {
             backend: b.name(),
@@ -301,12 +354,16 @@ pub fn tune_backends(
                 r.backend,
                 r.winner.as_deref().unwrap_or("-"),
                 us(Some(t)),
-                r.manifest.as_deref().unwrap_or("not written")
+                r.manifest
+                    .as_deref()
+                    .map_or_else(|| "not written".into(), out::shown)
             ),
             None => outln!("no backend had a winner"),
         }
     }
-    Ok(if fastest.is_some() {
+    // Backends that cannot run the kernel were skipped, which is no failure; one that ran
+    // and found no winner is.
+    Ok(if fastest.is_some() || (rows.is_empty() && skipped > 0) {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
@@ -325,6 +382,11 @@ pub fn tune_one(
     // The plot is written last: a path it may not replace fails before the tuning.
     if let Some(path) = plot {
         forge_core::files::check_replaceable(path)?;
+    }
+    // A kernel the adapter cannot run is skipped, with its reason, as `forge certify` and
+    // `forge auto-tune-all` skip it: nothing was tuned, and nothing failed.
+    if !runnable(rt, kernel, kernel.name(), json)? {
+        return Ok(ExitCode::SUCCESS);
     }
     let opts = options(seed, problem);
     let report = tune::tune(rt, kernel, &opts)?;
@@ -366,7 +428,7 @@ pub fn tune_one(
             path,
         )?;
         if !json {
-            outln!("plot: {}", path.display());
+            outln!("plot: {}", out::path(path));
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -381,7 +443,7 @@ fn print_candidates(
     outln!(
         "kernel {} on {} ({:?}), emission {}; problem {} (bucket {}: 2^{} threads)",
         r.kernel,
-        rt.adapter_info().name,
+        out::escape(&rt.adapter_info().name),
         rt.adapter_info().backend,
         rt.emission(),
         r.bucket.problem,
@@ -462,7 +524,7 @@ pub fn plot_svg(
     path: &Path,
 ) -> Result<(), ForgeError> {
     let plot_error = |e: String| ForgeError::Io {
-        context: format!("drawing `{}`", path.display()),
+        context: format!("drawing `{}`", out::path(path)),
         source: std::io::Error::other(e),
     };
     // Drawn into memory, then written atomically: an interrupted or failed plot never leaves
@@ -604,7 +666,7 @@ fn draw_bars(
 pub fn cache_ls(dir: &Path, current_topology: Option<&str>) -> Result<ExitCode, CliError> {
     let cache = ManifestCache::new(dir);
     let entries = cache.list()?;
-    outln!("cache: {}", dir.display());
+    outln!("cache: {}", out::path(dir));
     if entries.is_empty() {
         outln!("(no manifests)");
         return Ok(ExitCode::SUCCESS);
@@ -683,7 +745,7 @@ pub fn cache_clear(dir: &Path) -> Result<ExitCode, CliError> {
         ManifestCache::new(dir).clear_with(&forge_core::device::disk_cache::is_ours)?;
     outln!(
         "removed {removed} manifests and {pipelines} pipeline caches from {}",
-        dir.display()
+        out::path(dir)
     );
     Ok(ExitCode::SUCCESS)
 }
@@ -694,17 +756,13 @@ pub fn cache_export(dir: &Path, file: &Path) -> Result<ExitCode, CliError> {
     let export = ManifestBundle::from_cache(&ManifestCache::new(dir))?;
     export.bundle.write(file)?;
     for (path, why) in &export.skipped {
-        outln!(
-            "skipped {}: {}",
-            out::escape(&path.display().to_string()),
-            out::escape(why)
-        );
+        outln!("skipped {}: {}", out::path(path), out::shown(why));
     }
     outln!(
         "exported {} manifests from {} to {}{}",
         export.bundle.entries().len(),
-        dir.display(),
-        file.display(),
+        out::path(dir),
+        out::path(file),
         if export.skipped.is_empty() {
             String::new()
         } else {
@@ -723,21 +781,17 @@ pub fn cache_import(dir: &Path, file: &Path, replace: bool) -> Result<ExitCode, 
     let kernels = wgsl_forge::kernels::registry::builtin();
     let report = bundle.import_into(&ManifestCache::new(dir), &kernels, replace)?;
     for (label, path) in &report.imported {
-        outln!(
-            "imported {} to {}",
-            out::escape(label),
-            out::escape(&path.display().to_string())
-        );
+        outln!("imported {} to {}", out::shown(label), out::path(path));
     }
     for (label, _) in &report.kept {
         outln!(
             "kept {}: a trusted manifest is already there (--replace replaces it)",
-            out::escape(label)
+            out::shown(label)
         );
     }
     outln!("{}", report.summary());
     for (label, why) in &report.rejected {
-        outln!("  rejected {}: {}", out::escape(label), out::escape(why));
+        outln!("  rejected {}: {}", out::shown(label), out::shown(why));
     }
     Ok(ExitCode::SUCCESS)
 }

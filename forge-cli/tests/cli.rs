@@ -215,6 +215,59 @@ fn forge_emit_browser_adds_the_subgroups_directive_only_where_used() {
 }
 
 #[test]
+fn forge_emit_guard_loops_shows_what_lavapipe_runs() {
+    // gemv loops over its row: guarded, each loop counted in a hidden atomic buffer at the
+    // first free binding (gemv's a, x, y and `Params` take 0..3), in its workgroup's slot.
+    let plain = forge(&["emit", "gemv", "--backend", "wgsl"]);
+    let guarded = forge(&["emit", "gemv", "--backend", "wgsl", "--guard-loops"]);
+    assert!(guarded.status.success(), "{}", stderr(&guarded));
+    let (plain, guarded) = (
+        String::from_utf8(plain.stdout).unwrap(),
+        String::from_utf8(guarded.stdout).unwrap(),
+    );
+    assert!(!plain.contains("fg_loop_guard"));
+    assert!(
+        guarded.contains("@group(0) @binding(4) \nvar<storage, read_write> fg_loop_guard: array<atomic<u32>, 256>;"),
+        "{guarded}"
+    );
+    let adds = guarded.matches("]), 1u);").count();
+    let subs = guarded.matches("]), 4294967295u);").count();
+    assert!(adds >= 1 && subs >= adds, "{guarded}");
+    // Every translated form carries it (naga renames the buffer there, so its atomic
+    // operations are what shows); SPIR-V is checked by spirv-val in tests/backends.rs.
+    for (backend, atomic) in [
+        ("glsl", "atomicAdd("),
+        ("hlsl", "InterlockedAdd("),
+        ("msl", "atomic_fetch_add_explicit("),
+    ] {
+        let plain = forge(&["emit", "gemv", "--backend", backend]);
+        let out = forge(&["emit", "gemv", "--backend", backend, "--guard-loops"]);
+        assert!(out.status.success(), "{backend}: {}", stderr(&out));
+        let (plain, out) = (
+            String::from_utf8_lossy(&plain.stdout),
+            String::from_utf8_lossy(&out.stdout),
+        );
+        assert!(
+            !plain.contains(atomic) && out.contains(atomic),
+            "{backend}: {out}"
+        );
+    }
+    // CUDA has no such limit: bad usage, said.
+    let out = forge(&["emit", "gemv", "--backend", "cuda", "--guard-loops"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("not `cuda`"), "{}", stderr(&out));
+    let out = forge(&[
+        "emit",
+        "gemv",
+        "--backend",
+        "wgsl",
+        "--guard-loops",
+        "--browser",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+}
+
+#[test]
 fn forge_list_schedules_are_what_emit_takes() {
     let out = forge(&["list", "--schedules"]);
     assert!(out.status.success(), "{}", stderr(&out));

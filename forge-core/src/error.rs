@@ -252,6 +252,18 @@ pub enum ForgeError {
         valid: &'static str,
     },
 
+    /// A `FORGE_*` environment variable holds a value that cannot be used: one that is not
+    /// UTF-8, or not one of the values the variable takes. Never a silent fallback to the
+    /// default.
+    #[error("the environment variable `{var}` {reason}")]
+    BadEnvVar {
+        /// The variable's name.
+        var: &'static str,
+        /// What is wrong with its value (shown escaped and cut, [`crate::shown`]), and
+        /// what the variable takes.
+        reason: String,
+    },
+
     /// A backend that `forge emit` translates to, but that the runtime cannot execute.
     #[error("backend `{name}` can be emitted (`forge emit KERNEL --backend {name}`) but not executed; the runtime executes: {valid}")]
     BackendNotExecutable {
@@ -337,6 +349,35 @@ pub enum ForgeError {
         whom: String,
         /// Iterations run.
         iterations: u64,
+    },
+
+    /// A loop was cut short by the driver: on llvmpipe (lavapipe), every invocation may run
+    /// 65,535 loop iterations in all, its loops together, and past them each loop leaves
+    /// as if its condition had failed. The device guards every loop there
+    /// ([`crate::emit::loop_guard`]), so the results of a cut kernel are never returned.
+    #[error("{kernels}: a loop was cut short by the driver of `{adapter}`, which allows each invocation {limit} loop iterations in all (every loop of the invocation together); the results would be wrong, so none are returned; give each invocation less work (more invocations, fewer iterations each), or run on another adapter (`FORGE_ADAPTER`)")]
+    LoopLimit {
+        /// The kernels launched since the last check, one of which was cut (`kernel `a``,
+        /// or `one of the kernels `a`, `b``).
+        kernels: String,
+        /// The adapter's name.
+        adapter: String,
+        /// The iterations allowed per invocation.
+        limit: u32,
+    },
+
+    /// A wait for the device outlived the runtime's timeout (`RuntimeBuilder::timeout`,
+    /// `FORGE_TIMEOUT`). The device may still be running the kernels, so the runtime
+    /// refuses every later call with this same error, at once: create a new runtime.
+    #[error("{kernels} did not finish within {after}, the runtime's timeout, on `{device}`; the device may still be running it, so this runtime refuses every call from now on: create a new runtime; a kernel that never ends is a bug (its oracle, `k::cpu`, stops it at its loop budget), and a kernel that is only long needs a longer timeout (`RuntimeBuilder::timeout`, `FORGE_TIMEOUT`)")]
+    Timeout {
+        /// The kernels in flight (`kernel `a``, or `one of the kernels `a`, `b``, or `the
+        /// work in flight` when none was launched).
+        kernels: String,
+        /// The timeout, as `2.5 s`.
+        after: String,
+        /// The device's name.
+        device: String,
     },
 
     /// A path that the library refuses to read or replace: a special file, a symbolic link,

@@ -36,14 +36,14 @@ static TMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
 fn io_error(what: &str, p: &Path, source: std::io::Error) -> ForgeError {
     ForgeError::Io {
-        context: format!("{what} `{}`", p.display()),
+        context: format!("{what} `{}`", crate::shown::shown_path(p)),
         source,
     }
 }
 
 fn refused(path: &Path, reason: impl Into<String>) -> ForgeError {
     ForgeError::RefusedPath {
-        path: path.display().to_string(),
+        path: crate::shown::shown_path(path),
         reason: reason.into(),
     }
 }
@@ -363,7 +363,7 @@ impl FileLock {
                         return Err(ForgeError::Io {
                             context: format!(
                                 "waiting for the lock `{}` (another process holds it)",
-                                path.display()
+                                crate::shown::shown_path(path)
                             ),
                             source: std::io::Error::new(
                                 std::io::ErrorKind::TimedOut,
@@ -382,7 +382,7 @@ impl FileLock {
     fn open(path: &Path) -> Result<std::fs::File> {
         match std::fs::symlink_metadata(path) {
             Ok(m) if m.file_type().is_symlink() => {
-                tracing::warn!(path = %path.display(), "removing a symbolic link where a lock file belongs");
+                tracing::warn!(path = %crate::shown::shown_path(path), "removing a symbolic link where a lock file belongs");
                 std::fs::remove_file(path).map_err(|e| io_error("removing the link", path, e))?;
             }
             Ok(m) if !m.file_type().is_file() => {

@@ -547,6 +547,67 @@ pub struct DynArgs {
     pub buffers: Vec<Option<HostBuffer>>,
 }
 
+impl DynArgs {
+    /// Every binding's length (its LEN evaluated) for these arguments, after checking that
+    /// there are as many scalars as `kernel` takes and one buffer per binding.
+    pub fn lens(&self, kernel: &dyn Kernel) -> Result<Vec<u64>> {
+        let name = kernel.name();
+        check_scalar_count(name, kernel.scalars().len(), self.scalars.len())?;
+        check_arity(name, kernel.layout().len(), self.buffers.len(), "buffers")?;
+        kernel.binding_lens(&self.scalars)
+    }
+
+    /// Checks that every non-`#[out]` binding has data of its element type and of its
+    /// length in `lens` ([`DynArgs::lens`]).
+    pub fn check_data(&self, kernel: &dyn Kernel, lens: &[u64]) -> Result<()> {
+        let name = kernel.name();
+        for ((b, buf), &len) in kernel.layout().iter().zip(&self.buffers).zip(lens) {
+            if b.access == Access::Out {
+                continue;
+            }
+            let Some(buf) = buf else {
+                return Err(ForgeError::InvalidArgument {
+                    kernel: name,
+                    message: format!(
+                        "argument `{}` needs data; only `#[out]` bindings take `None`",
+                        b.name
+                    ),
+                });
+            };
+            if buf.elem().scalar != b.elem.scalar || buf.elem().width != b.elem.width {
+                return Err(ForgeError::InvalidArgument {
+                    kernel: name,
+                    message: format!(
+                        "argument `{}` holds `{}`, but the data given holds `{}`",
+                        b.name,
+                        b.elem.wgsl(),
+                        buf.elem().wgsl()
+                    ),
+                });
+            }
+            if buf.len() as u64 != len {
+                return Err(ForgeError::LengthMismatch {
+                    kernel: name,
+                    arg: b.name,
+                    expr: b.len,
+                    expected: len,
+                    actual: buf.len(),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Every check a type-erased call makes of its arguments before it runs, on the GPU
+    /// (`ForgeRuntime::run_dyn`) as in the oracle ([`Kernel::cpu_dyn`]), so that both
+    /// refuse the same arguments with the same error: the counts, the lengths and the
+    /// element types ([`DynArgs::lens`], [`DynArgs::check_data`]).
+    pub fn check(&self, kernel: &dyn Kernel) -> Result<()> {
+        let lens = self.lens(kernel)?;
+        self.check_data(kernel, &lens)
+    }
+}
+
 /// How closely the GPU must match the oracle, and the oracle the reference.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Tolerance {
@@ -857,6 +918,25 @@ pub fn describe_scalars(kernel: &dyn Kernel, scalars: &[ScalarValue]) -> String 
         .map(|(p, v)| format!("{}={v}", p.name))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// Checks that a call has one argument (buffer, tensor) per binding.
+pub(crate) fn check_arity(
+    kernel: &'static str,
+    expected: usize,
+    got: usize,
+    what: &str,
+) -> Result<()> {
+    if expected == got {
+        Ok(())
+    } else {
+        Err(ForgeError::InvalidArgument {
+            kernel,
+            message: format!(
+                "expected {expected} {what}, one per binding in layout order, got {got}"
+            ),
+        })
+    }
 }
 
 /// Checks the number of scalars given to a dyn entry point.

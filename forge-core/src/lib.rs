@@ -8,8 +8,10 @@
 //! its own layer, without cycles), and each module's docs say which layer it is.
 //! `tests/layers.rs` checks this on every test run.
 //!
-//! 1. **Values**: [`error`], [`blocking`] (the async core's blocking bridge), [`files`],
-//!    [`schedule`], [`kernel`] (the description of a kernel and its [`kernel::KernelId`]),
+//! 1. **Values**: [`error`], [`shown`] (outside text in messages: escaped and cut),
+//!    [`env`](mod@env) (the `FORGE_*` variables), [`blocking`] (the async core's blocking
+//!    bridge), [`files`], [`schedule`], [`kernel`] (the description of a kernel and its
+//!    [`kernel::KernelId`]),
 //!    [`sizes`] (the LEN and `threads` evaluators and the length checks, which the oracle
 //!    and the launches share), [`target`] (shader forms), [`topology`] (the hardware
 //!    profile), [`records`] (what certification, timing and tuning find, and manifests
@@ -41,6 +43,7 @@
 
 // 1. Values.
 pub mod blocking;
+pub mod env;
 pub mod error;
 pub mod files;
 pub mod kernel;
@@ -49,6 +52,7 @@ pub mod prints;
 pub mod records;
 pub mod roofline;
 pub mod schedule;
+pub mod shown;
 pub mod sizes;
 pub mod target;
 pub mod topology;

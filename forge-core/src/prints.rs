@@ -23,7 +23,8 @@
 
 use std::fmt::Write as _;
 
-/// Environment variable: `stderr` writes every print line to stderr as it is formatted.
+/// Environment variable: `stderr` writes every print line to stderr as it is formatted;
+/// `off` (or unset) does not; any other value is an error ([`crate::env`]).
 pub const ENV_PRINT: &str = "FORGE_PRINT";
 
 /// Records a print buffer holds when the runtime's builder does not say otherwise.
@@ -169,7 +170,7 @@ impl PrintTable {
         capacity: u32,
     ) -> Vec<String> {
         records.sort_by_key(|r| (r.invocation, r.seq));
-        let echo = to_stderr();
+        let echo = echo_to_stderr();
         let mut out = Vec::with_capacity(records.len() + 1);
         for r in &records {
             out.push(line(kernel, r.invocation, &self.text(r)));
@@ -214,9 +215,24 @@ pub fn dropped_line(kernel: &str, dropped: u64, capacity: u32) -> String {
     )
 }
 
-/// Whether `FORGE_PRINT=stderr` is set.
-pub fn to_stderr() -> bool {
-    std::env::var(ENV_PRINT).is_ok_and(|v| v.trim().eq_ignore_ascii_case("stderr"))
+/// Whether `FORGE_PRINT=stderr` is set (`FORGE_PRINT=off`, blank or unset: not). Any other
+/// value is an error that names the variable; a runtime's builder returns it.
+pub fn to_stderr() -> crate::error::Result<bool> {
+    Ok(crate::env::one_of(ENV_PRINT, &["stderr", "off"])? == Some("stderr"))
+}
+
+/// [`to_stderr`] where a print is formatted, which has no error to return: the oracle
+/// (called without a runtime) says once on stderr, where the lines would have gone, that
+/// the value is not used, and echoes nothing.
+fn echo_to_stderr() -> bool {
+    match to_stderr() {
+        Ok(echo) => echo,
+        Err(e) => {
+            static SAID: std::sync::Once = std::sync::Once::new();
+            SAID.call_once(|| eprintln!("warning: {e}; print lines are not echoed"));
+            false
+        }
+    }
 }
 
 fn write_value(out: &mut String, ty: PrintType, debug: bool, w: u32) {

@@ -64,7 +64,7 @@ impl Backend {
                 valid: Self::VALID,
             }),
             _ => Err(ForgeError::UnknownBackend {
-                name: name.to_string(),
+                name: crate::shown::shown(name),
                 valid: Self::VALID,
             }),
         }
@@ -165,7 +165,7 @@ impl Target {
             .into_iter()
             .find(|t| t.name() == wanted)
             .ok_or_else(|| ForgeError::UnknownBackend {
-                name: name.to_string(),
+                name: crate::shown::shown(name),
                 valid: Self::VALID,
             })
     }

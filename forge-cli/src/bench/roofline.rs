@@ -20,7 +20,7 @@ pub fn roof_of(results: &[BenchResult]) -> Roof {
 /// Draws the roofline of `results` and writes it atomically to `path`.
 pub fn plot_svg(results: &[BenchResult], path: &Path) -> Result<(), ForgeError> {
     let plot_error = |e: String| ForgeError::Io {
-        context: format!("drawing `{}`", path.display()),
+        context: format!("drawing `{}`", forge_core::shown::shown_path(path)),
         source: std::io::Error::other(e),
     };
     let mut svg = String::new();

@@ -150,9 +150,29 @@ pub trait Device: fmt::Debug + wgpu::WasmNotSendSync {
         None
     }
 
-    /// Fails with [`ForgeError::DeviceLost`] once the device is gone.
+    /// Fails with [`ForgeError::DeviceLost`] once the device is gone, and with
+    /// [`ForgeError::Timeout`] once a wait has outlived the device's timeout.
     fn check_lost(&self) -> Result<()> {
         Ok(())
+    }
+
+    /// Bounds every blocking wait for the device (a readback, a wait for idle) by
+    /// `timeout`; `None` waits as long as the work takes. Past it the wait returns
+    /// [`ForgeError::Timeout`], naming the kernels in flight, and every later call returns
+    /// the same error: the device may still be running them, and no call waits on it
+    /// again. A device that cannot bound its waits refuses a timeout with
+    /// [`ForgeError::InvalidArgument`] (the default).
+    fn set_timeout(&mut self, timeout: Option<std::time::Duration>) -> Result<()> {
+        match timeout {
+            None => Ok(()),
+            Some(_) => Err(ForgeError::InvalidArgument {
+                kernel: "RuntimeBuilder::timeout",
+                message: format!(
+                    "this device ({}) cannot bound its waits",
+                    crate::shown::shown(&self.info().name)
+                ),
+            }),
+        }
     }
 
     /// The error of a failed step (a submission, a wait, a copy): `message`, met during

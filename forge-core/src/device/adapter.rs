@@ -40,9 +40,24 @@ pub fn enumerate_adapters() -> Vec<wgpu::AdapterInfo> {
 pub fn describe(info: &wgpu::AdapterInfo) -> String {
     format!(
         "`{}` [{:?}, {:?}]",
-        info.name, info.backend, info.device_type
+        crate::shown::shown(&info.name),
+        info.backend,
+        info.device_type
     )
 }
+
+/// Whether the adapter's driver cuts long loops short without a word: llvmpipe (Mesa's
+/// software rasteriser, under lavapipe's Vulkan and Mesa's OpenGL alike) gives each shader
+/// invocation 65,535 loop iterations in all ([`crate::emit::loop_guard`]). The device
+/// guards every loop on such an adapter, and on no other.
+pub fn limits_loops(info: &wgpu::AdapterInfo) -> bool {
+    let llvmpipe = |s: &str| s.to_ascii_lowercase().contains("llvmpipe");
+    llvmpipe(&info.name) || llvmpipe(&info.driver)
+}
+
+/// The loop iterations llvmpipe allows one invocation, all loops together
+/// (`LP_MAX_TGSI_LOOP_ITERATIONS` in Mesa's gallivm).
+pub const LLVMPIPE_LOOP_LIMIT: u32 = 65_535;
 
 /// Lower is better: real GPUs first, then virtual ones, then CPU rasterisers.
 fn type_rank(t: wgpu::DeviceType) -> u8 {
@@ -84,7 +99,8 @@ pub fn select_adapter(
         if candidates.is_empty() {
             return Err(ForgeError::NoAdapter {
                 detail: format!(
-                    " whose name contains `{name}` (set by {source}); adapters seen: {seen_list}"
+                    " whose name contains `{}` (set by {source}); adapters seen: {seen_list}",
+                    crate::shown::shown(name)
                 ),
             });
         }

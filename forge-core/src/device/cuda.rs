@@ -40,6 +40,7 @@ use crate::topology::HardwareProfile;
 use cudarc::driver::{result, sys, CudaContext, DriverError};
 use std::collections::HashMap;
 use std::ffi::{c_void, CString};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 /// Where to get libcuda, for the error when it cannot be loaded.
@@ -95,6 +96,9 @@ pub struct DeviceMem {
     bytes: u64,
     ctx: Arc<CudaContext>,
     _reservation: Option<Reservation>,
+    /// Set when a wait of its device timed out: `cuMemFree` would wait for the kernels
+    /// given up on, so the memory is left to the context instead.
+    abandoned: Arc<AtomicBool>,
 }
 
 // SAFETY: a device pointer is an address in the context's memory, valid from any thread
@@ -126,6 +130,9 @@ impl RawMemory for DeviceMem {
 
 impl Drop for DeviceMem {
     fn drop(&mut self) {
+        if self.abandoned.load(Ordering::Relaxed) {
+            return;
+        }
         // cuMemFree waits for the work that uses the memory; an error here (a context
         // already broken by a failed launch) has nobody to go to but the log.
         let freed = self
@@ -220,6 +227,12 @@ pub struct CudaGpu {
     /// Kernels launched since the last synchronisation: a launch fails asynchronously, and
     /// the error that the next synchronisation meets names these.
     in_flight: Vec<&'static str>,
+    /// The bound of every synchronisation ([`Device::set_timeout`]).
+    timeout: Option<std::time::Duration>,
+    /// Set when a synchronisation outlived the timeout: every later call fails with it.
+    timed_out: Option<super::TimedOut>,
+    /// Shared with every allocation: set with `timed_out`, so that no free waits.
+    abandoned: Arc<AtomicBool>,
 }
 
 impl CudaGpu {
@@ -325,6 +338,9 @@ impl CudaGpu {
             syncs: 0,
             allocations: 0,
             in_flight: Vec::new(),
+            timeout: None,
+            timed_out: None,
+            abandoned: Arc::new(AtomicBool::new(false)),
         })
     }
 
@@ -379,6 +395,7 @@ impl CudaGpu {
             bytes: size,
             ctx: Arc::clone(&self.ctx),
             _reservation: Some(reservation),
+            abandoned: Arc::clone(&self.abandoned),
         };
         if zero {
             // SAFETY: `len` bytes at `ptr` were just allocated.
@@ -448,9 +465,18 @@ impl CudaGpu {
     /// Waits until the device has finished everything enqueued. A launch that failed is
     /// the error, named.
     pub fn sync(&mut self, context: &'static str) -> Result<()> {
+        if let Some(t) = &self.timed_out {
+            return Err(t.error());
+        }
         self.bind(context)?;
-        // SAFETY: the default stream of the bound context.
-        let done = unsafe { result::stream::synchronize(STREAM) };
+        let done = match self.timeout {
+            // SAFETY: the default stream of the bound context.
+            None => unsafe { result::stream::synchronize(STREAM) },
+            Some(timeout) => match self.query_until(timeout) {
+                Some(done) => done,
+                None => return Err(self.give_up(timeout)),
+            },
+        };
         self.syncs += 1;
         match done {
             Ok(()) => {
@@ -459,6 +485,43 @@ impl CudaGpu {
             }
             Err(e) => Err(self.failed(context, e)),
         }
+    }
+
+    /// Polls the stream until its work has finished (`Some` of the outcome) or `timeout`
+    /// has passed (`None`), sleeping a little more between polls as the wait grows (at most
+    /// a millisecond), so that a short kernel is not kept waiting.
+    fn query_until(&self, timeout: std::time::Duration) -> Option<Result<(), DriverError>> {
+        let start = std::time::Instant::now();
+        let mut pause = std::time::Duration::from_micros(1);
+        loop {
+            // SAFETY: the default stream of the bound context.
+            match unsafe { sys::cuStreamQuery(STREAM) } {
+                sys::cudaError_enum::CUDA_ERROR_NOT_READY => {}
+                other => return Some(other.result()),
+            }
+            if start.elapsed() >= timeout {
+                return None;
+            }
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(std::time::Duration::from_millis(1));
+        }
+    }
+
+    /// After a synchronisation outlived `timeout`: the device refuses every later call
+    /// with the error returned here, and frees no memory (a free would wait).
+    fn give_up(&mut self, timeout: std::time::Duration) -> ForgeError {
+        let mut kernels = std::mem::take(&mut self.in_flight);
+        kernels.dedup();
+        let t = super::TimedOut {
+            kernels: super::guard::name_kernels(&kernels),
+            after: format!("{} s", timeout.as_secs_f64()),
+            device: crate::shown::shown(&self.identity.info.name),
+        };
+        tracing::error!(?kernels, ?timeout, "a wait for the CUDA device timed out");
+        self.abandoned.store(true, Ordering::Relaxed);
+        let e = t.error();
+        self.timed_out = Some(t);
+        e
     }
 
     /// The error for a driver error met during `context`, naming the kernels launched
@@ -789,7 +852,23 @@ impl Device for CudaGpu {
         &self.budget
     }
 
+    /// Fails with [`ForgeError::Timeout`] once a synchronisation outlived the timeout.
+    fn check_lost(&self) -> Result<()> {
+        match &self.timed_out {
+            Some(t) => Err(t.error()),
+            None => Ok(()),
+        }
+    }
+
+    /// Synchronisations poll the stream (`cuStreamQuery`) until the work is done or
+    /// `timeout` has passed.
+    fn set_timeout(&mut self, timeout: Option<std::time::Duration>) -> Result<()> {
+        self.timeout = timeout;
+        Ok(())
+    }
+
     fn create(&mut self, bytes: u64, init: Option<&[u8]>, what: What<'_>) -> Result<Memory> {
+        self.check_lost()?;
         let mem = self.alloc(bytes, true, what)?;
         if let Some(data) = init {
             self.upload(&mem, data)?;
@@ -800,6 +879,7 @@ impl Device for CudaGpu {
 
     /// An allocation of its own, not zeroed: a call uploads to or clears what it binds.
     fn lease(&mut self, bytes: u64, what: What<'_>) -> Result<Memory> {
+        self.check_lost()?;
         let mem = self.alloc(bytes, false, what)?;
         Ok(Memory::new(self.identity.id, mem.bytes(), Box::new(mem)))
     }
@@ -874,6 +954,9 @@ impl Device for CudaGpu {
 
     /// Each command is enqueued on the stream as it comes.
     fn record(&mut self, _context: &'static str, commands: &[Command<'_>]) -> Result<()> {
+        // After a timeout nothing more is queued behind work that may never end (a copy
+        // on the stream would wait for it).
+        self.check_lost()?;
         commands.iter().try_for_each(|c| self.enqueue(c))
     }
 

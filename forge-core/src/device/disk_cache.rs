@@ -55,15 +55,11 @@ const MAGIC: &[u8; 16] = b"forge-pipecache1";
 /// few MiB; anything far past that is not ours.
 const MAX_FILE_BYTES: u64 = 512 << 20;
 
-/// Whether `FORGE_PIPELINE_CACHE` leaves the persisted cache on (it is on by default).
-pub fn enabled_by_env() -> bool {
-    match std::env::var(ENV_PIPELINE_CACHE) {
-        Ok(v) => !matches!(
-            v.trim().to_ascii_lowercase().as_str(),
-            "0" | "off" | "false" | "no"
-        ),
-        Err(_) => true,
-    }
+/// Whether `FORGE_PIPELINE_CACHE` leaves the persisted cache on (it is on by default):
+/// `0`, `off`, `false` or `no` turn it off, `1`, `on`, `true` or `yes` keep it on, and
+/// any other value is an error that names the variable ([`crate::env::switch`]).
+pub fn enabled_by_env() -> crate::error::Result<bool> {
+    Ok(crate::env::switch(ENV_PIPELINE_CACHE)?.unwrap_or(true))
 }
 
 /// A device's pipeline cache and the file it persists to: see the [module docs](self).
@@ -98,7 +94,7 @@ impl DiskPipelineCache {
                 fallback: true,
             })
         };
-        tracing::debug!(path = %path.display(), bytes = loaded, "pipeline cache opened");
+        tracing::debug!(path = %crate::shown::shown_path(&path), bytes = loaded, "pipeline cache opened");
         Some(DiskPipelineCache {
             path,
             cache,
@@ -146,7 +142,7 @@ impl DiskPipelineCache {
         bytes.extend_from_slice(&data);
         files::write_atomically(&self.path, &bytes)?;
         self.dirty = false;
-        tracing::debug!(path = %self.path.display(), bytes = data.len(), "pipeline cache saved");
+        tracing::debug!(path = %crate::shown::shown_path(&self.path), bytes = data.len(), "pipeline cache saved");
         Ok(true)
     }
 }
@@ -154,7 +150,7 @@ impl DiskPipelineCache {
 impl Drop for DiskPipelineCache {
     fn drop(&mut self) {
         if let Err(e) = self.save() {
-            tracing::warn!(path = %self.path.display(), error = %e, "the pipeline cache was not saved");
+            tracing::warn!(path = %crate::shown::shown_path(&self.path), error = %e, "the pipeline cache was not saved");
         }
     }
 }
@@ -166,18 +162,18 @@ fn read_cache_file(path: &Path) -> Option<Vec<u8>> {
         Ok(b) => b,
         Err(ReadRefusal::Missing) => return None,
         Err(ReadRefusal::Refused(why)) => {
-            tracing::warn!(path = %path.display(), "pipeline cache ignored: {why}");
+            tracing::warn!(path = %crate::shown::shown_path(path), "pipeline cache ignored: {why}");
             return None;
         }
         Err(ReadRefusal::Io(e)) => {
-            tracing::warn!(path = %path.display(), error = %e, "pipeline cache ignored: it could not be read");
+            tracing::warn!(path = %crate::shown::shown_path(path), error = %e, "pipeline cache ignored: it could not be read");
             return None;
         }
     };
     match decode(&bytes) {
         Ok(data) => Some(data.to_vec()),
         Err(why) => {
-            tracing::warn!(path = %path.display(), "pipeline cache ignored: {why}");
+            tracing::warn!(path = %crate::shown::shown_path(path), "pipeline cache ignored: {why}");
             None
         }
     }

@@ -17,6 +17,8 @@
 //! - **pipelines:** the cache of compiled pipelines, the one bind-group builder and the cache
 //!   of bind groups on pooled buffers ([`pipeline`]), and the driver's pipeline cache
 //!   persisted on disk ([`disk_cache`]);
+//! - **the loop guard** ([`guard`]), on an adapter whose driver cuts long loops short: a
+//!   cut loop is an error at the next readback, never a wrong result;
 //! - **the trace**, where the runtime keeps one: compiles as host events, launches timed
 //!   by the GPU's timestamps inside the submissions they travel in ([`trace`]);
 //! - **the seam** ([`seam`]): `Gpu`'s implementation of [`crate::backend::Device`], the
@@ -31,6 +33,7 @@ pub mod buffers;
 #[cfg_attr(not(feature = "cuda"), path = "cuda_absent.rs")]
 pub mod cuda;
 pub mod disk_cache;
+pub mod guard;
 #[cfg_attr(not(feature = "nccl"), path = "nccl_absent.rs")]
 pub mod nccl;
 pub mod pipeline;
@@ -43,6 +46,7 @@ use crate::error::{ForgeError, Result};
 use crate::target::Backend;
 use buffers::{BufferPool, Lease};
 use disk_cache::DiskPipelineCache;
+use guard::LoopGuard;
 use pipeline::{BindGroupCache, PipelineCache};
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -261,6 +265,25 @@ impl<T> std::future::Future for Signal<T> {
 /// A buffer map's outcome.
 type MapSignal = Signal<std::result::Result<(), wgpu::BufferAsyncError>>;
 
+/// What a timed-out wait left: the parts of the [`ForgeError::Timeout`] every later call
+/// returns.
+#[derive(Clone, Debug)]
+struct TimedOut {
+    kernels: String,
+    after: String,
+    device: String,
+}
+
+impl TimedOut {
+    fn error(&self) -> ForgeError {
+        ForgeError::Timeout {
+            kernels: self.kernels.clone(),
+            after: self.after.clone(),
+            device: self.device.clone(),
+        }
+    }
+}
+
 /// Hands out [`Gpu::id`]s (and the CUDA device's: one counter, so no two devices share one).
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
@@ -288,12 +311,40 @@ pub struct Gpu {
     bind_groups: BindGroupCache,
     /// The driver's pipeline cache on disk, where the runtime attached one.
     disk_cache: Option<DiskPipelineCache>,
+    /// Whether the driver cuts long loops short ([`adapter::limits_loops`]): kernels with
+    /// loops are then compiled guarded.
+    limits_loops: bool,
+    /// The guard those kernels count in, made at the first launch of one (so that a
+    /// runtime that runs no loop makes no buffer for it).
+    loop_guard: Option<LoopGuard>,
+    /// The bound of every blocking wait ([`crate::backend::Device::set_timeout`]).
+    timeout: Option<std::time::Duration>,
+    /// Kernels launched since the last wait that finished: what a timeout names.
+    in_flight: Vec<&'static str>,
+    /// Set when a wait outlived the timeout: every later call fails with it.
+    timed_out: Option<TimedOut>,
     pending: Option<Pending>,
     submissions: u64,
     readbacks: u64,
     dispatches: u64,
     /// Buffers created outside the pool: tensors.
     tensors_created: u64,
+}
+
+impl Drop for Gpu {
+    /// After a timeout, nothing waits for the work given up on: the trace is written
+    /// without the timestamps still out, and the device and queue are never destroyed
+    /// (destroying them waits for the GPU to go idle, which it may never do). They are
+    /// leaked, with the memory they hold: the price of not hanging a second time.
+    fn drop(&mut self) {
+        if self.timed_out.is_some() {
+            if let Some(t) = self.trace.as_mut() {
+                t.abandon();
+            }
+            std::mem::forget(self.device.clone());
+            std::mem::forget(self.queue.clone());
+        }
+    }
 }
 
 impl Gpu {
@@ -378,6 +429,7 @@ impl Gpu {
     }
 
     fn new(adapter: wgpu::Adapter, device: wgpu::Device, queue: wgpu::Queue, capacity: u64) -> Gpu {
+        let limits_loops = adapter::limits_loops(&adapter.get_info());
         Gpu {
             trace: None,
             identity: Identity {
@@ -395,6 +447,11 @@ impl Gpu {
             pipelines: PipelineCache::default(),
             bind_groups: BindGroupCache::default(),
             disk_cache: None,
+            limits_loops,
+            loop_guard: None,
+            timeout: None,
+            in_flight: Vec::new(),
+            timed_out: None,
             pending: None,
             submissions: 0,
             readbacks: 0,
@@ -628,6 +685,9 @@ impl Gpu {
         if let Some(last) = last {
             last(&mut pending.encoder);
         }
+        if let Some(g) = self.loop_guard.as_mut() {
+            g.before_submit(&mut pending.encoder);
+        }
         // The trace's timestamps are copied out in this same submission.
         let mut submitted_us = 0.0;
         if let Some(t) = self.trace.as_mut() {
@@ -669,6 +729,7 @@ impl Gpu {
         if let Some(e) = err {
             return Err(self.gpu_error("reading results back", &e));
         }
+        let guard = self.map_guard();
         self.readbacks += 1;
         #[cfg(not(target_arch = "wasm32"))]
         self.wait_now()?;
@@ -689,6 +750,9 @@ impl Gpu {
             // The wait ran the map callbacks of the trace's timestamps too.
             t.collect();
         }
+        // Checked (and its copy unmapped) whatever happens to the read below; results that
+        // a cut loop made are never handed out.
+        let guarded = self.check_guard(guard).await;
         match result {
             Some(Ok(())) => {}
             Some(Err(e)) => {
@@ -715,7 +779,39 @@ impl Gpu {
             read(&view)
         };
         buffer.unmap();
-        Ok(out)
+        guarded.map(|()| out)
+    }
+
+    /// Starts mapping the loop guard's copy, where a submission made one since the last
+    /// check: called before the wait that a readback makes anyway.
+    fn map_guard(&self) -> Option<MapSignal> {
+        let staging = self.loop_guard.as_ref()?.to_check()?;
+        let mapped = MapSignal::default();
+        let signal = mapped.clone();
+        let ((), err) = error_scope(&self.device, || {
+            staging.map_async(wgpu::MapMode::Read, .., move |result| signal.set(result));
+        });
+        // Unmappable (mapped already: a wait that failed half-way): the next wait looks.
+        err.is_none().then_some(mapped)
+    }
+
+    /// After the wait: whether a guarded loop was cut ([`ForgeError::LoopLimit`]).
+    async fn check_guard(&mut self, mapped: Option<MapSignal>) -> Result<()> {
+        let Some(mapped) = mapped else {
+            return Ok(());
+        };
+        #[cfg(not(target_arch = "wasm32"))]
+        let result = mapped.take();
+        #[cfg(target_arch = "wasm32")]
+        let result = mapped.await;
+        let Some(guard) = self.loop_guard.as_mut() else {
+            return Ok(());
+        };
+        let word = match result {
+            Some(Ok(())) => guard.read_mapped(),
+            _ => None,
+        };
+        guard.check(&self.queue, word, &self.identity.info.name)
     }
 
     /// The error for a wgpu error met during `context`, unless the device turns out to be
@@ -741,9 +837,13 @@ impl Gpu {
     /// Until the work submitted so far has finished. On native it polls the device; in a
     /// browser it awaits the queue's `onSubmittedWorkDone`, then reports the errors that
     /// earlier calls' scopes caught, as a readback does.
-    async fn wait_async(&self) -> Result<()> {
+    async fn wait_async(&mut self) -> Result<()> {
+        let guard = self.map_guard();
         #[cfg(not(target_arch = "wasm32"))]
-        return self.wait_now();
+        {
+            self.wait_now()?;
+            self.check_guard(guard).await
+        }
         #[cfg(target_arch = "wasm32")]
         {
             let done = Signal::<()>::default();
@@ -753,19 +853,53 @@ impl Gpu {
             if let Some(e) = deferred::first_error().await {
                 return Err(self.gpu_error("an earlier call (reported at a wait)", &e));
             }
-            self.check_lost()
+            self.check_lost()?;
+            self.check_guard(guard).await
         }
     }
 
-    /// Blocks until the queue is idle and map callbacks have run.
+    /// The loop guard, made on first use: before a guarded launch is bound.
+    fn ensure_loop_guard(&mut self) {
+        if self.loop_guard.is_none() {
+            self.loop_guard = Some(LoopGuard::new(&self.device));
+        }
+    }
+
+    /// Notes a launch of `kernel` in the work in flight, for a timeout to name.
+    fn note_in_flight(&mut self, kernel: &'static str) {
+        if !self.in_flight.contains(&kernel) {
+            self.in_flight.push(kernel);
+        }
+    }
+
+    /// Blocks until the queue is idle and map callbacks have run, or the timeout has
+    /// passed ([`ForgeError::Timeout`], which every later call returns too).
     #[cfg(not(target_arch = "wasm32"))]
-    fn wait_now(&self) -> Result<()> {
+    fn wait_now(&mut self) -> Result<()> {
+        self.check_lost()?;
+        let timeout = self.timeout;
         // wgpu panics from `poll` when the device is lost mid-wait; that is a DeviceLost here.
         let polled = std::panic::catch_unwind(AssertUnwindSafe(|| {
-            self.device.poll(wgpu::PollType::wait_indefinitely())
+            self.device.poll(wgpu::PollType::Wait {
+                submission_index: None,
+                timeout,
+            })
         }));
         match polled {
-            Ok(Ok(_)) => self.check_lost(),
+            Ok(Ok(_)) => {
+                self.in_flight.clear();
+                self.check_lost()
+            }
+            Ok(Err(wgpu::PollError::Timeout)) => {
+                let after = timeout.unwrap_or_default();
+                self.timed_out = Some(TimedOut {
+                    kernels: guard::name_kernels(&self.in_flight),
+                    after: format!("{} s", after.as_secs_f64()),
+                    device: crate::shown::shown(&self.identity.info.name),
+                });
+                tracing::error!(kernels = ?self.in_flight, ?after, "a wait for the GPU timed out");
+                self.check_lost()
+            }
             Ok(Err(e)) => {
                 self.check_lost()?;
                 Err(ForgeError::Gpu {

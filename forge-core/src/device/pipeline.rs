@@ -16,7 +16,11 @@
 //! - a bind group binds storage binding `i` at its layout's number with the plan's padded
 //!   size, and the uniform at [`params_binding`], as the layout was built;
 //! - a kernel that prints ([`Kernel::prints`]) has one more read_write storage binding, its
-//!   print buffer, at [`crate::prints::PrintTable::binding`]; every launch binds one.
+//!   print buffer, at [`crate::prints::PrintTable::binding`]; every launch binds one;
+//! - on a device that guards loops ([`super::guard`]), a kernel with loops is compiled from
+//!   its guarded WGSL ([`emit::loop_guard`]) and has one more read_write storage binding,
+//!   the device's guard buffer, at the first number the kernel leaves free
+//!   ([`emit::loop_guard::free_binding`]); every launch binds it.
 
 use super::adapter::vulkan_zeroes_workgroup_memory;
 use super::{error_scope, error_text, Gpu};
@@ -57,6 +61,9 @@ pub struct CompiledPipeline {
     /// Whether a dispatch hands the shader its workgroup counts as immediates (the `hlsl`
     /// backend: HLSL has no `num_workgroups` built-in; see [`emit::to_vulkan_hlsl`]).
     pub workgroup_counts_as_immediates: bool,
+    /// Where the shader's loops are guarded: the binding of the device's guard buffer,
+    /// which every launch binds.
+    pub guard_binding: Option<u32>,
 }
 
 impl CompiledPipeline {
@@ -172,6 +179,7 @@ impl CompiledPipeline {
             storage,
             uniform,
             prints,
+            guard,
         } = bound;
         let mut entries: Vec<wgpu::BindGroupEntry<'_>> = plan
             .layout
@@ -195,6 +203,12 @@ impl CompiledPipeline {
                 resource: buffer.as_entire_binding(),
             });
         }
+        if let (Some(binding), Some(buffer)) = (self.guard_binding, guard) {
+            entries.push(wgpu::BindGroupEntry {
+                binding,
+                resource: buffer.as_entire_binding(),
+            });
+        }
         device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some(plan.kernel),
             layout: &self.layout,
@@ -212,6 +226,9 @@ pub struct Bound<'a> {
     pub uniform: Option<&'a wgpu::Buffer>,
     /// The print buffer and its binding number, when the kernel prints.
     pub prints: Option<(u32, &'a wgpu::Buffer)>,
+    /// The device's loop guard buffer, where it has one: bound when the pipeline is
+    /// guarded.
+    pub guard: Option<&'a wgpu::Buffer>,
 }
 
 /// What a cached bind group binds: the layout, then every buffer with the size bound.
@@ -270,6 +287,7 @@ impl BindGroupCache {
             storage,
             uniform,
             prints,
+            guard,
         } = bound;
         if frees != self.frees_seen || self.map.len() >= Self::MAX {
             self.map.clear();
@@ -285,6 +303,9 @@ impl BindGroupCache {
         }
         if let Some((_, p)) = prints {
             buffers.push((p.clone(), p.size()));
+        }
+        if let (Some(_), Some(g)) = (compiled.guard_binding, guard) {
+            buffers.push((g.clone(), g.size()));
         }
         let key = BindGroupKey {
             layout: compiled.layout.clone(),
@@ -516,11 +537,26 @@ impl Gpu {
             backend: backend.to_string(),
             message,
         };
-        let source = kernel.wgsl(schedule);
+        let mut source = kernel.wgsl(schedule);
 
         let mut entries = layout_entries(kernel.layout(), params);
         if let Some(table) = kernel.prints() {
             entries.push(print_entry(table));
+        }
+        // Where the driver cuts loops short, every loop reports whether it was cut.
+        let mut guard_binding = None;
+        if self.limits_loops {
+            let capabilities = emit::device_capabilities(self.identity.features);
+            if let Some((text, binding)) =
+                emit::loop_guard::guard_wgsl(&source, capabilities).map_err(compile_error)?
+            {
+                source = text;
+                guard_binding = Some(binding);
+                entries.push(buffer_entry(
+                    binding,
+                    wgpu::BufferBindingType::Storage { read_only: false },
+                ));
+            }
         }
 
         // SPIR-V is made before touching the device: a naga or glslang error is clearer than
@@ -613,6 +649,7 @@ impl Gpu {
             pipeline,
             layout,
             workgroup_counts_as_immediates: backend.workgroup_counts_as_immediates(),
+            guard_binding,
         })
     }
 }

@@ -19,6 +19,7 @@
 //!   that reads them.
 
 use super::buffers::{Lease, STAGING_ALIGN};
+use super::guard::LoopGuard;
 use super::pipeline::{Bound, CompiledPipeline};
 use super::trace::launch_args;
 use super::{
@@ -196,6 +197,9 @@ impl Gpu {
     fn record_launch(&mut self, launch: &Launch<'_>, traced: &mut Vec<u32>) -> Result<()> {
         let compiled = self.pipeline_of(launch.compiled)?;
         let plan = launch.plan;
+        if compiled.guard_binding.is_some() {
+            self.ensure_loop_guard();
+        }
         // A launch on pooled buffers only gets the same buffers back on its next call, and
         // binds the group made for them.
         let mut pooled = true;
@@ -226,6 +230,7 @@ impl Gpu {
             storage: &storage,
             uniform: uniform.as_ref().map(|u| u.buffer()),
             prints,
+            guard: self.loop_guard.as_ref().map(LoopGuard::buffer),
         };
         let bind_group = if pooled {
             let frees = self.pool.frees();
@@ -260,6 +265,10 @@ impl Gpu {
             // Read at submission: it must not be reused before.
             self.retain(u);
         }
+        if let (Some(_), Some(g)) = (compiled.guard_binding, self.loop_guard.as_mut()) {
+            g.note(plan.kernel);
+        }
+        self.note_in_flight(plan.kernel);
         self.dispatches += 1;
         Ok(())
     }
@@ -303,6 +312,10 @@ impl Gpu {
             compiled.dispatch(&mut pass, bound.grid);
         }
         drop(pass);
+        if let (Some(_), Some(g)) = (compiled.guard_binding, self.loop_guard.as_mut()) {
+            g.note(bound.name);
+        }
+        self.note_in_flight(bound.name);
         self.dispatches += u64::from(count);
         Ok(())
     }
@@ -420,7 +433,15 @@ impl Device for Gpu {
         })
     }
 
+    fn set_timeout(&mut self, timeout: Option<std::time::Duration>) -> Result<()> {
+        self.timeout = timeout;
+        Ok(())
+    }
+
     fn check_lost(&self) -> Result<()> {
+        if let Some(t) = &self.timed_out {
+            return Err(t.error());
+        }
         match self.lost.lock() {
             Ok(slot) => match slot.as_ref() {
                 Some(msg) => Err(ForgeError::DeviceLost(msg.clone())),
@@ -511,6 +532,9 @@ impl Device for Gpu {
             prints,
         } = *launch;
         let pipeline = self.pipeline_of(compiled)?;
+        if pipeline.guard_binding.is_some() {
+            self.ensure_loop_guard();
+        }
         let prints = match prints {
             Some((binding, memory)) => Some((binding, self.buffer(memory)?)),
             None => None,
@@ -536,6 +560,7 @@ impl Device for Gpu {
                     storage: set,
                     uniform: uniform.as_ref().map(|u| u.buffer()),
                     prints,
+                    guard: self.loop_guard.as_ref().map(LoopGuard::buffer),
                 };
                 pipeline.bind_group(&self.device, plan, bound)
             })
@@ -572,6 +597,8 @@ impl Device for Gpu {
     }
 
     fn record(&mut self, context: &'static str, commands: &[Command<'_>]) -> Result<()> {
+        // After a timeout nothing more is queued behind work that may never end.
+        self.check_lost()?;
         let mut traced = Vec::new();
         let scope = ErrorScope::open(&self.device);
         let mut recorded = Ok(());
@@ -682,8 +709,14 @@ impl Device for Gpu {
     }
 
     fn finish_trace(&mut self) -> Result<bool> {
+        let timed_out = self.timed_out.is_some();
         match &mut self.trace {
-            Some(t) => t.finish().map(|()| true),
+            Some(t) => {
+                if timed_out {
+                    t.abandon();
+                }
+                t.finish().map(|()| true)
+            }
             None => Ok(false),
         }
     }

@@ -221,6 +221,14 @@ impl DeviceTrace {
         clock.in_flight = still;
     }
 
+    /// Gives up the timestamps still out, so that [`DeviceTrace::finish`] does not wait for
+    /// a GPU that outlived its timeout: their launches keep their host events only.
+    pub fn abandon(&mut self) {
+        if let Some(clock) = self.clock.as_mut() {
+            clock.in_flight.clear();
+        }
+    }
+
     /// Waits for the GPU, reads every timestamp still out, and writes the trace.
     pub fn finish(&mut self) -> crate::error::Result<()> {
         if self.clock.as_ref().is_some_and(|c| !c.in_flight.is_empty()) {
@@ -238,7 +246,7 @@ impl DeviceTrace {
 impl Drop for DeviceTrace {
     fn drop(&mut self) {
         if let Err(e) = self.finish() {
-            tracing::warn!(path = %self.recorder.path().display(), error = %e, "the trace was not written");
+            tracing::warn!(path = %crate::shown::shown_path(self.recorder.path()), error = %e, "the trace was not written");
         }
     }
 }

@@ -86,8 +86,9 @@ pub fn compile_with(
     };
     let input = scratch.path.join(file);
     let output = scratch.path.join("kernel.spv");
-    std::fs::write(&input, source)
-        .map_err(|e| GlslangError::Io(format!("writing {}: {e}", input.display())))?;
+    std::fs::write(&input, source).map_err(|e| {
+        GlslangError::Io(format!("writing {}: {e}", crate::shown::shown_path(&input)))
+    })?;
 
     let mut cmd = Command::new(program);
     cmd.args(["-V", "--target-env", env.flag(), "-S", "comp"]);
@@ -112,8 +113,12 @@ pub fn compile_with(
             log.trim()
         )));
     }
-    let bytes = std::fs::read(&output)
-        .map_err(|e| GlslangError::Io(format!("reading {}: {e}", output.display())))?;
+    let bytes = std::fs::read(&output).map_err(|e| {
+        GlslangError::Io(format!(
+            "reading {}: {e}",
+            crate::shown::shown_path(&output)
+        ))
+    })?;
     words(&bytes).ok_or_else(|| {
         GlslangError::Io(format!(
             "glslang wrote {} bytes, not a SPIR-V module",
@@ -166,7 +171,10 @@ impl Scratch {
 }
 
 fn with_path(e: std::io::Error, path: &Path) -> std::io::Error {
-    std::io::Error::new(e.kind(), format!("creating {}: {e}", path.display()))
+    std::io::Error::new(
+        e.kind(),
+        format!("creating {}: {e}", crate::shown::shown_path(path)),
+    )
 }
 
 impl Drop for Scratch {

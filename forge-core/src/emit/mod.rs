@@ -35,6 +35,7 @@
 //!   compile the stores for a large workgroup array.
 
 pub mod glslang;
+pub mod loop_guard;
 
 use crate::error::{ForgeError, Result};
 use crate::kernel::ENTRY_POINT;
@@ -179,6 +180,24 @@ pub fn device_capabilities(features: wgpu::Features) -> Capabilities {
 /// assert!(emit(&K, &Schedule::with_workgroup(32), Target::Hlsl).is_err(), "not in the tuning space");
 /// ```
 pub fn emit(kernel: &dyn Kernel, schedule: &Schedule, target: Target) -> Result<Emitted> {
+    emit_with(kernel, schedule, target, false)
+}
+
+/// [`emit`], with every loop guarded ([`loop_guard`]) as the runtime compiles the kernel on
+/// an adapter whose driver cuts long loops short (llvmpipe, under lavapipe): what
+/// `forge emit --guard-loops` writes. A kernel without loops comes out as [`emit`] writes
+/// it. CUDA and PTX are written from the kernel's model, not from WGSL, and have no guard
+/// ([`ForgeError::InvalidArgument`]).
+pub fn emit_guarded(kernel: &dyn Kernel, schedule: &Schedule, target: Target) -> Result<Emitted> {
+    emit_with(kernel, schedule, target, true)
+}
+
+fn emit_with(
+    kernel: &dyn Kernel,
+    schedule: &Schedule,
+    target: Target,
+    guard: bool,
+) -> Result<Emitted> {
     let space = kernel.tune_space();
     if *schedule != kernel.default_schedule() && !space.contains(schedule) {
         return Err(ForgeError::BadSchedule {
@@ -192,6 +211,15 @@ pub fn emit(kernel: &dyn Kernel, schedule: &Schedule, target: Target) -> Result<
         });
     }
     match target {
+        Target::Cuda | Target::Ptx if guard => {
+            return Err(ForgeError::InvalidArgument {
+                kernel: kernel.name(),
+                message: format!(
+                    "the loop guard is for shader forms translated from WGSL, not `{target}`: \
+                     CUDA has no loop limit to guard against"
+                ),
+            })
+        }
         Target::Cuda => return kernel.cuda(schedule).map(Emitted::Text),
         Target::Ptx => return emit_ptx(kernel, schedule, DEFAULT_PTX_ARCH).map(Emitted::Text),
         _ => {}
@@ -204,11 +232,18 @@ pub fn emit(kernel: &dyn Kernel, schedule: &Schedule, target: Target) -> Result<
         .iter()
         .fold(wgpu::Features::empty(), |all, f| all | f.wgpu());
     let capabilities = EMIT_CAPABILITIES | device_capabilities(features);
-    translate_with(&source, target, capabilities).map_err(|message| ForgeError::ShaderCompile {
+    let compile_error = |message| ForgeError::ShaderCompile {
         kernel: kernel.name(),
         backend: target.to_string(),
         message,
-    })
+    };
+    let source = match guard {
+        true => loop_guard::guard_wgsl(&source, capabilities)
+            .map_err(compile_error)?
+            .map_or(source, |(guarded, _)| guarded),
+        false => source,
+    };
+    translate_with(&source, target, capabilities).map_err(compile_error)
 }
 
 /// `kernel`'s WGSL at `schedule` as a browser's WebGPU (Tint) takes it: [`emit`]'s WGSL,

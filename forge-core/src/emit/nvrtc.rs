@@ -37,7 +37,10 @@ fn check_arch(arch: &str, kind: Output) -> Result<()> {
     } else {
         Err(ForgeError::InvalidArgument {
             kernel: "nvrtc",
-            message: format!("`{arch}` is not an architecture NVRTC can target here: {what}"),
+            message: format!(
+                "`{}` is not an architecture NVRTC can target here: {what}",
+                crate::shown::shown(arch)
+            ),
         })
     }
 }
@@ -178,13 +181,13 @@ fn c_text(raw: &[c_char]) -> String {
 /// headers this NVRTC bundles, unpacked once per process.
 fn fp16_include(major: i32, minor: i32) -> std::result::Result<PathBuf, String> {
     let has = |dir: &Path| dir.join("cuda_fp16.h").is_file();
-    if let Some(dir) = std::env::var_os("FORGE_CUDA_INCLUDE").map(PathBuf::from) {
+    if let Some(dir) = crate::env::path("FORGE_CUDA_INCLUDE").map_err(|e| e.to_string())? {
         return if has(&dir) {
             Ok(dir)
         } else {
             Err(format!(
-                "FORGE_CUDA_INCLUDE is {}, which holds no cuda_fp16.h",
-                dir.display()
+                "FORGE_CUDA_INCLUDE is `{}`, which holds no cuda_fp16.h",
+                crate::shown::shown_path(&dir)
             ))
         };
     }
@@ -237,10 +240,14 @@ fn install_bundled_headers(major: i32, minor: i32) -> std::result::Result<PathBu
         ".nvrtc-{major}.{minor}-headers.{}",
         std::process::id()
     ));
-    std::fs::create_dir_all(&fresh)
-        .map_err(|e| format!("cannot create {} for NVRTC's headers: {e}", fresh.display()))?;
+    std::fs::create_dir_all(&fresh).map_err(|e| {
+        format!(
+            "cannot create {} for NVRTC's headers: {e}",
+            crate::shown::shown_path(&fresh)
+        )
+    })?;
     let path = CString::new(fresh.to_string_lossy().into_owned())
-        .map_err(|_| format!("{} holds a NUL byte", fresh.display()))?;
+        .map_err(|_| format!("{} holds a NUL byte", crate::shown::shown_path(&fresh)))?;
     let mut log: *const c_char = std::ptr::null();
     // SAFETY: a NUL-terminated path and a valid out-pointer for the log.
     let rc = unsafe { install(path.as_ptr(), 0, &mut log) };
@@ -256,7 +263,7 @@ fn install_bundled_headers(major: i32, minor: i32) -> std::result::Result<PathBu
         let _ = std::fs::remove_dir_all(&fresh);
         return Err(format!(
             "nvrtcInstallBundledHeaders into {} failed ({rc:?}): {log}",
-            fresh.display()
+            crate::shown::shown_path(&fresh)
         ));
     }
     if !fresh.join("cuda_fp16.h").is_file() {
@@ -267,7 +274,10 @@ fn install_bundled_headers(major: i32, minor: i32) -> std::result::Result<PathBu
     if std::fs::rename(&fresh, &dir).is_err() {
         let _ = std::fs::remove_dir_all(&fresh);
         if !dir.join("cuda_fp16.h").is_file() {
-            return Err(format!("cannot put NVRTC's headers in {}", dir.display()));
+            return Err(format!(
+                "cannot put NVRTC's headers in {}",
+                crate::shown::shown_path(&dir)
+            ));
         }
     }
     Ok(dir)

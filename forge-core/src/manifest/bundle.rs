@@ -101,6 +101,7 @@ use super::{
 use crate::error::{ForgeError, Result};
 use crate::files::ReadRefusal;
 use crate::kernel::Kernel;
+use crate::shown::shown;
 use crate::target::Backend;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -185,8 +186,15 @@ impl BundleEntry {
     /// How reports name it: `kernel@hash` (the kernel's name and the first 12 digits of
     /// its source hash, as `forge cache ls` shows it) `on` the topology's first 12 digits.
     pub fn label(&self) -> String {
-        let hash = self.parsed.as_ref().map_or("?", |m| short(&m.kernel_hash));
-        format!("{}@{hash} on {}", self.kernel, short(&self.topology))
+        let hash = self
+            .parsed
+            .as_ref()
+            .map_or_else(|_| "?".into(), |m| short(&m.kernel_hash));
+        format!(
+            "{}@{hash} on {}",
+            shown(&self.kernel),
+            short(&self.topology)
+        )
     }
 
     /// Where the canonical encoding hashes it: three length-prefixed strings.
@@ -344,19 +352,25 @@ impl ManifestBundle {
     pub fn read(path: &Path) -> Result<Self> {
         let bytes = crate::files::read_bounded(path, MAX_BUNDLE_BYTES).map_err(|e| match e {
             ReadRefusal::Missing => ForgeError::Io {
-                context: format!("reading the manifest bundle `{}`", path.display()),
+                context: format!(
+                    "reading the manifest bundle `{}`",
+                    crate::shown::shown_path(path)
+                ),
                 source: std::io::Error::from(std::io::ErrorKind::NotFound),
             },
             ReadRefusal::Refused(reason) => ForgeError::RefusedPath {
-                path: path.display().to_string(),
+                path: crate::shown::shown_path(path),
                 reason,
             },
             ReadRefusal::Io(source) => ForgeError::Io {
-                context: format!("reading the manifest bundle `{}`", path.display()),
+                context: format!(
+                    "reading the manifest bundle `{}`",
+                    crate::shown::shown_path(path)
+                ),
                 source,
             },
         })?;
-        Self::decode(&bytes, &format!("`{}`", path.display()))
+        Self::decode(&bytes, &format!("`{}`", crate::shown::shown_path(path)))
     }
 
     /// The bundle in `bytes`, which came from `origin` (for the error).
@@ -367,9 +381,15 @@ impl ManifestBundle {
         };
         let value: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| {
             bad(if e.is_eof() {
-                format!("it is truncated ({e}); export it again")
+                format!(
+                    "it is truncated ({}); export it again",
+                    shown(&e.to_string())
+                )
             } else {
-                format!("it is not JSON ({e}), so not a manifest bundle")
+                format!(
+                    "it is not JSON ({}), so not a manifest bundle",
+                    shown(&e.to_string())
+                )
             })
         })?;
         if value.get("format").and_then(|f| f.as_str()) != Some(BUNDLE_FORMAT) {
@@ -386,8 +406,12 @@ impl ManifestBundle {
             }
             None => return Err(bad("it has no version number".into())),
         }
-        let file: BundleFile = serde_json::from_value(value)
-            .map_err(|e| bad(format!("it is not a valid manifest bundle: {e}")))?;
+        let file: BundleFile = serde_json::from_value(value).map_err(|e| {
+            bad(format!(
+                "it is not a valid manifest bundle: {}",
+                shown(&e.to_string())
+            ))
+        })?;
         let bundle = ManifestBundle {
             entries: file
                 .entries
@@ -525,7 +549,7 @@ fn check<'a>(
     if !is_topology_hash(&entry.topology) {
         return Err(format!(
             "it is filed under `{}`, which is not a topology hash (64 hex digits)",
-            entry.topology
+            shown(&entry.topology)
         ));
     }
     if m.topology != entry.topology {
@@ -538,7 +562,8 @@ fn check<'a>(
     if m.kernel != entry.kernel {
         return Err(format!(
             "it is filed as kernel `{}` but holds kernel `{}`",
-            entry.kernel, m.kernel
+            shown(&entry.kernel),
+            shown(&m.kernel)
         ));
     }
     let backend = Backend::parse(&m.backend)
@@ -551,7 +576,7 @@ fn check<'a>(
     let Some(&first) = named.first() else {
         return Err(format!(
             "unknown kernel `{}`: this program registers no kernel of that name, so its source hash cannot be checked",
-            m.kernel
+            shown(&m.kernel)
         ));
     };
     // Of several kernels of one name, the one whose source it was tuned for; else the

@@ -69,6 +69,7 @@ pub use crate::records::{
     bucket_of, BucketTuning, CandidateResult, TuningManifest, CRATE_VERSION, MANIFEST_FORMAT,
 };
 use crate::schedule::Schedule;
+use crate::shown::shown;
 use crate::target::Backend;
 use std::collections::HashMap;
 use std::fmt;
@@ -144,14 +145,15 @@ impl ManifestKey {
         if m.kernel != self.kernel {
             return Some(format!(
                 "it is for kernel `{}`, not `{}`",
-                m.kernel, self.kernel
+                shown(&m.kernel),
+                self.kernel
             ));
         }
         if m.topology != self.topology {
             return Some(format!(
                 "it was tuned on other hardware (topology {}, adapter `{}`), not this adapter's {}",
                 short(&m.topology),
-                m.adapter,
+                shown(&m.adapter),
                 short(&self.topology)
             ));
         }
@@ -165,21 +167,25 @@ impl ManifestKey {
         if m.crate_version != self.crate_version {
             return Some(format!(
                 "it is stale: written by version {}, this is {}",
-                m.crate_version, self.crate_version
+                shown(&m.crate_version),
+                self.crate_version
             ));
         }
         if m.backend != self.backend {
             return Some(format!(
                 "it was tuned for the `{}` emission backend, this runtime uses `{}`",
-                m.backend, self.backend
+                shown(&m.backend),
+                self.backend
             ));
         }
         None
     }
 }
 
-fn short(hash: &str) -> &str {
-    hash.get(..12).unwrap_or(hash)
+/// A hash's first 12 characters, as messages show it; a "hash" read from a file may be
+/// anything, so it is shown escaped.
+fn short(hash: &str) -> String {
+    shown(&hash.chars().take(12).collect::<String>())
 }
 
 /// Whether `name` is named like a topology hash (64 hex digits), as the cache's folders are.
@@ -249,7 +255,13 @@ pub fn sanitize(
             schedule = %schedule,
             "ignoring the cached winner: {reason}"
         );
-        if let Some(b) = m.buckets.iter_mut().find(|b| b.bucket == *bucket) {
+        // Every bucket of that number: a file may hold one number twice (the tuner never
+        // writes it so), and the copy's winner is just as untrusted (found by fuzzing).
+        for b in m
+            .buckets
+            .iter_mut()
+            .filter(|b| b.bucket == *bucket && b.winner == Some(*schedule))
+        {
             b.winner = None;
         }
     }
@@ -385,15 +397,15 @@ impl ManifestCache {
         let m = match read_file(&path) {
             Ok(m) => m,
             Err(ReadError::Missing) => {
-                tracing::debug!(path = %path.display(), "no tuning manifest");
+                tracing::debug!(path = %crate::shown::shown_path(&path), "no tuning manifest");
                 return None;
             }
             Err(ReadError::Unusable(why)) => {
-                tracing::warn!(path = %path.display(), kernel = kernel.name(), "ignoring the tuning manifest: {why}");
+                tracing::warn!(path = %crate::shown::shown_path(&path), kernel = kernel.name(), "ignoring the tuning manifest: {why}");
                 return None;
             }
         };
-        trust(key, kernel, limits, m, &path.display())
+        trust(key, kernel, limits, m, &crate::shown::shown_path(&path))
     }
 
     /// Where the manifest of `key` lives: `<root>/<topology>/<`[`manifest_stem`]`>.json`,
@@ -506,7 +518,7 @@ impl ManifestCache {
                 let other = regular && !temp && !manifest && also(&path);
                 if regular && (temp || manifest || other) {
                     std::fs::remove_file(&path).map_err(|e| ForgeError::Io {
-                        context: format!("removing `{}`", path.display()),
+                        context: format!("removing `{}`", crate::shown::shown_path(&path)),
                         source: e,
                     })?;
                     removed += manifest as usize;
@@ -541,7 +553,7 @@ impl ManifestCache {
 
 fn read_dir(dir: &Path) -> Result<Vec<PathBuf>> {
     let entries = std::fs::read_dir(dir).map_err(|e| ForgeError::Io {
-        context: format!("listing `{}`", dir.display()),
+        context: format!("listing `{}`", crate::shown::shown_path(dir)),
         source: e,
     })?;
     Ok(entries.filter_map(|e| e.ok().map(|e| e.path())).collect())
@@ -572,7 +584,8 @@ fn parse(bytes: &[u8]) -> std::result::Result<TuningManifest, ReadError> {
         } else {
             "it is not a valid manifest"
         };
-        ReadError::Unusable(format!("{what}: {e}"))
+        // serde quotes the values it refuses, unescaped and whole.
+        ReadError::Unusable(format!("{what}: {}", shown(&e.to_string())))
     })
 }
 

@@ -7,7 +7,7 @@
 
 use super::{
     ForgeRuntime, DEFAULT_CAPACITY, ENV_ADAPTER, ENV_BACKEND, ENV_CACHE_DIR, ENV_CUDA_DEVICE,
-    ENV_TRACE,
+    ENV_TIMEOUT, ENV_TRACE,
 };
 use crate::backend::Device;
 use crate::device::{adapter, Gpu};
@@ -47,6 +47,8 @@ pub struct RuntimeBuilder {
     cuda: Option<usize>,
     /// The adapter `RuntimeBuilder::on_adapter` chose, instead of a search.
     on_adapter: Option<wgpu::Adapter>,
+    /// The bound of blocking waits; `None` follows `FORGE_TIMEOUT`.
+    timeout: Option<std::time::Duration>,
 }
 
 /// A bundle's bytes as the builder holds them until `build`: debug-printed as a length.
@@ -240,8 +242,8 @@ impl RuntimeBuilder {
     fn recorder(&self) -> Result<Option<Arc<crate::trace::Recorder>>> {
         let path = match &self.trace {
             Some(p) => p.clone(),
-            None => match env_nonempty(ENV_TRACE) {
-                Some(p) => PathBuf::from(p),
+            None => match crate::env::path(ENV_TRACE)? {
+                Some(p) => p,
                 None => return Ok(None),
             },
         };
@@ -261,6 +263,41 @@ impl RuntimeBuilder {
         self
     }
 
+    /// Bounds every blocking wait for the device (overrides `FORGE_TIMEOUT`; none by
+    /// default): a readback, a `sync`, a timing. A kernel that has not finished by then
+    /// (one that never ends, or runs far longer than expected) makes the call return
+    /// [`ForgeError::Timeout`], naming the kernels in flight; the device may still be
+    /// running them, so the runtime refuses every later call with the same error, at once,
+    /// and never waits on it again: create a new runtime. On lavapipe a loop never runs
+    /// past 65,535 iterations ([`crate::emit::loop_guard`]), so a kernel ends there, though
+    /// a large one may take long. See the book's Backends page for what a kernel that never
+    /// ends does on each backend.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let mut rt = forge_core::ForgeRuntime::builder().timeout(Duration::from_secs(60)).build()?;
+    /// let t = rt.upload(&[1u32, 2, 3])?;
+    /// assert_eq!(rt.download(&t)?, vec![1, 2, 3]);
+    /// # Ok::<(), forge_core::ForgeError>(())
+    /// ```
+    pub fn timeout(mut self, timeout: std::time::Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// The timeout: this builder's, else `FORGE_TIMEOUT`'s, else none.
+    fn wait_bound(&self) -> Result<Option<std::time::Duration>> {
+        match self.timeout {
+            Some(t) if t.is_zero() => Err(ForgeError::InvalidArgument {
+                kernel: "RuntimeBuilder::timeout",
+                message: "a timeout of zero would refuse every wait; leave it unset for none"
+                    .into(),
+            }),
+            Some(t) => Ok(Some(t)),
+            None => crate::env::seconds(ENV_TIMEOUT),
+        }
+    }
+
     /// Finds the adapter, opens the device and builds the runtime.
     pub fn build(self) -> Result<ForgeRuntime> {
         crate::blocking::block_on("building a runtime", self.build_async())
@@ -272,15 +309,17 @@ impl RuntimeBuilder {
         let (emission, cache_dir, capacity) = self.settings()?;
         // Checked before an adapter is looked for: a bad bundle fails at once.
         let bundle = self.decoded_bundle()?;
+        let timeout = self.wait_bound()?;
         if emission == Backend::Cuda {
             return self.build_cuda(cache_dir, capacity, bundle);
         }
         let trace = self.recorder()?;
-        let persist_pipelines = self.persist_pipelines();
+        let persist_pipelines = self.persist_pipelines()?;
         if let Some(chosen) = self.on_adapter.clone() {
             // No filter: the adapter was chosen; SPIR-V emission still needs passthrough.
             let adapter = adapter::select_adapter(vec![chosen], None, emission)?;
-            let gpu = Gpu::open_async(adapter, capacity, self.without).await?;
+            let mut gpu = Gpu::open_async(adapter, capacity, self.without).await?;
+            gpu.set_timeout(timeout)?;
             return Ok(self.on_gpu(
                 gpu.emitting(emission),
                 cache_dir,
@@ -291,7 +330,7 @@ impl RuntimeBuilder {
         }
         let filter = match self.adapter.clone() {
             Some(name) => Some((name, "the builder")),
-            None => env_nonempty(ENV_ADAPTER).map(|name| (name, ENV_ADAPTER)),
+            None => crate::env::var(ENV_ADAPTER)?.map(|name| (name, ENV_ADAPTER)),
         };
         let adapters = searched_adapters(self.backends).await;
         let adapter = adapter::select_adapter(
@@ -299,7 +338,8 @@ impl RuntimeBuilder {
             filter.as_ref().map(|(n, src)| (n.as_str(), *src)),
             emission,
         )?;
-        let gpu = Gpu::open_async(adapter, capacity, self.without).await?;
+        let mut gpu = Gpu::open_async(adapter, capacity, self.without).await?;
+        gpu.set_timeout(timeout)?;
         Ok(self.on_gpu(
             gpu.emitting(emission),
             cache_dir,
@@ -342,8 +382,9 @@ impl RuntimeBuilder {
             });
         }
         let trace = self.recorder()?;
-        let gpu = Gpu::from_wgpu(adapter, device, queue, capacity).emitting(emission);
-        let persist_pipelines = self.persist_pipelines();
+        let mut gpu = Gpu::from_wgpu(adapter, device, queue, capacity).emitting(emission);
+        gpu.set_timeout(self.wait_bound()?)?;
+        let persist_pipelines = self.persist_pipelines()?;
         Ok(self.on_gpu(gpu, cache_dir, persist_pipelines, bundle, trace))
     }
 
@@ -362,8 +403,9 @@ impl RuntimeBuilder {
     /// assert_eq!((rt.capacity(), rt.download(&t)?), (16 << 20, vec![1, 2, 3]));
     /// # Ok::<(), forge_core::ForgeError>(())
     /// ```
-    pub fn build_with(self, device: Box<dyn Device>) -> Result<ForgeRuntime> {
+    pub fn build_with(self, mut device: Box<dyn Device>) -> Result<ForgeRuntime> {
         let (_, cache_dir, _) = self.settings()?;
+        device.set_timeout(self.wait_bound()?)?;
         let bundle = self.decoded_bundle()?;
         let trace = self.recorder()?;
         Ok(ForgeRuntime::on(
@@ -402,16 +444,20 @@ impl RuntimeBuilder {
     ) -> Result<ForgeRuntime> {
         let index = match self.cuda {
             Some(i) => i,
-            None => match env_nonempty(ENV_CUDA_DEVICE) {
-                Some(v) => v.trim().parse().map_err(|_| ForgeError::InvalidArgument {
-                    kernel: ENV_CUDA_DEVICE,
-                    message: format!("`{v}` is not a device ordinal (0, 1, ...)"),
+            None => match crate::env::var(ENV_CUDA_DEVICE)? {
+                Some(v) => v.trim().parse().map_err(|_| ForgeError::BadEnvVar {
+                    var: ENV_CUDA_DEVICE,
+                    reason: format!(
+                        "is `{}`, which is not a device ordinal (0, 1, ...)",
+                        crate::shown::shown(&v)
+                    ),
                 })?,
                 None => 0,
             },
         };
-        let device = crate::device::cuda::open(index, capacity)?;
-        if self.trace.is_some() || env_nonempty(ENV_TRACE).is_some() {
+        let mut device = crate::device::cuda::open(index, capacity)?;
+        device.set_timeout(self.wait_bound()?)?;
+        if self.trace.is_some() || crate::env::var(ENV_TRACE)?.is_some() {
             tracing::warn!("the CUDA backend writes no trace; FORGE_TRACE is ignored");
         }
         Ok(ForgeRuntime::on(
@@ -429,10 +475,12 @@ impl RuntimeBuilder {
     }
 
     /// Whether to persist the driver's pipeline cache: this builder's choice, else
-    /// `FORGE_PIPELINE_CACHE`'s.
-    fn persist_pipelines(&self) -> bool {
-        self.pipeline_cache
-            .unwrap_or_else(crate::device::disk_cache::enabled_by_env)
+    /// `FORGE_PIPELINE_CACHE`'s (an error when it holds no on or off word).
+    fn persist_pipelines(&self) -> Result<bool> {
+        match self.pipeline_cache {
+            Some(on) => Ok(on),
+            None => crate::device::disk_cache::enabled_by_env(),
+        }
     }
 
     /// The emission backend, cache directory and capacity: this builder's, else the
@@ -448,26 +496,24 @@ impl RuntimeBuilder {
         }
         let emission = match self.emission {
             Some(b) => b,
-            None => match env_nonempty(ENV_BACKEND) {
+            None => match crate::env::var(ENV_BACKEND)? {
                 Some(name) => Backend::parse(&name)?,
                 None => Backend::Wgsl,
             },
         };
-        let cache_dir = self
-            .cache_dir
-            .clone()
-            .or_else(|| env_nonempty(ENV_CACHE_DIR).map(PathBuf::from));
+        let cache_dir = match &self.cache_dir {
+            Some(dir) => Some(dir.clone()),
+            None => crate::env::path(ENV_CACHE_DIR)?,
+        };
+        // Read when a launch prints; checked here, so that a bad value fails the build
+        // rather than passing unnoticed.
+        crate::prints::to_stderr()?;
         Ok((
             emission,
             cache_dir,
             self.capacity.unwrap_or(DEFAULT_CAPACITY),
         ))
     }
-}
-
-/// The value of an environment variable, or `None` when it is unset, empty or not UTF-8.
-pub(super) fn env_nonempty(name: &str) -> Option<String> {
-    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
 }
 
 /// Every adapter wgpu can see on any backend (or on those `WGPU_BACKEND` names), for

@@ -28,7 +28,7 @@
 
 use crate::backend::{Command, Launch, Memory};
 use crate::error::{ForgeError, Result};
-use crate::kernel::{check_scalar_count, Access, Binding, DynArgs, HostBuffer, Kernel};
+use crate::kernel::{check_arity, Access, Binding, DynArgs, HostBuffer, Kernel};
 use crate::plan::LaunchPlan;
 use crate::runtime::ForgeRuntime;
 use crate::schedule::{Schedule, Threads};
@@ -380,7 +380,7 @@ impl ForgeRuntime {
         let name = kernel.name();
         let layout = kernel.layout();
         let (lens, threads) = dyn_sizes(kernel, args)?;
-        check_dyn_data(kernel, args, &lens)?;
+        args.check_data(kernel, &lens)?;
         let mut data: Vec<Vec<u8>> = layout
             .iter()
             .zip(&args.buffers)
@@ -446,57 +446,12 @@ impl ForgeRuntime {
     }
 }
 
-/// The sizes of a type-erased call: after checking the scalar count and that there is one
-/// buffer per binding, every binding's length (its LEN evaluated) and the threads.
+/// The sizes of a type-erased call: every binding's length ([`DynArgs::lens`]) and the
+/// threads.
 pub(crate) fn dyn_sizes(kernel: &dyn Kernel, args: &DynArgs) -> Result<(Vec<u64>, Threads)> {
-    let name = kernel.name();
-    check_scalar_count(name, kernel.scalars().len(), args.scalars.len())?;
-    check_arity(name, kernel.layout().len(), args.buffers.len(), "buffers")?;
-    let lens = kernel.binding_lens(&args.scalars)?;
+    let lens = args.lens(kernel)?;
     let threads = kernel.grid_threads(&args.scalars)?;
     Ok((lens, threads))
-}
-
-/// Checks that every non-`#[out]` binding of a type-erased call has data of its element
-/// type and of its length in `lens`.
-pub(crate) fn check_dyn_data(kernel: &dyn Kernel, args: &DynArgs, lens: &[u64]) -> Result<()> {
-    let name = kernel.name();
-    let layout = kernel.layout();
-    for ((b, buf), &len) in layout.iter().zip(&args.buffers).zip(lens) {
-        if b.access == Access::Out {
-            continue;
-        }
-        let Some(buf) = buf else {
-            return Err(ForgeError::InvalidArgument {
-                kernel: name,
-                message: format!(
-                    "argument `{}` needs data; only `#[out]` bindings take `None`",
-                    b.name
-                ),
-            });
-        };
-        if buf.elem().scalar != b.elem.scalar || buf.elem().width != b.elem.width {
-            return Err(ForgeError::InvalidArgument {
-                kernel: name,
-                message: format!(
-                    "argument `{}` holds `{}`, but the data given holds `{}`",
-                    b.name,
-                    b.elem.wgsl(),
-                    buf.elem().wgsl()
-                ),
-            });
-        }
-        if buf.len() as u64 != len {
-            return Err(ForgeError::LengthMismatch {
-                kernel: name,
-                arg: b.name,
-                expr: b.len,
-                expected: len,
-                actual: buf.len(),
-            });
-        }
-    }
-    Ok(())
 }
 
 impl ForgeRuntime {
@@ -540,24 +495,6 @@ impl ForgeRuntime {
         check_aliasing(name, layout, tensors)?;
         let bytes: Vec<u64> = tensors.iter().map(|t| t.bytes()).collect();
         LaunchPlan::new(kernel, schedule, params, threads, &bytes, self.limits())
-    }
-}
-
-pub(crate) fn check_arity(
-    kernel: &'static str,
-    expected: usize,
-    got: usize,
-    what: &str,
-) -> Result<()> {
-    if expected == got {
-        Ok(())
-    } else {
-        Err(ForgeError::InvalidArgument {
-            kernel,
-            message: format!(
-                "expected {expected} {what}, one per binding in layout order, got {got}"
-            ),
-        })
     }
 }
 

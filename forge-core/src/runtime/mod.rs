@@ -59,6 +59,9 @@ pub const ENV_CACHE_DIR: &str = "FORGE_CACHE_DIR";
 /// Environment variable: the file a Chrome / Perfetto trace is written to
 /// ([`RuntimeBuilder::trace`]).
 pub const ENV_TRACE: &str = "FORGE_TRACE";
+/// Environment variable: the bound of every blocking wait for the device, in seconds
+/// ([`RuntimeBuilder::timeout`]; `0` or `off` for none, the default).
+pub const ENV_TIMEOUT: &str = "FORGE_TIMEOUT";
 
 /// The memory budget a [`RuntimeBuilder`] uses when none is given: 1 GiB.
 pub const DEFAULT_CAPACITY: u64 = 1 << 30;

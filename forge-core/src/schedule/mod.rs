@@ -2,6 +2,7 @@
 //! invocation, vector width, and the kernel's own knobs), the space a kernel declares
 //! with `tune(...)`, and the logical extent of one launch ([`Threads`]). Layer 1 (values).
 
+use crate::shown::shown;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -355,8 +356,11 @@ impl Schedule {
             .split(|c: char| c == ',' || c.is_whitespace())
             .filter(|p| !p.is_empty());
         for part in parts {
+            // How messages quote what was given: escaped and cut.
+            let (shown_part, shown_key) =
+                (shown(part), shown(part.split('=').next().unwrap_or("")));
             let (key, value) = part.split_once('=').ok_or_else(|| {
-                format!("`{part}` is not `key=value`; write e.g. `wg=256,items=2,vec=1`")
+                format!("`{shown_part}` is not `key=value`; write e.g. `wg=256,items=2,vec=1`")
             })?;
             let is_knob = self.knob(key).is_some();
             if !matches!(key, "wg" | "items" | "vec") && !is_knob {
@@ -364,12 +368,12 @@ impl Schedule {
                 known.extend(self.knobs().map(|(n, _)| format!("`{n}`")));
                 let last = known.pop().unwrap_or_default();
                 return Err(format!(
-                    "unknown setting `{key}`; the settings are {} and {last}",
+                    "unknown setting `{shown_key}`; the settings are {} and {last}",
                     known.join(", ")
                 ));
             }
             if seen.contains(&key) {
-                return Err(format!("`{key}` is given twice"));
+                return Err(format!("`{shown_key}` is given twice"));
             }
             seen.push(key);
             if key == "wg" {
@@ -379,10 +383,12 @@ impl Schedule {
             // Knobs may be 0 (a knob can switch a variant off); the axes may not.
             let v = match value.parse::<u32>() {
                 Ok(v) if v > 0 || is_knob => v,
-                _ if is_knob => return Err(format!("`{part}`: the value must be a whole number")),
+                _ if is_knob => {
+                    return Err(format!("`{shown_part}`: the value must be a whole number"))
+                }
                 _ => {
                     return Err(format!(
-                        "`{part}`: the value must be a whole number of at least 1"
+                        "`{shown_part}`: the value must be a whole number of at least 1"
                     ))
                 }
             };
@@ -457,7 +463,8 @@ fn parse_shape(part: &str, value: &str, dims: usize) -> Result<Vec<u32>, String>
     let form = ["`wg=256`", "`wg=16x16`", "`wg=8x8x4`"][dims.clamp(1, 3) - 1];
     if extents.len() != dims {
         return Err(format!(
-            "`{part}`: this kernel's grid has {dims} dimension(s), so its workgroup has {dims} extent(s); write e.g. {form}"
+            "`{}`: this kernel's grid has {dims} dimension(s), so its workgroup has {dims} extent(s); write e.g. {form}",
+            shown(part)
         ));
     }
     extents
@@ -465,7 +472,8 @@ fn parse_shape(part: &str, value: &str, dims: usize) -> Result<Vec<u32>, String>
         .map(|e| match e.parse::<u32>() {
             Ok(v) if v > 0 => Ok(v),
             _ => Err(format!(
-                "`{part}`: each extent must be a whole number of at least 1, as in {form}"
+                "`{}`: each extent must be a whole number of at least 1, as in {form}",
+                shown(part)
             )),
         })
         .collect()
@@ -535,7 +543,21 @@ impl<'de> Deserialize<'de> for Schedule {
         for (name, v) in &r.knobs {
             if name.len() > MAX_KNOB_NAME {
                 return Err(D::Error::custom(format!(
-                    "the knob name `{name}` is longer than {MAX_KNOB_NAME} bytes"
+                    "the knob name `{}` is longer than {MAX_KNOB_NAME} bytes",
+                    crate::shown::shown(name)
+                )));
+            }
+            // A knob is a WGSL constant, so its name is an identifier; a file that says
+            // otherwise is not ours, and its name would reach every table unescaped.
+            let ident = name
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            if !ident {
+                return Err(D::Error::custom(format!(
+                    "the knob name `{}` is not an identifier",
+                    crate::shown::shown(name)
                 )));
             }
             s = s.with_knob(name, *v);

@@ -71,7 +71,7 @@ use crate::kernel::{Access, DynArgs, HostBuffer, Kernel};
 use crate::plan::LaunchPlan;
 use crate::records::valid_sample;
 pub use crate::records::{median, ticks_to_ns, Timer, Timing};
-use crate::runtime::launch::{check_dyn_data, dyn_sizes, params_bytes};
+use crate::runtime::launch::{dyn_sizes, params_bytes};
 use crate::runtime::ForgeRuntime;
 use crate::schedule::Schedule;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -443,7 +443,7 @@ impl ForgeRuntime {
             &bytes,
             self.limits(),
         )?;
-        check_dyn_data(kernel, args, &lens)?;
+        args.check_data(kernel, &lens)?;
         let sum = |access: Access| -> u64 {
             layout
                 .iter()

@@ -42,6 +42,7 @@ use crate::kernel::{Access, DynArgs, Kernel, ScalarType, ScalarValue};
 use crate::manifest::{bucket_of, BucketTuning, CandidateResult, TuningManifest};
 use crate::runtime::ForgeRuntime;
 use crate::schedule::Schedule;
+use crate::shown::shown;
 use crate::timing::{Timer, Timing, TimingOptions};
 use std::path::PathBuf;
 
@@ -232,7 +233,7 @@ pub fn parse_problem(kernel: &dyn Kernel, text: &str) -> Result<Vec<ScalarValue>
     for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let (name, value) = part
             .split_once('=')
-            .ok_or_else(|| bad(format!("`{part}` is not `name=value`")))?;
+            .ok_or_else(|| bad(format!("`{}` is not `name=value`", shown(part))))?;
         given.push((name.trim().to_string(), value.trim().to_string()));
     }
     let params = kernel.scalars();
@@ -241,7 +242,8 @@ pub fn parse_problem(kernel: &dyn Kernel, text: &str) -> Result<Vec<ScalarValue>
         .find(|(n, _)| !params.iter().any(|p| p.name == n))
     {
         return Err(bad(format!(
-            "the kernel has no scalar parameter `{name}`; its parameters are: {}",
+            "the kernel has no scalar parameter `{}`; its parameters are: {}",
+            shown(name),
             params.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
         )));
     }
@@ -274,7 +276,7 @@ pub fn parse_problem(kernel: &dyn Kernel, text: &str) -> Result<Vec<ScalarValue>
                     .map_err(|e| e.to_string()),
                 other => Err(format!("scalar type `{}` cannot be given", other.wgsl())),
             };
-            parsed.map_err(|e| bad(format!("`{}={value}`: {e}", p.name)))
+            parsed.map_err(|e| bad(format!("`{}={}`: {e}", p.name, shown(value))))
         })
         .collect()
 }

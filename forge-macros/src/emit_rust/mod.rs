@@ -992,18 +992,11 @@ impl<'k> Items<'k> {
             .collect()
     }
 
-    /// A type-erased entry point's body: the arguments out of `__fg_args`, a call of `f`
-    /// (`cpu_with_options` or the reference) with the typed arguments after
-    /// `lead`, and the results as host buffers.
-    fn dyn_call(&self, f: TokenStream, lead: TokenStream, count_check: bool) -> TokenStream {
+    /// A type-erased entry point's body: `check` (the checks of the arguments, if any), the
+    /// arguments out of `__fg_args`, a call of `f` (`cpu_with_options` or the reference)
+    /// with the typed arguments after `lead`, and the results as host buffers.
+    fn dyn_call(&self, f: TokenStream, lead: TokenStream, check: TokenStream) -> TokenStream {
         let oracle_mod = &self.oracle_mod;
-        let count_check = if count_check {
-            let check = self.p.check_scalar_count();
-            let n = self.k.scalars.len();
-            quote!(#check(NAME, #n, __fg_s.len())?;)
-        } else {
-            quote!()
-        };
         let scalar_getters = self.scalar_getters();
         let mut dyn_setup = Vec::new();
         let mut dyn_results = Vec::new();
@@ -1041,8 +1034,8 @@ impl<'k> Items<'k> {
             .collect();
         let out_pattern = &self.out_value;
         quote! {
+            #check
             let __fg_s = &__fg_args.scalars[..];
-            #count_check
             #(#scalar_getters)*
             #(#dyn_setup)*
             let #out_pattern = #f(#lead #(#dyn_call_args),*)?;
@@ -1131,15 +1124,17 @@ impl<'k> Items<'k> {
         let (oracle_options, tune_space) = (p.oracle_options(), p.tune_space());
         let scalar_ids = &self.scalar_ids;
         let scalar_getters = self.scalar_getters();
+        // The oracle refuses what `run_dyn` refuses (counts, lengths, element types), with
+        // the same errors, through the one check both call.
         let cpu_dyn = self.dyn_call(
             quote!(cpu_with_options),
             quote!(__fg_sched, __fg_opts,),
-            true,
+            quote!(#dyn_args::check(__fg_args, self)?;),
         );
         let reference_dyn = match &k.options.reference {
             None => quote!(),
             Some(path) => {
-                let call = self.dyn_call(quote!(#path), quote!(), false);
+                let call = self.dyn_call(quote!(#path), quote!(), quote!());
                 quote! {
                     fn reference_dyn(&self, __fg_args: &#dyn_args) -> ::core::option::Option<::core::result::Result<::std::vec::Vec<#host_buffer>, #err>> {
                         Some((|| { #call })())
@@ -1392,7 +1387,11 @@ impl<'k> Items<'k> {
         let name_str = &self.k.name;
         let (method_args, method_names, out_ty) =
             (&self.method_args, &self.method_names, &self.out_ty);
-        let ext_trait = format_ident!("{}Ext", camel(name_str));
+        // From the function's identifier, not the kernel's name: the two are one for a
+        // kernel that compiles, but an instance of a generic kernel is named `k<f32>`, and
+        // the stub of one whose options did not parse reaches here (`format_ident!` then
+        // panicked, found by forge-macros/tests/no_panic.rs's long campaign).
+        let ext_trait = format_ident!("{}Ext", camel(&fn_name.to_string()));
         let doc = format!("Adds `{name_str}` as a method of `ForgeRuntime`. See [`{name_str}`](mod@{name_str}) for the kernel.");
         let mdoc = format!("Runs `{name_str}` on the GPU with the tuned (or declared) schedule; see [`{name_str}::run`].");
         quote! {
