@@ -618,6 +618,9 @@ impl Lowerer<'_, '_> {
             let tv = self.inf.of_scalar(result);
             return Ok(self.expr_of(ExprKind::Math(f, args), tv, span));
         }
+        if super::wgsl::is_builtin(&name) {
+            return self.wgsl_call(c, &name);
+        }
         if matches!(
             name.as_str(),
             "workgroup_barrier" | "storage_barrier" | "async_copy" | "async_wait"
@@ -836,6 +839,11 @@ impl Lowerer<'_, '_> {
         let mut args = vec![recv];
         for a in &m.args {
             args.push(self.expr(a)?);
+        }
+        let rust_method = SCALAR_METHODS.iter().any(|m| m.0 == name)
+            || VECTOR_METHODS.iter().any(|m| m.0 == name);
+        if !rust_method && super::wgsl::is_method_spelling(&name) {
+            return self.wgsl_method(m, &name, args);
         }
         if let Some((s, n)) = self.inf.vector(args[0].tv) {
             return self.vector_method(&name, m, args, s, n);

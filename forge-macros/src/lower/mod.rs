@@ -3,7 +3,8 @@
 //! language with an error at the construct and a hint. One `Lowerer` walks the body; its
 //! methods are split by concern: statements (`stmt`), expressions (`expr`), type
 //! annotations and array lengths (`ty`), atomics, asynchronous copies, subgroup
-//! operations, cooperative matrices and prints, each in its module; this one holds the names in scope, the
+//! operations, cooperative matrices, prints and WGSL's builtins (`wgsl`), each in its
+//! module; this one holds the names in scope, the
 //! inference variables, and writing the solved types back (`finish`).
 
 mod annot;
@@ -15,6 +16,7 @@ mod infer;
 mod print;
 mod stmt;
 mod subgroup;
+mod wgsl;
 
 #[cfg(test)]
 pub(crate) use print::parse_print_format;

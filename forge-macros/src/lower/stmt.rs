@@ -84,6 +84,11 @@ impl Lowerer<'_, '_> {
                     return self.compare_exchange(pt, m, out);
                 }
             }
+            if let syn::Expr::Call(c) = &*init.expr {
+                if let Some(name) = path_name(&c.func).filter(|n| n == "frexp" || n == "modf") {
+                    return self.split_float(pt, c, &name, out);
+                }
+            }
         }
         // `let (a, b) = (x, y);` is two `let`s, evaluated left to right as Rust does.
         if let (syn::Pat::Tuple(pt), Some(init)) = (&l.pat, &l.init) {

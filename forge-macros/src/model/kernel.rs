@@ -311,6 +311,20 @@ impl Kernel<'_> {
         found
     }
 
+    /// Whether the kernel, or a helper it calls, calls one of WGSL's builtins that no Rust
+    /// method means (`MathFn::is_wgsl_only`).
+    pub fn uses_wgsl_builtins(&self) -> bool {
+        let mut found = false;
+        let mut visit = |x: &Expr| {
+            found |= matches!(x.kind, ExprKind::Math(f, _) if f.is_wgsl_only())
+        };
+        walk_exprs(&self.body, &mut visit);
+        for h in self.used_helpers() {
+            walk_exprs(&self.helpers[h].body, &mut visit);
+        }
+        found
+    }
+
     /// Whether the body uses a cooperative matrix, which needs the device's
     /// `EXPERIMENTAL_COOPERATIVE_MATRIX` (and `enable wgpu_cooperative_matrix;`).
     pub fn uses_coop(&self) -> bool {
