@@ -383,7 +383,7 @@ pub fn wgsl_builtins(
         q[i] = clamp(w, Vec4::ZERO, Vec4::ONE) + sign(w) + fract(w) + saturate(w) + round(w)
             + step(Vec4::splat(0.5), w) + mix(w, Vec4::ONE, Vec4::splat(0.5))
             + smoothstep(Vec4::ZERO, Vec4::ONE, w) + ldexp(w, IVec4::splat(2)) + w.min(w.zyxw())
-            + face_forward(w, w, w) + reflect(w, Vec4::X) + refract(w, Vec4::Y, 0.5)
+            + face_forward(w, w, w) + reflect(w, Vec4::ONE) + refract(w, Vec4::ONE, 0.5)
             + unpack4x8snorm(b) + unpack4x8unorm(b) + inverse_sqrt(w.abs());
         let c = h[i];
         let (hf, he) = frexp(c);

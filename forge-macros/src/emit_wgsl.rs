@@ -887,6 +887,18 @@ impl Exprs for Emitter<'_> {
                     | MathFn::Smoothstep
             );
         match args[0].ty {
+            // naga types `frexp(f16).exp` as `i16` (which needs `SHADER_INT16`), where WGSL
+            // says `i32`: through the exact `f32` value, whose parts are the same.
+            Ty::Scalar(Scalar::F16) if f == MathFn::FrexpExp => format!("frexp(f32({})).exp", a[0]),
+            Ty::Scalar(Scalar::F16) if f == MathFn::FrexpFract => {
+                format!("f16(frexp(f32({})).fract)", a[0])
+            }
+            Ty::Vector(Scalar::F16, n) if f == MathFn::FrexpExp => {
+                format!("frexp(vec{n}<f32>({})).exp", a[0])
+            }
+            Ty::Vector(Scalar::F16, n) if f == MathFn::FrexpFract => {
+                format!("vec{n}<f16>(frexp(vec{n}<f32>({})).fract)", a[0])
+            }
             Ty::Vector(_, n) if by_components(f, t0) => self.vector_by_components(f, t0, n, args, &a),
             _ if t0 == Scalar::F16 && !vector && via_f32 => self.math_via_f32(f, &a),
             _ => self.math_text(f, t0, vector, &a),
