@@ -934,7 +934,7 @@ pub fn params<'a>(
                 );
             }
         }
-        match &*pt.ty {
+        match crate::types::ungroup(&pt.ty) {
             syn::Type::Reference(_) => pending.push((pt, name, name_span, is_out)),
             ty => {
                 if is_out {
@@ -996,7 +996,7 @@ pub fn params<'a>(
         }
     }
     for (pt, name, name_span, is_out) in pending {
-        let syn::Type::Reference(r) = &*pt.ty else {
+        let syn::Type::Reference(r) = crate::types::ungroup(&pt.ty) else {
             continue;
         };
         let access = match (r.mutability.is_some(), is_out) {
@@ -1011,7 +1011,7 @@ pub fn params<'a>(
                 Access::Out
             }
         };
-        let syn::Type::Array(arr) = &*r.elem else {
+        let syn::Type::Array(arr) = crate::types::ungroup(&r.elem) else {
             cx.error_spanned(
                 &r.elem,
                 "a binding must be a reference to an array with a length, such as `&[f32; n]`; write the length expression after `;`",
@@ -1133,7 +1133,7 @@ fn field_type(cx: &Ctxt, ty: &syn::Type) -> Option<Ty> {
             _ => refuse("is not a vector of 32-bit scalars"),
         };
     }
-    if let syn::Type::Array(a) = ty {
+    if let syn::Type::Array(a) = crate::types::ungroup(ty) {
         let n = match &a.len {
             syn::Expr::Lit(syn::ExprLit {
                 lit: syn::Lit::Int(i),

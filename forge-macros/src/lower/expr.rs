@@ -58,7 +58,16 @@ impl Lowerer<'_, '_> {
                     return self.err(b.op.span(), "compound assignment is a statement, not an expression");
                 };
                 let l = self.expr(&b.left)?;
-                let r = self.expr(&b.right)?;
+                let r = match op {
+                    // The right operand of `&&` and `||` runs only on the left's say.
+                    BinOp::And | BinOp::Or => {
+                        let outer = self.no_hoist.replace("in the right operand of `&&` or `||`, which runs only when the left one lets it,");
+                        let r = self.expr(&b.right);
+                        self.no_hoist = outer;
+                        r?
+                    }
+                    _ => self.expr(&b.right)?,
+                };
                 let lv = self.inf.vector(l.tv);
                 let rv = self.inf.vector(r.tv);
                 if let Some((s, n)) = lv.or(rv) {
@@ -204,13 +213,12 @@ impl Lowerer<'_, '_> {
                 Ok(self.expr_of(ExprKind::Swizzle(Box::new(base), vec![comp]), tv, span))
             }
             syn::Expr::Struct(lit) => self.struct_literal(lit),
-            syn::Expr::If(_) => self.err(span, "an `if` used as a value must be the whole right-hand side of a `let` or an assignment; bind it first: `let v = if .. { .. } else { .. };`"),
+            syn::Expr::If(_) | syn::Expr::Match(_) => self.hoisted_value(e),
             syn::Expr::Block(_) => self.err(span, "block expressions are not supported here"),
             syn::Expr::Closure(_) => self.err(span, "closures are not supported in kernels"),
             syn::Expr::Reference(_) => self.err(span, "references are not supported in kernel bodies; index bindings directly"),
             syn::Expr::Macro(_) => self.err(span, "macros are not supported in kernels"),
             syn::Expr::Tuple(_) => self.err(span, "tuples are not supported in kernels"),
-            syn::Expr::Match(_) => self.err(span, "a `match` used as a value must be the whole right-hand side of a `let` or an assignment; bind it first: `let v = match x { .. };`"),
             syn::Expr::Range(_) => self.err(span, "ranges are only allowed in `for` loops"),
             _ => self.err(span, "this expression is not supported in kernels"),
         }

@@ -681,6 +681,9 @@ impl Expr {
             ExprKind::BoolLit(b) => !b,
             ExprKind::VecNew(args) | ExprKind::StructNew(_, args) => args.iter().all(Expr::is_zero),
             ExprKind::StructZero(_) => true,
+            // `0 as T` in a generic kernel: zero of every numeric type.
+            ExprKind::Cast(inner) => inner.is_zero(),
+            ExprKind::ArrayRepeat(inner) => inner.is_zero(),
             _ => false,
         }
     }

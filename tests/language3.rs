@@ -1,0 +1,263 @@
+//! The language's third edition: forms a GPU engineer writes first, each checked as oracle
+//! == GPU == a reference written here, at odd sizes and past 65,535 workgroups where it
+//! applies (lavapipe in CI).
+
+#[macro_use]
+mod common;
+
+use wgsl_forge::prelude::*;
+
+// ---- strided and reversed loops ----
+
+/// The maximum of each row, one workgroup of 64 per row: each invocation strides over
+/// the row by the workgroup's size, then the workgroup reduces.
+#[forge_kernel(workgroup = 64, threads = rows * 64)]
+pub fn row_max(x: &[f32; rows * cols], #[out] y: &mut [f32; rows], rows: u32, cols: u32) {
+    #[shared]
+    let mut best = [0.0f32; 64];
+    let row = workgroup_index();
+    let lid = local_index();
+    let mut m = f32::NEG_INFINITY;
+    for c in (lid..cols).step_by(64) {
+        m = m.max(x[row * cols + c]);
+    }
+    best[lid] = m;
+    workgroup_barrier();
+    for s in (0..6u32).rev() {
+        let half = 1u32 << s;
+        if lid < half {
+            best[lid] = best[lid].max(best[lid + half]);
+        }
+        workgroup_barrier();
+    }
+    if lid == 0 {
+        y[row] = best[0];
+    }
+}
+
+/// Per element `i`: the sum of `x[j]` for `j` from `i` down to `i - 30` (or 0) by threes
+/// (a reversed, inclusive, stepped walk written two ways), skipping negative values with
+/// `continue`.
+#[forge_kernel(threads = n)]
+pub fn walks(x: &[i32; n], #[out] a: &mut [i32; n], #[out] b: &mut [i32; n], #[out] c: &mut [u32; n], n: u32) {
+    let i = global_index();
+    if i < n {
+        let lo = i - i.min(30);
+        let mut s = 0i32;
+        for j in (lo..=i).rev() {
+            if (i - j) % 3 != 0 || x[j] < 0 {
+                continue;
+            }
+            s += x[j];
+        }
+        a[i] = s;
+        let mut t = 0i32;
+        // The same terms, stepping up from the lowest.
+        for j in (lo + (i - lo) % 3..=i).step_by(3) {
+            if x[j] < 0 {
+                continue;
+            }
+            t += x[j];
+        }
+        b[i] = t;
+        // Empty ranges run no iteration, whatever the step.
+        let mut k = 0u32;
+        for _j in (i..i).step_by(5) {
+            k += 1;
+        }
+        for _j in (i + 1..i).rev() {
+            k += 1;
+        }
+        for j in (i..i + 10).step_by(4) {
+            k += j - i; // 0 + 4 + 8
+        }
+        c[i] = k;
+    }
+}
+
+fn walks_reference(x: &[i32]) -> (Vec<i32>, Vec<u32>) {
+    let s = (0..x.len())
+        .map(|i| (i - i.min(30)..=i).filter(|j| (i - j) % 3 == 0 && x[*j] >= 0).map(|j| x[j]).sum())
+        .collect();
+    (s, vec![12; x.len()])
+}
+
+#[test]
+fn strided_loops_cover_each_row_at_odd_sizes() {
+    let mut rt = common::rt();
+    for (rows, cols) in [(1u32, 1u32), (3, 63), (5, 64), (7, 65), (2, 1000)] {
+        let x: Vec<f32> = (0..rows * cols).map(|k| ((k * 7919) % 1013) as f32 - 500.0).collect();
+        let want: Vec<f32> = (0..rows as usize)
+            .map(|r| x[r * cols as usize..(r + 1) * cols as usize].iter().cloned().fold(f32::NEG_INFINITY, f32::max))
+            .collect();
+        assert_eq!(row_max::cpu(&x, rows, cols).unwrap(), want, "oracle at {rows}x{cols}");
+        assert_eq!(row_max::run(&mut rt, &x, rows, cols).unwrap(), want, "GPU at {rows}x{cols}");
+    }
+}
+
+#[test]
+fn reversed_and_stepped_loops_agree_with_rust_past_the_workgroup_limit() {
+    let mut rt = common::rt();
+    for n in [1usize, 7, 257, 70_001] {
+        let x: Vec<i32> = (0..n as i32).map(|k| (k * 37) % 101 - 20).collect();
+        let (s, k) = walks_reference(&x);
+        let (g, c) = gpu_and_cpu!(&mut rt, walks, n, (&x, n as u32));
+        // Compared whole, but reported by the first element that differs.
+        for (what, got) in [("GPU", &g), ("oracle", &c)] {
+            for (name, v) in [("reversed", &got.0), ("stepped", &got.1)] {
+                if let Some(i) = (0..n).find(|&i| v[i] != s[i]) {
+                    panic!("{what}, {name} walk at n = {n}: element {i} is {}, not {}", v[i], s[i]);
+                }
+            }
+            assert!(got.2 == k, "{what}: empty ranges and steps at n = {n}");
+        }
+    }
+}
+
+// ---- `if` as a value anywhere ----
+
+#[forge_module]
+pub mod values {
+    use wgsl_forge::prelude::*;
+
+    /// A helper whose tail is an `if`.
+    #[forge_fn]
+    fn pick(c: bool, a: f32, b: f32) -> f32 {
+        if c { a } else { b }
+    }
+
+    #[forge_kernel(workgroup = 64, threads = n)]
+    pub fn if_values(x: &[f32; n], #[out] y: &mut [f32; n], #[out] s: &mut [f32; n], n: u32) {
+        let i = global_index();
+        // In a subgroup operation's operand, as the whole workgroup must reach it.
+        let t = subgroup_add(if i < n { x[i] } else { 0.0 });
+        if i < n {
+            let v = x[i];
+            // Inside arithmetic, nested, in an index, and in an `else if` condition.
+            y[i] = 2.0 * if v > 0.0 { v } else { -v } + if v > 1.0 { if v > 2.0 { 3.0 } else { 2.0 } } else { 1.0 };
+            let j = if i > 0 { i - 1 } else { 0 };
+            let w = if v < -1.0 {
+                1.0
+            } else if (if v > 0.5 { v } else { 0.0 }) > 1.5 {
+                x[j] + pick(v > 1.75, 10.0, 20.0)
+            } else {
+                match i % 3 {
+                    0 => 5.0,
+                    _ => 6.0,
+                }
+            };
+            s[i] = w + t * 0.0 + match i % 2 { 0 => 0.0, _ => 0.5 };
+        }
+    }
+}
+
+fn if_values_reference(x: &[f32]) -> (Vec<f32>, Vec<f32>) {
+    let n = x.len();
+    let mut y = vec![0.0; n];
+    let mut s = vec![0.0; n];
+    for i in 0..n {
+        let v = x[i];
+        y[i] = 2.0 * v.abs() + if v > 1.0 { if v > 2.0 { 3.0 } else { 2.0 } } else { 1.0 };
+        let j = i.saturating_sub(1);
+        let w = if v < -1.0 {
+            1.0
+        } else if (if v > 0.5 { v } else { 0.0 }) > 1.5 {
+            x[j] + if v > 1.75 { 10.0 } else { 20.0 }
+        } else if i % 3 == 0 {
+            5.0
+        } else {
+            6.0
+        };
+        s[i] = w + if i % 2 == 0 { 0.0 } else { 0.5 };
+    }
+    (y, s)
+}
+
+#[test]
+fn if_values_anywhere_agree_with_rust() {
+    let mut rt = common::rt();
+    for n in [1usize, 63, 1001, 70_001] {
+        let x: Vec<f32> = (0..n).map(|k| ((k * 17) % 41) as f32 / 8.0 - 2.5).collect();
+        let want = if_values_reference(&x);
+        let got = values::if_values::run(&mut rt, &x, n as u32).unwrap();
+        assert_eq!(got, want, "GPU at n = {n}");
+        assert_eq!(values::if_values::cpu(&x, n as u32).unwrap(), want, "oracle at n = {n}");
+    }
+}
+
+// ---- workgroup memory of a generic type ----
+
+/// Each element's workgroup total, through per-subgroup sums in workgroup memory of `T`.
+#[forge_kernel(workgroup = 256, threads = n, types(T = [f32, u32]))]
+pub fn block_sums<T>(x: &[T; n], #[out] y: &mut [T; n], n: u32) {
+    #[shared]
+    let mut tot = [0 as T; 64];
+    let i = global_index();
+    let s = subgroup_add(if i < n { x[i] } else { 0 as T });
+    if subgroup_invocation_id() == 0 {
+        tot[subgroup_id()] = s;
+    }
+    workgroup_barrier();
+    if i < n {
+        let mut t = 0 as T;
+        for k in 0..num_subgroups() {
+            t += tot[k];
+        }
+        y[i] = t;
+    }
+}
+
+fn block_totals(x: &[u32]) -> Vec<u32> {
+    x.chunks(256)
+        .flat_map(|c| std::iter::repeat(c.iter().sum::<u32>()).take(c.len()))
+        .collect()
+}
+
+#[test]
+fn workgroup_memory_of_a_generic_type() {
+    let mut rt = common::rt();
+    for n in [1usize, 255, 257, 1001] {
+        let x: Vec<u32> = (0..n as u32).map(|k| (k * 31) % 17).collect();
+        let want = block_totals(&x);
+        assert_eq!(block_sums::run(&mut rt, &x, n as u32).unwrap(), want, "u32 GPU at {n}");
+        assert_eq!(block_sums::cpu(&x, n as u32).unwrap(), want, "u32 oracle at {n}");
+        // Small whole numbers: every order of summation gives the same f32.
+        let xf: Vec<f32> = x.iter().map(|&v| v as f32).collect();
+        let wf: Vec<f32> = want.iter().map(|&v| v as f32).collect();
+        assert_eq!(block_sums::run(&mut rt, &xf, n as u32).unwrap(), wf, "f32 GPU at {n}");
+        assert_eq!(block_sums::cpu(&xf, n as u32).unwrap(), wf, "f32 oracle at {n}");
+    }
+}
+
+// ---- types through `macro_rules!` ----
+
+macro_rules! doubled {
+    ($name:ident, $t:ty) => {
+        /// `y = 2x`, its element type a `$t:ty` fragment.
+        #[forge_kernel(threads = n)]
+        pub fn $name(x: &[$t; n], #[out] y: &mut [$t; n], n: u32) {
+            let i = global_index();
+            if i < n {
+                let two: $t = 2 as $t;
+                let mut acc = [0 as $t; 2];
+                acc[1] = x[i] * two;
+                y[i] = acc[1];
+            }
+        }
+    };
+}
+doubled!(doubled_f32, f32);
+doubled!(doubled_i32, i32);
+
+#[test]
+fn types_from_macro_fragments_are_the_types() {
+    let mut rt = common::rt();
+    let x: Vec<f32> = (0..1001).map(|k| k as f32 * 0.5 - 100.0).collect();
+    let want: Vec<f32> = x.iter().map(|v| v * 2.0).collect();
+    assert_eq!(doubled_f32::run(&mut rt, &x, 1001).unwrap(), want);
+    assert_eq!(doubled_f32::cpu(&x, 1001).unwrap(), want);
+    let xi: Vec<i32> = (0..77).map(|k| k * 3 - 100).collect();
+    let wi: Vec<i32> = xi.iter().map(|v| v * 2).collect();
+    assert_eq!(doubled_i32::run(&mut rt, &xi, 77).unwrap(), wi);
+    assert_eq!(doubled_i32::cpu(&xi, 77).unwrap(), wi);
+}
