@@ -111,7 +111,10 @@ fn prelude() -> String {
 
 /// Builds the driver with the host's C++ compiler.
 fn build() -> std::path::PathBuf {
-    build_driver("prelude_test", &format!("{SHIMS}\n#include <string>\n{}\n{MAIN}", prelude()))
+    build_driver(
+        "prelude_test",
+        &format!("{SHIMS}\n#include <string>\n{}\n{MAIN}", prelude()),
+    )
 }
 
 /// Builds `source`, a driver, with the host's C++ compiler.
@@ -563,8 +566,32 @@ fn wgsl_builtins_in_the_prelude_mean_what_the_oracle_does() {
         "pack2x16unorm",
         "pack2x16float",
     ];
-    let int_edges = [0u32, 1, 31, 32, 33, 0x7fff_ffff, 0x8000_0000, u32::MAX, 0xf0, 300];
-    let float_edges = [0.0f32, -0.0, 0.5, -0.5, 2.5, 1e-45, -1.0, 1.0, f32::MAX, f32::INFINITY, f32::NAN, 65520.0];
+    let int_edges = [
+        0u32,
+        1,
+        31,
+        32,
+        33,
+        0x7fff_ffff,
+        0x8000_0000,
+        u32::MAX,
+        0xf0,
+        300,
+    ];
+    let float_edges = [
+        0.0f32,
+        -0.0,
+        0.5,
+        -0.5,
+        2.5,
+        1e-45,
+        -1.0,
+        1.0,
+        f32::MAX,
+        f32::INFINITY,
+        f32::NAN,
+        65520.0,
+    ];
     let mut cases: Vec<(&str, [u32; 4])> = Vec::new();
     for op in int_ops {
         for _ in 0..1500 {
@@ -594,7 +621,11 @@ fn wgsl_builtins_in_the_prelude_mean_what_the_oracle_does() {
                 1 => f32::from_bits(rng.gen()).to_bits(),
                 _ => rng.gen_range(-3.0f32..3.0).to_bits(),
             });
-            let v = if op == "ldexp_f32" { [v[0], rng.gen_range(-300i32..300) as u32, 0, 0] } else { v };
+            let v = if op == "ldexp_f32" {
+                [v[0], rng.gen_range(-300i32..300) as u32, 0, 0]
+            } else {
+                v
+            };
             cases.push((op, v));
         }
     }

@@ -39,7 +39,13 @@ pub fn row_max(x: &[f32; rows * cols], #[out] y: &mut [f32; rows], rows: u32, co
 /// (a reversed, inclusive, stepped walk written two ways), skipping negative values with
 /// `continue`.
 #[forge_kernel(threads = n)]
-pub fn walks(x: &[i32; n], #[out] a: &mut [i32; n], #[out] b: &mut [i32; n], #[out] c: &mut [u32; n], n: u32) {
+pub fn walks(
+    x: &[i32; n],
+    #[out] a: &mut [i32; n],
+    #[out] b: &mut [i32; n],
+    #[out] c: &mut [u32; n],
+    n: u32,
+) {
     let i = global_index();
     if i < n {
         let lo = i - i.min(30);
@@ -77,7 +83,12 @@ pub fn walks(x: &[i32; n], #[out] a: &mut [i32; n], #[out] b: &mut [i32; n], #[o
 
 fn walks_reference(x: &[i32]) -> (Vec<i32>, Vec<u32>) {
     let s = (0..x.len())
-        .map(|i| (i - i.min(30)..=i).filter(|j| (i - j) % 3 == 0 && x[*j] >= 0).map(|j| x[j]).sum())
+        .map(|i| {
+            (i - i.min(30)..=i)
+                .filter(|j| (i - j) % 3 == 0 && x[*j] >= 0)
+                .map(|j| x[j])
+                .sum()
+        })
         .collect();
     (s, vec![12; x.len()])
 }
@@ -86,12 +97,27 @@ fn walks_reference(x: &[i32]) -> (Vec<i32>, Vec<u32>) {
 fn strided_loops_cover_each_row_at_odd_sizes() {
     let mut rt = common::rt();
     for (rows, cols) in [(1u32, 1u32), (3, 63), (5, 64), (7, 65), (2, 1000)] {
-        let x: Vec<f32> = (0..rows * cols).map(|k| ((k * 7919) % 1013) as f32 - 500.0).collect();
-        let want: Vec<f32> = (0..rows as usize)
-            .map(|r| x[r * cols as usize..(r + 1) * cols as usize].iter().cloned().fold(f32::NEG_INFINITY, f32::max))
+        let x: Vec<f32> = (0..rows * cols)
+            .map(|k| ((k * 7919) % 1013) as f32 - 500.0)
             .collect();
-        assert_eq!(row_max::cpu(&x, rows, cols).unwrap(), want, "oracle at {rows}x{cols}");
-        assert_eq!(row_max::run(&mut rt, &x, rows, cols).unwrap(), want, "GPU at {rows}x{cols}");
+        let want: Vec<f32> = (0..rows as usize)
+            .map(|r| {
+                x[r * cols as usize..(r + 1) * cols as usize]
+                    .iter()
+                    .cloned()
+                    .fold(f32::NEG_INFINITY, f32::max)
+            })
+            .collect();
+        assert_eq!(
+            row_max::cpu(&x, rows, cols).unwrap(),
+            want,
+            "oracle at {rows}x{cols}"
+        );
+        assert_eq!(
+            row_max::run(&mut rt, &x, rows, cols).unwrap(),
+            want,
+            "GPU at {rows}x{cols}"
+        );
     }
 }
 
@@ -106,7 +132,10 @@ fn reversed_and_stepped_loops_agree_with_rust_past_the_workgroup_limit() {
         for (what, got) in [("GPU", &g), ("oracle", &c)] {
             for (name, v) in [("reversed", &got.0), ("stepped", &got.1)] {
                 if let Some(i) = (0..n).find(|&i| v[i] != s[i]) {
-                    panic!("{what}, {name} walk at n = {n}: element {i} is {}, not {}", v[i], s[i]);
+                    panic!(
+                        "{what}, {name} walk at n = {n}: element {i} is {}, not {}",
+                        v[i], s[i]
+                    );
                 }
             }
             assert!(got.2 == k, "{what}: empty ranges and steps at n = {n}");
@@ -123,7 +152,11 @@ pub mod values {
     /// A helper whose tail is an `if`.
     #[forge_fn]
     fn pick(c: bool, a: f32, b: f32) -> f32 {
-        if c { a } else { b }
+        if c {
+            a
+        } else {
+            b
+        }
     }
 
     #[forge_kernel(workgroup = 64, threads = n)]
@@ -134,7 +167,16 @@ pub mod values {
         if i < n {
             let v = x[i];
             // Inside arithmetic, nested, in an index, and in an `else if` condition.
-            y[i] = 2.0 * if v > 0.0 { v } else { -v } + if v > 1.0 { if v > 2.0 { 3.0 } else { 2.0 } } else { 1.0 };
+            y[i] = 2.0 * if v > 0.0 { v } else { -v }
+                + if v > 1.0 {
+                    if v > 2.0 {
+                        3.0
+                    } else {
+                        2.0
+                    }
+                } else {
+                    1.0
+                };
             let j = if i > 0 { i - 1 } else { 0 };
             let w = if v < -1.0 {
                 1.0
@@ -146,7 +188,12 @@ pub mod values {
                     _ => 6.0,
                 }
             };
-            s[i] = w + t * 0.0 + match i % 2 { 0 => 0.0, _ => 0.5 };
+            s[i] = w
+                + t * 0.0
+                + match i % 2 {
+                    0 => 0.0,
+                    _ => 0.5,
+                };
         }
     }
 }
@@ -157,7 +204,16 @@ fn if_values_reference(x: &[f32]) -> (Vec<f32>, Vec<f32>) {
     let mut s = vec![0.0; n];
     for i in 0..n {
         let v = x[i];
-        y[i] = 2.0 * v.abs() + if v > 1.0 { if v > 2.0 { 3.0 } else { 2.0 } } else { 1.0 };
+        y[i] = 2.0 * v.abs()
+            + if v > 1.0 {
+                if v > 2.0 {
+                    3.0
+                } else {
+                    2.0
+                }
+            } else {
+                1.0
+            };
         let j = i.saturating_sub(1);
         let w = if v < -1.0 {
             1.0
@@ -181,7 +237,11 @@ fn if_values_anywhere_agree_with_rust() {
         let want = if_values_reference(&x);
         let got = values::if_values::run(&mut rt, &x, n as u32).unwrap();
         assert_eq!(got, want, "GPU at n = {n}");
-        assert_eq!(values::if_values::cpu(&x, n as u32).unwrap(), want, "oracle at n = {n}");
+        assert_eq!(
+            values::if_values::cpu(&x, n as u32).unwrap(),
+            want,
+            "oracle at n = {n}"
+        );
     }
 }
 
@@ -219,13 +279,29 @@ fn workgroup_memory_of_a_generic_type() {
     for n in [1usize, 255, 257, 1001] {
         let x: Vec<u32> = (0..n as u32).map(|k| (k * 31) % 17).collect();
         let want = block_totals(&x);
-        assert_eq!(block_sums::run(&mut rt, &x, n as u32).unwrap(), want, "u32 GPU at {n}");
-        assert_eq!(block_sums::cpu(&x, n as u32).unwrap(), want, "u32 oracle at {n}");
+        assert_eq!(
+            block_sums::run(&mut rt, &x, n as u32).unwrap(),
+            want,
+            "u32 GPU at {n}"
+        );
+        assert_eq!(
+            block_sums::cpu(&x, n as u32).unwrap(),
+            want,
+            "u32 oracle at {n}"
+        );
         // Small whole numbers: every order of summation gives the same f32.
         let xf: Vec<f32> = x.iter().map(|&v| v as f32).collect();
         let wf: Vec<f32> = want.iter().map(|&v| v as f32).collect();
-        assert_eq!(block_sums::run(&mut rt, &xf, n as u32).unwrap(), wf, "f32 GPU at {n}");
-        assert_eq!(block_sums::cpu(&xf, n as u32).unwrap(), wf, "f32 oracle at {n}");
+        assert_eq!(
+            block_sums::run(&mut rt, &xf, n as u32).unwrap(),
+            wf,
+            "f32 GPU at {n}"
+        );
+        assert_eq!(
+            block_sums::cpu(&xf, n as u32).unwrap(),
+            wf,
+            "f32 oracle at {n}"
+        );
     }
 }
 
@@ -260,4 +336,58 @@ fn types_from_macro_fragments_are_the_types() {
     let wi: Vec<i32> = xi.iter().map(|v| v * 2).collect();
     assert_eq!(doubled_i32::run(&mut rt, &xi, 77).unwrap(), wi);
     assert_eq!(doubled_i32::cpu(&xi, 77).unwrap(), wi);
+}
+
+// ---- arrays of arrays ----
+
+/// A tiled transpose through a padded 2-D tile of workgroup memory, and a 2-D local array.
+#[forge_kernel(threads = (cols, rows.div_ceil(32) * 8), workgroup = (32, 8))]
+pub fn transpose(a: &[f32; rows * cols], #[out] t: &mut [f32; rows * cols], rows: u32, cols: u32) {
+    #[shared]
+    let mut tile = [[0.0f32; 33]; 32];
+    let l = local_id();
+    let g = global_id();
+    let row0 = workgroup_id().y * 32;
+    for k in 0..4u32 {
+        let r = row0 + l.y + k * 8;
+        if g.x < cols && r < rows {
+            tile[l.y + k * 8][l.x] = a[r * cols + g.x];
+        }
+    }
+    workgroup_barrier();
+    let col0 = workgroup_id().x * 32;
+    let mut pair = [[0.0f32; 2]; 4];
+    for k in 0..4u32 {
+        let c = col0 + l.y + k * 8;
+        let r = row0 + l.x;
+        pair[k][0] = tile[l.x][l.y + k * 8];
+        pair[k][1] = r as f32;
+        if c < cols && r < rows {
+            t[c * rows + r] = pair[k][0] + pair[k][1] * 0.0;
+        }
+    }
+}
+
+#[test]
+fn arrays_of_arrays_in_workgroup_and_local_memory() {
+    let mut rt = common::rt();
+    for (rows, cols) in [(1u32, 1u32), (31, 33), (64, 32), (70, 129)] {
+        let a: Vec<f32> = (0..rows * cols).map(|k| k as f32).collect();
+        let mut want = vec![0.0f32; (rows * cols) as usize];
+        for r in 0..rows as usize {
+            for c in 0..cols as usize {
+                want[c * rows as usize + r] = a[r * cols as usize + c];
+            }
+        }
+        assert_eq!(
+            transpose::cpu(&a, rows, cols).unwrap(),
+            want,
+            "oracle at {rows}x{cols}"
+        );
+        assert_eq!(
+            transpose::run(&mut rt, &a, rows, cols).unwrap(),
+            want,
+            "GPU at {rows}x{cols}"
+        );
+    }
 }

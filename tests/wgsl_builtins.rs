@@ -109,8 +109,18 @@ pub fn packing(
         let w = uv[i].x;
         fu[i * 4] = unpack4x8snorm(w);
         fu[i * 4 + 1] = unpack4x8unorm(w);
-        fu[i * 4 + 2] = Vec4::new(unpack2x16snorm(w).x, unpack2x16snorm(w).y, unpack2x16unorm(w).x, unpack2x16unorm(w).y);
-        fu[i * 4 + 3] = Vec4::new(unpack2x16float(w & 0x7bff7bff).x, unpack2x16float(w & 0x7bff7bff).y, 0.0, 0.0);
+        fu[i * 4 + 2] = Vec4::new(
+            unpack2x16snorm(w).x,
+            unpack2x16snorm(w).y,
+            unpack2x16unorm(w).x,
+            unpack2x16unorm(w).y,
+        );
+        fu[i * 4 + 3] = Vec4::new(
+            unpack2x16float(w & 0x7bff7bff).x,
+            unpack2x16float(w & 0x7bff7bff).y,
+            0.0,
+            0.0,
+        );
         iu[i] = unpack4x_i8(w);
         uu[i] = unpack4x_u8(w);
     }
@@ -118,7 +128,13 @@ pub fn packing(
 
 /// Vector forms: WGSL's free functions and Rust's methods, with NaN among the operands.
 #[forge_kernel(threads = n, ext = false)]
-pub fn vector_forms(x: &[Vec4; n], y: &[Vec4; n], z: &[Vec4; n], #[out] o: &mut [Vec4; n * 10], n: u32) {
+pub fn vector_forms(
+    x: &[Vec4; n],
+    y: &[Vec4; n],
+    z: &[Vec4; n],
+    #[out] o: &mut [Vec4; n * 10],
+    n: u32,
+) {
     let i = global_index();
     if i < n {
         let (a, b, c) = (x[i], y[i], z[i]);
@@ -235,7 +251,10 @@ fn float_reference(a: f32, b: f32, c: f32, e: i32) -> [f32; FS] {
 /// `u32`, unlike 0).
 fn wfirst_leading(bits: u32, signed: bool) -> u32 {
     let background = if signed { bits >> 31 } else { 0 };
-    (0..32).rev().find(|&k| (bits >> k) & 1 != background).unwrap_or(u32::MAX)
+    (0..32)
+        .rev()
+        .find(|&k| (bits >> k) & 1 != background)
+        .unwrap_or(u32::MAX)
 }
 
 /// `extract_bits` bit by bit.
@@ -271,7 +290,11 @@ fn int_reference(a: u32, b: i32, p: u32, q: u32) -> [u32; IS] {
         wfirst_leading(a, false),
         wfirst_leading(bu, true),
         if a == 0 { u32::MAX } else { a.trailing_zeros() },
-        if b == 0 { u32::MAX } else { bu.trailing_zeros() },
+        if b == 0 {
+            u32::MAX
+        } else {
+            bu.trailing_zeros()
+        },
         wextract(a, p, q, false),
         wextract(bu, p, q, true),
         winsert(a, bu, p, q),
@@ -290,9 +313,9 @@ fn wnorm(x: f32, lo: f32, scale: f32) -> i64 {
 }
 
 fn fields(v: &[i64], bits: u32) -> u32 {
-    v.iter()
-        .enumerate()
-        .fold(0u32, |r, (k, &x)| r | (((x as u32) & (u32::MAX >> (32 - bits))) << (bits * k as u32)))
+    v.iter().enumerate().fold(0u32, |r, (k, &x)| {
+        r | (((x as u32) & (u32::MAX >> (32 - bits))) << (bits * k as u32))
+    })
 }
 
 // ---- comparisons ----
@@ -311,9 +334,30 @@ fn close(got: f32, want: f32, ulps: f32) -> bool {
 /// and infinities.
 fn float_inputs(n: usize, seed: u64) -> (Vec<f32>, Vec<f32>, Vec<f32>, Vec<i32>) {
     let mut r = ChaCha8Rng::seed_from_u64(seed);
-    let special = [0.0, -0.0, 0.5, -0.5, 1.5, 2.5, -2.5, 1.0, -1.0, f32::NAN, f32::INFINITY, -f32::INFINITY, 65519.0, 1e-3];
+    let special = [
+        0.0,
+        -0.0,
+        0.5,
+        -0.5,
+        1.5,
+        2.5,
+        -2.5,
+        1.0,
+        -1.0,
+        f32::NAN,
+        f32::INFINITY,
+        -f32::INFINITY,
+        65519.0,
+        1e-3,
+    ];
     let x = (0..n)
-        .map(|i| if i % 5 == 0 { special[(i / 5) % special.len()] } else { r.gen_range(-8.0..8.0) })
+        .map(|i| {
+            if i % 5 == 0 {
+                special[(i / 5) % special.len()]
+            } else {
+                r.gen_range(-8.0..8.0)
+            }
+        })
         .collect();
     let y = (0..n).map(|_| r.gen_range(-2.0..2.0)).collect();
     let z = (0..n).map(|_| r.gen_range(-2.0..2.0)).collect();
@@ -332,7 +376,10 @@ fn float_builtins_mean_what_wgsl_defines() {
         let want = float_reference(x[i], y[i], z[i], e[i]);
         for s in 0..FS {
             let (c, g, w) = (cpu[i * FS + s], gpu[i * FS + s], want[s]);
-            let what = format!("slot {s} of x = {}, y = {}, z = {}, e = {}", x[i], y[i], z[i], e[i]);
+            let what = format!(
+                "slot {s} of x = {}, y = {}, z = {}, e = {}",
+                x[i], y[i], z[i], e[i]
+            );
             assert!(same(c, w), "oracle: {what}: {c} but WGSL's is {w}");
             // What WGSL leaves open: frexp, ldexp and quantize of infinities and NaN, and
             // f16 past its range.
@@ -358,8 +405,24 @@ fn integer_builtins_mean_what_wgsl_defines() {
     let n = 2003usize;
     let mut r = ChaCha8Rng::seed_from_u64(2);
     let edge = [0u32, 1, u32::MAX, 0x8000_0000, 0x7fff_ffff, 0xf0];
-    let u: Vec<u32> = (0..n).map(|i| if i % 4 == 0 { edge[(i / 4) % edge.len()] } else { r.gen() }).collect();
-    let s: Vec<i32> = (0..n).map(|i| if i % 3 == 0 { edge[(i / 3) % edge.len()] as i32 } else { r.gen() }).collect();
+    let u: Vec<u32> = (0..n)
+        .map(|i| {
+            if i % 4 == 0 {
+                edge[(i / 4) % edge.len()]
+            } else {
+                r.gen()
+            }
+        })
+        .collect();
+    let s: Vec<i32> = (0..n)
+        .map(|i| {
+            if i % 3 == 0 {
+                edge[(i / 3) % edge.len()] as i32
+            } else {
+                r.gen()
+            }
+        })
+        .collect();
     // Offsets and counts past 32 too, which WGSL clamps.
     let off: Vec<u32> = (0..n).map(|_| r.gen_range(0..40)).collect();
     let cnt: Vec<u32> = (0..n).map(|_| r.gen_range(0..40)).collect();
@@ -368,7 +431,10 @@ fn integer_builtins_mean_what_wgsl_defines() {
     let gpu = int_builtins::run(&mut rt, &u, &s, &off, &cnt, n as u32).unwrap();
     for i in 0..n {
         let want = int_reference(u[i], s[i], off[i], cnt[i]);
-        let what = format!("u = {:#x}, s = {:#x}, offset {}, count {}", u[i], s[i], off[i], cnt[i]);
+        let what = format!(
+            "u = {:#x}, s = {:#x}, offset {}, count {}",
+            u[i], s[i], off[i], cnt[i]
+        );
         assert_eq!(&cpu[i * IS..(i + 1) * IS], &want, "oracle: {what}");
         assert_eq!(&gpu[i * IS..(i + 1) * IS], &want, "GPU: {what}");
     }
@@ -379,10 +445,28 @@ fn packing_means_what_wgsl_defines() {
     let n = 777usize;
     let mut r = ChaCha8Rng::seed_from_u64(3);
     let f: Vec<[f32; 4]> = (0..n)
-        .map(|_| [r.gen_range(-1.5..1.5), r.gen_range(-1.5..1.5), r.gen_range(-0.5..1.5), r.gen_range(-1000.0..1000.0)])
+        .map(|_| {
+            [
+                r.gen_range(-1.5..1.5),
+                r.gen_range(-1.5..1.5),
+                r.gen_range(-0.5..1.5),
+                r.gen_range(-1000.0..1000.0),
+            ]
+        })
         .collect();
-    let iv: Vec<[i32; 4]> = (0..n).map(|_| [r.gen_range(-300..300), r.gen(), r.gen_range(-128..128), r.gen_range(-1000..1000)]).collect();
-    let uv: Vec<[u32; 4]> = (0..n).map(|_| [r.gen(), r.gen_range(0..300), r.gen_range(0..256), r.gen()]).collect();
+    let iv: Vec<[i32; 4]> = (0..n)
+        .map(|_| {
+            [
+                r.gen_range(-300..300),
+                r.gen(),
+                r.gen_range(-128..128),
+                r.gen_range(-1000..1000),
+            ]
+        })
+        .collect();
+    let uv: Vec<[u32; 4]> = (0..n)
+        .map(|_| [r.gen(), r.gen_range(0..300), r.gen_range(0..256), r.gen()])
+        .collect();
     let (cp, cf, ci, cu) = packing::cpu(&f, &iv, &uv, n as u32).unwrap();
     let mut rt = common::rt();
     let (gp, gf, gi, gu) = packing::run(&mut rt, &f, &iv, &uv, n as u32).unwrap();
@@ -392,16 +476,30 @@ fn packing_means_what_wgsl_defines() {
         let want = [
             fields(&v.map(|x| wnorm(x, -1.0, 127.0)), 8),
             fields(&v.map(|x| wnorm(x, 0.0, 255.0)), 8),
-            fields(&[wnorm(v[0], -1.0, 32767.0), wnorm(v[1], -1.0, 32767.0)], 16),
+            fields(
+                &[wnorm(v[0], -1.0, 32767.0), wnorm(v[1], -1.0, 32767.0)],
+                16,
+            ),
             fields(&[wnorm(v[2], 0.0, 65535.0), wnorm(v[3], 0.0, 65535.0)], 16),
-            fields(&[0, 1].map(|k| i64::from(f16::from_f32(v[k]).to_bits())), 16),
+            fields(
+                &[0, 1].map(|k| i64::from(f16::from_f32(v[k]).to_bits())),
+                16,
+            ),
             fields(&a.map(i64::from), 8),
             fields(&b.map(i64::from), 8),
             fields(&a.map(|x| i64::from(x.clamp(-128, 127))), 8),
             fields(&b.map(|x| i64::from(x.min(255))), 8),
         ];
-        assert_eq!(&cp[i * 9..i * 9 + 9], &want, "oracle packs {v:?}, {a:?}, {b:?}");
-        assert_eq!(&gp[i * 9..i * 9 + 9], &want, "GPU packs {v:?}, {a:?}, {b:?}");
+        assert_eq!(
+            &cp[i * 9..i * 9 + 9],
+            &want,
+            "oracle packs {v:?}, {a:?}, {b:?}"
+        );
+        assert_eq!(
+            &gp[i * 9..i * 9 + 9],
+            &want,
+            "GPU packs {v:?}, {a:?}, {b:?}"
+        );
         let w = b[0];
         let byte = |k: u32| (w >> (8 * k)) & 0xff;
         let half16 = |k: u32| (w >> (16 * k)) & 0xffff;
@@ -426,7 +524,10 @@ fn packing_means_what_wgsl_defines() {
             assert_eq!(&c, want, "oracle unpacks {w:#x} ({k})");
             // WGSL's division is within 2.5 ulp.
             for (gc, wc) in g.iter().zip(want) {
-                assert!(close(*gc, *wc, 3.0), "GPU unpacks {w:#x} ({k}): {g:?}, not {want:?}");
+                assert!(
+                    close(*gc, *wc, 3.0),
+                    "GPU unpacks {w:#x} ({k}): {g:?}, not {want:?}"
+                );
             }
         }
         let ints = [0, 1, 2, 3].map(|k| i32::from(byte(k) as u8 as i8));
@@ -455,8 +556,14 @@ fn vector_forms_mean_the_scalar_forms_component_by_component() {
     let y: Vec<[f32; 4]> = (0..n).map(|_| draw(&mut r)).collect();
     let z: Vec<[f32; 4]> = (0..n).map(|_| draw(&mut r)).collect();
     // The method's bounds must be ordered: no NaN in them.
-    let y: Vec<[f32; 4]> = y.iter().map(|v| v.map(|c| if c.is_nan() { 0.25 } else { c })).collect();
-    let z: Vec<[f32; 4]> = z.iter().map(|v| v.map(|c| if c.is_nan() { -0.75 } else { c })).collect();
+    let y: Vec<[f32; 4]> = y
+        .iter()
+        .map(|v| v.map(|c| if c.is_nan() { 0.25 } else { c }))
+        .collect();
+    let z: Vec<[f32; 4]> = z
+        .iter()
+        .map(|v| v.map(|c| if c.is_nan() { -0.75 } else { c }))
+        .collect();
     let cpu = vector_forms::cpu(&x, &y, &z, n as u32).unwrap();
     let mut rt = common::rt();
     let gpu = vector_forms::run(&mut rt, &x, &y, &z, n as u32).unwrap();

@@ -701,8 +701,17 @@ fn array_values_only_in_let(cx: &Ctxt, k: &Kernel<'_>) {
             }
         });
     };
+    // A `let`'s array value may nest (`[[0.0f32; 33]; 32]`): its elements are array
+    // values too, down to the first that is not.
+    fn let_value(e: &Expr, check_expr: &dyn Fn(&Expr, bool)) {
+        match &e.kind {
+            ExprKind::ArrayRepeat(inner) => let_value(inner, check_expr),
+            ExprKind::ArrayList(items) => items.iter().for_each(|x| let_value(x, check_expr)),
+            _ => check_expr(e, false),
+        }
+    }
     walk_stmts(&k.body, &mut |s| match s {
-        Stmt::Let { init: Some(e), .. } => check_expr(e, true),
+        Stmt::Let { init: Some(e), .. } => let_value(e, &check_expr),
         _ => stmt_exprs(s, &mut |e| check_expr(e, false)),
     });
 }

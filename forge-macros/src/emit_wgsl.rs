@@ -630,9 +630,8 @@ impl Emitter<'_> {
             // SPIR-V's normalised packing rounds with `round()`, whose ties the driver
             // picks (lavapipe's go away from zero): WGSL's formula, written out.
             MathFn::Pack(p) if p.normalised().is_some() => {
-                let name = self.helper_owned(format!("fg_{}", p.pack_name()), || {
-                    pack_norm_helper(p)
-                });
+                let name =
+                    self.helper_owned(format!("fg_{}", p.pack_name()), || pack_norm_helper(p));
                 format!("{name}({})", a[0])
             }
             MathFn::Pack(p) => format!("pack{}({})", p.wgsl_suffix(), a[0]),
@@ -667,7 +666,14 @@ impl Emitter<'_> {
     /// A vector function whose WGSL builtin would not mean the scalar function on each
     /// component (float `min`, `max` and `clamp`, whose NaN and `lo > hi` results WGSL
     /// leaves open): a support function applying the scalar form to each component.
-    fn vector_by_components(&mut self, f: MathFn, s: Scalar, n: u8, args: &[Expr], a: &[String]) -> String {
+    fn vector_by_components(
+        &mut self,
+        f: MathFn,
+        s: Scalar,
+        n: u8,
+        args: &[Expr],
+        a: &[String],
+    ) -> String {
         let fname = format!("fg_{}_v{n}{}", by_components_name(f), s.wgsl());
         let comps: Vec<String> = (0..n as usize)
             .map(|c| {
@@ -899,7 +905,9 @@ impl Exprs for Emitter<'_> {
             Ty::Vector(Scalar::F16, n) if f == MathFn::FrexpFract => {
                 format!("vec{n}<f16>(frexp(vec{n}<f32>({})).fract)", a[0])
             }
-            Ty::Vector(_, n) if by_components(f, t0) => self.vector_by_components(f, t0, n, args, &a),
+            Ty::Vector(_, n) if by_components(f, t0) => {
+                self.vector_by_components(f, t0, n, args, &a)
+            }
             _ if t0 == Scalar::F16 && !vector && via_f32 => self.math_via_f32(f, &a),
             _ => self.math_text(f, t0, vector, &a),
         }
@@ -1225,7 +1233,11 @@ const HELPER_ISNAN_F32: &str = "fn fg_isnan_f32(x: f32) -> bool {\n    return (b
 fn pack_norm_helper(p: PackFormat) -> String {
     let (scale, lo, bits) = p.normalised().unwrap_or((1.0, 0.0, 8));
     let n = 32 / bits;
-    let (fv, uv, iv) = (format!("vec{n}<f32>"), format!("vec{n}<u32>"), format!("vec{n}<i32>"));
+    let (fv, uv, iv) = (
+        format!("vec{n}<f32>"),
+        format!("vec{n}<u32>"),
+        format!("vec{n}<i32>"),
+    );
     let mask = (1u64 << bits) - 1;
     let fields: Vec<String> = ["x", "y", "z", "w"][..n as usize]
         .iter()

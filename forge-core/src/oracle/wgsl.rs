@@ -187,7 +187,11 @@ pub fn count_trailing_zeros<T: Bits>(x: T) -> T {
 pub fn first_leading_bit<T: Bits>(x: T) -> T {
     let b = x.to_u32();
     let b = if T::SIGNED && b >> 31 == 1 { !b } else { b };
-    T::from_u32(if b == 0 { u32::MAX } else { 31 - b.leading_zeros() })
+    T::from_u32(if b == 0 {
+        u32::MAX
+    } else {
+        31 - b.leading_zeros()
+    })
 }
 
 /// `first_trailing_bit(x)`: the position of the least significant 1 bit; all ones (-1)
@@ -398,7 +402,12 @@ where
     // `!(lo <= hi)` holds for a NaN bound too, as Rust's assertion does.
     #[allow(clippy::neg_cmp_op_on_partial_ord)]
     if !(lo <= hi) {
-        return Err(clamp_bounds(kernel, invocation, format!("{lo:?}"), format!("{hi:?}")));
+        return Err(clamp_bounds(
+            kernel,
+            invocation,
+            format!("{lo:?}"),
+            format!("{hi:?}"),
+        ));
     }
     Ok(super::clamp_float(x, lo, hi))
 }
@@ -413,7 +422,12 @@ pub fn clamp_method_ord<T: Ord + std::fmt::Debug>(
     hi: T,
 ) -> crate::error::Result<T> {
     if lo > hi {
-        return Err(clamp_bounds(kernel, invocation, format!("{lo:?}"), format!("{hi:?}")));
+        return Err(clamp_bounds(
+            kernel,
+            invocation,
+            format!("{lo:?}"),
+            format!("{hi:?}"),
+        ));
     }
     Ok(super::clamp_ord(x, lo, hi))
 }
@@ -494,7 +508,10 @@ mod tests {
         assert_eq!(pack2x16float([1.0, -2.0]), 0xc000_3c00);
         assert_eq!(pack4x_i8_clamp([300, -300, -1, 5]), 0x05_ff_80_7f);
         assert_eq!(pack4x_u8_clamp([300, 1, 2, 3]), 0x03_02_01_ff);
-        assert_eq!(unpack4x8snorm(0x40_00_81_7f), [1.0, -1.0, 0.0, 64.0 / 127.0]);
+        assert_eq!(
+            unpack4x8snorm(0x40_00_81_7f),
+            [1.0, -1.0, 0.0, 64.0 / 127.0]
+        );
         assert_eq!(unpack4x_i8(0x05_ff_80_7f), [127, -128, -1, 5]);
         assert_eq!(unpack2x16float(0xc000_3c00), [1.0, -2.0]);
         assert_eq!(unpack4x8snorm(0x80), [-1.0, 0.0, 0.0, 0.0]);

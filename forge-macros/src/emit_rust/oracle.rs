@@ -1598,9 +1598,7 @@ impl<'k> Oracle<'k> {
                     let name = format_ident!("{}", p.pack_name());
                     quote!(#oracle::wgsl::#name(#x))
                 }
-                MathFn::FaceForward | MathFn::Reflect | MathFn::Refract => {
-                    self.geometry(f, s, &a)
-                }
+                MathFn::FaceForward | MathFn::Reflect | MathFn::Refract => self.geometry(f, s, &a),
                 _ => {
                     // Componentwise: bind each argument, then apply the scalar form per
                     // component (a scalar argument, such as `extract_bits`' offset, to each).

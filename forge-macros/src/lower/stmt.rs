@@ -52,7 +52,11 @@ impl Lowerer<'_, '_> {
     /// local by statements that go before the statement holding it.
     pub(super) fn hoisted_value(&mut self, e: &syn::Expr) -> R<Expr> {
         if let Some(place) = self.no_hoist {
-            let what = if matches!(e, syn::Expr::Match(_)) { "a `match`" } else { "an `if`" };
+            let what = if matches!(e, syn::Expr::Match(_)) {
+                "a `match`"
+            } else {
+                "an `if`"
+            };
             return self.err(
                 e.span(),
                 format!("{what} used as a value {place} is computed before its statement, which would run it when Rust would not; bind it first: `let v = if .. {{ .. }} else {{ .. }};`, or write the condition with `if`"),
@@ -499,7 +503,10 @@ impl Lowerer<'_, '_> {
         }
         let hint = "kernels loop over ranges, `(a..b).step_by(k)` and `(a..b).rev()`, such as `for i in (0..n).step_by(WG)`";
         let syn::Expr::Range(r) = receiver else {
-            return self.err(f.expr.span(), format!("{hint}; for other iterations use `while`"));
+            return self.err(
+                f.expr.span(),
+                format!("{hint}; for other iterations use `while`"),
+            );
         };
         let stepped = match (method.as_str(), m.args.len()) {
             ("step_by", 1) => true,
@@ -507,7 +514,12 @@ impl Lowerer<'_, '_> {
             ("step_by" | "rev", _) => {
                 return self.err(m.span(), "`step_by` takes the step, and `rev` nothing: `(a..b).step_by(k)`, `(a..b).rev()`");
             }
-            _ => return self.err(m.method.span(), format!("`.{method}()` on a loop range is not supported; {hint}")),
+            _ => {
+                return self.err(
+                    m.method.span(),
+                    format!("`.{method}()` on a loop range is not supported; {hint}"),
+                )
+            }
         };
         if unroll {
             return self.err(m.method.span(), format!("`#[unroll]` loops count over a constant range `A..B`; a `.{method}()` loop is not unrolled"));
@@ -519,7 +531,12 @@ impl Lowerer<'_, '_> {
         let start = self.expr(start)?;
         let end = self.expr(end)?;
         self.unify_at(end.span, start.tv, end.tv);
-        self.constrain_at(start.span, start.tv, infer::S_INT, "loop ranges are integer ranges");
+        self.constrain_at(
+            start.span,
+            start.tv,
+            infer::S_INT,
+            "loop ranges are integer ranges",
+        );
         let (span, tv) = (start.span, start.tv);
         let a = self.bind_hidden("fg_lo", "loop start", start, out);
         let b = self.bind_hidden("fg_hi", "loop end", end, out);
@@ -541,7 +558,12 @@ impl Lowerer<'_, '_> {
                 let (x, y) = (local(self, b), local(self, a));
                 bin(self, BinOp::Sub, x, y)
             };
-            let d = if inclusive { d } else { let o = one(self); bin(self, BinOp::Sub, d, o) };
+            let d = if inclusive {
+                d
+            } else {
+                let o = one(self);
+                bin(self, BinOp::Sub, d, o)
+            };
             let kk = local(self, k);
             let q = bin(self, BinOp::Div, d, kk);
             let (x, y) = (local(self, a), local(self, b));
@@ -554,7 +576,12 @@ impl Lowerer<'_, '_> {
             };
             nonempty.tv = self.inf.of_scalar(Scalar::Bool);
             guard = Some(nonempty);
-            (self.expr_of(ExprKind::IntLit(0), tv, span), q, true, Some(k))
+            (
+                self.expr_of(ExprKind::IntLit(0), tv, span),
+                q,
+                true,
+                Some(k),
+            )
         } else {
             (local(self, a), local(self, b), inclusive, None)
         };
@@ -578,13 +605,21 @@ impl Lowerer<'_, '_> {
             None => {
                 let (x, y) = (local(self, a), local(self, b));
                 let sum = bin(self, BinOp::Add, x, y);
-                let top = if inclusive { sum } else { let o = one(self); bin(self, BinOp::Sub, sum, o) };
+                let top = if inclusive {
+                    sum
+                } else {
+                    let o = one(self);
+                    bin(self, BinOp::Sub, sum, o)
+                };
                 bin(self, BinOp::Sub, top, t)
             }
         };
         let var = self.declare(&pi.ident.to_string(), false, false, pi.ident.span(), tv);
         self.loop_stack.push(id);
-        let mut body = vec![Stmt::Let { local: var, init: Some(value) }];
+        let mut body = vec![Stmt::Let {
+            local: var,
+            init: Some(value),
+        }];
         body.extend(self.block(&f.body));
         self.loop_stack.pop();
         self.scopes.pop();
@@ -609,7 +644,13 @@ impl Lowerer<'_, '_> {
     }
 
     /// A hidden local holding `value`, declared in `out`: `what` names it in messages.
-    fn bind_hidden(&mut self, base: &'static str, what: &str, value: Expr, out: &mut Block) -> LocalId {
+    fn bind_hidden(
+        &mut self,
+        base: &'static str,
+        what: &str,
+        value: Expr,
+        out: &mut Block,
+    ) -> LocalId {
         let (span, tv) = (value.span, value.tv);
         let id = self.declare(base, false, false, span, tv);
         if let Some(scope) = self.scopes.last_mut() {
@@ -617,7 +658,10 @@ impl Lowerer<'_, '_> {
         }
         self.locals[id].name = what.to_string();
         self.locals[id].hidden = Some(base);
-        out.push(Stmt::Let { local: id, init: Some(value) });
+        out.push(Stmt::Let {
+            local: id,
+            init: Some(value),
+        });
         id
     }
 
@@ -626,7 +670,9 @@ impl Lowerer<'_, '_> {
         if let Some(l) = &w.label {
             return self.err(l.span(), "loop labels are not supported in kernels");
         }
-        let outer = self.no_hoist.replace("in a `while` condition, which runs before each iteration,");
+        let outer = self
+            .no_hoist
+            .replace("in a `while` condition, which runs before each iteration,");
         let cond = self.expr(&w.cond);
         self.no_hoist = outer;
         let cond = cond?;

@@ -147,7 +147,12 @@ const BUILTINS: &[Builtin] = {
         b("quantize_to_f16", M::QuantizeToF16, S_F32, NONE),
         b("radians", M::ToRadians, S_FLOAT, NONE),
         v("reflect", M::Reflect, S_F32_16, ONE),
-        v("refract", M::Refract, S_F32_16, &[Arg::Same, Arg::Component]),
+        v(
+            "refract",
+            M::Refract,
+            S_F32_16,
+            &[Arg::Same, Arg::Component],
+        ),
         b("reverse_bits", M::ReverseBits, S_INT, NONE),
         b("round", M::RoundTiesEven, S_FLOAT, NONE),
         b("saturate", M::Saturate, S_F32_16, NONE),
@@ -195,6 +200,18 @@ pub(super) fn is_method_spelling(name: &str) -> bool {
     (builtin(name).is_some() || pack_format(name).is_some()) && !RUST_METHOD_NAMES.contains(&name)
 }
 
+/// A vector type as kernels spell it (glam's names): `Vec4`, `UVec2`, `HVec3`.
+fn vector_text(s: Scalar, n: u8) -> String {
+    let prefix = match s {
+        Scalar::U32 => "U",
+        Scalar::I32 => "I",
+        Scalar::F16 => "H",
+        Scalar::F64 => "D",
+        _ => "",
+    };
+    format!("{prefix}Vec{n}")
+}
+
 /// The types of a set, for messages: "`f32` or `f16`".
 fn set_text(set: Set) -> String {
     let names: Vec<&str> = [
@@ -221,7 +238,14 @@ impl Lowerer<'_, '_> {
         if matches!(name, "frexp" | "modf") {
             return self.err(
                 c.span(),
-                format!("`{name}` gives two values: bind them with `let ({}) = {name}(x);`", if name == "frexp" { "fract, exp" } else { "fract, whole" }),
+                format!(
+                    "`{name}` gives two values: bind them with `let ({}) = {name}(x);`",
+                    if name == "frexp" {
+                        "fract, exp"
+                    } else {
+                        "fract, whole"
+                    }
+                ),
             );
         }
         let mut args = Vec::new();
@@ -242,7 +266,13 @@ impl Lowerer<'_, '_> {
         self.wgsl_builtin(name, args, m.span(), m.method.span())
     }
 
-    fn wgsl_builtin(&mut self, name: &str, args: Vec<Expr>, span: Span, name_span: Span) -> R<Expr> {
+    fn wgsl_builtin(
+        &mut self,
+        name: &str,
+        args: Vec<Expr>,
+        span: Span,
+        name_span: Span,
+    ) -> R<Expr> {
         if let Some((packs, format)) = pack_format(name) {
             return self.pack(name, packs, format, args, span);
         }
@@ -252,7 +282,11 @@ impl Lowerer<'_, '_> {
         if args.len() != b.rest.len() + 1 {
             return self.err(
                 span,
-                format!("`{name}` takes {} argument(s), but {} were given", b.rest.len() + 1, args.len()),
+                format!(
+                    "`{name}` takes {} argument(s), but {} were given",
+                    b.rest.len() + 1,
+                    args.len()
+                ),
             );
         }
         let first = (args[0].span, args[0].tv);
@@ -261,28 +295,50 @@ impl Lowerer<'_, '_> {
         match (vector, b.shape) {
             (Some((s, n)), _) => {
                 if infer::bit(s) & b.set == 0 {
-                    return self.err(first.0, format!("{what} or vectors of them, not `vec{n}<{}>`", s.wgsl()));
+                    return self.err(
+                        first.0,
+                        format!("{what} or vectors of them, not `{}`", vector_text(s, n)),
+                    );
                 }
                 if b.shape == Shape::Vec3 && n != 3 {
-                    return self.err(first.0, format!("`{name}` is defined for 3-component vectors, but this is `vec{n}<{}>`", s.wgsl()));
+                    return self.err(
+                        first.0,
+                        format!(
+                            "`{name}` is defined for 3-component vectors, but this is `{}`",
+                            vector_text(s, n)
+                        ),
+                    );
                 }
             }
             (None, Shape::Any) => self.constrain_at(first.0, first.1, b.set, &what),
             (None, _) => {
-                return self.err(first.0, format!("`{name}` takes vectors of {}", set_text(b.set)));
+                return self.err(
+                    first.0,
+                    format!("`{name}` takes vectors of {}", set_text(b.set)),
+                );
             }
         }
         for (a, kind) in args[1..].iter().zip(b.rest) {
             let (sp, t) = (a.span, a.tv);
             match kind {
                 Arg::Same => self.unify_at(sp, first.1, t),
-                Arg::U32 => self.constrain_at(sp, t, S_U32, &format!("`{name}` takes a `u32` offset and count")),
+                Arg::U32 => self.constrain_at(
+                    sp,
+                    t,
+                    S_U32,
+                    &format!("`{name}` takes a `u32` offset and count"),
+                ),
                 Arg::I32s => match vector {
                     Some((_, n)) => {
                         let want = self.inf.of_vector(Scalar::I32, n);
                         self.unify_at(sp, want, t);
                     }
-                    None => self.constrain_at(sp, t, S_I32, &format!("`{name}` takes an `i32` exponent")),
+                    None => self.constrain_at(
+                        sp,
+                        t,
+                        S_I32,
+                        &format!("`{name}` takes an `i32` exponent"),
+                    ),
                 },
                 Arg::Component => match vector {
                     Some((s, _)) => {
@@ -301,9 +357,16 @@ impl Lowerer<'_, '_> {
     }
 
     /// `pack4x8snorm(v)` (a vector into a `u32`) and `unpack4x8snorm(u)` (back).
-    fn pack(&mut self, name: &str, packs: bool, format: PackFormat, args: Vec<Expr>, span: Span) -> R<Expr> {
+    fn pack(
+        &mut self,
+        name: &str,
+        packs: bool,
+        format: PackFormat,
+        args: Vec<Expr>,
+        span: Span,
+    ) -> R<Expr> {
         let (s, n) = format.vector();
-        let vec_text = format!("`vec{n}<{}>`", s.wgsl());
+        let vec_text = format!("`{}`", vector_text(s, n));
         if args.len() != 1 {
             let takes = if packs { vec_text } else { "`u32`".to_string() };
             return self.err(span, format!("`{name}` takes one {takes}"));
@@ -331,21 +394,42 @@ impl Lowerer<'_, '_> {
         name: &str,
         out: &mut Block,
     ) -> R<()> {
-        let parts = if name == "frexp" { "fract, exp" } else { "fract, whole" };
+        let parts = if name == "frexp" {
+            "fract, exp"
+        } else {
+            "fract, whole"
+        };
         if c.args.len() != 1 {
-            return self.err(c.span(), format!("`{name}` takes one float: `let ({parts}) = {name}(x);`"));
+            return self.err(
+                c.span(),
+                format!("`{name}` takes one float: `let ({parts}) = {name}(x);`"),
+            );
         }
         if pat.elems.len() != 2 {
-            return self.err(pat.span(), format!("`{name}` gives two values: `let ({parts}) = {name}(x);`"));
+            return self.err(
+                pat.span(),
+                format!("`{name}` gives two values: `let ({parts}) = {name}(x);`"),
+            );
         }
         let x = self.expr(&c.args[0])?;
         let (span, tv) = (x.span, x.tv);
         match self.inf.vector(tv) {
             Some((s, n)) if infer::bit(s) & S_F32_16 == 0 => {
-                return self.err(span, format!("`{name}` takes `f32` or `f16`, or vectors of them, not `vec{n}<{}>`", s.wgsl()));
+                return self.err(
+                    span,
+                    format!(
+                        "`{name}` takes `f32` or `f16`, or vectors of them, not `{}`",
+                        vector_text(s, n)
+                    ),
+                );
             }
             Some(_) => {}
-            None => self.constrain_at(span, tv, S_F32_16, &format!("`{name}` takes `f32` or `f16`")),
+            None => self.constrain_at(
+                span,
+                tv,
+                S_F32_16,
+                &format!("`{name}` takes `f32` or `f16`"),
+            ),
         }
         let hidden = self.declare("fg_split", false, false, span, tv);
         if let Some(scope) = self.scopes.last_mut() {
@@ -369,12 +453,17 @@ impl Lowerer<'_, '_> {
         };
         for (p, (f, ptv)) in pat.elems.iter().zip([(first, tv), (second, second_tv)]) {
             let (pname, mutable, pspan) = match p {
-                syn::Pat::Ident(pi) if pi.subpat.is_none() && pi.by_ref.is_none() => {
-                    (pi.ident.to_string(), pi.mutability.is_some(), pi.ident.span())
-                }
+                syn::Pat::Ident(pi) if pi.subpat.is_none() && pi.by_ref.is_none() => (
+                    pi.ident.to_string(),
+                    pi.mutability.is_some(),
+                    pi.ident.span(),
+                ),
                 syn::Pat::Wild(_) => continue,
                 other => {
-                    return self.err(other.span(), format!("bind each value of `{name}` to a name (or `_`)"));
+                    return self.err(
+                        other.span(),
+                        format!("bind each value of `{name}` to a name (or `_`)"),
+                    );
                 }
             };
             let operand = self.expr_of(ExprKind::Local(hidden), tv, span);

@@ -315,9 +315,8 @@ impl Kernel<'_> {
     /// method means (`MathFn::is_wgsl_only`).
     pub fn uses_wgsl_builtins(&self) -> bool {
         let mut found = false;
-        let mut visit = |x: &Expr| {
-            found |= matches!(x.kind, ExprKind::Math(f, _) if f.is_wgsl_only())
-        };
+        let mut visit =
+            |x: &Expr| found |= matches!(x.kind, ExprKind::Math(f, _) if f.is_wgsl_only());
         walk_exprs(&self.body, &mut visit);
         for h in self.used_helpers() {
             walk_exprs(&self.helpers[h].body, &mut visit);
