@@ -391,3 +391,179 @@ fn arrays_of_arrays_in_workgroup_and_local_memory() {
         );
     }
 }
+
+// ---- `threads` and LENs that name the schedule's constants ----
+
+/// One workgroup per row at every workgroup size of the tuning space.
+#[forge_kernel(workgroup = 256, threads = rows * WG, tune(workgroup = [64, 128, 256]), case(rows = 3, cols = 1000), case(rows = 70, cols = 33))]
+pub fn row_sums(x: &[f32; rows * cols], #[out] y: &mut [f32; rows], rows: u32, cols: u32) {
+    #[shared]
+    let mut part = [0.0f32; WG];
+    let row = workgroup_index();
+    let lid = local_index();
+    let mut s = 0.0f32;
+    for c in (lid..cols).step_by(WG) {
+        s += x[row * cols + c];
+    }
+    part[lid] = s;
+    workgroup_barrier();
+    if lid == 0 {
+        let mut t = 0.0f32;
+        for k in 0..WG {
+            t += part[k];
+        }
+        y[row] = t;
+    }
+}
+
+/// `ROWS` rows per team of 64, and an output whose length names the knob.
+#[forge_kernel(workgroup = 64, threads = m.div_ceil(ROWS) * 64, knobs(ROWS = 4), tune(ROWS = [2, 4, 8]), case(m = 37, n = 20))]
+pub fn rows_per_team(
+    a: &[f32; m * n],
+    #[out] y: &mut [f32; m],
+    #[out] teams: &mut [u32; m.div_ceil(ROWS)],
+    m: u32,
+    n: u32,
+) {
+    let team = workgroup_index();
+    let lid = local_index();
+    if lid < ROWS {
+        let row = team * ROWS + lid;
+        if row < m {
+            let mut s = 0.0f32;
+            for j in 0..n {
+                s += a[row * n + j];
+            }
+            y[row] = s;
+        }
+    }
+    if lid == 0 {
+        teams[team] = ROWS;
+    }
+}
+
+#[test]
+fn threads_and_lengths_follow_the_schedule() {
+    use wgsl_forge::certify::{certify, CertOptions};
+    let mut rt = common::rt();
+    // Small whole numbers: every order of summation gives the same sums.
+    let (rows, cols) = (70u32, 33u32);
+    let x: Vec<f32> = (0..rows * cols).map(|k| (k % 7) as f32).collect();
+    let want: Vec<f32> = (0..rows as usize)
+        .map(|r| x[r * cols as usize..(r + 1) * cols as usize].iter().sum())
+        .collect();
+    for wg in [64u32, 128, 256] {
+        let s = row_sums::DEFAULT_SCHEDULE
+            .with_settings(&format!("wg={wg}"))
+            .unwrap();
+        assert_eq!(
+            row_sums::run_with(&mut rt, &s, &x, rows, cols).unwrap(),
+            want,
+            "GPU at WG = {wg}"
+        );
+        assert_eq!(
+            row_sums::cpu_with(&s, &x, rows, cols).unwrap(),
+            want,
+            "oracle at WG = {wg}"
+        );
+    }
+    let k = row_sums::Kernel;
+    for s in std::iter::once(k.default_schedule()).chain(k.tune_space().candidates()) {
+        let report = certify(&mut rt, &k, &s, &CertOptions::default()).unwrap();
+        assert!(report.passed(), "row_sums at {s}: {:?}", report.failures);
+    }
+    let (m, n) = (37u32, 20u32);
+    let a: Vec<f32> = (0..m * n).map(|k| (k % 5) as f32).collect();
+    let want: Vec<f32> = (0..m as usize)
+        .map(|r| a[r * n as usize..(r + 1) * n as usize].iter().sum())
+        .collect();
+    for rows in [2u32, 4, 8] {
+        let s = rows_per_team::DEFAULT_SCHEDULE.with_knob("ROWS", rows);
+        let (y, teams) = rows_per_team::run_with(&mut rt, &s, &a, m, n).unwrap();
+        assert_eq!(y, want, "GPU at ROWS = {rows}");
+        assert_eq!(
+            teams,
+            vec![rows; m.div_ceil(rows) as usize],
+            "GPU at ROWS = {rows}"
+        );
+        assert_eq!(
+            rows_per_team::cpu_with(&s, &a, m, n).unwrap(),
+            (y, teams),
+            "oracle at ROWS = {rows}"
+        );
+    }
+    let k = rows_per_team::Kernel;
+    for s in std::iter::once(k.default_schedule()).chain(k.tune_space().candidates()) {
+        let report = certify(&mut rt, &k, &s, &CertOptions::default()).unwrap();
+        assert!(
+            report.passed(),
+            "rows_per_team at {s}: {:?}",
+            report.failures
+        );
+    }
+}
+
+// ---- helpers that take bindings ----
+
+#[forge_module]
+pub mod staged {
+    use wgsl_forge::prelude::*;
+
+    /// Copies 512 vectors of `src` from `base` into `dst`, the workgroup's invocations
+    /// striding over them.
+    #[forge_fn]
+    fn stage(dst: &mut [Vec4; 512], src: &[Vec4; 4096], base: u32) {
+        for k in (local_index()..512u32).step_by(64) {
+            dst[k] = src[base + k];
+        }
+    }
+
+    /// Writes `v` and `w` added to element `k` of a binding: a helper that writes one.
+    #[forge_fn]
+    fn put(out: &mut [Vec4; 64], k: u32, v: Vec4, w: Vec4) {
+        out[k] = v;
+        out[k] += w;
+    }
+
+    #[forge_kernel(workgroup = 64, threads = 64)]
+    pub fn k(kv: &[Vec4; 4096], #[out] o: &mut [Vec4; 64]) {
+        #[shared]
+        let mut t = [Vec4::ZERO; 512];
+        let lid = local_index();
+        let mut acc = Vec4::ZERO;
+        for chunk in 0..8u32 {
+            stage(&mut t, kv, chunk * 512);
+            workgroup_barrier();
+            for j in 0..8u32 {
+                acc += t[lid * 8 + j];
+            }
+            workgroup_barrier();
+        }
+        put(&mut o, lid, acc, Vec4::ZERO);
+    }
+}
+
+#[test]
+fn helpers_take_bindings_specialised_per_call() {
+    use wgsl_forge::certify::{certify, CertOptions};
+    let mut rt = common::rt();
+    let kv: Vec<[f32; 4]> = (0..4096)
+        .map(|k| [(k % 7) as f32, (k % 3) as f32, 1.0, (k / 512) as f32])
+        .collect();
+    let mut want = vec![[0.0f32; 4]; 64];
+    for chunk in 0..8 {
+        for lid in 0..64 {
+            for j in 0..8 {
+                let v = kv[chunk * 512 + lid * 8 + j];
+                for c in 0..4 {
+                    want[lid][c] += v[c];
+                }
+            }
+        }
+    }
+    assert_eq!(staged::k::cpu(&kv).unwrap(), want, "oracle");
+    assert_eq!(staged::k::run(&mut rt, &kv).unwrap(), want, "GPU");
+    let k = staged::k::Kernel;
+    let report = certify(&mut rt, &k, &k.default_schedule(), &CertOptions::default()).unwrap();
+    assert!(report.passed(), "{:?}", report.failures);
+}

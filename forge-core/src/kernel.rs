@@ -784,15 +784,35 @@ pub trait Kernel: Sync {
     fn special_values(&self) -> bool {
         false
     }
-    /// The length of every binding for these scalars.
+    /// The length of every binding for these scalars, at the declared schedule.
     fn binding_lens(&self, scalars: &[ScalarValue]) -> Result<Vec<u64>>;
-    /// The number of logical invocations for these scalars: for a kernel with a 2-D or
-    /// 3-D grid, all of them (the product of [`Kernel::grid_threads`]).
+    /// The number of logical invocations for these scalars, at the declared schedule: for
+    /// a kernel with a 2-D or 3-D grid, all of them (the product of
+    /// [`Kernel::grid_threads`]).
     fn threads(&self, scalars: &[ScalarValue]) -> Result<u64>;
-    /// The logical invocations per dimension for these scalars: `threads = (w, h)` gives
-    /// `[w, h, 1]`. A 1-D kernel's is `[threads, 1, 1]`, the default.
+    /// The logical invocations per dimension for these scalars, at the declared schedule:
+    /// `threads = (w, h)` gives `[w, h, 1]`. A 1-D kernel's is `[threads, 1, 1]`, the
+    /// default.
     fn grid_threads(&self, scalars: &[ScalarValue]) -> Result<Threads> {
         self.threads(scalars).map(Threads::from)
+    }
+    /// [`Kernel::binding_lens`] at `schedule`: a LEN may name `WG`, `ITEMS`, `VEC` and
+    /// knobs (`&[f32; rows * WG]`), so the lengths can differ from one schedule to the next.
+    /// The default is the declared schedule's, for kernels whose lengths name none.
+    fn binding_lens_at(&self, schedule: &Schedule, scalars: &[ScalarValue]) -> Result<Vec<u64>> {
+        let _ = schedule;
+        self.binding_lens(scalars)
+    }
+    /// [`Kernel::grid_threads`] at `schedule`: `threads = rows * WG` launches one workgroup
+    /// per row at every workgroup size.
+    fn grid_threads_at(&self, schedule: &Schedule, scalars: &[ScalarValue]) -> Result<Threads> {
+        let _ = schedule;
+        self.grid_threads(scalars)
+    }
+    /// [`Kernel::threads`] at `schedule`.
+    fn threads_at(&self, schedule: &Schedule, scalars: &[ScalarValue]) -> Result<u64> {
+        let _ = schedule;
+        self.threads(scalars)
     }
     /// Runs the CPU oracle. Returns the final contents of every writable binding, in layout
     /// order, as the runtime's `ForgeRuntime::run_dyn` returns the GPU's.

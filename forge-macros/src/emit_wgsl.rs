@@ -338,6 +338,8 @@ pub fn len_wgsl(e: &LenExpr, kernel: &Kernel<'_>) -> String {
             LenExpr::Param(i) => {
                 let _ = write!(k, "u32({})", names[*i]);
             }
+            // The schedule's constants are declared by name in the source's header.
+            LenExpr::Sched(name) => k.push_str(name),
             LenExpr::Binary(op, a, b) => {
                 let sym = op.symbol();
                 k.push('(');

@@ -1251,8 +1251,18 @@ pub fn struct_def(cx: &Ctxt, st: &syn::ItemStruct, earlier: &[StructDef]) -> Opt
     })
 }
 
-/// Parses a LEN expression: scalar params, integer literals, `+ - * / %`, parentheses,
-/// `.div_ceil(x)`, `.min(x)`, `.max(x)`.
+/// Whether a name in a LEN is a schedule constant's: upper case, as `WG`, `ITEMS`, `VEC`
+/// and knobs are.
+fn is_sched_name(name: &str) -> bool {
+    name.chars().next().is_some_and(|c| c.is_ascii_uppercase())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+}
+
+/// Parses a LEN expression: scalar params, schedule constants (`WG`, `ITEMS`, `VEC`,
+/// knobs), integer literals, `+ - * / %`, parentheses, `.div_ceil(x)`, `.min(x)`,
+/// `.max(x)`.
 pub fn len_expr(cx: &Ctxt, e: &syn::Expr, scalars: &[ScalarParam<'_>]) -> LenExpr {
     match e {
         syn::Expr::Lit(syn::ExprLit {
@@ -1280,6 +1290,9 @@ pub fn len_expr(cx: &Ctxt, e: &syn::Expr, scalars: &[ScalarParam<'_>]) -> LenExp
                     LenExpr::Lit(1)
                 }
                 Some(i) => LenExpr::Param(i),
+                // `WG`, `ITEMS`, `VEC` and knobs, whose names are upper case: evaluated per
+                // schedule (`check::len_sched_names` makes sure each is one).
+                None if is_sched_name(&name) => LenExpr::Sched(name),
                 None => {
                     let known: Vec<_> = scalars.iter().map(|s| format!("`{}`", s.name)).collect();
                     let hint = if known.is_empty() {

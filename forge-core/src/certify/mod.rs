@@ -696,6 +696,19 @@ impl Kernel for PoisonView<'_> {
     fn grid_threads(&self, scalars: &[ScalarValue]) -> Result<crate::schedule::Threads> {
         self.inner.grid_threads(scalars)
     }
+    fn binding_lens_at(&self, schedule: &Schedule, scalars: &[ScalarValue]) -> Result<Vec<u64>> {
+        self.inner.binding_lens_at(schedule, scalars)
+    }
+    fn threads_at(&self, schedule: &Schedule, scalars: &[ScalarValue]) -> Result<u64> {
+        self.inner.threads_at(schedule, scalars)
+    }
+    fn grid_threads_at(
+        &self,
+        schedule: &Schedule,
+        scalars: &[ScalarValue],
+    ) -> Result<crate::schedule::Threads> {
+        self.inner.grid_threads_at(schedule, scalars)
+    }
     fn cpu_dyn(&self, schedule: &Schedule, args: &DynArgs) -> Result<Vec<HostBuffer>> {
         self.inner.cpu_dyn(schedule, args)
     }
@@ -810,6 +823,7 @@ fn explain(
 /// [`CertOptions::max_case_bytes`].
 fn case_args(
     kernel: &dyn Kernel,
+    schedule: &Schedule,
     ci: usize,
     scalars: &[ScalarValue],
     opts: &CertOptions,
@@ -817,7 +831,10 @@ fn case_args(
     let name = kernel.name();
     let layout = kernel.layout();
     let special = kernel.special_values();
-    let (lens, threads) = match (kernel.binding_lens(scalars), kernel.grid_threads(scalars)) {
+    let (lens, threads) = match (
+        kernel.binding_lens_at(schedule, scalars),
+        kernel.grid_threads_at(schedule, scalars),
+    ) {
         (Ok(l), Ok(t)) => (l, t),
         (Err(e), _) | (_, Err(e)) => return Err(e.to_string()),
     };
@@ -903,7 +920,7 @@ pub fn diff_prints(
             "case {ci} ({})",
             crate::kernel::describe_scalars(kernel, scalars)
         );
-        let args = match case_args(kernel, ci, scalars, opts) {
+        let args = match case_args(kernel, schedule, ci, scalars, opts) {
             Ok((args, _, _)) => args,
             Err(why) => {
                 skipped.push(format!("{case}: {why}"));
@@ -1022,7 +1039,7 @@ async fn certify_cases(
         tracing::debug!(case = %prefix, "certifying");
 
         // 1. Sizes, and whether the case is worth running here; 2. test vectors.
-        let (args, lens, threads) = match case_args(kernel, ci, scalars, opts) {
+        let (args, lens, threads) = match case_args(kernel, schedule, ci, scalars, opts) {
             Ok(c) => c,
             Err(why) => {
                 report.skipped.push(format!("{prefix}: {why}"));

@@ -379,7 +379,7 @@ impl ForgeRuntime {
     ) -> Result<Vec<HostBuffer>> {
         let name = kernel.name();
         let layout = kernel.layout();
-        let (lens, threads) = dyn_sizes(kernel, args)?;
+        let (lens, threads) = dyn_sizes(kernel, schedule, args)?;
         check_dyn_data(kernel, args, &lens)?;
         let mut data: Vec<Vec<u8>> = layout
             .iter()
@@ -446,14 +446,19 @@ impl ForgeRuntime {
     }
 }
 
-/// The sizes of a type-erased call: after checking the scalar count and that there is one
-/// buffer per binding, every binding's length (its LEN evaluated) and the threads.
-pub(crate) fn dyn_sizes(kernel: &dyn Kernel, args: &DynArgs) -> Result<(Vec<u64>, Threads)> {
+/// The sizes of a type-erased call at `schedule`: after checking the scalar count and that
+/// there is one buffer per binding, every binding's length (its LEN evaluated) and the
+/// threads, which may name the schedule's constants.
+pub(crate) fn dyn_sizes(
+    kernel: &dyn Kernel,
+    schedule: &Schedule,
+    args: &DynArgs,
+) -> Result<(Vec<u64>, Threads)> {
     let name = kernel.name();
     check_scalar_count(name, kernel.scalars().len(), args.scalars.len())?;
     check_arity(name, kernel.layout().len(), args.buffers.len(), "buffers")?;
-    let lens = kernel.binding_lens(&args.scalars)?;
-    let threads = kernel.grid_threads(&args.scalars)?;
+    let lens = kernel.binding_lens_at(schedule, &args.scalars)?;
+    let threads = kernel.grid_threads_at(schedule, &args.scalars)?;
     Ok((lens, threads))
 }
 

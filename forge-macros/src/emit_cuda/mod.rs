@@ -325,6 +325,7 @@ fn len_cuda(e: &LenExpr, k: &Kernel<'_>) -> String {
     match e {
         LenExpr::Lit(v) => format!("{v}u"),
         LenExpr::Param(i) => format!("(unsigned)({})", cuda_name(&k.scalars[*i].name)),
+        LenExpr::Sched(name) => name.clone(),
         LenExpr::Binary(op, a, b) => {
             let f = match op {
                 LenOp::Add => "fg_add",

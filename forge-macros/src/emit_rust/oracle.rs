@@ -422,7 +422,7 @@ impl<'k> Oracle<'k> {
                 #(#knobs)*
                 let __fg_sg: u32 = #oracle::subgroup::subgroup_size();
                 // The logical grid, as the GPU's ids show it whatever the folding.
-                let __fg_ext: [u32; 3] = __threads(#(#scalar_names),*)?;
+                let __fg_ext: [u32; 3] = __threads(__fg_sched, #(#scalar_names),*)?;
                 let __fg_ngr: [u64; 3] = #oracle::grid(NAME, __fg_sched, __fg_ext, #dims)?;
                 let __fg_groups: u64 = __fg_ngr[0] * __fg_ngr[1] * __fg_ngr[2];
                 // Written out, not `__fg_ngr.map(..)`: an array `map` is a generic instance per
@@ -1433,6 +1433,8 @@ impl<'k> Oracle<'k> {
                 quote!(#name { #(#fields: #values),* })
             }
             ExprKind::StructZero(_) => self.zero(&e.ty),
+            // Inlining replaced every binding argument; `inline` reports any left.
+            ExprKind::BindingRef(_) => self.zero(&e.ty),
             ExprKind::Field(base, f) => {
                 let Ty::Struct(st) = base.ty else {
                     return self.expr(base);

@@ -801,11 +801,8 @@ impl Lowerer<'_, '_> {
             }
         };
         let Some(id) = self.lookup(&name) else {
-            if self.bindings.iter().any(|b| b.name == name) {
-                return self.err(
-                    inner.span(),
-                    format!("`{name}` is a binding, and helpers take local and `#[shared]` arrays by reference; pass the elements the helper needs, or copy them into a local array first"),
-                );
+            if let Some(b) = self.bindings.iter().position(|b| b.name == name) {
+                return self.binding_arg(helper, b, inner, given_mut, t, mutable, &want);
             }
             return self.err(
                 inner.span(),
@@ -860,6 +857,69 @@ impl Lowerer<'_, '_> {
             );
         }
         Ok(self.expr_of(ExprKind::Local(id), tv, inner.span()))
+    }
+
+    /// A binding passed to a helper's reference parameter, which the helper reads (`&[T;
+    /// N]`) or writes (`&mut`): the call is inlined with the binding in the parameter's
+    /// place. Its element type must be the parameter's; its length is checked where the
+    /// helper indexes it, as the binding's own accesses are.
+    #[allow(clippy::too_many_arguments)]
+    fn binding_arg(
+        &mut self,
+        helper: &str,
+        b: usize,
+        arg: &syn::Expr,
+        given_mut: Option<bool>,
+        t: &Ty,
+        mutable: bool,
+        want: &str,
+    ) -> R<Expr> {
+        let binding = &self.bindings[b];
+        let name = binding.name.clone();
+        let amp = if mutable { "&mut " } else { "" };
+        match given_mut {
+            // Bindings are references already: `stage(kv)` or `stage(&mut y)`.
+            Some(true) if !mutable => {
+                return self.err(
+                    arg.span(),
+                    format!("`{helper}` takes {want}; pass `{name}`"),
+                );
+            }
+            None if mutable => {
+                return self.err(
+                    arg.span(),
+                    format!(
+                        "`{helper}` takes {want}, so it may change the binding; pass `&mut {name}`"
+                    ),
+                );
+            }
+            _ => {}
+        }
+        if mutable && binding.access == Access::Read {
+            return self.err(arg.span(), format!("`{name}` is a read-only binding, and `{helper}` takes it as `{amp}`; declare it `{name}: &mut [..]`, or take it as `&` in `{helper}`"));
+        }
+        if binding.atomic {
+            return self.err(arg.span(), format!("`{name}` is atomic; helpers take bindings of plain elements, and its atomics stay in the kernel"));
+        }
+        let Ty::Array(elem, _) = t else {
+            return self.err(
+                arg.span(),
+                format!("`{helper}` takes {want}, not a binding"),
+            );
+        };
+        let have = binding.elem_ty();
+        if **elem != have {
+            return self.err(
+                arg.span(),
+                format!(
+                    "mismatched types: `{helper}` takes {want}, but `{name}` holds `{}`",
+                    ty_text(&have, self.knobs)
+                ),
+            );
+        }
+        // Written through the helper: `check` sees the writes once it is inlined.
+        let tv = self.ty_var(t);
+        Ok(self.expr_of(ExprKind::BindingRef(b), tv, arg.span()))
     }
 
     pub(super) fn method(&mut self, m: &syn::ExprMethodCall) -> R<Expr> {

@@ -405,8 +405,13 @@ impl<'k, 'a> Lowerer<'k, 'a> {
 
     fn unify_at(&mut self, span: Span, a: usize, b: usize) {
         if let Err(m) = self.inf.unify(a, b) {
-            self.cx
-                .error(span, format!("{m}; convert with `as`, e.g. `x as u32`"));
+            // `as` converts scalars (and vectors), not arrays.
+            let hint = if m.contains("array") {
+                "the arrays of an array of arrays, and the two sides of an assignment, have one length"
+            } else {
+                "convert with `as`, e.g. `x as u32`"
+            };
+            self.cx.error(span, format!("{m}; {hint}"));
         }
     }
 

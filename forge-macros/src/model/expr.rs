@@ -729,6 +729,10 @@ pub enum ExprKind {
     StructNew(usize, Vec<Expr>),
     /// `Body::zeroed()`: every field zero.
     StructZero(usize),
+    /// A binding passed to a helper's reference parameter (`stage(&mut t, kv, 0)`): only
+    /// an argument, which inlining replaces, each access of the parameter becoming one of
+    /// the binding (the helper is specialised per call site).
+    BindingRef(usize),
     /// `b.vel`: a struct's field, by index.
     Field(Box<Expr>, usize),
     /// `select(if_false, if_true, cond)`, as WGSL's `select`.

@@ -23,6 +23,9 @@ pub enum Access {
 pub enum LenExpr {
     Lit(u64),
     Param(usize),
+    /// A constant of the schedule (`WG`, `ITEMS`, `VEC`, `WG_X`.., or a knob), by name:
+    /// evaluated per schedule. `check` makes sure it names one.
+    Sched(String),
     Binary(LenOp, Box<LenExpr>, Box<LenExpr>),
     Method(LenMethod, Box<LenExpr>, Box<LenExpr>),
 }
