@@ -397,6 +397,37 @@ pub struct HostBuffer {
     words: Vec<u32>,
 }
 
+/// A structure that a binding's certification inputs must have, which independent random
+/// values would not (`#[forge_kernel(inputs(dst = permutation, ..))]`): the certifier
+/// draws it instead, so that a kernel that relies on valid inputs, as a real one does, is
+/// certified without clamping its indices.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Input {
+    /// A permutation of `0..len`: a scatter's destinations, which never collide.
+    Permutation,
+    /// Sorted offsets from 0, ending at the length of the named binding: CSR row pointers,
+    /// embedding-bag offsets (`len` offsets bound `len - 1` ranges of it).
+    OffsetsOf(&'static str),
+    /// Indices into the named binding: each in `0..len` of it (CSR column indices, the
+    /// rows a gather reads).
+    IndicesOf(&'static str),
+}
+
+/// One certification case, as a kernel's own input generator
+/// (`#[forge_kernel(inputs = path)]`) is given it: the seed to draw from, the case, its
+/// scalars and every binding's length at the schedule being certified.
+#[derive(Clone, Copy, Debug)]
+pub struct InputCase<'a> {
+    /// The certification seed.
+    pub seed: u64,
+    /// The case's index among the kernel's certification cases.
+    pub case: usize,
+    /// The case's scalars, in declaration order.
+    pub scalars: &'a [ScalarValue],
+    /// Every binding's length, in binding order.
+    pub lens: &'a [u64],
+}
+
 impl HostBuffer {
     /// Wraps typed host data.
     pub fn from_slice<T: bytemuck::Pod>(elem: ElemType, data: &[T]) -> Self {
@@ -795,6 +826,19 @@ pub trait Kernel: Sync {
     /// default.
     fn grid_threads(&self, scalars: &[ScalarValue]) -> Result<Threads> {
         self.threads(scalars).map(Threads::from)
+    }
+    /// The bindings whose certification inputs have a structure (`#[forge_kernel(inputs(
+    /// dst = permutation, row_ptr = offsets(col_idx), col_idx = indices(x)))]`), by name.
+    /// A distribution given in `CertOptions` still wins.
+    fn inputs(&self) -> &'static [(&'static str, Input)] {
+        &[]
+    }
+    /// The kernel's own certification inputs (`#[forge_kernel(inputs = path)]`): one entry
+    /// per binding in binding order, `None` for the `#[out]` ones (each of its case's
+    /// length). `None` where the kernel has no such function.
+    fn make_inputs(&self, case: &InputCase<'_>) -> Option<Vec<Option<HostBuffer>>> {
+        let _ = case;
+        None
     }
     /// [`Kernel::binding_lens`] at `schedule`: a LEN may name `WG`, `ITEMS`, `VEC` and
     /// knobs (`&[f32; rows * WG]`), so the lengths can differ from one schedule to the next.

@@ -30,6 +30,7 @@ pub fn check(cx: &Ctxt, k: &Kernel<'_>) {
     has_threads(cx, k);
     writes_something(cx, k);
     len_sched_names(cx, k);
+    inputs_valid(cx, k);
     cases_valid(cx, k);
     array_values_only_in_let(cx, k);
     atomic_store_is_a_statement(cx, k);
@@ -619,6 +620,41 @@ fn cases_valid(cx: &Ctxt, k: &Kernel<'_>) {
                 Ok(_) => {}
             }
         }
+    }
+}
+
+/// `inputs(b = ..)` names inputs: bindings the kernel reads, of `u32` or `i32`, each once,
+/// structured after bindings that exist.
+fn inputs_valid(cx: &Ctxt, k: &Kernel<'_>) {
+    let names: Vec<String> = k.bindings.iter().map(|b| format!("`{}`", b.name)).collect();
+    for (i, (name, kind, span)) in k.options.inputs.iter().enumerate() {
+        if k.options.inputs[..i].iter().any(|(n, _, _)| n == name) {
+            cx.error(
+                *span,
+                format!("`{name}` is given an input structure twice; keep one"),
+            );
+        }
+        match k.bindings.iter().find(|b| b.name == *name) {
+            None => cx.error(*span, format!("`inputs` names `{name}`, which is no binding of this kernel; its bindings are {}", names.join(", "))),
+            Some(b) if b.access == Access::Out => cx.error(*span, format!("`{name}` is an `#[out]` binding, which the kernel writes: its certification inputs are the ones it reads")),
+            Some(b) if b.width != 1 || b.atomic || !matches!(b.elem, Scalar::U32 | Scalar::I32) => cx.error(
+                *span,
+                format!("`{name}` holds `{}`: structured inputs (permutations, offsets, indices) are `u32` or `i32`", b.elem_text),
+            ),
+            Some(_) => {}
+        }
+        let other = match kind {
+            InputKind::OffsetsOf(o) | InputKind::IndicesOf(o) => Some(o),
+            InputKind::Permutation => None,
+        };
+        if let Some(o) = other {
+            if !k.bindings.iter().any(|b| b.name == *o) {
+                cx.error(*span, format!("`{name}`'s inputs are sized after `{o}`, which is no binding of this kernel; its bindings are {}", names.join(", ")));
+            }
+        }
+    }
+    if k.options.inputs_fn.is_some() && !k.options.inputs.is_empty() {
+        cx.error(k.options.inputs[0].2, "`inputs = path` gives every input, so it does not combine with `inputs(..)`; describe the structure in the function");
     }
 }
 

@@ -3,8 +3,8 @@
 
 use crate::ctxt::Ctxt;
 use crate::model::{
-    Access, BindingParam, Case, CaseValue, ConstLen, CostKind, GenericTypes, Knob, LenExpr,
-    LenMethod, LenOp, Options, ParamRef, Scalar, ScalarParam, StructDef, StructField, Ty,
+    Access, BindingParam, Case, CaseValue, ConstLen, CostKind, GenericTypes, InputKind, Knob,
+    LenExpr, LenMethod, LenOp, Options, ParamRef, Scalar, ScalarParam, StructDef, StructField, Ty,
 };
 use crate::names::wgsl_name;
 use crate::types::{elem_type, scalar_type, struct_type, ty_words, vector_type};
@@ -30,6 +30,10 @@ const OPTIONS: &[(&str, &str)] = &[
         "`cost(bytes = 4 * (m * n + m + n), flops = 2 * m * n)`",
     ),
     ("crate", "`crate = ::wgsl_forge`"),
+    (
+        "inputs",
+        "`inputs(dst = permutation, row_ptr = offsets(col_idx), col_idx = indices(x))` or `inputs = my_inputs`",
+    ),
     ("debug", "`debug`"),
 ];
 
@@ -119,6 +123,64 @@ fn option_value(
         return Ok(None);
     }
     Ok(Some(meta.value()?.parse()?))
+}
+
+/// `inputs = path` (the kernel's own certification inputs) or `inputs(b = permutation,
+/// b = offsets(other), b = indices(other), ..)` (the structure of bindings' inputs).
+fn inputs_option(
+    cx: &Ctxt,
+    meta: &syn::meta::ParseNestedMeta<'_>,
+    o: &mut Options,
+) -> syn::Result<()> {
+    let form = "`inputs(dst = permutation, row_ptr = offsets(col_idx), col_idx = indices(x))`, or `inputs = my_inputs`, a function `fn(&InputCase) -> Vec<Option<HostBuffer>>`";
+    if meta.input.peek(syn::Token![=]) {
+        let e: syn::Expr = meta.value()?.parse()?;
+        match e {
+            syn::Expr::Path(p) if p.qself.is_none() => o.inputs_fn = Some(p.path),
+            other => cx.error_spanned(
+                &other,
+                format!("`inputs = ..` takes the path of a function: {form}"),
+            ),
+        }
+        return Ok(());
+    }
+    if !meta.input.peek(syn::token::Paren) {
+        cx.error(meta.path.span(), format!("`inputs` needs a value: {form}"));
+        return Ok(());
+    }
+    meta.parse_nested_meta(|m| {
+        let Some(binding) = m.path.get_ident().map(|i| i.to_string()) else {
+            cx.error_spanned(&m.path, format!("`inputs(..)` names a binding: {form}"));
+            return skip_option_value(&m);
+        };
+        let span = m.path.span();
+        if !m.input.peek(syn::Token![=]) {
+            cx.error(span, format!("`{binding}` needs a structure: {form}"));
+            return skip_option_value(&m);
+        }
+        let e: syn::Expr = m.value()?.parse()?;
+        let other = |args: &syn::punctuated::Punctuated<syn::Expr, syn::Token![,]>| match args.first() {
+            Some(syn::Expr::Path(p)) if args.len() == 1 => p.path.get_ident().map(|i| i.to_string()),
+            _ => None,
+        };
+        let kind = match &e {
+            syn::Expr::Path(p) if p.path.is_ident("permutation") => Some(InputKind::Permutation),
+            syn::Expr::Call(c) => match (&*c.func, other(&c.args)) {
+                (syn::Expr::Path(f), Some(b)) if f.path.is_ident("offsets") => Some(InputKind::OffsetsOf(b)),
+                (syn::Expr::Path(f), Some(b)) if f.path.is_ident("indices") => Some(InputKind::IndicesOf(b)),
+                _ => None,
+            },
+            _ => None,
+        };
+        match kind {
+            Some(k) => o.inputs.push((binding, k, span)),
+            None => cx.error_spanned(
+                &e,
+                format!("unknown input structure; a binding's inputs are `permutation` (of `0..len`), `offsets(other)` (sorted, from 0 to `other`'s length) or `indices(other)` (each in `0..len` of `other`): {form}"),
+            ),
+        }
+        Ok(())
+    })
 }
 
 /// `name(...)`; an error naming the expected form when the option is given a value.
@@ -223,6 +285,8 @@ pub fn options(cx: &Ctxt, attr: TokenStream) -> Options {
         special_values: false,
         cost_syn: Vec::new(),
         cost: Vec::new(),
+        inputs: Vec::new(),
+        inputs_fn: None,
     };
     let mut threads_expr: Option<syn::Expr> = None;
     let mut seen: Vec<String> = Vec::new();
@@ -313,6 +377,7 @@ pub fn options(cx: &Ctxt, attr: TokenStream) -> Options {
                     }
                 }
             }
+            "inputs" => inputs_option(cx, &meta, &mut o)?,
             "special_values" => {
                 if let Some(e) = option_value(cx, &meta, "special_values")? {
                     match e {

@@ -680,6 +680,11 @@ const PARAM_TYPES: &[&str] = &[
     "&[f32; -1]",
     "&[f32; n as usize]",
     "&[f32; WG]",
+    "&mut [f32; n * WG]",
+    "&[f32; m.div_ceil(ROWS)]",
+    "&[u32; ITEMS * VEC + n]",
+    "&[f32; WG_Y]",
+    "&[f32; Wg]",
     "&[f32]",
     "&mut [f32]",
     "&[f64; n]",
@@ -758,6 +763,13 @@ const OPTIONS: &[&str] = &[
     "workgroup(64)",
     "threads = n",
     "threads = n * m",
+    "threads = n * WG",
+    "threads = n.div_ceil(ROWS) * 64",
+    "threads = n.div_ceil(K2) * WG, knobs(K2 = 4)",
+    "threads = m * ITEMS * VEC",
+    "threads = n * TILE",
+    "threads = (n * WG_X, m)",
+    "threads = n * wg",
     "threads = q",
     "threads = s",
     "threads = 1.0",
@@ -1713,6 +1725,8 @@ fn module_kernel() -> impl Strategy<Value = String> {
         "t: &'a mut [f32; 4], v: &[f32; 4], lid: u32",
         "mut t: &mut [f32; 4], v: &[f32; 4], lid: u32",
         "t: &mut f32, v: &[f32; 4], lid: u32",
+        "t: &mut [f32; 4], v: &[f32; 64], lid: u32",
+        "t: &[f32; 4], v: &mut [f32; 64], lid: u32",
     ];
     const HELPER_STMTS: &[&str] = &[
         "t[lid % 4] = v[0];",
@@ -1751,6 +1765,14 @@ fn module_kernel() -> impl Strategy<Value = String> {
         "t += h(&mut tile, &a, lid) * h(&mut tile, &a, lid + 1);",
         "let r = h(&mut tile, &a);",
         "let r = g(&mut tile);",
+        // Bindings as reference arguments (the third edition): `x` is read-only, `y` is
+        // `#[out]`.
+        "let r = h(&mut tile, x, lid);",
+        "let r = h(&mut tile, &x, lid);",
+        "let r = h(&mut tile, &mut x, lid);",
+        "h(&mut y, &a, lid);",
+        "let r = h(&mut y, x, lid);",
+        "let r = h(&mut tile, y, lid);",
     ];
     (
         select(CONSTS),
@@ -1759,7 +1781,7 @@ fn module_kernel() -> impl Strategy<Value = String> {
         select(TAILS),
         select(SHARED),
         prop::collection::vec(select(CALLS), 1..4),
-        select(&["threads = n", "threads = n, workgroup = 256", "threads = n, tune(workgroup = [32, 64])", "threads = n, knobs(K2 = 2), tune(K2 = [1, 2])"][..]),
+        select(&["threads = n", "threads = n, workgroup = 256", "threads = n, tune(workgroup = [32, 64])", "threads = n, knobs(K2 = 2), tune(K2 = [1, 2])", "threads = n.div_ceil(K2) * WG, knobs(K2 = 2), tune(K2 = [1, 2], workgroup = [32, 64])"][..]),
     )
         .prop_map(|(konst, params, hs, tail, shared, calls, o)| {
             let ret = if tail.is_empty() { "" } else { " -> f32" };

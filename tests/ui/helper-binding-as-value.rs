@@ -7,7 +7,7 @@ mod m {
     // A binding given to `v` can only be indexed: `let w = *v` would copy it whole.
     #[forge_fn]
     fn copy_first(v: &[f32; 4]) -> f32 {
-        let w = *v;
+        let w = v;
         w[0]
     }
 

@@ -40,6 +40,7 @@ pub use crate::records::Verdict;
 use crate::runtime::launch::{params_bytes, HostArg};
 use crate::runtime::ForgeRuntime;
 use crate::schedule::{Schedule, TuneSpace};
+use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
@@ -87,6 +88,19 @@ pub enum Distribution {
     /// [`Distribution::Default`] draws them. The certifier uses it, instead of the default,
     /// for kernels that handle special values ([`Kernel::special_values`]).
     Special,
+    /// A permutation of `0..len`, each value once: a scatter's destinations.
+    Permutation,
+    /// Sorted offsets: the first 0, the last `total`, never decreasing (CSR row pointers:
+    /// `len - 1` rows over `total` entries, some rows empty).
+    SortedOffsets {
+        /// The last offset.
+        total: u64,
+    },
+    /// Indices, each uniform in `0..len` (0 where `len` is 0): a gather's rows.
+    Indices {
+        /// How many elements they index.
+        len: u64,
+    },
 }
 
 /// The f32 special values of [`Distribution::Special`], as bits: quiet NaN of both signs,
@@ -482,6 +496,9 @@ pub fn generate(
     len: usize,
     dist: Distribution,
 ) -> HostBuffer {
+    if let Some(values) = structured(rng, len * elem.width.max(1) as usize, dist) {
+        return from_integers(elem, len, &values);
+    }
     let n = len * elem.width.max(1) as usize;
     if elem.layout.is_some() {
         // A struct: each word drawn as its field's scalar.
@@ -521,6 +538,60 @@ pub fn generate(
     HostBuffer::from_exact(elem, len, words)
 }
 
+/// The values of a structured distribution (a permutation, sorted offsets, indices), as
+/// whole numbers; `None` for the others, which draw each element alone.
+fn structured(rng: &mut ChaCha8Rng, n: usize, dist: Distribution) -> Option<Vec<u64>> {
+    Some(match dist {
+        Distribution::Permutation => {
+            let mut v: Vec<u64> = (0..n as u64).collect();
+            v.shuffle(rng);
+            v
+        }
+        Distribution::SortedOffsets { total } => {
+            // `n - 1` cut points in `0..=total`, sorted, between a first 0 and a last total.
+            let mut v: Vec<u64> = (0..n).map(|_| rng.gen_range(0..=total)).collect();
+            v.sort_unstable();
+            if let Some(first) = v.first_mut() {
+                *first = 0;
+            }
+            if let Some(last) = v.last_mut() {
+                *last = total;
+            }
+            v
+        }
+        Distribution::Indices { len } => (0..n)
+            .map(|_| if len == 0 { 0 } else { rng.gen_range(0..len) })
+            .collect(),
+        _ => return None,
+    })
+}
+
+/// Whole numbers as elements of `elem` (floats hold them exactly up to 2^24).
+fn from_integers(elem: ElemType, len: usize, values: &[u64]) -> HostBuffer {
+    let words: Vec<u32> = match elem.scalar {
+        ScalarType::F32 => values.iter().map(|&v| (v as f32).to_bits()).collect(),
+        ScalarType::F64 => values
+            .iter()
+            .flat_map(|&v| {
+                let b = (v as f64).to_bits();
+                [b as u32, (b >> 32) as u32]
+            })
+            .collect(),
+        ScalarType::F16 => {
+            let halves: Vec<half::f16> = values
+                .iter()
+                .map(|&v| half::f16::from_f64(v as f64))
+                .collect();
+            let mut words = vec![0u32; halves.len().div_ceil(2)];
+            bytemuck::cast_slice_mut::<u32, half::f16>(&mut words)[..halves.len()]
+                .copy_from_slice(&halves);
+            words
+        }
+        _ => values.iter().map(|&v| v as u32).collect(),
+    };
+    HostBuffer::from_exact(elem, len, words)
+}
+
 fn draw_f32(rng: &mut ChaCha8Rng, dist: Distribution) -> f32 {
     match dist {
         Distribution::Default => rng.gen_range(-1.0f32..1.0),
@@ -545,6 +616,10 @@ fn draw_f32(rng: &mut ChaCha8Rng, dist: Distribution) -> f32 {
             f32::from_bits(SPECIAL_F32[rng.gen_range(0..SPECIAL_F32.len())])
         }
         Distribution::Special => draw_f32(rng, Distribution::Default),
+        // `generate` draws the structured ones whole.
+        Distribution::Permutation
+        | Distribution::SortedOffsets { .. }
+        | Distribution::Indices { .. } => draw_f32(rng, Distribution::Default),
     }
 }
 
@@ -565,6 +640,9 @@ fn draw_f64(rng: &mut ChaCha8Rng, dist: Distribution) -> f64 {
             f64::from_bits(SPECIAL_F64[rng.gen_range(0..SPECIAL_F64.len())])
         }
         Distribution::Special => draw_f64(rng, Distribution::Default),
+        Distribution::Permutation
+        | Distribution::SortedOffsets { .. }
+        | Distribution::Indices { .. } => draw_f64(rng, Distribution::Default),
     }
 }
 
@@ -602,6 +680,10 @@ fn draw_int(rng: &mut ChaCha8Rng, dist: Distribution, min: i64, max: i64) -> i64
         Distribution::Constant(c) => (c as i64).clamp(min, max),
         // Integers are indices and counts more often than not: special floats only.
         Distribution::Special => draw_int(rng, Distribution::Default, min, max),
+        // `generate` draws the structured ones whole.
+        Distribution::Permutation
+        | Distribution::SortedOffsets { .. }
+        | Distribution::Indices { .. } => draw_int(rng, Distribution::Default, min, max),
     }
 }
 
@@ -852,26 +934,103 @@ fn case_args(
             opts.max_case_bytes
         ));
     }
-    let buffers = layout
-        .iter()
-        .zip(&lens)
-        .map(|(b, &len)| match b.access {
-            Access::Out => None,
-            _ => {
-                let mut rng = case_rng(opts.seed, name, ci, b.name);
-                let dist = match opts.distribution(name, b.name) {
-                    Distribution::Default if special => Distribution::Special,
-                    dist => dist,
-                };
-                Some(generate(&mut rng, b.elem, len as usize, dist))
-            }
-        })
-        .collect();
+    let case = crate::kernel::InputCase {
+        seed: opts.seed,
+        case: ci,
+        scalars,
+        lens: &lens,
+    };
+    let buffers = match kernel.make_inputs(&case) {
+        Some(buffers) => own_inputs(kernel, buffers, &lens)?,
+        None => layout
+            .iter()
+            .zip(&lens)
+            .map(|(b, &len)| match b.access {
+                Access::Out => None,
+                _ => {
+                    let mut rng = case_rng(opts.seed, name, ci, b.name);
+                    let dist = match input_distribution(kernel, b.name, &lens, opts) {
+                        Distribution::Default if special => Distribution::Special,
+                        dist => dist,
+                    };
+                    Some(generate(&mut rng, b.elem, len as usize, dist))
+                }
+            })
+            .collect(),
+    };
     let args = DynArgs {
         scalars: scalars.to_vec(),
         buffers,
     };
     Ok((args, lens, threads))
+}
+
+/// The distribution `binding` of `kernel` is drawn from: the options' if they name one,
+/// else the structure the kernel declares (`inputs(..)`) at this case's lengths, else the
+/// default.
+fn input_distribution(
+    kernel: &dyn Kernel,
+    binding: &str,
+    lens: &[u64],
+    opts: &CertOptions,
+) -> Distribution {
+    let name = kernel.name();
+    if opts
+        .overrides
+        .iter()
+        .any(|o| o.kernel == name && o.binding == binding)
+    {
+        return opts.distribution(name, binding);
+    }
+    let len_of = |other: &str| {
+        kernel
+            .layout()
+            .iter()
+            .position(|b| b.name == other)
+            .and_then(|i| lens.get(i).copied())
+            .unwrap_or(0)
+    };
+    match kernel.inputs().iter().find(|(b, _)| *b == binding) {
+        Some((_, crate::kernel::Input::Permutation)) => Distribution::Permutation,
+        Some((_, crate::kernel::Input::OffsetsOf(of))) => {
+            Distribution::SortedOffsets { total: len_of(of) }
+        }
+        Some((_, crate::kernel::Input::IndicesOf(of))) => Distribution::Indices { len: len_of(of) },
+        None => Distribution::Default,
+    }
+}
+
+/// A kernel's own inputs (`inputs = path`), checked: one per binding, each non-`#[out]`
+/// one of its element type and length.
+fn own_inputs(
+    kernel: &dyn Kernel,
+    buffers: Vec<Option<HostBuffer>>,
+    lens: &[u64],
+) -> std::result::Result<Vec<Option<HostBuffer>>, String> {
+    let layout = kernel.layout();
+    if buffers.len() != layout.len() {
+        return Err(format!(
+            "its `inputs` function gave {} buffers for {} bindings",
+            buffers.len(),
+            layout.len()
+        ));
+    }
+    buffers
+        .into_iter()
+        .zip(layout.iter().zip(lens))
+        .map(|(buf, (b, &len))| match (b.access, buf) {
+            (Access::Out, _) => Ok(None),
+            (_, Some(buf)) if buf.elem() == b.elem && buf.len() as u64 == len => Ok(Some(buf)),
+            (_, Some(buf)) => Err(format!(
+                "its `inputs` function gave `{}` {} elements of `{}`, where the binding holds {len} of `{}`",
+                b.name,
+                buf.len(),
+                buf.elem().wgsl(),
+                b.elem.wgsl()
+            )),
+            (_, None) => Err(format!("its `inputs` function gave nothing for `{}`", b.name)),
+        })
+        .collect()
 }
 
 /// What `kernel` printed on the GPU and in the oracle for the same case: how

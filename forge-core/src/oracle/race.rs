@@ -65,7 +65,7 @@ pub struct RaceDetector {
 }
 
 /// How two invocations touched an element.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 enum Conflict {
     WriteWrite,
     ReadAfterWrite,
@@ -234,6 +234,11 @@ impl RaceDetector {
             Conflict::WriteAfterRead => ("read", "wrote it"),
         };
         let why = match t.memory {
+            // Two writers of one element: the indices collide, which no barrier fixes (it
+            // would only order the writes).
+            Memory::Storage if conflict == Conflict::WriteWrite => {
+                "computing the same element to write: two writers of one element collide, which no barrier fixes; if the index comes from an input (a scatter `y[dst[i]] = ..`), the inputs repeat it, so certify with inputs that do not, `#[forge_kernel(inputs(dst = permutation))]` or `inputs = path`; otherwise give each element one writer, or use an atomic binding".to_string()
+            }
             Memory::Workgroup => "with no `workgroup_barrier()` between them".to_string(),
             Memory::Storage if first / wg != second / wg => {
                 "and invocations of different workgroups cannot order their accesses within one dispatch; give each element one writer, or use an atomic binding".to_string()

@@ -952,6 +952,42 @@ impl<'k> Items<'k> {
 
     /// `Kernel::cost`, where the kernel declares `cost(..)`: each term evaluated in checked
     /// LEN arithmetic over the scalars.
+    /// `inputs()` and `make_inputs()`: the structure of the kernel's certification inputs,
+    /// or its own function for them.
+    fn inputs_fn(&self) -> TokenStream {
+        let k = self.k;
+        if self.stub {
+            return quote!();
+        }
+        let (input, input_case, host_buffer) =
+            (self.p.input(), self.p.input_case(), self.p.host_buffer());
+        let mut out = TokenStream::new();
+        if !k.options.inputs.is_empty() {
+            let items = k.options.inputs.iter().map(|(name, kind, _)| {
+                let v = match kind {
+                    InputKind::Permutation => quote!(#input::Permutation),
+                    InputKind::OffsetsOf(o) => quote!(#input::OffsetsOf(#o)),
+                    InputKind::IndicesOf(o) => quote!(#input::IndicesOf(#o)),
+                };
+                quote!((#name, #v))
+            });
+            out.extend(quote! {
+                fn inputs(&self) -> &'static [(&'static str, #input)] {
+                    &[#(#items),*]
+                }
+            });
+        }
+        if let Some(path) = &k.options.inputs_fn {
+            out.extend(quote! {
+                fn make_inputs(&self, __fg_case: &#input_case<'_>) -> ::core::option::Option<::std::vec::Vec<::core::option::Option<#host_buffer>>> {
+                    let __fg_f: fn(&#input_case<'_>) -> ::std::vec::Vec<::core::option::Option<#host_buffer>> = #path;
+                    ::core::option::Option::Some(__fg_f(__fg_case))
+                }
+            });
+        }
+        out
+    }
+
     fn cost_fn(&self) -> TokenStream {
         let k = self.k;
         if k.options.cost.is_empty() {
@@ -1177,6 +1213,7 @@ impl<'k> Items<'k> {
                 quote!()
             }
         };
+        let inputs_fn = self.inputs_fn();
         let workgroup_free_fn = flag(k.workgroup_free(), "workgroup_free");
         let special_values_fn = flag(k.options.special_values, "special_values");
         let (tolerance_fn, features_fn, reference_dyn) = if self.stub {
@@ -1269,6 +1306,7 @@ impl<'k> Items<'k> {
                     #cases
                 }
                 #tolerance_fn
+                #inputs_fn
                 #features_fn
                 #workgroup_free_fn
                 #special_values_fn

@@ -876,7 +876,7 @@ impl Lowerer<'_, '_> {
     ) -> R<Expr> {
         let binding = &self.bindings[b];
         let name = binding.name.clone();
-        let amp = if mutable { "&mut " } else { "" };
+        let amp = if mutable { "&mut" } else { "&" };
         match given_mut {
             // Bindings are references already: `stage(kv)` or `stage(&mut y)`.
             Some(true) if !mutable => {

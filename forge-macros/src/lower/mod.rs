@@ -407,7 +407,7 @@ impl<'k, 'a> Lowerer<'k, 'a> {
         if let Err(m) = self.inf.unify(a, b) {
             // `as` converts scalars (and vectors), not arrays.
             let hint = if m.contains("array") {
-                "the arrays of an array of arrays, and the two sides of an assignment, have one length"
+                "an array type has one length, so the rows of an array of arrays, and both sides of an assignment, must match"
             } else {
                 "convert with `as`, e.g. `x as u32`"
             };

@@ -196,6 +196,22 @@ pub struct Options {
     /// The declared cost of one call, for rooflines: each measure a LEN over the scalars,
     /// with its text.
     pub cost: Vec<(CostKind, LenExpr, String)>,
+    /// `inputs(dst = permutation, ..)`: the structure of bindings' certification inputs,
+    /// each with the binding's name and span.
+    pub inputs: Vec<(String, InputKind, Span)>,
+    /// `inputs = path`: the kernel's own certification inputs.
+    pub inputs_fn: Option<syn::Path>,
+}
+
+/// A structure of certification inputs (`forge_core::Input`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum InputKind {
+    /// `permutation`.
+    Permutation,
+    /// `offsets(other)`: sorted offsets ending at `other`'s length.
+    OffsetsOf(String),
+    /// `indices(other)`: indices in `0..len` of `other`.
+    IndicesOf(String),
 }
 
 /// What a `cost(..)` term counts.
