@@ -827,6 +827,15 @@ pub trait Kernel: Sync {
     fn grid_threads(&self, scalars: &[ScalarValue]) -> Result<Threads> {
         self.threads(scalars).map(Threads::from)
     }
+    /// How many terms each output sums for these scalars (`tolerance(.., terms = k)`), for a
+    /// tolerance that scales with the work: the certifier then also accepts an output within
+    /// `2·terms·u·M` of the other side, `u` the unit roundoff of its type and `M` what the
+    /// oracle gives on the absolute values of the inputs (`Σ|terms|` for a dot product, the
+    /// forward error bound of a reordered or fused sum). `None`: the fixed tolerance only.
+    fn tolerance_terms(&self, scalars: &[ScalarValue]) -> Option<Result<u64>> {
+        let _ = scalars;
+        None
+    }
     /// The bindings whose certification inputs have a structure (`#[forge_kernel(inputs(
     /// dst = permutation, row_ptr = offsets(col_idx), col_idx = indices(x)))]`), by name.
     /// A distribution given in `CertOptions` still wins.

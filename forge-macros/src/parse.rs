@@ -21,7 +21,7 @@ const OPTIONS: &[(&str, &str)] = &[
     ),
     ("reference", "`reference = my_reference`"),
     ("case", "`case(n = 1000)`"),
-    ("tolerance", "`tolerance(abs = 1e-5, rel = 1e-4)`"),
+    ("tolerance", "`tolerance(abs = 1e-5, rel = 1e-4)` (and `terms = k`, the terms each output sums)"),
     ("knobs", "`knobs(TILE = 64)`"),
     ("ext", "`ext = false`"),
     ("special_values", "`special_values = true`"),
@@ -287,6 +287,8 @@ pub fn options(cx: &Ctxt, attr: TokenStream) -> Options {
         cost: Vec::new(),
         inputs: Vec::new(),
         inputs_fn: None,
+        terms_syn: None,
+        terms: None,
     };
     let mut threads_expr: Option<syn::Expr> = None;
     let mut seen: Vec<String> = Vec::new();
@@ -587,6 +589,11 @@ pub fn options(cx: &Ctxt, attr: TokenStream) -> Options {
                     let (mut abs, mut rel) = (0.0, 0.0);
                     meta.parse_nested_meta(|inner| {
                         let k = ident_text(&inner.path);
+                        if k == "terms" {
+                            // The terms each output sums: a LEN over the scalars.
+                            o.terms_syn = option_value(cx, &inner, "tolerance")?;
+                            return Ok(());
+                        }
                         if k != "abs" && k != "rel" {
                             cx.error_spanned(
                                 &inner.path,
@@ -950,6 +957,9 @@ pub fn resolve_threads(cx: &Ctxt, scalars: &[ScalarParam<'_>], o: &mut Options) 
 pub fn resolve_cost(cx: &Ctxt, scalars: &[ScalarParam<'_>], o: &mut Options) {
     for (kind, e) in std::mem::take(&mut o.cost_syn) {
         o.cost.push((kind, len_expr(cx, &e, scalars), len_text(&e)));
+    }
+    if let Some(e) = o.terms_syn.take() {
+        o.terms = Some((len_expr(cx, &e, scalars), len_text(&e)));
     }
 }
 

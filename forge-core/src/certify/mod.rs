@@ -292,8 +292,9 @@ impl CertReport {
         binding: &Binding,
         (got, want): (&HostBuffer, &HostBuffer),
         tol: Tolerance,
+        scaled: Option<&[f64]>,
     ) {
-        let cmp = compare_with(got, want, tol, self.special_values);
+        let cmp = compare_with(got, want, tol, self.special_values, scaled);
         self.record(&cmp);
         self.failures
             .extend(explain(prefix, check, names, binding, &cmp, tol));
@@ -358,7 +359,7 @@ impl Comparison {
 /// assert_eq!(c.first.unwrap().index, 2);
 /// ```
 pub fn compare(got: &HostBuffer, want: &HostBuffer, tol: Tolerance) -> Comparison {
-    compare_with(got, want, tol, false)
+    compare_with(got, want, tol, false, None)
 }
 
 /// [`compare`] for a kernel that handles special values ([`Kernel::special_values`]): a
@@ -375,14 +376,17 @@ pub fn compare(got: &HostBuffer, want: &HostBuffer, tol: Tolerance) -> Compariso
 /// assert_eq!((c.mismatches, c.first.unwrap().index), (1, 3));
 /// ```
 pub fn compare_special(got: &HostBuffer, want: &HostBuffer, tol: Tolerance) -> Comparison {
-    compare_with(got, want, tol, true)
+    compare_with(got, want, tol, true, None)
 }
 
+/// `scaled`, where the kernel's tolerance scales with its work (`Kernel::tolerance_terms`):
+/// each component's further allowance, beside `tol`.
 fn compare_with(
     got: &HostBuffer,
     want: &HostBuffer,
     tol: Tolerance,
     nan_matches_nan: bool,
+    scaled: Option<&[f64]>,
 ) -> Comparison {
     let mut c = Comparison::default();
     if got.len() != want.len() || got.elem().width != want.elem().width {
@@ -400,7 +404,11 @@ fn compare_with(
                 c.max_rel = c.max_rel.max(abs / mag);
             }
         }
-        let agree = tol.accepts(a, b) || (nan_matches_nan && a.is_nan() && b.is_nan());
+        let within_scaled = scaled
+            .and_then(|s| s.get(j))
+            .is_some_and(|&e| a.is_finite() && b.is_finite() && (a - b).abs() <= e);
+        let agree =
+            tol.accepts(a, b) || within_scaled || (nan_matches_nan && a.is_nan() && b.is_nan());
         if !agree {
             let m = Mismatch {
                 index: j / width,
@@ -965,6 +973,68 @@ fn case_args(
     Ok((args, lens, threads))
 }
 
+/// Each writable binding's per-component allowance where the kernel's tolerance scales
+/// with its work (`Kernel::tolerance_terms`): `2·terms·u·M`, `M` the oracle's result on the
+/// absolute values of the inputs (`Σ|a_k·b_k|` for a dot product: the forward error bound
+/// of a sum reordered, fused or split, `γ_n·Σ|terms|`, twice for the two sides compared).
+/// `None` where the tolerance is fixed.
+fn scaled_allowances(
+    kernel: &dyn Kernel,
+    schedule: &Schedule,
+    scalars: &[ScalarValue],
+    args: &DynArgs,
+) -> Result<Option<Vec<Vec<f64>>>> {
+    let Some(terms) = kernel.tolerance_terms(scalars) else {
+        return Ok(None);
+    };
+    let terms = terms? as f64;
+    let absolute = DynArgs {
+        scalars: args.scalars.clone(),
+        buffers: args
+            .buffers
+            .iter()
+            .map(|b| b.as_ref().map(absolute))
+            .collect(),
+    };
+    let magnitudes = kernel.cpu_dyn_with(schedule, &absolute, &OracleOptions::default())?;
+    Ok(Some(
+        magnitudes
+            .iter()
+            .map(|m| {
+                let u = match m.elem().scalar {
+                    ScalarType::F16 => 2f64.powi(-11),
+                    ScalarType::F64 => 2f64.powi(-53),
+                    _ => 2f64.powi(-24),
+                };
+                components(m)
+                    .iter()
+                    .map(|v| 2.0 * terms * u * v.abs())
+                    .collect()
+            })
+            .collect(),
+    ))
+}
+
+/// A buffer with every float component made non-negative (integers and structs as they
+/// are): the inputs on which the oracle computes `Σ|terms|`.
+fn absolute(buf: &HostBuffer) -> HostBuffer {
+    let mut out = buf.clone();
+    if buf.elem().layout.is_some() {
+        return out;
+    }
+    let scalar = buf.elem().scalar;
+    for (i, w) in out.words_mut().iter_mut().enumerate() {
+        *w &= match scalar {
+            ScalarType::F32 => 0x7fff_ffff,
+            ScalarType::F16 => 0x7fff_7fff,
+            // The high word of each f64 holds its sign.
+            ScalarType::F64 if i % 2 == 1 => 0x7fff_ffff,
+            _ => u32::MAX,
+        };
+    }
+    out
+}
+
 /// The distribution `binding` of `kernel` is drawn from: the options' if they name one,
 /// else the structure the kernel declares (`inputs(..)`) at this case's lengths, else the
 /// default.
@@ -1225,11 +1295,31 @@ async fn certify_cases(
             }
         };
 
+        // A tolerance that scales with the work: each output's allowance beside `tol`.
+        let scaled = match scaled_allowances(kernel, schedule, scalars, &args) {
+            Ok(s) => s,
+            Err(e) => {
+                report
+                    .failures
+                    .push(format!("{prefix}: the tolerance's terms: {e}"));
+                None
+            }
+        };
+        let scaled_of = |i: usize| scaled.as_ref().and_then(|s| s.get(i)).map(Vec::as_slice);
+
         // GPU against the oracle.
         match rt.run_dyn_async(kernel, schedule, &args).await {
             Ok(gpu) => {
-                for ((b, g), o) in writable.iter().zip(&gpu).zip(&oracle) {
-                    report.check(&prefix, "GPU vs oracle", ("GPU", "oracle"), b, (g, o), tol);
+                for (i, ((b, g), o)) in writable.iter().zip(&gpu).zip(&oracle).enumerate() {
+                    report.check(
+                        &prefix,
+                        "GPU vs oracle",
+                        ("GPU", "oracle"),
+                        b,
+                        (g, o),
+                        tol,
+                        scaled_of(i),
+                    );
                 }
             }
             Err(e @ ForgeError::DeviceLost(_)) => return Err(e),
@@ -1242,7 +1332,7 @@ async fn certify_cases(
         match kernel.reference_dyn(&args) {
             None => {}
             Some(Ok(reference)) => {
-                for ((b, o), r) in writable.iter().zip(&oracle).zip(&reference) {
+                for (i, ((b, o), r)) in writable.iter().zip(&oracle).zip(&reference).enumerate() {
                     report.check(
                         &prefix,
                         "oracle vs reference",
@@ -1250,6 +1340,7 @@ async fn certify_cases(
                         b,
                         (o, r),
                         tol,
+                        scaled_of(i),
                     );
                 }
             }
@@ -1262,7 +1353,7 @@ async fn certify_cases(
         if poison_needed {
             match run_poisoned(rt, kernel, schedule, &args, &lens, threads).await {
                 Ok(gpu) => {
-                    for ((b, g), o) in writable.iter().zip(&gpu).zip(&oracle) {
+                    for (i, ((b, g), o)) in writable.iter().zip(&gpu).zip(&oracle).enumerate() {
                         if b.access == Access::Out && !b.elem.atomic {
                             // An element whose correct value happens to be the poison
                             // pattern (the oracle says so) was written all the same.
@@ -1293,7 +1384,7 @@ async fn certify_cases(
                                 continue;
                             }
                         }
-                        report.check(&prefix, "GPU with poisoned outputs vs oracle (does the kernel read an output before writing it?)", ("GPU", "oracle"), b, (g, o), tol);
+                        report.check(&prefix, "GPU with poisoned outputs vs oracle (does the kernel read an output before writing it?)", ("GPU", "oracle"), b, (g, o), tol, scaled_of(i));
                     }
                 }
                 Err(e @ ForgeError::DeviceLost(_)) => return Err(e),

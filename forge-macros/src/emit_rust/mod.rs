@@ -988,6 +988,37 @@ impl<'k> Items<'k> {
         out
     }
 
+    /// `tolerance_terms`: how many terms each output sums, for the certifier's tolerance
+    /// that scales with them.
+    fn terms_fn(&self) -> TokenStream {
+        let k = self.k;
+        let Some((e, text)) = &k.options.terms else {
+            return quote!();
+        };
+        if self.stub {
+            return quote!();
+        }
+        let oracle_mod = &self.oracle_mod;
+        let (err, scalar_value, schedule) =
+            (self.p.error(), self.p.scalar_value(), self.p.schedule());
+        let len_module = quote!(#oracle_mod::len);
+        let e = len_rust(e, k, &len_module, false);
+        let scalar_getters = self.scalar_getters();
+        let check = self.p.check_scalar_count();
+        let n = k.scalars.len();
+        quote! {
+            #[allow(unused_variables)]
+            fn tolerance_terms(&self, __fg_s: &[#scalar_value]) -> ::core::option::Option<::core::result::Result<u64, #err>> {
+                ::core::option::Option::Some((|| {
+                    #check(NAME, #n, __fg_s.len())?;
+                    let __fg_sched: &#schedule = &DEFAULT_SCHEDULE;
+                    #(#scalar_getters)*
+                    #oracle_mod::finish_cost(NAME, "terms", #text, #e)
+                })())
+            }
+        }
+    }
+
     fn cost_fn(&self) -> TokenStream {
         let k = self.k;
         if k.options.cost.is_empty() {
@@ -1214,6 +1245,7 @@ impl<'k> Items<'k> {
             }
         };
         let inputs_fn = self.inputs_fn();
+        let terms_fn = self.terms_fn();
         let workgroup_free_fn = flag(k.workgroup_free(), "workgroup_free");
         let special_values_fn = flag(k.options.special_values, "special_values");
         let (tolerance_fn, features_fn, reference_dyn) = if self.stub {
@@ -1306,6 +1338,7 @@ impl<'k> Items<'k> {
                     #cases
                 }
                 #tolerance_fn
+                #terms_fn
                 #inputs_fn
                 #features_fn
                 #workgroup_free_fn

@@ -201,6 +201,11 @@ pub struct Options {
     pub inputs: Vec<(String, InputKind, Span)>,
     /// `inputs = path`: the kernel's own certification inputs.
     pub inputs_fn: Option<syn::Path>,
+    /// `tolerance(.., terms = EXPR)` as written, until `parse::resolve_cost` resolves it.
+    pub terms_syn: Option<syn::Expr>,
+    /// The terms each output sums, a LEN over the scalars, with its text: the certifier
+    /// allows each output `2·terms·u·Σ|terms|` beside the fixed tolerance.
+    pub terms: Option<(LenExpr, String)>,
 }
 
 /// A structure of certification inputs (`forge_core::Input`).
