@@ -475,6 +475,49 @@ pub fn third_edition(
     }
 }
 
+/// Helpers that take bindings, `threads` that names `WG`, a LEN that names a knob.
+#[forge_module]
+pub mod staged {
+    use wgsl_forge::prelude::*;
+
+    #[forge_fn]
+    fn stage(dst: &mut [Vec4; 512], src: &[Vec4; 4096], base: u32) {
+        for k in (local_index()..512u32).step_by(64) {
+            dst[k] = src[base + k];
+        }
+    }
+
+    #[forge_fn]
+    fn put(out: &mut [Vec4; 64], k: u32, v: Vec4) {
+        out[k] = v;
+    }
+
+    #[forge_kernel(workgroup = 64, threads = rows * WG, knobs(R = 2), tune(workgroup = [64], R = [1, 2]))]
+    pub fn k(
+        kv: &[Vec4; 4096],
+        #[out] o: &mut [Vec4; 64],
+        #[out] r: &mut [u32; rows * R],
+        rows: u32,
+    ) {
+        #[shared]
+        let mut t = [Vec4::ZERO; 512];
+        let lid = local_index();
+        let mut acc = Vec4::ZERO;
+        for chunk in 0..8u32 {
+            stage(&mut t, kv, chunk * 512);
+            workgroup_barrier();
+            acc += t[lid * 8];
+            workgroup_barrier();
+        }
+        if workgroup_index() == 0 {
+            put(&mut o, lid, acc);
+        }
+        if lid < R {
+            r[workgroup_index() * R + lid] = lid;
+        }
+    }
+}
+
 /// A generic kernel: one instance per type.
 #[forge_kernel(threads = n, types(T = [f32, u32]))]
 pub fn scale<T>(x: &[T; n], #[out] y: &mut [T; n], a: f32, n: u32) {
@@ -486,8 +529,9 @@ pub fn scale<T>(x: &[T; n], #[out] y: &mut [T; n], a: f32, n: u32) {
 
 #[test]
 fn every_construct_compiles() {
-    let kernels: [&dyn Kernel; 12] = [
+    let kernels: [&dyn Kernel; 13] = [
         &wgsl_builtins::Kernel,
+        &staged::k::Kernel,
         &third_edition::Kernel,
         &corners::integrate::Kernel,
         &corners::blur::Kernel,

@@ -400,7 +400,9 @@ pub struct HostBuffer {
 /// A structure that a binding's certification inputs must have, which independent random
 /// values would not (`#[forge_kernel(inputs(dst = permutation, ..))]`): the certifier
 /// draws it instead, so that a kernel that relies on valid inputs, as a real one does, is
-/// certified without clamping its indices.
+/// certified without clamping its indices. More structures may come: a `match` on it
+/// needs a `_` arm.
+#[non_exhaustive]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Input {
     /// A permutation of `0..len`: a scatter's destinations, which never collide.
