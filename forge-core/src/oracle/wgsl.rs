@@ -15,7 +15,8 @@
 //! gives the mathematical result (or NaN's own); the GPU's may differ.
 //!
 //! The float functions take `f32`: the macro computes `f16` through them and rounds once.
-//! Generated code calls these; they are public so that it can, not as a user API.
+//! Generated code calls these; they are public so that it can, not as a user API. Part of
+//! the oracle (layer 2).
 
 /// `clamp(x, lo, hi)` on floats: `min(max(x, lo), hi)`, NaN operands ignored.
 #[inline(always)]

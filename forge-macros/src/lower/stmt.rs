@@ -443,22 +443,7 @@ impl Lowerer<'_, '_> {
                 "kernels loop over ranges only, such as `for i in 0..n`; for other strides use `while`",
             );
         };
-        let (Some(start), Some(end)) = (&r.start, &r.end) else {
-            return self.err(r.span(), "a loop range needs both bounds, such as `0..n`");
-        };
-        // A refused bound still lets the body be lowered, for its own errors.
-        let start = self
-            .expr(start)
-            .unwrap_or_else(|_| self.poison(start.span()));
-        let end = self.expr(end).unwrap_or_else(|_| self.poison(end.span()));
-        self.unify_at(end.span, start.tv, end.tv);
-        self.constrain_at(
-            start.span,
-            start.tv,
-            infer::S_INT,
-            "loop ranges are integer ranges",
-        );
-        let inclusive = matches!(r.limits, syn::RangeLimits::Closed(_));
+        let (start, end, inclusive) = self.loop_bounds(r)?;
         let id = self.new_loop(unroll);
         self.scopes.push(Scope::default());
         let var = self.declare(
@@ -482,6 +467,26 @@ impl Lowerer<'_, '_> {
             unroll,
         }));
         Ok(())
+    }
+
+    /// A loop range's bounds, of one integer type, and whether it is inclusive. A refused
+    /// bound still lets the body be lowered, for its own errors.
+    fn loop_bounds(&mut self, r: &syn::ExprRange) -> R<(Expr, Expr, bool)> {
+        let (Some(start), Some(end)) = (&r.start, &r.end) else {
+            return self.err(r.span(), "a loop range needs both bounds, such as `0..n`");
+        };
+        let start = self
+            .expr(start)
+            .unwrap_or_else(|_| self.poison(start.span()));
+        let end = self.expr(end).unwrap_or_else(|_| self.poison(end.span()));
+        self.unify_at(end.span, start.tv, end.tv);
+        self.constrain_at(
+            start.span,
+            start.tv,
+            infer::S_INT,
+            "loop ranges are integer ranges",
+        );
+        Ok((start, end, matches!(r.limits, syn::RangeLimits::Closed(_))))
     }
 
     /// `for i in (a..b).step_by(k)` and `for i in (a..b).rev()` (`..=` too): a loop over
@@ -524,19 +529,7 @@ impl Lowerer<'_, '_> {
         if unroll {
             return self.err(m.method.span(), format!("`#[unroll]` loops count over a constant range `A..B`; a `.{method}()` loop is not unrolled"));
         }
-        let (Some(start), Some(end)) = (&r.start, &r.end) else {
-            return self.err(r.span(), "a loop range needs both bounds, such as `0..n`");
-        };
-        let inclusive = matches!(r.limits, syn::RangeLimits::Closed(_));
-        let start = self.expr(start)?;
-        let end = self.expr(end)?;
-        self.unify_at(end.span, start.tv, end.tv);
-        self.constrain_at(
-            start.span,
-            start.tv,
-            infer::S_INT,
-            "loop ranges are integer ranges",
-        );
+        let (start, end, inclusive) = self.loop_bounds(r)?;
         let (span, tv) = (start.span, start.tv);
         let a = self.bind_hidden("fg_lo", "loop start", start, out);
         let b = self.bind_hidden("fg_hi", "loop end", end, out);
