@@ -269,7 +269,7 @@ pub fn block_sums<T>(x: &[T; n], #[out] y: &mut [T; n], n: u32) {
 
 fn block_totals(x: &[u32]) -> Vec<u32> {
     x.chunks(256)
-        .flat_map(|c| std::iter::repeat(c.iter().sum::<u32>()).take(c.len()))
+        .flat_map(|c| std::iter::repeat_n(c.iter().sum::<u32>(), c.len()))
         .collect()
 }
 

@@ -303,7 +303,7 @@ fn int_reference(a: u32, b: i32, p: u32, q: u32) -> [u32; IS] {
         bu.leading_zeros(),
         a.trailing_zeros(),
         wfirst_leading(a, false),
-        b.max(-5).min(7) as u32,
+        b.clamp(-5, 7) as u32,
     ]
 }
 

@@ -291,8 +291,7 @@ impl CertReport {
         names: (&str, &str),
         binding: &Binding,
         (got, want): (&HostBuffer, &HostBuffer),
-        tol: Tolerance,
-        scaled: Option<&[f64]>,
+        (tol, scaled): (Tolerance, Option<&[f64]>),
     ) {
         let cmp = compare_with(got, want, tol, self.special_values, scaled);
         self.record(&cmp);
@@ -1317,8 +1316,7 @@ async fn certify_cases(
                         ("GPU", "oracle"),
                         b,
                         (g, o),
-                        tol,
-                        scaled_of(i),
+                        (tol, scaled_of(i)),
                     );
                 }
             }
@@ -1339,8 +1337,7 @@ async fn certify_cases(
                         ("oracle", "reference"),
                         b,
                         (o, r),
-                        tol,
-                        scaled_of(i),
+                        (tol, scaled_of(i)),
                     );
                 }
             }
@@ -1384,7 +1381,7 @@ async fn certify_cases(
                                 continue;
                             }
                         }
-                        report.check(&prefix, "GPU with poisoned outputs vs oracle (does the kernel read an output before writing it?)", ("GPU", "oracle"), b, (g, o), tol, scaled_of(i));
+                        report.check(&prefix, "GPU with poisoned outputs vs oracle (does the kernel read an output before writing it?)", ("GPU", "oracle"), b, (g, o), (tol, scaled_of(i)));
                     }
                 }
                 Err(e @ ForgeError::DeviceLost(_)) => return Err(e),

@@ -390,16 +390,13 @@ pub fn via_f32<const N: usize, const M: usize>(
 /// (WGSL's `clamp` leaves it open, and the GPU's result is not checked); otherwise it is
 /// `lo` below, `hi` above, and `x` (NaN too) between.
 #[inline(always)]
-pub fn clamp_method_float<T: super::Float>(
+pub fn clamp_method_float<T: super::Float + std::fmt::Debug>(
     kernel: &'static str,
     invocation: u32,
     x: T,
     lo: T,
     hi: T,
-) -> crate::error::Result<T>
-where
-    T: std::fmt::Debug,
-{
+) -> crate::error::Result<T> {
     // `!(lo <= hi)` holds for a NaN bound too, as Rust's assertion does.
     #[allow(clippy::neg_cmp_op_on_partial_ord)]
     if !(lo <= hi) {

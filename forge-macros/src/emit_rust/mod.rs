@@ -1500,6 +1500,7 @@ impl<'k> Items<'k> {
             #[doc = #doc]
             #vis trait #ext_trait {
                 #[doc = #mdoc]
+                #[allow(clippy::too_many_arguments)]
                 fn #fn_name(&mut self, #(#method_args),*) -> ::core::result::Result<#out_ty, #err>;
             }
             impl #ext_trait for #rt {
