@@ -567,3 +567,48 @@ fn helpers_take_bindings_specialised_per_call() {
     let report = certify(&mut rt, &k, &k.default_schedule(), &CertOptions::default()).unwrap();
     assert!(report.passed(), "{:?}", report.failures);
 }
+
+// ---- workgroup_uniform_load ----
+
+/// A loop bound read from workgroup memory by `workgroup_uniform_load`, which counts as
+/// uniform, so the loop may hold a barrier.
+#[forge_kernel(workgroup = 64, threads = n)]
+pub fn uniform_rounds(x: &[u32; n], #[out] y: &mut [u32; n], n: u32) {
+    #[shared]
+    let mut count = [0u32; 1];
+    #[shared]
+    let mut acc = [0u32; 64];
+    let i = global_index();
+    let lid = local_index();
+    if lid == 0 {
+        count[0] = x[(workgroup_index() * 64) % n] % 5 + 1;
+    }
+    let rounds = workgroup_uniform_load(&count[0]);
+    for r in 0..rounds {
+        acc[lid] += r;
+        workgroup_barrier();
+    }
+    if i < n {
+        y[i] = acc[lid] + rounds;
+    }
+}
+
+#[test]
+fn a_workgroup_uniform_load_is_uniform() {
+    let mut rt = common::rt();
+    for n in [1u32, 63, 65, 1000] {
+        let x: Vec<u32> = (0..n).map(|k| k * 7 + 3).collect();
+        let want: Vec<u32> = (0..n)
+            .map(|i| {
+                let rounds = x[((i / 64) * 64 % n) as usize] % 5 + 1;
+                (0..rounds).sum::<u32>() + rounds
+            })
+            .collect();
+        assert_eq!(uniform_rounds::cpu(&x, n).unwrap(), want, "oracle at {n}");
+        assert_eq!(
+            uniform_rounds::run(&mut rt, &x, n).unwrap(),
+            want,
+            "GPU at {n}"
+        );
+    }
+}

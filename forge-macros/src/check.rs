@@ -1114,6 +1114,30 @@ pub mod uniformity {
             let ctrl = ctrl.or(self.returned_divergently);
             self.subgroup_ops_uniform(s, ctrl);
             match s {
+                // A `workgroup_uniform_load` value: every invocation read the same element
+                // between two barriers, so it is uniform where the index is.
+                Stmt::Let {
+                    local,
+                    init: Some(load),
+                } if self.k.locals[*local].hidden == Some(UNIFORM_LOAD) => {
+                    // Every index down the chain (`t[a][b]`).
+                    let mut at = load;
+                    let mut varying = None;
+                    while let ExprKind::LoadArray(base, i) = &at.kind {
+                        if !self.uni(i) {
+                            varying = Some(&**i);
+                        }
+                        at = base;
+                    }
+                    if let Some(i) = varying {
+                        let how = self.computed_from(i);
+                        self.mark(*local, || how);
+                    } else if ctrl.is_some() {
+                        self.mark(*local, || {
+                            "is assigned under non-uniform control flow".into()
+                        });
+                    }
+                }
                 Stmt::Let { local, init, .. } => {
                     if let Some(e) = init.as_ref().filter(|e| !self.uni(e)) {
                         let how = self.computed_from(e);

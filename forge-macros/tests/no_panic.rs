@@ -523,6 +523,8 @@ fn expr() -> BoxedStrategy<String> {
             1 => e.clone().prop_map(|a| format!("{{ {a} }}")),
             1 => e.clone().prop_map(|a| format!("{a}.0")),
             1 => e.clone().prop_map(|a| format!("foo({a})")),
+            1 => (select(&["tile", "x", "a", "acc"][..]), e.clone())
+                .prop_map(|(b, i)| format!("workgroup_uniform_load(&{b}[{i}])")),
             2 => (select(WGSL_BUILTINS), prop::collection::vec(e.clone(), 0..5))
                 .prop_map(|(f, args)| format!("{f}({})", args.join(", "))),
             1 => (e.clone(), select(WGSL_BUILTINS), prop::collection::vec(e.clone(), 0..3))

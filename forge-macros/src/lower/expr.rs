@@ -684,6 +684,9 @@ impl Lowerer<'_, '_> {
         if super::wgsl::is_builtin(&name) {
             return self.wgsl_call(c, &name);
         }
+        if name == "workgroup_uniform_load" {
+            return self.uniform_load(c);
+        }
         if matches!(
             name.as_str(),
             "workgroup_barrier" | "storage_barrier" | "async_copy" | "async_wait"

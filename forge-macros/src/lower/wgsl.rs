@@ -356,6 +356,61 @@ impl Lowerer<'_, '_> {
         Ok(self.expr_of(ExprKind::Math(b.f, args), tv, span))
     }
 
+    /// `workgroup_uniform_load(&t[i])`: WGSL's `workgroupUniformLoad`, a workgroup barrier,
+    /// the load of an element of workgroup memory, and a barrier again, so that every
+    /// invocation reads the same value, which the uniformity analysis counts as uniform
+    /// where the index is. The three are statements before the one that holds the call.
+    pub(super) fn uniform_load(&mut self, c: &syn::ExprCall) -> R<Expr> {
+        let span = c.span();
+        let form = "`workgroup_uniform_load(&tile[i])`, an element of a `#[shared]` array";
+        if let Some(place) = self.no_hoist {
+            return self.err(span, format!("`workgroup_uniform_load` {place} holds barriers, which run before its statement; call it first, `let v = workgroup_uniform_load(&tile[i]);`"));
+        }
+        let arg = match c.args.first() {
+            Some(syn::Expr::Reference(r)) if c.args.len() == 1 && r.mutability.is_none() => {
+                &*r.expr
+            }
+            _ => {
+                return self.err(
+                    span,
+                    format!("`workgroup_uniform_load` takes a reference: {form}"),
+                )
+            }
+        };
+        let load = self.expr(arg)?;
+        let mut root = &load;
+        while let ExprKind::LoadArray(base, _) = &root.kind {
+            root = base;
+        }
+        let shared = matches!(root.kind, ExprKind::Local(id) if self.locals[id].shared);
+        if !shared || !matches!(load.kind, ExprKind::LoadArray(..)) {
+            return self.err(
+                arg.span(),
+                format!("`workgroup_uniform_load` reads workgroup memory: {form}"),
+            );
+        }
+        let (lspan, tv) = (load.span, load.tv);
+        let id = self.declare("fg_uload", false, false, lspan, tv);
+        if let Some(scope) = self.scopes.last_mut() {
+            scope.locals.remove("fg_uload");
+        }
+        self.locals[id].name = "workgroup_uniform_load value".to_string();
+        self.locals[id].hidden = Some(UNIFORM_LOAD);
+        let barrier = Stmt::Barrier {
+            kind: Barrier::Workgroup,
+            span,
+        };
+        self.pending.extend([
+            barrier.clone(),
+            Stmt::Let {
+                local: id,
+                init: Some(load),
+            },
+            barrier,
+        ]);
+        Ok(self.expr_of(ExprKind::Local(id), tv, span))
+    }
+
     /// `pack4x8snorm(v)` (a vector into a `u32`) and `unpack4x8snorm(u)` (back).
     fn pack(
         &mut self,

@@ -116,6 +116,10 @@ pub enum ParamRef {
     Scalar(usize),
 }
 
+/// The `hidden` base of the local that holds a `workgroup_uniform_load`'s value: `check`'s
+/// uniformity analysis counts it uniform where the index is.
+pub const UNIFORM_LOAD: &str = "fg_uload";
+
 /// A local variable. Each `let` introduces a new one, so shadowing is explicit.
 #[derive(Clone)]
 pub struct Local {
