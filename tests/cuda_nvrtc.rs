@@ -469,7 +469,8 @@ pub fn third_edition(
     for k in (0..4u32).step_by(1) {
         let c = workgroup_id().x * 32 + l.y + k * 8;
         let r = row0 + l.x;
-        pair[k][0] = tile[l.x][l.y + k * 8] * if r % 2 == 0 { 1.0 } else { 1.0 + regs[1][0] } + first * 0.0;
+        pair[k][0] =
+            tile[l.x][l.y + k * 8] * if r % 2 == 0 { 1.0 } else { 1.0 + regs[1][0] } + first * 0.0;
         if c < cols && r < rows {
             t[c * rows + r] = pair[k][0];
         }
