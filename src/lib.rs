@@ -58,9 +58,10 @@ pub use forge_core::{
 };
 pub use forge_core::{
     f16, wgpu, Access, Backend, Binding, Cost, DynArgs, ElemType, Element, Feature, ForgeError,
-    ForgeRuntime, GpuTensor, HardwareProfile, HostArg, HostBuffer, Kernel, KernelId, ManifestCache,
-    OracleOptions, RuntimeBuilder, RuntimeStats, ScalarParam, ScalarType, ScalarValue, Schedule,
-    StructField, StructLayout, Threads, Timing, Tolerance, TuneSpace, TuningManifest, WgpuParts,
+    ForgeRuntime, GpuTensor, HardwareProfile, HostArg, HostBuffer, Input, InputCase, Kernel,
+    KernelId, ManifestCache, OracleOptions, RuntimeBuilder, RuntimeStats, ScalarParam, ScalarType,
+    ScalarValue, Schedule, StructField, StructLayout, Threads, Timing, Tolerance, TuneSpace,
+    TuningManifest, WgpuParts,
 };
 pub use forge_kernels as kernels;
 pub use forge_macros::{forge_fn, forge_kernel, forge_module, forge_struct};

@@ -348,6 +348,178 @@ mod corners {
     }
 }
 
+/// WGSL's builtins under their own names (`prelude_wgsl.cuh`), on `f32`, `f16`, integers
+/// and vectors.
+#[forge_kernel(threads = n)]
+pub fn wgsl_builtins(
+    x: &[f32; n],
+    h: &[f16; n],
+    u: &[u32; n],
+    v: &[Vec4; n],
+    #[out] o: &mut [f32; n],
+    #[out] p: &mut [u32; n],
+    #[out] q: &mut [Vec4; n],
+    #[out] r: &mut [f16; n],
+    n: u32,
+) {
+    let i = global_index();
+    if i < n {
+        let a = x[i];
+        let (fr, ex) = frexp(a);
+        let (part, whole) = modf(a);
+        o[i] = clamp(a, -1.0, 1.0)
+            + fract(a)
+            + sign(a)
+            + inverse_sqrt(abs(a))
+            + saturate(a)
+            + step(0.5, a)
+            + mix(a, 2.0, 0.25)
+            + smoothstep(0.0, 1.0, a)
+            + ldexp(a, 3)
+            + quantize_to_f16(a)
+            + round(a)
+            + fr
+            + ex as f32
+            + part
+            + whole
+            + a.saturate();
+        let b = u[i];
+        let s = b as i32;
+        p[i] = first_leading_bit(b)
+            + first_trailing_bit(s) as u32
+            + extract_bits(b, 3, 5)
+            + extract_bits(s, 4, 9) as u32
+            + insert_bits(b, 7, 2, 3)
+            + count_one_bits(s) as u32
+            + count_leading_zeros(b)
+            + count_trailing_zeros(s) as u32
+            + clamp(s, -3, 9) as u32
+            + sign(s) as u32
+            + pack4x8snorm(v[i])
+            + pack4x8unorm(v[i])
+            + pack2x16snorm(v[i].xy())
+            + pack2x16unorm(v[i].zw())
+            + pack2x16float(v[i].xy())
+            + pack4x_i8(unpack4x_i8(b))
+            + pack4x_u8(unpack4x_u8(b))
+            + pack4x_i8_clamp(IVec4::splat(s))
+            + pack4x_u8_clamp(UVec4::splat(b))
+            + first_leading_bit(UVec2::splat(b)).x;
+        let w = v[i];
+        q[i] = clamp(w, Vec4::ZERO, Vec4::ONE)
+            + sign(w)
+            + fract(w)
+            + saturate(w)
+            + round(w)
+            + step(Vec4::splat(0.5), w)
+            + mix(w, Vec4::ONE, Vec4::splat(0.5))
+            + smoothstep(Vec4::ZERO, Vec4::ONE, w)
+            + ldexp(w, IVec4::splat(2))
+            + w.min(w.zyxw())
+            + face_forward(w, w, w)
+            + reflect(w, Vec4::ONE)
+            + refract(w, Vec4::ONE, 0.5)
+            + unpack4x8snorm(b)
+            + unpack4x8unorm(b)
+            + inverse_sqrt(w.abs());
+        let c = h[i];
+        let (hf, he) = frexp(c);
+        r[i] = clamp(c, 0.0, 1.0)
+            + fract(c)
+            + sign(c)
+            + saturate(c)
+            + step(c, 0.5)
+            + mix(c, c, c)
+            + smoothstep(c, 1.0, 0.5)
+            + ldexp(c, 2)
+            + hf
+            + he as f16
+            + inverse_sqrt(c);
+    }
+}
+
+/// The third edition's forms: arrays of arrays (workgroup, local and register), strided
+/// and reversed loops, `if` values inside expressions.
+#[forge_kernel(threads = (cols, rows.div_ceil(32) * 8), workgroup = (32, 8))]
+pub fn third_edition(
+    a: &[f32; rows * cols],
+    #[out] t: &mut [f32; rows * cols],
+    rows: u32,
+    cols: u32,
+) {
+    #[shared]
+    let mut tile = [[0.0f32; 33]; 32];
+    let l = local_id();
+    let g = global_id();
+    let row0 = workgroup_id().y * 32;
+    for k in (0..4u32).rev() {
+        let r = row0 + l.y + k * 8;
+        if g.x < cols && r < rows {
+            tile[l.y + k * 8][l.x] = a[r * cols + g.x];
+        }
+    }
+    workgroup_barrier();
+    let first = workgroup_uniform_load(&tile[0][0]);
+    let mut regs = [[0.0f32; 2]; 2];
+    #[unroll]
+    for k in 0..2u32 {
+        regs[k][1] = k as f32;
+    }
+    let mut pair = [[0.0f32; 2]; 4];
+    for k in (0..4u32).step_by(1) {
+        let c = workgroup_id().x * 32 + l.y + k * 8;
+        let r = row0 + l.x;
+        pair[k][0] =
+            tile[l.x][l.y + k * 8] * if r % 2 == 0 { 1.0 } else { 1.0 + regs[1][0] } + first * 0.0;
+        if c < cols && r < rows {
+            t[c * rows + r] = pair[k][0];
+        }
+    }
+}
+
+/// Helpers that take bindings, `threads` that names `WG`, a LEN that names a knob.
+#[forge_module]
+pub mod staged {
+    use wgsl_forge::prelude::*;
+
+    #[forge_fn]
+    fn stage(dst: &mut [Vec4; 512], src: &[Vec4; 4096], base: u32) {
+        for k in (local_index()..512u32).step_by(64) {
+            dst[k] = src[base + k];
+        }
+    }
+
+    #[forge_fn]
+    fn put(out: &mut [Vec4; 64], k: u32, v: Vec4) {
+        out[k] = v;
+    }
+
+    #[forge_kernel(workgroup = 64, threads = rows * WG, knobs(R = 2), tune(workgroup = [64], R = [1, 2]))]
+    pub fn k(
+        kv: &[Vec4; 4096],
+        #[out] o: &mut [Vec4; 64],
+        #[out] r: &mut [u32; rows * R],
+        rows: u32,
+    ) {
+        #[shared]
+        let mut t = [Vec4::ZERO; 512];
+        let lid = local_index();
+        let mut acc = Vec4::ZERO;
+        for chunk in 0..8u32 {
+            stage(&mut t, kv, chunk * 512);
+            workgroup_barrier();
+            acc += t[lid * 8];
+            workgroup_barrier();
+        }
+        if workgroup_index() == 0 {
+            put(&mut o, lid, acc);
+        }
+        if lid < R {
+            r[workgroup_index() * R + lid] = lid;
+        }
+    }
+}
+
 /// A generic kernel: one instance per type.
 #[forge_kernel(threads = n, types(T = [f32, u32]))]
 pub fn scale<T>(x: &[T; n], #[out] y: &mut [T; n], a: f32, n: u32) {
@@ -359,7 +531,10 @@ pub fn scale<T>(x: &[T; n], #[out] y: &mut [T; n], a: f32, n: u32) {
 
 #[test]
 fn every_construct_compiles() {
-    let kernels: [&dyn Kernel; 10] = [
+    let kernels: [&dyn Kernel; 13] = [
+        &wgsl_builtins::Kernel,
+        &staged::k::Kernel,
+        &third_edition::Kernel,
         &corners::integrate::Kernel,
         &corners::blur::Kernel,
         &corners::row_sums::Kernel,

@@ -111,15 +111,19 @@ fn prelude() -> String {
 
 /// Builds the driver with the host's C++ compiler.
 fn build() -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("forge-cuda-prelude-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let src = dir.join("prelude_test.cpp");
-    let exe = dir.join("prelude_test");
-    std::fs::write(
-        &src,
-        format!("{SHIMS}\n#include <string>\n{}\n{MAIN}", prelude()),
+    build_driver(
+        "prelude_test",
+        &format!("{SHIMS}\n#include <string>\n{}\n{MAIN}", prelude()),
     )
-    .unwrap();
+}
+
+/// Builds `source`, a driver, with the host's C++ compiler.
+fn build_driver(name: &str, source: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("forge-cuda-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = dir.join(format!("{name}.cpp"));
+    let exe = dir.join(name);
+    std::fs::write(&src, source).unwrap();
     let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
     let out = Command::new(&cxx)
         .args(["-std=c++17", "-O1", "-ffp-contract=off", "-o"])
@@ -339,4 +343,303 @@ fn kernels_name_the_prelude_once() {
         !source.contains("cuda_fp16.h"),
         "no f16 header for an f32 kernel"
     );
+}
+
+/// A kernel that calls WGSL's builtins, whose prelude holds their CUDA forms.
+#[forge_kernel(threads = n, ext = false)]
+pub fn calls_a_builtin(x: &[u32; n], #[out] y: &mut [u32; n], n: u32) {
+    let i = global_index();
+    if i < n {
+        y[i] = first_leading_bit(x[i]);
+    }
+}
+
+/// `cuda_fp16.h` and CUDA's correctly rounded float intrinsics, for the host: `_Float16`
+/// converts with round-to-nearest-even, as `__float2half_rn` does.
+const SHIMS_WGSL: &str = r#"
+struct __half { unsigned short b; };
+static inline __half __float2half_rn(float f) { _Float16 h = (_Float16)f; __half r; std::memcpy(&r.b, &h, 2); return r; }
+static inline float __half2float(__half h) { _Float16 x; std::memcpy(&x, &h.b, 2); return (float)x; }
+static inline unsigned short __half_as_ushort(__half h) { return h.b; }
+static inline __half __ushort_as_half(unsigned short b) { return __half{b}; }
+static inline float __fadd_rn(float a, float b) { return a + b; }
+static inline float __fsub_rn(float a, float b) { return a - b; }
+static inline float __fmul_rn(float a, float b) { return a * b; }
+static inline float __fdiv_rn(float a, float b) { return a / b; }
+"#;
+
+/// The driver of WGSL's builtins: `op a b c d` lines (operands as hex bits); for an
+/// `unpack`, `d` picks the component.
+const MAIN_WGSL: &str = r#"
+static float F(unsigned long long b) { return __uint_as_float((unsigned)b); }
+static unsigned long long FB(float x) { return __float_as_uint(x); }
+int main() {
+    char op[32];
+    unsigned long long a, b, c, d;
+    while (std::scanf("%31s %llx %llx %llx %llx", op, &a, &b, &c, &d) == 5) {
+        unsigned ua = (unsigned)a, ub = (unsigned)b, uc = (unsigned)c, ud = (unsigned)d;
+        int ia = (int)ua, ib = (int)ub, ic = (int)uc, id = (int)ud;
+        unsigned long long r = 0;
+        std::string o(op);
+        if (o == "first_leading_bit_u32") r = fg_first_leading_bit(ua);
+        else if (o == "first_leading_bit_i32") r = (unsigned)fg_first_leading_bit(ia);
+        else if (o == "first_trailing_bit_u32") r = fg_first_trailing_bit(ua);
+        else if (o == "first_trailing_bit_i32") r = (unsigned)fg_first_trailing_bit(ia);
+        else if (o == "extract_bits_u32") r = fg_extract_bits(ua, ub, uc);
+        else if (o == "extract_bits_i32") r = (unsigned)fg_extract_bits(ia, ub, uc);
+        else if (o == "insert_bits_u32") r = fg_insert_bits(ua, ub, uc, ud);
+        else if (o == "insert_bits_i32") r = (unsigned)fg_insert_bits(ia, ib, uc, ud);
+        else if (o == "count_one_bits_i32") r = (unsigned)fg_count_one_bits(ia);
+        else if (o == "count_leading_zeros_i32") r = (unsigned)fg_count_leading_zeros(ia);
+        else if (o == "count_trailing_zeros_u32") r = fg_count_trailing_zeros(ua);
+        else if (o == "clamp_min_max_i32") r = (unsigned)fg_clamp_min_max(ia, ib, ic);
+        else if (o == "sign_i32") r = (unsigned)fg_sign(ia);
+        else if (o == "clamp_min_max_f32") r = FB(fg_clamp_min_max(F(a), F(b), F(c)));
+        else if (o == "fract_floor_f32") r = FB(fg_fract_floor(F(a)));
+        else if (o == "sign_f32") r = FB(fg_sign(F(a)));
+        else if (o == "inverse_sqrt_f32") r = FB(fg_inverse_sqrt(F(a)));
+        else if (o == "saturate_f32") r = FB(fg_saturate(F(a)));
+        else if (o == "step_f32") r = FB(fg_step(F(a), F(b)));
+        else if (o == "mix_f32") r = FB(fg_mix(F(a), F(b), F(c)));
+        else if (o == "smoothstep_f32") r = FB(fg_smoothstep(F(a), F(b), F(c)));
+        else if (o == "ldexp_f32") r = FB(fg_ldexp(F(a), ib));
+        else if (o == "quantize_to_f16") r = FB(fg_quantize_to_f16(F(a)));
+        else if (o == "frexp_fract_f32") r = FB(fg_frexp_fract(F(a)));
+        else if (o == "frexp_exp_f32") r = (unsigned)fg_frexp_exp(F(a));
+        else if (o == "pack4x8snorm") r = fg_pack4x8snorm(fg_vec<float, 4>{{F(a), F(b), F(c), F(d)}});
+        else if (o == "pack4x8unorm") r = fg_pack4x8unorm(fg_vec<float, 4>{{F(a), F(b), F(c), F(d)}});
+        else if (o == "pack2x16snorm") r = fg_pack2x16snorm(fg_vec<float, 2>{{F(a), F(b)}});
+        else if (o == "pack2x16unorm") r = fg_pack2x16unorm(fg_vec<float, 2>{{F(a), F(b)}});
+        else if (o == "pack2x16float") r = fg_pack2x16float(fg_vec<float, 2>{{F(a), F(b)}});
+        else if (o == "pack4x_i8") r = fg_pack4x_i8(fg_vec<int, 4>{{ia, ib, ic, id}});
+        else if (o == "pack4x_u8") r = fg_pack4x_u8(fg_vec<unsigned, 4>{{ua, ub, uc, ud}});
+        else if (o == "pack4x_i8_clamp") r = fg_pack4x_i8_clamp(fg_vec<int, 4>{{ia, ib, ic, id}});
+        else if (o == "pack4x_u8_clamp") r = fg_pack4x_u8_clamp(fg_vec<unsigned, 4>{{ua, ub, uc, ud}});
+        else if (o == "unpack4x8snorm") r = FB(fg_unpack4x8snorm(ua).v[ud]);
+        else if (o == "unpack4x8unorm") r = FB(fg_unpack4x8unorm(ua).v[ud]);
+        else if (o == "unpack2x16snorm") r = FB(fg_unpack2x16snorm(ua).v[ud % 2]);
+        else if (o == "unpack2x16unorm") r = FB(fg_unpack2x16unorm(ua).v[ud % 2]);
+        else if (o == "unpack2x16float") r = FB(fg_unpack2x16float(ua).v[ud % 2]);
+        else if (o == "unpack4x_i8") r = (unsigned)fg_unpack4x_i8(ua).v[ud];
+        else if (o == "unpack4x_u8") r = fg_unpack4x_u8(ua).v[ud];
+        else { std::fprintf(stderr, "unknown op %s\n", op); return 2; }
+        std::printf("%llx\n", r);
+    }
+    return 0;
+}
+"#;
+
+/// Runs `op a b c d` lines through a driver; the results' bits.
+fn run4(exe: &std::path::Path, cases: &[(&str, [u32; 4])]) -> Vec<u32> {
+    let mut child = Command::new(exe)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = String::new();
+    for (op, [a, b, c, d]) in cases {
+        input.push_str(&format!("{op} {a:x} {b:x} {c:x} {d:x}\n"));
+    }
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap().unwrap();
+    assert!(out.status.success(), "the driver failed");
+    let text = String::from_utf8(out.stdout).unwrap();
+    let results: Vec<u32> = text
+        .lines()
+        .map(|l| u64::from_str_radix(l, 16).unwrap() as u32)
+        .collect();
+    assert_eq!(results.len(), cases.len());
+    results
+}
+
+/// What the oracle gives for one op (`oracle::wgsl`), as bits.
+fn wgsl_oracle(op: &str, [a, b, c, d]: [u32; 4]) -> u32 {
+    use wgsl_forge::oracle::wgsl as w;
+    let f = f32::from_bits;
+    let (ia, ib, ic, id) = (a as i32, b as i32, c as i32, d as i32);
+    match op {
+        "first_leading_bit_u32" => w::first_leading_bit(a),
+        "first_leading_bit_i32" => w::first_leading_bit(ia) as u32,
+        "first_trailing_bit_u32" => w::first_trailing_bit(a),
+        "first_trailing_bit_i32" => w::first_trailing_bit(ia) as u32,
+        "extract_bits_u32" => w::extract_bits(a, b, c),
+        "extract_bits_i32" => w::extract_bits(ia, b, c) as u32,
+        "insert_bits_u32" => w::insert_bits(a, b, c, d),
+        "insert_bits_i32" => w::insert_bits(ia, ib, c, d) as u32,
+        "count_one_bits_i32" => w::count_one_bits(ia) as u32,
+        "count_leading_zeros_i32" => w::count_leading_zeros(ia) as u32,
+        "count_trailing_zeros_u32" => w::count_trailing_zeros(a),
+        "clamp_min_max_i32" => w::clamp_min_max_int(ia, ib, ic) as u32,
+        "sign_i32" => w::sign_i32(ia) as u32,
+        "clamp_min_max_f32" => w::clamp_min_max_f32(f(a), f(b), f(c)).to_bits(),
+        "fract_floor_f32" => w::fract_floor_f32(f(a)).to_bits(),
+        "sign_f32" => w::sign_f32(f(a)).to_bits(),
+        "inverse_sqrt_f32" => w::inverse_sqrt_f32(f(a)).to_bits(),
+        "saturate_f32" => w::saturate_f32(f(a)).to_bits(),
+        "step_f32" => w::step_f32(f(a), f(b)).to_bits(),
+        "mix_f32" => w::mix_f32(f(a), f(b), f(c)).to_bits(),
+        "smoothstep_f32" => w::smoothstep_f32(f(a), f(b), f(c)).to_bits(),
+        "ldexp_f32" => w::ldexp_f32(f(a), ib).to_bits(),
+        "quantize_to_f16" => w::quantize_to_f16(f(a)).to_bits(),
+        "frexp_fract_f32" => w::frexp_fract_f32(f(a)).to_bits(),
+        "frexp_exp_f32" => w::frexp_exp_f32(f(a)) as u32,
+        "pack4x8snorm" => w::pack4x8snorm([a, b, c, d].map(f)),
+        "pack4x8unorm" => w::pack4x8unorm([a, b, c, d].map(f)),
+        "pack2x16snorm" => w::pack2x16snorm([f(a), f(b)]),
+        "pack2x16unorm" => w::pack2x16unorm([f(a), f(b)]),
+        "pack2x16float" => w::pack2x16float([f(a), f(b)]),
+        "pack4x_i8" => w::pack4x_i8([ia, ib, ic, id]),
+        "pack4x_u8" => w::pack4x_u8([a, b, c, d]),
+        "pack4x_i8_clamp" => w::pack4x_i8_clamp([ia, ib, ic, id]),
+        "pack4x_u8_clamp" => w::pack4x_u8_clamp([a, b, c, d]),
+        "unpack4x8snorm" => w::unpack4x8snorm(a)[d as usize].to_bits(),
+        "unpack4x8unorm" => w::unpack4x8unorm(a)[d as usize].to_bits(),
+        "unpack2x16snorm" => w::unpack2x16snorm(a)[d as usize % 2].to_bits(),
+        "unpack2x16unorm" => w::unpack2x16unorm(a)[d as usize % 2].to_bits(),
+        "unpack2x16float" => w::unpack2x16float(a)[d as usize % 2].to_bits(),
+        "unpack4x_i8" => w::unpack4x_i8(a)[d as usize] as u32,
+        "unpack4x_u8" => w::unpack4x_u8(a)[d as usize],
+        other => panic!("no oracle for {other}"),
+    }
+}
+
+#[test]
+fn wgsl_builtins_in_the_prelude_mean_what_the_oracle_does() {
+    let k = &calls_a_builtin::Kernel;
+    let source = k.cuda(&k.default_schedule()).expect("the kernel has CUDA");
+    // The parts of the prelude a kernel asks for follow the common one; the schedule's
+    // constants come next.
+    let (prelude, _) = source
+        .split_once("static constexpr unsigned WG")
+        .expect("the prelude comes first");
+    assert!(prelude.contains("fg_first_leading_bit") && prelude.contains("cuda_fp16.h"));
+    let prelude = prelude.replace("#include <cuda_fp16.h>\n", "");
+    let exe = build_driver(
+        "prelude_wgsl",
+        &format!("{SHIMS}{SHIMS_WGSL}\n#include <string>\n{prelude}\n{MAIN_WGSL}"),
+    );
+    let mut rng = ChaCha8Rng::seed_from_u64(33);
+    let int_ops = [
+        "first_leading_bit_u32",
+        "first_leading_bit_i32",
+        "first_trailing_bit_u32",
+        "first_trailing_bit_i32",
+        "extract_bits_u32",
+        "extract_bits_i32",
+        "insert_bits_u32",
+        "insert_bits_i32",
+        "count_one_bits_i32",
+        "count_leading_zeros_i32",
+        "count_trailing_zeros_u32",
+        "clamp_min_max_i32",
+        "sign_i32",
+        "pack4x_i8",
+        "pack4x_u8",
+        "pack4x_i8_clamp",
+        "pack4x_u8_clamp",
+        "unpack4x8snorm",
+        "unpack4x8unorm",
+        "unpack2x16snorm",
+        "unpack2x16unorm",
+        "unpack2x16float",
+        "unpack4x_i8",
+        "unpack4x_u8",
+    ];
+    let float_ops = [
+        "clamp_min_max_f32",
+        "fract_floor_f32",
+        "sign_f32",
+        "inverse_sqrt_f32",
+        "saturate_f32",
+        "step_f32",
+        "mix_f32",
+        "smoothstep_f32",
+        "ldexp_f32",
+        "quantize_to_f16",
+        "frexp_fract_f32",
+        "frexp_exp_f32",
+        "pack4x8snorm",
+        "pack4x8unorm",
+        "pack2x16snorm",
+        "pack2x16unorm",
+        "pack2x16float",
+    ];
+    let int_edges = [
+        0u32,
+        1,
+        31,
+        32,
+        33,
+        0x7fff_ffff,
+        0x8000_0000,
+        u32::MAX,
+        0xf0,
+        300,
+    ];
+    let float_edges = [
+        0.0f32,
+        -0.0,
+        0.5,
+        -0.5,
+        2.5,
+        1e-45,
+        -1.0,
+        1.0,
+        f32::MAX,
+        f32::INFINITY,
+        f32::NAN,
+        65520.0,
+    ];
+    let mut cases: Vec<(&str, [u32; 4])> = Vec::new();
+    for op in int_ops {
+        for _ in 0..1500 {
+            let mut v: [u32; 4] = std::array::from_fn(|_| {
+                if rng.gen_range(0..4) == 0 {
+                    int_edges[rng.gen_range(0..int_edges.len())]
+                } else {
+                    rng.gen()
+                }
+            });
+            if op.starts_with("extract") || op.starts_with("insert") {
+                // Offsets and counts past 32 too, which WGSL clamps.
+                let k = if op.starts_with("extract") { 1 } else { 2 };
+                v[k] %= 40;
+                v[k + 1] %= 40;
+            }
+            if op.starts_with("unpack") {
+                v[3] %= 4;
+            }
+            cases.push((op, v));
+        }
+    }
+    for op in float_ops {
+        for _ in 0..1500 {
+            let v: [u32; 4] = std::array::from_fn(|_| match rng.gen_range(0..4) {
+                0 => float_edges[rng.gen_range(0..float_edges.len())].to_bits(),
+                1 => f32::from_bits(rng.gen()).to_bits(),
+                _ => rng.gen_range(-3.0f32..3.0).to_bits(),
+            });
+            let v = if op == "ldexp_f32" {
+                [v[0], rng.gen_range(-300i32..300) as u32, 0, 0]
+            } else {
+                v
+            };
+            cases.push((op, v));
+        }
+    }
+    let results = run4(&exe, &cases);
+    for ((op, v), got) in cases.iter().zip(results) {
+        let want = wgsl_oracle(op, *v);
+        let floats = float_ops.contains(op) && !op.starts_with("pack") && *op != "frexp_exp_f32"
+            || op.starts_with("unpack") && !op.contains("x_");
+        let ok = if floats {
+            same_f32(u64::from(got), f32::from_bits(want))
+        } else {
+            got == want
+        };
+        assert!(ok, "{op}({v:x?}): CUDA prelude {got:#x}, oracle {want:#x}");
+    }
+    let _ = std::fs::remove_dir_all(exe.parent().unwrap());
 }

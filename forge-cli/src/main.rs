@@ -317,6 +317,7 @@ enum CacheCommand {
 }
 
 fn main() -> ExitCode {
+    quiet_device_select();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => return usage_error(e),
@@ -1164,5 +1165,18 @@ fn json_error(e: serde_json::Error) -> ForgeError {
     ForgeError::Io {
         context: "writing JSON".into(),
         source: std::io::Error::other(e),
+    }
+}
+
+/// Mesa's device-select Vulkan layer connects to Wayland to find the default GPU, and
+/// libwayland prints "error: XDG_RUNTIME_DIR is invalid or not set in the environment."
+/// twice where no session runs (CI, containers, ssh). The layer only orders adapters, which
+/// the runtime ranks itself, so `forge` turns it off there (`NODEVICE_SELECT=1`) unless the
+/// user set it. Set first thing in `main`, before any thread exists.
+fn quiet_device_select() {
+    if std::env::var_os("XDG_RUNTIME_DIR").is_none()
+        && std::env::var_os("NODEVICE_SELECT").is_none()
+    {
+        std::env::set_var("NODEVICE_SELECT", "1");
     }
 }

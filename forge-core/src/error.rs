@@ -137,6 +137,18 @@ pub enum ForgeError {
         access: String,
     },
 
+    /// The oracle found an operation whose operands Rust's meaning rejects (Rust panics
+    /// there), such as `x.clamp(lo, hi)` with `lo > hi`: a bug in the kernel.
+    #[error("kernel `{kernel}`: invocation {invocation} {what}")]
+    KernelBug {
+        /// Kernel name.
+        kernel: &'static str,
+        /// The global invocation index.
+        invocation: u64,
+        /// What it did, and how to fix it.
+        what: String,
+    },
+
     /// The oracle found control flow that must be workgroup-uniform but was not.
     #[error("kernel `{kernel}`: workgroup {workgroup}: {what} diverged between invocations, but it encloses a barrier or a subgroup operation and must be workgroup-uniform")]
     NonUniform {

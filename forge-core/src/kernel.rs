@@ -397,6 +397,39 @@ pub struct HostBuffer {
     words: Vec<u32>,
 }
 
+/// A structure that a binding's certification inputs must have, which independent random
+/// values would not (`#[forge_kernel(inputs(dst = permutation, ..))]`): the certifier
+/// draws it instead, so that a kernel that relies on valid inputs, as a real one does, is
+/// certified without clamping its indices. More structures may come: a `match` on it
+/// needs a `_` arm.
+#[non_exhaustive]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Input {
+    /// A permutation of `0..len`: a scatter's destinations, which never collide.
+    Permutation,
+    /// Sorted offsets from 0, ending at the length of the named binding: CSR row pointers,
+    /// embedding-bag offsets (`len` offsets bound `len - 1` ranges of it).
+    OffsetsOf(&'static str),
+    /// Indices into the named binding: each in `0..len` of it (CSR column indices, the
+    /// rows a gather reads).
+    IndicesOf(&'static str),
+}
+
+/// One certification case, as a kernel's own input generator
+/// (`#[forge_kernel(inputs = path)]`) is given it: the seed to draw from, the case, its
+/// scalars and every binding's length at the schedule being certified.
+#[derive(Clone, Copy, Debug)]
+pub struct InputCase<'a> {
+    /// The certification seed.
+    pub seed: u64,
+    /// The case's index among the kernel's certification cases.
+    pub case: usize,
+    /// The case's scalars, in declaration order.
+    pub scalars: &'a [ScalarValue],
+    /// Every binding's length, in binding order.
+    pub lens: &'a [u64],
+}
+
 impl HostBuffer {
     /// Wraps typed host data.
     pub fn from_slice<T: bytemuck::Pod>(elem: ElemType, data: &[T]) -> Self {
@@ -548,13 +581,14 @@ pub struct DynArgs {
 }
 
 impl DynArgs {
-    /// Every binding's length (its LEN evaluated) for these arguments, after checking that
-    /// there are as many scalars as `kernel` takes and one buffer per binding.
-    pub fn lens(&self, kernel: &dyn Kernel) -> Result<Vec<u64>> {
+    /// Every binding's length at `schedule` (its LEN evaluated, which may name the
+    /// schedule's constants) for these arguments, after checking that there are as many
+    /// scalars as `kernel` takes and one buffer per binding.
+    pub fn lens(&self, kernel: &dyn Kernel, schedule: &Schedule) -> Result<Vec<u64>> {
         let name = kernel.name();
         check_scalar_count(name, kernel.scalars().len(), self.scalars.len())?;
         check_arity(name, kernel.layout().len(), self.buffers.len(), "buffers")?;
-        kernel.binding_lens(&self.scalars)
+        kernel.binding_lens_at(schedule, &self.scalars)
     }
 
     /// Checks that every non-`#[out]` binding has data of its element type and of its
@@ -602,8 +636,8 @@ impl DynArgs {
     /// (`ForgeRuntime::run_dyn`) as in the oracle ([`Kernel::cpu_dyn`]), so that both
     /// refuse the same arguments with the same error: the counts, the lengths and the
     /// element types ([`DynArgs::lens`], [`DynArgs::check_data`]).
-    pub fn check(&self, kernel: &dyn Kernel) -> Result<()> {
-        let lens = self.lens(kernel)?;
+    pub fn check(&self, kernel: &dyn Kernel, schedule: &Schedule) -> Result<()> {
+        let lens = self.lens(kernel, schedule)?;
         self.check_data(kernel, &lens)
     }
 }
@@ -854,15 +888,57 @@ pub trait Kernel: Sync {
     fn special_values(&self) -> bool {
         false
     }
-    /// The length of every binding for these scalars.
+    /// The length of every binding for these scalars, at the declared schedule.
     fn binding_lens(&self, scalars: &[ScalarValue]) -> Result<Vec<u64>>;
-    /// The number of logical invocations for these scalars: for a kernel with a 2-D or
-    /// 3-D grid, all of them (the product of [`Kernel::grid_threads`]).
+    /// The number of logical invocations for these scalars, at the declared schedule: for
+    /// a kernel with a 2-D or 3-D grid, all of them (the product of
+    /// [`Kernel::grid_threads`]).
     fn threads(&self, scalars: &[ScalarValue]) -> Result<u64>;
-    /// The logical invocations per dimension for these scalars: `threads = (w, h)` gives
-    /// `[w, h, 1]`. A 1-D kernel's is `[threads, 1, 1]`, the default.
+    /// The logical invocations per dimension for these scalars, at the declared schedule:
+    /// `threads = (w, h)` gives `[w, h, 1]`. A 1-D kernel's is `[threads, 1, 1]`, the
+    /// default.
     fn grid_threads(&self, scalars: &[ScalarValue]) -> Result<Threads> {
         self.threads(scalars).map(Threads::from)
+    }
+    /// How many terms each output sums for these scalars (`tolerance(.., terms = k)`), for a
+    /// tolerance that scales with the work: the certifier then also accepts an output within
+    /// `2·terms·u·M` of the other side, `u` the unit roundoff of its type and `M` what the
+    /// oracle gives on the absolute values of the inputs (`Σ|terms|` for a dot product, the
+    /// forward error bound of a reordered or fused sum). `None`: the fixed tolerance only.
+    fn tolerance_terms(&self, scalars: &[ScalarValue]) -> Option<Result<u64>> {
+        let _ = scalars;
+        None
+    }
+    /// The bindings whose certification inputs have a structure (`#[forge_kernel(inputs(
+    /// dst = permutation, row_ptr = offsets(col_idx), col_idx = indices(x)))]`), by name.
+    /// A distribution given in `CertOptions` still wins.
+    fn inputs(&self) -> &'static [(&'static str, Input)] {
+        &[]
+    }
+    /// The kernel's own certification inputs (`#[forge_kernel(inputs = path)]`): one entry
+    /// per binding in binding order, `None` for the `#[out]` ones (each of its case's
+    /// length). `None` where the kernel has no such function.
+    fn make_inputs(&self, case: &InputCase<'_>) -> Option<Vec<Option<HostBuffer>>> {
+        let _ = case;
+        None
+    }
+    /// [`Kernel::binding_lens`] at `schedule`: a LEN may name `WG`, `ITEMS`, `VEC` and
+    /// knobs (`&[f32; rows * WG]`), so the lengths can differ from one schedule to the next.
+    /// The default is the declared schedule's, for kernels whose lengths name none.
+    fn binding_lens_at(&self, schedule: &Schedule, scalars: &[ScalarValue]) -> Result<Vec<u64>> {
+        let _ = schedule;
+        self.binding_lens(scalars)
+    }
+    /// [`Kernel::grid_threads`] at `schedule`: `threads = rows * WG` launches one workgroup
+    /// per row at every workgroup size.
+    fn grid_threads_at(&self, schedule: &Schedule, scalars: &[ScalarValue]) -> Result<Threads> {
+        let _ = schedule;
+        self.grid_threads(scalars)
+    }
+    /// [`Kernel::threads`] at `schedule`.
+    fn threads_at(&self, schedule: &Schedule, scalars: &[ScalarValue]) -> Result<u64> {
+        let _ = schedule;
+        self.threads(scalars)
     }
     /// Runs the CPU oracle. Returns the final contents of every writable binding, in layout
     /// order, as the runtime's `ForgeRuntime::run_dyn` returns the GPU's.

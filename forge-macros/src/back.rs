@@ -335,6 +335,8 @@ where
                 format!("{}({})", syntax.struct_ctor(k, *s), items.join(", "))
             }
             ExprKind::StructZero(s) => syntax.struct_zero(k, *s),
+            // Inlining replaced every binding argument; `inline` reports any left.
+            ExprKind::BindingRef(b) => k.bindings[*b].name.clone(),
             ExprKind::Field(base, f) => {
                 let name = self.field_name(&base.ty, *f);
                 let base = self.expr(base);

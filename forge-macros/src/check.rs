@@ -29,6 +29,8 @@ pub fn check(cx: &Ctxt, k: &Kernel<'_>) {
     workgroup_memory_zeroed(cx, k);
     has_threads(cx, k);
     writes_something(cx, k);
+    len_sched_names(cx, k);
+    inputs_valid(cx, k);
     cases_valid(cx, k);
     array_values_only_in_let(cx, k);
     atomic_store_is_a_statement(cx, k);
@@ -568,6 +570,9 @@ fn writes_something(cx: &Ctxt, k: &Kernel<'_>) {
 /// evaluates, and no binding is empty (the certifier would skip such a case). Its values
 /// fit their parameters: `parse::resolve_cases` checked them.
 fn cases_valid(cx: &Ctxt, k: &Kernel<'_>) {
+    // A case is checked at the declared schedule (the certifier runs it at each).
+    let declared = k.default_schedule();
+    let sched = |name: &str| sched_const(k, name).map_or(0, |c| declared.get(c));
     for case in &k.options.cases {
         // `parse::resolve_cases` reported the values that do not fit.
         let Some(vals) = &case.resolved else {
@@ -585,7 +590,7 @@ fn cases_valid(cx: &Ctxt, k: &Kernel<'_>) {
             .collect();
         let given = given.join(", ");
         for b in &k.bindings {
-            match eval_len(&b.len, vals) {
+            match eval_len(&b.len, vals, &sched) {
                 Err(why) => cx.error(
                     case.span,
                     format!("with this case ({given}), the length `{}` of `{}` cannot be evaluated: {why}", b.len_text, b.name),
@@ -603,7 +608,7 @@ fn cases_valid(cx: &Ctxt, k: &Kernel<'_>) {
             } else {
                 format!("`threads = {}`", k.threads_text())
             };
-            match eval_threads(t, vals) {
+            match eval_threads(t, vals, &sched) {
                 Err(why) => cx.error(
                     case.span,
                     format!("with this case ({given}), {what} cannot be evaluated: {why}"),
@@ -618,18 +623,119 @@ fn cases_valid(cx: &Ctxt, k: &Kernel<'_>) {
     }
 }
 
+/// `inputs(b = ..)` names inputs: bindings the kernel reads, of `u32` or `i32`, each once,
+/// structured after bindings that exist.
+fn inputs_valid(cx: &Ctxt, k: &Kernel<'_>) {
+    let names: Vec<String> = k.bindings.iter().map(|b| format!("`{}`", b.name)).collect();
+    for (i, (name, kind, span)) in k.options.inputs.iter().enumerate() {
+        if k.options.inputs[..i].iter().any(|(n, _, _)| n == name) {
+            cx.error(
+                *span,
+                format!("`{name}` is given an input structure twice; keep one"),
+            );
+        }
+        match k.bindings.iter().find(|b| b.name == *name) {
+            None => cx.error(*span, format!("`inputs` names `{name}`, which is no binding of this kernel; its bindings are {}", names.join(", "))),
+            Some(b) if b.access == Access::Out => cx.error(*span, format!("`{name}` is an `#[out]` binding, which the kernel writes: its certification inputs are the ones it reads")),
+            Some(b) if b.width != 1 || b.atomic || !matches!(b.elem, Scalar::U32 | Scalar::I32) => cx.error(
+                *span,
+                format!("`{name}` holds `{}`: structured inputs (permutations, offsets, indices) are `u32` or `i32`", b.elem_text),
+            ),
+            Some(_) => {}
+        }
+        let other = match kind {
+            InputKind::OffsetsOf(o) | InputKind::IndicesOf(o) => Some(o),
+            InputKind::Permutation => None,
+        };
+        if let Some(o) = other {
+            if !k.bindings.iter().any(|b| b.name == *o) {
+                cx.error(*span, format!("`{name}`'s inputs are sized after `{o}`, which is no binding of this kernel; its bindings are {}", names.join(", ")));
+            }
+        }
+    }
+    if k.options.inputs_fn.is_some() && !k.options.inputs.is_empty() {
+        cx.error(k.options.inputs[0].2, "`inputs = path` gives every input, so it does not combine with `inputs(..)`; describe the structure in the function");
+    }
+}
+
+/// The schedule constant a LEN names: `WG`, `ITEMS`, `VEC`, `WG_X`/`WG_Y`/`WG_Z` (in a
+/// 2-D or 3-D grid), or a knob.
+fn sched_const(k: &Kernel<'_>, name: &str) -> Option<SchedConst> {
+    match name {
+        "WG" => Some(SchedConst::Wg),
+        "ITEMS" => Some(SchedConst::Items),
+        "VEC" => Some(SchedConst::Vec),
+        "WG_X" | "WG_Y" | "WG_Z" if k.dims() > 1 => {
+            Some(SchedConst::WgAxis(name.as_bytes()[3] - b'X'))
+        }
+        _ => k
+            .options
+            .knobs
+            .iter()
+            .position(|kn| kn.name == name)
+            .map(SchedConst::Knob),
+    }
+}
+
+/// Every schedule constant a LEN, `threads` or `cost` names exists.
+fn len_sched_names(cx: &Ctxt, k: &Kernel<'_>) {
+    fn names<'e>(e: &'e LenExpr, out: &mut Vec<&'e str>) {
+        match e {
+            LenExpr::Sched(n) => out.push(n),
+            LenExpr::Binary(_, a, b) | LenExpr::Method(_, a, b) => {
+                names(a, out);
+                names(b, out);
+            }
+            LenExpr::Lit(_) | LenExpr::Param(_) => {}
+        }
+    }
+    let knobs: Vec<String> = k
+        .options
+        .knobs
+        .iter()
+        .map(|kn| format!("`{}`", kn.name))
+        .collect();
+    let known = if knobs.is_empty() {
+        "`WG`, `ITEMS` and `VEC` (and knobs, declared with `knobs(NAME = value)`)".to_string()
+    } else {
+        format!("`WG`, `ITEMS`, `VEC` and the knobs {}", knobs.join(", "))
+    };
+    let check = |e: &LenExpr, span: proc_macro2::Span, what: &str| {
+        let mut found = Vec::new();
+        names(e, &mut found);
+        for n in found {
+            if sched_const(k, n).is_none() {
+                cx.error(span, format!("unknown constant `{n}` in {what}; a length expression names scalar parameters and the schedule's constants {known}"));
+            }
+        }
+    };
+    for b in &k.bindings {
+        check(&b.len, b.span, &format!("the length of `{}`", b.name));
+    }
+    if let Some((dims, _, span)) = &k.options.threads {
+        for (e, _) in dims {
+            check(e, *span, "`threads`");
+        }
+    }
+}
+
 /// A LEN expression for a case, as the runtime evaluates it (`oracle::len`): in `i128`,
 /// checked.
-fn eval_len(e: &LenExpr, vals: &[CaseValue]) -> Result<i128, &'static str> {
+fn eval_len(
+    e: &LenExpr,
+    vals: &[CaseValue],
+    sched: &dyn Fn(&str) -> u32,
+) -> Result<i128, &'static str> {
     Ok(match e {
         LenExpr::Lit(v) => *v as i128,
+        LenExpr::Sched(name) => sched(name) as i128,
         LenExpr::Param(i) => match vals[*i] {
             CaseValue::U32(v) => v as i128,
             CaseValue::I32(v) => v as i128,
             CaseValue::F32(_) => return Err("a float parameter"),
         },
         LenExpr::Binary(op, a, b) => {
-            let (a, b) = (eval_len(a, vals)?, eval_len(b, vals)?);
+            let (a, b) = (eval_len(a, vals, sched)?, eval_len(b, vals, sched)?);
             match op {
                 LenOp::Add => a.checked_add(b).ok_or("overflow")?,
                 LenOp::Sub => a.checked_sub(b).ok_or("overflow")?,
@@ -639,7 +745,7 @@ fn eval_len(e: &LenExpr, vals: &[CaseValue]) -> Result<i128, &'static str> {
             }
         }
         LenExpr::Method(m, a, b) => {
-            let (a, b) = (eval_len(a, vals)?, eval_len(b, vals)?);
+            let (a, b) = (eval_len(a, vals, sched)?, eval_len(b, vals, sched)?);
             match m {
                 LenMethod::DivCeil if b == 0 => return Err("division by zero"),
                 LenMethod::DivCeil if a < 0 || b < 0 => return Err("div_ceil of a negative value"),
@@ -653,17 +759,22 @@ fn eval_len(e: &LenExpr, vals: &[CaseValue]) -> Result<i128, &'static str> {
 
 /// `threads` for a case, as the runtime evaluates it (`oracle::threads`): every step in
 /// `u32`, an `i32` parameter taken as its bits.
-fn eval_threads(e: &LenExpr, vals: &[CaseValue]) -> Result<u32, &'static str> {
+fn eval_threads(
+    e: &LenExpr,
+    vals: &[CaseValue],
+    sched: &dyn Fn(&str) -> u32,
+) -> Result<u32, &'static str> {
     const OVER: &str = "a step overflows u32, the type the GPU evaluates it in";
     Ok(match e {
         LenExpr::Lit(v) => u32::try_from(*v).map_err(|_| OVER)?,
+        LenExpr::Sched(name) => sched(name),
         LenExpr::Param(i) => match vals[*i] {
             CaseValue::U32(v) => v,
             CaseValue::I32(v) => v as u32,
             CaseValue::F32(_) => return Err("a float parameter"),
         },
         LenExpr::Binary(op, a, b) => {
-            let (a, b) = (eval_threads(a, vals)?, eval_threads(b, vals)?);
+            let (a, b) = (eval_threads(a, vals, sched)?, eval_threads(b, vals, sched)?);
             match op {
                 LenOp::Add => a.checked_add(b).ok_or(OVER)?,
                 LenOp::Sub => a.checked_sub(b).ok_or("a step is negative")?,
@@ -673,7 +784,7 @@ fn eval_threads(e: &LenExpr, vals: &[CaseValue]) -> Result<u32, &'static str> {
             }
         }
         LenExpr::Method(m, a, b) => {
-            let (a, b) = (eval_threads(a, vals)?, eval_threads(b, vals)?);
+            let (a, b) = (eval_threads(a, vals, sched)?, eval_threads(b, vals, sched)?);
             match m {
                 LenMethod::DivCeil if b == 0 => return Err("division by zero"),
                 LenMethod::DivCeil => a / b + u32::from(a % b != 0),
@@ -701,8 +812,17 @@ fn array_values_only_in_let(cx: &Ctxt, k: &Kernel<'_>) {
             }
         });
     };
+    // A `let`'s array value may nest (`[[0.0f32; 33]; 32]`): its elements are array
+    // values too, down to the first that is not.
+    fn let_value(e: &Expr, check_expr: &dyn Fn(&Expr, bool)) {
+        match &e.kind {
+            ExprKind::ArrayRepeat(inner) => let_value(inner, check_expr),
+            ExprKind::ArrayList(items) => items.iter().for_each(|x| let_value(x, check_expr)),
+            _ => check_expr(e, false),
+        }
+    }
     walk_stmts(&k.body, &mut |s| match s {
-        Stmt::Let { init: Some(e), .. } => check_expr(e, true),
+        Stmt::Let { init: Some(e), .. } => let_value(e, &check_expr),
         _ => stmt_exprs(s, &mut |e| check_expr(e, false)),
     });
 }
@@ -994,6 +1114,30 @@ pub mod uniformity {
             let ctrl = ctrl.or(self.returned_divergently);
             self.subgroup_ops_uniform(s, ctrl);
             match s {
+                // A `workgroup_uniform_load` value: every invocation read the same element
+                // between two barriers, so it is uniform where the index is.
+                Stmt::Let {
+                    local,
+                    init: Some(load),
+                } if self.k.locals[*local].hidden == Some(UNIFORM_LOAD) => {
+                    // Every index down the chain (`t[a][b]`).
+                    let mut at = load;
+                    let mut varying = None;
+                    while let ExprKind::LoadArray(base, i) = &at.kind {
+                        if !self.uni(i) {
+                            varying = Some(&**i);
+                        }
+                        at = base;
+                    }
+                    if let Some(i) = varying {
+                        let how = self.computed_from(i);
+                        self.mark(*local, || how);
+                    } else if ctrl.is_some() {
+                        self.mark(*local, || {
+                            "is assigned under non-uniform control flow".into()
+                        });
+                    }
+                }
                 Stmt::Let { local, init, .. } => {
                     if let Some(e) = init.as_ref().filter(|e| !self.uni(e)) {
                         let how = self.computed_from(e);

@@ -338,6 +338,8 @@ pub fn len_wgsl(e: &LenExpr, kernel: &Kernel<'_>) -> String {
             LenExpr::Param(i) => {
                 let _ = write!(k, "u32({})", names[*i]);
             }
+            // The schedule's constants are declared by name in the source's header.
+            LenExpr::Sched(name) => k.push_str(name),
             LenExpr::Binary(op, a, b) => {
                 let sym = op.symbol();
                 k.push('(');
@@ -577,7 +579,135 @@ impl Emitter<'_> {
             }
             MathFn::Cross => call("cross"),
             MathFn::Distance => call("distance"),
+            // WGSL's builtins, with one result where WGSL leaves a choice (a NaN operand,
+            // `lo > hi`): written out where the builtin could give another.
+            MathFn::ClampMinMax if float => {
+                let lo = self.helper("fg_max_f32", HELPER_MAX_F32);
+                let hi = self.helper("fg_min_f32", HELPER_MIN_F32);
+                format!("{hi}({lo}({}, {}), {})", a[0], a[1], a[2])
+            }
+            MathFn::ClampMinMax => format!("min(max({}, {}), {})", a[0], a[1], a[2]),
+            MathFn::FractFloor => format!("({0} - floor({0}))", a[0]),
+            MathFn::Sign if float => {
+                self.helper("fg_isnan_f32", HELPER_ISNAN_F32);
+                let h = self.helper("fg_sign_f32", HELPER_SIGN_F32);
+                format!("{h}({})", a[0])
+            }
+            MathFn::Sign => call("sign"),
+            MathFn::InverseSqrt => call("inverseSqrt"),
+            MathFn::Saturate => {
+                let lo = self.helper("fg_max_f32", HELPER_MAX_F32);
+                let hi = self.helper("fg_min_f32", HELPER_MIN_F32);
+                format!("{hi}({lo}({}, 0.0f), 1.0f)", a[0])
+            }
+            MathFn::Step => format!(
+                "select({}, {}, {} <= {})",
+                float_lit(0.0, t0),
+                float_lit(1.0, t0),
+                a[0],
+                a[1]
+            ),
+            MathFn::Mix => format!(
+                "({0} * ({3} - {2}) + {1} * {2})",
+                a[0],
+                a[1],
+                a[2],
+                float_lit(1.0, t0)
+            ),
+            MathFn::Smoothstep => {
+                self.helper("fg_max_f32", HELPER_MAX_F32);
+                self.helper("fg_min_f32", HELPER_MIN_F32);
+                let h = self.helper("fg_smoothstep_f32", HELPER_SMOOTHSTEP_F32);
+                format!("{h}({}, {}, {})", a[0], a[1], a[2])
+            }
+            MathFn::Ldexp => call("ldexp"),
+            MathFn::QuantizeToF16 => call("quantizeToF16"),
+            MathFn::CountOneBits => call("countOneBits"),
+            MathFn::CountLeadingZeros => call("countLeadingZeros"),
+            MathFn::CountTrailingZeros => call("countTrailingZeros"),
+            MathFn::FirstLeadingBit => call("firstLeadingBit"),
+            MathFn::FirstTrailingBit => call("firstTrailingBit"),
+            MathFn::ExtractBits => call("extractBits"),
+            MathFn::InsertBits => call("insertBits"),
+            // SPIR-V's normalised packing rounds with `round()`, whose ties the driver
+            // picks (lavapipe's go away from zero): WGSL's formula, written out.
+            MathFn::Pack(p) if p.normalised().is_some() => {
+                let name =
+                    self.helper_owned(format!("fg_{}", p.pack_name()), || pack_norm_helper(p));
+                format!("{name}({})", a[0])
+            }
+            MathFn::Pack(p) => format!("pack{}({})", p.wgsl_suffix(), a[0]),
+            MathFn::Unpack(p) => format!("unpack{}({})", p.wgsl_suffix(), a[0]),
+            MathFn::FaceForward => call("faceForward"),
+            MathFn::Reflect => call("reflect"),
+            MathFn::Refract => call("refract"),
+            MathFn::FrexpFract => format!("frexp({}).fract", a[0]),
+            MathFn::FrexpExp => format!("frexp({}).exp", a[0]),
         }
+    }
+
+    /// A scalar `f16` function through the `f32` helpers that give it its meaning, on the
+    /// exact `f32` value of each `f16`: the result (an `f16` operand, or a value rounded
+    /// once) converts back.
+    fn math_via_f32(&mut self, f: MathFn, a: &[String]) -> String {
+        let wide: Vec<String> = a
+            .iter()
+            .enumerate()
+            .map(|(i, x)| match (f, i) {
+                (MathFn::Powi, 1) => x.clone(),
+                _ => format!("f32({x})"),
+            })
+            .collect();
+        let r = self.math_text(f, Scalar::F32, false, &wide);
+        match f {
+            MathFn::IsNan | MathFn::IsFinite => r,
+            _ => format!("f16({r})"),
+        }
+    }
+
+    /// A vector function whose WGSL builtin would not mean the scalar function on each
+    /// component (float `min`, `max` and `clamp`, whose NaN and `lo > hi` results WGSL
+    /// leaves open): a support function applying the scalar form to each component.
+    fn vector_by_components(
+        &mut self,
+        f: MathFn,
+        s: Scalar,
+        n: u8,
+        args: &[Expr],
+        a: &[String],
+    ) -> String {
+        let fname = format!("fg_{}_v{n}{}", by_components_name(f), s.wgsl());
+        let comps: Vec<String> = (0..n as usize)
+            .map(|c| {
+                let parts: Vec<String> = args
+                    .iter()
+                    .enumerate()
+                    .map(|(i, x)| match x.ty {
+                        Ty::Vector(..) => format!("a{i}.{}", ["x", "y", "z", "w"][c]),
+                        _ => format!("a{i}"),
+                    })
+                    .collect();
+                if s == Scalar::F16 {
+                    self.math_via_f32(f, &parts)
+                } else {
+                    self.math_text(f, s, false, &parts)
+                }
+            })
+            .collect();
+        let params: Vec<String> = args
+            .iter()
+            .enumerate()
+            .map(|(i, x)| format!("a{i}: {}", self.ty(&x.ty)))
+            .collect();
+        let ret = self.ty(&args[0].ty);
+        let name = self.helper_owned(fname.clone(), || {
+            format!(
+                "fn {fname}({}) -> {ret} {{\n    return {ret}({});\n}}\n",
+                params.join(", "),
+                comps.join(", ")
+            )
+        });
+        format!("{name}({})", a.join(", "))
     }
 
     /// The scalar `f64` forms that differ from `f32`'s: the Rust-meaning helpers, without
@@ -752,24 +882,37 @@ impl Exprs for Emitter<'_> {
                     | MathFn::ToRadians
                     | MathFn::RemEuclid
             );
-        if t0 == Scalar::F16 && !vector && via_f32 {
-            // The f32 helpers that give these their Rust meaning, on the exact f32 value of
-            // each f16: the results (an f16 operand, or a power rounded once) convert back.
-            let wide: Vec<String> = a
-                .iter()
-                .enumerate()
-                .map(|(i, x)| match (f, i) {
-                    (MathFn::Powi, 1) => x.clone(),
-                    _ => format!("f32({x})"),
-                })
-                .collect();
-            let r = self.math_text(f, Scalar::F32, false, &wide);
-            return match f {
-                MathFn::IsNan | MathFn::IsFinite => r,
-                _ => format!("f16({r})"),
-            };
+        let via_f32 = via_f32
+            || matches!(
+                f,
+                MathFn::ClampMinMax
+                    | MathFn::FractFloor
+                    | MathFn::Sign
+                    | MathFn::InverseSqrt
+                    | MathFn::Saturate
+                    | MathFn::Step
+                    | MathFn::Mix
+                    | MathFn::Smoothstep
+            );
+        match args[0].ty {
+            // naga types `frexp(f16).exp` as `i16` (which needs `SHADER_INT16`), where WGSL
+            // says `i32`: through the exact `f32` value, whose parts are the same.
+            Ty::Scalar(Scalar::F16) if f == MathFn::FrexpExp => format!("frexp(f32({})).exp", a[0]),
+            Ty::Scalar(Scalar::F16) if f == MathFn::FrexpFract => {
+                format!("f16(frexp(f32({})).fract)", a[0])
+            }
+            Ty::Vector(Scalar::F16, n) if f == MathFn::FrexpExp => {
+                format!("frexp(vec{n}<f32>({})).exp", a[0])
+            }
+            Ty::Vector(Scalar::F16, n) if f == MathFn::FrexpFract => {
+                format!("vec{n}<f16>(frexp(vec{n}<f32>({})).fract)", a[0])
+            }
+            Ty::Vector(_, n) if by_components(f, t0) => {
+                self.vector_by_components(f, t0, n, args, &a)
+            }
+            _ if t0 == Scalar::F16 && !vector && via_f32 => self.math_via_f32(f, &a),
+            _ => self.math_text(f, t0, vector, &a),
         }
-        self.math_text(f, t0, vector, &a)
     }
 
     /// An atomic method. On `Atomic<f32>`, held as `u32` bits, `load`, `store` and `swap`
@@ -1087,12 +1230,69 @@ const HELPER_F32_BITS: &str =
 const HELPER_ISNAN_F32: &str = "fn fg_isnan_f32(x: f32) -> bool {\n    return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u;\n}\n";
 
 // Rust's `f32::min`/`max` ignore a NaN operand; WGSL leaves that undefined.
+/// WGSL's normalised packing, `floor(0.5 + scale·clamp(x, lo, 1))` per component, the
+/// first in the low bits; a NaN component is `lo`, as `min`/`max` ignoring it give.
+fn pack_norm_helper(p: PackFormat) -> String {
+    let (scale, lo, bits) = p.normalised().unwrap_or((1.0, 0.0, 8));
+    let n = 32 / bits;
+    let (fv, uv, iv) = (
+        format!("vec{n}<f32>"),
+        format!("vec{n}<u32>"),
+        format!("vec{n}<i32>"),
+    );
+    let mask = (1u64 << bits) - 1;
+    let fields: Vec<String> = ["x", "y", "z", "w"][..n as usize]
+        .iter()
+        .enumerate()
+        .map(|(i, c)| format!("(q.{c} << {}u)", i as u32 * bits))
+        .collect();
+    format!(
+        "fn fg_{name}(v: {fv}) -> u32 {{\n    let nan = (bitcast<{uv}>(v) & {uv}(0x7fffffffu)) > {uv}(0x7f800000u);\n    let c = select(clamp(v, {fv}({lo:?}f), {fv}(1.0f)), {fv}({lo:?}f), nan);\n    let q = {uv}({iv}(floor(0.5f + {scale:?}f * c))) & {uv}({mask}u);\n    return {};\n}}\n",
+        fields.join(" | "),
+        name = p.pack_name(),
+    )
+}
+
+/// Whether `f` on vectors of `s` is applied component by component through the scalar
+/// form, because WGSL's vector builtin would not mean it (or there is none).
+fn by_components(f: MathFn, s: Scalar) -> bool {
+    let float = s.is_float();
+    match f {
+        MathFn::Min | MathFn::Max | MathFn::Clamp | MathFn::ClampMinMax | MathFn::Sign => float,
+        MathFn::Saturate
+        | MathFn::Step
+        | MathFn::Smoothstep
+        | MathFn::Round
+        | MathFn::Signum
+        | MathFn::Powf
+        | MathFn::Powi
+        | MathFn::Hypot => true,
+        MathFn::RemEuclid => s != Scalar::U32,
+        _ => false,
+    }
+}
+
+/// The name of `f` in its componentwise support function's.
+fn by_components_name(f: MathFn) -> &'static str {
+    match f {
+        // `clamp` is both Rust's method and WGSL's function, which differ.
+        MathFn::ClampMinMax => "clamp_min_max",
+        other => other.name(),
+    }
+}
+
 const HELPER_MIN_F32: &str = "fn fg_min_f32(a: f32, b: f32) -> f32 {\n    let a_nan = (bitcast<u32>(a) & 0x7fffffffu) > 0x7f800000u;\n    let b_nan = (bitcast<u32>(b) & 0x7fffffffu) > 0x7f800000u;\n    return select(select(min(a, b), a, b_nan), b, a_nan);\n}\n";
 const HELPER_MAX_F32: &str = "fn fg_max_f32(a: f32, b: f32) -> f32 {\n    let a_nan = (bitcast<u32>(a) & 0x7fffffffu) > 0x7f800000u;\n    let b_nan = (bitcast<u32>(b) & 0x7fffffffu) > 0x7f800000u;\n    return select(select(max(a, b), a, b_nan), b, a_nan);\n}\n";
 
 // Rust's clamp passes NaN through and never reorders its bounds.
 const HELPER_CLAMP_F32: &str =
     "fn fg_clamp_f32(x: f32, lo: f32, hi: f32) -> f32 {\n    return select(select(x, hi, x > hi), lo, x < lo);\n}\n";
+
+// WGSL's sign, with NaN kept (WGSL leaves it open) and 0 for either zero.
+const HELPER_SIGN_F32: &str = "fn fg_sign_f32(x: f32) -> f32 {\n    let s = select(select(0.0f, -1.0f, x < 0.0f), 1.0f, x > 0.0f);\n    return select(s, x, fg_isnan_f32(x));\n}\n";
+
+// WGSL's smoothstep, its clamp written out (a NaN gives 0).
+const HELPER_SMOOTHSTEP_F32: &str = "fn fg_smoothstep_f32(lo: f32, hi: f32, x: f32) -> f32 {\n    let t = fg_min_f32(fg_max_f32((x - lo) / (hi - lo), 0.0f), 1.0f);\n    return t * t * (3.0f - 2.0f * t);\n}\n";
 
 // Rust rounds half away from zero; WGSL's `round` rounds half to even. `x - trunc(x)` is exact.
 const HELPER_ROUND_F32: &str = "fn fg_round_f32(x: f32) -> f32 {\n    let t = trunc(x);\n    return select(t, t + sign(x), abs(x - t) >= 0.5f);\n}\n";

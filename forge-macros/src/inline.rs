@@ -215,11 +215,15 @@ impl Inliner<'_, '_, '_> {
         // assigned and get a literal or a name, which are that argument.
         let mut map: Vec<LocalId> = vec![usize::MAX; helper.locals.len()];
         let mut subst: Vec<Option<Expr>> = vec![None; helper.locals.len()];
+        // Reference parameters given a binding: their accesses become the binding's.
+        let mut bind: Vec<Option<usize>> = vec![None; helper.locals.len()];
         for ((p, by_ref), arg) in helper.params.iter().zip(&helper.refs).zip(&args) {
             let l = &helper.locals[*p];
             if by_ref.is_some() {
-                if let ExprKind::Local(id) = arg.kind {
-                    map[*p] = id;
+                match arg.kind {
+                    ExprKind::Local(id) => map[*p] = id,
+                    ExprKind::BindingRef(b) => bind[*p] = Some(b),
+                    _ => {}
                 }
             } else if !l.mutable && !matches!(l.ty, Ty::Array(..)) && is_name_or_literal(arg) {
                 subst[*p] = Some(arg.clone());
@@ -227,8 +231,15 @@ impl Inliner<'_, '_, '_> {
         }
         for (i, l) in helper.locals.iter().enumerate() {
             if map[i] == usize::MAX && subst[i].is_none() {
+                // A parameter given a binding keeps a local only so that every id maps:
+                // its accesses become the binding's, so it holds no array.
+                let ty = match (&l.ty, bind[i]) {
+                    (Ty::Array(e, _), Some(_)) => (**e).clone(),
+                    (t, _) => t.clone(),
+                };
                 map[i] = self.local(Local {
                     by_ref: None,
+                    ty,
                     ..l.clone()
                 });
             }
@@ -240,6 +251,8 @@ impl Inliner<'_, '_, '_> {
         let mut remap = Remap {
             map: &map,
             subst: &subst,
+            bind: &bind,
+            whole: None,
             loops,
             ops,
         };
@@ -255,7 +268,9 @@ impl Inliner<'_, '_, '_> {
         if let Some((Stmt::ReturnValue { value }, rest)) = helper.body.split_last() {
             if first_return(rest).is_none() && reads_no_memory(value) {
                 out.extend(remap.block(&rest.to_vec()));
-                return Some(remap.expr(value));
+                let value = remap.expr(value);
+                self.whole_binding(h, remap.whole);
+                return Some(value);
             }
         }
         let ret = helper.ret.clone().map(|t| {
@@ -277,8 +292,22 @@ impl Inliner<'_, '_, '_> {
             });
         }
         out.extend(body);
+        self.whole_binding(h, remap.whole);
         let ty = self.helpers[h].ret.clone()?;
         ret.map(|r| made(ExprKind::Local(r), ty, span))
+    }
+
+    /// A helper that uses a reference parameter given a binding other than by indexing
+    /// it (as a whole array value, or indexed twice): the error, at the parameter.
+    fn whole_binding(&self, h: usize, whole: Option<LocalId>) {
+        if let Some(p) = whole {
+            let helper = &self.helpers[h];
+            let l = &helper.locals[p];
+            self.cx.error(
+                l.span,
+                format!("`{}` is given a binding here, which `{}` can only index, one element at a time (`{}[i]`); a binding is no array value", l.name, helper.name, l.name),
+            );
+        }
     }
 
     /// The body with its `return`s made into assignments of the result `ret`: what follows
@@ -579,8 +608,39 @@ struct Remap<'m> {
     map: &'m [LocalId],
     /// The parameters that are their argument.
     subst: &'m [Option<Expr>],
+    /// The reference parameters given a binding.
+    bind: &'m [Option<usize>],
+    /// A parameter given a binding and used otherwise than indexed once.
+    whole: Option<LocalId>,
     loops: usize,
     ops: usize,
+}
+
+impl Remap<'_> {
+    /// `p[i]..` of a parameter given binding `b` as the binding's element place.
+    fn bound_place(&mut self, place: Place) -> Place {
+        match place {
+            Place::LocalIndex(id, idxs) if self.bind[id].is_some() => {
+                let b = self.bind[id].unwrap_or_default();
+                if idxs.len() != 1 {
+                    self.whole = Some(id);
+                    return Place::LocalIndex(id, idxs);
+                }
+                match idxs.into_iter().next() {
+                    Some(i) => Place::Binding(b, i),
+                    None => Place::Local(id),
+                }
+            }
+            Place::Local(id) if self.bind[id].is_some() => {
+                self.whole = Some(id);
+                Place::Local(id)
+            }
+            Place::Field(p, f) => Place::Field(Box::new(self.bound_place(*p)), f),
+            Place::Component(p, c) => Place::Component(Box::new(self.bound_place(*p)), c),
+            Place::Index(p, i) => Place::Index(Box::new(self.bound_place(*p)), i),
+            p => p,
+        }
+    }
 }
 
 impl Remap<'_> {
@@ -595,6 +655,10 @@ impl Remap<'_> {
 
 impl Fold for Remap<'_> {
     fn fold_stmt(&mut self, mut s: Stmt, out: &mut Block) {
+        if let Stmt::Assign { place, .. } = &mut s {
+            let p = std::mem::replace(place, Place::Local(0));
+            *place = self.bound_place(p);
+        }
         let (map, loops) = (self.map, self.loops);
         s.each_id_mut(|id| *id = map[*id], |id| *id += loops);
         let s = fold_stmt_children(self, s, out);
@@ -605,6 +669,19 @@ impl Fold for Remap<'_> {
         if let ExprKind::Local(id) = e.kind {
             if let Some(arg) = &self.subst[id] {
                 return arg.clone();
+            }
+            if self.bind[id].is_some() {
+                self.whole = Some(id);
+            }
+        }
+        // `p[i]` of a parameter given a binding: the binding's element.
+        if let ExprKind::LoadArray(base, idx) = &mut e.kind {
+            if let ExprKind::Local(id) = base.kind {
+                if let Some(b) = self.bind[id] {
+                    let idx = self.fold_expr(idx.take(), out);
+                    e.kind = ExprKind::LoadBinding(b, Box::new(idx));
+                    return e;
+                }
             }
         }
         if let Some(id) = e.kind.local_mut() {

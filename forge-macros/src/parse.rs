@@ -3,8 +3,8 @@
 
 use crate::ctxt::Ctxt;
 use crate::model::{
-    Access, BindingParam, Case, CaseValue, ConstLen, CostKind, GenericTypes, Knob, LenExpr,
-    LenMethod, LenOp, Options, ParamRef, Scalar, ScalarParam, StructDef, StructField, Ty,
+    Access, BindingParam, Case, CaseValue, ConstLen, CostKind, GenericTypes, InputKind, Knob,
+    LenExpr, LenMethod, LenOp, Options, ParamRef, Scalar, ScalarParam, StructDef, StructField, Ty,
 };
 use crate::names::wgsl_name;
 use crate::types::{elem_type, scalar_type, struct_type, ty_words, vector_type};
@@ -21,7 +21,7 @@ const OPTIONS: &[(&str, &str)] = &[
     ),
     ("reference", "`reference = my_reference`"),
     ("case", "`case(n = 1000)`"),
-    ("tolerance", "`tolerance(abs = 1e-5, rel = 1e-4)`"),
+    ("tolerance", "`tolerance(abs = 1e-5, rel = 1e-4)` (and `terms = k`, the terms each output sums)"),
     ("knobs", "`knobs(TILE = 64)`"),
     ("ext", "`ext = false`"),
     ("special_values", "`special_values = true`"),
@@ -30,6 +30,10 @@ const OPTIONS: &[(&str, &str)] = &[
         "`cost(bytes = 4 * (m * n + m + n), flops = 2 * m * n)`",
     ),
     ("crate", "`crate = ::wgsl_forge`"),
+    (
+        "inputs",
+        "`inputs(dst = permutation, row_ptr = offsets(col_idx), col_idx = indices(x))` or `inputs = my_inputs`",
+    ),
     ("debug", "`debug`"),
 ];
 
@@ -119,6 +123,64 @@ fn option_value(
         return Ok(None);
     }
     Ok(Some(meta.value()?.parse()?))
+}
+
+/// `inputs = path` (the kernel's own certification inputs) or `inputs(b = permutation,
+/// b = offsets(other), b = indices(other), ..)` (the structure of bindings' inputs).
+fn inputs_option(
+    cx: &Ctxt,
+    meta: &syn::meta::ParseNestedMeta<'_>,
+    o: &mut Options,
+) -> syn::Result<()> {
+    let form = "`inputs(dst = permutation, row_ptr = offsets(col_idx), col_idx = indices(x))`, or `inputs = my_inputs`, a function `fn(&InputCase) -> Vec<Option<HostBuffer>>`";
+    if meta.input.peek(syn::Token![=]) {
+        let e: syn::Expr = meta.value()?.parse()?;
+        match e {
+            syn::Expr::Path(p) if p.qself.is_none() => o.inputs_fn = Some(p.path),
+            other => cx.error_spanned(
+                &other,
+                format!("`inputs = ..` takes the path of a function: {form}"),
+            ),
+        }
+        return Ok(());
+    }
+    if !meta.input.peek(syn::token::Paren) {
+        cx.error(meta.path.span(), format!("`inputs` needs a value: {form}"));
+        return Ok(());
+    }
+    meta.parse_nested_meta(|m| {
+        let Some(binding) = m.path.get_ident().map(|i| i.to_string()) else {
+            cx.error_spanned(&m.path, format!("`inputs(..)` names a binding: {form}"));
+            return skip_option_value(&m);
+        };
+        let span = m.path.span();
+        if !m.input.peek(syn::Token![=]) {
+            cx.error(span, format!("`{binding}` needs a structure: {form}"));
+            return skip_option_value(&m);
+        }
+        let e: syn::Expr = m.value()?.parse()?;
+        let other = |args: &syn::punctuated::Punctuated<syn::Expr, syn::Token![,]>| match args.first() {
+            Some(syn::Expr::Path(p)) if args.len() == 1 => p.path.get_ident().map(|i| i.to_string()),
+            _ => None,
+        };
+        let kind = match &e {
+            syn::Expr::Path(p) if p.path.is_ident("permutation") => Some(InputKind::Permutation),
+            syn::Expr::Call(c) => match (&*c.func, other(&c.args)) {
+                (syn::Expr::Path(f), Some(b)) if f.path.is_ident("offsets") => Some(InputKind::OffsetsOf(b)),
+                (syn::Expr::Path(f), Some(b)) if f.path.is_ident("indices") => Some(InputKind::IndicesOf(b)),
+                _ => None,
+            },
+            _ => None,
+        };
+        match kind {
+            Some(k) => o.inputs.push((binding, k, span)),
+            None => cx.error_spanned(
+                &e,
+                format!("unknown input structure; a binding's inputs are `permutation` (of `0..len`), `offsets(other)` (sorted, from 0 to `other`'s length) or `indices(other)` (each in `0..len` of `other`): {form}"),
+            ),
+        }
+        Ok(())
+    })
 }
 
 /// `name(...)`; an error naming the expected form when the option is given a value.
@@ -223,6 +285,10 @@ pub fn options(cx: &Ctxt, attr: TokenStream) -> Options {
         special_values: false,
         cost_syn: Vec::new(),
         cost: Vec::new(),
+        inputs: Vec::new(),
+        inputs_fn: None,
+        terms_syn: None,
+        terms: None,
     };
     let mut threads_expr: Option<syn::Expr> = None;
     let mut seen: Vec<String> = Vec::new();
@@ -313,6 +379,7 @@ pub fn options(cx: &Ctxt, attr: TokenStream) -> Options {
                     }
                 }
             }
+            "inputs" => inputs_option(cx, &meta, &mut o)?,
             "special_values" => {
                 if let Some(e) = option_value(cx, &meta, "special_values")? {
                     match e {
@@ -522,6 +589,11 @@ pub fn options(cx: &Ctxt, attr: TokenStream) -> Options {
                     let (mut abs, mut rel) = (0.0, 0.0);
                     meta.parse_nested_meta(|inner| {
                         let k = ident_text(&inner.path);
+                        if k == "terms" {
+                            // The terms each output sums: a LEN over the scalars.
+                            o.terms_syn = option_value(cx, &inner, "tolerance")?;
+                            return Ok(());
+                        }
                         if k != "abs" && k != "rel" {
                             cx.error_spanned(
                                 &inner.path,
@@ -886,6 +958,9 @@ pub fn resolve_cost(cx: &Ctxt, scalars: &[ScalarParam<'_>], o: &mut Options) {
     for (kind, e) in std::mem::take(&mut o.cost_syn) {
         o.cost.push((kind, len_expr(cx, &e, scalars), len_text(&e)));
     }
+    if let Some(e) = o.terms_syn.take() {
+        o.terms = Some((len_expr(cx, &e, scalars), len_text(&e)));
+    }
 }
 
 /// Parses the signature into bindings and scalars, in declaration order.
@@ -934,7 +1009,7 @@ pub fn params<'a>(
                 );
             }
         }
-        match &*pt.ty {
+        match crate::types::ungroup(&pt.ty) {
             syn::Type::Reference(_) => pending.push((pt, name, name_span, is_out)),
             ty => {
                 if is_out {
@@ -996,7 +1071,7 @@ pub fn params<'a>(
         }
     }
     for (pt, name, name_span, is_out) in pending {
-        let syn::Type::Reference(r) = &*pt.ty else {
+        let syn::Type::Reference(r) = crate::types::ungroup(&pt.ty) else {
             continue;
         };
         let access = match (r.mutability.is_some(), is_out) {
@@ -1011,7 +1086,7 @@ pub fn params<'a>(
                 Access::Out
             }
         };
-        let syn::Type::Array(arr) = &*r.elem else {
+        let syn::Type::Array(arr) = crate::types::ungroup(&r.elem) else {
             cx.error_spanned(
                 &r.elem,
                 "a binding must be a reference to an array with a length, such as `&[f32; n]`; write the length expression after `;`",
@@ -1133,7 +1208,7 @@ fn field_type(cx: &Ctxt, ty: &syn::Type) -> Option<Ty> {
             _ => refuse("is not a vector of 32-bit scalars"),
         };
     }
-    if let syn::Type::Array(a) = ty {
+    if let syn::Type::Array(a) = crate::types::ungroup(ty) {
         let n = match &a.len {
             syn::Expr::Lit(syn::ExprLit {
                 lit: syn::Lit::Int(i),
@@ -1251,8 +1326,18 @@ pub fn struct_def(cx: &Ctxt, st: &syn::ItemStruct, earlier: &[StructDef]) -> Opt
     })
 }
 
-/// Parses a LEN expression: scalar params, integer literals, `+ - * / %`, parentheses,
-/// `.div_ceil(x)`, `.min(x)`, `.max(x)`.
+/// Whether a name in a LEN is a schedule constant's: upper case, as `WG`, `ITEMS`, `VEC`
+/// and knobs are.
+fn is_sched_name(name: &str) -> bool {
+    name.chars().next().is_some_and(|c| c.is_ascii_uppercase())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+}
+
+/// Parses a LEN expression: scalar params, schedule constants (`WG`, `ITEMS`, `VEC`,
+/// knobs), integer literals, `+ - * / %`, parentheses, `.div_ceil(x)`, `.min(x)`,
+/// `.max(x)`.
 pub fn len_expr(cx: &Ctxt, e: &syn::Expr, scalars: &[ScalarParam<'_>]) -> LenExpr {
     match e {
         syn::Expr::Lit(syn::ExprLit {
@@ -1280,6 +1365,9 @@ pub fn len_expr(cx: &Ctxt, e: &syn::Expr, scalars: &[ScalarParam<'_>]) -> LenExp
                     LenExpr::Lit(1)
                 }
                 Some(i) => LenExpr::Param(i),
+                // `WG`, `ITEMS`, `VEC` and knobs, whose names are upper case: evaluated per
+                // schedule (`check::len_sched_names` makes sure each is one).
+                None if is_sched_name(&name) => LenExpr::Sched(name),
                 None => {
                     let known: Vec<_> = scalars.iter().map(|s| format!("`{}`", s.name)).collect();
                     let hint = if known.is_empty() {

@@ -84,6 +84,12 @@ impl Paths {
     pub fn tolerance(&self) -> TokenStream {
         self.p(quote!(Tolerance))
     }
+    pub fn input(&self) -> TokenStream {
+        self.p(quote!(Input))
+    }
+    pub fn input_case(&self) -> TokenStream {
+        self.p(quote!(InputCase))
+    }
     pub fn gpu_tensor(&self) -> TokenStream {
         self.p(quote!(GpuTensor))
     }

@@ -277,11 +277,21 @@ fn an_unsupported_method_lists_every_supported_one() {
         syn::parse_quote! {
             pub fn k(x: &[Vec4; n], #[out] y: &mut [Vec4; n], n: u32) {
                 let i = global_index();
-                y[i] = x[i].reflect(x[i]);
+                y[i] = x[i].project_onto(x[i]);
             }
         },
     );
     assert!(e.contains("`cross`") && e.contains("`distance`"), "{e}");
+    // WGSL's builtins that Rust has no method for are methods too (the third edition).
+    ok(
+        quote!(threads = n),
+        syn::parse_quote! {
+            pub fn k(x: &[Vec4; n], #[out] y: &mut [Vec4; n], n: u32) {
+                let i = global_index();
+                y[i] = x[i].reflect(x[i]);
+            }
+        },
+    );
 }
 
 #[test]

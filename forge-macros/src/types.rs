@@ -10,9 +10,24 @@ use std::fmt::Write;
 
 // ---- recognisers -------------------------------------------------------------------
 
+/// The type itself, out of the invisible group (`syn::Type::Group`) that a
+/// `macro_rules!` `$t:ty` fragment arrives in, and out of parentheses: `$t` with
+/// `t = f32` is `f32`.
+pub fn ungroup(mut ty: &syn::Type) -> &syn::Type {
+    loop {
+        match ty {
+            syn::Type::Group(g) => ty = &g.elem,
+            syn::Type::Paren(p) => ty = &p.elem,
+            _ => return ty,
+        }
+    }
+}
+
 /// `u32`, `i32`, `f32`, `f16` or `bool` as a path type.
 pub fn scalar_type(ty: &syn::Type) -> Option<Scalar> {
-    let syn::Type::Path(p) = ty else { return None };
+    let syn::Type::Path(p) = ungroup(ty) else {
+        return None;
+    };
     let id = p.path.get_ident()?;
     Some(match id.to_string().as_str() {
         "f32" => Scalar::F32,
@@ -27,7 +42,9 @@ pub fn scalar_type(ty: &syn::Type) -> Option<Scalar> {
 
 /// `Vec2`..`Vec4` (f32), `UVec2`..`UVec4`, `IVec2`..`IVec4`, as glam names them.
 pub fn vector_type(ty: &syn::Type) -> Option<(Scalar, u8)> {
-    let syn::Type::Path(p) = ty else { return None };
+    let syn::Type::Path(p) = ungroup(ty) else {
+        return None;
+    };
     vector_name(&p.path.get_ident()?.to_string())
 }
 
@@ -62,7 +79,9 @@ pub fn coop_role(name: &str) -> Option<CoopRole> {
 /// `CoopA<f16>`, `CoopB<f16>` or `CoopC<f32>`: `None` when the type is not a
 /// cooperative matrix, the message when it is one with a wrong element type.
 pub fn coop_type(ty: &syn::Type) -> Option<Result<(Scalar, CoopRole), String>> {
-    let syn::Type::Path(p) = ty else { return None };
+    let syn::Type::Path(p) = ungroup(ty) else {
+        return None;
+    };
     let seg = p.path.segments.last()?;
     let role = coop_role(&seg.ident.to_string())?;
     let want = role.elem();
@@ -99,7 +118,9 @@ pub fn elem_type(ty: &syn::Type) -> Option<(Scalar, u8, bool)> {
     if let Some((s, n)) = vector_type(ty) {
         return Some((s, n, false));
     }
-    let syn::Type::Path(p) = ty else { return None };
+    let syn::Type::Path(p) = ungroup(ty) else {
+        return None;
+    };
     let seg = p.path.segments.last()?;
     if seg.ident != "Atomic" {
         return None;
@@ -118,7 +139,9 @@ pub fn elem_type(ty: &syn::Type) -> Option<(Scalar, u8, bool)> {
 
 /// A `#[forge_struct]` of the module named by a path type.
 pub fn struct_type(ty: &syn::Type, structs: &[StructDef]) -> Option<usize> {
-    let syn::Type::Path(p) = ty else { return None };
+    let syn::Type::Path(p) = ungroup(ty) else {
+        return None;
+    };
     let id = p.path.get_ident()?.to_string();
     structs.iter().position(|s| s.name == id)
 }

@@ -49,7 +49,9 @@ fn validator() -> Validator {
         Capabilities::SUBGROUP
             | Capabilities::SHADER_FLOAT16
             | Capabilities::FLOAT64
-            | Capabilities::COOPERATIVE_MATRIX,
+            | Capabilities::COOPERATIVE_MATRIX
+            // Core WGSL's `quantizeToF16` and `pack2x16float`, in `f32` shaders.
+            | Capabilities::SHADER_FLOAT16_IN_FLOAT32,
     );
     // Compute shaders use the basic, vote, arithmetic, ballot and shuffle operations.
     validator

@@ -163,6 +163,29 @@ pub fn second_edition(x: &[f32; n], d: &[f64; n], #[out] bins: &mut [Atomic<f32>
         bins[lid].fetch_add(local[lid].load());
     }
 }"#,
+    r#"#[forge_kernel(workgroup = 64, threads = n, types(T = [f32, u32]))]
+pub fn third_edition<T>(x: &[T; n], w: &[f32; n], #[out] y: &mut [T; n], #[out] z: &mut [u32; n], n: u32) {
+    #[shared]
+    let mut tot = [0 as T; 64];
+    let i = global_index();
+    let lid = local_index();
+    tot[lid] = if i < n { x[i] } else { 0 as T };
+    workgroup_barrier();
+    let mut s = 0 as T;
+    for k in (lid % 2..64).step_by(2) {
+        s += tot[k];
+    }
+    for k in (0..4u32).rev() {
+        s += tot[(lid + k) % 64];
+    }
+    if i < n {
+        y[i] = s + if lid > 3 { tot[lid - 1] } else { tot[lid] };
+        let v = w[i];
+        let (f, e) = frexp(v);
+        z[i] = first_leading_bit(i) + extract_bits(e as u32, 0, 8) + pack4x8unorm(Vec4::splat(mix(f, v.saturate(), 0.5)))
+            + (clamp(v, -1.0, 1.0) + fract(v) + sign(v) + smoothstep(0.0, 1.0, v)) as u32;
+    }
+}"#,
     r#"#[forge_kernel(threads = n, types(T = [f32, f16, f64]))]
 pub fn scale<T>(x: &[T; n], idx: &[u32; n], #[out] y: &mut [T; n], #[out] z: &mut [u32; n], a: f32, n: u32) {
     let i = global_index();
@@ -427,6 +450,45 @@ fn float_lit() -> impl Strategy<Value = String> {
     })
 }
 
+/// WGSL's builtins under their snake-case names (the third edition), and near misses.
+const WGSL_BUILTINS: &[&str] = &[
+    "clamp",
+    "fract",
+    "sign",
+    "round",
+    "inverse_sqrt",
+    "saturate",
+    "step",
+    "mix",
+    "smoothstep",
+    "ldexp",
+    "frexp",
+    "modf",
+    "quantize_to_f16",
+    "first_leading_bit",
+    "first_trailing_bit",
+    "extract_bits",
+    "insert_bits",
+    "count_one_bits",
+    "pack4x8snorm",
+    "unpack4x8snorm",
+    "pack2x16float",
+    "unpack2x16float",
+    "pack4x_i8_clamp",
+    "unpack4x_u8",
+    "face_forward",
+    "reflect",
+    "refract",
+    "dot",
+    "cross",
+    "length",
+    "fma",
+    "pow",
+    "log",
+    "degrees",
+    "firstLeadingBit",
+];
+
 fn expr() -> BoxedStrategy<String> {
     let leaf = prop_oneof![
         4 => select(NAMES).prop_map(String::from),
@@ -461,6 +523,12 @@ fn expr() -> BoxedStrategy<String> {
             1 => e.clone().prop_map(|a| format!("{{ {a} }}")),
             1 => e.clone().prop_map(|a| format!("{a}.0")),
             1 => e.clone().prop_map(|a| format!("foo({a})")),
+            1 => (select(&["tile", "x", "a", "acc"][..]), e.clone())
+                .prop_map(|(b, i)| format!("workgroup_uniform_load(&{b}[{i}])")),
+            2 => (select(WGSL_BUILTINS), prop::collection::vec(e.clone(), 0..5))
+                .prop_map(|(f, args)| format!("{f}({})", args.join(", "))),
+            1 => (e.clone(), select(WGSL_BUILTINS), prop::collection::vec(e.clone(), 0..3))
+                .prop_map(|(r, f, args)| format!("{r}.{f}({})", args.join(", "))),
             1 => e.clone().prop_map(|a| format!("({a})?")),
             1 => Just("loop { break 1; }".to_string()),
             1 => Just("return".to_string()),
@@ -505,7 +573,7 @@ fn simple_stmt() -> impl Strategy<Value = String> {
                 None => format!("let {}{n}: {t};", if m { "mut " } else { "" }),
             }),
         1 => select(NAMES).prop_map(|n| format!("let {n};")),
-        2 => (select(NAMES), select(&["[0.0f32; 64]", "[0u32; WG]", "[1.0f32; 8]", "[0.0f32; 8192]", "[0i32; WG * ITEMS]", "0.0f32", "[0.0f32; n]", "[x[0]; 4]"][..]), any::<bool>())
+        2 => (select(NAMES), select(&["[0.0f32; 64]", "[0u32; WG]", "[1.0f32; 8]", "[0.0f32; 8192]", "[0i32; WG * ITEMS]", "0.0f32", "[0.0f32; n]", "[x[0]; 4]", "[0 as T; 64]", "[0 as f32; WG]", "[1 as u32; 4]", "[[0.0f32; 4]; 4]", "[0.0 as T; 2]"][..]), any::<bool>())
             .prop_map(|(n, init, m)| format!("#[shared]\nlet {}{n} = {init};", if m { "mut " } else { "" })),
         6 => (place(), select(ASSIGN_OPS), expr()).prop_map(|(p, op, e)| format!("{p} {op} {e};")),
         2 => select(&["workgroup_barrier();", "storage_barrier();", "workgroup_barrier(1);", "let b = workgroup_barrier();"][..]).prop_map(String::from),
@@ -524,6 +592,11 @@ fn simple_stmt() -> impl Strategy<Value = String> {
             "println!(\"x\");",
             "fn helper() {}",
             "let (p, q) = (1, 2);",
+            "let (f, e) = frexp(x[0]);",
+            "let (f, w) = modf(1.5);",
+            "let (f, e, z) = frexp(x[0]);",
+            "let (f, 2) = modf(x[0]);",
+            "let f = frexp(x[0]);",
             "let _ = 1;",
             "struct S;",
             "let z = || 1;",
@@ -554,6 +627,8 @@ fn stmt() -> BoxedStrategy<String> {
                 2 => (select(NAMES), expr(), select(&["..", "..=", "..", ".."][..]), expr(), block.clone())
                     .prop_map(|(v, a, r, b, body)| format!("for {v} in {a}{r}{b} {{\n{body}\n}}")),
                 1 => (select(NAMES), expr(), block.clone()).prop_map(|(v, a, body)| format!("for {v} in {a} {{\n{body}\n}}")),
+                2 => (select(NAMES), expr(), select(&["..", "..="][..]), expr(), select(&[".step_by(2)", ".step_by(WG)", ".rev()", ".step_by()", ".rev(1)", ".skip(1)", ".rev().step_by(2)", ".step_by(0)", ".step_by(-1)", ".step_by(x[0])"][..]), block.clone())
+                    .prop_map(|(v, a, r, b, m, body)| format!("for {v} in ({a}{r}{b}){m} {{\n{body}\n}}")),
                 2 => (select(&["#[unroll]", "#[unroll]", "#[unroll(4)]", "#[unroll = 2]", "#[inline]"][..]), select(NAMES), expr(), select(&["..", "..="][..]), expr(), block.clone())
                     .prop_map(|(attr, v, a, r, b, body)| format!("{attr}\nfor {v} in {a}{r}{b} {{\n{body}\n}}")),
                 2 => (expr(), block.clone()).prop_map(|(c, body)| format!("while {c} {{\n{body}\n}}")),
@@ -607,6 +682,11 @@ const PARAM_TYPES: &[&str] = &[
     "&[f32; -1]",
     "&[f32; n as usize]",
     "&[f32; WG]",
+    "&mut [f32; n * WG]",
+    "&[f32; m.div_ceil(ROWS)]",
+    "&[u32; ITEMS * VEC + n]",
+    "&[f32; WG_Y]",
+    "&[f32; Wg]",
     "&[f32]",
     "&mut [f32]",
     "&[f64; n]",
@@ -685,6 +765,13 @@ const OPTIONS: &[&str] = &[
     "workgroup(64)",
     "threads = n",
     "threads = n * m",
+    "threads = n * WG",
+    "threads = n.div_ceil(ROWS) * 64",
+    "threads = n.div_ceil(K2) * WG, knobs(K2 = 4)",
+    "threads = m * ITEMS * VEC",
+    "threads = n * TILE",
+    "threads = (n * WG_X, m)",
+    "threads = n * wg",
     "threads = q",
     "threads = s",
     "threads = 1.0",
@@ -952,11 +1039,56 @@ impl Typed {
             }
             return self.pick(&leaves).to_string();
         }
-        match self.below(9) {
+        match self.below(11) {
             0 | 1 => {
                 let op = self.pick(&["+", "-", "*", "/", "%"]);
                 format!("({} {op} {})", self.f(d - 1), self.f(d - 1))
             }
+            // WGSL's builtins under their own names (the third edition), and the method
+            // spellings of those Rust has no method for.
+            9 => match self.below(6) {
+                0 => {
+                    let m = self.pick(&[
+                        "fract",
+                        "sign",
+                        "saturate",
+                        "inverse_sqrt",
+                        "round",
+                        "quantize_to_f16",
+                        "abs",
+                        "floor",
+                    ]);
+                    format!("{m}({})", self.f(d - 1))
+                }
+                1 => format!("step({}, {})", self.f(d - 1), self.f(d - 1)),
+                2 => {
+                    let m = self.pick(&["clamp", "mix", "smoothstep", "fma"]);
+                    format!(
+                        "{m}({}, {}, {})",
+                        self.f(d - 1),
+                        self.f(d - 1),
+                        self.f(d - 1)
+                    )
+                }
+                3 => format!("ldexp({}, {} % 20)", self.f(d - 1), self.i(d - 1)),
+                4 => format!(
+                    "{}.{}()",
+                    self.f(d - 1),
+                    self.pick(&["saturate", "inverse_sqrt"])
+                ),
+                _ => format!(
+                    "unpack4x8snorm({}).{}",
+                    self.u(d - 1),
+                    self.pick(&["x", "w"])
+                ),
+            },
+            // An `if` as a value inside an expression.
+            10 => format!(
+                "(2.0 * if {} {{ {} }} else {{ {} }})",
+                self.b(d - 1),
+                self.f(d - 1),
+                self.f(d - 1)
+            ),
             2 => {
                 let m = self.pick(&[
                     "abs",
@@ -1050,11 +1182,48 @@ impl Typed {
                 ])
                 .to_string();
         }
-        match self.below(7) {
+        match self.below(9) {
             0 | 1 => {
                 let op = self.pick(&["+", "-", "*", "/", "%", "&", "|", "^", "<<", ">>"]);
                 format!("({} {op} {})", self.u(d - 1), self.u(d - 1))
             }
+            7 => match self.below(5) {
+                0 => {
+                    let m = self.pick(&[
+                        "first_leading_bit",
+                        "first_trailing_bit",
+                        "count_one_bits",
+                        "count_leading_zeros",
+                        "reverse_bits",
+                    ]);
+                    format!("{m}({})", self.u(d - 1))
+                }
+                1 => format!(
+                    "extract_bits({}, {}, {})",
+                    self.u(d - 1),
+                    self.u(d - 1),
+                    self.u(d - 1)
+                ),
+                2 => format!(
+                    "insert_bits({}, {}, {}, {})",
+                    self.u(d - 1),
+                    self.u(d - 1),
+                    self.u(d - 1),
+                    self.u(d - 1)
+                ),
+                3 => format!(
+                    "{}(Vec4::splat({}))",
+                    self.pick(&["pack4x8snorm", "pack4x8unorm"]),
+                    self.f(d - 1)
+                ),
+                _ => format!("{}.first_leading_bit()", self.u(d - 1)),
+            },
+            8 => format!(
+                "(1 + if {} {{ {} }} else {{ {} }})",
+                self.b(d - 1),
+                self.u(d - 1),
+                self.u(d - 1)
+            ),
             2 => {
                 let m = self.pick(&[
                     "count_ones",
@@ -1106,11 +1275,25 @@ impl Typed {
                 ])
                 .to_string();
         }
-        match self.below(6) {
+        match self.below(7) {
             0 | 1 => {
                 let op = self.pick(&["+", "-", "*", "/", "%", "&", "|", "^"]);
                 format!("({} {op} {})", self.i(d - 1), self.i(d - 1))
             }
+            6 => match self.below(3) {
+                0 => format!(
+                    "{}({})",
+                    self.pick(&["first_leading_bit", "sign", "count_one_bits"]),
+                    self.i(d - 1)
+                ),
+                1 => format!(
+                    "extract_bits({}, {}, {})",
+                    self.i(d - 1),
+                    self.u(d - 1),
+                    self.u(d - 1)
+                ),
+                _ => format!("clamp({}, -5, 5)", self.i(d - 1)),
+            },
             2 => {
                 let op = self.pick(&["<<", ">>"]);
                 format!("({} {op} {})", self.i(d - 1), self.u(d - 1))
@@ -1233,8 +1416,14 @@ impl Typed {
             12 => {
                 let (lo, hi, n1) = (self.u(1), self.u(1), self.below(3) + 1);
                 let r = self.pick(&["..", "..="]);
+                // Plain, strided and reversed ranges (the third edition).
+                let range = match self.below(4) {
+                    0 => format!("({lo}{r}{hi}).step_by({})", self.pick(&["WG", "3", "1", "c + 1"])),
+                    1 => format!("({lo}{r}{hi}).rev()"),
+                    _ => format!("{lo}{r}{hi}"),
+                };
                 format!(
-                    "for k in {lo}{r}{hi} {{\nc += k;\n{}\n}}",
+                    "for k in {range} {{\nc += k;\n{}\n}}",
                     self.stmts(d - 1, n1)
                 )
             }
@@ -1538,6 +1727,8 @@ fn module_kernel() -> impl Strategy<Value = String> {
         "t: &'a mut [f32; 4], v: &[f32; 4], lid: u32",
         "mut t: &mut [f32; 4], v: &[f32; 4], lid: u32",
         "t: &mut f32, v: &[f32; 4], lid: u32",
+        "t: &mut [f32; 4], v: &[f32; 64], lid: u32",
+        "t: &[f32; 4], v: &mut [f32; 64], lid: u32",
     ];
     const HELPER_STMTS: &[&str] = &[
         "t[lid % 4] = v[0];",
@@ -1576,6 +1767,14 @@ fn module_kernel() -> impl Strategy<Value = String> {
         "t += h(&mut tile, &a, lid) * h(&mut tile, &a, lid + 1);",
         "let r = h(&mut tile, &a);",
         "let r = g(&mut tile);",
+        // Bindings as reference arguments (the third edition): `x` is read-only, `y` is
+        // `#[out]`.
+        "let r = h(&mut tile, x, lid);",
+        "let r = h(&mut tile, &x, lid);",
+        "let r = h(&mut tile, &mut x, lid);",
+        "h(&mut y, &a, lid);",
+        "let r = h(&mut y, x, lid);",
+        "let r = h(&mut tile, y, lid);",
     ];
     (
         select(CONSTS),
@@ -1584,7 +1783,7 @@ fn module_kernel() -> impl Strategy<Value = String> {
         select(TAILS),
         select(SHARED),
         prop::collection::vec(select(CALLS), 1..4),
-        select(&["threads = n", "threads = n, workgroup = 256", "threads = n, tune(workgroup = [32, 64])", "threads = n, knobs(K2 = 2), tune(K2 = [1, 2])"][..]),
+        select(&["threads = n", "threads = n, workgroup = 256", "threads = n, tune(workgroup = [32, 64])", "threads = n, knobs(K2 = 2), tune(K2 = [1, 2])", "threads = n.div_ceil(K2) * WG, knobs(K2 = 2), tune(K2 = [1, 2], workgroup = [32, 64])"][..]),
     )
         .prop_map(|(konst, params, hs, tail, shared, calls, o)| {
             let ret = if tail.is_empty() { "" } else { " -> f32" };

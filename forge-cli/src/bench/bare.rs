@@ -58,8 +58,12 @@ impl Bare {
     ) -> Result<Bare, ForgeError> {
         let name = kernel.name();
         let layout = kernel.layout();
-        let lens = kernel.binding_lens(&args.scalars)?;
-        let dims = rt.workgroups(kernel, schedule, kernel.grid_threads(&args.scalars)?)?;
+        let lens = kernel.binding_lens_at(schedule, &args.scalars)?;
+        let dims = rt.workgroups(
+            kernel,
+            schedule,
+            kernel.grid_threads_at(schedule, &args.scalars)?,
+        )?;
         if args.buffers.len() != layout.len() {
             return Err(ForgeError::InvalidArgument {
                 kernel: name,

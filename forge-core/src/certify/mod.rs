@@ -40,6 +40,7 @@ pub use crate::records::Verdict;
 use crate::runtime::launch::{params_bytes, HostArg};
 use crate::runtime::ForgeRuntime;
 use crate::schedule::{Schedule, TuneSpace};
+use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
@@ -87,6 +88,19 @@ pub enum Distribution {
     /// [`Distribution::Default`] draws them. The certifier uses it, instead of the default,
     /// for kernels that handle special values ([`Kernel::special_values`]).
     Special,
+    /// A permutation of `0..len`, each value once: a scatter's destinations.
+    Permutation,
+    /// Sorted offsets: the first 0, the last `total`, never decreasing (CSR row pointers:
+    /// `len - 1` rows over `total` entries, some rows empty).
+    SortedOffsets {
+        /// The last offset.
+        total: u64,
+    },
+    /// Indices, each uniform in `0..len` (0 where `len` is 0): a gather's rows.
+    Indices {
+        /// How many elements they index.
+        len: u64,
+    },
 }
 
 /// The f32 special values of [`Distribution::Special`], as bits: quiet NaN of both signs,
@@ -277,9 +291,9 @@ impl CertReport {
         names: (&str, &str),
         binding: &Binding,
         (got, want): (&HostBuffer, &HostBuffer),
-        tol: Tolerance,
+        (tol, scaled): (Tolerance, Option<&[f64]>),
     ) {
-        let cmp = compare_with(got, want, tol, self.special_values);
+        let cmp = compare_with(got, want, tol, self.special_values, scaled);
         self.record(&cmp);
         self.failures
             .extend(explain(prefix, check, names, binding, &cmp, tol));
@@ -344,7 +358,7 @@ impl Comparison {
 /// assert_eq!(c.first.unwrap().index, 2);
 /// ```
 pub fn compare(got: &HostBuffer, want: &HostBuffer, tol: Tolerance) -> Comparison {
-    compare_with(got, want, tol, false)
+    compare_with(got, want, tol, false, None)
 }
 
 /// [`compare`] for a kernel that handles special values ([`Kernel::special_values`]): a
@@ -361,14 +375,17 @@ pub fn compare(got: &HostBuffer, want: &HostBuffer, tol: Tolerance) -> Compariso
 /// assert_eq!((c.mismatches, c.first.unwrap().index), (1, 3));
 /// ```
 pub fn compare_special(got: &HostBuffer, want: &HostBuffer, tol: Tolerance) -> Comparison {
-    compare_with(got, want, tol, true)
+    compare_with(got, want, tol, true, None)
 }
 
+/// `scaled`, where the kernel's tolerance scales with its work (`Kernel::tolerance_terms`):
+/// each component's further allowance, beside `tol`.
 fn compare_with(
     got: &HostBuffer,
     want: &HostBuffer,
     tol: Tolerance,
     nan_matches_nan: bool,
+    scaled: Option<&[f64]>,
 ) -> Comparison {
     let mut c = Comparison::default();
     if got.len() != want.len() || got.elem().width != want.elem().width {
@@ -386,7 +403,11 @@ fn compare_with(
                 c.max_rel = c.max_rel.max(abs / mag);
             }
         }
-        let agree = tol.accepts(a, b) || (nan_matches_nan && a.is_nan() && b.is_nan());
+        let within_scaled = scaled
+            .and_then(|s| s.get(j))
+            .is_some_and(|&e| a.is_finite() && b.is_finite() && (a - b).abs() <= e);
+        let agree =
+            tol.accepts(a, b) || within_scaled || (nan_matches_nan && a.is_nan() && b.is_nan());
         if !agree {
             let m = Mismatch {
                 index: j / width,
@@ -482,6 +503,9 @@ pub fn generate(
     len: usize,
     dist: Distribution,
 ) -> HostBuffer {
+    if let Some(values) = structured(rng, len * elem.width.max(1) as usize, dist) {
+        return from_integers(elem, len, &values);
+    }
     let n = len * elem.width.max(1) as usize;
     if elem.layout.is_some() {
         // A struct: each word drawn as its field's scalar.
@@ -521,6 +545,60 @@ pub fn generate(
     HostBuffer::from_exact(elem, len, words)
 }
 
+/// The values of a structured distribution (a permutation, sorted offsets, indices), as
+/// whole numbers; `None` for the others, which draw each element alone.
+fn structured(rng: &mut ChaCha8Rng, n: usize, dist: Distribution) -> Option<Vec<u64>> {
+    Some(match dist {
+        Distribution::Permutation => {
+            let mut v: Vec<u64> = (0..n as u64).collect();
+            v.shuffle(rng);
+            v
+        }
+        Distribution::SortedOffsets { total } => {
+            // `n - 1` cut points in `0..=total`, sorted, between a first 0 and a last total.
+            let mut v: Vec<u64> = (0..n).map(|_| rng.gen_range(0..=total)).collect();
+            v.sort_unstable();
+            if let Some(first) = v.first_mut() {
+                *first = 0;
+            }
+            if let Some(last) = v.last_mut() {
+                *last = total;
+            }
+            v
+        }
+        Distribution::Indices { len } => (0..n)
+            .map(|_| if len == 0 { 0 } else { rng.gen_range(0..len) })
+            .collect(),
+        _ => return None,
+    })
+}
+
+/// Whole numbers as elements of `elem` (floats hold them exactly up to 2^24).
+fn from_integers(elem: ElemType, len: usize, values: &[u64]) -> HostBuffer {
+    let words: Vec<u32> = match elem.scalar {
+        ScalarType::F32 => values.iter().map(|&v| (v as f32).to_bits()).collect(),
+        ScalarType::F64 => values
+            .iter()
+            .flat_map(|&v| {
+                let b = (v as f64).to_bits();
+                [b as u32, (b >> 32) as u32]
+            })
+            .collect(),
+        ScalarType::F16 => {
+            let halves: Vec<half::f16> = values
+                .iter()
+                .map(|&v| half::f16::from_f64(v as f64))
+                .collect();
+            let mut words = vec![0u32; halves.len().div_ceil(2)];
+            bytemuck::cast_slice_mut::<u32, half::f16>(&mut words)[..halves.len()]
+                .copy_from_slice(&halves);
+            words
+        }
+        _ => values.iter().map(|&v| v as u32).collect(),
+    };
+    HostBuffer::from_exact(elem, len, words)
+}
+
 fn draw_f32(rng: &mut ChaCha8Rng, dist: Distribution) -> f32 {
     match dist {
         Distribution::Default => rng.gen_range(-1.0f32..1.0),
@@ -545,6 +623,10 @@ fn draw_f32(rng: &mut ChaCha8Rng, dist: Distribution) -> f32 {
             f32::from_bits(SPECIAL_F32[rng.gen_range(0..SPECIAL_F32.len())])
         }
         Distribution::Special => draw_f32(rng, Distribution::Default),
+        // `generate` draws the structured ones whole.
+        Distribution::Permutation
+        | Distribution::SortedOffsets { .. }
+        | Distribution::Indices { .. } => draw_f32(rng, Distribution::Default),
     }
 }
 
@@ -565,6 +647,9 @@ fn draw_f64(rng: &mut ChaCha8Rng, dist: Distribution) -> f64 {
             f64::from_bits(SPECIAL_F64[rng.gen_range(0..SPECIAL_F64.len())])
         }
         Distribution::Special => draw_f64(rng, Distribution::Default),
+        Distribution::Permutation
+        | Distribution::SortedOffsets { .. }
+        | Distribution::Indices { .. } => draw_f64(rng, Distribution::Default),
     }
 }
 
@@ -602,6 +687,10 @@ fn draw_int(rng: &mut ChaCha8Rng, dist: Distribution, min: i64, max: i64) -> i64
         Distribution::Constant(c) => (c as i64).clamp(min, max),
         // Integers are indices and counts more often than not: special floats only.
         Distribution::Special => draw_int(rng, Distribution::Default, min, max),
+        // `generate` draws the structured ones whole.
+        Distribution::Permutation
+        | Distribution::SortedOffsets { .. }
+        | Distribution::Indices { .. } => draw_int(rng, Distribution::Default, min, max),
     }
 }
 
@@ -695,6 +784,19 @@ impl Kernel for PoisonView<'_> {
     }
     fn grid_threads(&self, scalars: &[ScalarValue]) -> Result<crate::schedule::Threads> {
         self.inner.grid_threads(scalars)
+    }
+    fn binding_lens_at(&self, schedule: &Schedule, scalars: &[ScalarValue]) -> Result<Vec<u64>> {
+        self.inner.binding_lens_at(schedule, scalars)
+    }
+    fn threads_at(&self, schedule: &Schedule, scalars: &[ScalarValue]) -> Result<u64> {
+        self.inner.threads_at(schedule, scalars)
+    }
+    fn grid_threads_at(
+        &self,
+        schedule: &Schedule,
+        scalars: &[ScalarValue],
+    ) -> Result<crate::schedule::Threads> {
+        self.inner.grid_threads_at(schedule, scalars)
     }
     fn cpu_dyn(&self, schedule: &Schedule, args: &DynArgs) -> Result<Vec<HostBuffer>> {
         self.inner.cpu_dyn(schedule, args)
@@ -810,6 +912,7 @@ fn explain(
 /// [`CertOptions::max_case_bytes`].
 fn case_args(
     kernel: &dyn Kernel,
+    schedule: &Schedule,
     ci: usize,
     scalars: &[ScalarValue],
     opts: &CertOptions,
@@ -817,7 +920,10 @@ fn case_args(
     let name = kernel.name();
     let layout = kernel.layout();
     let special = kernel.special_values();
-    let (lens, threads) = match (kernel.binding_lens(scalars), kernel.grid_threads(scalars)) {
+    let (lens, threads) = match (
+        kernel.binding_lens_at(schedule, scalars),
+        kernel.grid_threads_at(schedule, scalars),
+    ) {
         (Ok(l), Ok(t)) => (l, t),
         (Err(e), _) | (_, Err(e)) => return Err(e.to_string()),
     };
@@ -835,26 +941,165 @@ fn case_args(
             opts.max_case_bytes
         ));
     }
-    let buffers = layout
-        .iter()
-        .zip(&lens)
-        .map(|(b, &len)| match b.access {
-            Access::Out => None,
-            _ => {
-                let mut rng = case_rng(opts.seed, name, ci, b.name);
-                let dist = match opts.distribution(name, b.name) {
-                    Distribution::Default if special => Distribution::Special,
-                    dist => dist,
-                };
-                Some(generate(&mut rng, b.elem, len as usize, dist))
-            }
-        })
-        .collect();
+    let case = crate::kernel::InputCase {
+        seed: opts.seed,
+        case: ci,
+        scalars,
+        lens: &lens,
+    };
+    let buffers = match kernel.make_inputs(&case) {
+        Some(buffers) => own_inputs(kernel, buffers, &lens)?,
+        None => layout
+            .iter()
+            .zip(&lens)
+            .map(|(b, &len)| match b.access {
+                Access::Out => None,
+                _ => {
+                    let mut rng = case_rng(opts.seed, name, ci, b.name);
+                    let dist = match input_distribution(kernel, b.name, &lens, opts) {
+                        Distribution::Default if special => Distribution::Special,
+                        dist => dist,
+                    };
+                    Some(generate(&mut rng, b.elem, len as usize, dist))
+                }
+            })
+            .collect(),
+    };
     let args = DynArgs {
         scalars: scalars.to_vec(),
         buffers,
     };
     Ok((args, lens, threads))
+}
+
+/// Each writable binding's per-component allowance where the kernel's tolerance scales
+/// with its work (`Kernel::tolerance_terms`): `2·terms·u·M`, `M` the oracle's result on the
+/// absolute values of the inputs (`Σ|a_k·b_k|` for a dot product: the forward error bound
+/// of a sum reordered, fused or split, `γ_n·Σ|terms|`, twice for the two sides compared).
+/// `None` where the tolerance is fixed.
+fn scaled_allowances(
+    kernel: &dyn Kernel,
+    schedule: &Schedule,
+    scalars: &[ScalarValue],
+    args: &DynArgs,
+) -> Result<Option<Vec<Vec<f64>>>> {
+    let Some(terms) = kernel.tolerance_terms(scalars) else {
+        return Ok(None);
+    };
+    let terms = terms? as f64;
+    let absolute = DynArgs {
+        scalars: args.scalars.clone(),
+        buffers: args
+            .buffers
+            .iter()
+            .map(|b| b.as_ref().map(absolute))
+            .collect(),
+    };
+    let magnitudes = kernel.cpu_dyn_with(schedule, &absolute, &OracleOptions::default())?;
+    Ok(Some(
+        magnitudes
+            .iter()
+            .map(|m| {
+                let u = match m.elem().scalar {
+                    ScalarType::F16 => 2f64.powi(-11),
+                    ScalarType::F64 => 2f64.powi(-53),
+                    _ => 2f64.powi(-24),
+                };
+                components(m)
+                    .iter()
+                    .map(|v| 2.0 * terms * u * v.abs())
+                    .collect()
+            })
+            .collect(),
+    ))
+}
+
+/// A buffer with every float component made non-negative (integers and structs as they
+/// are): the inputs on which the oracle computes `Σ|terms|`.
+fn absolute(buf: &HostBuffer) -> HostBuffer {
+    let mut out = buf.clone();
+    if buf.elem().layout.is_some() {
+        return out;
+    }
+    let scalar = buf.elem().scalar;
+    for (i, w) in out.words_mut().iter_mut().enumerate() {
+        *w &= match scalar {
+            ScalarType::F32 => 0x7fff_ffff,
+            ScalarType::F16 => 0x7fff_7fff,
+            // The high word of each f64 holds its sign.
+            ScalarType::F64 if i % 2 == 1 => 0x7fff_ffff,
+            _ => u32::MAX,
+        };
+    }
+    out
+}
+
+/// The distribution `binding` of `kernel` is drawn from: the options' if they name one,
+/// else the structure the kernel declares (`inputs(..)`) at this case's lengths, else the
+/// default.
+fn input_distribution(
+    kernel: &dyn Kernel,
+    binding: &str,
+    lens: &[u64],
+    opts: &CertOptions,
+) -> Distribution {
+    let name = kernel.name();
+    if opts
+        .overrides
+        .iter()
+        .any(|o| o.kernel == name && o.binding == binding)
+    {
+        return opts.distribution(name, binding);
+    }
+    let len_of = |other: &str| {
+        kernel
+            .layout()
+            .iter()
+            .position(|b| b.name == other)
+            .and_then(|i| lens.get(i).copied())
+            .unwrap_or(0)
+    };
+    match kernel.inputs().iter().find(|(b, _)| *b == binding) {
+        Some((_, crate::kernel::Input::Permutation)) => Distribution::Permutation,
+        Some((_, crate::kernel::Input::OffsetsOf(of))) => {
+            Distribution::SortedOffsets { total: len_of(of) }
+        }
+        Some((_, crate::kernel::Input::IndicesOf(of))) => Distribution::Indices { len: len_of(of) },
+        None => Distribution::Default,
+    }
+}
+
+/// A kernel's own inputs (`inputs = path`), checked: one per binding, each non-`#[out]`
+/// one of its element type and length.
+fn own_inputs(
+    kernel: &dyn Kernel,
+    buffers: Vec<Option<HostBuffer>>,
+    lens: &[u64],
+) -> std::result::Result<Vec<Option<HostBuffer>>, String> {
+    let layout = kernel.layout();
+    if buffers.len() != layout.len() {
+        return Err(format!(
+            "its `inputs` function gave {} buffers for {} bindings",
+            buffers.len(),
+            layout.len()
+        ));
+    }
+    buffers
+        .into_iter()
+        .zip(layout.iter().zip(lens))
+        .map(|(buf, (b, &len))| match (b.access, buf) {
+            (Access::Out, _) => Ok(None),
+            (_, Some(buf)) if buf.elem() == b.elem && buf.len() as u64 == len => Ok(Some(buf)),
+            (_, Some(buf)) => Err(format!(
+                "its `inputs` function gave `{}` {} elements of `{}`, where the binding holds {len} of `{}`",
+                b.name,
+                buf.len(),
+                buf.elem().wgsl(),
+                b.elem.wgsl()
+            )),
+            (_, None) => Err(format!("its `inputs` function gave nothing for `{}`", b.name)),
+        })
+        .collect()
 }
 
 /// What `kernel` printed on the GPU and in the oracle for the same case: how
@@ -903,7 +1148,7 @@ pub fn diff_prints(
             "case {ci} ({})",
             crate::kernel::describe_scalars(kernel, scalars)
         );
-        let args = match case_args(kernel, ci, scalars, opts) {
+        let args = match case_args(kernel, schedule, ci, scalars, opts) {
             Ok((args, _, _)) => args,
             Err(why) => {
                 skipped.push(format!("{case}: {why}"));
@@ -1022,7 +1267,7 @@ async fn certify_cases(
         tracing::debug!(case = %prefix, "certifying");
 
         // 1. Sizes, and whether the case is worth running here; 2. test vectors.
-        let (args, lens, threads) = match case_args(kernel, ci, scalars, opts) {
+        let (args, lens, threads) = match case_args(kernel, schedule, ci, scalars, opts) {
             Ok(c) => c,
             Err(why) => {
                 report.skipped.push(format!("{prefix}: {why}"));
@@ -1049,11 +1294,30 @@ async fn certify_cases(
             }
         };
 
+        // A tolerance that scales with the work: each output's allowance beside `tol`.
+        let scaled = match scaled_allowances(kernel, schedule, scalars, &args) {
+            Ok(s) => s,
+            Err(e) => {
+                report
+                    .failures
+                    .push(format!("{prefix}: the tolerance's terms: {e}"));
+                None
+            }
+        };
+        let scaled_of = |i: usize| scaled.as_ref().and_then(|s| s.get(i)).map(Vec::as_slice);
+
         // GPU against the oracle.
         match rt.run_dyn_async(kernel, schedule, &args).await {
             Ok(gpu) => {
-                for ((b, g), o) in writable.iter().zip(&gpu).zip(&oracle) {
-                    report.check(&prefix, "GPU vs oracle", ("GPU", "oracle"), b, (g, o), tol);
+                for (i, ((b, g), o)) in writable.iter().zip(&gpu).zip(&oracle).enumerate() {
+                    report.check(
+                        &prefix,
+                        "GPU vs oracle",
+                        ("GPU", "oracle"),
+                        b,
+                        (g, o),
+                        (tol, scaled_of(i)),
+                    );
                 }
             }
             Err(e @ ForgeError::DeviceLost(_)) => return Err(e),
@@ -1066,14 +1330,14 @@ async fn certify_cases(
         match kernel.reference_dyn(&args) {
             None => {}
             Some(Ok(reference)) => {
-                for ((b, o), r) in writable.iter().zip(&oracle).zip(&reference) {
+                for (i, ((b, o), r)) in writable.iter().zip(&oracle).zip(&reference).enumerate() {
                     report.check(
                         &prefix,
                         "oracle vs reference",
                         ("oracle", "reference"),
                         b,
                         (o, r),
-                        tol,
+                        (tol, scaled_of(i)),
                     );
                 }
             }
@@ -1086,7 +1350,7 @@ async fn certify_cases(
         if poison_needed {
             match run_poisoned(rt, kernel, schedule, &args, &lens, threads).await {
                 Ok(gpu) => {
-                    for ((b, g), o) in writable.iter().zip(&gpu).zip(&oracle) {
+                    for (i, ((b, g), o)) in writable.iter().zip(&gpu).zip(&oracle).enumerate() {
                         if b.access == Access::Out && !b.elem.atomic {
                             // An element whose correct value happens to be the poison
                             // pattern (the oracle says so) was written all the same.
@@ -1117,7 +1381,7 @@ async fn certify_cases(
                                 continue;
                             }
                         }
-                        report.check(&prefix, "GPU with poisoned outputs vs oracle (does the kernel read an output before writing it?)", ("GPU", "oracle"), b, (g, o), tol);
+                        report.check(&prefix, "GPU with poisoned outputs vs oracle (does the kernel read an output before writing it?)", ("GPU", "oracle"), b, (g, o), (tol, scaled_of(i)));
                     }
                 }
                 Err(e @ ForgeError::DeviceLost(_)) => return Err(e),

@@ -87,7 +87,10 @@ impl Emitted {
 /// The capabilities a file emitted offline may use: what the kernel language can ask for
 /// (`f16`, declared with `enable f16`). A device without one of them rejects the kernel
 /// when it runs, with the device's own message.
-pub const EMIT_CAPABILITIES: Capabilities = Capabilities::SHADER_FLOAT16;
+/// `quantizeToF16` and `pack2x16float`, which are core WGSL, need naga's
+/// `SHADER_FLOAT16_IN_FLOAT32`.
+pub const EMIT_CAPABILITIES: Capabilities =
+    Capabilities::SHADER_FLOAT16.union(Capabilities::SHADER_FLOAT16_IN_FLOAT32);
 
 /// What a SPIR-V consumer supports, which decides how naga writes the module.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -136,7 +139,9 @@ const CAPABILITY_FEATURES: [(Capabilities, wgpu::Features); 6] = [
 
 /// naga's capabilities for what a device has enabled.
 pub fn device_capabilities(features: wgpu::Features) -> Capabilities {
-    let mut caps = Capabilities::default();
+    // Core WGSL (`quantizeToF16`, `pack2x16float`): wgpu checks the adapter's own
+    // downlevel flag for it.
+    let mut caps = Capabilities::SHADER_FLOAT16_IN_FLOAT32;
     for (capability, feature) in CAPABILITY_FEATURES {
         caps.set(capability, features.contains(feature));
     }

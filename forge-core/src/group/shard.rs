@@ -24,7 +24,7 @@ use super::{describe, device_failed, DeviceGroup};
 use crate::certify::{compare, CertOptions};
 use crate::error::{ForgeError, Result};
 use crate::kernel::{DynArgs, HostBuffer, Kernel, ScalarType, ScalarValue};
-use crate::runtime::launch::{check_dyn_data, dyn_sizes};
+use crate::runtime::launch::dyn_sizes;
 use crate::runtime::ForgeRuntime;
 use std::ops::Range;
 
@@ -169,8 +169,9 @@ impl DeviceGroup {
         split: &Split,
         args: &DynArgs,
     ) -> Result<Vec<HostBuffer>> {
-        let (lens, _) = dyn_sizes(kernel, args)?;
-        check_dyn_data(kernel, args, &lens)?;
+        // The whole call, at the declared schedule; each shard is checked again at its own.
+        let (lens, _) = dyn_sizes(kernel, &kernel.default_schedule(), args)?;
+        args.check_data(kernel, &lens)?;
         let plan = SplitPlan::new(kernel, split, args)?;
         let what = format!("`{}` {}", kernel.name(), plan.axis_name);
         let parts = self.map_shards(&what, plan.total, |rt, shard| {

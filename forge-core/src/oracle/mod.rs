@@ -26,6 +26,7 @@ pub mod coop;
 pub mod prints;
 pub mod race;
 pub mod subgroup;
+pub mod wgsl;
 pub use race::{Memory, RaceDetector};
 
 /// Checks an index: the oracle reports out-of-bounds accesses instead of clamping them.

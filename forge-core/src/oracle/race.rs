@@ -65,7 +65,7 @@ pub struct RaceDetector {
 }
 
 /// How two invocations touched an element.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 enum Conflict {
     WriteWrite,
     ReadAfterWrite,
@@ -233,11 +233,22 @@ impl RaceDetector {
             Conflict::ReadAfterWrite => ("wrote", "read it"),
             Conflict::WriteAfterRead => ("read", "wrote it"),
         };
+        // Two writers of one element computed the same index: where it comes from an input
+        // (a scatter), the inputs collide, which no barrier fixes.
+        let inputs = "if the index comes from an input (a scatter `y[dst[i]] = ..`), the inputs repeat it: certify with inputs that do not, `#[forge_kernel(inputs(dst = permutation))]` or `inputs = path`";
+        let across = first / wg != second / wg;
+        let write_write = conflict == Conflict::WriteWrite;
         let why = match t.memory {
             Memory::Workgroup => "with no `workgroup_barrier()` between them".to_string(),
-            Memory::Storage if first / wg != second / wg => {
+            Memory::Storage if across && write_write => format!(
+                "across different workgroups: two writers of one element collide, which no barrier fixes; {inputs}; otherwise give each element one writer, or use an atomic binding"
+            ),
+            Memory::Storage if across => {
                 "and invocations of different workgroups cannot order their accesses within one dispatch; give each element one writer, or use an atomic binding".to_string()
             }
+            Memory::Storage if write_write => format!(
+                "with no `storage_barrier()` between them; {inputs}"
+            ),
             Memory::Storage => "with no `storage_barrier()` between them".to_string(),
         };
         ForgeError::DataRace {
@@ -325,6 +336,11 @@ mod tests {
         let msg = race_of(d.write(y, 5, 2));
         assert!(
             msg.contains("different workgroups") && msg.contains("invocation 1"),
+            "{msg}"
+        );
+        // Two writers in different workgroups: a collision, which no barrier fixes.
+        assert!(
+            msg.contains("collide") && msg.contains("inputs(dst = permutation)"),
             "{msg}"
         );
         // Distinct elements never race.

@@ -379,7 +379,7 @@ impl ForgeRuntime {
     ) -> Result<Vec<HostBuffer>> {
         let name = kernel.name();
         let layout = kernel.layout();
-        let (lens, threads) = dyn_sizes(kernel, args)?;
+        let (lens, threads) = dyn_sizes(kernel, schedule, args)?;
         args.check_data(kernel, &lens)?;
         let mut data: Vec<Vec<u8>> = layout
             .iter()
@@ -446,11 +446,16 @@ impl ForgeRuntime {
     }
 }
 
-/// The sizes of a type-erased call: every binding's length ([`DynArgs::lens`]) and the
-/// threads.
-pub(crate) fn dyn_sizes(kernel: &dyn Kernel, args: &DynArgs) -> Result<(Vec<u64>, Threads)> {
-    let lens = args.lens(kernel)?;
-    let threads = kernel.grid_threads(&args.scalars)?;
+/// The sizes of a type-erased call at `schedule`: every binding's length
+/// ([`DynArgs::lens`], which checks the counts) and the threads, which may name the
+/// schedule's constants.
+pub(crate) fn dyn_sizes(
+    kernel: &dyn Kernel,
+    schedule: &Schedule,
+    args: &DynArgs,
+) -> Result<(Vec<u64>, Threads)> {
+    let lens = args.lens(kernel, schedule)?;
+    let threads = kernel.grid_threads_at(schedule, &args.scalars)?;
     Ok((lens, threads))
 }
 

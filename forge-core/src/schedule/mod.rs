@@ -279,6 +279,30 @@ impl Schedule {
         self
     }
 
+    /// The value of one of the constants this schedule fixes in a kernel's source
+    /// ([`Schedule::wgsl_header`]): `WG`, `ITEMS`, `VEC`, `WG_X`/`WG_Y`/`WG_Z`, or a knob.
+    /// LEN and `threads` expressions that name them are evaluated with it.
+    ///
+    /// ```
+    /// use forge_core::Schedule;
+    /// let s = Schedule::new(128, 2, 1).with_knob("ROWS", 4);
+    /// assert_eq!(s.constant("WG"), Some(128));
+    /// assert_eq!(s.constant("ROWS"), Some(4));
+    /// assert_eq!(s.constant("TILE"), None);
+    /// ```
+    pub fn constant(&self, name: &str) -> Option<u32> {
+        let [x, y, z] = self.workgroup_shape();
+        match name {
+            "WG" => Some(self.invocations().min(u32::MAX as u64) as u32),
+            "ITEMS" => Some(self.items),
+            "VEC" => Some(self.vector),
+            "WG_X" => Some(x),
+            "WG_Y" => Some(y),
+            "WG_Z" => Some(z),
+            _ => self.knob(name),
+        }
+    }
+
     /// The value of knob `name`, where the schedule sets it.
     pub fn knob(&self, name: &str) -> Option<u32> {
         self.knobs().find(|(n, _)| *n == name).map(|(_, v)| v)

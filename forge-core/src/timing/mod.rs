@@ -428,7 +428,7 @@ impl ForgeRuntime {
         args: &DynArgs,
     ) -> Result<TimingPlan> {
         let layout = kernel.layout();
-        let (lens, threads) = dyn_sizes(kernel, args)?;
+        let (lens, threads) = dyn_sizes(kernel, schedule, args)?;
         // Sized from the LEN expressions, so a bad schedule is named before a bad length.
         let bytes: Vec<u64> = layout
             .iter()

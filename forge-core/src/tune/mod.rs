@@ -293,7 +293,18 @@ pub fn problem_args(
     scalars: &[ScalarValue],
     cert: &CertOptions,
 ) -> Result<DynArgs> {
-    let lens = kernel.binding_lens(scalars)?;
+    problem_args_at(kernel, &kernel.default_schedule(), scalars, cert)
+}
+
+/// [`problem_args`] sized at `schedule`, for a kernel whose LENs name the schedule's
+/// constants (`&[f32; rows * WG]`).
+pub fn problem_args_at(
+    kernel: &dyn Kernel,
+    schedule: &Schedule,
+    scalars: &[ScalarValue],
+    cert: &CertOptions,
+) -> Result<DynArgs> {
+    let lens = kernel.binding_lens_at(schedule, scalars)?;
     let buffers = kernel
         .layout()
         .iter()
@@ -384,6 +395,7 @@ pub fn tune_with_progress(
     let threads = kernel.threads(&scalars)?;
     check_problem_fits(rt, kernel, &scalars)?;
     let args = problem_args(kernel, &scalars, &opts.cert)?;
+    let declared_lens = kernel.binding_lens(&scalars).ok();
     let problem = describe_problem(kernel, &scalars);
     let all = candidates(kernel);
     let steps = steps(kernel, opts);
@@ -428,7 +440,19 @@ pub fn tune_with_progress(
             event.arg("schedule", || result.schedule.to_string());
             event.arg("round", || round + 1);
             event.arg("problem", || problem.as_str());
-            match rt.time_kernel_with(kernel, &result.schedule, &args, &timing_opts) {
+            // A candidate whose LENs name the schedule's constants takes inputs of its own
+            // lengths, drawn as the declared schedule's are.
+            let own = match kernel.binding_lens_at(&result.schedule, &scalars) {
+                Ok(l) if Some(&l) != declared_lens.as_ref() => Some(problem_args_at(
+                    kernel,
+                    &result.schedule,
+                    &scalars,
+                    &opts.cert,
+                )?),
+                _ => None,
+            };
+            let args = own.as_ref().unwrap_or(&args);
+            match rt.time_kernel_with(kernel, &result.schedule, args, &timing_opts) {
                 Ok(run) => {
                     event.arg("median_ns", || run.timing.median_ns);
                     repeats[i] = Some(run.timing.repeats);

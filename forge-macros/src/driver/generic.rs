@@ -141,7 +141,9 @@ pub fn expand(attr: TokenStream, func: syn::ItemFn, shared: Shared) -> TokenStre
         .collect();
     for a in &func.sig.inputs {
         if let syn::FnArg::Typed(pt) = a {
-            if !matches!(&*pt.ty, syn::Type::Reference(_)) && mentions(&pt.ty, &types.param) {
+            if !matches!(crate::types::ungroup(&pt.ty), syn::Type::Reference(_))
+                && mentions(&pt.ty, &types.param)
+            {
                 cx.error_spanned(
                     &pt.ty,
                     format!("a scalar parameter has a fixed type; take `f32` (or `u32`, `i32`) and convert in the body with `as {}`", types.param),

@@ -45,15 +45,30 @@ const PRELUDE_COOP: &str = include_str!("prelude_coop.cuh");
 /// The kernel's entry point (C++ forbids a kernel named `main`).
 pub const ENTRY_POINT: &str = "fg_main";
 
+/// WGSL's builtins under their own names, for the kernels that call one.
+const PRELUDE_WGSL: &str = include_str!("prelude_wgsl.cuh");
+/// Their `f16` forms, for the kernels that also use `f16`.
+const PRELUDE_WGSL_F16: &str = include_str!("prelude_wgsl_f16.cuh");
+
 /// The prelude of kernel `k`'s CUDA.
 pub fn prelude(k: &Kernel<'_>) -> String {
-    if k.uses_coop() {
+    let mut s = if k.uses_coop() {
         format!("#include <cuda_fp16.h>\n{PRELUDE}{PRELUDE_F16}{PRELUDE_COOP}")
     } else if k.uses_f16() {
         format!("#include <cuda_fp16.h>\n{PRELUDE}{PRELUDE_F16}")
+    } else if k.uses_wgsl_builtins() {
+        // `quantize_to_f16` and `pack2x16float` round through `__half`.
+        format!("#include <cuda_fp16.h>\n{PRELUDE}")
     } else {
         PRELUDE.to_string()
+    };
+    if k.uses_wgsl_builtins() {
+        s.push_str(PRELUDE_WGSL);
+        if k.uses_f16() {
+            s.push_str(PRELUDE_WGSL_F16);
+        }
     }
+    s
 }
 
 /// A CUDA function being written: the kernel's entry point, or a helper. Beside it, what
@@ -310,6 +325,7 @@ fn len_cuda(e: &LenExpr, k: &Kernel<'_>) -> String {
     match e {
         LenExpr::Lit(v) => format!("{v}u"),
         LenExpr::Param(i) => format!("(unsigned)({})", cuda_name(&k.scalars[*i].name)),
+        LenExpr::Sched(name) => name.clone(),
         LenExpr::Binary(op, a, b) => {
             let f = match op {
                 LenOp::Add => "fg_add",

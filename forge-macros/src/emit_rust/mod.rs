@@ -37,6 +37,22 @@ fn len_rust(e: &LenExpr, k: &Kernel<'_>, module: &TokenStream, threads: bool) ->
                 quote!(#module::val(#id as i128))
             }
         }
+        // A schedule constant (`WG`, `ITEMS`, `VEC`, a knob): the schedule's value; a knob
+        // the schedule does not set has its default, as the oracle's does.
+        LenExpr::Sched(name) => {
+            let v = match k.options.knobs.iter().find(|kn| kn.name == *name) {
+                Some(kn) => {
+                    let d = kn.default;
+                    quote!(__fg_sched.knob(#name).unwrap_or(#d))
+                }
+                None => quote!(__fg_sched.constant(#name).unwrap_or(0)),
+            };
+            if threads {
+                quote!(#module::val(#v as u64))
+            } else {
+                quote!(#module::val(#v as i128))
+            }
+        }
         LenExpr::Binary(op, a, b) => {
             let f = format_ident!(
                 "{}",
@@ -583,6 +599,7 @@ impl<'k> Items<'k> {
     fn sizes(&self) -> TokenStream {
         let k = self.k;
         let (err, oracle_mod) = (self.p.error(), &self.oracle_mod);
+        let schedule = self.p.schedule();
         let (scalar_ids, scalar_tys) = (&self.scalar_ids, &self.scalar_tys);
         let nb = k.bindings.len();
         let len_module = quote!(#oracle_mod::len);
@@ -630,22 +647,22 @@ impl<'k> Items<'k> {
         let check_params = self.check_params();
         quote! {
             #[allow(unused_variables)]
-            fn __lens(#(#scalar_ids: #scalar_tys),*) -> ::core::result::Result<[usize; #nb], #err> {
+            fn __lens(__fg_sched: &#schedule, #(#scalar_ids: #scalar_tys),*) -> ::core::result::Result<[usize; #nb], #err> {
                 Ok([#(#lens),*])
             }
 
             /// The grid's logical invocations in x, y and z.
             #[allow(unused_variables)]
-            fn __threads(#(#scalar_ids: #scalar_tys),*) -> ::core::result::Result<[u32; 3], #err> {
+            fn __threads(__fg_sched: &#schedule, #(#scalar_ids: #scalar_tys),*) -> ::core::result::Result<[u32; 3], #err> {
                 #threads_value
             }
 
             /// Checks every slice's length and the work size; returns every binding's length.
             #[allow(unused_variables)]
-            fn __check(#(#check_params,)* #(#scalar_ids: #scalar_tys),*) -> ::core::result::Result<[usize; #nb], #err> {
-                let __fg_lens = __lens(#(#scalar_ids),*)?;
+            fn __check(__fg_sched: &#schedule, #(#check_params,)* #(#scalar_ids: #scalar_tys),*) -> ::core::result::Result<[usize; #nb], #err> {
+                let __fg_lens = __lens(__fg_sched, #(#scalar_ids),*)?;
                 #oracle_mod::check_lens(NAME, LAYOUT, &__fg_lens, &[#(#actual),*])?;
-                __threads(#(#scalar_ids),*)?;
+                __threads(__fg_sched, #(#scalar_ids),*)?;
                 Ok(__fg_lens)
             }
         }
@@ -742,7 +759,7 @@ impl<'k> Items<'k> {
         let plain = self.body(quote!(cpu_with_options(__fg_sched, &::core::default::Default::default(), #(#method_names),*)));
         let with_options = self.body(quote! {
             #oracle_mod::check_schedule(&Kernel, __fg_sched)?;
-            let __fg_lens = __check(#(#check_args,)* #(#scalar_ids),*)?;
+            let __fg_lens = __check(__fg_sched, #(#check_args,)* #(#scalar_ids),*)?;
             #oracle_mod::outputs_fit(NAME, &[#((#out_names, #out_lens, __fg_lens[#outs], ::core::mem::size_of::<#out_tys2>())),*], __fg_opts)?;
             #(let mut #out_ids: ::std::vec::Vec<#out_tys> = #oracle_mod::zeroed(__fg_lens[#outs]);)*
             let mut __fg_rd = #oracle_mod::RaceDetector::new(NAME, __fg_sched.invocations() as u32);
@@ -835,22 +852,22 @@ impl<'k> Items<'k> {
             .map(|i| &self.k.bindings[*i].name)
             .collect();
         let run = self.body(quote! {
-            let __fg_sched = rt.schedule_for_threads(&Kernel, #oracle_mod::total(__threads(#(#scalar_ids),*)?));
+            let __fg_sched = rt.schedule_for_threads(&Kernel, #oracle_mod::total(__threads(&DEFAULT_SCHEDULE, #(#scalar_ids),*)?));
             run_with(rt, &__fg_sched, #(#method_names),*)
         });
         let run_async = self.body(quote! {
-            let __fg_sched = rt.schedule_for_threads(&Kernel, #oracle_mod::total(__threads(#(#scalar_ids),*)?));
+            let __fg_sched = rt.schedule_for_threads(&Kernel, #oracle_mod::total(__threads(&DEFAULT_SCHEDULE, #(#scalar_ids),*)?));
             run_with_async(rt, &__fg_sched, #(#method_names),*).await
         });
         // On the web the blocking form refuses before it checks anything, as the runtime's
         // blocking calls do.
         let run_with = self.body(quote! {
             #can_block("a blocking run")?;
-            let (__fg_params, __fg_threads, mut __fg_host) = __host(#(#method_names),*)?;
+            let (__fg_params, __fg_threads, mut __fg_host) = __host(__fg_sched, #(#method_names),*)?;
             __outs(rt.launch_host(&Kernel, __fg_sched, #bytemuck::bytes_of(&__fg_params), #oracle_mod::launch_threads(__fg_threads), &mut __fg_host)?)
         });
         let run_with_async = self.body(quote! {
-            let (__fg_params, __fg_threads, mut __fg_host) = __host(#(#method_names),*)?;
+            let (__fg_params, __fg_threads, mut __fg_host) = __host(__fg_sched, #(#method_names),*)?;
             __outs(rt.launch_host_async(&Kernel, __fg_sched, #bytemuck::bytes_of(&__fg_params), #oracle_mod::launch_threads(__fg_threads), &mut __fg_host).await?)
         });
         // A stub's calls never get this far.
@@ -861,9 +878,9 @@ impl<'k> Items<'k> {
                 /// A GPU call's checked arguments: the `Params` uniform, the grid, and the
                 /// host data of every binding, in binding order.
                 #[allow(unused_variables)]
-                fn __host<'__fg_a>(#(#host_params),*) -> ::core::result::Result<(Params, [u32; 3], [#host_arg<'__fg_a>; #nb]), #err> {
-                    let __fg_lens = __check(#(#check_args,)* #(#scalar_ids),*)?;
-                    let __fg_threads = __threads(#(#scalar_ids),*)?;
+                fn __host<'__fg_a>(__fg_sched: &#schedule, #(#host_params),*) -> ::core::result::Result<(Params, [u32; 3], [#host_arg<'__fg_a>; #nb]), #err> {
+                    let __fg_lens = __check(__fg_sched, #(#check_args,)* #(#scalar_ids),*)?;
+                    let __fg_threads = __threads(__fg_sched, #(#scalar_ids),*)?;
                     Ok((Params { #(#scalar_ids),* }, __fg_threads, [#(#host_args),*]))
                 }
 
@@ -908,13 +925,13 @@ impl<'k> Items<'k> {
         let (tensor_args, tensor_names) = (&self.tensor_args, &self.tensor_names);
         let (scalar_ids, binding_ids) = (&self.scalar_ids, &self.binding_ids);
         let launch = self.body(quote! {
-            let __fg_sched = rt.schedule_for_threads(&Kernel, #oracle_mod::total(__threads(#(#scalar_ids),*)?));
+            let __fg_sched = rt.schedule_for_threads(&Kernel, #oracle_mod::total(__threads(&DEFAULT_SCHEDULE, #(#scalar_ids),*)?));
             launch_with(rt, &__fg_sched, #(#tensor_names),*)
         });
         let launch_with = self.body(quote! {
-            let __fg_lens = __lens(#(#scalar_ids),*)?;
+            let __fg_lens = __lens(__fg_sched, #(#scalar_ids),*)?;
             #oracle_mod::check_lens(NAME, LAYOUT, &__fg_lens, &[#(::core::option::Option::Some(#binding_ids.len())),*])?;
-            let __fg_threads = __threads(#(#scalar_ids),*)?;
+            let __fg_threads = __threads(__fg_sched, #(#scalar_ids),*)?;
             let __fg_params = Params { #(#scalar_ids),* };
             rt.launch_tensors(&Kernel, __fg_sched, #bytemuck::bytes_of(&__fg_params), #oracle_mod::launch_threads(__fg_threads), &[#(#binding_ids.raw()),*])
         });
@@ -935,6 +952,73 @@ impl<'k> Items<'k> {
 
     /// `Kernel::cost`, where the kernel declares `cost(..)`: each term evaluated in checked
     /// LEN arithmetic over the scalars.
+    /// `inputs()` and `make_inputs()`: the structure of the kernel's certification inputs,
+    /// or its own function for them.
+    fn inputs_fn(&self) -> TokenStream {
+        let k = self.k;
+        if self.stub {
+            return quote!();
+        }
+        let (input, input_case, host_buffer) =
+            (self.p.input(), self.p.input_case(), self.p.host_buffer());
+        let mut out = TokenStream::new();
+        if !k.options.inputs.is_empty() {
+            let items = k.options.inputs.iter().map(|(name, kind, _)| {
+                let v = match kind {
+                    InputKind::Permutation => quote!(#input::Permutation),
+                    InputKind::OffsetsOf(o) => quote!(#input::OffsetsOf(#o)),
+                    InputKind::IndicesOf(o) => quote!(#input::IndicesOf(#o)),
+                };
+                quote!((#name, #v))
+            });
+            out.extend(quote! {
+                fn inputs(&self) -> &'static [(&'static str, #input)] {
+                    &[#(#items),*]
+                }
+            });
+        }
+        if let Some(path) = &k.options.inputs_fn {
+            out.extend(quote! {
+                fn make_inputs(&self, __fg_case: &#input_case<'_>) -> ::core::option::Option<::std::vec::Vec<::core::option::Option<#host_buffer>>> {
+                    let __fg_f: fn(&#input_case<'_>) -> ::std::vec::Vec<::core::option::Option<#host_buffer>> = #path;
+                    ::core::option::Option::Some(__fg_f(__fg_case))
+                }
+            });
+        }
+        out
+    }
+
+    /// `tolerance_terms`: how many terms each output sums, for the certifier's tolerance
+    /// that scales with them.
+    fn terms_fn(&self) -> TokenStream {
+        let k = self.k;
+        let Some((e, text)) = &k.options.terms else {
+            return quote!();
+        };
+        if self.stub {
+            return quote!();
+        }
+        let oracle_mod = &self.oracle_mod;
+        let (err, scalar_value, schedule) =
+            (self.p.error(), self.p.scalar_value(), self.p.schedule());
+        let len_module = quote!(#oracle_mod::len);
+        let e = len_rust(e, k, &len_module, false);
+        let scalar_getters = self.scalar_getters();
+        let check = self.p.check_scalar_count();
+        let n = k.scalars.len();
+        quote! {
+            #[allow(unused_variables)]
+            fn tolerance_terms(&self, __fg_s: &[#scalar_value]) -> ::core::option::Option<::core::result::Result<u64, #err>> {
+                ::core::option::Option::Some((|| {
+                    #check(NAME, #n, __fg_s.len())?;
+                    let __fg_sched: &#schedule = &DEFAULT_SCHEDULE;
+                    #(#scalar_getters)*
+                    #oracle_mod::finish_cost(NAME, "terms", #text, #e)
+                })())
+            }
+        }
+    }
+
     fn cost_fn(&self) -> TokenStream {
         let k = self.k;
         if k.options.cost.is_empty() {
@@ -956,8 +1040,11 @@ impl<'k> Items<'k> {
         let scalar_getters = self.scalar_getters();
         let check = self.p.check_scalar_count();
         let n = k.scalars.len();
+        let schedule = self.p.schedule();
         let body = self.body(quote! {
             #check(NAME, #n, __fg_s.len())?;
+            // A cost that names the schedule's constants counts at the declared schedule.
+            let __fg_sched: &#schedule = &DEFAULT_SCHEDULE;
             #(#scalar_getters)*
             Ok(#cost { bytes: #bytes, flops: #flops })
         });
@@ -1129,7 +1216,7 @@ impl<'k> Items<'k> {
         let cpu_dyn = self.dyn_call(
             quote!(cpu_with_options),
             quote!(__fg_sched, __fg_opts,),
-            quote!(#dyn_args::check(__fg_args, self)?;),
+            quote!(#dyn_args::check(__fg_args, self, __fg_sched)?;),
         );
         let reference_dyn = match &k.options.reference {
             None => quote!(),
@@ -1152,6 +1239,8 @@ impl<'k> Items<'k> {
                 quote!()
             }
         };
+        let inputs_fn = self.inputs_fn();
+        let terms_fn = self.terms_fn();
         let workgroup_free_fn = flag(k.workgroup_free(), "workgroup_free");
         let special_values_fn = flag(k.options.special_values, "special_values");
         let (tolerance_fn, features_fn, reference_dyn) = if self.stub {
@@ -1196,21 +1285,22 @@ impl<'k> Items<'k> {
         let cases = self.body(quote!(#oracle_mod::cases(&[#(#cases),*])));
         let lens = self.body(quote! {
             #(#scalar_getters)*
-            Ok(#oracle_mod::lens_u64(&__lens(#(#scalar_ids),*)?))
+            Ok(#oracle_mod::lens_u64(&__lens(__fg_sched, #(#scalar_ids),*)?))
         });
         // `threads` and `grid_threads` share one function that takes the scalars apart.
-        let threads = self.body(quote!(Ok(#oracle_mod::total(__grid_dyn(__fg_s)?))));
+        let threads = self.body(quote!(Ok(#oracle_mod::total(__grid_dyn(__fg_sched, __fg_s)?))));
         let threads_ty = self.p.threads();
-        let grid_threads = self.body(quote!(Ok(#oracle_mod::launch_threads(__grid_dyn(__fg_s)?))));
+        let grid_threads =
+            self.body(quote!(Ok(#oracle_mod::launch_threads(__grid_dyn(__fg_sched, __fg_s)?))));
         let grid_dyn = if self.stub {
             quote!()
         } else {
             quote! {
                 /// The grid of a type-erased call: its scalars, then `__threads`.
                 #[allow(unused_variables)]
-                fn __grid_dyn(__fg_s: &[#scalar_value]) -> ::core::result::Result<[u32; 3], #err> {
+                fn __grid_dyn(__fg_sched: &#schedule, __fg_s: &[#scalar_value]) -> ::core::result::Result<[u32; 3], #err> {
                     #(#scalar_getters)*
-                    __threads(#(#scalar_ids),*)
+                    __threads(__fg_sched, #(#scalar_ids),*)
                 }
             }
         };
@@ -1243,18 +1333,29 @@ impl<'k> Items<'k> {
                     #cases
                 }
                 #tolerance_fn
+                #terms_fn
+                #inputs_fn
                 #features_fn
                 #workgroup_free_fn
                 #special_values_fn
                 #cost_fn
                 #prints_fn
                 fn binding_lens(&self, __fg_s: &[#scalar_value]) -> ::core::result::Result<::std::vec::Vec<u64>, #err> {
-                    #lens
+                    #kernel_trait::binding_lens_at(self, &DEFAULT_SCHEDULE, __fg_s)
                 }
                 fn threads(&self, __fg_s: &[#scalar_value]) -> ::core::result::Result<u64, #err> {
-                    #threads
+                    #kernel_trait::threads_at(self, &DEFAULT_SCHEDULE, __fg_s)
                 }
                 fn grid_threads(&self, __fg_s: &[#scalar_value]) -> ::core::result::Result<#threads_ty, #err> {
+                    #kernel_trait::grid_threads_at(self, &DEFAULT_SCHEDULE, __fg_s)
+                }
+                fn binding_lens_at(&self, __fg_sched: &#schedule, __fg_s: &[#scalar_value]) -> ::core::result::Result<::std::vec::Vec<u64>, #err> {
+                    #lens
+                }
+                fn threads_at(&self, __fg_sched: &#schedule, __fg_s: &[#scalar_value]) -> ::core::result::Result<u64, #err> {
+                    #threads
+                }
+                fn grid_threads_at(&self, __fg_sched: &#schedule, __fg_s: &[#scalar_value]) -> ::core::result::Result<#threads_ty, #err> {
                     #grid_threads
                 }
                 fn cpu_dyn(&self, __fg_sched: &#schedule, __fg_args: &#dyn_args) -> ::core::result::Result<::std::vec::Vec<#host_buffer>, #err> {
@@ -1398,6 +1499,7 @@ impl<'k> Items<'k> {
             #[doc = #doc]
             #vis trait #ext_trait {
                 #[doc = #mdoc]
+                #[allow(clippy::too_many_arguments)]
                 fn #fn_name(&mut self, #(#method_args),*) -> ::core::result::Result<#out_ty, #err>;
             }
             impl #ext_trait for #rt {

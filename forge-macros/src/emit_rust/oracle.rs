@@ -422,7 +422,7 @@ impl<'k> Oracle<'k> {
                 #(#knobs)*
                 let __fg_sg: u32 = #oracle::subgroup::subgroup_size();
                 // The logical grid, as the GPU's ids show it whatever the folding.
-                let __fg_ext: [u32; 3] = __threads(#(#scalar_names),*)?;
+                let __fg_ext: [u32; 3] = __threads(__fg_sched, #(#scalar_names),*)?;
                 let __fg_ngr: [u64; 3] = #oracle::grid(NAME, __fg_sched, __fg_ext, #dims)?;
                 let __fg_groups: u64 = __fg_ngr[0] * __fg_ngr[1] * __fg_ngr[2];
                 // Written out, not `__fg_ngr.map(..)`: an array `map` is a generic instance per
@@ -1433,6 +1433,8 @@ impl<'k> Oracle<'k> {
                 quote!(#name { #(#fields: #values),* })
             }
             ExprKind::StructZero(_) => self.zero(&e.ty),
+            // Inlining replaced every binding argument; `inline` reports any left.
+            ExprKind::BindingRef(_) => self.zero(&e.ty),
             ExprKind::Field(base, f) => {
                 let Ty::Struct(st) = base.ty else {
                     return self.expr(base);
@@ -1594,19 +1596,71 @@ impl<'k> Oracle<'k> {
                     let y = &a[1];
                     quote!(#oracle::distance(#x, #y))
                 }
+                MathFn::Pack(p) => {
+                    let name = format_ident!("{}", p.pack_name());
+                    quote!(#oracle::wgsl::#name(#x))
+                }
+                MathFn::FaceForward | MathFn::Reflect | MathFn::Refract => self.geometry(f, s, &a),
                 _ => {
-                    // Componentwise: bind each argument, then apply the scalar form per component.
+                    // Componentwise: bind each argument, then apply the scalar form per
+                    // component (a scalar argument, such as `extract_bits`' offset, to each).
                     let names: Vec<Ident> =
                         (0..a.len()).map(|i| format_ident!("__fg_m{}", i)).collect();
-                    let comps: Vec<TokenStream> =
-                        names.iter().map(|n| quote!(#n[__fg_c])).collect();
+                    let comps: Vec<TokenStream> = names
+                        .iter()
+                        .zip(args)
+                        .map(|(n, x)| match x.ty {
+                            Ty::Vector(..) => quote!(#n[__fg_c]),
+                            _ => quote!(#n),
+                        })
+                        .collect();
                     let body = self.math_tokens(f, s, &comps);
                     let __n = width(&args[0].ty);
+                    if f == MathFn::Clamp {
+                        // The method reports unordered bounds with `?`, which a closure
+                        // would not pass on: a loop over the components.
+                        return quote!({
+                            #(let #names = #a;)*
+                            let mut __fg_r = __fg_m0;
+                            for __fg_c in 0..#__n { __fg_r[__fg_c] = #body; }
+                            __fg_r
+                        });
+                    }
                     quote!({ #(let #names = #a;)* ::core::array::from_fn::<_, #__n, _>(|__fg_c| #body) })
                 }
             };
         }
         self.math_tokens(f, s, &a)
+    }
+
+    /// WGSL's vector geometry (`face_forward`, `reflect`, `refract`), of `f32` vectors or,
+    /// in `f32` and rounded once per component, of `f16` ones.
+    fn geometry(&self, f: MathFn, s: Scalar, a: &[TokenStream]) -> TokenStream {
+        let oracle = self.p.oracle();
+        let name = format_ident!("{}", f.name());
+        let (vectors, eta) = match f {
+            MathFn::Refract => (&a[..2], Some(&a[2])),
+            _ => (a, None),
+        };
+        if s == Scalar::F16 {
+            let f16 = self.p.f16();
+            let eta = eta.cloned().unwrap_or_else(|| quote!(#f16::ZERO));
+            let params: Vec<TokenStream> = (0..vectors.len())
+                .map(|i| {
+                    let i = Literal::usize_unsuffixed(i);
+                    quote!(__fg_v[#i])
+                })
+                .collect();
+            let call = match f {
+                MathFn::Refract => quote!(#oracle::wgsl::#name(#(#params,)* __fg_e)),
+                _ => quote!(#oracle::wgsl::#name(#(#params),*)),
+            };
+            return quote!(#oracle::wgsl::via_f32([#(#vectors),*], #eta, |__fg_v, __fg_e| { let _ = __fg_e; #call }));
+        }
+        match eta {
+            Some(e) => quote!(#oracle::wgsl::#name(#(#vectors,)* #e)),
+            None => quote!(#oracle::wgsl::#name(#(#vectors),*)),
+        }
     }
 
     /// A math function of scalar arguments given as tokens.
@@ -1622,13 +1676,13 @@ impl<'k> Oracle<'k> {
                 .iter()
                 .enumerate()
                 .map(|(i, x)| match (f, i) {
-                    (MathFn::Powi, 1) => x.clone(),
+                    (MathFn::Powi | MathFn::Ldexp, 1) => x.clone(),
                     _ => quote!((#x).to_f32()),
                 })
                 .collect();
             let r = self.math_tokens(f, Scalar::F32, &wide);
             return match f {
-                MathFn::IsNan | MathFn::IsFinite => r,
+                MathFn::IsNan | MathFn::IsFinite | MathFn::FrexpExp => r,
                 _ => quote!(#f16::from_f32(#r)),
             };
         }
@@ -1643,13 +1697,14 @@ impl<'k> Oracle<'k> {
             MathFn::Abs => method("abs"),
             MathFn::Min => method("min"),
             MathFn::Max => method("max"),
+            // Rust's meaning: unordered bounds are reported, as Rust panics on them.
             MathFn::Clamp if s.is_float() => {
                 let (lo, hi) = (&a[1], &a[2]);
-                quote!(#oracle::clamp_float(#x, #lo, #hi))
+                quote!(#oracle::wgsl::clamp_method_float(NAME, __fg_gi, #x, #lo, #hi)?)
             }
             MathFn::Clamp => {
                 let (lo, hi) = (&a[1], &a[2]);
-                quote!(#oracle::clamp_ord(#x, #lo, #hi))
+                quote!(#oracle::wgsl::clamp_method_ord(NAME, __fg_gi, #x, #lo, #hi)?)
             }
             MathFn::Sqrt => method("sqrt"),
             MathFn::Exp => method("exp"),
@@ -1715,6 +1770,36 @@ impl<'k> Oracle<'k> {
             MathFn::Dot | MathFn::Length | MathFn::Normalize | MathFn::Cross | MathFn::Distance => {
                 quote!(#x)
             }
+            _ => self.wgsl_builtin(f, s, a),
+        }
+    }
+
+    /// One of WGSL's builtins that no Rust method means, of scalar arguments (`f32`, or
+    /// integers), through `oracle::wgsl`.
+    fn wgsl_builtin(&self, f: MathFn, s: Scalar, a: &[TokenStream]) -> TokenStream {
+        let oracle = self.p.oracle();
+        let call = |name: &str| {
+            let name = format_ident!("{}", name);
+            quote!(#oracle::wgsl::#name(#(#a),*))
+        };
+        let typed = |name: &str| call(&format!("{name}_{}", s.wgsl()));
+        match f {
+            MathFn::ClampMinMax if s.is_float() => typed("clamp_min_max"),
+            MathFn::ClampMinMax => call("clamp_min_max_int"),
+            MathFn::Sign => typed("sign"),
+            MathFn::FractFloor => call("fract_floor_f32"),
+            MathFn::InverseSqrt => call("inverse_sqrt_f32"),
+            MathFn::Saturate => call("saturate_f32"),
+            MathFn::Step => call("step_f32"),
+            MathFn::Mix => call("mix_f32"),
+            MathFn::Smoothstep => call("smoothstep_f32"),
+            MathFn::Ldexp => call("ldexp_f32"),
+            MathFn::FrexpFract => call("frexp_fract_f32"),
+            MathFn::FrexpExp => call("frexp_exp_f32"),
+            MathFn::Pack(p) => call(p.pack_name()),
+            MathFn::Unpack(p) => call(p.unpack_name()),
+            // The rest are named as in the language: `quantize_to_f16`, the bit functions.
+            other => call(other.name()),
         }
     }
 }

@@ -28,7 +28,7 @@ impl Lowerer<'_, '_> {
             Some(Err(msg)) => return self.err(t.span(), msg),
             None => {}
         }
-        if let syn::Type::Array(a) = t {
+        if let syn::Type::Array(a) = crate::types::ungroup(t) {
             let e = self.type_annotation(&a.elem)?;
             let len = self.const_len(&a.len)?;
             return Ok(self.inf.of_array(e, len));

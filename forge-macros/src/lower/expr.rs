@@ -34,18 +34,33 @@ impl Lowerer<'_, '_> {
                     let op = match u.op {
                         syn::UnOp::Neg(_) if s != Scalar::U32 => UnOp::Neg,
                         syn::UnOp::Not(_) if s.is_int() => UnOp::Not,
-                        _ => return self.err(span, "this unary operator is not defined for this vector type"),
+                        _ => {
+                            return self.err(
+                                span,
+                                "this unary operator is not defined for this vector type",
+                            )
+                        }
                     };
                     let tv = a.tv;
                     return Ok(self.expr_of(ExprKind::Unary(op, Box::new(a)), tv, span));
                 }
                 let op = match u.op {
                     syn::UnOp::Neg(_) => {
-                        self.constrain_at(span, a.tv, infer::S_I32 | infer::S_FLOAT, "cannot negate this type");
+                        self.constrain_at(
+                            span,
+                            a.tv,
+                            infer::S_I32 | infer::S_FLOAT,
+                            "cannot negate this type",
+                        );
                         UnOp::Neg
                     }
                     syn::UnOp::Not(_) => {
-                        self.constrain_at(span, a.tv, infer::S_INT | infer::S_BOOL, "`!` needs a `bool` or an integer");
+                        self.constrain_at(
+                            span,
+                            a.tv,
+                            infer::S_INT | infer::S_BOOL,
+                            "`!` needs a `bool` or an integer",
+                        );
                         UnOp::Not
                     }
                     _ => return self.err(span, "dereferencing is not supported in kernels"),
@@ -55,10 +70,22 @@ impl Lowerer<'_, '_> {
             }
             syn::Expr::Binary(b) => {
                 let Some(op) = bin_op(&b.op) else {
-                    return self.err(b.op.span(), "compound assignment is a statement, not an expression");
+                    return self.err(
+                        b.op.span(),
+                        "compound assignment is a statement, not an expression",
+                    );
                 };
                 let l = self.expr(&b.left)?;
-                let r = self.expr(&b.right)?;
+                let r = match op {
+                    // The right operand of `&&` and `||` runs only on the left's say.
+                    BinOp::And | BinOp::Or => {
+                        let outer = self.no_hoist.replace("in the right operand of `&&` or `||`, which runs only when the left one lets it,");
+                        let r = self.expr(&b.right);
+                        self.no_hoist = outer;
+                        r?
+                    }
+                    _ => self.expr(&b.right)?,
+                };
                 let lv = self.inf.vector(l.tv);
                 let rv = self.inf.vector(r.tv);
                 if let Some((s, n)) = lv.or(rv) {
@@ -79,10 +106,17 @@ impl Lowerer<'_, '_> {
                         self.inf.of_scalar(Scalar::Bool)
                     } else {
                         let set = match op {
-                            BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor => infer::S_INT | infer::S_BOOL,
+                            BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor => {
+                                infer::S_INT | infer::S_BOOL
+                            }
                             _ => infer::S_NUM,
                         };
-                        self.constrain_at(span, l.tv, set, &format!("`{}` is not defined for this type", op.wgsl()));
+                        self.constrain_at(
+                            span,
+                            l.tv,
+                            set,
+                            &format!("`{}` is not defined for this type", op.wgsl()),
+                        );
                         l.tv
                     }
                 };
@@ -95,10 +129,19 @@ impl Lowerer<'_, '_> {
                 }
                 let Some(target) = types::scalar_type(&c.ty) else {
                     let t = &c.ty;
-                    return self.err(t.span(), format!("cannot cast to `{}`; casts go to `f32`, `u32`, `i32`, `f16` or `f64`", quote::quote!(#t)));
+                    return self.err(
+                        t.span(),
+                        format!(
+                            "cannot cast to `{}`; casts go to `f32`, `u32`, `i32`, `f16` or `f64`",
+                            quote::quote!(#t)
+                        ),
+                    );
                 };
                 if target == Scalar::Bool {
-                    return self.err(c.ty.span(), "cannot cast to `bool`; compare instead, e.g. `x != 0`");
+                    return self.err(
+                        c.ty.span(),
+                        "cannot cast to `bool`; compare instead, e.g. `x != 0`",
+                    );
                 }
                 self.constrain_at(a.span, a.tv, infer::S_ANY, "only scalars can be cast");
                 let tv = self.inf.of_scalar(target);
@@ -110,26 +153,37 @@ impl Lowerer<'_, '_> {
                     if self.lookup(&name).is_none() {
                         if let Some(b) = self.bindings.iter().position(|b| b.name == name) {
                             if self.bindings[b].atomic {
-                                return self.err(span, format!("`{name}` is atomic; read it with `{name}[i].load()`"));
+                                return self.err(
+                                    span,
+                                    format!("`{name}` is atomic; read it with `{name}[i].load()`"),
+                                );
                             }
                             let idx = self.index_expr(&ix.index)?;
                             let tv = self.ty_var(&self.bindings[b].elem_ty());
-                            return Ok(self.expr_of(ExprKind::LoadBinding(b, Box::new(idx)), tv, span));
+                            return Ok(self.expr_of(
+                                ExprKind::LoadBinding(b, Box::new(idx)),
+                                tv,
+                                span,
+                            ));
                         }
                     }
                 }
                 let base = self.expr(&ix.expr)?;
                 let Some(elem) = self.element_of(base.tv) else {
-                    return self.err(ix.expr.span(), "this value is not an array or a vector and cannot be indexed");
+                    return self.err(
+                        ix.expr.span(),
+                        "this value is not an array or a vector and cannot be indexed",
+                    );
                 };
                 let idx = self.index_expr(&ix.index)?;
-                Ok(self.expr_of(ExprKind::LoadArray(Box::new(base), Box::new(idx)), elem, span))
+                Ok(self.expr_of(
+                    ExprKind::LoadArray(Box::new(base), Box::new(idx)),
+                    elem,
+                    span,
+                ))
             }
             syn::Expr::Repeat(r) => {
                 let v = self.expr(&r.expr)?;
-                if self.inf.is_array(v.tv) {
-                    return self.err(v.span, "arrays of arrays are not supported; use a flat array");
-                }
                 let len = self.const_len(&r.len)?;
                 let tv = self.inf.of_array(v.tv, len);
                 Ok(self.expr_of(ExprKind::ArrayRepeat(Box::new(v)), tv, span))
@@ -147,10 +201,8 @@ impl Lowerer<'_, '_> {
                     let (s, t) = (it.span, it.tv);
                     self.unify_at(s, first, t);
                 }
-                // Scalars or vectors, as in `[x0, x1]` of `Vec4`s: a register array's values.
-                if self.inf.is_array(first) {
-                    return self.err(span, "arrays of arrays are not supported; use a flat array");
-                }
+                // Scalars, vectors or arrays, as in `[x0, x1]` of `Vec4`s: a register
+                // array's values.
                 let tv = self.inf.of_array(first, ConstLen::Lit(items.len() as u32));
                 Ok(self.expr_of(ExprKind::ArrayList(items), tv, span))
             }
@@ -159,7 +211,9 @@ impl Lowerer<'_, '_> {
             syn::Expr::Field(f) => {
                 let member = match &f.member {
                     syn::Member::Named(i) => i.to_string(),
-                    syn::Member::Unnamed(i) => return self.err(i.span(), "tuple fields are not supported"),
+                    syn::Member::Unnamed(i) => {
+                        return self.err(i.span(), "tuple fields are not supported")
+                    }
                 };
                 let comp = match member.as_str() {
                     "x" => Some(0),
@@ -184,7 +238,11 @@ impl Lowerer<'_, '_> {
                         let names: Vec<&str> = def.fields.iter().map(|f| f.name.as_str()).collect();
                         return self.err(
                             f.member.span(),
-                            format!("`{}` has no field `{member}`; its fields are {}", def.name, method_list(names.into_iter())),
+                            format!(
+                                "`{}` has no field `{member}`; its fields are {}",
+                                def.name,
+                                method_list(names.into_iter())
+                            ),
                         );
                     };
                     let ty = def.fields[i].ty.clone();
@@ -198,19 +256,24 @@ impl Lowerer<'_, '_> {
                     return self.err(span, "field access is supported on vectors, on `global_id()`, `local_id()`, `workgroup_id()` and `num_workgroups()`, and on `#[forge_struct]`s");
                 };
                 if comp >= n {
-                    return self.err(f.member.span(), format!("a `vec{n}` has no component `{member}`"));
+                    return self.err(
+                        f.member.span(),
+                        format!("a `vec{n}` has no component `{member}`"),
+                    );
                 }
                 let tv = self.inf.of_scalar(s);
                 Ok(self.expr_of(ExprKind::Swizzle(Box::new(base), vec![comp]), tv, span))
             }
             syn::Expr::Struct(lit) => self.struct_literal(lit),
-            syn::Expr::If(_) => self.err(span, "an `if` used as a value must be the whole right-hand side of a `let` or an assignment; bind it first: `let v = if .. { .. } else { .. };`"),
+            syn::Expr::If(_) | syn::Expr::Match(_) => self.hoisted_value(e),
             syn::Expr::Block(_) => self.err(span, "block expressions are not supported here"),
             syn::Expr::Closure(_) => self.err(span, "closures are not supported in kernels"),
-            syn::Expr::Reference(_) => self.err(span, "references are not supported in kernel bodies; index bindings directly"),
+            syn::Expr::Reference(_) => self.err(
+                span,
+                "references are not supported in kernel bodies; index bindings directly",
+            ),
             syn::Expr::Macro(_) => self.err(span, "macros are not supported in kernels"),
             syn::Expr::Tuple(_) => self.err(span, "tuples are not supported in kernels"),
-            syn::Expr::Match(_) => self.err(span, "a `match` used as a value must be the whole right-hand side of a `let` or an assignment; bind it first: `let v = match x { .. };`"),
             syn::Expr::Range(_) => self.err(span, "ranges are only allowed in `for` loops"),
             _ => self.err(span, "this expression is not supported in kernels"),
         }
@@ -618,6 +681,12 @@ impl Lowerer<'_, '_> {
             let tv = self.inf.of_scalar(result);
             return Ok(self.expr_of(ExprKind::Math(f, args), tv, span));
         }
+        if super::wgsl::is_builtin(&name) {
+            return self.wgsl_call(c, &name);
+        }
+        if name == "workgroup_uniform_load" {
+            return self.uniform_load(c);
+        }
         if matches!(
             name.as_str(),
             "workgroup_barrier" | "storage_barrier" | "async_copy" | "async_wait"
@@ -735,11 +804,8 @@ impl Lowerer<'_, '_> {
             }
         };
         let Some(id) = self.lookup(&name) else {
-            if self.bindings.iter().any(|b| b.name == name) {
-                return self.err(
-                    inner.span(),
-                    format!("`{name}` is a binding, and helpers take local and `#[shared]` arrays by reference; pass the elements the helper needs, or copy them into a local array first"),
-                );
+            if let Some(b) = self.bindings.iter().position(|b| b.name == name) {
+                return self.binding_arg(helper, b, inner, given_mut, t, mutable, &want);
             }
             return self.err(
                 inner.span(),
@@ -796,6 +862,69 @@ impl Lowerer<'_, '_> {
         Ok(self.expr_of(ExprKind::Local(id), tv, inner.span()))
     }
 
+    /// A binding passed to a helper's reference parameter, which the helper reads (`&[T;
+    /// N]`) or writes (`&mut`): the call is inlined with the binding in the parameter's
+    /// place. Its element type must be the parameter's; its length is checked where the
+    /// helper indexes it, as the binding's own accesses are.
+    #[allow(clippy::too_many_arguments)]
+    fn binding_arg(
+        &mut self,
+        helper: &str,
+        b: usize,
+        arg: &syn::Expr,
+        given_mut: Option<bool>,
+        t: &Ty,
+        mutable: bool,
+        want: &str,
+    ) -> R<Expr> {
+        let binding = &self.bindings[b];
+        let name = binding.name.clone();
+        let amp = if mutable { "&mut" } else { "&" };
+        match given_mut {
+            // Bindings are references already: `stage(kv)` or `stage(&mut y)`.
+            Some(true) if !mutable => {
+                return self.err(
+                    arg.span(),
+                    format!("`{helper}` takes {want}; pass `{name}`"),
+                );
+            }
+            None if mutable => {
+                return self.err(
+                    arg.span(),
+                    format!(
+                        "`{helper}` takes {want}, so it may change the binding; pass `&mut {name}`"
+                    ),
+                );
+            }
+            _ => {}
+        }
+        if mutable && binding.access == Access::Read {
+            return self.err(arg.span(), format!("`{name}` is a read-only binding, and `{helper}` takes it as `{amp}`; declare it `{name}: &mut [..]`, or take it as `&` in `{helper}`"));
+        }
+        if binding.atomic {
+            return self.err(arg.span(), format!("`{name}` is atomic; helpers take bindings of plain elements, and its atomics stay in the kernel"));
+        }
+        let Ty::Array(elem, _) = t else {
+            return self.err(
+                arg.span(),
+                format!("`{helper}` takes {want}, not a binding"),
+            );
+        };
+        let have = binding.elem_ty();
+        if **elem != have {
+            return self.err(
+                arg.span(),
+                format!(
+                    "mismatched types: `{helper}` takes {want}, but `{name}` holds `{}`",
+                    ty_text(&have, self.knobs)
+                ),
+            );
+        }
+        // Written through the helper: `check` sees the writes once it is inlined.
+        let tv = self.ty_var(t);
+        Ok(self.expr_of(ExprKind::BindingRef(b), tv, arg.span()))
+    }
+
     pub(super) fn method(&mut self, m: &syn::ExprMethodCall) -> R<Expr> {
         let span = m.span();
         let name = m.method.to_string();
@@ -836,6 +965,11 @@ impl Lowerer<'_, '_> {
         let mut args = vec![recv];
         for a in &m.args {
             args.push(self.expr(a)?);
+        }
+        let rust_method = SCALAR_METHODS.iter().any(|m| m.0 == name)
+            || VECTOR_METHODS.iter().any(|m| m.0 == name);
+        if !rust_method && super::wgsl::is_method_spelling(&name) {
+            return self.wgsl_method(m, &name, args);
         }
         if let Some((s, n)) = self.inf.vector(args[0].tv) {
             return self.vector_method(&name, m, args, s, n);

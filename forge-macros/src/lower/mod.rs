@@ -3,7 +3,8 @@
 //! language with an error at the construct and a hint. One `Lowerer` walks the body; its
 //! methods are split by concern: statements (`stmt`), expressions (`expr`), type
 //! annotations and array lengths (`ty`), atomics, asynchronous copies, subgroup
-//! operations, cooperative matrices and prints, each in its module; this one holds the names in scope, the
+//! operations, cooperative matrices, prints and WGSL's builtins (`wgsl`), each in its
+//! module; this one holds the names in scope, the
 //! inference variables, and writing the solved types back (`finish`).
 
 mod annot;
@@ -15,6 +16,7 @@ mod infer;
 mod print;
 mod stmt;
 mod subgroup;
+mod wgsl;
 
 #[cfg(test)]
 pub(crate) use print::parse_print_format;
@@ -66,6 +68,13 @@ pub struct Lowerer<'k, 'a> {
     failed_consts: Vec<String>,
     /// The `debug_print!` formats lowered so far: the next one's id.
     pub prints: Vec<PrintFmt>,
+    /// Statements that compute the `if` and `match` values of the expression being
+    /// lowered (`subgroup_add(if c { a } else { b })`), to go before the statement that
+    /// holds it (`stmt::with_hoisted`).
+    pending: Vec<Stmt>,
+    /// Set where an `if` value cannot be computed ahead of its statement, since the
+    /// expression there is evaluated conditionally or repeatedly: where, for the message.
+    no_hoist: Option<&'static str>,
 }
 
 type R<T> = Result<T, ()>;
@@ -138,6 +147,8 @@ impl<'k, 'a> Lowerer<'k, 'a> {
             call_statement: false,
             tainted: false,
             prints: Vec::new(),
+            pending: Vec::new(),
+            no_hoist: None,
             failed_consts: consts
                 .iter()
                 .filter(|c| c.failed)
@@ -212,7 +223,7 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                 format!("`{name}` is already a schedule constant of this kernel; name the `const` differently"),
             );
         }
-        if matches!(&*c.ty, syn::Type::Array(_)) {
+        if matches!(crate::types::ungroup(&c.ty), syn::Type::Array(_)) {
             return self.err(
                 c.ty.span(),
                 "array `const`s are not supported; declare the table with `let`, as in `let t = [1.0f32, 0.5];`",
@@ -273,9 +284,9 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                 continue;
             };
             // `t: &mut [f32; 256]` and `t: &[f32; N]`: an array by reference.
-            let (ty, by_ref) = match &*pt.ty {
+            let (ty, by_ref) = match crate::types::ungroup(&pt.ty) {
                 syn::Type::Reference(r) => {
-                    if !matches!(&*r.elem, syn::Type::Array(_)) {
+                    if !matches!(crate::types::ungroup(&r.elem), syn::Type::Array(_)) {
                         let t = &r.elem;
                         cx.error(
                             pt.ty.span(),
@@ -326,12 +337,14 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                 syn::Stmt::Expr(e, None)
                     if i + 1 == n && ret_tv.is_some() && !is_statement_like(e) =>
                 {
-                    if let Ok(value) = l.expr(e) {
+                    let _ = l.with_hoisted(&mut body, |l, body| {
+                        let value = l.expr(e)?;
                         if let Some(r) = ret_tv {
                             l.unify_at(value.span, r, value.tv);
                         }
                         body.push(Stmt::ReturnValue { value });
-                    }
+                        Ok(())
+                    });
                 }
                 _ => l.stmt(s, &mut body),
             }
@@ -392,8 +405,13 @@ impl<'k, 'a> Lowerer<'k, 'a> {
 
     fn unify_at(&mut self, span: Span, a: usize, b: usize) {
         if let Err(m) = self.inf.unify(a, b) {
-            self.cx
-                .error(span, format!("{m}; convert with `as`, e.g. `x as u32`"));
+            // `as` converts scalars (and vectors), not arrays.
+            let hint = if m.contains("array") {
+                "an array type has one length, so the rows of an array of arrays, and both sides of an assignment, must match"
+            } else {
+                "convert with `as`, e.g. `x as u32`"
+            };
+            self.cx.error(span, format!("{m}; {hint}"));
         }
     }
 

@@ -24,6 +24,51 @@ impl Lowerer<'_, '_> {
     }
 
     pub(super) fn stmt(&mut self, s: &syn::Stmt, out: &mut Block) {
+        let _ = self.with_hoisted(out, |this, out| {
+            this.stmt_inner(s, out);
+            Ok(())
+        });
+    }
+
+    /// Runs `f`, which lowers one statement (or one assignment of a value) into `out`, and
+    /// puts the statements computing the `if` and `match` values of its expressions
+    /// first: Rust evaluates such a value where it stands, and nothing before it in the
+    /// statement can observe the difference but atomics and prints, which run after it.
+    pub(super) fn with_hoisted(
+        &mut self,
+        out: &mut Block,
+        f: impl FnOnce(&mut Self, &mut Block) -> R<()>,
+    ) -> R<()> {
+        let outer = std::mem::take(&mut self.pending);
+        let mut body = Vec::new();
+        let result = f(self, &mut body);
+        let mine = std::mem::replace(&mut self.pending, outer);
+        out.extend(mine);
+        out.extend(body);
+        result
+    }
+
+    /// An `if` or `match` used as a value inside an expression: computed into a hidden
+    /// local by statements that go before the statement holding it.
+    pub(super) fn hoisted_value(&mut self, e: &syn::Expr) -> R<Expr> {
+        if let Some(place) = self.no_hoist {
+            let what = if matches!(e, syn::Expr::Match(_)) {
+                "a `match`"
+            } else {
+                "an `if`"
+            };
+            return self.err(
+                e.span(),
+                format!("{what} used as a value {place} is computed before its statement, which would run it when Rust would not; bind it first: `let v = if .. {{ .. }} else {{ .. }};`, or write the condition with `if`"),
+            );
+        }
+        let mut pre = Vec::new();
+        let value = self.value_or_if(e, &mut pre)?;
+        self.pending.extend(pre);
+        Ok(value)
+    }
+
+    fn stmt_inner(&mut self, s: &syn::Stmt, out: &mut Block) {
         match s {
             syn::Stmt::Local(l) => {
                 let _ = self.local(l, out);
@@ -82,6 +127,11 @@ impl Lowerer<'_, '_> {
             if let syn::Expr::MethodCall(m) = &*init.expr {
                 if m.method == "compare_exchange_weak" {
                     return self.compare_exchange(pt, m, out);
+                }
+            }
+            if let syn::Expr::Call(c) = &*init.expr {
+                if let Some(name) = path_name(&c.func).filter(|n| n == "frexp" || n == "modf") {
+                    return self.split_float(pt, c, &name, out);
                 }
             }
         }
@@ -384,28 +434,16 @@ impl Lowerer<'_, '_> {
         let syn::Pat::Ident(pi) = &*f.pat else {
             return self.err(f.pat.span(), "the loop variable must be a plain name");
         };
+        if let syn::Expr::MethodCall(m) = &*f.expr {
+            return self.stepped_loop(f, pi, m, unroll, out);
+        }
         let syn::Expr::Range(r) = &*f.expr else {
             return self.err(
                 f.expr.span(),
                 "kernels loop over ranges only, such as `for i in 0..n`; for other strides use `while`",
             );
         };
-        let (Some(start), Some(end)) = (&r.start, &r.end) else {
-            return self.err(r.span(), "a loop range needs both bounds, such as `0..n`");
-        };
-        // A refused bound still lets the body be lowered, for its own errors.
-        let start = self
-            .expr(start)
-            .unwrap_or_else(|_| self.poison(start.span()));
-        let end = self.expr(end).unwrap_or_else(|_| self.poison(end.span()));
-        self.unify_at(end.span, start.tv, end.tv);
-        self.constrain_at(
-            start.span,
-            start.tv,
-            infer::S_INT,
-            "loop ranges are integer ranges",
-        );
-        let inclusive = matches!(r.limits, syn::RangeLimits::Closed(_));
+        let (start, end, inclusive) = self.loop_bounds(r)?;
         let id = self.new_loop(unroll);
         self.scopes.push(Scope::default());
         let var = self.declare(
@@ -431,12 +469,206 @@ impl Lowerer<'_, '_> {
         Ok(())
     }
 
+    /// A loop range's bounds, of one integer type, and whether it is inclusive. A refused
+    /// bound still lets the body be lowered, for its own errors.
+    fn loop_bounds(&mut self, r: &syn::ExprRange) -> R<(Expr, Expr, bool)> {
+        let (Some(start), Some(end)) = (&r.start, &r.end) else {
+            return self.err(r.span(), "a loop range needs both bounds, such as `0..n`");
+        };
+        let start = self
+            .expr(start)
+            .unwrap_or_else(|_| self.poison(start.span()));
+        let end = self.expr(end).unwrap_or_else(|_| self.poison(end.span()));
+        self.unify_at(end.span, start.tv, end.tv);
+        self.constrain_at(
+            start.span,
+            start.tv,
+            infer::S_INT,
+            "loop ranges are integer ranges",
+        );
+        Ok((start, end, matches!(r.limits, syn::RangeLimits::Closed(_))))
+    }
+
+    /// `for i in (a..b).step_by(k)` and `for i in (a..b).rev()` (`..=` too): a loop over
+    /// a counter `t`, from which the body's `i` is computed (`a + t·k`, or `b - 1 - t`
+    /// for `a + b - 1 - t`), so that `continue` and the uniformity analysis see a plain
+    /// range. The bounds and the step are evaluated once, before the loop, as Rust does.
+    fn stepped_loop(
+        &mut self,
+        f: &syn::ExprForLoop,
+        pi: &syn::PatIdent,
+        m: &syn::ExprMethodCall,
+        unroll: bool,
+        out: &mut Block,
+    ) -> R<()> {
+        let method = m.method.to_string();
+        let mut receiver = &*m.receiver;
+        while let syn::Expr::Paren(p) = receiver {
+            receiver = &p.expr;
+        }
+        let hint = "kernels loop over ranges, `(a..b).step_by(k)` and `(a..b).rev()`, such as `for i in (0..n).step_by(WG)`";
+        let syn::Expr::Range(r) = receiver else {
+            return self.err(
+                f.expr.span(),
+                format!("{hint}; for other iterations use `while`"),
+            );
+        };
+        let stepped = match (method.as_str(), m.args.len()) {
+            ("step_by", 1) => true,
+            ("rev", 0) => false,
+            ("step_by" | "rev", _) => {
+                return self.err(m.span(), "`step_by` takes the step, and `rev` nothing: `(a..b).step_by(k)`, `(a..b).rev()`");
+            }
+            _ => {
+                return self.err(
+                    m.method.span(),
+                    format!("`.{method}()` on a loop range is not supported; {hint}"),
+                )
+            }
+        };
+        if unroll {
+            return self.err(m.method.span(), format!("`#[unroll]` loops count over a constant range `A..B`; a `.{method}()` loop is not unrolled"));
+        }
+        let (start, end, inclusive) = self.loop_bounds(r)?;
+        let (span, tv) = (start.span, start.tv);
+        let a = self.bind_hidden("fg_lo", "loop start", start, out);
+        let b = self.bind_hidden("fg_hi", "loop end", end, out);
+        let local = |this: &mut Self, id: LocalId| this.expr_of(ExprKind::Local(id), tv, span);
+        let bin = |this: &mut Self, op: BinOp, x: Expr, y: Expr| {
+            let t = x.tv;
+            this.expr_of(ExprKind::Binary(op, Box::new(x), Box::new(y)), t, span)
+        };
+        let one = |this: &mut Self| this.expr_of(ExprKind::IntLit(1), tv, span);
+        // The counter `t` runs over a range of the bounds' type; `i` is computed from it.
+        let mut guard = None;
+        let (t_start, t_end, t_inclusive, step) = if stepped {
+            let k = self.expr(&m.args[0])?;
+            self.unify_at(k.span, tv, k.tv);
+            let k = self.bind_hidden("fg_step", "loop step", k, out);
+            // The number of steps: `(b - a - 1) / k + 1` values from `a` below `b` (`(b - a)
+            // / k + 1` up to `b` inclusive), none when the range is empty.
+            let d = {
+                let (x, y) = (local(self, b), local(self, a));
+                bin(self, BinOp::Sub, x, y)
+            };
+            let d = if inclusive {
+                d
+            } else {
+                let o = one(self);
+                bin(self, BinOp::Sub, d, o)
+            };
+            let kk = local(self, k);
+            let q = bin(self, BinOp::Div, d, kk);
+            let (x, y) = (local(self, a), local(self, b));
+            // The loop runs under `if a < b` (`a <= b`): the count of an empty range
+            // would wrap.
+            let mut nonempty = if inclusive {
+                bin(self, BinOp::Le, x, y)
+            } else {
+                bin(self, BinOp::Lt, x, y)
+            };
+            nonempty.tv = self.inf.of_scalar(Scalar::Bool);
+            guard = Some(nonempty);
+            (
+                self.expr_of(ExprKind::IntLit(0), tv, span),
+                q,
+                true,
+                Some(k),
+            )
+        } else {
+            (local(self, a), local(self, b), inclusive, None)
+        };
+        let id = self.new_loop(false);
+        self.scopes.push(Scope::default());
+        let counter = self.declare("fg_t", false, false, span, tv);
+        if let Some(scope) = self.scopes.last_mut() {
+            scope.locals.remove("fg_t");
+        }
+        self.locals[counter].name = "loop counter".to_string();
+        self.locals[counter].hidden = Some("fg_t");
+        let t = local(self, counter);
+        // `i = a + t·k` stepping; `i = a + b - t` reversed over `a..=b` (`- 1` over `a..b`).
+        let value = match step {
+            Some(k) => {
+                let kk = local(self, k);
+                let prod = bin(self, BinOp::Mul, t, kk);
+                let base = local(self, a);
+                bin(self, BinOp::Add, base, prod)
+            }
+            None => {
+                let (x, y) = (local(self, a), local(self, b));
+                let sum = bin(self, BinOp::Add, x, y);
+                let top = if inclusive {
+                    sum
+                } else {
+                    let o = one(self);
+                    bin(self, BinOp::Sub, sum, o)
+                };
+                bin(self, BinOp::Sub, top, t)
+            }
+        };
+        let var = self.declare(&pi.ident.to_string(), false, false, pi.ident.span(), tv);
+        self.loop_stack.push(id);
+        let mut body = vec![Stmt::Let {
+            local: var,
+            init: Some(value),
+        }];
+        body.extend(self.block(&f.body));
+        self.loop_stack.pop();
+        self.scopes.pop();
+        let for_loop = Stmt::For(ForLoop {
+            var: counter,
+            start: t_start,
+            end: t_end,
+            inclusive: t_inclusive,
+            body,
+            id,
+            unroll: false,
+        });
+        out.push(match guard {
+            Some(cond) => Stmt::If {
+                cond,
+                then: vec![for_loop],
+                els: None,
+            },
+            None => for_loop,
+        });
+        Ok(())
+    }
+
+    /// A hidden local holding `value`, declared in `out`: `what` names it in messages.
+    fn bind_hidden(
+        &mut self,
+        base: &'static str,
+        what: &str,
+        value: Expr,
+        out: &mut Block,
+    ) -> LocalId {
+        let (span, tv) = (value.span, value.tv);
+        let id = self.declare(base, false, false, span, tv);
+        if let Some(scope) = self.scopes.last_mut() {
+            scope.locals.remove(base);
+        }
+        self.locals[id].name = what.to_string();
+        self.locals[id].hidden = Some(base);
+        out.push(Stmt::Let {
+            local: id,
+            init: Some(value),
+        });
+        id
+    }
+
     /// `while cond { .. }`.
     fn while_loop(&mut self, w: &syn::ExprWhile, out: &mut Block) -> R<()> {
         if let Some(l) = &w.label {
             return self.err(l.span(), "loop labels are not supported in kernels");
         }
-        let cond = self.expr(&w.cond)?;
+        let outer = self
+            .no_hoist
+            .replace("in a `while` condition, which runs before each iteration,");
+        let cond = self.expr(&w.cond);
+        self.no_hoist = outer;
+        let cond = cond?;
         self.constrain_at(
             cond.span,
             cond.tv,
@@ -556,7 +788,15 @@ impl Lowerer<'_, '_> {
             None => None,
             Some((_, e)) => Some(match &**e {
                 syn::Expr::Block(b) => self.block(&b.block),
-                syn::Expr::If(inner) => vec![self.if_stmt(inner)?],
+                // The `else if`'s own `if` values go inside the `else`.
+                syn::Expr::If(inner) => {
+                    let mut v = Vec::new();
+                    self.with_hoisted(&mut v, |this, v| {
+                        v.push(this.if_stmt(inner)?);
+                        Ok(())
+                    })?;
+                    v
+                }
                 other => return self.err(other.span(), "expected a block after `else`"),
             }),
         };
@@ -566,6 +806,10 @@ impl Lowerer<'_, '_> {
     /// Lowers `target = if c { ..; a } else { ..; b }` into an `if` that assigns `target`
     /// in each branch.
     pub(super) fn if_into(&mut self, ei: &syn::ExprIf, target: LocalId, out: &mut Block) -> R<()> {
+        self.with_hoisted(out, |this, out| this.if_into_inner(ei, target, out))
+    }
+
+    fn if_into_inner(&mut self, ei: &syn::ExprIf, target: LocalId, out: &mut Block) -> R<()> {
         let cond = self.expr(&ei.cond)?;
         self.constrain_at(
             cond.span,
@@ -600,10 +844,10 @@ impl Lowerer<'_, '_> {
             syn::Expr::If(ei) => self.if_into(ei, target, out),
             syn::Expr::Match(mt) => self.match_stmt(mt, Some(target), out),
             syn::Expr::Paren(p) => self.value_into(&p.expr, target, out),
-            other => {
-                let value = self.expr(other)?;
-                let tv = self.local_tv[target];
-                self.unify_at(value.span, tv, value.tv);
+            other => self.with_hoisted(out, |this, out| {
+                let value = this.expr(other)?;
+                let tv = this.local_tv[target];
+                this.unify_at(value.span, tv, value.tv);
                 out.push(Stmt::Assign {
                     place: Place::Local(target),
                     op: None,
@@ -611,7 +855,7 @@ impl Lowerer<'_, '_> {
                     span: other.span(),
                 });
                 Ok(())
-            }
+            }),
         }
     }
 

@@ -351,6 +351,162 @@ pub enum MathFn {
     Dot4I8Packed,
     /// `dot4_u8_packed(a, b)`: the same for unsigned bytes, a `u32` (`dot4U8Packed`).
     Dot4U8Packed,
+
+    // WGSL's builtins whose meaning no Rust method has: free functions under their WGSL
+    // names, and methods where Rust has no method of that name (`wgsl_builtins` in
+    // `lower` lists them). Each means what WGSL defines; where WGSL leaves a result open
+    // (a NaN operand, `lo > hi`), the language picks one of WGSL's results and every
+    // side computes that one.
+    /// `clamp(x, lo, hi)`: `min(max(x, lo), hi)`, `min` and `max` ignoring a NaN operand
+    /// (so `hi` when `lo > hi`).
+    ClampMinMax,
+    /// `fract(x)`: `x - floor(x)`.
+    FractFloor,
+    /// `sign(x)`: 1, 0 or -1 (0 for either zero; NaN stays NaN).
+    Sign,
+    /// `inverse_sqrt(x)`: `1 / sqrt(x)`.
+    InverseSqrt,
+    /// `saturate(x)`: `clamp(x, 0, 1)`.
+    Saturate,
+    /// `step(edge, x)`: 1 where `edge <= x`, else 0.
+    Step,
+    /// `mix(a, b, t)`: `a·(1 - t) + b·t`.
+    Mix,
+    /// `smoothstep(lo, hi, x)`: `t·t·(3 - 2t)` for `t = saturate((x - lo) / (hi - lo))`.
+    Smoothstep,
+    /// `ldexp(x, e)`: `x·2^e`.
+    Ldexp,
+    /// `quantize_to_f16(x)`: `x` rounded to the nearest `f16` (ties to even), as an `f32`.
+    QuantizeToF16,
+    /// `count_one_bits(x)`, of the operand's type (Rust's `count_ones` gives a `u32`).
+    CountOneBits,
+    /// `count_leading_zeros(x)`, of the operand's type.
+    CountLeadingZeros,
+    /// `count_trailing_zeros(x)`, of the operand's type.
+    CountTrailingZeros,
+    /// `first_leading_bit(x)`: the most significant 1 bit (of a negative `i32`: 0 bit),
+    /// or -1 (all ones) where there is none.
+    FirstLeadingBit,
+    /// `first_trailing_bit(x)`: the least significant 1 bit, or -1 (all ones).
+    FirstTrailingBit,
+    /// `extract_bits(x, offset, count)`: `count` bits from `offset`, sign-extended for
+    /// `i32`; `offset` and `count` are clamped to the width as WGSL clamps them.
+    ExtractBits,
+    /// `insert_bits(x, bits, offset, count)`: `x` with `count` bits from `offset`
+    /// replaced by `bits`' low bits.
+    InsertBits,
+    /// `pack4x8snorm(v)` and the rest of the family: a vector into one `u32`.
+    Pack(PackFormat),
+    /// `unpack4x8snorm(u)` and the rest: one `u32` into a vector.
+    Unpack(PackFormat),
+    /// `face_forward(n, i, nref)`: `n` where `dot(nref, i) < 0`, else `-n`.
+    FaceForward,
+    /// `reflect(i, n)`: `i - 2·dot(n, i)·n`.
+    Reflect,
+    /// `refract(i, n, eta)`.
+    Refract,
+    /// The `fract` of `let (fract, exp) = frexp(x);`: in `[0.5, 1)` with `x`'s sign.
+    FrexpFract,
+    /// The `exp` of `frexp(x)`, an `i32`: `x = fract·2^exp`.
+    FrexpExp,
+}
+
+/// The formats of WGSL's `pack*`/`unpack*` builtins.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PackFormat {
+    Snorm4x8,
+    Unorm4x8,
+    I8x4,
+    U8x4,
+    I8x4Clamp,
+    U8x4Clamp,
+    Snorm2x16,
+    Unorm2x16,
+    Float2x16,
+}
+
+impl PackFormat {
+    pub const ALL: [PackFormat; 9] = [
+        PackFormat::Snorm4x8,
+        PackFormat::Unorm4x8,
+        PackFormat::I8x4,
+        PackFormat::U8x4,
+        PackFormat::I8x4Clamp,
+        PackFormat::U8x4Clamp,
+        PackFormat::Snorm2x16,
+        PackFormat::Unorm2x16,
+        PackFormat::Float2x16,
+    ];
+
+    /// The packing function's name in the kernel language.
+    pub fn pack_name(self) -> &'static str {
+        match self {
+            PackFormat::Snorm4x8 => "pack4x8snorm",
+            PackFormat::Unorm4x8 => "pack4x8unorm",
+            PackFormat::I8x4 => "pack4x_i8",
+            PackFormat::U8x4 => "pack4x_u8",
+            PackFormat::I8x4Clamp => "pack4x_i8_clamp",
+            PackFormat::U8x4Clamp => "pack4x_u8_clamp",
+            PackFormat::Snorm2x16 => "pack2x16snorm",
+            PackFormat::Unorm2x16 => "pack2x16unorm",
+            PackFormat::Float2x16 => "pack2x16float",
+        }
+    }
+
+    /// The unpacking function's name in the kernel language.
+    pub fn unpack_name(self) -> &'static str {
+        match self {
+            PackFormat::Snorm4x8 => "unpack4x8snorm",
+            PackFormat::Unorm4x8 => "unpack4x8unorm",
+            PackFormat::I8x4 | PackFormat::I8x4Clamp => "unpack4x_i8",
+            PackFormat::U8x4 | PackFormat::U8x4Clamp => "unpack4x_u8",
+            PackFormat::Snorm2x16 => "unpack2x16snorm",
+            PackFormat::Unorm2x16 => "unpack2x16unorm",
+            PackFormat::Float2x16 => "unpack2x16float",
+        }
+    }
+
+    /// WGSL's suffix: `pack4xI8Clamp`.
+    pub fn wgsl_suffix(self) -> &'static str {
+        match self {
+            PackFormat::I8x4 => "4xI8",
+            PackFormat::U8x4 => "4xU8",
+            PackFormat::I8x4Clamp => "4xI8Clamp",
+            PackFormat::U8x4Clamp => "4xU8Clamp",
+            PackFormat::Snorm4x8 => "4x8snorm",
+            PackFormat::Unorm4x8 => "4x8unorm",
+            PackFormat::Snorm2x16 => "2x16snorm",
+            PackFormat::Unorm2x16 => "2x16unorm",
+            PackFormat::Float2x16 => "2x16float",
+        }
+    }
+
+    /// The vector packed or unpacked: its component type and width.
+    pub fn vector(self) -> (Scalar, u8) {
+        match self {
+            PackFormat::Snorm4x8 | PackFormat::Unorm4x8 => (Scalar::F32, 4),
+            PackFormat::I8x4 | PackFormat::I8x4Clamp => (Scalar::I32, 4),
+            PackFormat::U8x4 | PackFormat::U8x4Clamp => (Scalar::U32, 4),
+            _ => (Scalar::F32, 2),
+        }
+    }
+
+    /// For the normalised formats, `(scale, lo, bits)`: each component packs as
+    /// `floor(0.5 + scale·clamp(x, lo, 1))` into `bits` bits.
+    pub fn normalised(self) -> Option<(f32, f32, u32)> {
+        match self {
+            PackFormat::Snorm4x8 => Some((127.0, -1.0, 8)),
+            PackFormat::Unorm4x8 => Some((255.0, 0.0, 8)),
+            PackFormat::Snorm2x16 => Some((32767.0, -1.0, 16)),
+            PackFormat::Unorm2x16 => Some((65535.0, 0.0, 16)),
+            _ => None,
+        }
+    }
+
+    /// Whether WGSL has the unpacking function (the clamping forms only pack).
+    pub fn unpacks(self) -> bool {
+        !matches!(self, PackFormat::I8x4Clamp | PackFormat::U8x4Clamp)
+    }
 }
 
 impl MathFn {
@@ -414,7 +570,62 @@ impl MathFn {
             MathFn::Distance => "distance",
             MathFn::Dot4I8Packed => "dot4_i8_packed",
             MathFn::Dot4U8Packed => "dot4_u8_packed",
+            MathFn::ClampMinMax => "clamp",
+            MathFn::FractFloor => "fract",
+            MathFn::Sign => "sign",
+            MathFn::InverseSqrt => "inverse_sqrt",
+            MathFn::Saturate => "saturate",
+            MathFn::Step => "step",
+            MathFn::Mix => "mix",
+            MathFn::Smoothstep => "smoothstep",
+            MathFn::Ldexp => "ldexp",
+            MathFn::QuantizeToF16 => "quantize_to_f16",
+            MathFn::CountOneBits => "count_one_bits",
+            MathFn::CountLeadingZeros => "count_leading_zeros",
+            MathFn::CountTrailingZeros => "count_trailing_zeros",
+            MathFn::FirstLeadingBit => "first_leading_bit",
+            MathFn::FirstTrailingBit => "first_trailing_bit",
+            MathFn::ExtractBits => "extract_bits",
+            MathFn::InsertBits => "insert_bits",
+            MathFn::Pack(f) => f.pack_name(),
+            MathFn::Unpack(f) => f.unpack_name(),
+            MathFn::FaceForward => "face_forward",
+            MathFn::Reflect => "reflect",
+            MathFn::Refract => "refract",
+            MathFn::FrexpFract | MathFn::FrexpExp => "frexp",
         }
+    }
+
+    /// Whether it is one of WGSL's builtins that no Rust method means (the CUDA emitter
+    /// adds their part of the prelude only to kernels that call one).
+    pub fn is_wgsl_only(self) -> bool {
+        matches!(
+            self,
+            MathFn::ClampMinMax
+                | MathFn::FractFloor
+                | MathFn::Sign
+                | MathFn::InverseSqrt
+                | MathFn::Saturate
+                | MathFn::Step
+                | MathFn::Mix
+                | MathFn::Smoothstep
+                | MathFn::Ldexp
+                | MathFn::QuantizeToF16
+                | MathFn::CountOneBits
+                | MathFn::CountLeadingZeros
+                | MathFn::CountTrailingZeros
+                | MathFn::FirstLeadingBit
+                | MathFn::FirstTrailingBit
+                | MathFn::ExtractBits
+                | MathFn::InsertBits
+                | MathFn::Pack(_)
+                | MathFn::Unpack(_)
+                | MathFn::FaceForward
+                | MathFn::Reflect
+                | MathFn::Refract
+                | MathFn::FrexpFract
+                | MathFn::FrexpExp
+        )
     }
 
     /// Whether GPUs compute it on `f64`: SPIR-V's GLSL.std.450 defines the transcendental
@@ -470,6 +681,9 @@ impl Expr {
             ExprKind::BoolLit(b) => !b,
             ExprKind::VecNew(args) | ExprKind::StructNew(_, args) => args.iter().all(Expr::is_zero),
             ExprKind::StructZero(_) => true,
+            // `0 as T` in a generic kernel: zero of every numeric type.
+            ExprKind::Cast(inner) => inner.is_zero(),
+            ExprKind::ArrayRepeat(inner) => inner.is_zero(),
             _ => false,
         }
     }
@@ -515,6 +729,10 @@ pub enum ExprKind {
     StructNew(usize, Vec<Expr>),
     /// `Body::zeroed()`: every field zero.
     StructZero(usize),
+    /// A binding passed to a helper's reference parameter (`stage(&mut t, kv, 0)`): only
+    /// an argument, which inlining replaces, each access of the parameter becoming one of
+    /// the binding (the helper is specialised per call site).
+    BindingRef(usize),
     /// `b.vel`: a struct's field, by index.
     Field(Box<Expr>, usize),
     /// `select(if_false, if_true, cond)`, as WGSL's `select`.

@@ -23,6 +23,9 @@ pub enum Access {
 pub enum LenExpr {
     Lit(u64),
     Param(usize),
+    /// A constant of the schedule (`WG`, `ITEMS`, `VEC`, `WG_X`.., or a knob), by name:
+    /// evaluated per schedule. `check` makes sure it names one.
+    Sched(String),
     Binary(LenOp, Box<LenExpr>, Box<LenExpr>),
     Method(LenMethod, Box<LenExpr>, Box<LenExpr>),
 }
@@ -113,6 +116,10 @@ pub enum ParamRef {
     Scalar(usize),
 }
 
+/// The `hidden` base of the local that holds a `workgroup_uniform_load`'s value: `check`'s
+/// uniformity analysis counts it uniform where the index is.
+pub const UNIFORM_LOAD: &str = "fg_uload";
+
 /// A local variable. Each `let` introduces a new one, so shadowing is explicit.
 #[derive(Clone)]
 pub struct Local {
@@ -193,6 +200,27 @@ pub struct Options {
     /// The declared cost of one call, for rooflines: each measure a LEN over the scalars,
     /// with its text.
     pub cost: Vec<(CostKind, LenExpr, String)>,
+    /// `inputs(dst = permutation, ..)`: the structure of bindings' certification inputs,
+    /// each with the binding's name and span.
+    pub inputs: Vec<(String, InputKind, Span)>,
+    /// `inputs = path`: the kernel's own certification inputs.
+    pub inputs_fn: Option<syn::Path>,
+    /// `tolerance(.., terms = EXPR)` as written, until `parse::resolve_cost` resolves it.
+    pub terms_syn: Option<syn::Expr>,
+    /// The terms each output sums, a LEN over the scalars, with its text: the certifier
+    /// allows each output `2·terms·u·Σ|terms|` beside the fixed tolerance.
+    pub terms: Option<(LenExpr, String)>,
+}
+
+/// A structure of certification inputs (`forge_core::Input`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum InputKind {
+    /// `permutation`.
+    Permutation,
+    /// `offsets(other)`: sorted offsets ending at `other`'s length.
+    OffsetsOf(String),
+    /// `indices(other)`: indices in `0..len` of `other`.
+    IndicesOf(String),
 }
 
 /// What a `cost(..)` term counts.
@@ -308,6 +336,19 @@ impl Kernel<'_> {
             ExprKind::Builtin(b) if b.is_subgroup() => found = true,
             _ => {}
         });
+        found
+    }
+
+    /// Whether the kernel, or a helper it calls, calls one of WGSL's builtins that no Rust
+    /// method means (`MathFn::is_wgsl_only`).
+    pub fn uses_wgsl_builtins(&self) -> bool {
+        let mut found = false;
+        let mut visit =
+            |x: &Expr| found |= matches!(x.kind, ExprKind::Math(f, _) if f.is_wgsl_only());
+        walk_exprs(&self.body, &mut visit);
+        for h in self.used_helpers() {
+            walk_exprs(&self.helpers[h].body, &mut visit);
+        }
         found
     }
 

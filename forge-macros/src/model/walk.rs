@@ -54,7 +54,8 @@ macro_rules! each_child {
             | ExprKind::Sched(_)
             | ExprKind::Builtin(_)
             | ExprKind::BuiltinComponent(..)
-            | ExprKind::StructZero(_) => {}
+            | ExprKind::StructZero(_)
+            | ExprKind::BindingRef(_) => {}
         }
     };
 }

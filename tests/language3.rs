@@ -1,0 +1,614 @@
+//! The language's third edition: forms a GPU engineer writes first, each checked as oracle
+//! == GPU == a reference written here, at odd sizes and past 65,535 workgroups where it
+//! applies (lavapipe in CI).
+
+#[macro_use]
+mod common;
+
+use wgsl_forge::prelude::*;
+
+// ---- strided and reversed loops ----
+
+/// The maximum of each row, one workgroup of 64 per row: each invocation strides over
+/// the row by the workgroup's size, then the workgroup reduces.
+#[forge_kernel(workgroup = 64, threads = rows * 64)]
+pub fn row_max(x: &[f32; rows * cols], #[out] y: &mut [f32; rows], rows: u32, cols: u32) {
+    #[shared]
+    let mut best = [0.0f32; 64];
+    let row = workgroup_index();
+    let lid = local_index();
+    let mut m = f32::NEG_INFINITY;
+    for c in (lid..cols).step_by(64) {
+        m = m.max(x[row * cols + c]);
+    }
+    best[lid] = m;
+    workgroup_barrier();
+    for s in (0..6u32).rev() {
+        let half = 1u32 << s;
+        if lid < half {
+            best[lid] = best[lid].max(best[lid + half]);
+        }
+        workgroup_barrier();
+    }
+    if lid == 0 {
+        y[row] = best[0];
+    }
+}
+
+/// Per element `i`: the sum of `x[j]` for `j` from `i` down to `i - 30` (or 0) by threes
+/// (a reversed, inclusive, stepped walk written two ways), skipping negative values with
+/// `continue`.
+#[forge_kernel(threads = n)]
+pub fn walks(
+    x: &[i32; n],
+    #[out] a: &mut [i32; n],
+    #[out] b: &mut [i32; n],
+    #[out] c: &mut [u32; n],
+    n: u32,
+) {
+    let i = global_index();
+    if i < n {
+        let lo = i - i.min(30);
+        let mut s = 0i32;
+        for j in (lo..=i).rev() {
+            if (i - j) % 3 != 0 || x[j] < 0 {
+                continue;
+            }
+            s += x[j];
+        }
+        a[i] = s;
+        let mut t = 0i32;
+        // The same terms, stepping up from the lowest.
+        for j in (lo + (i - lo) % 3..=i).step_by(3) {
+            if x[j] < 0 {
+                continue;
+            }
+            t += x[j];
+        }
+        b[i] = t;
+        // Empty ranges run no iteration, whatever the step.
+        let mut k = 0u32;
+        for _j in (i..i).step_by(5) {
+            k += 1;
+        }
+        for _j in (i + 1..i).rev() {
+            k += 1;
+        }
+        for j in (i..i + 10).step_by(4) {
+            k += j - i; // 0 + 4 + 8
+        }
+        c[i] = k;
+    }
+}
+
+fn walks_reference(x: &[i32]) -> (Vec<i32>, Vec<u32>) {
+    let s = (0..x.len())
+        .map(|i| {
+            (i - i.min(30)..=i)
+                .filter(|j| (i - j) % 3 == 0 && x[*j] >= 0)
+                .map(|j| x[j])
+                .sum()
+        })
+        .collect();
+    (s, vec![12; x.len()])
+}
+
+#[test]
+fn strided_loops_cover_each_row_at_odd_sizes() {
+    let mut rt = common::rt();
+    for (rows, cols) in [(1u32, 1u32), (3, 63), (5, 64), (7, 65), (2, 1000)] {
+        let x: Vec<f32> = (0..rows * cols)
+            .map(|k| ((k * 7919) % 1013) as f32 - 500.0)
+            .collect();
+        let want: Vec<f32> = (0..rows as usize)
+            .map(|r| {
+                x[r * cols as usize..(r + 1) * cols as usize]
+                    .iter()
+                    .cloned()
+                    .fold(f32::NEG_INFINITY, f32::max)
+            })
+            .collect();
+        assert_eq!(
+            row_max::cpu(&x, rows, cols).unwrap(),
+            want,
+            "oracle at {rows}x{cols}"
+        );
+        assert_eq!(
+            row_max::run(&mut rt, &x, rows, cols).unwrap(),
+            want,
+            "GPU at {rows}x{cols}"
+        );
+    }
+}
+
+#[test]
+fn reversed_and_stepped_loops_agree_with_rust_past_the_workgroup_limit() {
+    let mut rt = common::rt();
+    for n in [1usize, 7, 257, 70_001] {
+        let x: Vec<i32> = (0..n as i32).map(|k| (k * 37) % 101 - 20).collect();
+        let (s, k) = walks_reference(&x);
+        let (g, c) = gpu_and_cpu!(&mut rt, walks, n, (&x, n as u32));
+        // Compared whole, but reported by the first element that differs.
+        for (what, got) in [("GPU", &g), ("oracle", &c)] {
+            for (name, v) in [("reversed", &got.0), ("stepped", &got.1)] {
+                if let Some(i) = (0..n).find(|&i| v[i] != s[i]) {
+                    panic!(
+                        "{what}, {name} walk at n = {n}: element {i} is {}, not {}",
+                        v[i], s[i]
+                    );
+                }
+            }
+            assert!(got.2 == k, "{what}: empty ranges and steps at n = {n}");
+        }
+    }
+}
+
+// ---- `if` as a value anywhere ----
+
+#[forge_module]
+pub mod values {
+    use wgsl_forge::prelude::*;
+
+    /// A helper whose tail is an `if`.
+    #[forge_fn]
+    fn pick(c: bool, a: f32, b: f32) -> f32 {
+        if c {
+            a
+        } else {
+            b
+        }
+    }
+
+    #[forge_kernel(workgroup = 64, threads = n)]
+    pub fn if_values(x: &[f32; n], #[out] y: &mut [f32; n], #[out] s: &mut [f32; n], n: u32) {
+        let i = global_index();
+        // In a subgroup operation's operand, as the whole workgroup must reach it.
+        let t = subgroup_add(if i < n { x[i] } else { 0.0 });
+        if i < n {
+            let v = x[i];
+            // Inside arithmetic, nested, in an index, and in an `else if` condition.
+            y[i] = 2.0 * if v > 0.0 { v } else { -v }
+                + if v > 1.0 {
+                    if v > 2.0 {
+                        3.0
+                    } else {
+                        2.0
+                    }
+                } else {
+                    1.0
+                };
+            let j = if i > 0 { i - 1 } else { 0 };
+            let w = if v < -1.0 {
+                1.0
+            } else if (if v > 0.5 { v } else { 0.0 }) > 1.5 {
+                x[j] + pick(v > 1.75, 10.0, 20.0)
+            } else {
+                match i % 3 {
+                    0 => 5.0,
+                    _ => 6.0,
+                }
+            };
+            s[i] = w
+                + t * 0.0
+                + match i % 2 {
+                    0 => 0.0,
+                    _ => 0.5,
+                };
+        }
+    }
+}
+
+fn if_values_reference(x: &[f32]) -> (Vec<f32>, Vec<f32>) {
+    let n = x.len();
+    let mut y = vec![0.0; n];
+    let mut s = vec![0.0; n];
+    for i in 0..n {
+        let v = x[i];
+        y[i] = 2.0 * v.abs()
+            + if v > 1.0 {
+                if v > 2.0 {
+                    3.0
+                } else {
+                    2.0
+                }
+            } else {
+                1.0
+            };
+        let j = i.saturating_sub(1);
+        let w = if v < -1.0 {
+            1.0
+        } else if (if v > 0.5 { v } else { 0.0 }) > 1.5 {
+            x[j] + if v > 1.75 { 10.0 } else { 20.0 }
+        } else if i % 3 == 0 {
+            5.0
+        } else {
+            6.0
+        };
+        s[i] = w + if i % 2 == 0 { 0.0 } else { 0.5 };
+    }
+    (y, s)
+}
+
+#[test]
+fn if_values_anywhere_agree_with_rust() {
+    let mut rt = common::rt();
+    for n in [1usize, 63, 1001, 70_001] {
+        let x: Vec<f32> = (0..n).map(|k| ((k * 17) % 41) as f32 / 8.0 - 2.5).collect();
+        let want = if_values_reference(&x);
+        let got = values::if_values::run(&mut rt, &x, n as u32).unwrap();
+        assert_eq!(got, want, "GPU at n = {n}");
+        assert_eq!(
+            values::if_values::cpu(&x, n as u32).unwrap(),
+            want,
+            "oracle at n = {n}"
+        );
+    }
+}
+
+// ---- workgroup memory of a generic type ----
+
+/// Each element's workgroup total, through per-subgroup sums in workgroup memory of `T`.
+#[forge_kernel(workgroup = 256, threads = n, types(T = [f32, u32]))]
+pub fn block_sums<T>(x: &[T; n], #[out] y: &mut [T; n], n: u32) {
+    #[shared]
+    let mut tot = [0 as T; 64];
+    let i = global_index();
+    let s = subgroup_add(if i < n { x[i] } else { 0 as T });
+    if subgroup_invocation_id() == 0 {
+        tot[subgroup_id()] = s;
+    }
+    workgroup_barrier();
+    if i < n {
+        let mut t = 0 as T;
+        for k in 0..num_subgroups() {
+            t += tot[k];
+        }
+        y[i] = t;
+    }
+}
+
+fn block_totals(x: &[u32]) -> Vec<u32> {
+    x.chunks(256)
+        .flat_map(|c| std::iter::repeat_n(c.iter().sum::<u32>(), c.len()))
+        .collect()
+}
+
+#[test]
+fn workgroup_memory_of_a_generic_type() {
+    let mut rt = common::rt();
+    for n in [1usize, 255, 257, 1001] {
+        let x: Vec<u32> = (0..n as u32).map(|k| (k * 31) % 17).collect();
+        let want = block_totals(&x);
+        assert_eq!(
+            block_sums::run(&mut rt, &x, n as u32).unwrap(),
+            want,
+            "u32 GPU at {n}"
+        );
+        assert_eq!(
+            block_sums::cpu(&x, n as u32).unwrap(),
+            want,
+            "u32 oracle at {n}"
+        );
+        // Small whole numbers: every order of summation gives the same f32.
+        let xf: Vec<f32> = x.iter().map(|&v| v as f32).collect();
+        let wf: Vec<f32> = want.iter().map(|&v| v as f32).collect();
+        assert_eq!(
+            block_sums::run(&mut rt, &xf, n as u32).unwrap(),
+            wf,
+            "f32 GPU at {n}"
+        );
+        assert_eq!(
+            block_sums::cpu(&xf, n as u32).unwrap(),
+            wf,
+            "f32 oracle at {n}"
+        );
+    }
+}
+
+// ---- types through `macro_rules!` ----
+
+macro_rules! doubled {
+    ($name:ident, $t:ty) => {
+        /// `y = 2x`, its element type a `$t:ty` fragment.
+        #[forge_kernel(threads = n)]
+        pub fn $name(x: &[$t; n], #[out] y: &mut [$t; n], n: u32) {
+            let i = global_index();
+            if i < n {
+                let two: $t = 2 as $t;
+                let mut acc = [0 as $t; 2];
+                acc[1] = x[i] * two;
+                y[i] = acc[1];
+            }
+        }
+    };
+}
+doubled!(doubled_f32, f32);
+doubled!(doubled_i32, i32);
+
+#[test]
+fn types_from_macro_fragments_are_the_types() {
+    let mut rt = common::rt();
+    let x: Vec<f32> = (0..1001).map(|k| k as f32 * 0.5 - 100.0).collect();
+    let want: Vec<f32> = x.iter().map(|v| v * 2.0).collect();
+    assert_eq!(doubled_f32::run(&mut rt, &x, 1001).unwrap(), want);
+    assert_eq!(doubled_f32::cpu(&x, 1001).unwrap(), want);
+    let xi: Vec<i32> = (0..77).map(|k| k * 3 - 100).collect();
+    let wi: Vec<i32> = xi.iter().map(|v| v * 2).collect();
+    assert_eq!(doubled_i32::run(&mut rt, &xi, 77).unwrap(), wi);
+    assert_eq!(doubled_i32::cpu(&xi, 77).unwrap(), wi);
+}
+
+// ---- arrays of arrays ----
+
+/// A tiled transpose through a padded 2-D tile of workgroup memory, and a 2-D local array.
+#[forge_kernel(threads = (cols, rows.div_ceil(32) * 8), workgroup = (32, 8))]
+pub fn transpose(a: &[f32; rows * cols], #[out] t: &mut [f32; rows * cols], rows: u32, cols: u32) {
+    #[shared]
+    let mut tile = [[0.0f32; 33]; 32];
+    let l = local_id();
+    let g = global_id();
+    let row0 = workgroup_id().y * 32;
+    for k in 0..4u32 {
+        let r = row0 + l.y + k * 8;
+        if g.x < cols && r < rows {
+            tile[l.y + k * 8][l.x] = a[r * cols + g.x];
+        }
+    }
+    workgroup_barrier();
+    let col0 = workgroup_id().x * 32;
+    let mut pair = [[0.0f32; 2]; 4];
+    for k in 0..4u32 {
+        let c = col0 + l.y + k * 8;
+        let r = row0 + l.x;
+        pair[k][0] = tile[l.x][l.y + k * 8];
+        pair[k][1] = r as f32;
+        if c < cols && r < rows {
+            t[c * rows + r] = pair[k][0] + pair[k][1] * 0.0;
+        }
+    }
+}
+
+#[test]
+fn arrays_of_arrays_in_workgroup_and_local_memory() {
+    let mut rt = common::rt();
+    for (rows, cols) in [(1u32, 1u32), (31, 33), (64, 32), (70, 129)] {
+        let a: Vec<f32> = (0..rows * cols).map(|k| k as f32).collect();
+        let mut want = vec![0.0f32; (rows * cols) as usize];
+        for r in 0..rows as usize {
+            for c in 0..cols as usize {
+                want[c * rows as usize + r] = a[r * cols as usize + c];
+            }
+        }
+        assert_eq!(
+            transpose::cpu(&a, rows, cols).unwrap(),
+            want,
+            "oracle at {rows}x{cols}"
+        );
+        assert_eq!(
+            transpose::run(&mut rt, &a, rows, cols).unwrap(),
+            want,
+            "GPU at {rows}x{cols}"
+        );
+    }
+}
+
+// ---- `threads` and LENs that name the schedule's constants ----
+
+/// One workgroup per row at every workgroup size of the tuning space.
+#[forge_kernel(workgroup = 256, threads = rows * WG, tune(workgroup = [64, 128, 256]), case(rows = 3, cols = 1000), case(rows = 70, cols = 33))]
+pub fn row_sums(x: &[f32; rows * cols], #[out] y: &mut [f32; rows], rows: u32, cols: u32) {
+    #[shared]
+    let mut part = [0.0f32; WG];
+    let row = workgroup_index();
+    let lid = local_index();
+    let mut s = 0.0f32;
+    for c in (lid..cols).step_by(WG) {
+        s += x[row * cols + c];
+    }
+    part[lid] = s;
+    workgroup_barrier();
+    if lid == 0 {
+        let mut t = 0.0f32;
+        for k in 0..WG {
+            t += part[k];
+        }
+        y[row] = t;
+    }
+}
+
+/// `ROWS` rows per team of 64, and an output whose length names the knob.
+#[forge_kernel(workgroup = 64, threads = m.div_ceil(ROWS) * 64, knobs(ROWS = 4), tune(ROWS = [2, 4, 8]), case(m = 37, n = 20))]
+pub fn rows_per_team(
+    a: &[f32; m * n],
+    #[out] y: &mut [f32; m],
+    #[out] teams: &mut [u32; m.div_ceil(ROWS)],
+    m: u32,
+    n: u32,
+) {
+    let team = workgroup_index();
+    let lid = local_index();
+    if lid < ROWS {
+        let row = team * ROWS + lid;
+        if row < m {
+            let mut s = 0.0f32;
+            for j in 0..n {
+                s += a[row * n + j];
+            }
+            y[row] = s;
+        }
+    }
+    if lid == 0 {
+        teams[team] = ROWS;
+    }
+}
+
+#[test]
+fn threads_and_lengths_follow_the_schedule() {
+    use wgsl_forge::certify::{certify, CertOptions};
+    let mut rt = common::rt();
+    // Small whole numbers: every order of summation gives the same sums.
+    let (rows, cols) = (70u32, 33u32);
+    let x: Vec<f32> = (0..rows * cols).map(|k| (k % 7) as f32).collect();
+    let want: Vec<f32> = (0..rows as usize)
+        .map(|r| x[r * cols as usize..(r + 1) * cols as usize].iter().sum())
+        .collect();
+    for wg in [64u32, 128, 256] {
+        let s = row_sums::DEFAULT_SCHEDULE
+            .with_settings(&format!("wg={wg}"))
+            .unwrap();
+        assert_eq!(
+            row_sums::run_with(&mut rt, &s, &x, rows, cols).unwrap(),
+            want,
+            "GPU at WG = {wg}"
+        );
+        assert_eq!(
+            row_sums::cpu_with(&s, &x, rows, cols).unwrap(),
+            want,
+            "oracle at WG = {wg}"
+        );
+    }
+    let k = row_sums::Kernel;
+    for s in std::iter::once(k.default_schedule()).chain(k.tune_space().candidates()) {
+        let report = certify(&mut rt, &k, &s, &CertOptions::default()).unwrap();
+        assert!(report.passed(), "row_sums at {s}: {:?}", report.failures);
+    }
+    let (m, n) = (37u32, 20u32);
+    let a: Vec<f32> = (0..m * n).map(|k| (k % 5) as f32).collect();
+    let want: Vec<f32> = (0..m as usize)
+        .map(|r| a[r * n as usize..(r + 1) * n as usize].iter().sum())
+        .collect();
+    for rows in [2u32, 4, 8] {
+        let s = rows_per_team::DEFAULT_SCHEDULE.with_knob("ROWS", rows);
+        let (y, teams) = rows_per_team::run_with(&mut rt, &s, &a, m, n).unwrap();
+        assert_eq!(y, want, "GPU at ROWS = {rows}");
+        assert_eq!(
+            teams,
+            vec![rows; m.div_ceil(rows) as usize],
+            "GPU at ROWS = {rows}"
+        );
+        assert_eq!(
+            rows_per_team::cpu_with(&s, &a, m, n).unwrap(),
+            (y, teams),
+            "oracle at ROWS = {rows}"
+        );
+    }
+    let k = rows_per_team::Kernel;
+    for s in std::iter::once(k.default_schedule()).chain(k.tune_space().candidates()) {
+        let report = certify(&mut rt, &k, &s, &CertOptions::default()).unwrap();
+        assert!(
+            report.passed(),
+            "rows_per_team at {s}: {:?}",
+            report.failures
+        );
+    }
+}
+
+// ---- helpers that take bindings ----
+
+#[forge_module]
+pub mod staged {
+    use wgsl_forge::prelude::*;
+
+    /// Copies 512 vectors of `src` from `base` into `dst`, the workgroup's invocations
+    /// striding over them.
+    #[forge_fn]
+    fn stage(dst: &mut [Vec4; 512], src: &[Vec4; 4096], base: u32) {
+        for k in (local_index()..512u32).step_by(64) {
+            dst[k] = src[base + k];
+        }
+    }
+
+    /// Writes `v` and `w` added to element `k` of a binding: a helper that writes one.
+    #[forge_fn]
+    fn put(out: &mut [Vec4; 64], k: u32, v: Vec4, w: Vec4) {
+        out[k] = v;
+        out[k] += w;
+    }
+
+    #[forge_kernel(workgroup = 64, threads = 64)]
+    pub fn k(kv: &[Vec4; 4096], #[out] o: &mut [Vec4; 64]) {
+        #[shared]
+        let mut t = [Vec4::ZERO; 512];
+        let lid = local_index();
+        let mut acc = Vec4::ZERO;
+        for chunk in 0..8u32 {
+            stage(&mut t, kv, chunk * 512);
+            workgroup_barrier();
+            for j in 0..8u32 {
+                acc += t[lid * 8 + j];
+            }
+            workgroup_barrier();
+        }
+        put(&mut o, lid, acc, Vec4::ZERO);
+    }
+}
+
+#[test]
+fn helpers_take_bindings_specialised_per_call() {
+    use wgsl_forge::certify::{certify, CertOptions};
+    let mut rt = common::rt();
+    let kv: Vec<[f32; 4]> = (0..4096)
+        .map(|k| [(k % 7) as f32, (k % 3) as f32, 1.0, (k / 512) as f32])
+        .collect();
+    let mut want = vec![[0.0f32; 4]; 64];
+    for chunk in 0..8 {
+        for lid in 0..64 {
+            for j in 0..8 {
+                let v = kv[chunk * 512 + lid * 8 + j];
+                for c in 0..4 {
+                    want[lid][c] += v[c];
+                }
+            }
+        }
+    }
+    assert_eq!(staged::k::cpu(&kv).unwrap(), want, "oracle");
+    assert_eq!(staged::k::run(&mut rt, &kv).unwrap(), want, "GPU");
+    let k = staged::k::Kernel;
+    let report = certify(&mut rt, &k, &k.default_schedule(), &CertOptions::default()).unwrap();
+    assert!(report.passed(), "{:?}", report.failures);
+}
+
+// ---- workgroup_uniform_load ----
+
+/// A loop bound read from workgroup memory by `workgroup_uniform_load`, which counts as
+/// uniform, so the loop may hold a barrier.
+#[forge_kernel(workgroup = 64, threads = n)]
+pub fn uniform_rounds(x: &[u32; n], #[out] y: &mut [u32; n], n: u32) {
+    #[shared]
+    let mut count = [0u32; 1];
+    #[shared]
+    let mut acc = [0u32; 64];
+    let i = global_index();
+    let lid = local_index();
+    if lid == 0 {
+        count[0] = x[(workgroup_index() * 64) % n] % 5 + 1;
+    }
+    let rounds = workgroup_uniform_load(&count[0]);
+    for r in 0..rounds {
+        acc[lid] += r;
+        workgroup_barrier();
+    }
+    if i < n {
+        y[i] = acc[lid] + rounds;
+    }
+}
+
+#[test]
+fn a_workgroup_uniform_load_is_uniform() {
+    let mut rt = common::rt();
+    for n in [1u32, 63, 65, 1000] {
+        let x: Vec<u32> = (0..n).map(|k| k * 7 + 3).collect();
+        let want: Vec<u32> = (0..n)
+            .map(|i| {
+                let rounds = x[((i / 64) * 64 % n) as usize] % 5 + 1;
+                (0..rounds).sum::<u32>() + rounds
+            })
+            .collect();
+        assert_eq!(uniform_rounds::cpu(&x, n).unwrap(), want, "oracle at {n}");
+        assert_eq!(
+            uniform_rounds::run(&mut rt, &x, n).unwrap(),
+            want,
+            "GPU at {n}"
+        );
+    }
+}
