@@ -29,7 +29,7 @@ done
 stamp "ncu cuda ternary_gemv_w2a8"
 ( cuda_env; FORGE_BACKEND=cuda timeout 90 ncu --clock-control none -k regex:fg_main --launch-skip 1 --launch-count 1 \
     --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats --section Occupancy --section LaunchStats \
-    $D/forge --capacity-mib 8000 run ternary_gemv_w2a8 --problem m=16384,k=16384 --schedule wg=256,items=1,WORDS=4,RIF=2 --repeat 2 > "$OUT/ncu-cuda-w2a8.txt" 2>&1 ); stamp "rc=$?"
+    $D/forge --capacity-mib 8000 run ternary_gemv_w2a8 --problem m=16384,k=16384,x_scale=0.01 --schedule wg=256,items=1,WORDS=4,RIF=2 --repeat 2 > "$OUT/ncu-cuda-w2a8.txt" 2>&1 ); stamp "rc=$?"
 tail -n 3 "$OUT"/certify-*.txt "$OUT"/cudatest.txt "$OUT"/backendtest.txt 2>/dev/null
 grep -h "FAIL\|failed\|panicked" "$OUT"/certify-*.txt "$OUT"/cudatest.txt "$OUT"/backendtest.txt 2>/dev/null | head -20
 cat "$OUT"/spin-*.txt | grep -v "^$" | tail -40

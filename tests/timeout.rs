@@ -174,6 +174,7 @@ fn a_kernel_that_never_ends_times_out_on_a_gpu() {
         rt.adapter_info().name,
         rt.emission()
     );
+    let cuda = rt.emission().to_string() == "cuda";
     let start = Instant::now();
     let r = spin::run(&mut rt, 1 << 16, u32::MAX);
     let took = start.elapsed();
@@ -189,8 +190,14 @@ fn a_kernel_that_never_ends_times_out_on_a_gpu() {
     drop(rt);
     eprintln!("drop: {:?}", start.elapsed());
     // A new runtime in the same process, with a timeout too: on Vulkan it has a device of
-    // its own; on CUDA it shares the primary context, whose stream the spinning kernel
-    // still holds. What happens is printed, not asserted.
+    // its own. On CUDA it would share the primary context, whose default stream the
+    // spinning kernel still holds, so its first copy would wait for ever: not tried.
+    if cuda {
+        eprintln!(
+            "fresh runtime: not tried on CUDA (the abandoned kernel holds the context's stream)"
+        );
+        return;
+    }
     let mut fresh = ForgeRuntime::builder().timeout(timeout).build().unwrap();
     let start = Instant::now();
     let r = busy::run(&mut fresh, 100, 10);

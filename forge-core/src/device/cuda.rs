@@ -157,6 +157,9 @@ pub struct CudaKernel {
     /// The dynamic shared memory each launch gives a block: the workgroup memory of a
     /// schedule past CUDA's 48 KiB of static shared memory, 0 below it.
     dynamic_shared_bytes: u32,
+    /// Set when a wait of its device timed out: unloading the module would wait for the
+    /// kernels given up on, so it is left to the context.
+    abandoned: Arc<AtomicBool>,
 }
 
 // SAFETY: a module and its function are context objects, usable from any thread that binds
@@ -174,6 +177,9 @@ impl CudaKernel {
 
 impl Drop for CudaKernel {
     fn drop(&mut self) {
+        if self.abandoned.load(Ordering::Relaxed) {
+            return;
+        }
         // SAFETY: the module was loaded once and is unloaded once, after its last launch
         // was enqueued (the cache drops kernels only with the device).
         in_context(&self.ctx, || unsafe { result::module::unload(self.module) });
@@ -192,6 +198,8 @@ fn in_context<E>(ctx: &CudaContext, destroy: impl FnOnce() -> std::result::Resul
 pub struct Event {
     raw: sys::CUevent,
     ctx: Arc<CudaContext>,
+    /// As a kernel's: after a timeout, nothing of the device is destroyed.
+    abandoned: Arc<AtomicBool>,
 }
 
 // SAFETY: an event is a context object, usable from any thread that binds the context.
@@ -201,6 +209,9 @@ unsafe impl Sync for Event {}
 
 impl Drop for Event {
     fn drop(&mut self) {
+        if self.abandoned.load(Ordering::Relaxed) {
+            return;
+        }
         // SAFETY: created by `cuEventCreate`, destroyed once.
         in_context(&self.ctx, || unsafe { result::event::destroy(self.raw) });
     }
@@ -519,6 +530,11 @@ impl CudaGpu {
         };
         tracing::error!(?kernels, ?timeout, "a wait for the CUDA device timed out");
         self.abandoned.store(true, Ordering::Relaxed);
+        // The primary context stays retained for the life of the process: released last,
+        // it would be destroyed, and destroying it waits for the kernel given up on (the
+        // drop of a timed-out runtime hung so on an H200). Its modules, events and memory
+        // are left to it likewise (`abandoned`).
+        std::mem::forget(Arc::clone(&self.ctx));
         let e = t.error();
         self.timed_out = Some(t);
         e
@@ -589,6 +605,7 @@ impl CudaGpu {
             ctx: Arc::clone(&self.ctx),
             cubin_bytes: cubin.len(),
             dynamic_shared_bytes,
+            abandoned: Arc::clone(&self.abandoned),
         });
         self.compiled += 1;
         self.kernels.insert(key, Arc::clone(&compiled));
@@ -643,6 +660,7 @@ impl CudaGpu {
         Ok(Event {
             raw,
             ctx: Arc::clone(&self.ctx),
+            abandoned: Arc::clone(&self.abandoned),
         })
     }
 
