@@ -53,9 +53,11 @@
 
 pub use forge_core::vectors;
 pub use forge_core::{
-    backend, certify, emit, error, group, manifest, oracle, prints, roofline, sizes, timing, trace,
-    tune,
+    backend, certify, emit, error, manifest, oracle, prints, roofline, sizes, timing, trace, tune,
 };
+// Several devices run a thread each: not in a browser, whose page has one.
+#[cfg(not(target_arch = "wasm32"))]
+pub use forge_core::group;
 pub use forge_core::{
     f16, wgpu, Access, Backend, Binding, Cost, DynArgs, ElemType, Element, Feature, ForgeError,
     ForgeRuntime, GpuTensor, HardwareProfile, HostArg, HostBuffer, Input, InputCase, Kernel,
@@ -87,6 +89,7 @@ pub mod runtime {
 /// the built-in kernels' methods, and a group of devices with the built-ins' sharded
 /// forms.
 pub mod prelude {
+    #[cfg(not(target_arch = "wasm32"))]
     pub use forge_core::group::DeviceGroup;
     pub use forge_core::vectors::*;
     pub use forge_core::{

@@ -74,6 +74,8 @@ pub mod certify;
 pub mod timing;
 pub mod tune;
 // 7. Groups.
+// Several devices run a thread each: not in a browser, whose page has one.
+#[cfg(not(target_arch = "wasm32"))]
 pub mod group;
 
 /// IEEE half precision, the host type of `f16` bindings (the `half` crate's `f16`).

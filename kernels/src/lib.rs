@@ -12,6 +12,7 @@ pub mod gemm_f16;
 pub mod gemv;
 pub mod p64_project;
 pub mod registry;
+#[cfg(not(target_arch = "wasm32"))]
 pub mod sharded;
 pub mod ternary_gemv;
 pub mod ternary_w2a8;
@@ -26,6 +27,7 @@ pub mod prelude {
     pub use crate::gemm_f16::GemmF16Ext;
     pub use crate::gemv::GemvExt;
     pub use crate::p64_project::{P64GpuWords64, P64ProjectExt};
+    #[cfg(not(target_arch = "wasm32"))]
     pub use crate::sharded::ShardedExt;
     pub use crate::ternary_gemv::{pack_ternary, TernaryGemvExt};
     pub use crate::ternary_w2a8::{quantize_activations, QuantizedActivations, TernaryW2a8Ext};

@@ -470,6 +470,7 @@ impl RuntimeBuilder {
     }
 
     /// Whether the builder opens a CUDA device (its own choice, else `FORGE_BACKEND`'s).
+    #[cfg(not(target_arch = "wasm32"))]
     pub(crate) fn targets_cuda(&self) -> Result<bool> {
         Ok(self.settings()?.0 == Backend::Cuda)
     }
@@ -587,6 +588,7 @@ pub fn nccl_version() -> Result<i32> {
 /// NCCL's engine of collectives over the CUDA devices `ordinals`, in rank order: see
 /// [`crate::device::nccl::open`]. Errors: a build without the `nccl` feature
 /// ([`ForgeError::NotBuilt`]), libnccl missing ([`ForgeError::MissingLibrary`]).
+#[cfg(not(target_arch = "wasm32"))]
 pub(crate) fn open_nccl(ordinals: &[usize]) -> Result<Box<dyn crate::backend::Collectives>> {
     crate::device::nccl::open(ordinals)
 }

@@ -39,6 +39,7 @@ use crate::manifest::{ManifestBundle, ManifestCache, ManifestKey, ManifestMemo, 
 use crate::schedule::Schedule;
 pub use crate::target::Backend;
 use crate::topology::HardwareProfile;
+#[cfg(not(target_arch = "wasm32"))]
 pub(crate) use builder::open_nccl;
 pub use builder::{
     cuda_device_count, enumerate_adapters, group_adapters, nccl_version, RuntimeBuilder,

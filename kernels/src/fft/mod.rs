@@ -75,6 +75,7 @@ mod reference;
 
 pub use ext::FftExt;
 pub use passes::{fft_pass, fft_pass16};
+#[cfg(not(target_arch = "wasm32"))]
 pub(crate) use plan::check_data;
 pub use plan::{fft_plan, fft_radices, fft_record, fft_record_plan, FftPlan};
 pub use reference::fft_pass_reference;
