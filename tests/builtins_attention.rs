@@ -85,6 +85,57 @@ fn the_cooperative_oracle_matches_the_reference() {
     }
 }
 
+/// Scores that climb block after block (and fall, and jump): the running maximum moves by
+/// more than the kernel's slack at some blocks and not at others, so the accumulators are
+/// rescaled at some blocks only, in some subgroups' rows and not others'.
+#[test]
+fn the_cooperative_oracle_matches_the_reference_when_the_maximum_moves() {
+    let mut rng = ChaCha8Rng::seed_from_u64(34);
+    let (bh, s, d) = (2u32, 150u32, 32u32);
+    let n = (bh * s * d) as usize;
+    // Row `j` of K is a random unit-ish direction times a profile of `j`: climbing in head
+    // 0, a sawtooth in head 1; Q's rows share that direction, so a score follows its key's
+    // profile, up to ~40 in log2 units.
+    let dir = uniform(&mut rng, d as usize, 1.0);
+    let profile = |h: u32, j: u32| -> f32 {
+        match h {
+            0 => j as f32 / 12.0,
+            _ => ((j % 37) as f32 - 18.0) / 3.0,
+        }
+    };
+    let mut k = vec![0f32; n];
+    let mut q = vec![0f32; n];
+    for h in 0..bh {
+        for j in 0..s {
+            let at = ((h * s + j) * d) as usize;
+            for c in 0..d as usize {
+                k[at + c] = dir[c] * profile(h, j) + rng.gen_range(-0.05..0.05);
+                q[at + c] = dir[c] * (1.0 + rng.gen_range(-0.1..0.1));
+            }
+        }
+    }
+    let v = uniform(&mut rng, n, 1.0);
+    let (q, k, v) = (halves(&q), halves(&k), halves(&v));
+    let quads =
+        |x: &[f16]| -> Vec<[f16; 4]> { x.chunks(4).map(|c| [c[0], c[1], c[2], c[3]]).collect() };
+    let (qf, kf, vf) = (floats(&q), floats(&k), floats(&v));
+    for causal in [0, 1] {
+        let scale = 1.0;
+        let want = attention_reference(&qf, &kf, &vf, bh, s, d, causal, scale).unwrap();
+        for sch in attention::Kernel.tune_space().candidates() {
+            let (q4, k4, v4) = (quads(&q), quads(&k), quads(&v));
+            let got = attention::cpu_with(&sch, &q4, &k4, &v4, bh, s, d, causal, scale).unwrap();
+            assert_close(
+                &format!("oracle, moving maximum, causal={causal} at {sch}"),
+                &floats(got.as_flattened()),
+                &want,
+                &vf,
+                2e-3,
+            );
+        }
+    }
+}
+
 #[test]
 fn rt_attention_matches_the_reference_on_this_adapter() {
     let mut rt = runtime();
