@@ -148,6 +148,10 @@ pub fn attention(
         // Keys up to the block's last row when causal: later blocks are masked whole.
         let kend = if causal != 0 { (q0 + rows).min(s) } else { s };
         let blocks = kend.div_ceil(BC);
+        // Where this invocation's first `HVec4` of a block lies, and the step from one to the
+        // next (`WG` elements of rows of `d4`).
+        let (r0, c0) = (lid / d4, lid % d4);
+        let (dr, dc) = (WG / d4, WG % d4);
         // Step `t` starts the copies of block `t` into stage `t % STAGES` and works on block
         // `t + 1 - STAGES`: with two stages, a block's copies are in flight (on CUDA) while
         // the one before is multiplied.
@@ -156,10 +160,11 @@ pub fn attention(
             // stage is refilled now (and, first, with `Q`).
             async_wait(0);
             if t < blocks {
+                // This invocation's `HVec4`s of the block are `lid`, `lid + WG`, ...: element
+                // (row `r`, column `c`) steps by `WG` without a division a step.
                 let (k0, st) = (t * BC, (t % STAGES) * STAGE);
-                let mut e = lid;
-                while e < BC * d4 {
-                    let (r, c) = (e / d4, e % d4);
+                let (mut r, mut c) = (r0, c0);
+                while r < BC {
                     let (ak, av) = (st + r * SKV + c, st + (BC + r) * SKV + c);
                     if k0 + r < s {
                         let at = base + (k0 + r) * d4 + c;
@@ -169,7 +174,12 @@ pub fn attention(
                         skv[ak] = HVec4::ZERO;
                         skv[av] = HVec4::ZERO;
                     }
-                    e += WG;
+                    r += dr;
+                    c += dc;
+                    if c >= d4 {
+                        c -= d4;
+                        r += 1;
+                    }
                 }
             }
             if STAGES == 1 {
@@ -195,16 +205,23 @@ pub fn attention(
                     sc.store_row_major(&mut sx[xs + 16 * j], BC);
                 }
                 workgroup_barrier();
-                // Row `rr`'s maximum over this block, half a block a lane (masked keys count
-                // as absent).
+                // Row `rr`'s scores, half a block a lane, read once into registers (scaled
+                // to log2 units; masked keys `-∞`, absent). A lane's `j`-th is column
+                // `(j + rr + 16·hf) % (BC / 2)` of its half: with rows `BC` floats apart, the
+                // 32 lanes then read 32 different banks at each `j` (for `BC` ≥ 32), where
+                // column `j` for all would put 16 lanes on one bank.
+                let mut sv = [0.0f32; BC / 2];
                 let mut mx = f32::NEG_INFINITY;
                 #[unroll]
                 for j in 0..BC / 2 {
-                    let col = hf * (BC / 2) + j;
+                    let col = hf * (BC / 2) + (j + rr + 16 * hf) % (BC / 2);
                     let key = k0 + col;
-                    if key < s && (causal == 0 || key <= row) {
-                        mx = mx.max(sx[xs + rr * BC + col] * c2);
-                    }
+                    sv[j] = if key < s && (causal == 0 || key <= row) {
+                        sx[xs + rr * BC + col] * c2
+                    } else {
+                        f32::NEG_INFINITY
+                    };
+                    mx = mx.max(sv[j]);
                 }
                 mx = mx.max(subgroup_shuffle_xor(mx, 1));
                 // The running maximum `m` moves only where a row's scores pass it by more
@@ -232,13 +249,9 @@ pub fn attention(
                 let mut sum = 0.0f32;
                 #[unroll]
                 for j in 0..BC / 2 {
-                    let col = hf * (BC / 2) + j;
-                    let key = k0 + col;
-                    let mut p = 0.0f32;
-                    if key < s && (causal == 0 || key <= row) {
-                        p = (sx[xs + rr * BC + col] * c2 - mn).exp2();
-                    }
-                    let ph = p as f16;
+                    let col = hf * (BC / 2) + (j + rr + 16 * hf) % (BC / 2);
+                    // `2^(-∞)` is 0: a masked key weighs nothing.
+                    let ph = (sv[j] - mn).exp2() as f16;
                     sp[xs + rr * BC + col] = ph;
                     // The sum takes what `P·V` multiplies: the rounded value.
                     sum += ph as f32;
@@ -263,7 +276,8 @@ pub fn attention(
                             workgroup_barrier();
                             #[unroll]
                             for j in 0..BC / 2 {
-                                let at = xs + rr * BC + hf * (BC / 2) + j;
+                                let col = hf * (BC / 2) + (j + rr + 16 * hf) % (BC / 2);
+                                let at = xs + rr * BC + col;
                                 sx[at] = sx[at] * alpha;
                             }
                             workgroup_barrier();
