@@ -359,3 +359,37 @@ fn prints_in_unrolled_loops_keep_their_order() {
     assert_eq!(rt.take_prints(), expected);
     assert_eq!(unrolled::cpu_prints(3).unwrap().1, expected);
 }
+
+/// A kernel with no scalar parameter at all (its lengths are literals), so it has no params
+/// uniform: its print buffer keeps the binding number after the uniform's, leaving a gap.
+#[forge_kernel(workgroup = 32, threads = 40)]
+pub fn fixed_len(x: &[f32; 40], #[out] y: &mut [f32; 40]) {
+    let i = global_index();
+    if i < 40 {
+        y[i] = x[i] * 2.0;
+        if i % 9 == 0 {
+            debug_print!("fixed {} {}", i, y[i]);
+        }
+    }
+}
+
+#[test]
+fn a_kernel_without_scalars_prints_through_every_emission() {
+    let x: Vec<f32> = (0..40).map(|i| i as f32 * 0.5 - 3.0).collect();
+    let want_y: Vec<f32> = x.iter().map(|v| v * 2.0).collect();
+    let want: Vec<String> = (0..40)
+        .filter(|i| i % 9 == 0)
+        .map(|i| format!("fixed_len[{i}]: fixed {i} {}", x[i] * 2.0))
+        .collect();
+    for backend in [Backend::Wgsl, Backend::Spirv, Backend::Glsl, Backend::Hlsl] {
+        // SPIR-V, GLSL and HLSL go through passthrough, bound as wgpu's Vulkan backend
+        // numbers the layout: by rank, so the gap before the print buffer must not matter.
+        let mut rt = ForgeRuntime::builder()
+            .emission(backend)
+            .build()
+            .unwrap_or_else(|e| panic!("{backend:?}: a GPU adapter (lavapipe in CI): {e}"));
+        let y = fixed_len::run(&mut rt, &x).unwrap();
+        assert_eq!(y, want_y, "{backend:?}: the output");
+        assert_eq!(rt.take_prints(), want, "{backend:?}: the lines");
+    }
+}

@@ -10,7 +10,9 @@
 //!   binding the shader happens not to touch still matches the host's binding list;
 //! - WGSL is handed to wgpu as source; SPIR-V is translated by [`crate::emit::to_spirv`]
 //!   (the translation `forge emit` uses too), or compiled by glslang from naga's GLSL, and
-//!   handed to wgpu through its passthrough API, on Vulkan only;
+//!   handed to wgpu through its passthrough API, on Vulkan only, with its bindings
+//!   numbered by rank in the layout, as wgpu's Vulkan backend numbers the layout's
+//!   descriptors ([`crate::emit::Numbering::WgpuVulkan`]: a layout may have gaps);
 //! - creation runs inside error scopes, so a shader the driver rejects is a
 //!   [`ForgeError::ShaderCompile`], never a panic;
 //! - a bind group binds storage binding `i` at its layout's number with the plan's padded
@@ -330,7 +332,18 @@ impl BindGroupCache {
 impl Gpu {
     /// The SPIR-V that `backend` hands to passthrough for the WGSL `source`: naga's own
     /// translation for `spirv`; for `glsl` and `hlsl`, naga's GLSL or HLSL compiled by glslang ([`emit::glslang`]). Every form may use what the device has enabled.
-    fn spirv(&self, kernel: &'static str, source: &str, backend: Backend) -> Result<Vec<u32>> {
+    ///
+    /// `layout` holds the binding numbers of the bind group layout the module runs in: the
+    /// module's bindings are numbered by their rank there, as wgpu's Vulkan backend numbers
+    /// the layout's descriptors ([`emit::Numbering::WgpuVulkan`]).
+    fn spirv(
+        &self,
+        kernel: &'static str,
+        source: &str,
+        backend: Backend,
+        layout: &[u32],
+    ) -> Result<Vec<u32>> {
+        let numbering = emit::Numbering::WgpuVulkan(layout);
         let compile_error = |message: String| ForgeError::ShaderCompile {
             kernel,
             backend: backend.to_string(),
@@ -353,14 +366,18 @@ impl Gpu {
                     "the `cuda` backend runs through the CUDA driver, not wgpu".into(),
                 ))
             }
-            Backend::Spirv => return emit::to_spirv(source, &profile).map_err(compile_error),
+            Backend::Spirv => {
+                return emit::to_spirv_numbered(source, &profile, numbering).map_err(compile_error)
+            }
             Backend::Glsl => (
                 Language::Glsl,
-                emit::to_vulkan_glsl(source, &profile).map_err(compile_error)?,
+                emit::to_vulkan_glsl_numbered(source, &profile, numbering)
+                    .map_err(compile_error)?,
             ),
             Backend::Hlsl => (
                 Language::Hlsl,
-                emit::to_vulkan_hlsl(source, &profile).map_err(compile_error)?,
+                emit::to_vulkan_hlsl_numbered(source, &profile, numbering)
+                    .map_err(compile_error)?,
             ),
         };
         let env = if profile.capabilities.contains(Capabilities::SUBGROUP) {
@@ -584,7 +601,8 @@ impl Gpu {
                     emit::HLSL_WORKGROUP_COUNTS_SIZE, self.identity.info.name
                 )));
             }
-            Some(self.spirv(name, &source, backend)?)
+            let layout: Vec<u32> = entries.iter().map(|e| e.binding).collect();
+            Some(self.spirv(name, &source, backend, &layout)?)
         } else {
             None
         };

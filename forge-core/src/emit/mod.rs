@@ -337,8 +337,61 @@ pub fn translate_with(
 /// assert!(to_spirv("fn main() { let x: u32 = 1.5; }", &SpirvProfile::PORTABLE).is_err());
 /// ```
 pub fn to_spirv(source: &str, profile: &SpirvProfile) -> std::result::Result<Vec<u32>, String> {
-    let (module, info) = front(source, profile.capabilities)?;
+    to_spirv_numbered(source, profile, Numbering::AsWritten)
+}
+
+/// [`to_spirv`] with the bindings numbered by `numbering`.
+pub fn to_spirv_numbered(
+    source: &str,
+    profile: &SpirvProfile,
+    numbering: Numbering<'_>,
+) -> std::result::Result<Vec<u32>, String> {
+    let (module, info) = front_numbered(source, profile.capabilities, numbering)?;
     write_spirv(&module, &info, profile)
+}
+
+/// How the bindings of a translated module are numbered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Numbering<'a> {
+    /// As the WGSL writes them (group 0, binding `b`): what the host of a file binds.
+    AsWritten,
+    /// By rank among the binding numbers of the wgpu bind group layout the module runs
+    /// in. wgpu's Vulkan backend numbers a layout's descriptors 0, 1, 2... in binding order,
+    /// and binds passthrough SPIR-V by the module's own numbers: a layout with a gap (a
+    /// kernel without scalars has no `Params` uniform, yet its print buffer keeps the
+    /// number after it) would otherwise leave every binding past the gap unbound, and
+    /// writes to it lost without an error. A module binding that the layout lacks is an
+    /// error.
+    WgpuVulkan(&'a [u32]),
+}
+
+/// [`front`], then the module's bindings renumbered as `numbering` says.
+fn front_numbered(
+    source: &str,
+    capabilities: Capabilities,
+    numbering: Numbering<'_>,
+) -> std::result::Result<(Module, ModuleInfo), String> {
+    let (mut module, info) = front(source, capabilities)?;
+    if let Numbering::WgpuVulkan(layout) = numbering {
+        let mut ranked = layout.to_vec();
+        ranked.sort_unstable();
+        ranked.dedup();
+        for (_, var) in module.global_variables.iter_mut() {
+            if let Some(binding) = &mut var.binding {
+                let rank = ranked
+                    .binary_search(&binding.binding)
+                    .map_err(|_| {
+                        format!(
+                            "the module binds group {} binding {}, which the pipeline layout (bindings {ranked:?}) lacks",
+                            binding.group, binding.binding
+                        )
+                    })?;
+                // Kernels bind everything in group 0: `rank` fits, as `layout` is that group's.
+                binding.binding = rank as u32;
+            }
+        }
+    }
+    Ok((module, info))
 }
 
 /// Parses and validates `source`, then resolves its pipeline overrides for the compute
@@ -580,7 +633,16 @@ pub const HLSL_WORKGROUP_COUNTS_SIZE: u32 = 12;
 /// assert!(!hlsl.contains("register(b1)"));
 /// ```
 pub fn to_vulkan_hlsl(source: &str, profile: &SpirvProfile) -> std::result::Result<String, String> {
-    let (module, info) = front(source, profile.capabilities)?;
+    to_vulkan_hlsl_numbered(source, profile, Numbering::AsWritten)
+}
+
+/// [`to_vulkan_hlsl`] with the bindings (registers) numbered by `numbering`.
+pub fn to_vulkan_hlsl_numbered(
+    source: &str,
+    profile: &SpirvProfile,
+    numbering: Numbering<'_>,
+) -> std::result::Result<String, String> {
+    let (module, info) = front_numbered(source, profile.capabilities, numbering)?;
     let text = write_hlsl(&module, &info)?;
     let mut out = String::with_capacity(text.len() + 256);
     for line in text.lines() {
@@ -654,7 +716,16 @@ fn zero_array_by_loop(line: &str) -> Option<String> {
 /// assert!(to_vulkan_glsl(src, &SpirvProfile::PORTABLE).unwrap().contains("uint[256](0u"));
 /// ```
 pub fn to_vulkan_glsl(source: &str, profile: &SpirvProfile) -> std::result::Result<String, String> {
-    let (module, info) = front(source, profile.capabilities)?;
+    to_vulkan_glsl_numbered(source, profile, Numbering::AsWritten)
+}
+
+/// [`to_vulkan_glsl`] with the bindings numbered by `numbering`.
+pub fn to_vulkan_glsl_numbered(
+    source: &str,
+    profile: &SpirvProfile,
+    numbering: Numbering<'_>,
+) -> std::result::Result<String, String> {
+    let (module, info) = front_numbered(source, profile.capabilities, numbering)?;
     write_glsl(&module, &info, profile.native_workgroup_zeroing)
 }
 
@@ -727,6 +798,40 @@ mod tests {
 
     const NUM_WORKGROUPS: &str = "@group(0) @binding(0) var<storage, read_write> y: array<u32>;\n\
         @compute @workgroup_size(64) fn main(@builtin(num_workgroups) n: vec3<u32>) { y[0] = n.x; }";
+
+    /// Bindings 0, 1 and 3 (a kernel without scalars that prints) in a layout of the same
+    /// numbers: ranks 0, 1 and 2, in every passthrough form; a binding the layout lacks is
+    /// an error that names it.
+    #[test]
+    fn wgpu_vulkan_numbering_ranks_the_layout() {
+        let src = "@group(0) @binding(0) var<storage, read> x: array<f32>;\n\
+            @group(0) @binding(1) var<storage, read_write> y: array<f32>;\n\
+            @group(0) @binding(3) var<storage, read_write> p: array<u32>;\n\
+            @compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3<u32>) {\n\
+                y[g.x] = x[g.x]; p[g.x] = 1u;\n\
+            }";
+        let ranked = Numbering::WgpuVulkan(&[3, 0, 1]);
+        let (module, _) = front_numbered(src, EMIT_CAPABILITIES, ranked).unwrap();
+        let mut got: Vec<(String, u32)> = module
+            .global_variables
+            .iter()
+            .filter_map(|(_, v)| Some((v.name.clone()?, v.binding?.binding)))
+            .collect();
+        got.sort();
+        let want = [("p", 2), ("x", 0), ("y", 1)].map(|(n, b)| (n.to_string(), b));
+        assert_eq!(got, want);
+        let glsl = to_vulkan_glsl_numbered(src, &SpirvProfile::PORTABLE, ranked).unwrap();
+        assert!(glsl.contains("binding = 2"), "{glsl}");
+        assert!(!glsl.contains("binding = 3"), "{glsl}");
+        let hlsl = to_vulkan_hlsl_numbered(src, &SpirvProfile::PORTABLE, ranked).unwrap();
+        assert!(hlsl.contains("register(u2)"), "{hlsl}");
+        // As written, for files: the WGSL numbers.
+        let glsl = to_vulkan_glsl(src, &SpirvProfile::PORTABLE).unwrap();
+        assert!(glsl.contains("binding = 3"), "{glsl}");
+        let err = to_spirv_numbered(src, &SpirvProfile::PORTABLE, Numbering::WgpuVulkan(&[0, 1]))
+            .unwrap_err();
+        assert!(err.contains("binding 3"), "{err}");
+    }
 
     #[test]
     fn overrides_are_resolved_or_named() {
