@@ -314,7 +314,8 @@ fn subgroup_prologue(k: &Kernel<'_>) -> String {
     .map(|(b, v)| format!("    const unsigned {} = {v};\n", builtin_var(*b)))
     .chain([
         "    const unsigned fg_sg_rest = WG - fg_sg_id * 32u;\n".to_string(),
-        "    const unsigned fg_sg_mask = fg_sg_rest >= 32u ? 0xffffffffu : (1u << fg_sg_rest) - 1u;\n".to_string(),
+        // A constant where `WG` is a multiple of 32, so that full-warp paths fold.
+        "    const unsigned fg_sg_mask = (WG % 32u == 0u || fg_sg_rest >= 32u) ? 0xffffffffu : (1u << fg_sg_rest) - 1u;\n".to_string(),
     ])
     .collect()
 }

@@ -202,16 +202,26 @@ FG_FN unsigned fg_trailing_zeros(unsigned x) { return x == 0u ? 32u : (unsigned)
 FG_FN unsigned fg_trailing_zeros(int x) { return fg_trailing_zeros((unsigned)x); }
 FG_FN unsigned fg_reverse_bits(unsigned x) { return __brev(x); }
 FG_FN int fg_reverse_bits(int x) { return (int)__brev((unsigned)x); }
-// WGSL's dot4I8Packed / dot4U8Packed: the dot product of four bytes of each operand.
+// WGSL's dot4I8Packed / dot4U8Packed: the dot product of four bytes of each operand. From
+// sm_61 one `dp4a` (`__dp4a`, signed or unsigned bytes, a 32-bit sum that cannot overflow
+// here); before, byte by byte.
 FG_FN int fg_dot4_i8_packed(unsigned a, unsigned b) {
+#if __CUDA_ARCH__ >= 610
+    return __dp4a((int)a, (int)b, 0);
+#else
     int r = 0;
     for (int i = 0; i < 32; i += 8) r += (int)(signed char)(a >> i) * (int)(signed char)(b >> i);
     return r;
+#endif
 }
 FG_FN unsigned fg_dot4_u8_packed(unsigned a, unsigned b) {
+#if __CUDA_ARCH__ >= 610
+    return __dp4a(a, b, 0u);
+#else
     unsigned r = 0u;
     for (int i = 0; i < 32; i += 8) r += ((a >> i) & 0xffu) * ((b >> i) & 0xffu);
     return r;
+#endif
 }
 FG_VEC_UNARY(fg_count_ones)
 FG_VEC_UNARY(fg_leading_zeros)
@@ -433,11 +443,35 @@ template <class Op, class T> FG_FN T fg_sg_inclusive(unsigned mask, unsigned lan
     }
     return v;
 }
-// The whole subgroup's reduction: the last lane's inclusive scan.
+// The whole subgroup's reduction. A full warp (the mask is a constant where `WG` is a
+// multiple of 32) reduces by butterfly: five shuffles and no lane test, every lane ending
+// with the same total (each step combines `a` and `b` on one lane and `b` and `a` on its
+// partner, which commutative operations make equal). A partial warp (a workgroup's last
+// lanes) takes the last lane's inclusive scan.
 template <class Op, class T> FG_FN T fg_sg_reduce(unsigned mask, unsigned lane, T v, Op op) {
+    if (mask == 0xffffffffu) {
+        for (unsigned d = 16u; d >= 1u; d >>= 1) v = op(v, fg_shfl_xor(mask, v, d));
+        return v;
+    }
     T s = fg_sg_inclusive(mask, lane, v, op);
     return fg_shfl(mask, s, 31u - (unsigned)__clz((int)mask));
 }
+// 32-bit integer sums, minima, maxima and bitwise operations: one `redux.sync` from sm_80,
+// which takes any mask.
+#if __CUDA_ARCH__ >= 800
+#define FG_REDUX(op, T, intrinsic) \
+    FG_FN T fg_sg_reduce(unsigned mask, unsigned, T v, op) { return intrinsic(mask, v); }
+FG_REDUX(fg_op_add, int, __reduce_add_sync)
+FG_REDUX(fg_op_add, unsigned, __reduce_add_sync)
+FG_REDUX(fg_op_min, int, __reduce_min_sync)
+FG_REDUX(fg_op_min, unsigned, __reduce_min_sync)
+FG_REDUX(fg_op_max, int, __reduce_max_sync)
+FG_REDUX(fg_op_max, unsigned, __reduce_max_sync)
+FG_REDUX(fg_op_and, unsigned, __reduce_and_sync)
+FG_REDUX(fg_op_or, unsigned, __reduce_or_sync)
+FG_REDUX(fg_op_xor, unsigned, __reduce_xor_sync)
+#undef FG_REDUX
+#endif
 // The exclusive scan: the previous lane's inclusive one, `identity` on lane 0.
 template <class Op, class T> FG_FN T fg_sg_exclusive(unsigned mask, unsigned lane, T v, Op op, T identity) {
     T s = fg_sg_inclusive(mask, lane, v, op);
