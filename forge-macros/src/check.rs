@@ -853,7 +853,8 @@ fn atomic_store_is_a_statement(cx: &Ctxt, k: &Kernel<'_>) {
     });
 }
 
-/// A workgroup array used atomically is made of atomics: every access must be atomic.
+/// A workgroup array used atomically is made of atomics, as an atomic binding is: every
+/// access must be atomic.
 fn atomic_arrays_only_atomically(cx: &Ctxt, k: &Kernel<'_>) {
     let plain = |id: LocalId, span: Span| {
         let l = &k.locals[id];
@@ -864,17 +865,30 @@ fn atomic_arrays_only_atomically(cx: &Ctxt, k: &Kernel<'_>) {
             );
         }
     };
+    // The kernel's own plain accesses of an atomic binding are refused as it is lowered;
+    // these come from a helper's array of atomics given the binding.
+    let plain_binding = |b: usize, span: Span| {
+        let name = &k.bindings[b].name;
+        if k.bindings[b].atomic {
+            cx.error(
+                span,
+                format!("`{name}` is atomic, so every access must be atomic; read it with `{name}[i].load()` and write it with `{name}[i].store(v)`"),
+            );
+        }
+    };
     walk_stmts(&k.body, &mut |s| {
         if let Stmt::Assign { place, span, .. } | Stmt::AsyncCopy { place, span, .. } = s {
-            if let Place::LocalIndex(id, _) | Place::Local(id) = place.root() {
-                plain(*id, *span);
+            match place.root() {
+                Place::LocalIndex(id, _) | Place::Local(id) => plain(*id, *span),
+                Place::Binding(b, _) => plain_binding(*b, *span),
+                _ => {}
             }
         }
         stmt_exprs(s, &mut |e| {
-            walk_expr(e, &mut |x| {
-                if let ExprKind::Local(id) = x.kind {
-                    plain(id, x.span);
-                }
+            walk_expr(e, &mut |x| match x.kind {
+                ExprKind::Local(id) => plain(id, x.span),
+                ExprKind::LoadBinding(b, _) => plain_binding(b, x.span),
+                _ => {}
             })
         });
     });

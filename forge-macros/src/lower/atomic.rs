@@ -29,7 +29,13 @@ impl Lowerer<'_, '_> {
                 ),
             };
         let (target, elem_tv) = if let Some(id) = self.lookup(&base) {
-            if !self.locals[id].shared {
+            // A helper's array of atomics: `inline` puts the atomic binding or the
+            // workgroup array it is given in its place.
+            let atomic_param = self.locals[id].by_ref.is_some() && self.locals[id].atomic;
+            if self.locals[id].by_ref.is_some() && !atomic_param {
+                return self.err(ix.expr.span(), format!("`{base}` is an array of plain elements; for atomic methods a helper takes an array of atomics, `{base}: &mut [Atomic<u32>; N]` (an atomic binding or a `#[shared]` array)"));
+            }
+            if !self.locals[id].shared && !atomic_param {
                 return self.err(ix.expr.span(), format!("`{base}` is a local; atomic methods work on an `Atomic<u32>` binding or a `#[shared]` array"));
             }
             self.locals[id].atomic = true;
