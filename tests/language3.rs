@@ -568,6 +568,104 @@ fn helpers_take_bindings_specialised_per_call() {
     assert!(report.passed(), "{:?}", report.failures);
 }
 
+// ---- helpers that take arrays of atomics ----
+
+#[forge_module]
+pub mod counted {
+    use wgsl_forge::prelude::*;
+
+    /// Zeroes 64 workgroup bins, the workgroup's invocations striding over them.
+    #[forge_fn]
+    fn clear(bins: &mut [Atomic<u32>; 64], lid: u32) {
+        let mut i = lid;
+        while i < 64 {
+            bins[i].store(0);
+            i += WG;
+        }
+    }
+
+    /// Adds `c` to bin `i`: an array of atomics passed on from another helper.
+    #[forge_fn]
+    fn add(bins: &mut [Atomic<u32>; 64], i: u32, c: u32) {
+        bins[i].fetch_add(c);
+    }
+
+    /// Adds the workgroup's nonzero bins into the binding `hist`.
+    #[forge_fn]
+    fn flush(hist: &mut [Atomic<u32>; 64], bins: &mut [Atomic<u32>; 64], lid: u32) {
+        let mut i = lid;
+        while i < 64 {
+            let c = bins[i].load();
+            if c > 0 {
+                add(hist, i, c);
+            }
+            i += WG;
+        }
+    }
+
+    /// Raises `top[0]` to `v`, and gives what it held: a helper's atomic result.
+    #[forge_fn]
+    fn raise(top: &mut [Atomic<u32>; 1], v: u32) -> u32 {
+        top[0].fetch_max(v)
+    }
+
+    /// A histogram of `x % 64` through workgroup bins that only helpers touch, added to
+    /// `hist` (which holds counts already), and the maximum of `x` raised into `top`.
+    #[forge_kernel(workgroup = 64, threads = n, tune(workgroup = [64, 32, 128]))]
+    pub fn hist64(
+        x: &[u32; n],
+        hist: &mut [Atomic<u32>; 64],
+        top: &mut [Atomic<u32>; 1],
+        #[out] below: &mut [u32; n],
+        n: u32,
+    ) {
+        #[shared]
+        let mut bins = [0u32; 64];
+        let lid = local_index();
+        clear(&mut bins, lid);
+        workgroup_barrier();
+        let i = global_index();
+        if i < n {
+            add(&mut bins, x[i] % 64, 1);
+            // What `top` held before is some other invocation's value, or the start:
+            // never above the maximum.
+            below[i] = select(0u32, 1u32, raise(&mut top, x[i]) <= 1_000_000);
+        }
+        workgroup_barrier();
+        flush(&mut hist, &mut bins, lid);
+    }
+}
+
+#[test]
+fn helpers_take_arrays_of_atomics() {
+    use wgsl_forge::certify::{certify, CertOptions};
+    let mut rt = common::rt();
+    for n in [1u32, 63, 64 * 37 + 5, 70001] {
+        let x: Vec<u32> = (0..n)
+            .map(|i| i.wrapping_mul(2654435761) % 1_000_000)
+            .collect();
+        let start: Vec<u32> = (0..64).map(|b| b * 3).collect();
+        let mut want = start.clone();
+        for v in &x {
+            want[(*v % 64) as usize] += 1;
+        }
+        let want_top = vec![*x.iter().max().unwrap()];
+        let (mut h, mut t) = (start.clone(), vec![0u32]);
+        let below = counted::hist64::cpu(&x, &mut h, &mut t, n).unwrap();
+        assert_eq!((&h, &t), (&want, &want_top), "oracle at n = {n}");
+        assert!(below.iter().all(|b| *b == 1), "oracle at n = {n}");
+        let (mut h, mut t) = (start.clone(), vec![0u32]);
+        let below = counted::hist64::run(&mut rt, &x, &mut h, &mut t, n).unwrap();
+        assert_eq!((&h, &t), (&want, &want_top), "GPU at n = {n}");
+        assert!(below.iter().all(|b| *b == 1), "GPU at n = {n}");
+    }
+    let k = counted::hist64::Kernel;
+    for s in std::iter::once(k.default_schedule()).chain(k.tune_space().candidates()) {
+        let report = certify(&mut rt, &k, &s, &CertOptions::default()).unwrap();
+        assert!(report.passed(), "hist64 at {s}: {:?}", report.failures);
+    }
+}
+
 // ---- workgroup_uniform_load ----
 
 /// A loop bound read from workgroup memory by `workgroup_uniform_load`, which counts as

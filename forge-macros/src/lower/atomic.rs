@@ -1,5 +1,6 @@
 //! Atomics: `x[i].fetch_add(v)` and the other methods of `std::sync::atomic` (without the
-//! ordering), on `Atomic<T>` bindings and on workgroup arrays, and
+//! ordering), on `Atomic<T>` bindings, on workgroup arrays and on a helper's arrays of
+//! atomics (`x: &mut [Atomic<T>; N]`, given either), and
 //! `let (old, ok) = x[i].compare_exchange_weak(current, new);`.
 //!
 //! Part of `lower` (layer 3).
@@ -10,8 +11,10 @@ use crate::model::*;
 use syn::spanned::Spanned;
 
 impl Lowerer<'_, '_> {
-    /// The atomic that `target[i].method(..)` works on: an atomic binding or a workgroup
-    /// array (whose elements become atomics), the element's type variable, and the index.
+    /// The atomic that `target[i].method(..)` works on: an atomic binding, a workgroup
+    /// array (whose elements become atomics) or a helper's array of atomics (as a workgroup
+    /// array until `inline` puts what it is given in its place), the element's type
+    /// variable, and the index.
     pub(super) fn atomic_target(
         &mut self,
         m: &syn::ExprMethodCall,

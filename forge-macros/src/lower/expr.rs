@@ -538,8 +538,7 @@ impl Lowerer<'_, '_> {
             let refs = helper.refs.clone();
             let ret = helper.ret.clone();
             let mut args = Vec::new();
-            for (((a, t), by_ref), atomic) in c.args.iter().zip(&param_tys).zip(refs).zip(atomics)
-            {
+            for (((a, t), by_ref), atomic) in c.args.iter().zip(&param_tys).zip(refs).zip(atomics) {
                 let e = match by_ref {
                     Some(mutable) => self.ref_arg(&name, a, t, mutable, atomic)?,
                     None => {
@@ -783,12 +782,21 @@ impl Lowerer<'_, '_> {
         mutable: bool,
         atomic: bool,
     ) -> R<Expr> {
-        let mut text = ty_text(t, self.knobs);
-        if let (true, Ty::Array(e, _)) = (atomic, t) {
-            let e = ty_text(e, self.knobs);
-            text = text.replacen(&e, &format!("Atomic<{e}>"), 1);
-        }
-        let want = format!("`&{}{text}`", if mutable { "mut " } else { "" });
+        let text = ty_text(t, self.knobs);
+        // The parameter as an array of atomics, as written or as suggested.
+        let atomic_text = match t {
+            Ty::Array(e, _) => {
+                let e = ty_text(e, self.knobs);
+                text.replacen(&e, &format!("Atomic<{e}>"), 1)
+            }
+            _ => text.clone(),
+        };
+        let want = match (atomic, mutable) {
+            (true, _) => format!("`&mut {atomic_text}`"),
+            (false, true) => format!("`&mut {text}`"),
+            (false, false) => format!("`&{text}`"),
+        };
+        let want_atomic = format!("`&mut {atomic_text}`");
         let (inner, given_mut) = match a {
             syn::Expr::Reference(r) => (&*r.expr, Some(r.mutability.is_some())),
             other => (other, None),
@@ -813,7 +821,8 @@ impl Lowerer<'_, '_> {
         };
         let Some(id) = self.lookup(&name) else {
             if let Some(b) = self.bindings.iter().position(|b| b.name == name) {
-                return self.binding_arg(helper, b, inner, given_mut, t, (mutable, atomic), &want);
+                let wants = (want.as_str(), want_atomic.as_str());
+                return self.binding_arg(helper, b, inner, given_mut, t, (mutable, atomic), wants);
             }
             return self.err(
                 inner.span(),
@@ -862,7 +871,7 @@ impl Lowerer<'_, '_> {
             return self.err(inner.span(), format!("`{name}` is a local array; `{helper}` takes {want}, an atomic binding or a `#[shared]` array, whose elements atomic methods may work on"));
         }
         if !atomic && atomic_param {
-            return self.err(inner.span(), format!("`{name}` holds atomics, and `{helper}` takes {want}, plain elements; take it as `&mut [Atomic<..>; N]` in `{helper}`"));
+            return self.err(inner.span(), format!("`{name}` holds atomics, and `{helper}` takes {want}, plain elements; take it as {want_atomic} in `{helper}`"));
         }
         if atomic && l.shared {
             self.locals[id].atomic = true;
@@ -897,7 +906,7 @@ impl Lowerer<'_, '_> {
         given_mut: Option<bool>,
         t: &Ty,
         (mutable, atomic): (bool, bool),
-        want: &str,
+        (want, want_atomic): (&str, &str),
     ) -> R<Expr> {
         let binding = &self.bindings[b];
         let name = binding.name.clone();
@@ -924,10 +933,10 @@ impl Lowerer<'_, '_> {
             return self.err(arg.span(), format!("`{name}` is a read-only binding, and `{helper}` takes it as `{amp}`; declare it `{name}: &mut [..]`, or take it as `&` in `{helper}`"));
         }
         if binding.atomic && !atomic {
-            return self.err(arg.span(), format!("`{name}` is atomic, and `{helper}` takes {want}, plain elements; take it as `&mut [Atomic<..>; N]` in `{helper}`"));
+            return self.err(arg.span(), format!("`{name}` is atomic, and `{helper}` takes {want}, plain elements; take it as {want_atomic} in `{helper}`"));
         }
         if atomic && !binding.atomic {
-            return self.err(arg.span(), format!("`{name}` is not atomic, and `{helper}` takes {want}; declare it `{name}: &mut [Atomic<..>; ..]`, or take plain elements in `{helper}`"));
+            return self.err(arg.span(), format!("`{name}` is not atomic, and `{helper}` takes {want}; declare it `{name}: &mut [Atomic<{}>; ..]`, or take plain elements in `{helper}`", binding.elem.wgsl()));
         }
         let Ty::Array(elem, _) = t else {
             return self.err(

@@ -313,18 +313,19 @@ impl<'k, 'a> Lowerer<'k, 'a> {
             // binding or a `#[shared]` array used atomically; its elements are `u32`s
             // that only atomic methods touch.
             let atomic_array = match crate::types::ungroup(ty) {
-                syn::Type::Array(a) if by_ref.is_some() => crate::types::atomic_inner(&a.elem)
-                    .map(|inner| {
+                syn::Type::Array(a) if by_ref.is_some() => {
+                    crate::types::atomic_inner(&a.elem).map(|inner| {
                         syn::Type::Array(syn::TypeArray {
                             elem: Box::new(inner.clone()),
                             ..a.clone()
                         })
-                    }),
+                    })
+                }
                 _ => None,
             };
             if atomic_array.is_some() && by_ref == Some(false) {
-                cx.error(
-                    pt.ty.span(),
+                cx.error_spanned(
+                    &pt.ty,
                     format!("atomic methods change the array, so a helper takes an array of atomics as `&mut`; write `{}: &mut [Atomic<..>; N]`", pi.ident),
                 );
             }
