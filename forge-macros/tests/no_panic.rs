@@ -1734,6 +1734,7 @@ fn module_kernel() -> impl Strategy<Value = String> {
         "t: &[Atomic<f32>; 4], v: &[f32; 4], lid: u32",
         "t: &mut [Atomic<f32>; 4], v: &mut [Atomic<f32>; 4], lid: u32",
         "t: &mut [Atomic<u32>; 4], v: &[f32; 4], lid: u32",
+        "t: &mut [Atomic<Vec4>; 4], v: &[f32; 4], lid: u32",
     ];
     const HELPER_STMTS: &[&str] = &[
         "t[lid % 4] = v[0];",

@@ -36,7 +36,11 @@ impl Lowerer<'_, '_> {
             // workgroup array it is given in its place.
             let atomic_param = self.locals[id].by_ref.is_some() && self.locals[id].atomic;
             if self.locals[id].by_ref.is_some() && !atomic_param {
-                return self.err(ix.expr.span(), format!("`{base}` is an array of plain elements; for atomic methods a helper takes an array of atomics, `{base}: &mut [Atomic<u32>; N]` (an atomic binding or a `#[shared]` array)"));
+                let elem = match &self.locals[id].ty {
+                    Ty::Array(e, _) => crate::types::ty_text(e, self.knobs),
+                    _ => "u32".into(),
+                };
+                return self.err(ix.expr.span(), format!("`{base}` is an array of plain elements; for atomic methods a helper takes an array of atomics, `{base}: &mut [Atomic<{elem}>; N]` (an atomic binding or a `#[shared]` array)"));
             }
             if !self.locals[id].shared && !atomic_param {
                 return self.err(ix.expr.span(), format!("`{base}` is a local; atomic methods work on an `Atomic<u32>` binding or a `#[shared]` array"));

@@ -323,6 +323,15 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                 }
                 _ => None,
             };
+            if let syn::Type::Array(a) = crate::types::ungroup(ty) {
+                let elem = &a.elem;
+                if atomic_array.is_some() && crate::types::elem_type(elem).is_none() {
+                    cx.error_spanned(
+                        elem,
+                        format!("an array of atomics holds `Atomic<u32>`, `Atomic<i32>` or `Atomic<f32>`, not `{}`", quote::quote!(#elem).to_string().replace(' ', "")),
+                    );
+                }
+            }
             if atomic_array.is_some() && by_ref == Some(false) {
                 cx.error_spanned(
                     &pt.ty,
