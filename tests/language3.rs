@@ -666,6 +666,58 @@ fn helpers_take_arrays_of_atomics() {
     }
 }
 
+// ---- a helper that stages a tile by asynchronous copies ----
+
+#[forge_module]
+pub mod staged_async {
+    use wgsl_forge::prelude::*;
+
+    /// Starts the copies of `dst`'s 256 vectors from `src[base..]`, four an invocation
+    /// (`async_wait` completes them): the destination a `#[shared]` array, the source a
+    /// binding, both given where the helper is called.
+    #[forge_fn]
+    fn stage(dst: &mut [Vec4; 256], src: &[Vec4; 4096], base: u32, lid: u32) {
+        #[unroll]
+        for j in 0..4 {
+            let e = lid + 64 * j;
+            async_copy(&mut dst[e], &src[base + e]);
+        }
+    }
+
+    /// Each invocation's sum of four consecutive staged vectors, a tile a workgroup.
+    #[forge_kernel(workgroup = 64, threads = 1024)]
+    pub fn quads(kv: &[Vec4; 4096], #[out] o: &mut [Vec4; 1024]) {
+        #[shared]
+        let mut t = [Vec4::ZERO; 256];
+        let lid = local_index();
+        stage(&mut t, kv, workgroup_index() * 256, lid);
+        async_wait(0);
+        let q = 4 * lid;
+        o[global_index()] = t[q] + t[q + 1] + t[q + 2] + t[q + 3];
+    }
+}
+
+#[test]
+fn a_helper_stages_a_tile_by_asynchronous_copies() {
+    let mut rt = common::rt();
+    let kv: Vec<[f32; 4]> = (0..4096)
+        .map(|k| [k as f32, (k % 5) as f32, -(k as f32), 0.5])
+        .collect();
+    let want: Vec<[f32; 4]> = (0..1024)
+        .map(|i| {
+            let mut s = [0.0f32; 4];
+            for v in &kv[4 * i..4 * i + 4] {
+                for c in 0..4 {
+                    s[c] += v[c];
+                }
+            }
+            s
+        })
+        .collect();
+    assert_eq!(staged_async::quads::cpu(&kv).unwrap(), want, "oracle");
+    assert_eq!(staged_async::quads::run(&mut rt, &kv).unwrap(), want, "GPU");
+}
+
 // ---- workgroup_uniform_load ----
 
 /// A loop bound read from workgroup memory by `workgroup_uniform_load`, which counts as

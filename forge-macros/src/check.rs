@@ -35,6 +35,7 @@ pub fn check(cx: &Ctxt, k: &Kernel<'_>) {
     array_values_only_in_let(cx, k);
     atomic_store_is_a_statement(cx, k);
     atomic_arrays_only_atomically(cx, k);
+    async_copies_into_workgroup_memory(cx, k);
     float_atomics_arithmetic(cx, k);
     f64_math_on_gpus(cx, k);
     subgroup_ops_not_short_circuited(cx, k);
@@ -891,6 +892,29 @@ fn atomic_arrays_only_atomically(cx: &Ctxt, k: &Kernel<'_>) {
                 _ => {}
             })
         });
+    });
+}
+
+/// An asynchronous copy reads a storage binding and writes workgroup memory. The kernel's
+/// own copies are held to it as they are lowered; a helper's, written on its reference
+/// parameters, once they are inlined with what the call gave them.
+fn async_copies_into_workgroup_memory(cx: &Ctxt, k: &Kernel<'_>) {
+    walk_stmts(&k.body, &mut |s| {
+        if let Stmt::AsyncCopy { place, value, span } = s {
+            if !matches!(value.kind, ExprKind::LoadBinding(..)) {
+                cx.error(
+                    value.span,
+                    format!("{ASYNC_COPY_FORM}: {ASYNC_COPY_FROM_STORAGE}"),
+                );
+            }
+            let shared = match place {
+                Place::LocalIndex(id, _) => k.locals[*id].shared,
+                _ => false,
+            };
+            if !shared {
+                cx.error(*span, format!("{ASYNC_COPY_FORM}: {ASYNC_COPY_INTO_SHARED}"));
+            }
+        }
     });
 }
 

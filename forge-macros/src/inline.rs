@@ -667,7 +667,7 @@ impl Remap<'_> {
 impl Fold for Remap<'_> {
     fn fold_stmt(&mut self, mut s: Stmt, out: &mut Block) {
         match &mut s {
-            Stmt::Assign { place, .. } => {
+            Stmt::Assign { place, .. } | Stmt::AsyncCopy { place, .. } => {
                 let p = std::mem::replace(place, Place::Local(0));
                 *place = self.bound_place(p);
             }
