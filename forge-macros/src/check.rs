@@ -902,8 +902,9 @@ fn async_copies_into_workgroup_memory(cx: &Ctxt, k: &Kernel<'_>) {
     walk_stmts(&k.body, &mut |s| {
         if let Stmt::AsyncCopy { place, value, span } = s {
             if !matches!(value.kind, ExprKind::LoadBinding(..)) {
-                cx.error(
+                cx.error_range(
                     value.span,
+                    value.end,
                     format!("{ASYNC_COPY_FORM}: {ASYNC_COPY_FROM_STORAGE}"),
                 );
             }
@@ -912,7 +913,10 @@ fn async_copies_into_workgroup_memory(cx: &Ctxt, k: &Kernel<'_>) {
                 _ => false,
             };
             if !shared {
-                cx.error(*span, format!("{ASYNC_COPY_FORM}: {ASYNC_COPY_INTO_SHARED}"));
+                cx.error(
+                    *span,
+                    format!("{ASYNC_COPY_FORM}: {ASYNC_COPY_INTO_SHARED}"),
+                );
             }
         }
     });

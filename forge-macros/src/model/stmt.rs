@@ -200,4 +200,5 @@ pub const ASYNC_COPY_FORM: &str = "`async_copy(&mut tile[i], &x[j])` copies elem
 pub const ASYNC_COPY_INTO_SHARED: &str = "the destination is an element of a `#[shared]` array (workgroup memory), the only memory an asynchronous copy writes";
 
 /// Why an asynchronous copy's source is refused.
-pub const ASYNC_COPY_FROM_STORAGE: &str = "the source is an element of a storage binding, and asynchronous copies read storage only";
+pub const ASYNC_COPY_FROM_STORAGE: &str =
+    "the source is an element of a storage binding, and asynchronous copies read storage only";
