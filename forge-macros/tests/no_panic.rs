@@ -1753,6 +1753,7 @@ fn module_kernel() -> impl Strategy<Value = String> {
         "t[lid % 4].fetch_add(v[0]);",
         "let o = t[0].load();\nt[1].store(o);",
         "v[0].fetch_max(1.0);",
+        "async_copy(&mut t[lid % 4], &v[lid % 4]);",
     ];
     const TAILS: &[&str] = &["t[0]", "v[lid % 4]", "t[0] + v[3]", "0.0", ""];
     const SHARED: &[&str] = &[
