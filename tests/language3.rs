@@ -568,6 +568,156 @@ fn helpers_take_bindings_specialised_per_call() {
     assert!(report.passed(), "{:?}", report.failures);
 }
 
+// ---- helpers that take arrays of atomics ----
+
+#[forge_module]
+pub mod counted {
+    use wgsl_forge::prelude::*;
+
+    /// Zeroes 64 workgroup bins, the workgroup's invocations striding over them.
+    #[forge_fn]
+    fn clear(bins: &mut [Atomic<u32>; 64], lid: u32) {
+        let mut i = lid;
+        while i < 64 {
+            bins[i].store(0);
+            i += WG;
+        }
+    }
+
+    /// Adds `c` to bin `i`: an array of atomics passed on from another helper.
+    #[forge_fn]
+    fn add(bins: &mut [Atomic<u32>; 64], i: u32, c: u32) {
+        bins[i].fetch_add(c);
+    }
+
+    /// Adds the workgroup's nonzero bins into the binding `hist`.
+    #[forge_fn]
+    fn flush(hist: &mut [Atomic<u32>; 64], bins: &mut [Atomic<u32>; 64], lid: u32) {
+        let mut i = lid;
+        while i < 64 {
+            let c = bins[i].load();
+            if c > 0 {
+                add(hist, i, c);
+            }
+            i += WG;
+        }
+    }
+
+    /// Raises `top[0]` to `v`, and gives what it held: a helper's atomic result.
+    #[forge_fn]
+    fn raise(top: &mut [Atomic<u32>; 1], v: u32) -> u32 {
+        top[0].fetch_max(v)
+    }
+
+    /// A histogram of `x % 64` through workgroup bins that only helpers touch, added to
+    /// `hist` (which holds counts already), and the maximum of `x` raised into `top`.
+    #[forge_kernel(workgroup = 64, threads = n, tune(workgroup = [64, 32, 128]))]
+    pub fn hist64(
+        x: &[u32; n],
+        hist: &mut [Atomic<u32>; 64],
+        top: &mut [Atomic<u32>; 1],
+        #[out] below: &mut [u32; n],
+        n: u32,
+    ) {
+        #[shared]
+        let mut bins = [0u32; 64];
+        let lid = local_index();
+        clear(&mut bins, lid);
+        workgroup_barrier();
+        let i = global_index();
+        if i < n {
+            add(&mut bins, x[i] % 64, 1);
+            // What `top` held before is some other invocation's value, or the start:
+            // never above the maximum.
+            below[i] = select(0u32, 1u32, raise(&mut top, x[i]) <= 1_000_000);
+        }
+        workgroup_barrier();
+        flush(&mut hist, &mut bins, lid);
+    }
+}
+
+#[test]
+fn helpers_take_arrays_of_atomics() {
+    use wgsl_forge::certify::{certify, CertOptions};
+    let mut rt = common::rt();
+    for n in [1u32, 63, 64 * 37 + 5, 70001] {
+        let x: Vec<u32> = (0..n)
+            .map(|i| i.wrapping_mul(2654435761) % 1_000_000)
+            .collect();
+        let start: Vec<u32> = (0..64).map(|b| b * 3).collect();
+        let mut want = start.clone();
+        for v in &x {
+            want[(*v % 64) as usize] += 1;
+        }
+        let want_top = vec![*x.iter().max().unwrap()];
+        let (mut h, mut t) = (start.clone(), vec![0u32]);
+        let below = counted::hist64::cpu(&x, &mut h, &mut t, n).unwrap();
+        assert_eq!((&h, &t), (&want, &want_top), "oracle at n = {n}");
+        assert!(below.iter().all(|b| *b == 1), "oracle at n = {n}");
+        let (mut h, mut t) = (start.clone(), vec![0u32]);
+        let below = counted::hist64::run(&mut rt, &x, &mut h, &mut t, n).unwrap();
+        assert_eq!((&h, &t), (&want, &want_top), "GPU at n = {n}");
+        assert!(below.iter().all(|b| *b == 1), "GPU at n = {n}");
+    }
+    let k = counted::hist64::Kernel;
+    for s in std::iter::once(k.default_schedule()).chain(k.tune_space().candidates()) {
+        let report = certify(&mut rt, &k, &s, &CertOptions::default()).unwrap();
+        assert!(report.passed(), "hist64 at {s}: {:?}", report.failures);
+    }
+}
+
+// ---- a helper that stages a tile by asynchronous copies ----
+
+#[forge_module]
+pub mod staged_async {
+    use wgsl_forge::prelude::*;
+
+    /// Starts the copies of `dst`'s 256 vectors from `src[base..]`, four an invocation
+    /// (`async_wait` completes them): the destination a `#[shared]` array, the source a
+    /// binding, both given where the helper is called.
+    #[forge_fn]
+    fn stage(dst: &mut [Vec4; 256], src: &[Vec4; 4096], base: u32, lid: u32) {
+        #[unroll]
+        for j in 0..4 {
+            let e = lid + 64 * j;
+            async_copy(&mut dst[e], &src[base + e]);
+        }
+    }
+
+    /// Each invocation's sum of four consecutive staged vectors, a tile a workgroup.
+    #[forge_kernel(workgroup = 64, threads = 1024)]
+    pub fn quads(kv: &[Vec4; 4096], #[out] o: &mut [Vec4; 1024]) {
+        #[shared]
+        let mut t = [Vec4::ZERO; 256];
+        let lid = local_index();
+        stage(&mut t, kv, workgroup_index() * 256, lid);
+        async_wait(0);
+        let q = 4 * lid;
+        o[global_index()] = t[q] + t[q + 1] + t[q + 2] + t[q + 3];
+    }
+}
+
+#[test]
+fn a_helper_stages_a_tile_by_asynchronous_copies() {
+    let mut rt = common::rt();
+    let kv: Vec<[f32; 4]> = (0..4096)
+        .map(|k| [k as f32, (k % 5) as f32, -(k as f32), 0.5])
+        .collect();
+    let want: Vec<[f32; 4]> = (0..1024)
+        .map(|i| {
+            let mut s = [0.0f32; 4];
+            for v in &kv[4 * i..4 * i + 4] {
+                for c in 0..4 {
+                    s[c] += v[c];
+                }
+            }
+            s
+        })
+        .collect();
+    assert_eq!(staged_async::quads::cpu(&kv).unwrap(), want, "oracle");
+    assert_eq!(staged_async::quads::run(&mut rt, &kv).unwrap(), want, "GPU");
+}
+
 // ---- workgroup_uniform_load ----
 
 /// A loop bound read from workgroup memory by `workgroup_uniform_load`, which counts as

@@ -35,6 +35,7 @@ pub fn check(cx: &Ctxt, k: &Kernel<'_>) {
     array_values_only_in_let(cx, k);
     atomic_store_is_a_statement(cx, k);
     atomic_arrays_only_atomically(cx, k);
+    async_copies_into_workgroup_memory(cx, k);
     float_atomics_arithmetic(cx, k);
     f64_math_on_gpus(cx, k);
     subgroup_ops_not_short_circuited(cx, k);
@@ -853,7 +854,8 @@ fn atomic_store_is_a_statement(cx: &Ctxt, k: &Kernel<'_>) {
     });
 }
 
-/// A workgroup array used atomically is made of atomics: every access must be atomic.
+/// A workgroup array used atomically is made of atomics, as an atomic binding is: every
+/// access must be atomic.
 fn atomic_arrays_only_atomically(cx: &Ctxt, k: &Kernel<'_>) {
     let plain = |id: LocalId, span: Span| {
         let l = &k.locals[id];
@@ -864,19 +866,59 @@ fn atomic_arrays_only_atomically(cx: &Ctxt, k: &Kernel<'_>) {
             );
         }
     };
+    // The kernel's own plain accesses of an atomic binding are refused as it is lowered;
+    // these come from a helper's array of atomics given the binding.
+    let plain_binding = |b: usize, span: Span| {
+        let name = &k.bindings[b].name;
+        if k.bindings[b].atomic {
+            cx.error(
+                span,
+                format!("`{name}` is atomic, so every access must be atomic; read it with `{name}[i].load()` and write it with `{name}[i].store(v)`"),
+            );
+        }
+    };
     walk_stmts(&k.body, &mut |s| {
         if let Stmt::Assign { place, span, .. } | Stmt::AsyncCopy { place, span, .. } = s {
-            if let Place::LocalIndex(id, _) | Place::Local(id) = place.root() {
-                plain(*id, *span);
+            match place.root() {
+                Place::LocalIndex(id, _) | Place::Local(id) => plain(*id, *span),
+                Place::Binding(b, _) => plain_binding(*b, *span),
+                _ => {}
             }
         }
         stmt_exprs(s, &mut |e| {
-            walk_expr(e, &mut |x| {
-                if let ExprKind::Local(id) = x.kind {
-                    plain(id, x.span);
-                }
+            walk_expr(e, &mut |x| match x.kind {
+                ExprKind::Local(id) => plain(id, x.span),
+                ExprKind::LoadBinding(b, _) => plain_binding(b, x.span),
+                _ => {}
             })
         });
+    });
+}
+
+/// An asynchronous copy reads a storage binding and writes workgroup memory. The kernel's
+/// own copies are held to it as they are lowered; a helper's, written on its reference
+/// parameters, once they are inlined with what the call gave them.
+fn async_copies_into_workgroup_memory(cx: &Ctxt, k: &Kernel<'_>) {
+    walk_stmts(&k.body, &mut |s| {
+        if let Stmt::AsyncCopy { place, value, span } = s {
+            if !matches!(value.kind, ExprKind::LoadBinding(..)) {
+                cx.error_range(
+                    value.span,
+                    value.end,
+                    format!("{ASYNC_COPY_FORM}: {ASYNC_COPY_FROM_STORAGE}"),
+                );
+            }
+            let shared = match place {
+                Place::LocalIndex(id, _) => k.locals[*id].shared,
+                _ => false,
+            };
+            if !shared {
+                cx.error(
+                    *span,
+                    format!("{ASYNC_COPY_FORM}: {ASYNC_COPY_INTO_SHARED}"),
+                );
+            }
+        }
     });
 }
 

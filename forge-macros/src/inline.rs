@@ -653,11 +653,26 @@ impl Remap<'_> {
     }
 }
 
+impl Remap<'_> {
+    /// An atomic method on an array of atomics given a binding: on the binding.
+    fn bound_target(&self, target: &mut AtomicTarget) {
+        if let AtomicTarget::Shared(id) = *target {
+            if let Some(b) = self.bind[id] {
+                *target = AtomicTarget::Binding(b);
+            }
+        }
+    }
+}
+
 impl Fold for Remap<'_> {
     fn fold_stmt(&mut self, mut s: Stmt, out: &mut Block) {
-        if let Stmt::Assign { place, .. } = &mut s {
-            let p = std::mem::replace(place, Place::Local(0));
-            *place = self.bound_place(p);
+        match &mut s {
+            Stmt::Assign { place, .. } | Stmt::AsyncCopy { place, .. } => {
+                let p = std::mem::replace(place, Place::Local(0));
+                *place = self.bound_place(p);
+            }
+            Stmt::CompareExchange { target, .. } => self.bound_target(target),
+            _ => {}
         }
         let (map, loops) = (self.map, self.loops);
         s.each_id_mut(|id| *id = map[*id], |id| *id += loops);
@@ -683,6 +698,9 @@ impl Fold for Remap<'_> {
                     return e;
                 }
             }
+        }
+        if let ExprKind::Atomic { target, .. } = &mut e.kind {
+            self.bound_target(target);
         }
         if let Some(id) = e.kind.local_mut() {
             *id = self.map[*id];

@@ -118,6 +118,14 @@ pub fn elem_type(ty: &syn::Type) -> Option<(Scalar, u8, bool)> {
     if let Some((s, n)) = vector_type(ty) {
         return Some((s, n, false));
     }
+    match scalar_type(atomic_inner(ty)?)? {
+        s @ (Scalar::U32 | Scalar::I32 | Scalar::F32) => Some((s, 1, true)),
+        _ => None,
+    }
+}
+
+/// `T` of `Atomic<T>`.
+pub fn atomic_inner(ty: &syn::Type) -> Option<&syn::Type> {
     let syn::Type::Path(p) = ungroup(ty) else {
         return None;
     };
@@ -128,11 +136,8 @@ pub fn elem_type(ty: &syn::Type) -> Option<(Scalar, u8, bool)> {
     let syn::PathArguments::AngleBracketed(args) = &seg.arguments else {
         return None;
     };
-    let Some(syn::GenericArgument::Type(inner)) = args.args.first() else {
-        return None;
-    };
-    match scalar_type(inner)? {
-        s @ (Scalar::U32 | Scalar::I32 | Scalar::F32) => Some((s, 1, true)),
+    match args.args.first() {
+        Some(syn::GenericArgument::Type(inner)) => Some(inner),
         _ => None,
     }
 }

@@ -1729,6 +1729,12 @@ fn module_kernel() -> impl Strategy<Value = String> {
         "t: &mut f32, v: &[f32; 4], lid: u32",
         "t: &mut [f32; 4], v: &[f32; 64], lid: u32",
         "t: &[f32; 4], v: &mut [f32; 64], lid: u32",
+        // Arrays of atomics (a binding or a `#[shared]` array), and their misuse.
+        "t: &mut [Atomic<f32>; 4], v: &[f32; 4], lid: u32",
+        "t: &[Atomic<f32>; 4], v: &[f32; 4], lid: u32",
+        "t: &mut [Atomic<f32>; 4], v: &mut [Atomic<f32>; 4], lid: u32",
+        "t: &mut [Atomic<u32>; 4], v: &[f32; 4], lid: u32",
+        "t: &mut [Atomic<Vec4>; 4], v: &[f32; 4], lid: u32",
     ];
     const HELPER_STMTS: &[&str] = &[
         "t[lid % 4] = v[0];",
@@ -1744,6 +1750,10 @@ fn module_kernel() -> impl Strategy<Value = String> {
         "let c = t;",
         "v[0] = 1.0;",
         "return;",
+        "t[lid % 4].fetch_add(v[0]);",
+        "let o = t[0].load();\nt[1].store(o);",
+        "v[0].fetch_max(1.0);",
+        "async_copy(&mut t[lid % 4], &v[lid % 4]);",
     ];
     const TAILS: &[&str] = &["t[0]", "v[lid % 4]", "t[0] + v[3]", "0.0", ""];
     const SHARED: &[&str] = &[
@@ -1775,6 +1785,7 @@ fn module_kernel() -> impl Strategy<Value = String> {
         "h(&mut y, &a, lid);",
         "let r = h(&mut y, x, lid);",
         "let r = h(&mut tile, y, lid);",
+        "h(&mut acc, &a, lid);",
     ];
     (
         select(CONSTS),

@@ -20,9 +20,11 @@ impl Lowerer<'_, '_> {
     }
 
     /// `async_copy(&mut dst[i], &src[j])`: `dst` a `#[shared]` array, `src` a storage
-    /// binding, of one element type.
+    /// binding, of one element type. In a helper either may be a reference parameter,
+    /// which takes its array where the helper is called: `check` holds the inlined copy
+    /// to workgroup memory and storage, so that a helper may stage a tile.
     fn async_copy(&mut self, c: &syn::ExprCall, span: Span, out: &mut Block) -> R<()> {
-        const FORM: &str = "`async_copy(&mut tile[i], &x[j])` copies element `j` of storage binding `x` into element `i` of `#[shared]` array `tile`";
+        const FORM: &str = ASYNC_COPY_FORM;
         if c.args.len() != 2 {
             return self.err(span, format!("{FORM}: it takes two references"));
         }
@@ -38,26 +40,32 @@ impl Lowerer<'_, '_> {
             _ => return self.err_spanned(src, format!("{FORM}: its source is `&x[j]`")),
         };
         let value = self.expr(src_elem)?;
-        if !matches!(value.kind, ExprKind::LoadBinding(..)) {
-            return self.err_spanned(
-                src,
-                format!("{FORM}: the source is an element of a storage binding, and asynchronous copies read storage only"),
-            );
+        let storage = match &value.kind {
+            ExprKind::LoadBinding(..) => true,
+            ExprKind::LoadArray(base, _) => self.is_ref_param(base),
+            _ => false,
+        };
+        if !storage {
+            return self.err_spanned(src, format!("{FORM}: {ASYNC_COPY_FROM_STORAGE}"));
         }
         let (place, ptv) = self.place(dst_elem)?;
         let shared = match &place {
-            Place::LocalIndex(id, _) => self.locals[*id].shared,
+            Place::LocalIndex(id, _) => {
+                self.locals[*id].shared || self.locals[*id].by_ref.is_some()
+            }
             _ => false,
         };
         if !shared {
-            return self.err_spanned(
-                dst,
-                format!("{FORM}: the destination is an element of a `#[shared]` array (workgroup memory), the only memory an asynchronous copy writes"),
-            );
+            return self.err_spanned(dst, format!("{FORM}: {ASYNC_COPY_INTO_SHARED}"));
         }
         self.unify_at(value.span, ptv, value.tv);
         out.push(Stmt::AsyncCopy { place, value, span });
         Ok(())
+    }
+
+    /// Whether `e` is a helper's reference parameter, which may be given a binding.
+    fn is_ref_param(&self, e: &Expr) -> bool {
+        matches!(e.kind, ExprKind::Local(id) if self.locals[id].by_ref.is_some())
     }
 
     /// `async_wait(n)`, `n` an integer literal: the batches left in flight.

@@ -1,5 +1,6 @@
 //! Atomics: `x[i].fetch_add(v)` and the other methods of `std::sync::atomic` (without the
-//! ordering), on `Atomic<T>` bindings and on workgroup arrays, and
+//! ordering), on `Atomic<T>` bindings, on workgroup arrays and on a helper's arrays of
+//! atomics (`x: &mut [Atomic<T>; N]`, given either), and
 //! `let (old, ok) = x[i].compare_exchange_weak(current, new);`.
 //!
 //! Part of `lower` (layer 3).
@@ -10,8 +11,10 @@ use crate::model::*;
 use syn::spanned::Spanned;
 
 impl Lowerer<'_, '_> {
-    /// The atomic that `target[i].method(..)` works on: an atomic binding or a workgroup
-    /// array (whose elements become atomics), the element's type variable, and the index.
+    /// The atomic that `target[i].method(..)` works on: an atomic binding, a workgroup
+    /// array (whose elements become atomics) or a helper's array of atomics (as a workgroup
+    /// array until `inline` puts what it is given in its place), the element's type
+    /// variable, and the index.
     pub(super) fn atomic_target(
         &mut self,
         m: &syn::ExprMethodCall,
@@ -29,7 +32,17 @@ impl Lowerer<'_, '_> {
                 ),
             };
         let (target, elem_tv) = if let Some(id) = self.lookup(&base) {
-            if !self.locals[id].shared {
+            // A helper's array of atomics: `inline` puts the atomic binding or the
+            // workgroup array it is given in its place.
+            let atomic_param = self.locals[id].by_ref.is_some() && self.locals[id].atomic;
+            if self.locals[id].by_ref.is_some() && !atomic_param {
+                let elem = match &self.locals[id].ty {
+                    Ty::Array(e, _) => crate::types::ty_text(e, self.knobs),
+                    _ => "u32".into(),
+                };
+                return self.err(ix.expr.span(), format!("`{base}` is an array of plain elements; for atomic methods a helper takes an array of atomics, `{base}: &mut [Atomic<{elem}>; N]` (an atomic binding or a `#[shared]` array)"));
+            }
+            if !self.locals[id].shared && !atomic_param {
                 return self.err(ix.expr.span(), format!("`{base}` is a local; atomic methods work on an `Atomic<u32>` binding or a `#[shared]` array"));
             }
             self.locals[id].atomic = true;

@@ -530,12 +530,17 @@ impl Lowerer<'_, '_> {
                 .iter()
                 .map(|p| helper.locals[*p].ty.clone())
                 .collect();
+            let atomics: Vec<bool> = helper
+                .params
+                .iter()
+                .map(|p| helper.locals[*p].atomic)
+                .collect();
             let refs = helper.refs.clone();
             let ret = helper.ret.clone();
             let mut args = Vec::new();
-            for ((a, t), by_ref) in c.args.iter().zip(&param_tys).zip(refs) {
+            for (((a, t), by_ref), atomic) in c.args.iter().zip(&param_tys).zip(refs).zip(atomics) {
                 let e = match by_ref {
-                    Some(mutable) => self.ref_arg(&name, a, t, mutable)?,
+                    Some(mutable) => self.ref_arg(&name, a, t, mutable, atomic)?,
                     None => {
                         if let syn::Expr::Reference(r) = a {
                             return self.err(
@@ -775,12 +780,23 @@ impl Lowerer<'_, '_> {
         a: &syn::Expr,
         t: &Ty,
         mutable: bool,
+        atomic: bool,
     ) -> R<Expr> {
-        let want = format!(
-            "`&{}{}`",
-            if mutable { "mut " } else { "" },
-            ty_text(t, self.knobs)
-        );
+        let text = ty_text(t, self.knobs);
+        // The parameter as an array of atomics, as written or as suggested.
+        let atomic_text = match t {
+            Ty::Array(e, _) => {
+                let e = ty_text(e, self.knobs);
+                text.replacen(&e, &format!("Atomic<{e}>"), 1)
+            }
+            _ => text.clone(),
+        };
+        let want = match (atomic, mutable) {
+            (true, _) => format!("`&mut {atomic_text}`"),
+            (false, true) => format!("`&mut {text}`"),
+            (false, false) => format!("`&{text}`"),
+        };
+        let want_atomic = format!("`&mut {atomic_text}`");
         let (inner, given_mut) = match a {
             syn::Expr::Reference(r) => (&*r.expr, Some(r.mutability.is_some())),
             other => (other, None),
@@ -805,7 +821,8 @@ impl Lowerer<'_, '_> {
         };
         let Some(id) = self.lookup(&name) else {
             if let Some(b) = self.bindings.iter().position(|b| b.name == name) {
-                return self.binding_arg(helper, b, inner, given_mut, t, mutable, &want);
+                let wants = (want.as_str(), want_atomic.as_str());
+                return self.binding_arg(helper, b, inner, given_mut, t, (mutable, atomic), wants);
             }
             return self.err(
                 inner.span(),
@@ -846,6 +863,19 @@ impl Lowerer<'_, '_> {
             }
             self.locals[id].assigned = true;
         }
+        // An array of atomics is a workgroup array (whose elements become atomics) or a
+        // helper's array of atomics passed on; a plain parameter takes plain elements.
+        let l = &self.locals[id];
+        let atomic_param = l.by_ref.is_some() && l.atomic;
+        if atomic && !l.shared && !atomic_param {
+            return self.err(inner.span(), format!("`{name}` is a local array; `{helper}` takes {want}, an atomic binding or a `#[shared]` array, whose elements atomic methods may work on"));
+        }
+        if !atomic && atomic_param {
+            return self.err(inner.span(), format!("`{name}` holds atomics, and `{helper}` takes {want}, plain elements; take it as {want_atomic} in `{helper}`"));
+        }
+        if atomic && l.shared {
+            self.locals[id].atomic = true;
+        }
         let tv = self.local_tv[id];
         let want_tv = self.ty_var(t);
         if self.inf.unify(want_tv, tv).is_err() {
@@ -863,7 +893,8 @@ impl Lowerer<'_, '_> {
     }
 
     /// A binding passed to a helper's reference parameter, which the helper reads (`&[T;
-    /// N]`) or writes (`&mut`): the call is inlined with the binding in the parameter's
+    /// N]`), writes (`&mut`) or works on atomically (`&mut [Atomic<T>; N]`, which takes
+    /// atomic bindings only): the call is inlined with the binding in the parameter's
     /// place. Its element type must be the parameter's; its length is checked where the
     /// helper indexes it, as the binding's own accesses are.
     #[allow(clippy::too_many_arguments)]
@@ -874,8 +905,8 @@ impl Lowerer<'_, '_> {
         arg: &syn::Expr,
         given_mut: Option<bool>,
         t: &Ty,
-        mutable: bool,
-        want: &str,
+        (mutable, atomic): (bool, bool),
+        (want, want_atomic): (&str, &str),
     ) -> R<Expr> {
         let binding = &self.bindings[b];
         let name = binding.name.clone();
@@ -901,8 +932,11 @@ impl Lowerer<'_, '_> {
         if mutable && binding.access == Access::Read {
             return self.err(arg.span(), format!("`{name}` is a read-only binding, and `{helper}` takes it as `{amp}`; declare it `{name}: &mut [..]`, or take it as `&` in `{helper}`"));
         }
-        if binding.atomic {
-            return self.err(arg.span(), format!("`{name}` is atomic; helpers take bindings of plain elements, and its atomics stay in the kernel"));
+        if binding.atomic && !atomic {
+            return self.err(arg.span(), format!("`{name}` is atomic, and `{helper}` takes {want}, plain elements; take it as {want_atomic} in `{helper}`"));
+        }
+        if atomic && !binding.atomic {
+            return self.err(arg.span(), format!("`{name}` is not atomic, and `{helper}` takes {want}; declare it `{name}: &mut [Atomic<{}>; ..]`, or take plain elements in `{helper}`", binding.elem.wgsl()));
         }
         let Ty::Array(elem, _) = t else {
             return self.err(

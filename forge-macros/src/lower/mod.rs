@@ -309,7 +309,36 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                     format!("`mut {0}` would rebind the reference, which helpers cannot; write `{0}: &mut [..]` to change the array", pi.ident),
                 );
             }
-            let tv = match l.type_annotation(ty) {
+            // `t: &mut [Atomic<u32>; N]`: an array of atomics, which takes an atomic
+            // binding or a `#[shared]` array used atomically; its elements are `u32`s
+            // that only atomic methods touch.
+            let atomic_array = match crate::types::ungroup(ty) {
+                syn::Type::Array(a) if by_ref.is_some() => {
+                    crate::types::atomic_inner(&a.elem).map(|inner| {
+                        syn::Type::Array(syn::TypeArray {
+                            elem: Box::new(inner.clone()),
+                            ..a.clone()
+                        })
+                    })
+                }
+                _ => None,
+            };
+            if let syn::Type::Array(a) = crate::types::ungroup(ty) {
+                let elem = &a.elem;
+                if atomic_array.is_some() && crate::types::elem_type(elem).is_none() {
+                    cx.error_spanned(
+                        elem,
+                        format!("an array of atomics holds `Atomic<u32>`, `Atomic<i32>` or `Atomic<f32>`, not `{}`", quote::quote!(#elem).to_string().replace(' ', "")),
+                    );
+                }
+            }
+            if atomic_array.is_some() && by_ref == Some(false) {
+                cx.error_spanned(
+                    &pt.ty,
+                    format!("atomic methods change the array, so a helper takes an array of atomics as `&mut`; write `{}: &mut [Atomic<..>; N]`", pi.ident),
+                );
+            }
+            let tv = match l.type_annotation(atomic_array.as_ref().unwrap_or(ty)) {
                 Ok(tv) => tv,
                 Err(()) => l.inf.error(),
             };
@@ -321,6 +350,7 @@ impl<'k, 'a> Lowerer<'k, 'a> {
                 tv,
             );
             l.locals[id].by_ref = by_ref;
+            l.locals[id].atomic = atomic_array.is_some();
             params.push(id);
             refs.push(by_ref);
         }

@@ -138,7 +138,8 @@ pub struct Local {
     pub by_ref: Option<bool>,
     /// Assigned after declaration (used to warn about needless `mut` and to check writes).
     pub assigned: bool,
-    /// A workgroup array that atomic methods are called on: its elements are atomics.
+    /// A workgroup array that atomic methods are called on, or a helper's reference
+    /// parameter declared `&mut [Atomic<T>; N]`: its elements are atomics.
     pub atomic: bool,
 }
 

@@ -132,7 +132,9 @@ pub enum Stmt {
     /// `async_copy(&mut dst[i], &src[j])`: an element of a storage binding copied into
     /// workgroup memory, complete at the next `async_wait` (CUDA's `cp.async`); in WGSL and
     /// in the oracle, the assignment `dst[i] = src[j]` at once. `place` is the workgroup
-    /// array's element, `value` the binding's (`ExprKind::LoadBinding`).
+    /// array's element, `value` the binding's (`ExprKind::LoadBinding`); in a helper, either
+    /// may be a reference parameter's element until it is inlined (`check` then holds them
+    /// to workgroup memory and storage).
     AsyncCopy {
         place: Place,
         value: Expr,
@@ -190,3 +192,13 @@ pub struct PrintFmt {
 }
 
 pub type Block = Vec<Stmt>;
+
+/// What `async_copy` does, the start of each of its messages.
+pub const ASYNC_COPY_FORM: &str = "`async_copy(&mut tile[i], &x[j])` copies element `j` of storage binding `x` into element `i` of `#[shared]` array `tile`";
+
+/// Why an asynchronous copy's destination is refused.
+pub const ASYNC_COPY_INTO_SHARED: &str = "the destination is an element of a `#[shared]` array (workgroup memory), the only memory an asynchronous copy writes";
+
+/// Why an asynchronous copy's source is refused.
+pub const ASYNC_COPY_FROM_STORAGE: &str =
+    "the source is an element of a storage binding, and asynchronous copies read storage only";

@@ -293,6 +293,35 @@ mod kernels {
         }
     }
 
+    /// Zeroes the workgroup's 2048 bins, its invocations striding over them.
+    #[forge_fn]
+    fn clear_bins(bins: &mut [Atomic<u32>; 2048], lid: u32) {
+        let mut i = lid;
+        while i < 2048 {
+            bins[i].store(0);
+            i += WG;
+        }
+    }
+
+    /// Adds the workgroup's nonzero bins to histogram `slot` of `hist` (2048 bins from
+    /// `slot·2048`), its invocations striding over them.
+    #[forge_fn]
+    fn flush_bins(
+        hist: &mut [Atomic<u32>; 16384],
+        slot: u32,
+        bins: &mut [Atomic<u32>; 2048],
+        lid: u32,
+    ) {
+        let mut i = lid;
+        while i < 2048 {
+            let c = bins[i].load();
+            if c > 0 {
+                hist[slot * 2048 + i].fetch_add(c);
+            }
+            i += WG;
+        }
+    }
+
     /// The top `k` of each block of `b` elements of `vals`, in descending order.
     ///
     /// `p` is `b.next_power_of_two()`, at most 2048, and `k ≤ b`. With `chained = 0`, the
@@ -750,11 +779,7 @@ mod kernels {
         #[shared]
         let mut bins = [0u32; 2048];
         let lid = local_index();
-        let mut i = lid;
-        while i < 2048 {
-            bins[i].store(0);
-            i += WG;
-        }
+        clear_bins(&mut bins, lid);
         workgroup_barrier();
         let shift = select(10u32, 21u32, level == 0);
         let mask = 0x7ffu32;
@@ -803,14 +828,7 @@ mod kernels {
             }
         }
         workgroup_barrier();
-        let mut i = lid;
-        while i < 2048 {
-            let c = bins[i].load();
-            if c > 0 {
-                hist[slot * 2048 + i].fetch_add(c);
-            }
-            i += WG;
-        }
+        flush_bins(&mut hist, slot, &mut bins, lid);
     }
 
     /// Global top-k, step 2, the one full read: the elements whose key is at least the
@@ -881,6 +899,8 @@ mod kernels {
                 w += 4 * WG;
             }
             workgroup_barrier();
+            // Histogram 0, written out here: the helper's `0 * 2048 + i` would add a
+            // zero to every index in the emitted code.
             let mut i = lid;
             while i < 2048 {
                 let c = bins[i].load();
@@ -925,11 +945,7 @@ mod kernels {
         #[shared]
         let mut bins = [0u32; 2048];
         let lid = local_index();
-        let mut i = lid;
-        while i < 2048 {
-            bins[i].store(0);
-            i += WG;
-        }
+        clear_bins(&mut bins, lid);
         workgroup_barrier();
         let digit_at = level % 3;
         let shift = select(select(0u32, 10u32, digit_at == 1), 21u32, digit_at == 0);
@@ -960,14 +976,7 @@ mod kernels {
             }
         }
         workgroup_barrier();
-        let mut i = lid;
-        while i < 2048 {
-            let c = bins[i].load();
-            if c > 0 {
-                hist[(level % 8) * 2048 + i].fetch_add(c);
-            }
-            i += WG;
-        }
+        flush_bins(&mut hist, level % 8, &mut bins, lid);
     }
 
     /// Global top-k, the select after each histogram (one workgroup): finds the bin of
