@@ -979,6 +979,10 @@ impl Exprs for Emitter<'_> {
     }
 
     fn vec_new(&mut self, ty: &Ty, items: &[String]) -> String {
+        if let Ty::Vector(Scalar::F16, 8) = ty {
+            // `HVec8::ZERO`, its only constructor (`check::hvec8_whole_values`).
+            return format!("{}()", self.ty(ty));
+        }
         format!("{}({})", self.ty(ty), items.join(", "))
     }
 

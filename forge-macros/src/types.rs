@@ -54,7 +54,12 @@ pub fn vector_name(name: &str) -> Option<(Scalar, u8)> {
     } else if let Some(r) = name.strip_prefix("IVec") {
         (Scalar::I32, r)
     } else if let Some(r) = name.strip_prefix("HVec") {
-        // `h` as in WGSL's `vec4h`; glam has no half-precision vectors.
+        // `h` as in WGSL's `vec4h`; glam has no half-precision vectors. `HVec8`, eight
+        // halves, is the 16-byte value that loads, stores and copies move whole
+        // (`check::hvec8_whole_values`).
+        if r == "8" {
+            return Some((Scalar::F16, 8));
+        }
         (Scalar::F16, r)
     } else if let Some(r) = name.strip_prefix("DVec") {
         (Scalar::F64, r)
@@ -164,6 +169,7 @@ pub fn wgsl_align(t: &Ty) -> u32 {
     match t {
         Ty::Scalar(s) => s.size(),
         Ty::Vector(s, 2) => 2 * s.size(),
+        Ty::Vector(_, 8) => 16,
         Ty::Vector(s, _) => 4 * s.size(),
         Ty::Array(e, _) => wgsl_align(e),
         Ty::Struct(_) => 16,
@@ -183,11 +189,18 @@ pub fn struct_decl(def: &StructDef) -> String {
 
 // ---- spelling ------------------------------------------------------------------------
 
+/// `HVec8` in WGSL: eight halves as four words, low half first in each (the byte order of
+/// `[f16; 8]` on the host and of CUDA's 16-byte value).
+pub const HVEC8_WGSL: &str = "vec4<u32>";
+
 /// A type in WGSL: a struct by its name, an array length over the kernel's `knobs`.
 pub fn wgsl(t: &Ty, structs: &[StructDef], knobs: &[Knob]) -> String {
     match t {
         Ty::Struct(i) => wgsl_struct_name(&structs[*i]),
         Ty::Scalar(s) => s.wgsl().to_string(),
+        // WGSL has no eight-component vector: `HVec8` is the 16 bytes of its halves, a
+        // `vec4<u32>`, which loads, stores and copies move in one access.
+        Ty::Vector(Scalar::F16, 8) => HVEC8_WGSL.to_string(),
         Ty::Vector(s, n) => format!("vec{n}<{}>", s.wgsl()),
         Ty::Array(e, len) => format!("array<{}, {}>", wgsl(e, structs, knobs), len_of(len, knobs)),
         Ty::Coop(s, r) => format!("coop_mat16x16<{}, {}>", s.wgsl(), r.wgsl()),
