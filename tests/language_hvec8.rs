@@ -61,8 +61,8 @@ fn copies_of_hvec8_move_every_half_on_the_gpu_as_in_the_oracle() {
 #[test]
 fn hvec8_is_a_vec4_u32_in_wgsl_and_a_16_byte_cp_async_on_cuda() {
     let wgsl = reverse8::WGSL;
-    assert!(wgsl.contains("array<vec4<u32>, 64>"), "{wgsl}");
-    assert!(wgsl.contains("vec4<u32>()"), "{wgsl}");
+    assert!(wgsl.contains("array<array<vec4<f16>, 2>, 64>"), "{wgsl}");
+    assert!(wgsl.contains("array<vec4<f16>, 2>()"), "{wgsl}");
     let cuda = reverse8::Kernel.cuda(&reverse8::DEFAULT_SCHEDULE).unwrap();
     assert!(cuda.contains("fg_vec<__half, 8>"), "{cuda}");
     assert_eq!(reverse8::LAYOUT[0].elem.size(), 16);

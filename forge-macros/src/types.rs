@@ -189,17 +189,20 @@ pub fn struct_decl(def: &StructDef) -> String {
 
 // ---- spelling ------------------------------------------------------------------------
 
-/// `HVec8` in WGSL: eight halves as four words, low half first in each (the byte order of
-/// `[f16; 8]` on the host and of CUDA's 16-byte value).
-pub const HVEC8_WGSL: &str = "vec4<u32>";
+/// `HVec8` in WGSL, which has no eight-component vector: two `vec4<f16>`, 16 bytes, an
+/// array of them strided by 16 (`[f16; 8]` on the host, CUDA's 16-byte value). Not a
+/// `vec4<u32>`, which would be one access by construction: naga types a cooperative
+/// matrix loaded from an array by the array's scalar, and a `coop_mat16x16<u32>` is no
+/// operand. A cooperative load from an array of `HVec8`s starts at the first `vec4<f16>`
+/// of its element and counts its stride in `vec4<f16>`s, twice the language's.
+pub const HVEC8_WGSL: &str = "array<vec4<f16>, 2>";
 
 /// A type in WGSL: a struct by its name, an array length over the kernel's `knobs`.
 pub fn wgsl(t: &Ty, structs: &[StructDef], knobs: &[Knob]) -> String {
     match t {
         Ty::Struct(i) => wgsl_struct_name(&structs[*i]),
         Ty::Scalar(s) => s.wgsl().to_string(),
-        // WGSL has no eight-component vector: `HVec8` is the 16 bytes of its halves, a
-        // `vec4<u32>`, which loads, stores and copies move in one access.
+        // WGSL has no eight-component vector (`HVEC8_WGSL`).
         Ty::Vector(Scalar::F16, 8) => HVEC8_WGSL.to_string(),
         Ty::Vector(s, n) => format!("vec{n}<{}>", s.wgsl()),
         Ty::Array(e, len) => format!("array<{}, {}>", wgsl(e, structs, knobs), len_of(len, knobs)),
