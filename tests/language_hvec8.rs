@@ -59,7 +59,7 @@ fn copies_of_hvec8_move_every_half_on_the_gpu_as_in_the_oracle() {
 }
 
 #[test]
-fn hvec8_is_a_vec4_u32_in_wgsl_and_a_16_byte_cp_async_on_cuda() {
+fn hvec8_is_two_vec4_f16_in_wgsl_and_a_16_byte_value_on_cuda() {
     let wgsl = reverse8::WGSL;
     assert!(wgsl.contains("array<array<vec4<f16>, 2>, 64>"), "{wgsl}");
     assert!(wgsl.contains("array<vec4<f16>, 2>()"), "{wgsl}");
