@@ -10,6 +10,44 @@ use wgsl_forge::prelude::*;
 mod common;
 use common::rt;
 
+/// Each `HVec8`'s halves swapped and the second half doubled, through `lo`, `hi` and
+/// `join`, in a helper that takes and gives `HVec8`s.
+#[forge_module]
+pub mod octets {
+    use wgsl_forge::prelude::*;
+
+    #[forge_fn]
+    fn swap_halves(v: HVec8) -> HVec8 {
+        let (lo, hi) = (v.lo(), v.hi());
+        HVec8::join(hi, lo + lo)
+    }
+
+    #[forge_kernel(threads = n)]
+    pub fn swapped(x: &[HVec8; n], #[out] y: &mut [HVec8; n], n: u32) {
+        let i = global_index();
+        if i < n {
+            let v = if i % 3 == 0 { HVec8::ZERO } else { x[i] };
+            y[i] = swap_halves(v);
+        }
+    }
+
+    /// One 16×16 tile of `c = a·b` from `HVec8` arrays: bindings for `a`, workgroup
+    /// memory for `b`; index and stride count `HVec8`s (two a row of 16 halves).
+    #[forge_kernel(workgroup = 32, threads = 32)]
+    pub fn coop8(a: &[HVec8; 32], b: &[HVec8; 32], #[out] c: &mut [f32; 256]) {
+        #[shared]
+        let mut sb = [HVec8::ZERO; 32];
+        let lid = local_index();
+        async_copy(&mut sb[lid], &b[lid]);
+        async_wait(0);
+        let x = CoopA::load_row_major(&a[0], 2);
+        let y = CoopB::load_row_major(&sb[0], 2);
+        let acc = x.mul_add(y, CoopC::zeroed());
+        acc.store_row_major(&mut c[0], 16);
+    }
+}
+use octets::{coop8, swapped};
+
 /// Reverses each workgroup's 64 `HVec8`s through workgroup memory, copied asynchronously
 /// where the element exists, and zero past `n`.
 #[forge_kernel(workgroup = 64, threads = n.div_ceil(64) * 64)]
@@ -66,4 +104,54 @@ fn hvec8_is_two_vec4_f16_in_wgsl_and_a_16_byte_value_on_cuda() {
     let cuda = reverse8::Kernel.cuda(&reverse8::DEFAULT_SCHEDULE).unwrap();
     assert!(cuda.contains("fg_vec<__half, 8>"), "{cuda}");
     assert_eq!(reverse8::LAYOUT[0].elem.size(), 16);
+}
+
+#[test]
+fn lo_hi_and_join_split_and_make_hvec8s_on_the_gpu_as_in_the_oracle() {
+    let mut rt = rt();
+    let n = 70u32;
+    let x = halves(n as usize, 9);
+    let cpu = swapped::cpu(&x, n).unwrap();
+    for (i, (v, w)) in x.iter().zip(&cpu).enumerate() {
+        let v = if i % 3 == 0 { [f16::ZERO; 8] } else { *v };
+        let want: Vec<f16> = v[4..]
+            .iter()
+            .copied()
+            .chain(v[..4].iter().map(|h| *h + *h))
+            .collect();
+        assert_eq!(&w[..], &want[..], "element {i}");
+    }
+    let gpu = swapped::run(&mut rt, &x, n).unwrap();
+    let bits = |v: &[HVec8]| v.iter().flatten().map(|h| h.to_bits()).collect::<Vec<_>>();
+    assert_eq!(bits(&gpu), bits(&cpu));
+    let wgsl = swapped::WGSL;
+    assert!(wgsl.contains("array<vec4<f16>, 2>("), "{wgsl}");
+}
+
+#[test]
+fn a_cooperative_load_from_hvec8s_counts_them() {
+    let h = |v: usize| f16::from_f32((v % 13) as f32 - 6.0);
+    let a: Vec<HVec8> = (0..32)
+        .map(|e| std::array::from_fn(|c| h(e * 8 + c)))
+        .collect();
+    let b: Vec<HVec8> = (0..32)
+        .map(|e| std::array::from_fn(|c| h(e * 8 + c + 5)))
+        .collect();
+    let (af, bf) = (a.as_flattened(), b.as_flattened());
+    let want: Vec<f32> = (0..256)
+        .map(|e| {
+            (0..16)
+                .map(|p| af[e / 16 * 16 + p].to_f32() * bf[p * 16 + e % 16].to_f32())
+                .sum()
+        })
+        .collect();
+    assert_eq!(coop8::cpu(&a, &b).unwrap(), want);
+    // WGSL: from the element's first `vec4<f16>`, the stride in those (twice).
+    let wgsl = coop8::WGSL;
+    assert!(wgsl.contains("[0], (2u) * 2u)"), "{wgsl}");
+    let mut rt = rt();
+    match coop8::run(&mut rt, &a, &b) {
+        Ok(c) => assert_eq!(c, want),
+        Err(e) => assert!(matches!(e, ForgeError::MissingFeature { .. }), "{e}"),
+    }
 }

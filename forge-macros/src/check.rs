@@ -75,6 +75,7 @@ fn hvec8_whole_values(cx: &Ctxt, k: &Kernel<'_>) {
                     is8(&x.ty) || is8(&a.ty)
                 }
                 ExprKind::Binary(_, a, b) => is8(&x.ty) || is8(&a.ty) || is8(&b.ty),
+                ExprKind::Math(MathFn::OctetHalf { .. } | MathFn::OctetJoin, _) => false,
                 ExprKind::Math(_, args) | ExprKind::Subgroup { args, .. } => {
                     is8(&x.ty) || args.iter().any(|a| is8(&a.ty))
                 }

@@ -660,6 +660,9 @@ impl Emitter<'_> {
             MathFn::Refract => call("refract"),
             MathFn::FrexpFract => format!("frexp({}).fract", a[0]),
             MathFn::FrexpExp => format!("frexp({}).exp", a[0]),
+            // `HVec8` is two `vec4<f16>` (`types::HVEC8_WGSL`).
+            MathFn::OctetHalf { hi } => format!("({})[{}]", a[0], u8::from(hi)),
+            MathFn::OctetJoin => format!("{}({}, {})", types::HVEC8_WGSL, a[0], a[1]),
         }
     }
 
