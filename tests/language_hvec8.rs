@@ -2,7 +2,7 @@
 //! workgroup array element, loaded, stored and copied whole (`async_copy`: `cp.async.cg` of
 //! 16 bytes on CUDA), and a cooperative-matrix load from an array of them (index and
 //! stride counting `HVec8`s). GPU == oracle on lavapipe (which has `f16`), the bits
-//! checked against the host's; the WGSL (`vec4<u32>`) and the CUDA (a 16-byte value and
+//! checked against the host's; the WGSL (`array<vec4<f16>, 2>`) and the CUDA (a 16-byte value and
 //! `cp.async.cg ... 16`) forms.
 
 use wgsl_forge::prelude::*;

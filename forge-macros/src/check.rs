@@ -57,7 +57,7 @@ fn coop_not_shared(cx: &Ctxt, k: &Kernel<'_>) {
 }
 
 /// `HVec8` is eight halves moved 16 bytes at a time: WGSL has no eight-component vector
-/// (it is a `vec4<u32>` there), so it is loaded, stored, copied (`async_copy`), passed,
+/// (two `vec4<f16>` there), so it is loaded, stored, copied (`async_copy`), passed,
 /// chosen by `if`, loaded by a cooperative matrix and made by `HVec8::ZERO`, and its
 /// halves are reached through two `HVec4`s (`v.lo()`, `v.hi()`, `HVec8::join(lo, hi)`),
 /// never by arithmetic, components or casts on it.
