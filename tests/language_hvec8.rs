@@ -155,3 +155,14 @@ fn a_cooperative_load_from_hvec8s_counts_them() {
         Err(e) => assert!(matches!(e, ForgeError::MissingFeature { .. }), "{e}"),
     }
 }
+
+/// The certifier makes, poisons and compares `HVec8` bindings as it does any other vector.
+#[test]
+fn hvec8_kernels_certify() {
+    use wgsl_forge::certify::{certify, CertOptions};
+    let mut rt = rt();
+    for k in [&reverse8::Kernel as &dyn Kernel, &swapped::Kernel] {
+        let r = certify(&mut rt, k, &k.default_schedule(), &CertOptions::default()).unwrap();
+        assert!(r.passed() && r.cases >= 1, "{}: {r:?}", k.name());
+    }
+}
