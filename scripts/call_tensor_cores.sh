@@ -3,7 +3,8 @@
 # (tests/cuda_runtime.rs, tests/language_coop.rs on Vulkan, `forge certify --all-schedules`
 # on both backends), gemm_f16 timed on both with cuBLAS HGEMM measured in the same call,
 # and one CUDA launch at 4096^3 profiled with ncu. Expects in .dev/: forge (built with
-# --features cuda), cuda_runtime and language_coop (test binaries, --release --no-run).
+# --features cuda), cuda_runtime, language_coop and language_hvec8 (test binaries,
+# --release --no-run).
 # Usage there: bash scripts/call_tensor_cores.sh [KERNELS...] (default gemm_f16); BENCH_EXTRA
 # names more kernels to bench on both backends (certified too); NCU_GEMM and NCU_ATT the
 # schedules profiled.
@@ -30,6 +31,14 @@ fi
 if [ -x $D/language_coop ]; then
   stamp "vulkan coop tests"
   timeout 60 $D/language_coop > "$OUT/vkcoop.txt" 2>&1; stamp "rc=$?"
+fi
+# HVec8 (16-byte loads of halves): cooperative loads from arrays of them on a driver that
+# has cooperative matrices, which lavapipe has not.
+if [ -x $D/language_hvec8 ]; then
+  stamp "vulkan hvec8 tests"
+  timeout 60 $D/language_hvec8 > "$OUT/vkhvec8.txt" 2>&1; stamp "rc=$?"
+  stamp "cuda hvec8 tests"
+  ( cuda_env; FORGE_BACKEND=cuda timeout 60 $D/language_hvec8 > "$OUT/cudahvec8.txt" 2>&1 ); stamp "rc=$?"
 fi
 stamp "certify vulkan"
 timeout 150 $D/forge --capacity-mib 60000 certify --all-schedules $kernels > "$OUT/certify-vk.txt" 2>&1; stamp "rc=$?"
@@ -96,7 +105,7 @@ stamp "ncu cuda attention"
     --section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
     --section WarpStateStats --section Occupancy --section LaunchStats \
     $D/forge --capacity-mib 8000 run attention --problem bh=32,s=4096,d=64,causal=0,scale=0.125 ${NCU_ATT:+--schedule $NCU_ATT} --repeat 2 > "$OUT/ncu-cuda-attention.txt" 2>&1 ); stamp "rc=$?"
-tail -n 4 "$OUT"/certify-*.txt "$OUT"/cudatest.txt "$OUT"/vkcoop.txt 2>/dev/null
+tail -n 4 "$OUT"/certify-*.txt "$OUT"/cudatest.txt "$OUT"/vkcoop.txt "$OUT"/vkhvec8.txt "$OUT"/cudahvec8.txt 2>/dev/null
 grep -h slowest "$OUT"/first-call-*.jsonl
 grep '"kernel"' "$OUT"/bench-*.jsonl | python3 -c '
 import json,sys

@@ -22,9 +22,9 @@ fn halves(rng: &mut ChaCha8Rng, n: usize) -> Vec<f16> {
         .collect()
 }
 
-/// `rows × cols` halves as rows of `width / 4` quads, zero past `cols`.
-fn quads(x: &[f16], rows: usize, cols: usize, width: usize) -> Vec<[f16; 4]> {
-    let mut out = vec![[f16::ZERO; 4]; rows * width / 4];
+/// `rows × cols` halves as rows of `width / 8` `HVec8`s, zero past `cols`.
+fn octets(x: &[f16], rows: usize, cols: usize, width: usize) -> Vec<[f16; 8]> {
+    let mut out = vec![[f16::ZERO; 8]; rows * width / 8];
     for (r, src) in x.chunks(cols).enumerate() {
         out.as_flattened_mut()[r * width..r * width + cols].copy_from_slice(src);
     }
@@ -76,14 +76,14 @@ fn the_cooperative_oracle_matches_the_reference_at_every_schedule() {
     for (m, k, n) in SHAPES {
         let (a, b) = (halves(&mut rng, m * k), halves(&mut rng, k * n));
         let (want, mag) = reference(&a, &b, m, k, n);
-        // The kernel reads rows of `HVec4`s: `k` and `n` padded to multiples of 4 with
+        // The kernel reads rows of `HVec8`s: `k` and `n` padded to multiples of 8 with
         // zeros, the padded columns of `C` dropped.
-        let (k4, n4) = (k.div_ceil(4) * 4, n.div_ceil(4) * 4);
-        let (a4, b4) = (quads(&a, m, k, k4), quads(&b, k, n, n4));
-        let b4 = [b4, vec![[f16::ZERO; 4]; (k4 - k) * n4 / 4]].concat();
+        let (k8, n8) = (k.div_ceil(8) * 8, n.div_ceil(8) * 8);
+        let (a8, b8) = (octets(&a, m, k, k8), octets(&b, k, n, n8));
+        let b8 = [b8, vec![[f16::ZERO; 8]; (k8 - k) * n8 / 8]].concat();
         for s in gemm_f16::Kernel.tune_space().candidates() {
-            let got = gemm_f16::cpu_with(&s, &a4, &b4, m as u32, k4 as u32, n4 as u32).unwrap();
-            let got: Vec<f32> = got.chunks(n4).flat_map(|r| &r[..n]).copied().collect();
+            let got = gemm_f16::cpu_with(&s, &a8, &b8, m as u32, k8 as u32, n8 as u32).unwrap();
+            let got: Vec<f32> = got.chunks(n8).flat_map(|r| &r[..n]).copied().collect();
             assert_close(&format!("oracle {m}×{k}×{n} at {s}"), &got, &want, &mag, k);
         }
     }

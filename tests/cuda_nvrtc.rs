@@ -621,6 +621,20 @@ fn asynchronous_copies_are_cp_async_from_sm_80() {
     }
 }
 
+/// `gemm_f16` stages its tiles as `HVec8`s: every copy is one 16-byte `cp.async.cg` (L2
+/// only), none the 8-byte `cp.async.ca` that `HVec4`s made, at every schedule.
+#[test]
+fn gemm_f16_copies_16_bytes_at_a_time() {
+    let k = &wgsl_forge::kernels::gemm_f16::gemm_f16::Kernel;
+    for s in std::iter::once(k.default_schedule()).chain(k.tune_space().candidates()) {
+        let source = k.cuda(&s).unwrap();
+        assert!(source.contains("fg_vec<__half, 8>"), "{s}");
+        let ptx = nvrtc::compile_ptx(k.name(), &source, "compute_90").unwrap();
+        assert!(ptx.contains("cp.async.cg.shared.global"), "{s}");
+        assert!(!ptx.contains("cp.async.ca.shared.global"), "{s}");
+    }
+}
+
 /// A schedule whose workgroup memory is past CUDA's 48 KiB of static shared memory carves
 /// its arrays from dynamic shared memory, whose size the source declares for the runtime
 /// to opt in to and launch with; the others keep static arrays. Both assemble.

@@ -292,6 +292,8 @@ impl ElemType {
             (Some(l), _, _) => l.name.to_string(),
             (_, true, _) => format!("atomic<{s}>"),
             (_, false, 1) => s.to_string(),
+            // `HVec8`: WGSL has no eight-component vector; its 16 bytes are two `vec4<f16>`.
+            (_, false, 8) => "array<vec4<f16>, 2>".to_string(),
             (_, false, w) => format!("vec{w}<{s}>"),
         }
     }

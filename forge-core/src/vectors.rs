@@ -27,6 +27,11 @@ pub type HVec2 = [half::f16; 2];
 pub type HVec3 = [half::f16; 3];
 /// `vec4<f16>`.
 pub type HVec4 = [half::f16; 4];
+/// Eight halves, 16 bytes, that a kernel loads, stores and copies in one access (WGSL's
+/// two `vec4<f16>` of its 16 bytes; CUDA's 16-byte aligned value, copied by `cp.async.cg`).
+/// In a kernel it is whole values only: `v.lo()` and `v.hi()` give its halves as
+/// `HVec4`s, and `HVec8::join(lo, hi)` makes one.
+pub type HVec8 = [half::f16; 8];
 /// `vec2<f64>`.
 pub type DVec2 = [f64; 2];
 /// `vec3<f64>`.

@@ -42,6 +42,7 @@ pub fn check(cx: &Ctxt, k: &Kernel<'_>) {
     subgroup_broadcast_lane_constant(cx, k);
     prints(cx, k);
     coop_not_shared(cx, k);
+    hvec8_whole_values(cx, k);
     uniformity::barriers_uniform(cx, k);
 }
 
@@ -53,6 +54,56 @@ fn coop_not_shared(cx: &Ctxt, k: &Kernel<'_>) {
             l.span,
             format!("`{}` puts cooperative matrices in workgroup memory, which cannot hold them: they live in the subgroup's registers; keep the elements in a `#[shared]` array of `f16` or `f32` and use `load_row_major`/`store_row_major`", l.name),
         );
+    }
+}
+
+/// `HVec8` is eight halves moved 16 bytes at a time: WGSL has no eight-component vector
+/// (two `vec4<f16>` there), so it is loaded, stored, copied (`async_copy`), passed,
+/// chosen by `if`, loaded by a cooperative matrix and made by `HVec8::ZERO`, and its
+/// halves are reached through two `HVec4`s (`v.lo()`, `v.hi()`, `HVec8::join(lo, hi)`),
+/// never by arithmetic, components or casts on it.
+fn hvec8_whole_values(cx: &Ctxt, k: &Kernel<'_>) {
+    const HINT: &str = "an `HVec8` holds eight halves for 16-byte loads, stores and copies, and has no arithmetic, components, casts or comparisons: take its halves as two `HVec4`s with `v.lo()` and `v.hi()`, and make one with `HVec8::join(lo, hi)` or `HVec8::ZERO`";
+    let is8 = |t: &Ty| matches!(t, Ty::Vector(Scalar::F16, 8));
+    let mut bodies: Vec<&Block> = vec![&k.body];
+    for h in k.used_helpers() {
+        bodies.push(&k.helpers[h].body);
+    }
+    for body in bodies {
+        walk_exprs(body, &mut |x| {
+            let bad = match &x.kind {
+                ExprKind::Unary(_, a) | ExprKind::Cast(a) | ExprKind::Swizzle(a, _) => {
+                    is8(&x.ty) || is8(&a.ty)
+                }
+                ExprKind::Binary(_, a, b) => is8(&x.ty) || is8(&a.ty) || is8(&b.ty),
+                ExprKind::Math(MathFn::OctetHalf { .. } | MathFn::OctetJoin, _) => false,
+                ExprKind::Math(_, args) | ExprKind::Subgroup { args, .. } => {
+                    is8(&x.ty) || args.iter().any(|a| is8(&a.ty))
+                }
+                // `HVec8::ZERO` is the only vector constructor it has.
+                ExprKind::VecNew(args) => {
+                    is8(&x.ty)
+                        && !matches!(args.as_slice(), [a] if matches!(a.kind, ExprKind::FloatLit(v) if v == 0.0))
+                }
+                _ => false,
+            };
+            if bad {
+                cx.error_range(x.span, x.end, HINT);
+            }
+        });
+        walk_stmts(body, &mut |s| {
+            if let Stmt::Assign {
+                op: Some(_),
+                value,
+                span,
+                ..
+            } = s
+            {
+                if is8(&value.ty) {
+                    cx.error(*span, HINT);
+                }
+            }
+        });
     }
 }
 

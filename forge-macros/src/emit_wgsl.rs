@@ -435,6 +435,23 @@ impl Emitter<'_> {
         format!("{name}[{i}]")
     }
 
+    /// A cooperative load's or store's element and stride unit: an array of `HVec8`s is
+    /// one of two `vec4<f16>` each in WGSL (`types::HVEC8_WGSL`), so the matrix starts at
+    /// the element's first, and the stride counts those, twice as many.
+    fn coop_unit(&self, target: AtomicTarget) -> (&'static str, &'static str) {
+        let elem = match target {
+            AtomicTarget::Binding(b) => self.k.bindings[b].elem_ty(),
+            AtomicTarget::Shared(l) => match &self.locals[l].ty {
+                Ty::Array(e, _) => (**e).clone(),
+                t => t.clone(),
+            },
+        };
+        match elem {
+            Ty::Vector(Scalar::F16, 8) => ("[0]", " * 2u"),
+            _ => ("", ""),
+        }
+    }
+
     fn atomic_name(&self, target: AtomicTarget) -> String {
         match target {
             AtomicTarget::Binding(b) => wgsl_name(&self.k.bindings[b].name),
@@ -643,6 +660,9 @@ impl Emitter<'_> {
             MathFn::Refract => call("refract"),
             MathFn::FrexpFract => format!("frexp({}).fract", a[0]),
             MathFn::FrexpExp => format!("frexp({}).exp", a[0]),
+            // `HVec8` is two `vec4<f16>` (`types::HVEC8_WGSL`).
+            MathFn::OctetHalf { hi } => format!("({})[{}]", a[0], u8::from(hi)),
+            MathFn::OctetJoin => format!("{}({}, {})", types::HVEC8_WGSL, a[0], a[1]),
         }
     }
 
@@ -979,6 +999,10 @@ impl Exprs for Emitter<'_> {
     }
 
     fn vec_new(&mut self, ty: &Ty, items: &[String]) -> String {
+        if let Ty::Vector(Scalar::F16, 8) = ty {
+            // `HVec8::ZERO`, its only constructor (`check::hvec8_whole_values`).
+            return format!("{}()", self.ty(ty));
+        }
         format!("{}({})", self.ty(ty), items.join(", "))
     }
 
@@ -1002,7 +1026,8 @@ impl Exprs for Emitter<'_> {
                 let f = if row_major { "coopLoadT" } else { "coopLoad" };
                 let p = self.atomic_place(target, &args[0]);
                 let st = self.expr(&args[1]);
-                format!("{f}<{t}>(&{p}, {st})")
+                let (first, per) = self.coop_unit(target);
+                format!("{f}<{t}>(&{p}{first}, ({st}){per})")
             }
             (CoopOp::MulAdd, _) => {
                 let a: Vec<String> = args.iter().map(|a| self.expr(a)).collect();
@@ -1121,10 +1146,13 @@ impl Stmts for Emitter<'_> {
             } else {
                 "coopStore"
             };
+            let (first, per) = self.coop_unit(*target);
             self.w.line(&format!("let fg_coop_i{n}: u32 = {i};"));
-            self.w.line(&format!("let fg_coop_s{n}: u32 = {st};"));
             self.w
-                .line(&format!("{f}({m}, &{name}[fg_coop_i{n}], fg_coop_s{n});"));
+                .line(&format!("let fg_coop_s{n}: u32 = ({st}){per};"));
+            self.w.line(&format!(
+                "{f}({m}, &{name}[fg_coop_i{n}]{first}, fg_coop_s{n});"
+            ));
             return;
         }
         let e = self.expr(expr);

@@ -54,7 +54,12 @@ pub fn vector_name(name: &str) -> Option<(Scalar, u8)> {
     } else if let Some(r) = name.strip_prefix("IVec") {
         (Scalar::I32, r)
     } else if let Some(r) = name.strip_prefix("HVec") {
-        // `h` as in WGSL's `vec4h`; glam has no half-precision vectors.
+        // `h` as in WGSL's `vec4h`; glam has no half-precision vectors. `HVec8`, eight
+        // halves, is the 16-byte value that loads, stores and copies move whole
+        // (`check::hvec8_whole_values`).
+        if r == "8" {
+            return Some((Scalar::F16, 8));
+        }
         (Scalar::F16, r)
     } else if let Some(r) = name.strip_prefix("DVec") {
         (Scalar::F64, r)
@@ -169,6 +174,7 @@ pub fn wgsl_align(t: &Ty) -> u32 {
     match t {
         Ty::Scalar(s) => s.size(),
         Ty::Vector(s, 2) => 2 * s.size(),
+        Ty::Vector(_, 8) => 16,
         Ty::Vector(s, _) => 4 * s.size(),
         Ty::Array(e, _) => wgsl_align(e),
         Ty::Struct(_) => 16,
@@ -188,11 +194,21 @@ pub fn struct_decl(def: &StructDef) -> String {
 
 // ---- spelling ------------------------------------------------------------------------
 
+/// `HVec8` in WGSL, which has no eight-component vector: two `vec4<f16>`, 16 bytes, an
+/// array of them strided by 16 (`[f16; 8]` on the host, CUDA's 16-byte value). Not a
+/// `vec4<u32>`, which would be one access by construction: naga types a cooperative
+/// matrix loaded from an array by the array's scalar, and a `coop_mat16x16<u32>` is no
+/// operand. A cooperative load from an array of `HVec8`s starts at the first `vec4<f16>`
+/// of its element and counts its stride in `vec4<f16>`s, twice the language's.
+pub const HVEC8_WGSL: &str = "array<vec4<f16>, 2>";
+
 /// A type in WGSL: a struct by its name, an array length over the kernel's `knobs`.
 pub fn wgsl(t: &Ty, structs: &[StructDef], knobs: &[Knob]) -> String {
     match t {
         Ty::Struct(i) => wgsl_struct_name(&structs[*i]),
         Ty::Scalar(s) => s.wgsl().to_string(),
+        // WGSL has no eight-component vector (`HVEC8_WGSL`).
+        Ty::Vector(Scalar::F16, 8) => HVEC8_WGSL.to_string(),
         Ty::Vector(s, n) => format!("vec{n}<{}>", s.wgsl()),
         Ty::Array(e, len) => format!("array<{}, {}>", wgsl(e, structs, knobs), len_of(len, knobs)),
         Ty::Coop(s, r) => format!("coop_mat16x16<{}, {}>", s.wgsl(), r.wgsl()),

@@ -6,8 +6,9 @@
 //! feature, not a tuning choice, picks the path, as a kernel's features hold for all its
 //! schedules.
 //!
-//! `gemm_f16`: `A` and `B` are read as `HVec4`s (four halves, 8 bytes; `k` and `n`
-//! multiples of 4: [`GemmF16Ext::gemm_f16`] pads other shapes on the host). A workgroup of
+//! `gemm_f16`: `A` and `B` are read as `HVec8`s (eight halves, 16 bytes, one `cp.async.cg`
+//! each on CUDA; `k` and `n` multiples of 8: [`GemmF16Ext::gemm_f16`] pads other shapes on
+//! the host). A workgroup of
 //! 128 or 256 (4 or 8 subgroups, in rows of 2) computes a tile of `C` (`ITEMS` 4: 128×128,
 //! 2: 128×64, 1: 64×64) in steps of `KB` (16 or 32) along `k`. Each step's slices of `A`
 //! and `B` go to one stage of a ring of `S` (2 or 3) in workgroup memory, zero past the
@@ -25,24 +26,24 @@
 //! `mul_add`: both within `tolerance(abs = 1e-3, rel = 1e-3)`.
 
 use crate::dims::{check_len, dims};
-use forge_core::vectors::HVec4;
+use forge_core::vectors::HVec8;
 use forge_core::{f16, Feature, ForgeError, ForgeRuntime};
 use forge_macros::forge_kernel;
 use std::borrow::BorrowMut;
 
-/// `C = A·B` on cooperative matrices, `A` (`m×k`) and `B` (`k×n`) as rows of `HVec4`s:
-/// `k` and `n` must be multiples of 4.
+/// `C = A·B` on cooperative matrices, `A` (`m×k`) and `B` (`k×n`) as rows of `HVec8`s:
+/// `k` and `n` must be multiples of 8.
 #[forge_kernel(crate = ::forge_core, workgroup = 128,
     threads = m.div_ceil(128) * n.div_ceil(128) * 1024, ext = false,
     knobs(KB = 16, PAD = 8, S = 2),
     tune(workgroup = [128, 256], items = [1, 2, 4], KB = [16, 32], PAD = [8], S = [2, 3]),
     reference = gemm_f16_reference_vec, tolerance(abs = 1e-3, rel = 1e-3),
-    case(m = 16, k = 16, n = 16), case(m = 7, k = 12, n = 28), case(m = 128, k = 48, n = 256),
-    case(m = 130, k = 36, n = 132), case(m = 67, k = 200, n = 4), case(m = 64, k = 160, n = 64),
+    case(m = 16, k = 16, n = 16), case(m = 7, k = 16, n = 24), case(m = 128, k = 48, n = 256),
+    case(m = 130, k = 40, n = 136), case(m = 67, k = 200, n = 8), case(m = 64, k = 160, n = 64),
     cost(bytes = 2 * (m * k + k * n) + 4 * m * n, flops = 2 * m * k * n))]
 pub fn gemm_f16(
-    a: &[HVec4; m * k / 4],
-    b: &[HVec4; k * n / 4],
+    a: &[HVec8; m * k / 8],
+    b: &[HVec8; k * n / 8],
     #[out] c: &mut [f32; m * n],
     m: u32,
     k: u32,
@@ -50,21 +51,28 @@ pub fn gemm_f16(
 ) {
     // The tile, `TM×TN`: 128×128, 128×64, 64×64 for `ITEMS` 4, 2, 1. Staged rows are `PAD`
     // halves longer than they hold, so that a fragment's rows fall on different banks; the
-    // buffers hold `HVec4`s, so row strides count them (`SAV`, `SBV`), and each of the `S`
-    // stages of the ring holds one step's slices (`SA`, `SB` `HVec4`s).
+    // buffers hold `HVec8`s (16 bytes, one `cp.async` each on CUDA), so row strides count
+    // them (`SAV`, `SBV`), and each of the `S` stages of the ring holds one step's slices
+    // (`SA`, `SB` `HVec8`s).
     const TM: u32 = 64 * (ITEMS - ITEMS / 4 * 2);
     const TN: u32 = 64 * (ITEMS / 2 + 1 / ITEMS);
-    const SAV: u32 = (KB + PAD) / 4;
-    const SBV: u32 = (TN + PAD) / 4;
+    const SAV: u32 = (KB + PAD) / 8;
+    const SBV: u32 = (TN + PAD) / 8;
     const SA: u32 = TM * SAV;
     const SB: u32 = KB * SBV;
-    // Each invocation's share of a step's slices, in `HVec4`s.
-    const LA: u32 = TM * KB / 4 / WG;
-    const LB: u32 = KB * TN / 4 / WG;
+    // A step's slices in `HVec8`s (`NA`, `NB`), and each invocation's share, rounded up:
+    // a 64×16 slice is 128 of them, half a copy each for 256 invocations. `FA`/`FB` are 0
+    // where every invocation's share is whole, and no copy then tests `e < NA`.
+    const NA: u32 = TM * KB / 8;
+    const NB: u32 = KB * TN / 8;
+    const LA: u32 = (NA + WG - 1) / WG;
+    const LB: u32 = (NB + WG - 1) / WG;
+    const FA: u32 = NA % WG;
+    const FB: u32 = NB % WG;
     #[shared]
-    let mut sa = [HVec4::ZERO; S * SA];
+    let mut sa = [HVec8::ZERO; S * SA];
     #[shared]
-    let mut sb = [HVec4::ZERO; S * SB];
+    let mut sb = [HVec8::ZERO; S * SB];
     #[shared]
     let mut sc = [0.0f32; WG * 8];
     // `WG / 32` subgroups in `sgr` rows by 2, each owning `fm` by `fn_` fragments of 16×16.
@@ -78,7 +86,7 @@ pub fn gemm_f16(
     let sr = (sid >> 1) * (tm / sgr);
     let scol = (sid & 1) * (tn >> 1);
     let tiles_n = n.div_ceil(tn);
-    let (k4, n4) = (k / 4, n / 4);
+    let (k8, n8) = (k / 8, n / 8);
     // One workgroup a tile (`threads` launches enough for 128×128, the largest; the rest
     // leave): naga holds cooperative operations to control flow it can prove uniform, and
     // it sees every `var`, so a grid-stride tile counter, as varying.
@@ -91,8 +99,8 @@ pub fn gemm_f16(
         let mut acc = [CoopC::zeroed(); 16];
         // Step `t`'s slices go to stage `t % S` of the ring, copied asynchronously: `A`'s
         // rows `row0..`, columns `t·KB..`; `B`'s rows `t·KB..`, columns `col0..`. Past `m`,
-        // `k` and `n` a zero is stored instead (whole `HVec4`s: `k` and `n` are multiples
-        // of 4); a whole step of an interior tile, most of the work, copies with no test.
+        // `k` and `n` a zero is stored instead (whole `HVec8`s: `k` and `n` are multiples
+        // of 8); a whole step of an interior tile, most of the work, copies with no test.
         // Steps `0..S-1` start here, each its own batch: `S = 3` closes step 0's batch
         // with a wait that returns at once, one batch being allowed in flight.
         #[unroll]
@@ -102,23 +110,27 @@ pub fn gemm_f16(
                 #[unroll]
                 for j in 0..LA {
                     let e = lid + WG * j;
-                    let (r, q) = (row0 + e / (KB / 4), t * (KB / 4) + e % (KB / 4));
-                    let at = ba + e / (KB / 4) * SAV + e % (KB / 4);
-                    if r < m && q < k4 {
-                        async_copy(&mut sa[at], &a[r * k4 + q]);
-                    } else {
-                        sa[at] = HVec4::ZERO;
+                    if FA == 0 || e < NA {
+                        let (r, q) = (row0 + e / (KB / 8), t * (KB / 8) + e % (KB / 8));
+                        let at = ba + e / (KB / 8) * SAV + e % (KB / 8);
+                        if r < m && q < k8 {
+                            async_copy(&mut sa[at], &a[r * k8 + q]);
+                        } else {
+                            sa[at] = HVec8::ZERO;
+                        }
                     }
                 }
                 #[unroll]
                 for j in 0..LB {
                     let e = lid + WG * j;
-                    let (p, q) = (t * KB + e / (TN / 4), col0 / 4 + e % (TN / 4));
-                    let at = bb + e / (TN / 4) * SBV + e % (TN / 4);
-                    if p < k && q < n4 {
-                        async_copy(&mut sb[at], &b[p * n4 + q]);
-                    } else {
-                        sb[at] = HVec4::ZERO;
+                    if FB == 0 || e < NB {
+                        let (p, q) = (t * KB + e / (TN / 8), col0 / 8 + e % (TN / 8));
+                        let at = bb + e / (TN / 8) * SBV + e % (TN / 8);
+                        if p < k && q < n8 {
+                            async_copy(&mut sb[at], &b[p * n8 + q]);
+                        } else {
+                            sb[at] = HVec8::ZERO;
+                        }
                     }
                 }
             }
@@ -141,38 +153,46 @@ pub fn gemm_f16(
                     #[unroll]
                     for j in 0..LA {
                         let e = lid + WG * j;
-                        let (r, q) = (row0 + e / (KB / 4), u * (KB / 4) + e % (KB / 4));
-                        let at = ba + e / (KB / 4) * SAV + e % (KB / 4);
-                        async_copy(&mut sa[at], &a[r * k4 + q]);
-                    }
-                    #[unroll]
-                    for j in 0..LB {
-                        let e = lid + WG * j;
-                        let (p, q) = (u * KB + e / (TN / 4), col0 / 4 + e % (TN / 4));
-                        let at = bb + e / (TN / 4) * SBV + e % (TN / 4);
-                        async_copy(&mut sb[at], &b[p * n4 + q]);
-                    }
-                } else {
-                    #[unroll]
-                    for j in 0..LA {
-                        let e = lid + WG * j;
-                        let (r, q) = (row0 + e / (KB / 4), u * (KB / 4) + e % (KB / 4));
-                        let at = ba + e / (KB / 4) * SAV + e % (KB / 4);
-                        if r < m && q < k4 {
-                            async_copy(&mut sa[at], &a[r * k4 + q]);
-                        } else {
-                            sa[at] = HVec4::ZERO;
+                        if FA == 0 || e < NA {
+                            let (r, q) = (row0 + e / (KB / 8), u * (KB / 8) + e % (KB / 8));
+                            let at = ba + e / (KB / 8) * SAV + e % (KB / 8);
+                            async_copy(&mut sa[at], &a[r * k8 + q]);
                         }
                     }
                     #[unroll]
                     for j in 0..LB {
                         let e = lid + WG * j;
-                        let (p, q) = (u * KB + e / (TN / 4), col0 / 4 + e % (TN / 4));
-                        let at = bb + e / (TN / 4) * SBV + e % (TN / 4);
-                        if p < k && q < n4 {
-                            async_copy(&mut sb[at], &b[p * n4 + q]);
-                        } else {
-                            sb[at] = HVec4::ZERO;
+                        if FB == 0 || e < NB {
+                            let (p, q) = (u * KB + e / (TN / 8), col0 / 8 + e % (TN / 8));
+                            let at = bb + e / (TN / 8) * SBV + e % (TN / 8);
+                            async_copy(&mut sb[at], &b[p * n8 + q]);
+                        }
+                    }
+                } else {
+                    #[unroll]
+                    for j in 0..LA {
+                        let e = lid + WG * j;
+                        if FA == 0 || e < NA {
+                            let (r, q) = (row0 + e / (KB / 8), u * (KB / 8) + e % (KB / 8));
+                            let at = ba + e / (KB / 8) * SAV + e % (KB / 8);
+                            if r < m && q < k8 {
+                                async_copy(&mut sa[at], &a[r * k8 + q]);
+                            } else {
+                                sa[at] = HVec8::ZERO;
+                            }
+                        }
+                    }
+                    #[unroll]
+                    for j in 0..LB {
+                        let e = lid + WG * j;
+                        if FB == 0 || e < NB {
+                            let (p, q) = (u * KB + e / (TN / 8), col0 / 8 + e % (TN / 8));
+                            let at = bb + e / (TN / 8) * SBV + e % (TN / 8);
+                            if p < k && q < n8 {
+                                async_copy(&mut sb[at], &b[p * n8 + q]);
+                            } else {
+                                sb[at] = HVec8::ZERO;
+                            }
                         }
                     }
                 }
@@ -184,14 +204,14 @@ pub fn gemm_f16(
                 #[unroll]
                 for i in 0..4 {
                     if i < fm {
-                        fa[i] = CoopA::load_row_major(&sa[oa + (sr + 16 * i) * SAV + 4 * kk], SAV);
+                        fa[i] = CoopA::load_row_major(&sa[oa + (sr + 16 * i) * SAV + 2 * kk], SAV);
                     }
                 }
                 #[unroll]
                 for j in 0..4 {
                     if j < fn_ {
                         let fb = CoopB::load_row_major(
-                            &sb[ob + 16 * kk * SBV + (scol + 16 * j) / 4],
+                            &sb[ob + 16 * kk * SBV + (scol + 16 * j) / 8],
                             SBV,
                         );
                         #[unroll]
@@ -275,10 +295,10 @@ pub fn gemm_f16_reference(
     Ok(c)
 }
 
-/// [`gemm_f16`]'s reference: [`gemm_f16_reference`] on the halves of the `HVec4`s.
+/// [`gemm_f16`]'s reference: [`gemm_f16_reference`] on the halves of the `HVec8`s.
 pub fn gemm_f16_reference_vec(
-    a: &[HVec4],
-    b: &[HVec4],
+    a: &[HVec8],
+    b: &[HVec8],
     m: u32,
     k: u32,
     n: u32,
@@ -286,15 +306,16 @@ pub fn gemm_f16_reference_vec(
     gemm_f16_reference(a.as_flattened(), b.as_flattened(), m, k, n)
 }
 
-/// `rows × cols` halves as rows of `cols4 = cols.div_ceil(4)` `HVec4`s, zero past `cols`:
-/// borrowed where `cols` is a multiple of 4.
-fn rows_of_quads(x: &[f16], rows: usize, cols: usize) -> std::borrow::Cow<'_, [HVec4]> {
-    if cols % 4 == 0 {
+/// `rows × cols` halves as rows of `cols8 = cols.div_ceil(8)` `HVec8`s, zero past `cols`:
+/// borrowed where `cols` is a multiple of 8 (`[f16; 8]` is aligned as `f16` is, so any
+/// slice of halves casts).
+fn rows_of_octets(x: &[f16], rows: usize, cols: usize) -> std::borrow::Cow<'_, [HVec8]> {
+    if cols % 8 == 0 {
         return std::borrow::Cow::Borrowed(bytemuck::cast_slice(x));
     }
-    let cols4 = cols.div_ceil(4);
-    let mut out = vec![[f16::ZERO; 4]; rows * cols4];
-    for (dst, src) in out.chunks_mut(cols4).zip(x.chunks(cols)) {
+    let cols8 = cols.div_ceil(8);
+    let mut out = vec![[f16::ZERO; 8]; rows * cols8];
+    for (dst, src) in out.chunks_mut(cols8).zip(x.chunks(cols)) {
         dst.as_flattened_mut()[..cols].copy_from_slice(src);
     }
     std::borrow::Cow::Owned(out)
@@ -331,19 +352,22 @@ pub trait GemmF16Ext: BorrowMut<ForgeRuntime> {
         }
         check_len(gemm_f16::NAME, "a", "m * k", m as u128 * k as u128, a.len())?;
         check_len(gemm_f16::NAME, "b", "k * n", k as u128 * n as u128, b.len())?;
-        // The kernel reads rows of `HVec4`s: `k` and `n` not multiples of 4 are padded with
+        // The kernel reads rows of `HVec8`s: `k` and `n` not multiples of 8 are padded with
         // zeros here (`k` by zero columns of `A` and zero rows of `B`, which add nothing;
-        // `n` by zero columns of `B`, whose results are dropped).
-        let (k4, n4) = (k.div_ceil(4) * 4, n.div_ceil(4) * 4);
-        let a4 = rows_of_quads(a, m, k);
-        let mut b4 = rows_of_quads(b, k, n).into_owned();
-        b4.resize(k4 * n4 / 4, [f16::ZERO; 4]);
-        let [k4, n4] = dims(gemm_f16::NAME, [("k", k4), ("n", n4)])?;
-        let c = gemm_f16::run(rt, &a4, &b4, m32, k4, n4)?;
-        if n4 == n32 {
+        // `n` by zero columns of `B`, whose results are dropped). Aligned shapes, the common
+        // case, are borrowed as they are.
+        let (k8, n8) = (k.div_ceil(8) * 8, n.div_ceil(8) * 8);
+        let a8 = rows_of_octets(a, m, k);
+        let mut b8 = rows_of_octets(b, k, n);
+        if k8 != k {
+            b8.to_mut().resize(k8 * n8 / 8, [f16::ZERO; 8]);
+        }
+        let [k8, n8] = dims(gemm_f16::NAME, [("k", k8), ("n", n8)])?;
+        let c = gemm_f16::run(rt, &a8, &b8, m32, k8, n8)?;
+        if n8 == n32 {
             return Ok(c);
         }
-        Ok(c.chunks(n4 as usize)
+        Ok(c.chunks(n8 as usize)
             .flat_map(|row| &row[..n])
             .copied()
             .collect())

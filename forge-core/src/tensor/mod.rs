@@ -39,6 +39,11 @@ macro_rules! elements {
 
 elements!(f32 => F32, u32 => U32, i32 => I32, half::f16 => F16, f64 => F64);
 
+/// `HVec8`: eight halves, 16 bytes, the one vector of more than four components.
+impl Element for [half::f16; 8] {
+    const ELEM: ElemType = ElemType::vector(ScalarType::F16, 8);
+}
+
 /// Device memory with its element type and length, as kernels bind it.
 #[derive(Debug)]
 pub struct RawTensor {

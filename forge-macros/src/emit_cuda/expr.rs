@@ -201,6 +201,9 @@ impl Exprs for Emitter<'_> {
             MathFn::Refract => call("fg_refract"),
             MathFn::FrexpFract => call("fg_frexp_fract"),
             MathFn::FrexpExp => call("fg_frexp_exp"),
+            MathFn::OctetHalf { hi: false } => format!("fg_swz<0, 1, 2, 3>({})", a[0]),
+            MathFn::OctetHalf { hi: true } => format!("fg_swz<4, 5, 6, 7>({})", a[0]),
+            MathFn::OctetJoin => format!("fg_join({}, {})", a[0], a[1]),
         }
     }
 

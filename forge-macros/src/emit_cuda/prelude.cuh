@@ -23,6 +23,11 @@ template <class T, unsigned N> struct fg_arr {
 
 #define FG_FN __device__ __forceinline__
 
+// `HVec8::join(lo, hi)`: two vectors of four as one of eight.
+template <class T> FG_FN fg_vec<T, 8> fg_join(fg_vec<T, 4> a, fg_vec<T, 4> b) {
+    return fg_vec<T, 8>{{a.v[0], a.v[1], a.v[2], a.v[3], b.v[0], b.v[1], b.v[2], b.v[3]}};
+}
+
 // A vector of one value.
 template <int N, class T> FG_FN fg_vec<T, N> fg_splat(T x) {
     fg_vec<T, N> r;

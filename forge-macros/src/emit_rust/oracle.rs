@@ -1561,6 +1561,22 @@ impl<'k> Oracle<'k> {
         let oracle = self.p.oracle();
         let a: Vec<TokenStream> = args.iter().map(|x| self.expr(x)).collect();
         let s = args[0].ty.component().unwrap_or(Scalar::F32);
+        // An `HVec8`'s halves (`[f16; 8]`) as two `HVec4`s, and back.
+        match f {
+            MathFn::OctetHalf { hi } => {
+                let (x, o) = (&a[0], if hi { 4usize } else { 0 });
+                let c = [o, o + 1, o + 2, o + 3];
+                return quote!({ let __fg_v = #x; [#(__fg_v[#c]),*] });
+            }
+            MathFn::OctetJoin => {
+                let (x, y) = (&a[0], &a[1]);
+                return quote!({
+                    let (__fg_l, __fg_h) = (#x, #y);
+                    [__fg_l[0], __fg_l[1], __fg_l[2], __fg_l[3], __fg_h[0], __fg_h[1], __fg_h[2], __fg_h[3]]
+                });
+            }
+            _ => {}
+        }
         if args[0].ty.is_vector() {
             let x = &a[0];
             return match f {

@@ -58,6 +58,20 @@ impl Lowerer<'_, '_> {
         if !shared {
             return self.err_spanned(dst, format!("{FORM}: {ASYNC_COPY_INTO_SHARED}"));
         }
+        // A 16-byte copy is an `HVec8` on both sides: elements of 8 bytes (or a binding of
+        // halves) hold no 16-byte element to copy, and the copy does not reinterpret.
+        let (dv, sv) = (self.inf.vector(ptv), self.inf.vector(value.tv));
+        if dv != sv && (dv == Some((Scalar::F16, 8)) || sv == Some((Scalar::F16, 8))) {
+            let text = |v: Option<(Scalar, u8)>| match v {
+                Some((Scalar::F16, n)) => format!("`HVec{n}`s"),
+                Some((s, n)) => format!("`vec{n}<{}>`s", s.wgsl()),
+                None => "elements of another type".to_string(),
+            };
+            return self.err_spanned(
+                src,
+                format!("{FORM}, of one element type: the destination holds {} and the source {}; for 16-byte copies declare the binding `&[HVec8; ..]` (its rows then a multiple of 8 halves, padded on the host) and the `#[shared]` array `[HVec8::ZERO; ..]`", text(dv), text(sv)),
+            );
+        }
         self.unify_at(value.span, ptv, value.tv);
         out.push(Stmt::AsyncCopy { place, value, span });
         Ok(())

@@ -608,6 +608,9 @@ impl Lowerer<'_, '_> {
                 let tv = self.inf.of_struct(st);
                 return Ok(self.expr_of(ExprKind::StructZero(st), tv, span));
             }
+            if let (Some((Scalar::F16, 8)), "join") = (types::vector_name(ty), ctor) {
+                return self.octet_join(c);
+            }
             if let Some((s, n)) = types::vector_name(ty) {
                 let want = match ctor {
                     "new" => n as usize,
@@ -959,6 +962,56 @@ impl Lowerer<'_, '_> {
         Ok(self.expr_of(ExprKind::BindingRef(b), tv, arg.span()))
     }
 
+    /// `v.lo()` or `v.hi()`: four of an `HVec8`'s halves, as an `HVec4`.
+    fn octet_half(&mut self, m: &syn::ExprMethodCall, recv: Expr, hi: bool) -> R<Expr> {
+        let span = m.span();
+        let name = if hi { "hi" } else { "lo" };
+        if !m.args.is_empty() {
+            return self.err(span, format!("`v.{name}()` takes no arguments"));
+        }
+        let want = self.inf.of_vector(Scalar::F16, 8);
+        if self.inf.unify(want, recv.tv).is_err() {
+            return self.err(
+                recv.span,
+                format!(
+                    "`{name}()` is a method of `HVec8`: halves {} of its eight, as an `HVec4`",
+                    if hi { "4 to 7" } else { "0 to 3" }
+                ),
+            );
+        }
+        let tv = self.inf.of_vector(Scalar::F16, 4);
+        Ok(self.expr_of(
+            ExprKind::Math(MathFn::OctetHalf { hi }, vec![recv]),
+            tv,
+            span,
+        ))
+    }
+
+    /// `HVec8::join(lo, hi)`: two `HVec4`s, halves 0 to 3 and 4 to 7, as one `HVec8`.
+    fn octet_join(&mut self, c: &syn::ExprCall) -> R<Expr> {
+        let span = c.span();
+        if c.args.len() != 2 {
+            return self.err(
+                span,
+                "`HVec8::join(lo, hi)` takes two `HVec4`s: halves 0 to 3 and 4 to 7",
+            );
+        }
+        let mut args = Vec::new();
+        for a in &c.args {
+            let e = self.expr(a)?;
+            let want = self.inf.of_vector(Scalar::F16, 4);
+            if self.inf.unify(want, e.tv).is_err() {
+                return self.err(
+                    e.span,
+                    "`HVec8::join(lo, hi)` takes two `HVec4`s: halves 0 to 3 and 4 to 7",
+                );
+            }
+            args.push(e);
+        }
+        let tv = self.inf.of_vector(Scalar::F16, 8);
+        Ok(self.expr_of(ExprKind::Math(MathFn::OctetJoin, args), tv, span))
+    }
+
     pub(super) fn method(&mut self, m: &syn::ExprMethodCall) -> R<Expr> {
         let span = m.span();
         let name = m.method.to_string();
@@ -995,6 +1048,9 @@ impl Lowerer<'_, '_> {
                 let tv = self.inf.of_vector(s, comps.len() as u8);
                 return Ok(self.expr_of(ExprKind::Swizzle(Box::new(recv), comps), tv, span));
             }
+        }
+        if name == "lo" || name == "hi" {
+            return self.octet_half(m, recv, name == "hi");
         }
         let mut args = vec![recv];
         for a in &m.args {

@@ -260,10 +260,15 @@ impl Infer {
             }
             (Info::Vector(a, n), Info::Vector(b, m)) => {
                 if a != b || n != m {
+                    // WGSL has no `vec8`: the language's one eight-wide vector is `HVec8`.
+                    let text = |s: Scalar, n: u8| match (s, n) {
+                        (Scalar::F16, 8) => "HVec8".to_string(),
+                        _ => format!("vec{n}<{}>", s.wgsl()),
+                    };
                     return Err(format!(
-                        "mismatched types: expected `vec{n}<{}>`, found `vec{m}<{}>`",
-                        a.wgsl(),
-                        b.wgsl()
+                        "mismatched types: expected `{}`, found `{}`",
+                        text(a, n),
+                        text(b, m)
                     ));
                 }
                 Info::Vector(a, n)

@@ -409,6 +409,12 @@ pub enum MathFn {
     FrexpFract,
     /// The `exp` of `frexp(x)`, an `i32`: `x = fract·2^exp`.
     FrexpExp,
+    /// `v.lo()` and `v.hi()` of an `HVec8`: halves 0 to 3, or 4 to 7, as an `HVec4`.
+    OctetHalf {
+        hi: bool,
+    },
+    /// `HVec8::join(lo, hi)`: two `HVec4`s as one `HVec8`.
+    OctetJoin,
 }
 
 /// The formats of WGSL's `pack*`/`unpack*` builtins.
@@ -593,6 +599,9 @@ impl MathFn {
             MathFn::Reflect => "reflect",
             MathFn::Refract => "refract",
             MathFn::FrexpFract | MathFn::FrexpExp => "frexp",
+            MathFn::OctetHalf { hi: false } => "lo",
+            MathFn::OctetHalf { hi: true } => "hi",
+            MathFn::OctetJoin => "join",
         }
     }
 
