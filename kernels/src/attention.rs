@@ -17,32 +17,27 @@
 //! (four halves, one 8-byte access; `d` is a multiple of 16). The workgroup's rows of `Q` are
 //! staged once through workgroup memory into registers, as `d / 16` fragments `CoopA` a
 //! subgroup. Then, for each block of `BC` keys (up to the diagonal when causal):
-//! 1. the block's rows of `K` and `V` are copied asynchronously into a stage of `skv` (rows
-//!    `PAD` halves longer than `d`'s largest, 128, so that a fragment's rows fall on
-//!    different banks), zero past `s`; with `STAGES = 2` the next block's copies fly while
-//!    this one is multiplied;
+//! 1. the block's rows of `K` and `V` are staged in `skv` (rows `PAD` halves longer than
+//!    `d`'s largest, 128, so that a fragment's rows fall on different banks), zero past `s`;
 //! 2. `S = Q·Kᵀ` for the block, `BC / 16` fragments, each the sum over `d / 16` products
 //!    (`Kᵀ` is `K` read column-major), stored to the subgroup's part of `sx`;
 //! 3. the online softmax, on plain values: two lanes a row, each over half the block, find
-//!    the row's maximum over the block (masked keys count as absent). The running maximum
-//!    `m` moves only where a row's scores pass it by more than `SLACK` (8, in log2 units),
-//!    and then for the whole workgroup, which votes (`subgroup_any`, then
-//!    `workgroup_uniform_load`); otherwise `α = 1`. The probabilities
-//!    `p = 2^(s·scale·log2 e − m)`, below 2^8, are stored as `f16` in `sp`; the row sum
-//!    becomes `l·α + Σp`;
-//! 4. only where the workgroup voted to rescale, the accumulators `O` (`d / 16` fragments
-//!    `CoopC`) are scaled by `α = 2^(m − m')` row by row: as fragments are opaque, they go
-//!    through the subgroup's part of `sx`, `BC / 16` at a time (which fill it), and come
-//!    back;
+//!    the row's new maximum `m'` (masked keys count as absent), the factor
+//!    `α = 2^(m − m')` for what came before, and the probabilities
+//!    `p = 2^(s·scale·log2 e − m')`, stored as `f16` in `sp`; the row sum becomes
+//!    `l·α + Σp`;
+//! 4. the accumulators `O` (`d / 16` fragments `CoopC`) are scaled by `α` row by row: as
+//!    fragments are opaque, they go through the subgroup's part of `sx`, `BC / 16` at a
+//!    time (which fill it), and come back;
 //! 5. `O += P·V`, `P` read from `sp` as `CoopA`, `V` from `skv` as `CoopB`.
 //!
 //! Last, `O / l` is written as `f16`, through `sx` in the same chunks.
 //!
-//! `BC` is `KB` keys for each 64 invocations (`KB` is a knob, 16 or 32), so that a stage of
-//! `skv`, `2·BC` rows, also holds the `WG / 2` rows of `Q` at the start. Workgroup memory:
-//! `skv`, `STAGES × 2·BC` rows of `128 + PAD` halves; `sx`, a subgroup's `16 × BC` floats;
-//! `sp`, its `16 × BC` halves. The declared schedule (`WG = 64`, `KB = 16`, `PAD = 8`,
-//! `STAGES = 1`) takes 11.5 KiB, within the portable 16 KiB; the tuned ones take up to 92 KiB.
+//! `BC` is `KB` keys for each 64 invocations (`KB` is a knob, 16 or 32), so that `skv`,
+//! `2·BC` rows, also holds the `WG / 2` rows of `Q` at the start. Workgroup memory: `skv`,
+//! `2·BC` rows of `128 + PAD` halves; `sx`, a subgroup's `16 × BC` floats; `sp`, its
+//! `16 × BC` halves. The declared schedule (`WG = 64`, `KB = 16`, `PAD = 8`) takes 11.5 KiB,
+//! within the portable 16 KiB; the tuned ones take up to 45 KiB.
 //!
 //! Rounding: `P` is rounded to `f16` before `P·V`, as flash attention does; the oracle
 //! rounds it the same way, so the GPU and the oracle differ by the exponentials' last bits
@@ -62,16 +57,13 @@ pub const MAX_HEAD_DIM: u32 = 128;
 /// passes `1/√d`).
 #[forge_kernel(crate = ::forge_core, workgroup = 64,
     threads = bh * s.div_ceil(64) * 128, ext = false,
-    knobs(KB = 16, PAD = 8, STAGES = 1),
-    tune(workgroup = [64, 128], KB = [16, 32], PAD = [8], STAGES = [1, 2]),
+    knobs(KB = 16, PAD = 8), tune(workgroup = [64, 128], KB = [16, 32], PAD = [8]),
     reference = attention_reference_vec, tolerance(abs = 2e-3, rel = 2e-3, terms = s + d),
     case(bh = 1, s = 16, d = 16, causal = 0, scale = 0.25),
     case(bh = 2, s = 37, d = 64, causal = 0, scale = 0.125),
     case(bh = 2, s = 37, d = 64, causal = 1, scale = 0.125),
     case(bh = 1, s = 70, d = 128, causal = 1, scale = 0.088388),
     case(bh = 3, s = 5, d = 32, causal = 0, scale = 0.17677),
-    case(bh = 1, s = 200, d = 32, causal = 0, scale = 4.0),
-    case(bh = 1, s = 150, d = 16, causal = 1, scale = 3.0),
     cost(bytes = 8 * bh * s * d, flops = 4 * bh * s * s * d / (causal + 1)))]
 pub fn attention(
     q: &[HVec4; bh * s * d / 4],
@@ -84,26 +76,19 @@ pub fn attention(
     causal: u32,
     scale: f32,
 ) {
-    // `BC` keys a block (16 or 32 for 64 invocations, twice that for 128: a stage of `skv`
-    // then holds the `WG / 2` rows of `Q` too), accumulators rescaled `OC` fragments at a
-    // time through the scores' part of `sx`, which they fill exactly. `skv`'s rows are `SKV`
-    // `HVec4`s: 128 halves and `PAD`; a stage is a block's `BC` rows of `K`, then of `V`.
+    // `BC` keys a step (16 or 32 for 64 invocations, twice that for 128: `skv` then holds
+    // the `WG / 2` rows of `Q` too), accumulators rescaled `OC` fragments at a time through
+    // the scores' part of `sx`, which they fill exactly. `skv`'s rows are `SKV` `HVec4`s:
+    // 128 halves and `PAD`.
     const BC: u32 = KB * (WG / 64);
     const OC: u32 = BC / 16;
     const SKV: u32 = (128 + PAD) / 4;
-    const STAGE: u32 = 2 * BC * SKV;
-    // How far (in log2) a row's running maximum may trail its scores before the
-    // accumulators are rescaled: probabilities stay below 2^8, far from `f16`'s limit.
-    const SLACK: f32 = 8.0;
     #[shared]
-    let mut skv = [HVec4::ZERO; STAGES * STAGE];
+    let mut skv = [HVec4::ZERO; 2 * BC * SKV];
     #[shared]
     let mut sx = [0.0f32; WG / 32 * 16 * BC];
     #[shared]
     let mut sp = [0.0f16; WG / 32 * 16 * BC];
-    // A subgroup's vote for rescaling, then (last) the workgroup's.
-    #[shared]
-    let mut votes = [0u32; WG / 32 + 1];
     let rows = WG / 2;
     let nqb = s.div_ceil(rows);
     // One workgroup a block of rows (`threads` launches enough for any `WG` of the space;
@@ -147,161 +132,102 @@ pub fn attention(
         let mut l = 0.0f32;
         // Keys up to the block's last row when causal: later blocks are masked whole.
         let kend = if causal != 0 { (q0 + rows).min(s) } else { s };
-        let blocks = kend.div_ceil(BC);
-        // Where this invocation's first `HVec4` of a block lies, and the step from one to the
-        // next (`WG` elements of rows of `d4`).
-        let (r0, c0) = (lid / d4, lid % d4);
-        let (dr, dc) = (WG / d4, WG % d4);
-        // Step `t` starts the copies of block `t` into stage `t % STAGES` and works on block
-        // `t + 1 - STAGES`: with two stages, a block's copies are in flight (on CUDA) while
-        // the one before is multiplied.
-        for t in 0..blocks + STAGES - 1 {
-            // Block `t - 1`'s copies have landed, and everyone is done with the block whose
-            // stage is refilled now (and, first, with `Q`).
-            async_wait(0);
-            if t < blocks {
-                // This invocation's `HVec4`s of the block are `lid`, `lid + WG`, ...: element
-                // (row `r`, column `c`) steps by `WG` without a division a step.
-                let (k0, st) = (t * BC, (t % STAGES) * STAGE);
-                let (mut r, mut c) = (r0, c0);
-                while r < BC {
-                    let (ak, av) = (st + r * SKV + c, st + (BC + r) * SKV + c);
-                    if k0 + r < s {
-                        let at = base + (k0 + r) * d4 + c;
-                        async_copy(&mut skv[ak], &k[at]);
-                        async_copy(&mut skv[av], &v[at]);
-                    } else {
-                        skv[ak] = HVec4::ZERO;
-                        skv[av] = HVec4::ZERO;
+        for kb in 0..kend.div_ceil(BC) {
+            let k0 = kb * BC;
+            // Everyone is done with the last block (and with `Q`) before it is replaced.
+            workgroup_barrier();
+            let mut e = lid;
+            while e < BC * d4 {
+                let (r, c) = (e / d4, e % d4);
+                let inside = k0 + r < s;
+                let at = base + (k0 + r) * d4 + c;
+                skv[r * SKV + c] = if inside { k[at] } else { HVec4::ZERO };
+                skv[(BC + r) * SKV + c] = if inside { v[at] } else { HVec4::ZERO };
+                e += WG;
+            }
+            workgroup_barrier();
+            // S = Q·Kᵀ: Kᵀ(p, j) = K(j, p), column-major.
+            #[unroll]
+            for j in 0..BC / 16 {
+                let mut sc = CoopC::zeroed();
+                #[unroll]
+                for f in 0..8 {
+                    if f < fd {
+                        let kt = CoopB::load_col_major(&skv[16 * j * SKV + 4 * f], SKV);
+                        sc = qf[f].mul_add(kt, sc);
                     }
-                    r += dr;
-                    c += dc;
-                    if c >= d4 {
-                        c -= d4;
-                        r += 1;
+                }
+                sc.store_row_major(&mut sx[xs + 16 * j], BC);
+            }
+            workgroup_barrier();
+            // The online softmax of row `rr` over this block, half a block a lane.
+            let mut mx = f32::NEG_INFINITY;
+            #[unroll]
+            for j in 0..BC / 2 {
+                let col = hf * (BC / 2) + j;
+                let key = k0 + col;
+                if key < s && (causal == 0 || key <= row) {
+                    mx = mx.max(sx[xs + rr * BC + col] * c2);
+                }
+            }
+            mx = mx.max(subgroup_shuffle_xor(mx, 1));
+            // Key 0 is in every row's first block: `mn` is finite from the first block on.
+            let mn = m.max(mx);
+            let alpha = (m - mn).exp2();
+            let mut sum = 0.0f32;
+            #[unroll]
+            for j in 0..BC / 2 {
+                let col = hf * (BC / 2) + j;
+                let key = k0 + col;
+                let mut p = 0.0f32;
+                if key < s && (causal == 0 || key <= row) {
+                    p = (sx[xs + rr * BC + col] * c2 - mn).exp2();
+                }
+                let ph = p as f16;
+                sp[xs + rr * BC + col] = ph;
+                // The sum takes what `P·V` multiplies: the rounded value.
+                sum += ph as f32;
+            }
+            sum += subgroup_shuffle_xor(sum, 1);
+            l = l * alpha + sum;
+            m = mn;
+            // O·α, row by row, `OC` fragments at a time through the scores' part of `sx`
+            // (read above: the first barrier).
+            #[unroll]
+            for ch in 0..8 / OC {
+                if ch * OC < fd {
+                    workgroup_barrier();
+                    #[unroll]
+                    for u in 0..OC {
+                        if ch * OC + u < fd {
+                            of[ch * OC + u].store_row_major(&mut sx[xs + 16 * u], BC);
+                        }
+                    }
+                    workgroup_barrier();
+                    #[unroll]
+                    for j in 0..BC / 2 {
+                        let at = xs + rr * BC + hf * (BC / 2) + j;
+                        sx[at] = sx[at] * alpha;
+                    }
+                    workgroup_barrier();
+                    #[unroll]
+                    for u in 0..OC {
+                        if ch * OC + u < fd {
+                            of[ch * OC + u] = CoopC::load_row_major(&sx[xs + 16 * u], BC);
+                        }
                     }
                 }
             }
-            if STAGES == 1 {
-                async_wait(0);
-            }
-            // Block `t + 1 - STAGES`, once there is one: a loop of at most one turn rather
-            // than an `if`, as naga takes cooperative operations under a loop on `t` but not
-            // under an `if` on it (it counts every `var` as varying).
-            for kb in (t + 1).max(STAGES) - STAGES..t + 2 - STAGES {
-                let k0 = kb * BC;
-                let st = (kb % STAGES) * STAGE;
-                // S = Q·Kᵀ: Kᵀ(p, j) = K(j, p), column-major.
+            workgroup_barrier();
+            // O += P·V.
+            #[unroll]
+            for j in 0..BC / 16 {
+                let pa = CoopA::load_row_major(&sp[xs + 16 * j], BC);
                 #[unroll]
-                for j in 0..BC / 16 {
-                    let mut sc = CoopC::zeroed();
-                    #[unroll]
-                    for f in 0..8 {
-                        if f < fd {
-                            let kt = CoopB::load_col_major(&skv[st + 16 * j * SKV + 4 * f], SKV);
-                            sc = qf[f].mul_add(kt, sc);
-                        }
-                    }
-                    sc.store_row_major(&mut sx[xs + 16 * j], BC);
-                }
-                workgroup_barrier();
-                // Row `rr`'s scores, half a block a lane, read once into registers (scaled
-                // to log2 units; masked keys `-∞`, absent). A lane's `j`-th is column
-                // `(j + rr + 16·hf) % (BC / 2)` of its half: with rows `BC` floats apart, the
-                // 32 lanes then read 32 different banks at each `j` (for `BC` ≥ 32), where
-                // column `j` for all would put 16 lanes on one bank.
-                let mut sv = [0.0f32; BC / 2];
-                let mut mx = f32::NEG_INFINITY;
-                #[unroll]
-                for j in 0..BC / 2 {
-                    let col = hf * (BC / 2) + (j + rr + 16 * hf) % (BC / 2);
-                    let key = k0 + col;
-                    sv[j] = if key < s && (causal == 0 || key <= row) {
-                        sx[xs + rr * BC + col] * c2
-                    } else {
-                        f32::NEG_INFINITY
-                    };
-                    mx = mx.max(sv[j]);
-                }
-                mx = mx.max(subgroup_shuffle_xor(mx, 1));
-                // The running maximum `m` moves only where a row's scores pass it by more
-                // than `SLACK`, and then for every row of the workgroup at once: rescaling
-                // goes through workgroup memory, behind barriers, so the workgroup decides
-                // together. Most blocks past the first leave `m`, and the accumulators, as
-                // they are. Key 0 is in every row's first block: `m` is finite from the
-                // first block on, where the accumulators, still zero, need no rescaling.
-                let grows = subgroup_any(mx > m + SLACK);
-                if lane == 0 {
-                    votes[sid] = if grows { 1 } else { 0 };
-                }
-                workgroup_barrier();
-                if lid == 0 {
-                    let mut any = 0u32;
-                    #[unroll]
-                    for g in 0..WG / 32 {
-                        any |= votes[g];
-                    }
-                    votes[WG / 32] = any;
-                }
-                let rescale = workgroup_uniform_load(&votes[WG / 32]) != 0;
-                let mn = if rescale { m.max(mx) } else { m };
-                let alpha = (m - mn).exp2();
-                let mut sum = 0.0f32;
-                #[unroll]
-                for j in 0..BC / 2 {
-                    let col = hf * (BC / 2) + (j + rr + 16 * hf) % (BC / 2);
-                    // `2^(-∞)` is 0: a masked key weighs nothing.
-                    let ph = (sv[j] - mn).exp2() as f16;
-                    sp[xs + rr * BC + col] = ph;
-                    // The sum takes what `P·V` multiplies: the rounded value.
-                    sum += ph as f32;
-                }
-                sum += subgroup_shuffle_xor(sum, 1);
-                l = l * alpha + sum;
-                m = mn;
-                // O·α, row by row, `OC` fragments at a time through the scores' part of
-                // `sx` (read above: the barriers of the vote). In the first block `α` is 0
-                // and the accumulators are still zero.
-                if rescale {
-                    #[unroll]
-                    for ch in 0..8 / OC {
-                        if ch * OC < fd {
-                            workgroup_barrier();
-                            #[unroll]
-                            for u in 0..OC {
-                                if ch * OC + u < fd {
-                                    of[ch * OC + u].store_row_major(&mut sx[xs + 16 * u], BC);
-                                }
-                            }
-                            workgroup_barrier();
-                            #[unroll]
-                            for j in 0..BC / 2 {
-                                let col = hf * (BC / 2) + (j + rr + 16 * hf) % (BC / 2);
-                                let at = xs + rr * BC + col;
-                                sx[at] = sx[at] * alpha;
-                            }
-                            workgroup_barrier();
-                            #[unroll]
-                            for u in 0..OC {
-                                if ch * OC + u < fd {
-                                    of[ch * OC + u] = CoopC::load_row_major(&sx[xs + 16 * u], BC);
-                                }
-                            }
-                        }
-                    }
-                }
-                workgroup_barrier();
-                // O += P·V.
-                #[unroll]
-                for j in 0..BC / 16 {
-                    let pa = CoopA::load_row_major(&sp[xs + 16 * j], BC);
-                    #[unroll]
-                    for f in 0..8 {
-                        if f < fd {
-                            let vb =
-                                CoopB::load_row_major(&skv[st + (BC + 16 * j) * SKV + 4 * f], SKV);
-                            of[f] = pa.mul_add(vb, of[f]);
-                        }
+                for f in 0..8 {
+                    if f < fd {
+                        let vb = CoopB::load_row_major(&skv[(BC + 16 * j) * SKV + 4 * f], SKV);
+                        of[f] = pa.mul_add(vb, of[f]);
                     }
                 }
             }
