@@ -1156,7 +1156,7 @@ pub mod uniformity {
                         "which invocations see differently".to_string(),
                     )),
                     ExprKind::Local(id) if self.nonuniform[*id] => Some((
-                        format!("`{}`", self.k.locals[*id].name),
+                        quoted_local(&self.k.locals[*id]),
                         format!(
                             "which {}",
                             self.origin[*id]
@@ -1476,6 +1476,15 @@ pub mod uniformity {
             if seen.insert((format!("{span:?}"), name)) {
                 st.report(cx, span, name, why);
             }
+        }
+    }
+
+    /// A local's name for a message: in backticks, unless the local is one the compiler made,
+    /// whose name is already a description, such as: the value of `f`.
+    fn quoted_local(local: &Local) -> String {
+        match local.hidden {
+            Some(_) => local.name.clone(),
+            None => format!("`{}`", local.name),
         }
     }
 }

@@ -1112,7 +1112,7 @@ pub fn params<'a>(
                 cx.error_spanned(
                     t,
                     format!(
-                        "unsupported element type `{}`; use `f32`, `u32`, `i32`, `f16`, `f64`, `Vec2`/`Vec4` (and `UVec`/`IVec`/`HVec`/`DVec`), `Atomic<u32>`, `Atomic<i32>`, `Atomic<f32>` or a `#[forge_struct]` of the module",
+                        "unsupported element type `{}`; use `f32`, `u32`, `i32`, `f16`, `f64`, `Vec2`/`Vec4` (and `UVec`/`IVec`/`HVec`/`DVec`), `HVec8`, `Atomic<u32>`, `Atomic<i32>`, `Atomic<f32>` or a `#[forge_struct]` of the module",
                         quote::quote!(#t)
                     ),
                 );

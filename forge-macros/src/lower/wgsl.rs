@@ -394,7 +394,7 @@ impl Lowerer<'_, '_> {
         if let Some(scope) = self.scopes.last_mut() {
             scope.locals.remove("fg_uload");
         }
-        self.locals[id].name = "workgroup_uniform_load value".to_string();
+        self.locals[id].name = "the value of `workgroup_uniform_load`".to_string();
         self.locals[id].hidden = Some(UNIFORM_LOAD);
         let barrier = Stmt::Barrier {
             kind: Barrier::Workgroup,
