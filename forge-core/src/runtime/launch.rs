@@ -379,8 +379,11 @@ impl ForgeRuntime {
     ) -> Result<Vec<HostBuffer>> {
         let name = kernel.name();
         let layout = kernel.layout();
+        // The oracle's checks first, in its order (`DynArgs::check`: the counts, the lengths,
+        // the element types), so that both refuse the same arguments with the same error;
+        // then the grid, which refuses zero-sized work.
+        args.check(kernel, schedule)?;
         let (lens, threads) = dyn_sizes(kernel, schedule, args)?;
-        args.check_data(kernel, &lens)?;
         let mut data: Vec<Vec<u8>> = layout
             .iter()
             .zip(&args.buffers)
