@@ -36,10 +36,12 @@
 //! their per-row sums meet in a workgroup atomic. A workgroup holds `WG · ITEMS / 16`
 //! rows, walked `RIF` (rows in flight, a knob: 2 or 4) at a time.
 //!
-//! `WORDS` is a knob (4) but not tuned: on the H200, `WORDS = 8` (32 registers of
-//! activations a lane) ran 1.5–2.6× slower and its results were wrong (`forge certify
-//! --all-schedules`, 2026-12-02: `y` all zeros at `k = 1`), while lavapipe certifies it; the
-//! cause is not found yet, so the tuner is not offered it.
+//! `WORDS` is a knob (4) but not tuned: `WORDS = 8` (32 registers of activations a lane)
+//! ran 1.2–2× slower, and its results are wrong through NVIDIA's Vulkan driver (H200
+//! 2026-12-02, H100 2026-12-06: `y` all zeros at `k = 1`), while the oracle with its race
+//! checker, lavapipe, and CUDA on the same GPU (with `compute-sanitizer`) certify it. The
+//! book's Backends chapter ("Wrong results through NVIDIA's Vulkan driver") has what was
+//! ruled out.
 
 use crate::dims::{check_len, dims};
 use crate::ternary_gemv::ternary_weight;
