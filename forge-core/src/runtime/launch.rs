@@ -381,9 +381,11 @@ impl ForgeRuntime {
         let layout = kernel.layout();
         // The oracle's checks first, in its order (`DynArgs::check`: the counts, the lengths,
         // the element types), so that both refuse the same arguments with the same error;
-        // then the grid, which refuses zero-sized work.
-        args.check(kernel, schedule)?;
-        let (lens, threads) = dyn_sizes(kernel, schedule, args)?;
+        // then the grid, which refuses zero-sized work. The lengths are computed once, for
+        // the checks and the buffers.
+        let lens = args.lens(kernel, schedule)?;
+        args.check_data(kernel, &lens)?;
+        let threads = kernel.grid_threads_at(schedule, &args.scalars)?;
         let mut data: Vec<Vec<u8>> = layout
             .iter()
             .zip(&args.buffers)
