@@ -503,6 +503,87 @@ fn threads_and_lengths_follow_the_schedule() {
     }
 }
 
+// ---- `tune(keep = ..)`: combinations a kernel was not written for ----
+
+/// Sums of `WG * ITEMS`-element chunks (a workgroup a chunk: `threads` counts `ITEMS`
+/// logical items an invocation), staged through workgroup memory: each invocation
+/// loads `ITEMS` elements, then invocation 0 adds the chunk up. `keep` holds chunks to
+/// 256 elements, so of the 3 × 3 combinations, `(128, 4)`, `(256, 2)` and `(256, 4)` go.
+#[forge_kernel(workgroup = 64, threads = n.div_ceil(WG * ITEMS) * WG * ITEMS,
+    tune(workgroup = [64, 128, 256], items = [1, 2, 4], keep = WG * ITEMS <= 256),
+    case(n = 1000), case(n = 1), case(n = 4099))]
+pub fn chunk_sums(x: &[u32; n], #[out] y: &mut [u32; n.div_ceil(WG * ITEMS)], n: u32) {
+    #[shared]
+    let mut chunk = [0u32; WG * ITEMS];
+    let lid = local_index();
+    let base = workgroup_index() * WG * ITEMS;
+    for j in 0..ITEMS {
+        let e = lid * ITEMS + j;
+        chunk[e] = if base + e < n { x[base + e] } else { 0 };
+    }
+    workgroup_barrier();
+    if lid == 0 {
+        let mut s = 0u32;
+        for e in 0..WG * ITEMS {
+            s += chunk[e];
+        }
+        y[workgroup_index()] = s;
+    }
+}
+
+#[test]
+fn keep_drops_combinations_from_the_space_and_from_launches() {
+    use wgsl_forge::certify::{certify, CertOptions};
+    let k = chunk_sums::Kernel;
+    let space = k.tune_space();
+    let kept: Vec<(u32, u32)> = space
+        .candidates()
+        .iter()
+        .map(|s| (s.workgroup, s.items))
+        .collect();
+    assert_eq!(
+        kept,
+        [(64, 1), (64, 2), (64, 4), (128, 1), (128, 2), (256, 1)]
+    );
+    assert_eq!(space.len(), 6);
+    assert!(
+        space.to_string().ends_with("keep: WG * ITEMS <= 256"),
+        "{space}"
+    );
+    let mut rt = common::rt();
+    let n = 5000u32;
+    let x: Vec<u32> = (0..n).map(|i| i * 7 % 1000).collect();
+    for s in space.candidates() {
+        let chunk = (s.workgroup * s.items) as usize;
+        let want: Vec<u32> = x.chunks(chunk).map(|c| c.iter().sum()).collect();
+        assert_eq!(
+            chunk_sums::run_with(&mut rt, &s, &x, n).unwrap(),
+            want,
+            "GPU at {s}"
+        );
+        assert_eq!(
+            chunk_sums::cpu_with(&s, &x, n).unwrap(),
+            want,
+            "oracle at {s}"
+        );
+        let report = certify(&mut rt, &k, &s, &CertOptions::default()).unwrap();
+        assert!(report.passed(), "chunk_sums at {s}: {:?}", report.failures);
+    }
+    // A dropped combination is refused, on the GPU and in the oracle, naming `keep`.
+    let dropped = chunk_sums::DEFAULT_SCHEDULE
+        .with_settings("wg=256,items=2")
+        .unwrap();
+    for e in [
+        chunk_sums::run_with(&mut rt, &dropped, &x, n).unwrap_err(),
+        chunk_sums::cpu_with(&dropped, &x, n).unwrap_err(),
+    ] {
+        assert!(
+            matches!(&e, ForgeError::BadSchedule { reason, .. } if reason.contains("keep = WG * ITEMS <= 256")),
+            "{e}"
+        );
+    }
+}
+
 // ---- helpers that take bindings ----
 
 #[forge_module]

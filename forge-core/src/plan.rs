@@ -325,6 +325,13 @@ pub fn check_declared(kernel: &dyn Kernel, given: &Schedule) -> Result<()> {
         return Ok(());
     }
     let space = kernel.tune_space();
+    if space.drops(schedule) {
+        return Err(bad(format!(
+            "`tune(keep = {})` drops it from the tuning space, so the kernel was not written \
+             for it; pick a schedule the condition keeps",
+            space.keep
+        )));
+    }
     // A 1-D kernel's sizes (`[64, 128]`), or a 2-D or 3-D one's shapes (`[16x16, 32x8]`).
     let workgroups = if space.shapes.is_empty() {
         format!("{:?}", space.workgroup)

@@ -23,6 +23,7 @@ pub fn check(cx: &Ctxt, k: &Kernel<'_>) {
     outputs_written(cx, k);
     storage_binding_limit(cx, k);
     workgroup_size(cx, k);
+    tune_keep_valid(cx, k);
     grid_shapes(cx, k);
     workgroup_memory_limit(cx, k);
     private_array_limit(cx, k);
@@ -374,6 +375,46 @@ fn workgroup_size(cx: &Ctxt, k: &Kernel<'_>) {
                 format!("`tune(workgroup = ..)` contains {v}, over {MAX_WORKGROUP_SIZE}, the most any adapter runs; use 1 to {MAX_WORKGROUP_SIZE} (the tuner skips sizes over this adapter's own limit)"),
             );
         }
+    }
+}
+
+/// `tune(keep = ..)`: it evaluates at every combination of the candidates, keeps at least
+/// one, and keeps the declared schedule where that is a combination (dropping it would
+/// leave the kernel's own schedule outside its space).
+fn tune_keep_valid(cx: &Ctxt, k: &Kernel<'_>) {
+    let Some(keep) = &k.options.tune_keep else {
+        return;
+    };
+    let product = k.tune_product();
+    for p in &product {
+        if let Err(msg) = keep.expr.eval(p) {
+            cx.error_spanned(
+                &keep.syn,
+                format!(
+                    "`tune(keep = ..)` cannot be evaluated at {}: {msg}",
+                    p.describe(&k.options.knobs)
+                ),
+            );
+            return;
+        }
+    }
+    if !product.iter().any(|p| k.keeps(p)) {
+        cx.error_spanned(
+            &keep.syn,
+            format!("`tune(keep = {})` drops every combination of the tuning space; the kernel would have no schedule to tune", keep.text),
+        );
+        return;
+    }
+    let declared = k.default_schedule();
+    if product.contains(&declared) && !k.keeps(&declared) {
+        cx.error_spanned(
+            &keep.syn,
+            format!(
+                "`tune(keep = {})` drops the declared schedule ({}); declare one that it keeps",
+                keep.text,
+                declared.describe(&k.options.knobs)
+            ),
+        );
     }
 }
 

@@ -3,8 +3,9 @@
 
 use crate::ctxt::Ctxt;
 use crate::model::{
-    Access, BindingParam, Case, CaseValue, ConstLen, CostKind, GenericTypes, InputKind, Knob,
-    LenExpr, LenMethod, LenOp, Options, ParamRef, Scalar, ScalarParam, StructDef, StructField, Ty,
+    Access, BindingParam, Case, CaseValue, ConstLen, CostKind, GenericTypes, InputKind, Keep,
+    KeepExpr, KeepOp, Knob, LenExpr, LenMethod, LenOp, Options, ParamRef, Scalar, ScalarParam,
+    SchedConst, StructDef, StructField, Ty,
 };
 use crate::names::wgsl_name;
 use crate::types::{elem_type, scalar_type, struct_type, ty_words, vector_type};
@@ -276,6 +277,7 @@ pub fn options(cx: &Ctxt, attr: TokenStream) -> Options {
         tune_items: Vec::new(),
         tune_vector: Vec::new(),
         tune_values: Vec::new(),
+        tune_keep: None,
         reference: None,
         krate: syn::parse_quote!(::wgsl_forge),
         cases: Vec::new(),
@@ -294,6 +296,8 @@ pub fn options(cx: &Ctxt, attr: TokenStream) -> Options {
     let mut seen: Vec<String> = Vec::new();
     // `tune(NAME = [..])` of a knob, resolved against `knobs(..)` after every option.
     let mut tuned_knobs: Vec<(syn::Path, Vec<u32>)> = Vec::new();
+    // `tune(keep = EXPR)`, resolved against the knobs after every option.
+    let mut keep_syn: Option<syn::Expr> = None;
     let parser = syn::meta::parser(|meta| {
         let key = meta
             .path
@@ -399,6 +403,14 @@ pub fn options(cx: &Ctxt, attr: TokenStream) -> Options {
                     let mut axes_seen: Vec<String> = Vec::new();
                     meta.parse_nested_meta(|inner| {
                         let k = ident_text(&inner.path);
+                        if k == "keep" {
+                            if keep_syn.is_some() {
+                                cx.error(inner.path.span(), "`tune(keep = ..)` is given twice; join the conditions with `&&`");
+                                return skip_option_value(&inner);
+                            }
+                            keep_syn = option_value(cx, &inner, "tune")?;
+                            return Ok(());
+                        }
                         let axis = TUNE_AXES
                             .iter()
                             .find(|(a, c)| *a == k || *c == k)
@@ -414,7 +426,7 @@ pub fn options(cx: &Ctxt, attr: TokenStream) -> Options {
                             };
                             cx.error_spanned(
                                 &inner.path,
-                                format!("unknown tuning axis `{k}`; the axes are `workgroup`, `items` and `vector`, and the kernel's knobs, named in upper case, as in {}{hint}", option_form("tune")),
+                                format!("unknown tuning axis `{k}`; the axes are `workgroup`, `items` and `vector`, and the kernel's knobs, named in upper case, as in {} (and `keep = ..`, the condition a combination must meet){hint}", option_form("tune")),
                             );
                             return skip_option_value(&inner);
                         };
@@ -662,7 +674,138 @@ pub fn options(cx: &Ctxt, attr: TokenStream) -> Options {
             }
         }
     }
+    if let Some(e) = keep_syn {
+        o.tune_keep = keep_option(cx, &e, &o.knobs);
+    }
     o
+}
+
+/// `tune(keep = EXPR)`: the condition over literals and the schedule's constants, checked to
+/// be a condition (its operands of the right kind) and to name only what the kernel has.
+fn keep_option(cx: &Ctxt, e: &syn::Expr, knobs: &[Knob]) -> Option<Keep> {
+    let form = "as in `keep = ITEMS < 8 || WG == 256`";
+    let (expr, cond) = match keep_expr(e, knobs) {
+        Ok(v) => v,
+        Err((at, msg)) => {
+            cx.error(at, format!("`tune(keep = ..)`: {msg}; {form}"));
+            return None;
+        }
+    };
+    if !cond {
+        cx.error_spanned(
+            e,
+            format!("`tune(keep = ..)` takes a condition, not a number, {form}"),
+        );
+        return None;
+    }
+    let text = quote::ToTokens::to_token_stream(e).to_string();
+    Some(Keep {
+        expr,
+        text,
+        syn: e.clone(),
+    })
+}
+
+/// A `keep` expression and whether it is a condition (else a number). On error: where
+/// and why.
+fn keep_expr(e: &syn::Expr, knobs: &[Knob]) -> Result<(KeepExpr, bool), (Span, String)> {
+    Ok(match e {
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(i),
+            ..
+        }) => match i.base10_parse::<u32>() {
+            Ok(v) if i.suffix().is_empty() || i.suffix() == "u32" => (KeepExpr::Int(v), false),
+            _ => return Err((i.span(), format!("`{i}` is not a `u32`"))),
+        },
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Bool(b),
+            ..
+        }) => (KeepExpr::Bool(b.value), true),
+        syn::Expr::Paren(p) => keep_expr(&p.expr, knobs)?,
+        syn::Expr::Group(g) => keep_expr(&g.expr, knobs)?,
+        syn::Expr::Path(p) => {
+            let name = p.path.get_ident().map(|i| i.to_string()).unwrap_or_default();
+            let c = match name.as_str() {
+                "WG" => SchedConst::Wg,
+                "ITEMS" => SchedConst::Items,
+                "VEC" => SchedConst::Vec,
+                _ => match (
+                    knobs.iter().position(|k| k.name == name),
+                    crate::names::wg_axis_index(&name),
+                ) {
+                    (Some(i), _) => SchedConst::Knob(i),
+                    (None, Some(d)) => SchedConst::WgAxis(d),
+                    (None, None) => {
+                        let known = ["WG", "ITEMS", "VEC"]
+                            .into_iter()
+                            .chain(knobs.iter().map(|k| k.name.as_str()));
+                        let hint = did_you_mean(&name, known)
+                            .map(|n| format!(" (did you mean `{n}`?)"))
+                            .unwrap_or_default();
+                        return Err((
+                            p.span(),
+                            format!("unknown name `{}`{hint}; a condition names `WG`, `ITEMS`, `VEC`, `WG_X`, `WG_Y`, `WG_Z` and the kernel's knobs", quote::ToTokens::to_token_stream(&p.path)),
+                        ));
+                    }
+                },
+            };
+            (KeepExpr::Sched(c), false)
+        }
+        syn::Expr::Unary(u) if matches!(u.op, syn::UnOp::Not(_)) => {
+            let (a, cond) = keep_expr(&u.expr, knobs)?;
+            if !cond {
+                return Err((u.span(), "`!` takes a condition, not a number".into()));
+            }
+            (KeepExpr::Not(Box::new(a)), true)
+        }
+        syn::Expr::Binary(b) => {
+            use syn::BinOp as B;
+            let op = match b.op {
+                B::Add(_) => KeepOp::Add,
+                B::Sub(_) => KeepOp::Sub,
+                B::Mul(_) => KeepOp::Mul,
+                B::Div(_) => KeepOp::Div,
+                B::Rem(_) => KeepOp::Rem,
+                B::Eq(_) => KeepOp::Eq,
+                B::Ne(_) => KeepOp::Ne,
+                B::Lt(_) => KeepOp::Lt,
+                B::Le(_) => KeepOp::Le,
+                B::Gt(_) => KeepOp::Gt,
+                B::Ge(_) => KeepOp::Ge,
+                B::And(_) => KeepOp::And,
+                B::Or(_) => KeepOp::Or,
+                _ => {
+                    return Err((
+                        b.op.span(),
+                        "unsupported operator: a condition uses `+ - * / %`, comparisons, `&&`, `||` and `!`".into(),
+                    ))
+                }
+            };
+            let (l, lc) = keep_expr(&b.left, knobs)?;
+            let (r, rc) = keep_expr(&b.right, knobs)?;
+            let want_cond = matches!(op, KeepOp::And | KeepOp::Or);
+            let ok = match op {
+                KeepOp::Eq | KeepOp::Ne => lc == rc,
+                _ => lc == want_cond && rc == want_cond,
+            };
+            if !ok {
+                let what = if want_cond { "conditions" } else { "numbers" };
+                let what = if matches!(op, KeepOp::Eq | KeepOp::Ne) {
+                    "two numbers or two conditions"
+                } else {
+                    what
+                };
+                return Err((b.op.span(), format!("`{}` takes {what}", op.text())));
+            }
+            (KeepExpr::Bin(op, Box::new(l), Box::new(r)), op.is_condition())
+        }
+        other => {
+            return Err((
+                other.span(),
+                "unsupported expression: a condition is built of integer literals, `true`, `false`, `WG`, `ITEMS`, `VEC` and knobs, with `+ - * / %`, comparisons, `&&`, `||`, `!` and parentheses".into(),
+            ))
+        }
+    })
 }
 
 /// Whether a name can be a knob's: upper case, digits and `_`, starting with a letter.

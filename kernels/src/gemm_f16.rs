@@ -8,17 +8,18 @@
 //!
 //! `gemm_f16`: `A` and `B` are read as `HVec8`s (eight halves, 16 bytes, one `cp.async.cg`
 //! each on CUDA; `k` and `n` multiples of 8: [`GemmF16Ext::gemm_f16`] pads other shapes on
-//! the host). A workgroup of
-//! 128 or 256 (4 or 8 subgroups, in rows of 2) computes a tile of `C` (`ITEMS` 4: 128×128,
-//! 2: 128×64, 1: 64×64) in steps of `KB` (16 or 32) along `k`. Each step's slices of `A`
-//! and `B` go to one stage of a ring of `S` (2 or 3) in workgroup memory, zero past the
-//! edges, by asynchronous copies (`async_copy`): while the subgroups multiply step `t`,
-//! the copies of the next `S - 1` steps are in flight (on CUDA; in WGSL a copy completes
-//! at once), and one `async_wait` a step, which is a barrier, suffices. A subgroup's
-//! accumulators (up to 4×4 fragments of 16×16) are a register array. Interior tiles store
-//! them straight to `C`; a tile over the edge goes through `sc`, 1 KiB a subgroup. The
-//! declared schedule (64×64, `KB = 16`, `S = 2`) keeps to the portable 16 KiB; the tuned
-//! ones take up to 64 KiB, and each adapter runs those it holds.
+//! the host). A workgroup of 128 or 256 (4 or 8 subgroups, in rows of 2) computes a
+//! `TM×TN` tile of `C` (knobs: 64×64 up to 256×128) in steps of `KB` (16 or 32) along `k`.
+//! Each step's slices of `A` and `B` go to one stage of a ring of `S` (2 or 3) in workgroup
+//! memory, zero past the edges, by asynchronous copies (`async_copy`): while the subgroups
+//! multiply step `t`, the copies of the next `S - 1` steps are in flight (on CUDA; in WGSL a
+//! copy completes at once), and one `async_wait` a step, which is a barrier, suffices. A
+//! subgroup's accumulators (up to 4×4 fragments of 16×16) are a register array. Interior
+//! tiles store them straight to `C`; a tile over the edge goes through `sc`, 1 KiB a
+//! subgroup. The tuning space's `keep` holds each subgroup to 1..=4 fragments a side
+//! (`TM <= WG`), and to tiles at most twice as tall as wide. The declared schedule (64×64,
+//! `KB = 16`, `S = 2`) keeps to the portable 16 KiB; the tuned ones take up to 94 KiB, and
+//! each adapter runs those it holds (Vulkan on the H100 and H200 offers 48 KiB).
 //! The book's performance chapter ("gemm_f16") has the measured rates and what limits them.
 //!
 //! Rounding: the oracle forms each 16-deep step exactly and rounds to `f32` once
@@ -34,12 +35,14 @@ use std::borrow::BorrowMut;
 /// `C = A·B` on cooperative matrices, `A` (`m×k`) and `B` (`k×n`) as rows of `HVec8`s:
 /// `k` and `n` must be multiples of 8.
 #[forge_kernel(crate = ::forge_core, workgroup = 128,
-    threads = m.div_ceil(128) * n.div_ceil(128) * 1024, ext = false,
-    knobs(KB = 16, PAD = 8, S = 2),
-    tune(workgroup = [128, 256], items = [1, 2, 4], KB = [16, 32], PAD = [8], S = [2, 3]),
+    threads = m.div_ceil(TM) * n.div_ceil(TN) * WG, ext = false,
+    knobs(TM = 64, TN = 64, KB = 16, PAD = 8, S = 2),
+    tune(workgroup = [128, 256], TM = [64, 128, 256], TN = [64, 128], KB = [16, 32], PAD = [8],
+        S = [2, 3], keep = TM <= WG && TN <= TM && TM <= 2 * TN),
     reference = gemm_f16_reference_vec, tolerance(abs = 1e-3, rel = 1e-3),
     case(m = 16, k = 16, n = 16), case(m = 7, k = 16, n = 24), case(m = 128, k = 48, n = 256),
     case(m = 130, k = 40, n = 136), case(m = 67, k = 200, n = 8), case(m = 64, k = 160, n = 64),
+    case(m = 300, k = 32, n = 136),
     cost(bytes = 2 * (m * k + k * n) + 4 * m * n, flops = 2 * m * k * n))]
 pub fn gemm_f16(
     a: &[HVec8; m * k / 8],
@@ -49,13 +52,10 @@ pub fn gemm_f16(
     k: u32,
     n: u32,
 ) {
-    // The tile, `TM×TN`: 128×128, 128×64, 64×64 for `ITEMS` 4, 2, 1. Staged rows are `PAD`
-    // halves longer than they hold, so that a fragment's rows fall on different banks; the
-    // buffers hold `HVec8`s (16 bytes, one `cp.async` each on CUDA), so row strides count
-    // them (`SAV`, `SBV`), and each of the `S` stages of the ring holds one step's slices
-    // (`SA`, `SB` `HVec8`s).
-    const TM: u32 = 64 * (ITEMS - ITEMS / 4 * 2);
-    const TN: u32 = 64 * (ITEMS / 2 + 1 / ITEMS);
+    // The tile is `TM×TN` (a knob each). Staged rows are `PAD` halves longer than they
+    // hold, so that a fragment's rows fall on different banks; the buffers hold `HVec8`s
+    // (16 bytes, one `cp.async` each on CUDA), so row strides count them (`SAV`, `SBV`),
+    // and each of the `S` stages of the ring holds one step's slices (`SA`, `SB` `HVec8`s).
     const SAV: u32 = (KB + PAD) / 8;
     const SBV: u32 = (TN + PAD) / 8;
     const SA: u32 = TM * SAV;
@@ -69,34 +69,33 @@ pub fn gemm_f16(
     const LB: u32 = (NB + WG - 1) / WG;
     const FA: u32 = NA % WG;
     const FB: u32 = NB % WG;
+    // The `WG / 32` subgroups stand in `WG / 64` rows by 2, each owning `FM` by `FN`
+    // fragments of 16×16 (`keep` holds both to 1..=4: `TM <= WG`, `TN` 64 or 128).
+    const FM: u32 = TM * 4 / WG;
+    const FN: u32 = TN / 32;
     #[shared]
     let mut sa = [HVec8::ZERO; S * SA];
     #[shared]
     let mut sb = [HVec8::ZERO; S * SB];
     #[shared]
     let mut sc = [0.0f32; WG * 8];
-    // `WG / 32` subgroups in `sgr` rows by 2, each owning `fm` by `fn_` fragments of 16×16.
-    let sgr = WG / 64;
-    let fm = TM / (16 * sgr);
-    let fn_ = TN / 32;
-    let (tm, tn) = (TM, TN);
     let lid = local_index();
     let sid = subgroup_id();
     let lane = subgroup_invocation_id();
-    let sr = (sid >> 1) * (tm / sgr);
-    let scol = (sid & 1) * (tn >> 1);
-    let tiles_n = n.div_ceil(tn);
+    let sr = (sid >> 1) * (16 * FM);
+    let scol = (sid & 1) * (TN / 2);
+    let tiles_n = n.div_ceil(TN);
     let (k8, n8) = (k / 8, n / 8);
-    // One workgroup a tile (`threads` launches enough for 128×128, the largest; the rest
-    // leave): naga holds cooperative operations to control flow it can prove uniform, and
-    // it sees every `var`, so a grid-stride tile counter, as varying.
+    // One workgroup a tile, no grid stride: naga holds cooperative operations to control
+    // flow it can prove uniform, and it sees every `var`, so a tile counter, as varying.
+    // (The grid may have more workgroups than tiles, when it is folded past 65,535.)
     let tile = workgroup_index();
-    if tile < m.div_ceil(tm) * tiles_n {
-        let row0 = (tile / tiles_n) * tm;
-        let col0 = (tile % tiles_n) * tn;
+    if tile < m.div_ceil(TM) * tiles_n {
+        let row0 = (tile / tiles_n) * TM;
+        let col0 = (tile % tiles_n) * TN;
         let steps = k.div_ceil(KB);
-        let inside = row0 + tm <= m && col0 + tn <= n;
-        let mut acc = [CoopC::zeroed(); 16];
+        let inside = row0 + TM <= m && col0 + TN <= n;
+        let mut acc = [CoopC::zeroed(); FM * FN];
         // Step `t`'s slices go to stage `t % S` of the ring, copied asynchronously: `A`'s
         // rows `row0..`, columns `t·KB..`; `B`'s rows `t·KB..`, columns `col0..`. Past `m`,
         // `k` and `n` a zero is stored instead (whole `HVec8`s: `k` and `n` are multiples
@@ -200,50 +199,40 @@ pub fn gemm_f16(
             let (oa, ob) = ((t % S) * SA, (t % S) * SB);
             #[unroll]
             for kk in 0..KB / 16 {
-                let mut fa = [CoopA::zeroed(); 4];
+                let mut fa = [CoopA::zeroed(); FM];
                 #[unroll]
-                for i in 0..4 {
-                    if i < fm {
-                        fa[i] = CoopA::load_row_major(&sa[oa + (sr + 16 * i) * SAV + 2 * kk], SAV);
-                    }
+                for i in 0..FM {
+                    fa[i] = CoopA::load_row_major(&sa[oa + (sr + 16 * i) * SAV + 2 * kk], SAV);
                 }
                 #[unroll]
-                for j in 0..4 {
-                    if j < fn_ {
-                        let fb = CoopB::load_row_major(
-                            &sb[ob + 16 * kk * SBV + (scol + 16 * j) / 8],
-                            SBV,
-                        );
-                        #[unroll]
-                        for i in 0..4 {
-                            if i < fm {
-                                acc[4 * i + j] = fa[i].mul_add(fb, acc[4 * i + j]);
-                            }
-                        }
+                for j in 0..FN {
+                    let fb =
+                        CoopB::load_row_major(&sb[ob + 16 * kk * SBV + (scol + 16 * j) / 8], SBV);
+                    #[unroll]
+                    for i in 0..FM {
+                        acc[FN * i + j] = fa[i].mul_add(fb, acc[FN * i + j]);
                     }
                 }
             }
         }
         #[unroll]
-        for i in 0..4 {
+        for i in 0..FM {
             #[unroll]
-            for j in 0..4 {
-                if i < fm && j < fn_ {
-                    let (r, cc) = (row0 + sr + 16 * i, col0 + scol + 16 * j);
-                    if inside {
-                        acc[4 * i + j].store_row_major(&mut c[r * n + cc], n);
-                    } else {
-                        acc[4 * i + j].store_row_major(&mut sc[sid * 256], 16);
-                        workgroup_barrier();
-                        #[unroll]
-                        for e in 0..8 {
-                            let x = lane * 8 + e;
-                            if r + x / 16 < m && cc + x % 16 < n {
-                                c[(r + x / 16) * n + cc + x % 16] = sc[sid * 256 + x];
-                            }
+            for j in 0..FN {
+                let (r, cc) = (row0 + sr + 16 * i, col0 + scol + 16 * j);
+                if inside {
+                    acc[FN * i + j].store_row_major(&mut c[r * n + cc], n);
+                } else {
+                    acc[FN * i + j].store_row_major(&mut sc[sid * 256], 16);
+                    workgroup_barrier();
+                    #[unroll]
+                    for e in 0..8 {
+                        let x = lane * 8 + e;
+                        if r + x / 16 < m && cc + x % 16 < n {
+                            c[(r + x / 16) * n + cc + x % 16] = sc[sid * 256 + x];
                         }
-                        workgroup_barrier();
                     }
+                    workgroup_barrier();
                 }
             }
         }

@@ -628,7 +628,8 @@ impl fmt::Display for Threads {
 }
 
 /// The tuning space a kernel declares with `tune(workgroup = [..], items = [..], vector = [..],
-/// KNOB = [..])`. A kernel without `tune` has a space of one point: its declared schedule.
+/// KNOB = [..], keep = EXPR)`: every combination of the candidates, less those `keep` drops.
+/// A kernel without `tune` has a space of one point: its declared schedule.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TuneSpace {
     /// Candidate workgroup sizes of a 1-D kernel (empty for a kernel with a 2-D or 3-D
@@ -644,6 +645,14 @@ pub struct TuneSpace {
     /// Each knob of the kernel with its candidate values (its default alone when it is not
     /// tuned), in declaration order.
     pub knobs: &'static [(&'static str, &'static [u32])],
+    /// `tune(.., keep = EXPR)` as written (empty when the kernel keeps every combination):
+    /// the condition a combination must meet to be a point of the space, such as
+    /// `ITEMS < 8 || WG == 256` where a tile shape needs enough subgroups.
+    pub keep: &'static str,
+    /// The combinations `keep` drops, as indices into the full product in the order of
+    /// [`TuneSpace::candidates`] (the last knob varies fastest), ascending. The macro
+    /// evaluates `keep` at compile time and writes them here.
+    pub dropped: &'static [u32],
 }
 
 impl TuneSpace {
@@ -659,6 +668,8 @@ impl TuneSpace {
             items,
             vector,
             knobs: &[],
+            keep: "",
+            dropped: &[],
         }
     }
 
@@ -675,6 +686,8 @@ impl TuneSpace {
             items,
             vector,
             knobs: &[],
+            keep: "",
+            dropped: &[],
         }
     }
 
@@ -693,32 +706,28 @@ impl TuneSpace {
         }
     }
 
-    /// Whether `schedule` is one of the space's points: its values are candidates, and its
-    /// knobs are exactly the space's, each at a candidate value.
+    /// Whether `schedule` is one of the space's points: its values are candidates, its
+    /// knobs are exactly the space's, each at a candidate value, and `keep` does not drop it.
     pub fn contains(&self, schedule: &Schedule) -> bool {
-        self.workgroups().iter().any(|w| {
-            (w.workgroup, w.workgroup_y, w.workgroup_z)
-                == (
-                    schedule.workgroup,
-                    schedule.workgroup_y,
-                    schedule.workgroup_z,
-                )
-        }) && self.items.contains(&schedule.items)
-            && self.vector.contains(&schedule.vector)
-            && schedule.knobs().count() == self.knobs.len()
-            && self
-                .knobs
-                .iter()
-                .all(|(name, vals)| schedule.knob(name).is_some_and(|v| vals.contains(&v)))
+        self.product()
+            .iter()
+            .enumerate()
+            .any(|(i, s)| s == schedule && !self.is_dropped(i))
     }
 
-    /// The number of points: the product of the candidate counts.
+    /// The number of points: the product of the candidate counts, less those dropped.
     pub fn len(&self) -> usize {
         let workgroups = self.workgroup.len().max(self.shapes.len());
-        self.knobs.iter().fold(
+        let product = self.knobs.iter().fold(
             workgroups * self.items.len() * self.vector.len(),
             |n, (_, v)| n * v.len(),
-        )
+        );
+        product
+            - self
+                .dropped
+                .iter()
+                .filter(|&&i| (i as usize) < product)
+                .count()
     }
 
     /// Whether the space has no point (a candidate list is empty).
@@ -728,6 +737,29 @@ impl TuneSpace {
 
     /// Every schedule in the space, in declaration order (the last knob varies fastest).
     pub fn candidates(&self) -> Vec<Schedule> {
+        self.product()
+            .into_iter()
+            .enumerate()
+            .filter(|(i, _)| !self.is_dropped(*i))
+            .map(|(_, s)| s)
+            .collect()
+    }
+
+    /// Whether `schedule` is a combination of the candidates that `keep` drops.
+    pub fn drops(&self, schedule: &Schedule) -> bool {
+        self.product()
+            .iter()
+            .enumerate()
+            .any(|(i, s)| s == schedule && self.is_dropped(i))
+    }
+
+    /// Whether `keep` drops the `i`-th combination of [`TuneSpace::product`].
+    fn is_dropped(&self, i: usize) -> bool {
+        u32::try_from(i).is_ok_and(|i| self.dropped.binary_search(&i).is_ok())
+    }
+
+    /// Every combination of the candidates, `keep` not applied.
+    fn product(&self) -> Vec<Schedule> {
         let mut out = Vec::new();
         for w in self.workgroups() {
             for &items in self.items {
@@ -760,6 +792,9 @@ impl fmt::Display for TuneSpace {
         )?;
         for (name, vals) in self.knobs {
             write!(f, " {name}={vals:?}")?;
+        }
+        if !self.keep.is_empty() {
+            write!(f, " keep: {}", self.keep)?;
         }
         Ok(())
     }
@@ -873,6 +908,8 @@ mod tests {
             items: &[1],
             vector: &[1],
             knobs: &[("TILE", &[16, 32, 64]), ("K", &[2])],
+            keep: "",
+            dropped: &[],
         };
         let c = space.candidates();
         assert_eq!(c.len(), 6);
@@ -889,6 +926,39 @@ mod tests {
         assert_eq!(
             space.to_string(),
             "workgroup=[64, 128] items=[1] vector=[1] TILE=[16, 32, 64] K=[2]"
+        );
+    }
+
+    #[test]
+    fn keep_drops_combinations_from_every_view_of_the_space() {
+        // `keep = WG * ITEMS <= 128`: of (64, 1), (64, 2), (128, 1), (128, 2), the last goes.
+        let space = TuneSpace {
+            workgroup: &[64, 128],
+            shapes: &[],
+            items: &[1, 2],
+            vector: &[1],
+            knobs: &[],
+            keep: "WG * ITEMS <= 128",
+            dropped: &[3],
+        };
+        let c = space.candidates();
+        assert_eq!(
+            c,
+            vec![
+                Schedule::new(64, 1, 1),
+                Schedule::new(64, 2, 1),
+                Schedule::new(128, 1, 1)
+            ]
+        );
+        assert_eq!(space.len(), 3);
+        assert!(c.iter().all(|s| space.contains(s)));
+        assert!(!space.contains(&Schedule::new(128, 2, 1)));
+        assert!(space.drops(&Schedule::new(128, 2, 1)));
+        assert!(!space.drops(&Schedule::new(128, 1, 1)));
+        assert!(!space.drops(&Schedule::new(32, 1, 1)));
+        assert_eq!(
+            space.to_string(),
+            "workgroup=[64, 128] items=[1, 2] vector=[1] keep: WG * ITEMS <= 128"
         );
     }
 }

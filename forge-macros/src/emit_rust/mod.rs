@@ -1279,8 +1279,22 @@ impl<'k> Items<'k> {
             };
             quote!((#name, &[#(#vals),*]))
         });
+        // `keep`'s verdicts, as the macro evaluated them: the indices it drops.
+        let keep_text = k
+            .options
+            .tune_keep
+            .as_ref()
+            .map(|c| c.text.clone())
+            .unwrap_or_default();
+        let dropped = k
+            .tune_product()
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| !k.keeps(p))
+            .map(|(i, _)| i as u32)
+            .collect::<Vec<_>>();
         let tune = self.body(quote! {
-            #tune_space { workgroup: &[#(#tune_wg),*], shapes: &[#(#tune_shapes),*], items: &[#(#tune_items),*], vector: &[#(#tune_vec),*], knobs: &[#(#knobs),*] }
+            #tune_space { workgroup: &[#(#tune_wg),*], shapes: &[#(#tune_shapes),*], items: &[#(#tune_items),*], vector: &[#(#tune_vec),*], knobs: &[#(#knobs),*], keep: #keep_text, dropped: &[#(#dropped),*] }
         });
         let cases = self.body(quote!(#oracle_mod::cases(&[#(#cases),*])));
         let lens = self.body(quote! {

@@ -4,6 +4,7 @@
 //! Part of `model` (layer 1).
 
 use super::expr::{Builtin, Expr, ExprKind, LocalId};
+use super::keep::Keep;
 use super::sched::{Knob, SchedPoint};
 use super::stmt::{Block, Place, PrintFmt, Stmt};
 use super::ty::{ConstLen, LenOp, Scalar, Ty};
@@ -185,6 +186,8 @@ pub struct Options {
     pub tune_vector: Vec<u32>,
     /// Every value of `tune(...)`: its axis, value and literal, for errors at the value.
     pub tune_values: Vec<(&'static str, u32, Span)>,
+    /// `tune(keep = EXPR)`: the condition a combination of the candidates must meet.
+    pub tune_keep: Option<Keep>,
     pub reference: Option<syn::Path>,
     pub krate: syn::Path,
     pub cases: Vec<Case>,
@@ -483,9 +486,26 @@ impl Kernel<'_> {
     }
 
     /// Every schedule the kernel can run with and be certified at: the default, then each
-    /// point of the tuning space (every combination of the axes and the knobs), once each.
+    /// point of the tuning space (every combination of the axes and the knobs that `keep`
+    /// keeps), once each.
     pub fn schedules(&self) -> Vec<SchedPoint> {
         let mut out = vec![self.default_schedule()];
+        for p in self.tune_product() {
+            if self.keeps(&p) && !out.contains(&p) {
+                out.push(p);
+            }
+        }
+        out
+    }
+
+    /// Whether `tune(keep = ..)` keeps `s` (every point, without `keep`).
+    pub fn keeps(&self, s: &SchedPoint) -> bool {
+        self.options.tune_keep.as_ref().is_none_or(|k| k.keeps(s))
+    }
+
+    /// Every combination of the tuning axes and the knobs, `keep` not applied, in the order
+    /// of `forge_core::TuneSpace::candidates` (the last knob varies fastest).
+    pub fn tune_product(&self) -> Vec<SchedPoint> {
         let mut points: Vec<SchedPoint> = Vec::new();
         for wg in self.tune_workgroups() {
             for items in self.tune_items() {
@@ -511,12 +531,7 @@ impl Kernel<'_> {
                 })
                 .collect();
         }
-        for p in points {
-            if !out.contains(&p) {
-                out.push(p);
-            }
-        }
-        out
+        points
     }
 }
 

@@ -6,6 +6,7 @@
 
 mod expanded;
 mod expr;
+mod keep;
 mod kernel;
 mod sched;
 mod stmt;
@@ -14,6 +15,7 @@ mod walk;
 
 pub use expanded::*;
 pub use expr::*;
+pub use keep::*;
 pub use kernel::*;
 pub use sched::*;
 pub use stmt::*;
