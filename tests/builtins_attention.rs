@@ -69,7 +69,8 @@ fn the_cooperative_oracle_matches_the_reference() {
         };
         let (qf, kf, vf) = (floats(&q), floats(&k), floats(&v));
         let want = attention_reference(&qf, &kf, &vf, bh, s, d, causal, scale).unwrap();
-        for sch in attention::Kernel.tune_space().candidates() {
+        let kern = attention::Kernel;
+        for sch in std::iter::once(kern.default_schedule()).chain(kern.tune_space().candidates()) {
             let (q4, k4, v4) = (quads(&q), quads(&k), quads(&v));
             let got = attention::cpu_with(&sch, &q4, &k4, &v4, bh, s, d, causal, scale).unwrap();
             let got: Vec<f16> = got.as_flattened().to_vec();
@@ -81,6 +82,35 @@ fn the_cooperative_oracle_matches_the_reference() {
                 &vf,
                 2e-3,
             );
+        }
+    }
+}
+
+/// The oracle's race checker at every schedule, the declared one included: the rescale's
+/// round trips through `so` and the scores through `sx` and `sp` are ordered by barriers, at
+/// a head dimension that takes one round trip (`d = 32`) and one that takes several
+/// (`d = 128` at `OF` 2 and 4), causal and not.
+#[test]
+fn the_cooperative_kernel_has_no_race_at_any_schedule() {
+    let mut rng = ChaCha8Rng::seed_from_u64(33);
+    let opts = OracleOptions::default().with_race_detection(true);
+    for (bh, s, d, causal) in [(2u32, 37u32, 32u32, 1u32), (1, 40, 128, 0)] {
+        let n = (bh * s * d) as usize;
+        let quad = |rng: &mut ChaCha8Rng| -> Vec<[f16; 4]> {
+            halves(&uniform(rng, n, 1.0))
+                .chunks(4)
+                .map(|c| [c[0], c[1], c[2], c[3]])
+                .collect()
+        };
+        let (q, k, v) = (quad(&mut rng), quad(&mut rng), quad(&mut rng));
+        let kern = attention::Kernel;
+        for sch in std::iter::once(kern.default_schedule()).chain(kern.tune_space().candidates()) {
+            let scale = 1.0 / (d as f32).sqrt();
+            if let Err(e) =
+                attention::cpu_with_options(&sch, &opts, &q, &k, &v, bh, s, d, causal, scale)
+            {
+                panic!("{bh}x{s}x{d} causal={causal} at {sch}: {e}");
+            }
         }
     }
 }
@@ -122,7 +152,8 @@ fn the_cooperative_oracle_matches_the_reference_when_the_maximum_moves() {
     for causal in [0, 1] {
         let scale = 1.0;
         let want = attention_reference(&qf, &kf, &vf, bh, s, d, causal, scale).unwrap();
-        for sch in attention::Kernel.tune_space().candidates() {
+        let kern = attention::Kernel;
+        for sch in std::iter::once(kern.default_schedule()).chain(kern.tune_space().candidates()) {
             let (q4, k4, v4) = (quads(&q), quads(&k), quads(&v));
             let got = attention::cpu_with(&sch, &q4, &k4, &v4, bh, s, d, causal, scale).unwrap();
             assert_close(

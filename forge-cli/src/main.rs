@@ -975,8 +975,13 @@ fn list() -> Result<(), CliError> {
                 })
                 .collect()
         };
+        let keep = if space.keep.is_empty() {
+            String::new()
+        } else {
+            format!(", keep {}", space.keep)
+        };
         outln!(
-            "  tune space: workgroup [{}] × items {:?} × vector {:?}{knobs} ({} candidates)",
+            "  tune space: workgroup [{}] × items {:?} × vector {:?}{knobs}{keep} ({} candidates)",
             workgroups.join(", "),
             space.items,
             space.vector,

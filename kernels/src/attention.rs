@@ -27,8 +27,11 @@
 //!    `p = 2^(s·scale·log2 e − m')`, stored as `f16` in `sp`; the row sum becomes
 //!    `l·α + Σp`;
 //! 4. the accumulators `O` (`d / 16` fragments `CoopC`) are scaled by `α` row by row: as
-//!    fragments are opaque, they go through the subgroup's part of `sx`, `BC / 16` at a
-//!    time (which fill it), and come back;
+//!    fragments are opaque, they go through `so`, the subgroup's `16 × 16·OF` floats, and
+//!    come back. The first `OF` fragments are stored beside the scores in step 2 and
+//!    scaled by the lanes of step 3, which hold the row's `α`, so that one round trip
+//!    costs no barrier of its own (at `OF = 8`, all of `d = 128`); further fragments go
+//!    round `OF` at a time;
 //! 5. `O += P·V`, `P` read from `sp` as `CoopA`, `V` from `skv` as `CoopB`.
 //!
 //! Last, `O / l` is written as `f16`, through `sx` in the same chunks.
@@ -36,8 +39,9 @@
 //! `BC` is `KB` keys for each 64 invocations (`KB` is a knob, 16 or 32), so that `skv`,
 //! `2·BC` rows, also holds the `WG / 2` rows of `Q` at the start. Workgroup memory: `skv`,
 //! `2·BC` rows of `128 + PAD` halves; `sx`, a subgroup's `16 × BC` floats; `sp`, its
-//! `16 × BC` halves. The declared schedule (`WG = 64`, `KB = 16`, `PAD = 8`) takes 11.5 KiB,
-//! within the portable 16 KiB; the tuned ones take up to 45 KiB.
+//! `16 × BC` halves; `so`, its `16 × 16·OF` floats. The declared schedule (`WG = 64`,
+//! `KB = 16`, `PAD = 8`, `OF = 2`) takes 15.5 KiB, within the portable 16 KiB; the tuned
+//! ones take up to 90 KiB, and each adapter runs those it holds.
 //!
 //! Rounding: `P` is rounded to `f16` before `P·V`, as flash attention does; the oracle
 //! rounds it the same way, so the GPU and the oracle differ by the exponentials' last bits
@@ -57,7 +61,7 @@ pub const MAX_HEAD_DIM: u32 = 128;
 /// passes `1/√d`).
 #[forge_kernel(crate = ::forge_core, workgroup = 64,
     threads = bh * s.div_ceil(64) * 128, ext = false,
-    knobs(KB = 16, PAD = 8), tune(workgroup = [64, 128], KB = [16, 32], PAD = [8]),
+    knobs(KB = 16, PAD = 8, OF = 2), tune(workgroup = [64, 128], KB = [16, 32], PAD = [8], OF = [4, 8]),
     reference = attention_reference_vec, tolerance(abs = 2e-3, rel = 2e-3, terms = s + d),
     case(bh = 1, s = 16, d = 16, causal = 0, scale = 0.25),
     case(bh = 2, s = 37, d = 64, causal = 0, scale = 0.125),
@@ -77,18 +81,22 @@ pub fn attention(
     scale: f32,
 ) {
     // `BC` keys a step (16 or 32 for 64 invocations, twice that for 128: `skv` then holds
-    // the `WG / 2` rows of `Q` too), accumulators rescaled `OC` fragments at a time through
-    // the scores' part of `sx`, which they fill exactly. `skv`'s rows are `SKV` `HVec4`s:
-    // 128 halves and `PAD`.
+    // the `WG / 2` rows of `Q` too). `skv`'s rows are `SKV` `HVec4`s: 128 halves and `PAD`.
+    // The accumulators are rescaled `OF` fragments at a time through `so`, a subgroup's
+    // `16 × 16·OF` floats (all of `d = 128` at `OF = 8`, in one round trip); `O / l` is
+    // written through the scores' part of `sx`, `OC` fragments at a time, which fill it.
     const BC: u32 = KB * (WG / 64);
     const OC: u32 = BC / 16;
     const SKV: u32 = (128 + PAD) / 4;
+    const SO: u32 = 16 * OF;
     #[shared]
     let mut skv = [HVec4::ZERO; 2 * BC * SKV];
     #[shared]
     let mut sx = [0.0f32; WG / 32 * 16 * BC];
     #[shared]
     let mut sp = [0.0f16; WG / 32 * 16 * BC];
+    #[shared]
+    let mut so = [0.0f32; WG / 32 * 16 * SO];
     let rows = WG / 2;
     let nqb = s.div_ceil(rows);
     // One workgroup a block of rows (`threads` launches enough for any `WG` of the space;
@@ -107,6 +115,7 @@ pub fn attention(
         let hf = lane % 2;
         let row = q0 + sid * 16 + rr;
         let xs = sid * 16 * BC;
+        let os = sid * 16 * SO;
         // Q, zero past `s`, staged in `skv` and kept as fragments.
         let mut e = lid;
         while e < rows * d4 {
@@ -159,6 +168,14 @@ pub fn attention(
                 }
                 sc.store_row_major(&mut sx[xs + 16 * j], BC);
             }
+            // O's first `OF` fragments go out now, to be rescaled with the softmax, under
+            // the same barrier as the scores.
+            #[unroll]
+            for u in 0..OF {
+                if u < fd {
+                    of[u].store_row_major(&mut so[os + 16 * u], SO);
+                }
+            }
             workgroup_barrier();
             // The online softmax of row `rr` over this block, half a block a lane.
             let mut mx = f32::NEG_INFINITY;
@@ -191,34 +208,47 @@ pub fn attention(
             sum += subgroup_shuffle_xor(sum, 1);
             l = l * alpha + sum;
             m = mn;
-            // O·α, row by row, `OC` fragments at a time through the scores' part of `sx`
-            // (read above: the first barrier).
+            // O·α, row by row: the lane that owns half a row of the scores scales the same
+            // half of O's staged row, then the fragments come back.
             #[unroll]
-            for ch in 0..8 / OC {
-                if ch * OC < fd {
+            for j in 0..SO / 2 {
+                let at = os + rr * SO + hf * (SO / 2) + j;
+                so[at] = so[at] * alpha;
+            }
+            workgroup_barrier();
+            #[unroll]
+            for u in 0..OF {
+                if u < fd {
+                    of[u] = CoopC::load_row_major(&so[os + 16 * u], SO);
+                }
+            }
+            // Where `d` has more than `OF` fragments, the rest go round the same way, `OF`
+            // at a time.
+            #[unroll]
+            for ch in 1..8 / OF {
+                if ch * OF < fd {
                     workgroup_barrier();
                     #[unroll]
-                    for u in 0..OC {
-                        if ch * OC + u < fd {
-                            of[ch * OC + u].store_row_major(&mut sx[xs + 16 * u], BC);
+                    for u in 0..OF {
+                        if ch * OF + u < fd {
+                            of[ch * OF + u].store_row_major(&mut so[os + 16 * u], SO);
                         }
                     }
                     workgroup_barrier();
                     #[unroll]
-                    for j in 0..BC / 2 {
-                        let at = xs + rr * BC + hf * (BC / 2) + j;
-                        sx[at] = sx[at] * alpha;
+                    for j in 0..SO / 2 {
+                        let at = os + rr * SO + hf * (SO / 2) + j;
+                        so[at] = so[at] * alpha;
                     }
                     workgroup_barrier();
                     #[unroll]
-                    for u in 0..OC {
-                        if ch * OC + u < fd {
-                            of[ch * OC + u] = CoopC::load_row_major(&sx[xs + 16 * u], BC);
+                    for u in 0..OF {
+                        if ch * OF + u < fd {
+                            of[ch * OF + u] = CoopC::load_row_major(&so[os + 16 * u], SO);
                         }
                     }
                 }
             }
-            workgroup_barrier();
             // O += P·V.
             #[unroll]
             for j in 0..BC / 16 {
