@@ -17,8 +17,9 @@
 //! (four halves, one 8-byte access; `d` is a multiple of 16). The workgroup's rows of `Q` are
 //! staged once through workgroup memory into registers, as `d / 16` fragments `CoopA` a
 //! subgroup. Then, for each block of `BC` keys (up to the diagonal when causal):
-//! 1. the block's rows of `K` and `V` are staged in `skv` (rows `PAD` halves longer than
-//!    `d`'s largest, 128, so that a fragment's rows fall on different banks), zero past `s`;
+//! 1. the block's rows of `K` and `V` are copied into `skv` by `async_copy` (`cp.async` on
+//!    CUDA, both in flight together; rows `PAD` halves longer than `d`'s largest, 128, so
+//!    that a fragment's rows fall on different banks), zero past `s`;
 //! 2. `S = Q·Kᵀ` for the block, `BC / 16` fragments, each the sum over `d / 16` products
 //!    (`Kᵀ` is `K` read column-major), stored to the subgroup's part of `sx`;
 //! 3. the online softmax, on plain values: two lanes a row, each over half the block, find
@@ -141,20 +142,37 @@ pub fn attention(
         let mut l = 0.0f32;
         // Keys up to the block's last row when causal: later blocks are masked whole.
         let kend = if causal != 0 { (q0 + rows).min(s) } else { s };
+        // Where this invocation's first `HVec4` of a block lies, and the step from one to the
+        // next (`WG` elements of rows of `d4`), so that no step divides.
+        let (r0, c0) = (lid / d4, lid % d4);
+        let (dr, dc) = (WG / d4, WG % d4);
         for kb in 0..kend.div_ceil(BC) {
             let k0 = kb * BC;
             // Everyone is done with the last block (and with `Q`) before it is replaced.
             workgroup_barrier();
-            let mut e = lid;
-            while e < BC * d4 {
-                let (r, c) = (e / d4, e % d4);
-                let inside = k0 + r < s;
-                let at = base + (k0 + r) * d4 + c;
-                skv[r * SKV + c] = if inside { k[at] } else { HVec4::ZERO };
-                skv[(BC + r) * SKV + c] = if inside { v[at] } else { HVec4::ZERO };
-                e += WG;
+            // This invocation's `HVec4`s of the block, `lid`, `lid + WG`, ..., copied
+            // asynchronously (on CUDA the copies of `K` and `V` are in flight together);
+            // rows past `s` are zeros.
+            let (mut r, mut c) = (r0, c0);
+            while r < BC {
+                let (ak, av) = (r * SKV + c, (BC + r) * SKV + c);
+                if k0 + r < s {
+                    let at = base + (k0 + r) * d4 + c;
+                    async_copy(&mut skv[ak], &k[at]);
+                    async_copy(&mut skv[av], &v[at]);
+                } else {
+                    skv[ak] = HVec4::ZERO;
+                    skv[av] = HVec4::ZERO;
+                }
+                r += dr;
+                c += dc;
+                if c >= d4 {
+                    c -= d4;
+                    r += 1;
+                }
             }
-            workgroup_barrier();
+            // The block has landed: a wait is a barrier too.
+            async_wait(0);
             // S = Q·Kᵀ: Kᵀ(p, j) = K(j, p), column-major.
             #[unroll]
             for j in 0..BC / 16 {
