@@ -90,6 +90,10 @@ pub fn attention(
     const OC: u32 = BC / 16;
     const SKV: u32 = (128 + PAD) / 4;
     const SO: u32 = 16 * OF;
+    // `so`'s rows are 4 floats longer than they hold, so that a fragment's 16 rows, and
+    // the lanes that scale a row, fall on different banks (16 bytes keep CUDA's `wmma`
+    // stride rule).
+    const SOP: u32 = SO + 4;
     #[shared]
     let mut skv = [HVec4::ZERO; 2 * BC * SKV];
     #[shared]
@@ -97,7 +101,7 @@ pub fn attention(
     #[shared]
     let mut sp = [0.0f16; WG / 32 * 16 * BC];
     #[shared]
-    let mut so = [0.0f32; WG / 32 * 16 * SO];
+    let mut so = [0.0f32; WG / 32 * 16 * SOP];
     let rows = WG / 2;
     let nqb = s.div_ceil(rows);
     // One workgroup a block of rows (`threads` launches enough for any `WG` of the space;
@@ -116,7 +120,7 @@ pub fn attention(
         let hf = lane % 2;
         let row = q0 + sid * 16 + rr;
         let xs = sid * 16 * BC;
-        let os = sid * 16 * SO;
+        let os = sid * 16 * SOP;
         // Q, zero past `s`, staged in `skv` and kept as fragments.
         let mut e = lid;
         while e < rows * d4 {
@@ -191,7 +195,7 @@ pub fn attention(
             #[unroll]
             for u in 0..OF {
                 if u < fd {
-                    of[u].store_row_major(&mut so[os + 16 * u], SO);
+                    of[u].store_row_major(&mut so[os + 16 * u], SOP);
                 }
             }
             workgroup_barrier();
@@ -226,18 +230,30 @@ pub fn attention(
             sum += subgroup_shuffle_xor(sum, 1);
             l = l * alpha + sum;
             m = mn;
-            // O·α, row by row: the lane that owns half a row of the scores scales the same
-            // half of O's staged row, then the fragments come back.
+            // O·α, row by row: row `r`'s factor is with lanes `2r` and `2r + 1`, and each
+            // lane scales one column of every row (a row's 32 consecutive floats at a time:
+            // no bank is hit twice), the columns below `d` only; then the fragments come
+            // back.
+            let mut ar = [0.0f32; 16];
             #[unroll]
-            for j in 0..SO / 2 {
-                let at = os + rr * SO + hf * (SO / 2) + j;
-                so[at] = so[at] * alpha;
+            for r in 0..16 {
+                ar[r] = subgroup_shuffle(alpha, 2 * r);
+            }
+            #[unroll]
+            for r in 0..16 {
+                #[unroll]
+                for c in 0..OF / 2 {
+                    if 32 * c + lane < d {
+                        let at = os + r * SOP + 32 * c + lane;
+                        so[at] = so[at] * ar[r];
+                    }
+                }
             }
             workgroup_barrier();
             #[unroll]
             for u in 0..OF {
                 if u < fd {
-                    of[u] = CoopC::load_row_major(&so[os + 16 * u], SO);
+                    of[u] = CoopC::load_row_major(&so[os + 16 * u], SOP);
                 }
             }
             // Where `d` has more than `OF` fragments, the rest go round the same way, `OF`
@@ -249,20 +265,25 @@ pub fn attention(
                     #[unroll]
                     for u in 0..OF {
                         if ch * OF + u < fd {
-                            of[ch * OF + u].store_row_major(&mut so[os + 16 * u], SO);
+                            of[ch * OF + u].store_row_major(&mut so[os + 16 * u], SOP);
                         }
                     }
                     workgroup_barrier();
                     #[unroll]
-                    for j in 0..SO / 2 {
-                        let at = os + rr * SO + hf * (SO / 2) + j;
-                        so[at] = so[at] * alpha;
+                    for r in 0..16 {
+                        #[unroll]
+                        for c in 0..OF / 2 {
+                            if ch * SO + 32 * c + lane < d {
+                                let at = os + r * SOP + 32 * c + lane;
+                                so[at] = so[at] * ar[r];
+                            }
+                        }
                     }
                     workgroup_barrier();
                     #[unroll]
                     for u in 0..OF {
                         if ch * OF + u < fd {
-                            of[ch * OF + u] = CoopC::load_row_major(&so[os + 16 * u], SO);
+                            of[ch * OF + u] = CoopC::load_row_major(&so[os + 16 * u], SOP);
                         }
                     }
                 }
