@@ -202,15 +202,23 @@ pub fn attention(
                 }
             }
             workgroup_barrier();
-            // The online softmax of row `rr` over this block, half a block a lane.
+            // The online softmax of row `rr` over this block, half a block a lane. The
+            // scores are read once, into registers (scaled to log2 units; masked keys
+            // `-∞`, absent). A lane's `j`-th is column `(j + rr + 16·hf) % (BC / 2)` of its
+            // half: with rows `BC` floats apart, the lanes then spread over 16 banks at
+            // each `j` (32 for `BC` ≥ 32), where column `j` for all would put 8 on one.
+            let mut sv = [0.0f32; BC / 2];
             let mut mx = f32::NEG_INFINITY;
             #[unroll]
             for j in 0..BC / 2 {
-                let col = hf * (BC / 2) + j;
+                let col = hf * (BC / 2) + (j + rr + 16 * hf) % (BC / 2);
                 let key = k0 + col;
-                if key < s && (causal == 0 || key <= row) {
-                    mx = mx.max(sx[xs + rr * BC + col] * c2);
-                }
+                sv[j] = if key < s && (causal == 0 || key <= row) {
+                    sx[xs + rr * BC + col] * c2
+                } else {
+                    f32::NEG_INFINITY
+                };
+                mx = mx.max(sv[j]);
             }
             mx = mx.max(subgroup_shuffle_xor(mx, 1));
             // Key 0 is in every row's first block: `mn` is finite from the first block on.
@@ -219,13 +227,9 @@ pub fn attention(
             let mut sum = 0.0f32;
             #[unroll]
             for j in 0..BC / 2 {
-                let col = hf * (BC / 2) + j;
-                let key = k0 + col;
-                let mut p = 0.0f32;
-                if key < s && (causal == 0 || key <= row) {
-                    p = (sx[xs + rr * BC + col] * c2 - mn).exp2();
-                }
-                let ph = p as f16;
+                let col = hf * (BC / 2) + (j + rr + 16 * hf) % (BC / 2);
+                // `2^(-∞)` is 0: a masked key weighs nothing.
+                let ph = (sv[j] - mn).exp2() as f16;
                 sp[xs + rr * BC + col] = ph;
                 // The sum takes what `P·V` multiplies: the rounded value.
                 sum += ph as f32;
