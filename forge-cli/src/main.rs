@@ -135,7 +135,8 @@ enum Command {
         /// The seed the test vectors derive from.
         #[arg(long, default_value_t = DEFAULT_SEED)]
         seed: u64,
-        /// Certify every schedule of each kernel's tuning space, not only the one it runs with.
+        /// Certify every schedule of each kernel's tuning space, and its declared schedule,
+        /// not only the one it runs with.
         #[arg(long)]
         all_schedules: bool,
         /// Print the reports as JSON instead of a table.
@@ -1066,8 +1067,10 @@ fn certify_all(
             skipped.push(k.name());
             continue;
         }
+        // Every schedule the kernel may run at: the tuner's candidates, which put the
+        // declared schedule first where the tuning space lacks it (it is what runs untuned).
         let schedules: Vec<Schedule> = if all_schedules {
-            k.tune_space().candidates()
+            wgsl_forge::tune::candidates(k)
         } else {
             vec![rt.schedule_for(k)]
         };
