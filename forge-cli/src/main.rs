@@ -669,7 +669,16 @@ fn first_call(
     } else {
         None
     };
-    let rows = forge_cli::first_call::measure(&mut rt, kernels, which)?;
+    // As `forge certify` does: a kernel that needs a feature the adapter lacks (cooperative
+    // matrices on lavapipe) is skipped, and says so, rather than failing the others.
+    let mut runnable: Vec<&dyn Kernel> = Vec::with_capacity(kernels.len());
+    for &k in kernels {
+        match rt.cannot_run(k) {
+            Some(why) => out::skip(k.name(), &why, json)?,
+            None => runnable.push(k),
+        }
+    }
+    let rows = forge_cli::first_call::measure(&mut rt, &runnable, which)?;
     // Written now rather than at drop, so that a failure to write is this command's error.
     rt.save_pipeline_cache()?;
     let summary = serde_json::json!({

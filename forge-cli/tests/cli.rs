@@ -567,6 +567,37 @@ fn first_call_times_each_kernel_and_the_second_process_loads_the_pipeline_cache(
     std::fs::remove_dir_all(&cache).unwrap();
 }
 
+/// `forge first-call` of a kernel the adapter cannot run (cooperative matrices, which
+/// lavapipe lacks) skips it and names the feature on stderr, and times the others.
+#[test]
+fn first_call_skips_a_kernel_the_adapter_cannot_run() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_forge"))
+        .env_remove("FORGE_BACKEND")
+        .env("FORGE_PIPELINE_CACHE", "0")
+        .args(["first-call", "gemm_f16", "gemm_f16_simt", "--json"])
+        .output()
+        .expect("forge runs");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let kernels: Vec<&str> = lines.iter().filter_map(|r| r["kernel"].as_str()).collect();
+    let coop = ForgeRuntime::new(1 << 20, None)
+        .expect("a GPU adapter (lavapipe in CI)")
+        .supports(Feature::CooperativeMatrix);
+    if coop {
+        assert_eq!(kernels, ["gemm_f16", "gemm_f16_simt"]);
+    } else {
+        assert_eq!(kernels, ["gemm_f16_simt"]);
+        let err = stderr(&out);
+        assert!(
+            err.contains("skip gemm_f16:") && err.contains("EXPERIMENTAL_COOPERATIVE_MATRIX"),
+            "{err}"
+        );
+    }
+}
+
 /// `forge first-call --all-schedules`: one row for every schedule of the tuning space (each
 /// compiles a pipeline of its own), in the tuner's order, and the slowest first call in the
 /// summary.
