@@ -709,10 +709,27 @@ impl TuneSpace {
     /// Whether `schedule` is one of the space's points: its values are candidates, its
     /// knobs are exactly the space's, each at a candidate value, and `keep` does not drop it.
     pub fn contains(&self, schedule: &Schedule) -> bool {
-        self.product()
-            .iter()
-            .enumerate()
-            .any(|(i, s)| s == schedule && !self.is_dropped(i))
+        self.is_combination(schedule) && !self.drops(schedule)
+    }
+
+    /// Whether `schedule` is a combination of the candidates, `keep` not applied, checked
+    /// value by value: the runtime asks on every launch of a tuned schedule, and the
+    /// product is built only where `keep` dropped something.
+    fn is_combination(&self, schedule: &Schedule) -> bool {
+        self.workgroups().iter().any(|w| {
+            (w.workgroup, w.workgroup_y, w.workgroup_z)
+                == (
+                    schedule.workgroup,
+                    schedule.workgroup_y,
+                    schedule.workgroup_z,
+                )
+        }) && self.items.contains(&schedule.items)
+            && self.vector.contains(&schedule.vector)
+            && schedule.knobs().count() == self.knobs.len()
+            && self
+                .knobs
+                .iter()
+                .all(|(name, vals)| schedule.knob(name).is_some_and(|v| vals.contains(&v)))
     }
 
     /// The number of points: the product of the candidate counts, less those dropped.
@@ -747,6 +764,9 @@ impl TuneSpace {
 
     /// Whether `schedule` is a combination of the candidates that `keep` drops.
     pub fn drops(&self, schedule: &Schedule) -> bool {
+        if self.dropped.is_empty() {
+            return false;
+        }
         self.product()
             .iter()
             .enumerate()
