@@ -28,11 +28,12 @@
 //!    `p = 2^(s·scale·log2 e − m')`, stored as `f16` in `sp`; the row sum becomes
 //!    `l·α + Σp`;
 //! 4. the accumulators `O` (`d / 16` fragments `CoopC`) are scaled by `α` row by row: as
-//!    fragments are opaque, they go through `so`, the subgroup's `16 × 16·OF` floats, and
-//!    come back. The first `OF` fragments are stored beside the scores in step 2 and
-//!    scaled by the lanes of step 3, which hold the row's `α`, so that one round trip
-//!    costs no barrier of its own (at `OF = 8`, all of `d = 128`); further fragments go
-//!    round `OF` at a time;
+//!    fragments are opaque, they go through `so`, the subgroup's `16 × 16·OF` floats (rows
+//!    padded by 4), and come back. The first `OF` fragments are stored beside the scores in
+//!    step 2, under their barrier; after step 3 each lane scales one column of every row,
+//!    the row's `α` fetched by `subgroup_shuffle` from the lanes that computed it, so that
+//!    the round trip takes one barrier (at `OF = 8`, all of `d = 128`); further fragments
+//!    go round `OF` at a time;
 //! 5. `O += P·V`, `P` read from `sp` as `CoopA`, `V` from `skv` as `CoopB`.
 //!
 //! Last, `O / l` is written as `f16`, through `sx` in the same chunks.
@@ -87,7 +88,8 @@ pub fn attention(
     // `BC` keys a step (16 or 32 for 64 invocations, twice that for 128: `skv` then holds
     // the `WG / 2` rows of `Q` too). `skv`'s rows are `SKV` `HVec4`s: 128 halves and `PAD`.
     // The accumulators are rescaled `OF` fragments at a time through `so`, a subgroup's
-    // `16 × 16·OF` floats (all of `d = 128` at `OF = 8`, in one round trip); `O / l` is
+    // 16 rows of `16·OF` floats and a pad (all of `d = 128` at `OF = 8`, in one round
+    // trip); `O / l` is
     // written through the scores' part of `sx`, `OC` fragments at a time, which fill it.
     const BC: u32 = KB * (WG / 64);
     const OC: u32 = BC / 16;
