@@ -23,27 +23,32 @@
 //! 2. `S = Q·Kᵀ` for the block, `BC / 16` fragments, each the sum over `d / 16` products
 //!    (`Kᵀ` is `K` read column-major), stored to the subgroup's part of `sx`;
 //! 3. the online softmax, on plain values: two lanes a row, each over half the block, find
-//!    the row's new maximum `m'` (masked keys count as absent), the factor
-//!    `α = 2^(m − m')` for what came before, and the probabilities
-//!    `p = 2^(s·scale·log2 e − m')`, stored as `f16` in `sp`; the row sum becomes
-//!    `l·α + Σp`;
+//!    the block's maximum (masked keys count as absent). The row's reference maximum `m`
+//!    moves to it only when it exceeds `m` by more than `SLACK` (8, in log2 units), as in
+//!    FlashAttention-4: then the factor for what came before is `α = 2^(m − m')`, else 1.
+//!    The probabilities `p = 2^(s·scale·log2 e − m)` (below `2^8`, well inside `f16`) are
+//!    stored as `f16` in `sp`; the row sum becomes `l·α + Σp`;
 //! 4. the accumulators `O` (`d / 16` fragments `CoopC`) are scaled by `α` row by row: as
 //!    fragments are opaque, they go through `so`, the subgroup's `16 × 16·OF` floats (rows
 //!    padded by 4), and come back. The first `OF` fragments are stored beside the scores in
 //!    step 2, under their barrier; after step 3 each lane scales one column of every row,
 //!    the row's `α` fetched by `subgroup_shuffle` from the lanes that computed it, so that
 //!    the round trip takes one barrier (at `OF = 8`, all of `d = 128`); further fragments
-//!    go round `OF` at a time;
+//!    go round `OF` at a time. Where every `α` of the subgroup is 1, most blocks after the
+//!    first few, the scaling is skipped; the round trip itself is not, as its barriers must
+//!    be reached by the whole workgroup (a workgroup-wide vote to skip it miscompiled
+//!    through NVIDIA's Vulkan driver: see the book's attention page);
 //! 5. `O += P·V`, `P` read from `sp` as `CoopA`, `V` from `skv` as `CoopB`.
 //!
 //! Last, `O / l` is written as `f16`, through `sx` in the same chunks.
 //!
 //! `BC` is `KB` keys for each 64 invocations (`KB` is a knob, 16 or 32), so that `skv`,
 //! `2·BC` rows, also holds the `WG / 2` rows of `Q` at the start. Workgroup memory: `skv`,
-//! `2·BC` rows of `128 + PAD` halves; `sx`, a subgroup's `16 × BC` floats; `sp`, its
-//! `16 × BC` halves; `so`, its `16 × (16·OF + 4)` floats. The declared schedule (`WG = 64`,
-//! `KB = 16`, `PAD = 8`, `OF = 2`) takes the portable 16 KiB exactly; the tuned ones take 16
-//! to 62 KiB, and each adapter runs those it holds. `keep` holds blocks to 32 keys: 64-key
+//! `2·BC` rows of `128 + PAD` halves; `sx`, a subgroup's `16 × (BC + XPAD)` floats; `sp`,
+//! its `16 × (BC + 2·XPAD)` halves (`XPAD = 4` pads both by 16 bytes a row, against bank
+//! conflicts); `so`, its `16 × (16·OF + 4)` floats. The declared schedule (`WG = 64`,
+//! `KB = 16`, `PAD = 8`, `OF = 2`, `XPAD = 0`) takes the portable 16 KiB exactly; the tuned
+//! ones take 16 to 66 KiB, and each adapter runs those it holds. `keep` holds blocks to 32 keys: 64-key
 //! blocks (`WG = 128`, `KB = 32`) never won on an H100, on either backend, and took CUDA
 //! 2.2 s to compile cold.
 //!
@@ -65,8 +70,9 @@ pub const MAX_HEAD_DIM: u32 = 128;
 /// passes `1/√d`).
 #[forge_kernel(crate = ::forge_core, workgroup = 64,
     threads = bh * s.div_ceil(64) * 128, ext = false,
-    knobs(KB = 16, PAD = 8, OF = 2),
-    tune(workgroup = [64, 128], KB = [16, 32], PAD = [8], OF = [2, 4, 8], keep = KB * WG <= 2048),
+    knobs(KB = 16, PAD = 8, OF = 2, XPAD = 0),
+    tune(workgroup = [64, 128], KB = [16, 32], PAD = [8], OF = [2, 4, 8], XPAD = [0, 4],
+        keep = KB * WG <= 2048),
     reference = attention_reference_vec, tolerance(abs = 2e-3, rel = 2e-3, terms = s + d),
     case(bh = 1, s = 16, d = 16, causal = 0, scale = 0.25),
     case(bh = 2, s = 37, d = 64, causal = 0, scale = 0.125),
@@ -99,12 +105,21 @@ pub fn attention(
     // the lanes that scale a row, fall on different banks (16 bytes keep CUDA's `wmma`
     // stride rule).
     const SOP: u32 = SO + 4;
+    // The rows of `sx` (floats) and `sp` (halves) are `XPAD` floats longer than a block:
+    // 16 bytes more spread a fragment's rows over the banks, where `BC` floats or halves
+    // put 4 or 8 of them on the same ones.
+    const SXS: u32 = BC + XPAD;
+    const SPS: u32 = BC + 2 * XPAD;
+    // The reference maximum moves only when a block's exceeds it by more than `SLACK`
+    // (log2 units): until then `α` is 1 and the rescale is skipped, and `p` stays below
+    // `2^SLACK`, well inside `f16`.
+    const SLACK: f32 = 8.0;
     #[shared]
     let mut skv = [HVec4::ZERO; 2 * BC * SKV];
     #[shared]
-    let mut sx = [0.0f32; WG / 32 * 16 * BC];
+    let mut sx = [0.0f32; WG / 32 * 16 * SXS];
     #[shared]
-    let mut sp = [0.0f16; WG / 32 * 16 * BC];
+    let mut sp = [0.0f16; WG / 32 * 16 * SPS];
     #[shared]
     let mut so = [0.0f32; WG / 32 * 16 * SOP];
     let rows = WG / 2;
@@ -124,7 +139,8 @@ pub fn attention(
         let rr = lane / 2;
         let hf = lane % 2;
         let row = q0 + sid * 16 + rr;
-        let xs = sid * 16 * BC;
+        let xs = sid * 16 * SXS;
+        let ps = sid * 16 * SPS;
         let os = sid * 16 * SOP;
         // Q, zero past `s`, staged in `skv` and kept as fragments.
         let mut e = lid;
@@ -193,7 +209,7 @@ pub fn attention(
                         sc = qf[f].mul_add(kt, sc);
                     }
                 }
-                sc.store_row_major(&mut sx[xs + 16 * j], BC);
+                sc.store_row_major(&mut sx[xs + 16 * j], SXS);
             }
             // O's first `OF` fragments go out now, to be rescaled with the softmax, under
             // the same barrier as the scores.
@@ -216,7 +232,7 @@ pub fn attention(
                 let col = hf * (BC / 2) + (j + rr + 16 * hf) % (BC / 2);
                 let key = k0 + col;
                 sv[j] = if key < s && (causal == 0 || key <= row) {
-                    sx[xs + rr * BC + col] * c2
+                    sx[xs + rr * SXS + col] * c2
                 } else {
                     f32::NEG_INFINITY
                 };
@@ -224,7 +240,7 @@ pub fn attention(
             }
             mx = mx.max(subgroup_shuffle_xor(mx, 1));
             // Key 0 is in every row's first block: `mn` is finite from the first block on.
-            let mn = m.max(mx);
+            let mn = if mx > m + SLACK { mx } else { m };
             let alpha = (m - mn).exp2();
             let mut sum = 0.0f32;
             #[unroll]
@@ -232,7 +248,7 @@ pub fn attention(
                 let col = hf * (BC / 2) + (j + rr + 16 * hf) % (BC / 2);
                 // `2^(-∞)` is 0: a masked key weighs nothing.
                 let ph = (sv[j] - mn).exp2() as f16;
-                sp[xs + rr * BC + col] = ph;
+                sp[ps + rr * SPS + col] = ph;
                 // The sum takes what `P·V` multiplies: the rounded value.
                 sum += ph as f32;
             }
@@ -241,50 +257,37 @@ pub fn attention(
             m = mn;
             // O·α, row by row: row `r`'s factor is with lanes `2r` and `2r + 1`, and each
             // lane scales one column of every row (a row's 32 consecutive floats at a time:
-            // no bank is hit twice), the columns below `d` only; then the fragments come
-            // back.
+            // no bank is hit twice), the columns below `d` only, unless every factor of the
+            // subgroup is 1. The first `OF` fragments went out with the scores; where `d`
+            // has more, the rest go round the same way, `OF` at a time. Then they come back.
             let mut ar = [0.0f32; 16];
             #[unroll]
             for r in 0..16 {
                 ar[r] = subgroup_shuffle(alpha, 2 * r);
             }
+            let rescale = !subgroup_all(alpha == 1.0);
             #[unroll]
-            for r in 0..16 {
-                #[unroll]
-                for c in 0..OF / 2 {
-                    if 32 * c + lane < d {
-                        let at = os + r * SOP + 32 * c + lane;
-                        so[at] = so[at] * ar[r];
-                    }
-                }
-            }
-            workgroup_barrier();
-            #[unroll]
-            for u in 0..OF {
-                if u < fd {
-                    of[u] = CoopC::load_row_major(&so[os + 16 * u], SOP);
-                }
-            }
-            // Where `d` has more than `OF` fragments, the rest go round the same way, `OF`
-            // at a time.
-            #[unroll]
-            for ch in 1..8 / OF {
+            for ch in 0..8 / OF {
                 if ch * OF < fd {
-                    workgroup_barrier();
-                    #[unroll]
-                    for u in 0..OF {
-                        if ch * OF + u < fd {
-                            of[ch * OF + u].store_row_major(&mut so[os + 16 * u], SOP);
-                        }
-                    }
-                    workgroup_barrier();
-                    #[unroll]
-                    for r in 0..16 {
+                    if ch > 0 {
+                        workgroup_barrier();
                         #[unroll]
-                        for c in 0..OF / 2 {
-                            if ch * SO + 32 * c + lane < d {
-                                let at = os + r * SOP + 32 * c + lane;
-                                so[at] = so[at] * ar[r];
+                        for u in 0..OF {
+                            if ch * OF + u < fd {
+                                of[ch * OF + u].store_row_major(&mut so[os + 16 * u], SOP);
+                            }
+                        }
+                        workgroup_barrier();
+                    }
+                    if rescale {
+                        #[unroll]
+                        for r in 0..16 {
+                            #[unroll]
+                            for c in 0..OF / 2 {
+                                if ch * SO + 32 * c + lane < d {
+                                    let at = os + r * SOP + 32 * c + lane;
+                                    so[at] = so[at] * ar[r];
+                                }
                             }
                         }
                     }
@@ -300,7 +303,7 @@ pub fn attention(
             // O += P·V.
             #[unroll]
             for j in 0..BC / 16 {
-                let pa = CoopA::load_row_major(&sp[xs + 16 * j], BC);
+                let pa = CoopA::load_row_major(&sp[ps + 16 * j], SPS);
                 #[unroll]
                 for f in 0..8 {
                     if f < fd {
@@ -320,7 +323,7 @@ pub fn attention(
                 #[unroll]
                 for u in 0..OC {
                     if ch * OC + u < fd {
-                        of[ch * OC + u].store_row_major(&mut sx[xs + 16 * u], BC);
+                        of[ch * OC + u].store_row_major(&mut sx[xs + 16 * u], SXS);
                     }
                 }
                 workgroup_barrier();
@@ -329,7 +332,7 @@ pub fn attention(
                     let cc = hf * (BC / 2) + 4 * j;
                     let col = ch * BC + cc;
                     if row < s && col < d {
-                        let at = xs + rr * BC + cc;
+                        let at = xs + rr * SXS + cc;
                         o[base + row * d4 + col / 4] = HVec4::new(
                             (sx[at] * inv) as f16,
                             (sx[at + 1] * inv) as f16,
