@@ -161,27 +161,30 @@ mod kernels {
         }
     }
 
+    /// Orders entries `i` and `i + stride` of `a[0..8]` for every `i` whose bit `stride`
+    /// is clear (`stride` 1, 2 or 4): a layer of four [`order_pair`]s.
+    #[forge_fn]
+    fn order_layer(a: &mut [u32; 9], stride: u32) {
+        #[unroll]
+        for i in 0..8 {
+            if (i & stride) == 0 {
+                order_pair(a, i, i + stride);
+            }
+        }
+    }
+
     /// Takes the eight packed keys of `batch` into the best nine `l`: with `sorted`,
-    /// sorts the batch (19 compare-exchanges, the optimal network for eight) and merges
-    /// it, 86 `min`/`max` where eight [`push_best`] take 136: the larger of `l[i]` and
-    /// `batch[7 - i]` make a bitonic run that holds the best eight of both, three
-    /// half-cleaners sort it, and `l[8]` keeps the largest of the keys dropped. Either way
-    /// `l` ends as the best nine of both, keys being unique.
+    /// sorts the batch (19 compare-exchanges, the optimal network for eight: three layers
+    /// of four, then seven) and merges it, 86 `min`/`max` where eight [`push_best`] take
+    /// 136: the larger of `l[i]` and `batch[7 - i]` make a bitonic run that holds the best
+    /// eight of both, three half-cleaners sort it, and `l[8]` keeps the largest of the keys
+    /// dropped. Either way `l` ends as the best nine of both, keys being unique.
     #[forge_fn]
     fn take8(l: &mut [u32; 9], batch: &mut [u32; 9], sorted: bool) {
         if sorted {
-            order_pair(batch, 0, 2);
-            order_pair(batch, 1, 3);
-            order_pair(batch, 4, 6);
-            order_pair(batch, 5, 7);
-            order_pair(batch, 0, 4);
-            order_pair(batch, 1, 5);
-            order_pair(batch, 2, 6);
-            order_pair(batch, 3, 7);
-            order_pair(batch, 0, 1);
-            order_pair(batch, 2, 3);
-            order_pair(batch, 4, 5);
-            order_pair(batch, 6, 7);
+            order_layer(batch, 2);
+            order_layer(batch, 4);
+            order_layer(batch, 1);
             order_pair(batch, 2, 4);
             order_pair(batch, 3, 5);
             order_pair(batch, 1, 4);
@@ -197,13 +200,7 @@ mod kernels {
             }
             #[unroll]
             for s in 0..3 {
-                let stride = 4u32 >> s;
-                #[unroll]
-                for i in 0..8 {
-                    if (i & stride) == 0 {
-                        order_pair(l, i, i + stride);
-                    }
-                }
+                order_layer(l, 4u32 >> s);
             }
         } else {
             #[unroll]
