@@ -1,6 +1,6 @@
 //! In-place `y = a·x + y`.
 
-use forge_core::ForgeError;
+use forge_core::Result;
 use forge_macros::forge_kernel;
 
 /// `y = a·x + y`, in place through a `&mut` binding.
@@ -15,7 +15,7 @@ pub fn axpy(a: f32, x: &[f32; n], y: &mut [f32; n], n: u32) {
 }
 
 /// The independent reference, in f64.
-pub fn axpy_reference(a: f32, x: &[f32], y: &mut [f32], _n: u32) -> Result<(), ForgeError> {
+pub fn axpy_reference(a: f32, x: &[f32], y: &mut [f32], _n: u32) -> Result<()> {
     for (yi, xi) in y.iter_mut().zip(x) {
         *yi = (a as f64 * *xi as f64 + *yi as f64) as f32;
     }

@@ -1,10 +1,10 @@
 //! Checks shared by the built-in kernels' seed-signature methods, which take `usize`
 //! dimensions while the kernels index in `u32`.
 
-use forge_core::ForgeError;
+use forge_core::{ForgeError, Result};
 
 /// A `usize` dimension as the kernel's `u32`, or an error that names it.
-pub(crate) fn dim(kernel: &'static str, name: &str, v: usize) -> Result<u32, ForgeError> {
+pub(crate) fn dim(kernel: &'static str, name: &str, v: usize) -> Result<u32> {
     u32::try_from(v).map_err(|_| ForgeError::InvalidArgument {
         kernel,
         message: format!("`{name}` = {v} does not fit in u32, the kernel's index type"),
@@ -15,7 +15,7 @@ pub(crate) fn dim(kernel: &'static str, name: &str, v: usize) -> Result<u32, For
 pub(crate) fn dims<const N: usize>(
     kernel: &'static str,
     named: [(&str, usize); N],
-) -> Result<[u32; N], ForgeError> {
+) -> Result<[u32; N]> {
     let mut out = [0u32; N];
     for (o, (name, v)) in out.iter_mut().zip(named) {
         *o = dim(kernel, name, v)?;
@@ -43,7 +43,7 @@ pub(crate) fn check_len(
     expr: &'static str,
     expected: u128,
     actual: usize,
-) -> Result<(), ForgeError> {
+) -> Result<()> {
     if actual as u128 == expected {
         return Ok(());
     }

@@ -43,7 +43,9 @@
 //! every schedule gives bit-identical results.
 
 use crate::dims::dims;
-use forge_core::{ForgeError, ForgeRuntime};
+#[cfg(doc)]
+use forge_core::ForgeError;
+use forge_core::{ForgeRuntime, Result};
 use forge_macros::forge_kernel;
 use std::borrow::BorrowMut;
 
@@ -221,13 +223,7 @@ pub fn gemm(
 }
 
 /// The independent reference: a plain triple loop in f64, rounded once at the end.
-pub fn gemm_reference(
-    a: &[f32],
-    b: &[f32],
-    m: u32,
-    k: u32,
-    n: u32,
-) -> Result<Vec<f32>, ForgeError> {
+pub fn gemm_reference(a: &[f32], b: &[f32], m: u32, k: u32, n: u32) -> Result<Vec<f32>> {
     let (m, k, n) = (m as usize, k as usize, n as usize);
     let mut c = vec![0.0f32; m * n];
     for i in 0..m {
@@ -258,14 +254,7 @@ pub trait GemmExt: BorrowMut<ForgeRuntime> {
     /// assert!(rt.gemm(&a, &b, 2, 0, 2).is_err());
     /// # Ok::<(), ForgeError>(())
     /// ```
-    fn gemm(
-        &mut self,
-        a: &[f32],
-        b: &[f32],
-        m: usize,
-        k: usize,
-        n: usize,
-    ) -> Result<Vec<f32>, ForgeError> {
+    fn gemm(&mut self, a: &[f32], b: &[f32], m: usize, k: usize, n: usize) -> Result<Vec<f32>> {
         let [m, k, n] = dims(gemm::NAME, [("m", m), ("k", k), ("n", n)])?;
         gemm::run(self.borrow_mut(), a, b, m, k, n)
     }

@@ -28,7 +28,9 @@
 
 use crate::dims::{check_len, dims};
 use forge_core::vectors::HVec8;
-use forge_core::{f16, Feature, ForgeError, ForgeRuntime};
+#[cfg(doc)]
+use forge_core::ForgeError;
+use forge_core::{f16, Feature, ForgeRuntime, Result};
 use forge_macros::forge_kernel;
 use std::borrow::BorrowMut;
 
@@ -265,13 +267,7 @@ pub fn gemm_f16_simt(
 }
 
 /// The independent reference: a triple loop in f64, rounded once at the end.
-pub fn gemm_f16_reference(
-    a: &[f16],
-    b: &[f16],
-    m: u32,
-    k: u32,
-    n: u32,
-) -> Result<Vec<f32>, ForgeError> {
+pub fn gemm_f16_reference(a: &[f16], b: &[f16], m: u32, k: u32, n: u32) -> Result<Vec<f32>> {
     let (m, k, n) = (m as usize, k as usize, n as usize);
     let mut c = vec![0.0f32; m * n];
     for (i, row) in c.chunks_mut(n).enumerate() {
@@ -291,7 +287,7 @@ pub fn gemm_f16_reference_vec(
     m: u32,
     k: u32,
     n: u32,
-) -> Result<Vec<f32>, ForgeError> {
+) -> Result<Vec<f32>> {
     gemm_f16_reference(a.as_flattened(), b.as_flattened(), m, k, n)
 }
 
@@ -326,14 +322,7 @@ pub trait GemmF16Ext: BorrowMut<ForgeRuntime> {
     /// assert!(rt.gemm_f16(&a, &b, 2, 0, 2).is_err());
     /// # Ok::<(), ForgeError>(())
     /// ```
-    fn gemm_f16(
-        &mut self,
-        a: &[f16],
-        b: &[f16],
-        m: usize,
-        k: usize,
-        n: usize,
-    ) -> Result<Vec<f32>, ForgeError> {
+    fn gemm_f16(&mut self, a: &[f16], b: &[f16], m: usize, k: usize, n: usize) -> Result<Vec<f32>> {
         let [m32, k32, n32] = dims(gemm_f16::NAME, [("m", m), ("k", k), ("n", n)])?;
         let rt = self.borrow_mut();
         if !rt.supports(Feature::CooperativeMatrix) {

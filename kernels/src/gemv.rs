@@ -22,7 +22,9 @@
 //! fixed two-level sum of the 64 lanes. Every schedule gives bit-identical results.
 
 use crate::dims::{check_len, dims, quads};
-use forge_core::{ForgeError, ForgeRuntime};
+#[cfg(doc)]
+use forge_core::ForgeError;
+use forge_core::{ForgeRuntime, Result};
 use forge_macros::forge_kernel;
 use std::borrow::BorrowMut;
 
@@ -141,12 +143,7 @@ pub fn gemv(
 
 /// The independent reference: an f64 loop over the unpadded elements, rounded once at the
 /// end.
-pub fn gemv_reference(
-    a: &[[f32; 4]],
-    x: &[[f32; 4]],
-    m: u32,
-    n: u32,
-) -> Result<Vec<f32>, ForgeError> {
+pub fn gemv_reference(a: &[[f32; 4]], x: &[[f32; 4]], m: u32, n: u32) -> Result<Vec<f32>> {
     let (m, n) = (m as usize, n as usize);
     let (a, x) = (a.as_flattened(), x.as_flattened());
     Ok((0..m)
@@ -174,7 +171,7 @@ pub trait GemvExt: BorrowMut<ForgeRuntime> {
     /// assert!(rt.gemv(&[1.0, 2.0], &[1.0, 1.0, 1.0], 2, 3).is_err());
     /// # Ok::<(), ForgeError>(())
     /// ```
-    fn gemv(&mut self, a: &[f32], x: &[f32], m: usize, n: usize) -> Result<Vec<f32>, ForgeError> {
+    fn gemv(&mut self, a: &[f32], x: &[f32], m: usize, n: usize) -> Result<Vec<f32>> {
         let [mu, nu] = dims(gemv::NAME, [("m", m), ("n", n)])?;
         check_len(gemv::NAME, "a", "m * n", m as u128 * n as u128, a.len())?;
         check_len(gemv::NAME, "x", "n", n as u128, x.len())?;

@@ -18,7 +18,7 @@
 //! `mul_add`), whatever the schedule, so every schedule gives bit-identical results.
 
 use crate::dims::{check_len, dim};
-use forge_core::{ForgeError, ForgeRuntime};
+use forge_core::{ForgeError, ForgeRuntime, Result};
 use forge_macros::forge_kernel;
 use std::borrow::BorrowMut;
 
@@ -66,7 +66,7 @@ pub fn p64_project_reference(
     records: &[[u32; 4]],
     weights: &[f32],
     record_count: u32,
-) -> Result<Vec<f32>, ForgeError> {
+) -> Result<Vec<f32>> {
     Ok(records
         .as_flattened()
         .chunks_exact(16)
@@ -146,7 +146,7 @@ pub trait P64ProjectExt: BorrowMut<ForgeRuntime> {
         bytes: &[u8],
         weights: &[f32],
         record_count: usize,
-    ) -> Result<Vec<f32>, ForgeError> {
+    ) -> Result<Vec<f32>> {
         let count = dim(p64_project::NAME, "record_count", record_count)?;
         let expected = record_count as u128 * 64;
         check_len(
@@ -182,7 +182,7 @@ pub trait P64ProjectExt: BorrowMut<ForgeRuntime> {
         &mut self,
         records: &[P64GpuWords64],
         weights: &[f32],
-    ) -> Result<Vec<f32>, ForgeError> {
+    ) -> Result<Vec<f32>> {
         self.p64_project(
             P64GpuWords64::slice_as_bytes(records),
             weights,
@@ -194,7 +194,7 @@ pub trait P64ProjectExt: BorrowMut<ForgeRuntime> {
 impl P64ProjectExt for ForgeRuntime {}
 
 /// The kernel indexes words as `16·r + w` in `u32`.
-fn words_fit(record_count: usize) -> Result<(), ForgeError> {
+fn words_fit(record_count: usize) -> Result<()> {
     if record_count as u128 * 16 > u32::MAX as u128 + 1 {
         return Err(ForgeError::InvalidArgument {
             kernel: p64_project::NAME,

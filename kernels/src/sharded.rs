@@ -28,18 +28,20 @@ use crate::fft::{check_data, FftExt};
 use crate::gemm::GemmExt;
 use crate::gemm_f16::GemmF16Ext;
 use forge_core::group::DeviceGroup;
-use forge_core::{f16, ForgeError};
+use forge_core::{f16, ForgeError, ForgeRuntime, Result};
 use std::borrow::BorrowMut;
 
-/// Checks a product's shape for the whole call: every dimension at least 1 and in `u32`,
-/// `a` `m·k` long and `b` `k·n`.
-fn product_shape(
+/// A product `C = A·B` with the rows of `A` (and `C`) split across the group: checks the
+/// whole call's shape (every dimension at least 1 and in `u32`, `a` `m·k` long and `b`
+/// `k·n`), then runs `product(rt, rows of a, rows)` on each device (`b` whole, `k` and `n`
+/// as given) and concatenates the rows of `C`.
+fn rows_sharded<T: Sync>(
+    group: &mut DeviceGroup,
     kernel: &'static str,
-    (a, b): (usize, usize),
-    m: usize,
-    k: usize,
-    n: usize,
-) -> Result<(), ForgeError> {
+    (a, b): (&[T], &[T]),
+    [m, k, n]: [usize; 3],
+    product: impl Fn(&mut ForgeRuntime, &[T], usize) -> Result<Vec<f32>> + Sync,
+) -> Result<Vec<f32>> {
     let [m32, k32, n32] = dims(kernel, [("m", m), ("k", k), ("n", n)])?;
     if m32 == 0 || k32 == 0 || n32 == 0 {
         return Err(ForgeError::EmptyWork {
@@ -47,8 +49,12 @@ fn product_shape(
             what: format!("m·k·n = {m}·{k}·{n}"),
         });
     }
-    check_len(kernel, "a", "m * k", m as u128 * k as u128, a)?;
-    check_len(kernel, "b", "k * n", k as u128 * n as u128, b)
+    check_len(kernel, "a", "m * k", m as u128 * k as u128, a.len())?;
+    check_len(kernel, "b", "k * n", k as u128 * n as u128, b.len())?;
+    let parts = group.map_shards(&format!("`{kernel}` rows"), m, |rt, s| {
+        product(rt, &a[s.range.start * k..s.range.end * k], s.len())
+    })?;
+    Ok(parts.concat())
 }
 
 /// `group.gemm_sharded(&a, &b, m, k, n)` and the other built-ins split across a group.
@@ -90,12 +96,10 @@ pub trait ShardedExt: BorrowMut<DeviceGroup> {
         m: usize,
         k: usize,
         n: usize,
-    ) -> Result<Vec<f32>, ForgeError> {
-        product_shape("gemm", (a.len(), b.len()), m, k, n)?;
-        let parts = self.borrow_mut().map_shards("`gemm` rows", m, |rt, s| {
-            rt.gemm(&a[s.range.start * k..s.range.end * k], b, s.len(), k, n)
-        })?;
-        Ok(parts.concat())
+    ) -> Result<Vec<f32>> {
+        rows_sharded(self.borrow_mut(), "gemm", (a, b), [m, k, n], |rt, a, m| {
+            rt.gemm(a, b, m, k, n)
+        })
     }
 
     /// [`GemmF16Ext::gemm_f16`] with the rows of `A` (and `C`) split across the devices:
@@ -109,14 +113,14 @@ pub trait ShardedExt: BorrowMut<DeviceGroup> {
         m: usize,
         k: usize,
         n: usize,
-    ) -> Result<Vec<f32>, ForgeError> {
-        product_shape("gemm_f16", (a.len(), b.len()), m, k, n)?;
-        let parts = self
-            .borrow_mut()
-            .map_shards("`gemm_f16` rows", m, |rt, s| {
-                rt.gemm_f16(&a[s.range.start * k..s.range.end * k], b, s.len(), k, n)
-            })?;
-        Ok(parts.concat())
+    ) -> Result<Vec<f32>> {
+        rows_sharded(
+            self.borrow_mut(),
+            "gemm_f16",
+            (a, b),
+            [m, k, n],
+            |rt, a, m| rt.gemm_f16(a, b, m, k, n),
+        )
     }
 
     /// [`AttentionExt::attention`] with the `b·h` heads split across the devices: `q`, `k`,
@@ -134,7 +138,7 @@ pub trait ShardedExt: BorrowMut<DeviceGroup> {
         s: usize,
         d: usize,
         causal: bool,
-    ) -> Result<Vec<f16>, ForgeError> {
+    ) -> Result<Vec<f16>> {
         let name = crate::attention::attention::NAME;
         let [bh, _, _] = shape(name, [q.len(), k.len(), v.len()], b, h, s, d)?;
         let scale = 1.0 / (d as f32).sqrt();
@@ -164,12 +168,7 @@ pub trait ShardedExt: BorrowMut<DeviceGroup> {
     ///
     /// Errors: those of [`FftExt::fft_batched`] for the whole call; a device that failed
     /// ([`ForgeError::DeviceFailed`]).
-    fn fft_batched_sharded(
-        &mut self,
-        data: &[f32],
-        n: usize,
-        batch: usize,
-    ) -> Result<Vec<f32>, ForgeError> {
+    fn fft_batched_sharded(&mut self, data: &[f32], n: usize, batch: usize) -> Result<Vec<f32>> {
         check_data(data, n, batch)?;
         let parts = self
             .borrow_mut()

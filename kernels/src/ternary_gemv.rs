@@ -39,7 +39,7 @@
 //! `x[c] + x[c+1]` is formed for the table whatever the weights.
 
 use crate::dims::{check_len, dims};
-use forge_core::{ForgeError, ForgeRuntime};
+use forge_core::{ForgeError, ForgeRuntime, Result};
 use forge_macros::forge_module;
 use std::borrow::BorrowMut;
 
@@ -220,22 +220,38 @@ pub fn ternary_gemv_reference(
     scale: &[f32],
     m: u32,
     k: u32,
-) -> Result<Vec<f32>, ForgeError> {
-    let (m, k) = (m as usize, k as usize);
-    Ok((0..m)
-        .map(|r| {
-            let dot: f64 = (0..k)
-                .map(|c| ternary_weight(packed_w, k, r, c) as f64 * x[c] as f64)
-                .sum();
-            (dot * scale[r] as f64) as f32
-        })
+) -> Result<Vec<f32>> {
+    let dots = ternary_dots(packed_w, m, k, |w, c| w as f64 * x[c] as f64);
+    Ok(dots
+        .iter()
+        .zip(scale)
+        .map(|(dot, s)| (dot * *s as f64) as f32)
         .collect())
+}
+
+/// Each row's sum over its columns `c` of `term(w, c)`, `w` the weight at that row and
+/// column of an `m×k` matrix packed as [`pack_ternary`] packs it: what the independent
+/// references compute, each weight decoded by its index ([`ternary_weight`]).
+pub(crate) fn ternary_dots<S: std::iter::Sum>(
+    packed_w: &[u32],
+    m: u32,
+    k: u32,
+    term: impl Fn(i8, usize) -> S,
+) -> Vec<S> {
+    let k = k as usize;
+    (0..m as usize)
+        .map(|r| {
+            (0..k)
+                .map(|c| term(ternary_weight(packed_w, k, r, c), c))
+                .sum()
+        })
+        .collect()
 }
 
 /// The weight at row `r`, column `c` of an `m×k` matrix packed as [`pack_ternary`] packs
 /// it (code `1 → +1`, `2 → −1`, `0` and `3 → 0`), decoded by its index: what the
 /// independent references read the weights through.
-pub(crate) fn ternary_weight(packed_w: &[u32], k: usize, r: usize, c: usize) -> i8 {
+fn ternary_weight(packed_w: &[u32], k: usize, r: usize, c: usize) -> i8 {
     match (packed_w[r * k.div_ceil(16) + c / 16] >> (2 * (c % 16))) & 0b11 {
         1 => 1,
         2 => -1,
@@ -258,7 +274,7 @@ pub(crate) fn ternary_weight(packed_w: &[u32], k: usize, r: usize, c: usize) -> 
 /// assert!(pack_ternary(&[2], 1, 1).is_err());
 /// # Ok::<(), ForgeError>(())
 /// ```
-pub fn pack_ternary(weights: &[i8], m: usize, k: usize) -> Result<Vec<u32>, ForgeError> {
+pub fn pack_ternary(weights: &[i8], m: usize, k: usize) -> Result<Vec<u32>> {
     const NAME: &str = "pack_ternary";
     if m == 0 || k == 0 {
         return Err(ForgeError::EmptyWork {
@@ -318,7 +334,7 @@ pub trait TernaryGemvExt: BorrowMut<ForgeRuntime> {
         scale: &[f32],
         m: usize,
         k: usize,
-    ) -> Result<Vec<f32>, ForgeError> {
+    ) -> Result<Vec<f32>> {
         let [m, k] = dims(ternary_gemv::NAME, [("m", m), ("k", k)])?;
         ternary_gemv::run(self.borrow_mut(), x, packed_w, scale, m, k)
     }

@@ -44,8 +44,8 @@
 //! ruled out.
 
 use crate::dims::{check_len, dims};
-use crate::ternary_gemv::ternary_weight;
-use forge_core::{ForgeError, ForgeRuntime};
+use crate::ternary_gemv::ternary_dots;
+use forge_core::{ForgeError, ForgeRuntime, Result};
 use forge_macros::forge_module;
 use std::borrow::BorrowMut;
 
@@ -214,15 +214,12 @@ pub fn ternary_gemv_w2a8_reference(
     m: u32,
     k: u32,
     x_scale: f32,
-) -> Result<Vec<f32>, ForgeError> {
-    let (m, k) = (m as usize, k as usize);
-    Ok((0..m)
-        .map(|r| {
-            let dot: i64 = (0..k)
-                .map(|c| ternary_weight(packed_w, k, r, c) as i64 * activation(xq, c) as i64)
-                .sum();
-            dot as i32 as f32 * x_scale * scale[r]
-        })
+) -> Result<Vec<f32>> {
+    let dots = ternary_dots(packed_w, m, k, |w, c| w as i64 * activation(xq, c) as i64);
+    Ok(dots
+        .iter()
+        .zip(scale)
+        .map(|(dot, s)| *dot as i32 as f32 * x_scale * s)
         .collect())
 }
 
@@ -254,7 +251,7 @@ pub struct QuantizedActivations {
 /// assert_eq!(q.packed, vec![[64, (-127i8) as u8 as u32, 32, 0]]);
 /// # Ok::<(), ForgeError>(())
 /// ```
-pub fn quantize_activations(x: &[f32]) -> Result<QuantizedActivations, ForgeError> {
+pub fn quantize_activations(x: &[f32]) -> Result<QuantizedActivations> {
     const NAME: &str = "quantize_activations";
     if x.is_empty() {
         return Err(ForgeError::EmptyWork {
@@ -308,7 +305,7 @@ pub trait TernaryW2a8Ext: BorrowMut<ForgeRuntime> {
         scale: &[f32],
         m: usize,
         k: usize,
-    ) -> Result<Vec<f32>, ForgeError> {
+    ) -> Result<Vec<f32>> {
         check_len(ternary_gemv_w2a8::NAME, "x", "k", k as u128, x.len())?;
         let q = quantize_activations(x)?;
         self.ternary_gemv_w2a8_quantized(&q, packed_w, scale, m, k)
@@ -326,7 +323,7 @@ pub trait TernaryW2a8Ext: BorrowMut<ForgeRuntime> {
         scale: &[f32],
         m: usize,
         k: usize,
-    ) -> Result<Vec<f32>, ForgeError> {
+    ) -> Result<Vec<f32>> {
         const NAME: &str = ternary_gemv_w2a8::NAME;
         check_len(NAME, "x", "k", k as u128, x.len)?;
         if k > W2A8_MAX_K {

@@ -1,7 +1,9 @@
 //! The runtime methods: the seed's `rt.fft` and the inverse and batched transforms.
 
 use super::plan::transform;
-use forge_core::{ForgeError, ForgeRuntime};
+#[cfg(doc)]
+use forge_core::ForgeError;
+use forge_core::{ForgeRuntime, Result};
 use std::borrow::BorrowMut;
 
 /// `rt.fft(&complex_interleaved)`, the seed's signature, and what goes beyond it: the
@@ -25,7 +27,7 @@ pub trait FftExt: BorrowMut<ForgeRuntime> {
     /// assert!(rt.fft(&[0.0; 6]).is_err()); // n = 3
     /// # Ok::<(), ForgeError>(())
     /// ```
-    fn fft(&mut self, complex_interleaved: &[f32]) -> Result<Vec<f32>, ForgeError> {
+    fn fft(&mut self, complex_interleaved: &[f32]) -> Result<Vec<f32>> {
         let n = complex_interleaved.len() / 2;
         transform(self.borrow_mut(), complex_interleaved, n.max(1), 1, false)
     }
@@ -42,7 +44,7 @@ pub trait FftExt: BorrowMut<ForgeRuntime> {
     /// assert!(back.iter().zip(&x).all(|(a, b)| (a - b).abs() < 1e-6));
     /// # Ok::<(), ForgeError>(())
     /// ```
-    fn ifft(&mut self, complex_interleaved: &[f32]) -> Result<Vec<f32>, ForgeError> {
+    fn ifft(&mut self, complex_interleaved: &[f32]) -> Result<Vec<f32>> {
         let n = complex_interleaved.len() / 2;
         transform(self.borrow_mut(), complex_interleaved, n.max(1), 1, true)
     }
@@ -61,12 +63,7 @@ pub trait FftExt: BorrowMut<ForgeRuntime> {
     /// assert_eq!(out, vec![2.0, 0.0, 0.0, 0.0, 0.0, 0.0, 2.0, 0.0]);
     /// # Ok::<(), ForgeError>(())
     /// ```
-    fn fft_batched(
-        &mut self,
-        data: &[f32],
-        n: usize,
-        batch: usize,
-    ) -> Result<Vec<f32>, ForgeError> {
+    fn fft_batched(&mut self, data: &[f32], n: usize, batch: usize) -> Result<Vec<f32>> {
         transform(self.borrow_mut(), data, n, batch, false)
     }
 
@@ -80,12 +77,7 @@ pub trait FftExt: BorrowMut<ForgeRuntime> {
     /// assert_eq!(out, vec![1.0, 0.0, 1.0, 0.0, 1.0, 0.0, -1.0, 0.0]);
     /// # Ok::<(), ForgeError>(())
     /// ```
-    fn ifft_batched(
-        &mut self,
-        data: &[f32],
-        n: usize,
-        batch: usize,
-    ) -> Result<Vec<f32>, ForgeError> {
+    fn ifft_batched(&mut self, data: &[f32], n: usize, batch: usize) -> Result<Vec<f32>> {
         transform(self.borrow_mut(), data, n, batch, true)
     }
 }

@@ -3,7 +3,7 @@
 
 use super::{fft_pass, fft_pass16, FFT_MAX_LEN, FFT_MAX_LOCAL, FFT_MULTI_PASS_RADIX_LOG};
 use crate::dims::{check_len, dim};
-use forge_core::{ForgeError, ForgeRuntime, GpuTensor, Schedule};
+use forge_core::{ForgeError, ForgeRuntime, GpuTensor, Result, Schedule};
 
 /// The radices of the passes of a transform of length `2^log_n`: one pass up to 4096,
 /// otherwise as few passes of radix at most 1024 as cover it, as even as possible.
@@ -51,7 +51,7 @@ pub fn fft_record(
     batch: usize,
     inverse: bool,
     schedule: Option<&Schedule>,
-) -> Result<(), ForgeError> {
+) -> Result<()> {
     // fft_record_plan checks the shape first.
     fft_record_plan(
         rt,
@@ -90,7 +90,7 @@ pub fn fft_record_plan(
     inverse: bool,
     schedule: Option<&Schedule>,
     plan: &FftPlan,
-) -> Result<(), ForgeError> {
+) -> Result<()> {
     let radices = &plan.radices[..];
     let len = check_shape(n, batch)?;
     let product = radices
@@ -141,7 +141,7 @@ pub fn fft_record_plan(
 }
 
 /// Checks a transform's shape; returns `n * batch`, which must fit in `u32`.
-fn check_shape(n: usize, batch: usize) -> Result<u32, ForgeError> {
+fn check_shape(n: usize, batch: usize) -> Result<u32> {
     if n == 0 || batch == 0 {
         return Err(ForgeError::EmptyWork {
             kernel: fft_pass::NAME,
@@ -166,7 +166,7 @@ pub(super) fn transform(
     n: usize,
     batch: usize,
     inverse: bool,
-) -> Result<Vec<f32>, ForgeError> {
+) -> Result<Vec<f32>> {
     check_data(data, n, batch)?;
     let complex: &[[f32; 2]] = bytemuck::cast_slice(data);
     let x = rt.upload(complex)?;
@@ -183,7 +183,7 @@ pub(super) fn transform(
 
 /// Checks interleaved data of `batch` transforms of length `n`: `2·n·batch` floats, `n` a
 /// power of two from 1 to 2^22, nothing empty.
-pub(crate) fn check_data(data: &[f32], n: usize, batch: usize) -> Result<(), ForgeError> {
+pub(crate) fn check_data(data: &[f32], n: usize, batch: usize) -> Result<()> {
     if data.is_empty() {
         return Err(ForgeError::EmptyWork {
             kernel: fft_pass::NAME,

@@ -1,6 +1,6 @@
 //! The independent reference of one pass, for certification.
 
-use forge_core::ForgeError;
+use forge_core::{ForgeError, Result};
 
 /// `e^(sign·2πi·r/den)` in `f64`, for `r` in `0..den`.
 fn roots(sign: f64, den: u64) -> Vec<(f64, f64)> {
@@ -22,7 +22,7 @@ pub fn fft_pass_reference(
     ns: u32,
     inverse: u32,
     scale: f32,
-) -> Result<Vec<[f32; 2]>, ForgeError> {
+) -> Result<Vec<[f32; 2]>> {
     let sign = if inverse != 0 { 1.0 } else { -1.0 };
     let (len, m, n, ns) = (len as usize, m as usize, n as usize, ns as usize);
     // A pass is defined where its radix divides the transform, the stride divides the

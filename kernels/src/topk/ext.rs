@@ -5,11 +5,11 @@ use super::kernels::{topk_rows, topk_select};
 use super::record::{check_global, invalid, topk_global_record, TopkGlobalScratch};
 use super::{TOPK_MAX_BLOCK, TOPK_ROWS_MAX_K, TOPK_SEED_BLOCK};
 use crate::dims::quads;
-use forge_core::{ForgeError, ForgeRuntime};
+use forge_core::{ForgeError, ForgeRuntime, Result};
 use std::borrow::BorrowMut;
 
 /// Checks what every top-k method needs: a non-empty input that `u32` indexes and `k ≥ 1`.
-fn check_input(input: &[f32], k: usize) -> Result<u32, ForgeError> {
+fn check_input(input: &[f32], k: usize) -> Result<u32> {
     if input.is_empty() || k == 0 {
         return Err(ForgeError::EmptyWork {
             kernel: topk_select::NAME,
@@ -33,7 +33,7 @@ fn blocks(
     k: usize,
     block: usize,
     local: bool,
-) -> Result<(Vec<f32>, Vec<u32>), ForgeError> {
+) -> Result<(Vec<f32>, Vec<u32>)> {
     let n = check_input(input, k)?;
     if block == 0 || block > TOPK_MAX_BLOCK || k > block {
         return Err(invalid(format!(
@@ -51,11 +51,7 @@ fn blocks(
 }
 
 /// The global top-k on the GPU: values and indices into `input`.
-fn global(
-    rt: &mut ForgeRuntime,
-    input: &[f32],
-    k: usize,
-) -> Result<(Vec<f32>, Vec<u32>), ForgeError> {
+fn global(rt: &mut ForgeRuntime, input: &[f32], k: usize) -> Result<(Vec<f32>, Vec<u32>)> {
     let n = check_input(input, k)?;
     check_global(input.len(), k)?;
     let vals = rt.upload(&quads(input))?;
@@ -87,7 +83,7 @@ pub trait TopkExt: BorrowMut<ForgeRuntime> {
     /// assert!(rt.topk(&[1.0], 0).is_err());
     /// # Ok::<(), ForgeError>(())
     /// ```
-    fn topk(&mut self, input: &[f32], k: usize) -> Result<Vec<f32>, ForgeError> {
+    fn topk(&mut self, input: &[f32], k: usize) -> Result<Vec<f32>> {
         Ok(blocks(self.borrow_mut(), input, k, TOPK_SEED_BLOCK, true)?.0)
     }
 
@@ -111,12 +107,7 @@ pub trait TopkExt: BorrowMut<ForgeRuntime> {
     /// assert!(rt.topk_blocks(&x, 4, 3).is_err()); // k > block
     /// # Ok::<(), ForgeError>(())
     /// ```
-    fn topk_blocks(
-        &mut self,
-        input: &[f32],
-        k: usize,
-        block: usize,
-    ) -> Result<Vec<f32>, ForgeError> {
+    fn topk_blocks(&mut self, input: &[f32], k: usize, block: usize) -> Result<Vec<f32>> {
         Ok(blocks(self.borrow_mut(), input, k, block, true)?.0)
     }
 
@@ -138,7 +129,7 @@ pub trait TopkExt: BorrowMut<ForgeRuntime> {
         input: &[f32],
         k: usize,
         block: usize,
-    ) -> Result<(Vec<f32>, Vec<u32>), ForgeError> {
+    ) -> Result<(Vec<f32>, Vec<u32>)> {
         blocks(self.borrow_mut(), input, k, block, true)
     }
 
@@ -157,7 +148,7 @@ pub trait TopkExt: BorrowMut<ForgeRuntime> {
     /// assert_eq!(rt.topk_global(&x, 3)?, vec![4999.0, 4998.0, 4997.0]);
     /// # Ok::<(), ForgeError>(())
     /// ```
-    fn topk_global(&mut self, input: &[f32], k: usize) -> Result<Vec<f32>, ForgeError> {
+    fn topk_global(&mut self, input: &[f32], k: usize) -> Result<Vec<f32>> {
         Ok(global(self.borrow_mut(), input, k)?.0)
     }
 
@@ -175,7 +166,7 @@ pub trait TopkExt: BorrowMut<ForgeRuntime> {
         &mut self,
         input: &[f32],
         k: usize,
-    ) -> Result<(Vec<f32>, Vec<u32>), ForgeError> {
+    ) -> Result<(Vec<f32>, Vec<u32>)> {
         global(self.borrow_mut(), input, k)
     }
 }

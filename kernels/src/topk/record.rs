@@ -4,7 +4,7 @@
 use super::kernels::*;
 use super::{TOPK_GLOBAL_MAX_K, TOPK_GLOBAL_MAX_LEN};
 use crate::dims::dim;
-use forge_core::{ForgeError, ForgeRuntime, GpuTensor, Schedule};
+use forge_core::{ForgeError, ForgeRuntime, GpuTensor, Result, Schedule};
 
 /// The device buffers of the global top-k's radix select, reusable from call to call.
 ///
@@ -38,7 +38,7 @@ pub struct TopkGlobalScratch {
 
 impl TopkGlobalScratch {
     /// Buffers for inputs of `n` values.
-    pub fn new(rt: &mut ForgeRuntime, n: usize) -> Result<Self, ForgeError> {
+    pub fn new(rt: &mut ForgeRuntime, n: usize) -> Result<Self> {
         let n4 = dim(topk_radix_hist::NAME, "n / 4", n.div_ceil(4))?;
         let groups = dim(topk_radix_mark::NAME, "n / 65536", n.div_ceil(65536))?;
         Ok(TopkGlobalScratch {
@@ -98,7 +98,7 @@ pub fn topk_global_record(
     scratch: &TopkGlobalScratch,
     out_vals: &GpuTensor<f32>,
     out_ids: &GpuTensor<u32>,
-) -> Result<(), ForgeError> {
+) -> Result<()> {
     check_global(n as usize, k as usize)?;
     for (what, have, need) in [
         (
@@ -166,7 +166,7 @@ pub fn topk_rows_record(
     out_vals: &GpuTensor<f32>,
     out_ids: &GpuTensor<u32>,
     schedule: Option<&Schedule>,
-) -> Result<(), ForgeError> {
+) -> Result<()> {
     let local = u32::from(local);
     match schedule {
         Some(s) => topk_rows::launch_with(rt, s, vals, out_vals, out_ids, n, b, k, local),
@@ -184,7 +184,7 @@ pub(super) fn invalid(message: String) -> ForgeError {
 
 /// The global top-k's limits: `k` from 1 to [`TOPK_GLOBAL_MAX_K`] and at most `n`, `n` from 1
 /// to [`TOPK_GLOBAL_MAX_LEN`].
-pub(super) fn check_global(n: usize, k: usize) -> Result<(), ForgeError> {
+pub(super) fn check_global(n: usize, k: usize) -> Result<()> {
     if n == 0 || k == 0 {
         return Err(ForgeError::EmptyWork {
             kernel: topk_select::NAME,

@@ -2,7 +2,7 @@
 //! on the host.
 
 use super::TOPK_PAD_INDEX;
-use forge_core::ForgeError;
+use forge_core::Result;
 
 /// The order key of a value: larger keys sort first. NaNs are all equal and above `+inf`;
 /// `-0.0` sits just below `+0.0`.
@@ -35,7 +35,7 @@ pub fn topk_select_reference(
     _p: u32,
     chained: u32,
     local: u32,
-) -> Result<(Vec<f32>, Vec<u32>), ForgeError> {
+) -> Result<(Vec<f32>, Vec<u32>)> {
     let (n, b, k) = (n as usize, b as usize, k as usize);
     let (mut out_v, mut out_i) = (Vec::new(), Vec::new());
     for (blk, chunk) in vals[..n].chunks(b).enumerate() {
@@ -82,7 +82,7 @@ pub fn topk_rows_reference(
     b: u32,
     k: u32,
     local: u32,
-) -> Result<(Vec<f32>, Vec<u32>), ForgeError> {
+) -> Result<(Vec<f32>, Vec<u32>)> {
     topk_select_reference(&flat(vals, n), &[0], n, b, k, 0, 0, local)
 }
 
@@ -125,7 +125,7 @@ pub fn topk_radix_hist_reference(
     grid: u32,
     sample: u32,
     slot: u32,
-) -> Result<(), ForgeError> {
+) -> Result<()> {
     let top = 0xffe0_0000u32;
     let x = flat(vals, n);
     let step = sample.max(1) as usize;
@@ -172,7 +172,7 @@ pub fn topk_radix_mark_reference(
     hist: &mut [u32],
     marks: &mut [[u32; 4]],
     n: u32,
-) -> Result<(), ForgeError> {
+) -> Result<()> {
     marks.iter_mut().for_each(|m| *m = [0; 4]);
     for (e, &v) in flat(vals, n).iter().enumerate() {
         let key = radix_key(v);
@@ -194,7 +194,7 @@ pub fn topk_radix_refine_reference(
     n: u32,
     level: u32,
     _grid: u32,
-) -> Result<(), ForgeError> {
+) -> Result<()> {
     if state[0] != 0 {
         return Ok(());
     }
@@ -221,7 +221,7 @@ pub fn topk_radix_select_reference(
     k: u32,
     floor: u32,
     cap: u32,
-) -> Result<(), ForgeError> {
+) -> Result<()> {
     let (r, mut prefix) = if floor != 0 && level != 0 {
         (state[7], [0; 4])
     } else if floor != 0 || level == 0 {
@@ -273,7 +273,7 @@ pub fn topk_radix_collect_reference(
     state: &[u32],
     regions: &mut [u32],
     n: u32,
-) -> Result<Vec<u32>, ForgeError> {
+) -> Result<Vec<u32>> {
     let [pk, pmask, pi, imask] = [state[2], state[3], state[4], state[5]];
     let x = flat(vals, n);
     let groups = x.len().div_ceil(65536);
@@ -304,7 +304,7 @@ pub fn topk_radix_sort_reference(
     k: u32,
     groups: u32,
     cap: u32,
-) -> Result<(Vec<f32>, Vec<u32>), ForgeError> {
+) -> Result<(Vec<f32>, Vec<u32>)> {
     let x = flat(vals, n);
     let mut cand: Vec<(u32, u32)> = (0..groups as usize)
         .flat_map(|g| {
