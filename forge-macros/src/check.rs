@@ -1139,6 +1139,26 @@ pub mod uniformity {
         Exit(Span, &'static str),
         /// A `return` that some invocations take and others don't.
         Return(Span),
+        /// An `if` condition that is the same within each subgroup but may differ between
+        /// subgroups (a `subgroup_all`, `subgroup_any` or `subgroup_broadcast_first`
+        /// result): enough for cooperative-matrix operations, which are collective over
+        /// their subgroup only; not for barriers or subgroup operations.
+        SubgroupCond(&'k Expr),
+    }
+
+    /// The control flow inside a construct whose own condition gives `inner`, under
+    /// `outer`: the first cause that matters most. A cause that holds for whole subgroups
+    /// gives way to one that splits them, wherever it stands.
+    fn within<'k>(outer: Option<Cause<'k>>, inner: Option<Cause<'k>>) -> Option<Cause<'k>> {
+        match (outer, inner) {
+            (None | Some(Cause::SubgroupCond(_)), Some(i))
+                if !matches!(i, Cause::SubgroupCond(_)) =>
+            {
+                Some(i)
+            }
+            (None, i) => i,
+            (o, _) => o,
+        }
     }
 
     struct State<'k> {
@@ -1154,6 +1174,10 @@ pub mod uniformity {
         /// Errors at barriers and subgroup operations (`workgroup_barrier()`,
         /// `subgroup_add`), collected on the final pass.
         errors: Option<Vec<(Span, &'static str, Cause<'k>)>>,
+        /// Locals that are the same within each subgroup: an immutable `let` of a
+        /// subgroup-uniform value, in control flow uniform over subgroups at least.
+        /// Recomputed on every pass.
+        subgroup_uniform: Vec<bool>,
     }
 
     impl<'k> State<'k> {
@@ -1237,15 +1261,47 @@ pub mod uniformity {
             (!self.uni(e)).then_some(Cause::Cond(e, what))
         }
 
+        /// Whether `e` is the same for every invocation of a subgroup: uniform, or a vote
+        /// of the subgroup (`subgroup_all`, `subgroup_any`, `subgroup_broadcast_first`),
+        /// or built from such values by operators and subgroup-uniform locals.
+        fn subgroup_uni(&self, e: &Expr) -> bool {
+            match &e.kind {
+                ExprKind::Subgroup { op, .. } if op.is_vote() => true,
+                ExprKind::Local(id) if self.subgroup_uniform[*id] => true,
+                ExprKind::Unary(_, x) => self.subgroup_uni(x),
+                ExprKind::Binary(_, a, b) => self.subgroup_uni(a) && self.subgroup_uni(b),
+                _ => self.uni(e),
+            }
+        }
+
+        /// An `if` condition's cause: none where it is uniform, [`Cause::SubgroupCond`]
+        /// where it is uniform within subgroups only.
+        fn if_cause(&self, e: &'k Expr) -> Option<Cause<'k>> {
+            if self.uni(e) {
+                None
+            } else if self.subgroup_uni(e) {
+                Some(Cause::SubgroupCond(e))
+            } else {
+                Some(Cause::Cond(e, "if"))
+            }
+        }
+
         fn block(&mut self, b: &'k Block, ctrl: Option<Cause<'k>>) {
             for s in b {
                 self.stmt(s, ctrl);
             }
         }
 
+        /// One pass over the kernel's body, from uniform control flow.
+        fn pass(&mut self) {
+            self.returned_divergently = None;
+            self.subgroup_uniform.fill(false);
+            self.block(&self.k.body, None);
+        }
+
         /// `ctrl` is `None` in uniform control flow, or what made it non-uniform.
         fn stmt(&mut self, s: &'k Stmt, ctrl: Option<Cause<'k>>) {
-            let ctrl = ctrl.or(self.returned_divergently);
+            let ctrl = within(ctrl, self.returned_divergently);
             self.subgroup_ops_uniform(s, ctrl);
             match s {
                 // A `workgroup_uniform_load` value: every invocation read the same element
@@ -1273,6 +1329,14 @@ pub mod uniformity {
                     }
                 }
                 Stmt::Let { local, init, .. } => {
+                    let l = &self.k.locals[*local];
+                    if !l.assigned
+                        && !l.shared
+                        && matches!(ctrl, None | Some(Cause::SubgroupCond(_)))
+                        && init.as_ref().is_some_and(|e| self.subgroup_uni(e))
+                    {
+                        self.subgroup_uniform[*local] = true;
+                    }
                     if let Some(e) = init.as_ref().filter(|e| !self.uni(e)) {
                         let how = self.computed_from(e);
                         self.mark(*local, || how);
@@ -1304,7 +1368,7 @@ pub mod uniformity {
                 Stmt::If {
                     cond, then, els, ..
                 } => {
-                    let inner = ctrl.or(self.cond_cause(cond, "if"));
+                    let inner = within(ctrl, self.if_cause(cond));
                     self.block(then, inner);
                     if let Some(e) = els {
                         self.block(e, inner);
@@ -1328,24 +1392,28 @@ pub mod uniformity {
                     if bound.is_some() {
                         self.mark(*var, || "counts a loop with non-uniform bounds".into());
                     } else if ctrl.is_some() {
+                        if matches!(ctrl, Some(Cause::SubgroupCond(_))) {
+                            self.subgroup_uniform[*var] = true;
+                        }
                         self.mark(*var, || {
                             "counts a loop under non-uniform control flow".into()
                         });
                     }
-                    let inner = ctrl.or(bound).or(self.loop_divergent[*id]);
+                    let inner = within(within(ctrl, bound), self.loop_divergent[*id]);
                     self.block(body, inner);
                 }
                 Stmt::While { cond, body, id, .. } => {
                     // The condition is evaluated after the body too: iterate for its locals.
-                    let inner = ctrl
-                        .or(self.cond_cause(cond, "while"))
-                        .or(self.loop_divergent[*id]);
+                    let inner = within(
+                        within(ctrl, self.cond_cause(cond, "while")),
+                        self.loop_divergent[*id],
+                    );
                     self.block(body, inner);
-                    let inner = inner.or(self.cond_cause(cond, "while"));
+                    let inner = within(inner, self.cond_cause(cond, "while"));
                     self.block(body, inner);
                 }
                 Stmt::Loop { body, id, .. } => {
-                    let inner = ctrl.or(self.loop_divergent[*id]);
+                    let inner = within(ctrl, self.loop_divergent[*id]);
                     self.block(body, inner);
                 }
                 Stmt::Switch {
@@ -1353,7 +1421,7 @@ pub mod uniformity {
                     cases,
                     default,
                 } => {
-                    let inner = ctrl.or(self.cond_cause(selector, "match"));
+                    let inner = within(ctrl, self.cond_cause(selector, "match"));
                     for (_, b) in cases {
                         self.block(b, inner);
                     }
@@ -1406,7 +1474,7 @@ pub mod uniformity {
                 return;
             };
             let why = match s {
-                Stmt::While { cond, .. } => ctrl.or(Some(Cause::Cond(cond, "while"))),
+                Stmt::While { cond, .. } => within(ctrl, Some(Cause::Cond(cond, "while"))),
                 _ => ctrl,
             };
             let Some(why) = why else {
@@ -1417,8 +1485,11 @@ pub mod uniformity {
                     match x.kind {
                         ExprKind::Subgroup { op, .. } => errors.push((x.span, op.name(), why)),
                         // A zero matrix is a constant; the loads, stores and products
-                        // are the subgroup's collective operations.
-                        ExprKind::Coop { op, .. } if op != CoopOp::Zero => {
+                        // are the subgroup's collective operations, over their subgroup
+                        // only: a condition the same within each subgroup keeps them whole.
+                        ExprKind::Coop { op, .. }
+                            if op != CoopOp::Zero && !matches!(why, Cause::SubgroupCond(_)) =>
+                        {
                             errors.push((x.span, op.name(), why))
                         }
                         _ => {}
@@ -1444,11 +1515,15 @@ pub mod uniformity {
                     "is taken by some invocations and not others",
                 ),
                 Cause::Return(_) => ("an earlier `return`", "leaves some invocations early"),
+                Cause::SubgroupCond(_) => (
+                    "an enclosing `if`",
+                    "is the same within each subgroup but may differ between subgroups",
+                ),
             };
             let collective = if name.starts_with("subgroup_") {
                 " (a subgroup operation is collective, like a barrier)"
             } else if COOP_OPS.contains(&name) {
-                " (a cooperative-matrix operation is collective over the subgroup, like a barrier)"
+                " (a cooperative-matrix operation is collective over the subgroup: a condition the same within each subgroup, such as a `subgroup_any(..)` result, would do)"
             } else {
                 ""
             };
@@ -1479,6 +1554,13 @@ pub mod uniformity {
                     span,
                     format!("this `{kw}` is taken by some invocations only, as it sits under non-uniform control flow; make its condition uniform (based on {UNIFORM}), or move `{name}` out of the loop"),
                 ),
+                Cause::SubgroupCond(e) => cx.error_range(
+                    e.span,
+                    e.end,
+                    format!(
+                        "this `if` condition is a vote of each subgroup, which may differ between the subgroups of a workgroup: it suits cooperative-matrix operations, not `{name}`; move `{name}` out of the `if`"
+                    ),
+                ),
                 Cause::Return(span) => cx.error(
                     span,
                     format!("this `return` is taken by some invocations only, as it sits under non-uniform control flow; instead of returning early, guard the work with an `if` and keep `{name}` outside it"),
@@ -1496,11 +1578,11 @@ pub mod uniformity {
             changed: true,
             returned_divergently: None,
             errors: None,
+            subgroup_uniform: vec![false; k.locals.len()],
         };
         while st.changed {
             st.changed = false;
-            st.returned_divergently = None;
-            st.block(&k.body, None);
+            st.pass();
         }
         st
     }
@@ -1509,8 +1591,7 @@ pub mod uniformity {
     pub fn barriers_uniform(cx: &Ctxt, k: &Kernel<'_>) {
         let mut st = fixpoint(k, vec![false; k.locals.len()]);
         st.errors = Some(Vec::new());
-        st.returned_divergently = None;
-        st.block(&k.body, None);
+        st.pass();
         // A `while` body is walked twice (its condition runs after it too): report once.
         let mut seen = std::collections::HashSet::new();
         for (span, name, why) in st.errors.take().unwrap_or_default() {

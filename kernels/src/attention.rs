@@ -34,9 +34,11 @@
 //!    step 2, under their barrier; after step 3 each lane scales one column of every row,
 //!    the row's `α` fetched by `subgroup_shuffle` from the lanes that computed it, so that
 //!    the round trip takes one barrier (at `OF = 8`, all of `d = 128`); further fragments
-//!    go round `OF` at a time. Where every `α` of the subgroup is 1, most blocks after the
-//!    first few, the scaling is skipped; the round trip itself is not, as its barriers must
-//!    be reached by the whole workgroup (a workgroup-wide vote to skip it miscompiled
+//!    go round `OF` at a time. Where every `α` of the subgroup is 1 (most blocks after the
+//!    first few), the subgroup skips the scaling, the loads and the further stores: a
+//!    vote of the subgroup (`subgroup_all`) decides, and cooperative-matrix operations,
+//!    collective over their subgroup only, may sit under it. The barriers stay, as the
+//!    whole workgroup must reach them (a workgroup-wide vote to skip them too miscompiled
 //!    through NVIDIA's Vulkan driver: see the book's attention page);
 //! 5. `O += P·V`, `P` read from `sp` as `CoopA`, `V` from `skv` as `CoopB`.
 //!
@@ -257,24 +259,30 @@ pub fn attention(
             m = mn;
             // O·α, row by row: row `r`'s factor is with lanes `2r` and `2r + 1`, and each
             // lane scales one column of every row (a row's 32 consecutive floats at a time:
-            // no bank is hit twice), the columns below `d` only, unless every factor of the
-            // subgroup is 1. The first `OF` fragments went out with the scores; where `d`
-            // has more, the rest go round the same way, `OF` at a time. Then they come back.
+            // no bank is hit twice), the columns below `d` only; then the fragments come
+            // back. The first `OF` went out with the scores; where `d` has more, the rest go
+            // round the same way, `OF` at a time. A subgroup whose factors are all 1 (most
+            // blocks after the first few) skips the round trip but for that first store;
+            // the barriers stay, as the whole workgroup must reach them.
             let mut ar = [0.0f32; 16];
             #[unroll]
             for r in 0..16 {
                 ar[r] = subgroup_shuffle(alpha, 2 * r);
             }
+            // A vote of the subgroup, so the same in all its lanes: the fragments, which are
+            // the subgroup's, may be loaded and stored under it.
             let rescale = !subgroup_all(alpha == 1.0);
             #[unroll]
             for ch in 0..8 / OF {
                 if ch * OF < fd {
                     if ch > 0 {
                         workgroup_barrier();
-                        #[unroll]
-                        for u in 0..OF {
-                            if ch * OF + u < fd {
-                                of[ch * OF + u].store_row_major(&mut so[os + 16 * u], SOP);
+                        if rescale {
+                            #[unroll]
+                            for u in 0..OF {
+                                if ch * OF + u < fd {
+                                    of[ch * OF + u].store_row_major(&mut so[os + 16 * u], SOP);
+                                }
                             }
                         }
                         workgroup_barrier();
@@ -292,10 +300,12 @@ pub fn attention(
                         }
                     }
                     workgroup_barrier();
-                    #[unroll]
-                    for u in 0..OF {
-                        if ch * OF + u < fd {
-                            of[ch * OF + u] = CoopC::load_row_major(&so[os + 16 * u], SOP);
+                    if rescale {
+                        #[unroll]
+                        for u in 0..OF {
+                            if ch * OF + u < fd {
+                                of[ch * OF + u] = CoopC::load_row_major(&so[os + 16 * u], SOP);
+                            }
                         }
                     }
                 }

@@ -98,6 +98,15 @@ pub enum SubgroupOp {
 }
 
 impl SubgroupOp {
+    /// Whether the result is the same for every invocation of the subgroup: a vote
+    /// (`subgroup_all`, `subgroup_any`) or `subgroup_broadcast_first`.
+    pub fn is_vote(self) -> bool {
+        matches!(
+            self,
+            SubgroupOp::All | SubgroupOp::Any | SubgroupOp::BroadcastFirst
+        )
+    }
+
     pub const ALL: [SubgroupOp; 20] = [
         SubgroupOp::Add,
         SubgroupOp::Mul,

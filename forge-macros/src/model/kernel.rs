@@ -366,6 +366,51 @@ impl Kernel<'_> {
         found
     }
 
+    /// Whether a cooperative-matrix operation sits under an `if` whose condition reads a
+    /// subgroup vote (`subgroup_all`, `subgroup_any`, `subgroup_broadcast_first`, directly
+    /// or through the locals it is computed from). `check` accepts such an operation, which
+    /// is collective over its subgroup only; naga asks for workgroup uniformity, so the
+    /// WGSL turns naga's check off (`emit_wgsl`), `check` having made the exact one.
+    pub fn coop_under_vote(&self) -> bool {
+        // Each local's initialiser, to follow a condition through the locals it reads.
+        let mut inits: Vec<Option<&Expr>> = vec![None; self.locals.len()];
+        walk_stmts(&self.body, &mut |s| {
+            if let Stmt::Let {
+                local,
+                init: Some(e),
+            } = s
+            {
+                inits[*local] = Some(e);
+            }
+        });
+        fn reads_vote(e: &Expr, inits: &[Option<&Expr>], depth: u32) -> bool {
+            let mut found = false;
+            walk_expr(e, &mut |x| match &x.kind {
+                ExprKind::Subgroup { op, .. } => found |= op.is_vote(),
+                // A local is declared before it is read: the chain ends (the depth only
+                // bounds the search).
+                ExprKind::Local(id) if depth < 16 => {
+                    if let Some(init) = inits[*id] {
+                        found |= reads_vote(init, inits, depth + 1)
+                    }
+                }
+                _ => {}
+            });
+            found
+        }
+        let mut found = false;
+        walk_stmts(&self.body, &mut |s| {
+            if let Stmt::If { cond, .. } = s {
+                if !found && reads_vote(cond, &inits, 0) {
+                    s.each_block(|b| {
+                        walk_exprs(b, &mut |x| found |= matches!(x.kind, ExprKind::Coop { .. }))
+                    });
+                }
+            }
+        });
+        found
+    }
+
     /// Whether the kernel's results cannot depend on its workgroup size, so that it may run
     /// at any (`Kernel::workgroup_free` in forge-core): neither its body nor a helper it
     /// calls reads `WG`, `ITEMS` or `VEC`, a builtin other than `global_index()` and
