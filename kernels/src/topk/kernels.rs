@@ -276,7 +276,7 @@ mod kernels {
 
     /// The inclusive prefix sum of `sums[0..WG]` in place, one entry per invocation.
     #[forge_fn]
-    fn inclusive_scan(sums: &mut [u32; 256], lid: u32) {
+    fn inclusive_scan(sums: &mut [u32; WG], lid: u32) {
         let mut off = 1u32;
         while off < WG {
             let mut add = 0u32;
@@ -290,26 +290,24 @@ mod kernels {
         }
     }
 
-    /// Zeroes the workgroup's 2048 bins, its invocations striding over them.
+    /// Zeroes the workgroup's 2048 bins, its invocations striding over them, and waits
+    /// until every bin is zero.
     #[forge_fn]
-    fn clear_bins(bins: &mut [Atomic<u32>; 2048], lid: u32) {
-        let mut i = lid;
+    fn clear_bins(bins: &mut [Atomic<u32>; 2048]) {
+        let mut i = local_index();
         while i < 2048 {
             bins[i].store(0);
             i += WG;
         }
+        workgroup_barrier();
     }
 
-    /// Adds the workgroup's nonzero bins to histogram `slot` of `hist` (2048 bins from
-    /// `slot·2048`), its invocations striding over them.
+    /// Once every invocation has counted, adds the workgroup's nonzero bins to histogram
+    /// `slot` of `hist` (2048 bins from `slot·2048`), its invocations striding over them.
     #[forge_fn]
-    fn flush_bins(
-        hist: &mut [Atomic<u32>; 16384],
-        slot: u32,
-        bins: &mut [Atomic<u32>; 2048],
-        lid: u32,
-    ) {
-        let mut i = lid;
+    fn flush_bins(hist: &mut [Atomic<u32>; 16384], slot: u32, bins: &mut [Atomic<u32>; 2048]) {
+        workgroup_barrier();
+        let mut i = local_index();
         while i < 2048 {
             let c = bins[i].load();
             if c > 0 {
@@ -775,9 +773,7 @@ mod kernels {
     ) {
         #[shared]
         let mut bins = [0u32; 2048];
-        let lid = local_index();
-        clear_bins(&mut bins, lid);
-        workgroup_barrier();
+        clear_bins(&mut bins);
         let shift = select(10u32, 21u32, level == 0);
         let mask = 0x7ffu32;
         let mut prefix = UVec4::ZERO;
@@ -824,8 +820,7 @@ mod kernels {
                 bins[best >> 21].fetch_add(1);
             }
         }
-        workgroup_barrier();
-        flush_bins(&mut hist, slot, &mut bins, lid);
+        flush_bins(&mut hist, slot, &mut bins);
     }
 
     /// Global top-k, step 2, the one full read: the elements whose key is at least the
@@ -941,9 +936,7 @@ mod kernels {
     ) {
         #[shared]
         let mut bins = [0u32; 2048];
-        let lid = local_index();
-        clear_bins(&mut bins, lid);
-        workgroup_barrier();
+        clear_bins(&mut bins);
         let digit_at = level % 3;
         let shift = select(select(0u32, 10u32, digit_at == 1), 21u32, digit_at == 0);
         let mask = select(0x3ffu32, 0x7ffu32, digit_at < 2);
@@ -972,8 +965,7 @@ mod kernels {
                 q += grid;
             }
         }
-        workgroup_barrier();
-        flush_bins(&mut hist, level % 8, &mut bins, lid);
+        flush_bins(&mut hist, level % 8, &mut bins);
     }
 
     /// Global top-k, the select after each histogram (one workgroup): finds the bin of
@@ -1006,7 +998,7 @@ mod kernels {
         #[shared]
         let mut counts = [0u32; 2048];
         #[shared]
-        let mut sums = [0u32; 256];
+        let mut sums = [0u32; WG];
         let lid = local_index();
         let digit = level % 3;
         let shift = select(select(0u32, 10u32, digit == 1), 21u32, digit == 0);
@@ -1110,7 +1102,7 @@ mod kernels {
         #[shared]
         let mut picked = [0u32; 2048];
         #[shared]
-        let mut sums = [0u32; 256];
+        let mut sums = [0u32; WG];
         let lid = local_index();
         let wg = workgroup_index();
         if wg < n.div_ceil(65536) {
