@@ -483,29 +483,30 @@ mod kernels {
     }
 
     /// Moves each value `v[k]` of every invocation through workgroup memory, from slot
-    /// `p[k]` to the invocation that reads slot `q[k]`: real parts, then imaginary parts,
-    /// 16 KiB each way.
+    /// `p[k]` to the invocation that reads slot `q[k]`: component `c` of each, real parts
+    /// then imaginary parts, 16 KiB each way.
     #[forge_fn]
     fn exchange(buf: &mut [f32; 4096], v: &mut [Vec2; 16], p: &[u32; 16], q: &[u32; 16]) {
         let mut re = [0.0f32; 16];
         #[unroll]
-        for k in 0..16 {
-            buf[p[k]] = v[k].x;
-        }
-        workgroup_barrier();
-        #[unroll]
-        for k in 0..16 {
-            re[k] = buf[q[k]];
-        }
-        workgroup_barrier();
-        #[unroll]
-        for k in 0..16 {
-            buf[p[k]] = v[k].y;
-        }
-        workgroup_barrier();
-        #[unroll]
-        for k in 0..16 {
-            v[k] = Vec2::new(re[k], buf[q[k]]);
+        for c in 0..2 {
+            #[unroll]
+            for k in 0..16 {
+                buf[p[k]] = v[k][c];
+            }
+            workgroup_barrier();
+            #[unroll]
+            for k in 0..16 {
+                if c == 0 {
+                    re[k] = buf[q[k]];
+                } else {
+                    v[k] = Vec2::new(re[k], buf[q[k]]);
+                }
+            }
+            // Every real part is read before the imaginary parts overwrite the slots.
+            if c == 0 {
+                workgroup_barrier();
+            }
         }
     }
 
