@@ -796,14 +796,13 @@ fn fft_plans_in_registers_match_rustfft() {
             let out = rt.zeros::<[f32; 2]>(n * batch).unwrap();
             fft_record_plan(
                 &mut rt,
+                &plan,
                 &input,
                 Some(&scratch),
                 &out,
-                n,
                 batch,
                 inverse,
                 None,
-                &plan,
             )
             .unwrap();
             let got: Vec<f32> = bytemuck::cast_slice(&rt.download(&out).unwrap()).to_vec();

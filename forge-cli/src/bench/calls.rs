@@ -265,14 +265,13 @@ pub fn run(
                 let (_, sch, plan) = &variants[i];
                 fft_record_plan(
                     rt,
+                    plan,
                     &x,
                     Some(&scratch),
                     &y,
-                    n,
                     batch,
                     inverse,
                     sch.as_ref(),
-                    plan,
                 )
             })?;
             let r = Row {

@@ -52,17 +52,16 @@ pub fn fft_record(
     inverse: bool,
     schedule: Option<&Schedule>,
 ) -> Result<()> {
-    // fft_record_plan checks the shape first.
+    check_shape(n, batch)?;
     fft_record_plan(
         rt,
+        &fft_plan(n),
         input,
         scratch,
         output,
-        n,
         batch,
         inverse,
         schedule,
-        &fft_plan(n),
     )
 }
 
@@ -76,35 +75,36 @@ pub struct FftPlan {
     pub registers: bool,
 }
 
-/// [`fft_record`] with the plan given, to compare plans (`forge bench` tries several);
-/// `schedule` applies to the passes that run [`fft_pass`] ([`fft_pass16`] has one
-/// schedule).
+/// [`fft_record`] with the plan given, to compare plans (`forge bench` tries several): the
+/// transforms' length `n` is the product of its radices. `schedule` applies to the
+/// passes that run [`fft_pass`] ([`fft_pass16`] has one schedule).
+///
+/// Errors: those of [`fft_record`], and radices that are not powers of two up to 4096
+/// ([`ForgeError::InvalidArgument`]).
 #[allow(clippy::too_many_arguments)]
 pub fn fft_record_plan(
     rt: &mut ForgeRuntime,
+    plan: &FftPlan,
     input: &GpuTensor<[f32; 2]>,
     scratch: Option<&GpuTensor<[f32; 2]>>,
     output: &GpuTensor<[f32; 2]>,
-    n: usize,
     batch: usize,
     inverse: bool,
     schedule: Option<&Schedule>,
-    plan: &FftPlan,
 ) -> Result<()> {
     let radices = &plan.radices[..];
-    let len = check_shape(n, batch)?;
+    let powers = radices
+        .iter()
+        .all(|&m| m.is_power_of_two() && m as usize <= FFT_MAX_LOCAL);
     let product = radices
         .iter()
         .try_fold(1usize, |p, &m| p.checked_mul(m as usize));
-    if product != Some(n)
-        || radices
-            .iter()
-            .any(|&m| !m.is_power_of_two() || m as usize > FFT_MAX_LOCAL)
-    {
+    let (true, Some(n)) = (powers, product) else {
         return Err(invalid(format!(
-            "radices {radices:?} are not powers of two up to 4096 whose product is n = {n}"
+            "radices {radices:?} are not powers of two up to 4096 whose product fits a usize"
         )));
-    }
+    };
+    let len = check_shape(n, batch)?;
     let scale = if inverse { 1.0 / n as f32 } else { 1.0 };
     let dir = u32::from(inverse);
     let scratch = match (scratch, radices.len()) {
