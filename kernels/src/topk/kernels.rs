@@ -13,6 +13,9 @@ pub use kernels::{
 mod kernels {
     use super::*;
 
+    /// The bins of a radix-select histogram: one per value of an 11-bit digit.
+    const BINS: u32 = 2048;
+
     /// The order key of a value: larger keys come first. Every NaN maps to `u32::MAX`,
     /// `+0.0` sits just above `-0.0`, and no value maps to 0, which marks padding.
     #[forge_fn]
@@ -290,12 +293,12 @@ mod kernels {
         }
     }
 
-    /// Zeroes the workgroup's 2048 bins, its invocations striding over them, and waits
-    /// until every bin is zero.
+    /// Zeroes the workgroup's bins, its invocations striding over them, and waits until
+    /// every bin is zero.
     #[forge_fn]
-    fn clear_bins(bins: &mut [Atomic<u32>; 2048]) {
+    fn clear_bins(bins: &mut [Atomic<u32>; BINS]) {
         let mut i = local_index();
-        while i < 2048 {
+        while i < BINS {
             bins[i].store(0);
             i += WG;
         }
@@ -303,15 +306,15 @@ mod kernels {
     }
 
     /// Once every invocation has counted, adds the workgroup's nonzero bins to histogram
-    /// `slot` of `hist` (2048 bins from `slot·2048`), its invocations striding over them.
+    /// `slot` of `hist` (from `slot·BINS`), its invocations striding over them.
     #[forge_fn]
-    fn flush_bins(hist: &mut [Atomic<u32>; 16384], slot: u32, bins: &mut [Atomic<u32>; 2048]) {
+    fn flush_bins(hist: &mut [Atomic<u32>; 16384], slot: u32, bins: &mut [Atomic<u32>; BINS]) {
         workgroup_barrier();
         let mut i = local_index();
-        while i < 2048 {
+        while i < BINS {
             let c = bins[i].load();
             if c > 0 {
-                hist[slot * 2048 + i].fetch_add(c);
+                hist[slot * BINS + i].fetch_add(c);
             }
             i += WG;
         }
@@ -772,7 +775,7 @@ mod kernels {
         slot: u32,
     ) {
         #[shared]
-        let mut bins = [0u32; 2048];
+        let mut bins = [0u32; BINS];
         clear_bins(&mut bins);
         let shift = select(10u32, 21u32, level == 0);
         let mask = 0x7ffu32;
@@ -840,7 +843,7 @@ mod kernels {
         n: u32,
     ) {
         #[shared]
-        let mut bins = [0u32; 2048];
+        let mut bins = [0u32; BINS];
         #[shared]
         let mut bits = [0u32; 2048];
         let lid = local_index();
@@ -848,8 +851,9 @@ mod kernels {
         // With 128 invocations a workgroup, the launch has twice as many workgroups as
         // chunks; the rest do nothing.
         if wg < n.div_ceil(65536) {
+            // The bitmap's words are as many as the bins.
             let mut i = lid;
-            while i < 2048 {
+            while i < BINS {
                 bins[i].store(0);
                 bits[i].store(0);
                 i += WG;
@@ -891,10 +895,10 @@ mod kernels {
                 w += 4 * WG;
             }
             workgroup_barrier();
-            // Histogram 0, written out here: the helper's `0 * 2048 + i` would add a
+            // Histogram 0, written out here: the helper's `0 * BINS + i` would add a
             // zero to every index in the emitted code.
             let mut i = lid;
-            while i < 2048 {
+            while i < BINS {
                 let c = bins[i].load();
                 if c > 0 {
                     hist[i].fetch_add(c);
@@ -935,7 +939,7 @@ mod kernels {
         grid: u32,
     ) {
         #[shared]
-        let mut bins = [0u32; 2048];
+        let mut bins = [0u32; BINS];
         clear_bins(&mut bins);
         let digit_at = level % 3;
         let shift = select(select(0u32, 10u32, digit_at == 1), 21u32, digit_at == 0);
@@ -996,13 +1000,13 @@ mod kernels {
         cap: u32,
     ) {
         #[shared]
-        let mut counts = [0u32; 2048];
+        let mut counts = [0u32; BINS];
         #[shared]
         let mut sums = [0u32; WG];
         let lid = local_index();
         let digit = level % 3;
         let shift = select(select(0u32, 10u32, digit == 1), 21u32, digit == 0);
-        let bins = select(1024u32, 2048u32, digit < 2);
+        let bins = select(1024u32, BINS, digit < 2);
         // A level after the threshold is final reads nothing; the rest of the kernel then
         // finds nothing to do.
         let mut skip = false;
@@ -1011,8 +1015,8 @@ mod kernels {
         }
         // Coalesced loads, all in flight at once.
         let mut i = lid;
-        while i < 2048 && !skip {
-            counts[i] = hist[slot * 2048 + i];
+        while i < BINS && !skip {
+            counts[i] = hist[slot * BINS + i];
             i += WG;
         }
         workgroup_barrier();
