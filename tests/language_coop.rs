@@ -217,3 +217,42 @@ fn the_gpu_agrees_with_the_oracle_or_the_runtime_names_the_missing_feature() {
         }
     }
 }
+
+/// Random tiles and flags for `coop_vote`: every third tile has no flag set, the others one
+/// or more.
+fn vote_inputs(rng: &mut ChaCha8Rng, tiles: usize) -> (Vec<f32>, Vec<u32>) {
+    let c = (0..tiles * 256).map(|_| rng.gen_range(-4.0f32..4.0)).collect();
+    let mut flags = vec![0u32; tiles * 32];
+    for t in (0..tiles).filter(|t| t % 3 != 1) {
+        for _ in 0..rng.gen_range(1..4) {
+            flags[t * 32 + rng.gen_range(0..32)] = 1;
+        }
+    }
+    (c, flags)
+}
+
+/// Cooperative-matrix operations under a subgroup's vote, with the two subgroups of a
+/// workgroup voting apart: the oracle (its race checker on) against the definition, and
+/// the GPU against the oracle where the adapter has cooperative matrices.
+#[test]
+fn cooperative_matrices_run_under_a_subgroups_vote() {
+    let mut rng = ChaCha8Rng::seed_from_u64(19);
+    let mut rt = rt();
+    for tiles in [1usize, 2, 3, 5, 8] {
+        let (c, flags) = vote_inputs(&mut rng, tiles);
+        let want = coop_vote_reference(&c, &flags, tiles as u32).unwrap();
+        let opts = OracleOptions::default().with_race_detection(true);
+        let sch = coop_vote::DEFAULT_SCHEDULE;
+        let got = coop_vote::cpu_with_options(&sch, &opts, &c, &flags, tiles as u32).unwrap();
+        assert_eq!(got, want, "oracle, {tiles} tiles");
+        let gpu = coop_vote::run(&mut rt, &c, &flags, tiles as u32);
+        if rt.supports(Feature::CooperativeMatrix) {
+            assert_eq!(gpu.unwrap(), want, "gpu, {tiles} tiles");
+        } else {
+            assert!(matches!(gpu, Err(ForgeError::MissingFeature { .. })), "{gpu:?}");
+        }
+    }
+    // The WGSL turns naga's check of workgroup uniformity off, as `check` made its own.
+    assert!(coop_vote::WGSL.contains("diagnostic(off, derivative_uniformity);"));
+    assert!(!coop_tile::WGSL.contains("diagnostic("));
+}

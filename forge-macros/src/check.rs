@@ -1245,9 +1245,24 @@ pub mod uniformity {
 
         /// Why an expression differs between invocations, for an error.
         fn why_not_uniform(&self, e: &Expr) -> String {
-            self.culprit(e)
+            self.culprit(self.beyond_votes(e))
                 .map(|(what, why)| format!("it reads {what}, {why}"))
                 .unwrap_or_default()
+        }
+
+        /// The part of `e` to blame: where `e` is not even the same within each subgroup,
+        /// an operand that is not, rather than a vote it also reads (`busy && i < 32`
+        /// blames `i`, not `busy`).
+        fn beyond_votes<'e>(&self, e: &'e Expr) -> &'e Expr {
+            if self.subgroup_uni(e) {
+                return e;
+            }
+            match &e.kind {
+                ExprKind::Unary(_, x) => self.beyond_votes(x),
+                ExprKind::Binary(_, a, b) if self.subgroup_uni(a) => self.beyond_votes(b),
+                ExprKind::Binary(_, a, _) => self.beyond_votes(a),
+                _ => e,
+            }
         }
 
         /// "is computed from `global_index()`", for a local assigned `e`.

@@ -50,7 +50,7 @@
 //! its `16 × (BC + 2·XPAD)` halves (`XPAD = 4` pads both by 16 bytes a row, against bank
 //! conflicts); `so`, its `16 × (16·OF + 4)` floats. The declared schedule (`WG = 64`,
 //! `KB = 16`, `PAD = 8`, `OF = 2`, `XPAD = 0`) takes the portable 16 KiB exactly; the tuned
-//! ones take 16 to 66 KiB, and each adapter runs those it holds. `keep` holds blocks to 32 keys: 64-key
+//! ones take 16 to 64 KiB, and each adapter runs those it holds. `keep` holds blocks to 32 keys: 64-key
 //! blocks (`WG = 128`, `KB = 32`) never won on an H100, on either backend, and took CUDA
 //! 2.2 s to compile cold.
 //!

@@ -174,3 +174,64 @@ pub fn coop_layouts_reference(
     h.extend((0..256).map(|i| element(b, 8, s, true, i % 16, i / 16)));
     Ok((out, h))
 }
+
+/// Cooperative-matrix operations under a subgroup's vote. Each 32-lane subgroup of a
+/// 64-invocation workgroup owns tile `t` of `c` (16×16, row-major); when any of the tile's
+/// 32 `flags` is set, the subgroup doubles its tile through workgroup memory, else it
+/// passes it on as loaded. The two subgroups of a workgroup vote apart; the barriers stay
+/// where the whole workgroup reaches them. With an odd count of tiles, the last subgroup
+/// has none.
+#[forge_kernel(workgroup = 64, threads = tiles.div_ceil(2) * 64, reference = coop_vote_reference,
+    tolerance(abs = 0.0, rel = 0.0),
+    case(tiles = 1), case(tiles = 2), case(tiles = 5))]
+pub fn coop_vote(
+    c: &[f32; tiles * 256],
+    flags: &[u32; tiles * 32],
+    #[out] out: &mut [f32; tiles * 256],
+    tiles: u32,
+) {
+    #[shared]
+    let mut st = [0.0f32; 2 * 256];
+    let sid = subgroup_id();
+    let t = workgroup_index() * 2 + sid;
+    let lane = subgroup_invocation_id();
+    // Votes, so the same in all of a subgroup's lanes: its tile exists, and it doubles.
+    let live = subgroup_all(t < tiles);
+    let double = subgroup_any(t < tiles && flags[t * 32 + lane] != 0);
+    let mut acc = CoopC::zeroed();
+    if live {
+        acc = CoopC::load_row_major(&c[t * 256], 16);
+        if double {
+            acc.store_row_major(&mut st[sid * 256], 16);
+        }
+    }
+    workgroup_barrier();
+    if double {
+        for r in 0..8 {
+            let i = sid * 256 + lane * 8 + r;
+            st[i] = st[i] * 2.0;
+        }
+    }
+    workgroup_barrier();
+    if double {
+        acc = CoopC::load_row_major(&st[sid * 256], 16);
+    }
+    if live {
+        acc.store_row_major(&mut out[t * 256], 16);
+    }
+}
+
+/// `coop_vote` from its definition: each tile doubled where one of its flags is set.
+pub fn coop_vote_reference(c: &[f32], flags: &[u32], tiles: u32) -> Result<Vec<f32>, ForgeError> {
+    Ok((0..tiles as usize * 256)
+        .map(|i| {
+            let t = i / 256;
+            let doubled = flags[t * 32..t * 32 + 32].iter().any(|&f| f != 0);
+            if doubled {
+                c[i] * 2.0
+            } else {
+                c[i]
+            }
+        })
+        .collect())
+}
