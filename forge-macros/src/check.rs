@@ -754,20 +754,7 @@ fn inputs_valid(cx: &Ctxt, k: &Kernel<'_>) {
 /// The schedule constant a LEN names: `WG`, `ITEMS`, `VEC`, `WG_X`/`WG_Y`/`WG_Z` (in a
 /// 2-D or 3-D grid), or a knob.
 fn sched_const(k: &Kernel<'_>, name: &str) -> Option<SchedConst> {
-    match name {
-        "WG" => Some(SchedConst::Wg),
-        "ITEMS" => Some(SchedConst::Items),
-        "VEC" => Some(SchedConst::Vec),
-        "WG_X" | "WG_Y" | "WG_Z" if k.dims() > 1 => {
-            Some(SchedConst::WgAxis(name.as_bytes()[3] - b'X'))
-        }
-        _ => k
-            .options
-            .knobs
-            .iter()
-            .position(|kn| kn.name == name)
-            .map(SchedConst::Knob),
-    }
+    crate::names::sched_const(name, &k.options.knobs, k.dims() > 1)
 }
 
 /// Every schedule constant a LEN, `threads` or `cost` names exists.

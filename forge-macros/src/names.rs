@@ -517,6 +517,23 @@ pub fn wg_axis_index(name: &str) -> Option<u8> {
         .map(|d| d as u8)
 }
 
+/// The schedule constant `name` names: `WG`, `ITEMS`, `VEC`, a knob, or `WG_X`, `WG_Y`,
+/// `WG_Z` where `axes` allows them (in a 2-D or 3-D grid, and in `keep`, where a 1-D
+/// kernel's are `WG`, 1 and 1). Knobs may not take those names, so the order of the
+/// lookups does not matter. The inverse of [`sched_name`].
+pub fn sched_const(name: &str, knobs: &[Knob], axes: bool) -> Option<SchedConst> {
+    match name {
+        "WG" => Some(SchedConst::Wg),
+        "ITEMS" => Some(SchedConst::Items),
+        "VEC" => Some(SchedConst::Vec),
+        _ => knobs
+            .iter()
+            .position(|k| k.name == name)
+            .map(SchedConst::Knob)
+            .or_else(|| wg_axis_index(name).filter(|_| axes).map(SchedConst::WgAxis)),
+    }
+}
+
 /// A schedule constant's name, the same in the kernel language, in WGSL and in CUDA (as
 /// `forge_core::Schedule::wgsl_header` and `cuda_header` declare them): `WG`, `ITEMS`,
 /// `VEC`, `WG_X`.. or the knob's.

@@ -5,7 +5,7 @@ use crate::ctxt::Ctxt;
 use crate::model::{
     Access, BindingParam, Case, CaseValue, ConstLen, CostKind, GenericTypes, InputKind, Keep,
     KeepExpr, KeepOp, Knob, LenExpr, LenMethod, LenOp, Options, ParamRef, Scalar, ScalarParam,
-    SchedConst, StructDef, StructField, Ty,
+    StructDef, StructField, Ty,
 };
 use crate::names::wgsl_name;
 use crate::types::{elem_type, scalar_type, struct_type, ty_words, vector_type};
@@ -725,29 +725,21 @@ fn keep_expr(e: &syn::Expr, knobs: &[Knob]) -> Result<(KeepExpr, bool), (Span, S
         syn::Expr::Group(g) => keep_expr(&g.expr, knobs)?,
         syn::Expr::Path(p) => {
             let name = p.path.get_ident().map(|i| i.to_string()).unwrap_or_default();
-            let c = match name.as_str() {
-                "WG" => SchedConst::Wg,
-                "ITEMS" => SchedConst::Items,
-                "VEC" => SchedConst::Vec,
-                _ => match (
-                    knobs.iter().position(|k| k.name == name),
-                    crate::names::wg_axis_index(&name),
-                ) {
-                    (Some(i), _) => SchedConst::Knob(i),
-                    (None, Some(d)) => SchedConst::WgAxis(d),
-                    (None, None) => {
-                        let known = ["WG", "ITEMS", "VEC"]
-                            .into_iter()
-                            .chain(knobs.iter().map(|k| k.name.as_str()));
-                        let hint = did_you_mean(&name, known)
-                            .map(|n| format!(" (did you mean `{n}`?)"))
-                            .unwrap_or_default();
-                        return Err((
-                            p.span(),
-                            format!("unknown name `{}`{hint}; a condition names `WG`, `ITEMS`, `VEC`, `WG_X`, `WG_Y`, `WG_Z` and the kernel's knobs", quote::ToTokens::to_token_stream(&p.path)),
-                        ));
-                    }
-                },
+            // `WG_X`.. in any kernel: a 1-D one's are `WG`, 1 and 1.
+            let c = match crate::names::sched_const(&name, knobs, true) {
+                Some(c) => c,
+                None => {
+                    let known = ["WG", "ITEMS", "VEC"]
+                        .into_iter()
+                        .chain(knobs.iter().map(|k| k.name.as_str()));
+                    let hint = did_you_mean(&name, known)
+                        .map(|n| format!(" (did you mean `{n}`?)"))
+                        .unwrap_or_default();
+                    return Err((
+                        p.span(),
+                        format!("unknown name `{}`{hint}; a condition names `WG`, `ITEMS`, `VEC`, `WG_X`, `WG_Y`, `WG_Z` and the kernel's knobs", quote::ToTokens::to_token_stream(&p.path)),
+                    ));
+                }
             };
             (KeepExpr::Sched(c), false)
         }

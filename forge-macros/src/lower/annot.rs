@@ -92,17 +92,9 @@ impl Lowerer<'_, '_> {
                     let v = v.clone();
                     return const_cexpr(&v).ok_or(p.span());
                 }
-                match name.as_str() {
-                    "WG" => CExpr::Sched(SchedConst::Wg),
-                    "ITEMS" => CExpr::Sched(SchedConst::Items),
-                    "VEC" => CExpr::Sched(SchedConst::Vec),
-                    _ => match self.knobs.iter().position(|k| k.name == name) {
-                        Some(i) => CExpr::Sched(SchedConst::Knob(i)),
-                        None => match self.wg_axis(&name) {
-                            Some(c) => CExpr::Sched(c),
-                            None => return Err(p.span()),
-                        },
-                    },
+                match crate::names::sched_const(&name, &self.knobs, self.grid_dims > 1) {
+                    Some(c) => CExpr::Sched(c),
+                    None => return Err(p.span()),
                 }
             }
             syn::Expr::Binary(b) => {

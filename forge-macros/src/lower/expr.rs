@@ -473,17 +473,7 @@ impl Lowerer<'_, '_> {
             };
             return Ok(self.expr_of(ExprKind::Scalar(i), tv, span));
         }
-        let sched = match name.as_str() {
-            "WG" => Some(SchedConst::Wg),
-            "ITEMS" => Some(SchedConst::Items),
-            "VEC" => Some(SchedConst::Vec),
-            _ => self
-                .knobs
-                .iter()
-                .position(|k| &k.name == name)
-                .map(SchedConst::Knob)
-                .or_else(|| self.wg_axis(name)),
-        };
+        let sched = crate::names::sched_const(name, &self.knobs, self.grid_dims > 1);
         if sched.is_none() && wg_axis_index(name).is_some() {
             return self.err(
                 span,

@@ -27,7 +27,6 @@ use crate::consts::f16_bits;
 use crate::ctxt::Ctxt;
 
 use crate::model::*;
-use crate::names::wg_axis_index;
 use proc_macro2::Span;
 use std::collections::HashMap;
 use syn::spanned::Spanned;
@@ -198,13 +197,6 @@ impl<'k, 'a> Lowerer<'k, 'a> {
             sched,
             failed: l.tainted || cx.error_count() > errors,
         })
-    }
-
-    /// `WG_X`, `WG_Y` or `WG_Z`, in a kernel with a 2-D or 3-D grid.
-    fn wg_axis(&self, name: &str) -> Option<SchedConst> {
-        wg_axis_index(name)
-            .filter(|_| self.grid_dims > 1)
-            .map(SchedConst::WgAxis)
     }
 
     /// The value of a `const` item, checked to be constant, with its declared type.
