@@ -519,6 +519,37 @@ fn tune_plot_writes_a_whole_svg_atomically() {
     assert!(!cache.join("no-such-dir").exists());
 }
 
+/// `forge first-call ARGS --json` with the pipeline cache as `pipeline_cache` says (unset:
+/// the default), in `cache_dir` if given: its JSON lines, and its stderr. A failed run is a
+/// test failure.
+fn first_call_json(
+    args: &[&str],
+    pipeline_cache: Option<&str>,
+    cache_dir: Option<&Path>,
+) -> (Vec<serde_json::Value>, String) {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_forge"));
+    cmd.env_remove("FORGE_BACKEND");
+    match pipeline_cache {
+        Some(v) => cmd.env("FORGE_PIPELINE_CACHE", v),
+        None => cmd.env_remove("FORGE_PIPELINE_CACHE"),
+    };
+    if let Some(dir) = cache_dir {
+        cmd.arg("--cache-dir").arg(dir);
+    }
+    let out = cmd
+        .arg("first-call")
+        .args(args)
+        .arg("--json")
+        .output()
+        .expect("forge runs");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let lines = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    (lines, stderr(&out))
+}
+
 /// `forge first-call`: two processes on one cache directory; the first leaves the driver's
 /// pipeline cache there, the second starts from it. Each reports every kernel named, in
 /// order, with positive times.
@@ -526,21 +557,8 @@ fn tune_plot_writes_a_whole_svg_atomically() {
 fn first_call_times_each_kernel_and_the_second_process_loads_the_pipeline_cache() {
     let cache = temp_dir("first-call");
     let run = |extra: &[&str]| {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_forge"))
-            .env_remove("FORGE_BACKEND")
-            .env_remove("FORGE_PIPELINE_CACHE")
-            .arg("--cache-dir")
-            .arg(&cache)
-            .args(["first-call", "axpy", "gemv", "--json"])
-            .args(extra)
-            .output()
-            .expect("forge runs");
-        assert!(out.status.success(), "{}", stderr(&out));
-        let lines: Vec<serde_json::Value> = String::from_utf8(out.stdout)
-            .unwrap()
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect();
+        let args: Vec<&str> = ["axpy", "gemv"].iter().chain(extra).copied().collect();
+        let (lines, _) = first_call_json(&args, None, Some(&cache));
         assert_eq!(lines.len(), 3, "{lines:?}");
         for (line, name) in lines.iter().zip(["axpy", "gemv"]) {
             assert_eq!(line["kernel"], name);
@@ -571,17 +589,7 @@ fn first_call_times_each_kernel_and_the_second_process_loads_the_pipeline_cache(
 /// lavapipe lacks) skips it and names the feature on stderr, and times the others.
 #[test]
 fn first_call_skips_a_kernel_the_adapter_cannot_run() {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_forge"))
-        .env_remove("FORGE_BACKEND")
-        .env("FORGE_PIPELINE_CACHE", "0")
-        .args(["first-call", "gemm_f16", "gemm_f16_simt", "--json"])
-        .output()
-        .expect("forge runs");
-    assert!(out.status.success(), "{}", stderr(&out));
-    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let (lines, err) = first_call_json(&["gemm_f16", "gemm_f16_simt"], Some("0"), None);
     let kernels: Vec<&str> = lines.iter().filter_map(|r| r["kernel"].as_str()).collect();
     let coop = ForgeRuntime::new(1 << 20, None)
         .expect("a GPU adapter (lavapipe in CI)")
@@ -590,7 +598,6 @@ fn first_call_skips_a_kernel_the_adapter_cannot_run() {
         assert_eq!(kernels, ["gemm_f16", "gemm_f16_simt"]);
     } else {
         assert_eq!(kernels, ["gemm_f16_simt"]);
-        let err = stderr(&out);
         assert!(
             err.contains("skip gemm_f16:") && err.contains("EXPERIMENTAL_COOPERATIVE_MATRIX"),
             "{err}"
@@ -604,18 +611,7 @@ fn first_call_skips_a_kernel_the_adapter_cannot_run() {
 #[test]
 fn first_call_times_every_schedule_when_asked() {
     use forge_kernels::gemm::gemm;
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_forge"))
-        .env_remove("FORGE_BACKEND")
-        .env("FORGE_PIPELINE_CACHE", "0")
-        .args(["first-call", "gemm", "--all-schedules", "--json"])
-        .output()
-        .expect("forge runs");
-    assert!(out.status.success(), "{}", stderr(&out));
-    let lines: Vec<serde_json::Value> = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let (lines, _) = first_call_json(&["gemm", "--all-schedules"], Some("0"), None);
     let expected: Vec<String> = forge_core::tune::candidates(&gemm::Kernel)
         .iter()
         .map(|s| s.to_string())
