@@ -35,11 +35,13 @@
 //!    the row's `α` fetched by `subgroup_shuffle` from the lanes that computed it, so that
 //!    the round trip takes one barrier (at `OF = 8`, all of `d = 128`); further fragments
 //!    go round `OF` at a time. Where every `α` of the subgroup is 1 (most blocks after the
-//!    first few), the subgroup skips the scaling, the loads and the further stores: a
-//!    vote of the subgroup (`subgroup_all`) decides, and cooperative-matrix operations,
-//!    collective over their subgroup only, may sit under it. The barriers stay, as the
-//!    whole workgroup must reach them (a workgroup-wide vote to skip them too miscompiled
-//!    through NVIDIA's Vulkan driver: see the book's attention page);
+//!    first few), the subgroup skips the scaling; with the knob `LAZY = 1`, the loads and
+//!    the further stores too: a vote of the subgroup (`subgroup_all`) decides, and
+//!    cooperative-matrix operations, collective over their subgroup only, may sit under
+//!    it. The barriers stay, as the whole workgroup must reach them (a workgroup-wide vote
+//!    to skip them too miscompiled through NVIDIA's Vulkan driver: see the book's attention
+//!    page). `LAZY = 0` is declared: matrices under a vote have not yet run on a GPU, and
+//!    the tuner takes a schedule only once it certifies on the adapter;
 //! 5. `O += P·V`, `P` read from `sp` as `CoopA`, `V` from `skv` as `CoopB`.
 //!
 //! Last, `O / l` is written as `f16`, through `sx` in the same chunks.
@@ -49,10 +51,10 @@
 //! `2·BC` rows of `128 + PAD` halves; `sx`, a subgroup's `16 × (BC + XPAD)` floats; `sp`,
 //! its `16 × (BC + 2·XPAD)` halves (`XPAD = 4` pads both by 16 bytes a row, against bank
 //! conflicts); `so`, its `16 × (16·OF + 4)` floats. The declared schedule (`WG = 64`,
-//! `KB = 16`, `PAD = 8`, `OF = 2`, `XPAD = 0`) takes the portable 16 KiB exactly; the tuned
-//! ones take 16 to 64 KiB, and each adapter runs those it holds. `keep` holds blocks to 32 keys: 64-key
-//! blocks (`WG = 128`, `KB = 32`) never won on an H100, on either backend, and took CUDA
-//! 2.2 s to compile cold.
+//! `KB = 16`, `PAD = 8`, `OF = 2`, `XPAD = 0`, `LAZY = 0`) takes the portable 16 KiB
+//! exactly; the tuned ones take 16 to 64 KiB, and each adapter runs those it holds. `keep`
+//! holds blocks to 32 keys: 64-key blocks (`WG = 128`, `KB = 32`) never won on an H100, on
+//! either backend, and took CUDA 2.2 s to compile cold.
 //!
 //! Rounding: `P` is rounded to `f16` before `P·V`, as flash attention does; the oracle
 //! rounds it the same way, so the GPU and the oracle differ by the exponentials' last bits
@@ -72,8 +74,9 @@ pub const MAX_HEAD_DIM: u32 = 128;
 /// passes `1/√d`).
 #[forge_kernel(crate = ::forge_core, workgroup = 64,
     threads = bh * s.div_ceil(64) * 128, ext = false,
-    knobs(KB = 16, PAD = 8, OF = 2, XPAD = 0),
+    knobs(KB = 16, PAD = 8, OF = 2, XPAD = 0, LAZY = 0),
     tune(workgroup = [64, 128], KB = [16, 32], PAD = [8], OF = [2, 4, 8], XPAD = [0, 4],
+        LAZY = [0, 1],
         keep = KB * WG <= 2048),
     reference = attention_reference_vec, tolerance(abs = 2e-3, rel = 2e-3, terms = s + d),
     case(bh = 1, s = 16, d = 16, causal = 0, scale = 0.25),
@@ -262,22 +265,24 @@ pub fn attention(
             // no bank is hit twice), the columns below `d` only; then the fragments come
             // back. The first `OF` went out with the scores; where `d` has more, the rest go
             // round the same way, `OF` at a time. A subgroup whose factors are all 1 (most
-            // blocks after the first few) skips the round trip but for that first store;
-            // the barriers stay, as the whole workgroup must reach them.
+            // blocks after the first few) skips the scaling, and with `LAZY = 1` the round
+            // trip too, but for that first store; the barriers stay, as the whole workgroup
+            // must reach them.
             let mut ar = [0.0f32; 16];
             #[unroll]
             for r in 0..16 {
                 ar[r] = subgroup_shuffle(alpha, 2 * r);
             }
-            // A vote of the subgroup, so the same in all its lanes: the fragments, which are
-            // the subgroup's, may be loaded and stored under it.
+            // Votes of the subgroup, so the same in all its lanes: the fragments, which are
+            // the subgroup's, may be loaded and stored under them.
             let rescale = !subgroup_all(alpha == 1.0);
+            let trip = LAZY == 0 || rescale;
             #[unroll]
             for ch in 0..8 / OF {
                 if ch * OF < fd {
                     if ch > 0 {
                         workgroup_barrier();
-                        if rescale {
+                        if trip {
                             #[unroll]
                             for u in 0..OF {
                                 if ch * OF + u < fd {
@@ -300,7 +305,7 @@ pub fn attention(
                         }
                     }
                     workgroup_barrier();
-                    if rescale {
+                    if trip {
                         #[unroll]
                         for u in 0..OF {
                             if ch * OF + u < fd {
