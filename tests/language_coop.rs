@@ -221,7 +221,9 @@ fn the_gpu_agrees_with_the_oracle_or_the_runtime_names_the_missing_feature() {
 /// Random tiles and flags for `coop_vote`: every third tile has no flag set, the others one
 /// or more.
 fn vote_inputs(rng: &mut ChaCha8Rng, tiles: usize) -> (Vec<f32>, Vec<u32>) {
-    let c = (0..tiles * 256).map(|_| rng.gen_range(-4.0f32..4.0)).collect();
+    let c = (0..tiles * 256)
+        .map(|_| rng.gen_range(-4.0f32..4.0))
+        .collect();
     let mut flags = vec![0u32; tiles * 32];
     for t in (0..tiles).filter(|t| t % 3 != 1) {
         for _ in 0..rng.gen_range(1..4) {
@@ -249,7 +251,10 @@ fn cooperative_matrices_run_under_a_subgroups_vote() {
         if rt.supports(Feature::CooperativeMatrix) {
             assert_eq!(gpu.unwrap(), want, "gpu, {tiles} tiles");
         } else {
-            assert!(matches!(gpu, Err(ForgeError::MissingFeature { .. })), "{gpu:?}");
+            assert!(
+                matches!(gpu, Err(ForgeError::MissingFeature { .. })),
+                "{gpu:?}"
+            );
         }
     }
     // The WGSL turns naga's check of workgroup uniformity off, as `check` made its own.

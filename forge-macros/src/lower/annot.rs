@@ -92,7 +92,7 @@ impl Lowerer<'_, '_> {
                     let v = v.clone();
                     return const_cexpr(&v).ok_or(p.span());
                 }
-                match crate::names::sched_const(&name, &self.knobs, self.grid_dims > 1) {
+                match crate::names::sched_const(&name, self.knobs, self.grid_dims > 1) {
                     Some(c) => CExpr::Sched(c),
                     None => return Err(p.span()),
                 }

@@ -473,7 +473,7 @@ impl Lowerer<'_, '_> {
             };
             return Ok(self.expr_of(ExprKind::Scalar(i), tv, span));
         }
-        let sched = crate::names::sched_const(name, &self.knobs, self.grid_dims > 1);
+        let sched = crate::names::sched_const(name, self.knobs, self.grid_dims > 1);
         if sched.is_none() && wg_axis_index(name).is_some() {
             return self.err(
                 span,
