@@ -150,49 +150,37 @@ pub fn gemm_f16(
             let u = t + S - 1;
             if u < steps {
                 let (ba, bb) = ((u % S) * SA, (u % S) * SB);
-                if inside && (u + 1) * KB <= k {
-                    #[unroll]
-                    for j in 0..LA {
-                        let e = lid + WG * j;
-                        if FA == 0 || e < NA {
-                            let (r, q) = (row0 + e / (KB / 8), u * (KB / 8) + e % (KB / 8));
-                            let at = ba + e / (KB / 8) * SAV + e % (KB / 8);
-                            async_copy(&mut sa[at], &a[r * k8 + q]);
-                        }
-                    }
-                    #[unroll]
-                    for j in 0..LB {
-                        let e = lid + WG * j;
-                        if FB == 0 || e < NB {
-                            let (p, q) = (u * KB + e / (TN / 8), col0 / 8 + e % (TN / 8));
-                            let at = bb + e / (TN / 8) * SBV + e % (TN / 8);
-                            async_copy(&mut sb[at], &b[p * n8 + q]);
-                        }
-                    }
-                } else {
-                    #[unroll]
-                    for j in 0..LA {
-                        let e = lid + WG * j;
-                        if FA == 0 || e < NA {
-                            let (r, q) = (row0 + e / (KB / 8), u * (KB / 8) + e % (KB / 8));
-                            let at = ba + e / (KB / 8) * SAV + e % (KB / 8);
-                            if r < m && q < k8 {
-                                async_copy(&mut sa[at], &a[r * k8 + q]);
-                            } else {
-                                sa[at] = HVec8::ZERO;
+                let whole = inside && (u + 1) * KB <= k;
+                // One body, unrolled twice: copy 0 stages a whole step of an interior tile
+                // with no test, copy 1 any other step, testing each copy.
+                #[unroll]
+                for c in 0..2 {
+                    let tested = c == 1;
+                    if (!tested && whole) || (tested && !whole) {
+                        #[unroll]
+                        for j in 0..LA {
+                            let e = lid + WG * j;
+                            if FA == 0 || e < NA {
+                                let (r, q) = (row0 + e / (KB / 8), u * (KB / 8) + e % (KB / 8));
+                                let at = ba + e / (KB / 8) * SAV + e % (KB / 8);
+                                if !tested || (r < m && q < k8) {
+                                    async_copy(&mut sa[at], &a[r * k8 + q]);
+                                } else {
+                                    sa[at] = HVec8::ZERO;
+                                }
                             }
                         }
-                    }
-                    #[unroll]
-                    for j in 0..LB {
-                        let e = lid + WG * j;
-                        if FB == 0 || e < NB {
-                            let (p, q) = (u * KB + e / (TN / 8), col0 / 8 + e % (TN / 8));
-                            let at = bb + e / (TN / 8) * SBV + e % (TN / 8);
-                            if p < k && q < n8 {
-                                async_copy(&mut sb[at], &b[p * n8 + q]);
-                            } else {
-                                sb[at] = HVec8::ZERO;
+                        #[unroll]
+                        for j in 0..LB {
+                            let e = lid + WG * j;
+                            if FB == 0 || e < NB {
+                                let (p, q) = (u * KB + e / (TN / 8), col0 / 8 + e % (TN / 8));
+                                let at = bb + e / (TN / 8) * SBV + e % (TN / 8);
+                                if !tested || (p < k && q < n8) {
+                                    async_copy(&mut sb[at], &b[p * n8 + q]);
+                                } else {
+                                    sb[at] = HVec8::ZERO;
+                                }
                             }
                         }
                     }
