@@ -843,3 +843,149 @@ fn a_workgroup_uniform_load_is_uniform() {
         );
     }
 }
+
+// ---- helpers generic over their arrays' lengths ----
+
+#[forge_module]
+pub mod lengths {
+    use wgsl_forge::prelude::*;
+
+    /// `t[0..N]` reversed in place, the workgroup's invocations striding over the pairs;
+    /// `N` is a value here (a `u32`, as `WG` is).
+    #[forge_fn]
+    fn reverse<const N: usize>(t: &mut [u32; N], lid: u32) {
+        for i in (lid..N / 2).step_by(WG) {
+            let j = N - 1 - i;
+            let v = t[i];
+            t[i] = t[j];
+            t[j] = v;
+        }
+        workgroup_barrier();
+    }
+
+    /// The wrapping sum of `t`.
+    #[forge_fn]
+    fn total<const N: usize>(t: &[u32; N]) -> u32 {
+        let mut s = 0u32;
+        for i in 0..N as u32 {
+            s += t[i];
+        }
+        s
+    }
+
+    /// The largest element of `t`, through a running maximum in a local array of `t`'s
+    /// length.
+    #[forge_fn]
+    fn largest<const N: usize>(t: &[u32; N]) -> u32 {
+        let mut m = [0u32; N];
+        m[0] = t[0];
+        for i in 1..N {
+            m[i] = m[i - 1].max(t[i]);
+        }
+        m[N - 1]
+    }
+
+    /// Two generic helpers called on a helper's own parameter, whose length `M` fixes
+    /// theirs; `k` is an array of another length.
+    #[forge_fn]
+    fn mix<const M: usize, const K: usize>(t: &[u32; M], k: &[u32; K]) -> u32 {
+        total(t) * 3 + largest(t) + total(k) * (K as u32) + M as u32
+    }
+
+    /// Per workgroup `g`: its 100 elements of `x` into workgroup arrays of 100 and of
+    /// `WG * 2` (the first 100, then the first 28 again), each reversed by the same helper;
+    /// then sums and maxima over both, and over a local array of 5.
+    #[forge_kernel(workgroup = 64, threads = groups * 64)]
+    pub fn by_length(
+        x: &[u32; groups * 100],
+        #[out] y: &mut [u32; groups * 4],
+        #[out] z: &mut [u32; groups * 64],
+        groups: u32,
+    ) {
+        #[shared]
+        let mut a = [0u32; 100];
+        #[shared]
+        let mut b = [0u32; WG * 2];
+        let (g, lid) = (workgroup_index(), local_index());
+        for i in (lid..100u32).step_by(WG) {
+            a[i] = x[g * 100 + i];
+        }
+        b[lid] = x[g * 100 + lid];
+        b[lid + WG] = x[g * 100 + (lid + WG) % 100];
+        workgroup_barrier();
+        reverse(&mut a, lid);
+        reverse(&mut b, lid);
+        let mut r = [0u32; 5];
+        for k in 0..5u32 {
+            r[k] = a[(lid + k * 7) % 100] ^ b[(lid * 3 + k) % (WG * 2)];
+        }
+        z[g * 64 + lid] = total(&r) + largest(&r) * 2 + mix(&r, &r);
+        if lid == 0 {
+            y[g * 4] = total(&a);
+            y[g * 4 + 1] = largest(&b);
+            y[g * 4 + 2] = mix(&a, &r);
+            y[g * 4 + 3] = a[0] * 7 + b[0] + mix(&b, &a);
+        }
+    }
+}
+
+/// `lengths::by_length` in plain Rust.
+fn by_length_reference(x: &[u32], groups: usize) -> (Vec<u32>, Vec<u32>) {
+    let total = |t: &[u32]| t.iter().fold(0u32, |s, v| s.wrapping_add(*v));
+    let largest = |t: &[u32]| *t.iter().max().unwrap();
+    let mix = |t: &[u32], k: &[u32]| {
+        total(t)
+            .wrapping_mul(3)
+            .wrapping_add(largest(t))
+            .wrapping_add(total(k).wrapping_mul(k.len() as u32))
+            .wrapping_add(t.len() as u32)
+    };
+    let (mut y, mut z) = (vec![0u32; groups * 4], vec![0u32; groups * 64]);
+    for g in 0..groups {
+        let xs = &x[g * 100..g * 100 + 100];
+        let mut a = xs.to_vec();
+        let mut b: Vec<u32> = (0..128).map(|i| xs[i % 100]).collect();
+        a.reverse();
+        b.reverse();
+        for lid in 0..64 {
+            let r: Vec<u32> = (0..5)
+                .map(|k| a[(lid + k * 7) % 100] ^ b[(lid * 3 + k) % 128])
+                .collect();
+            z[g * 64 + lid] = total(&r)
+                .wrapping_add(largest(&r).wrapping_mul(2))
+                .wrapping_add(mix(&r, &r));
+        }
+        let r: Vec<u32> = (0..5).map(|k| a[k * 7] ^ b[k]).collect();
+        y[g * 4] = total(&a);
+        y[g * 4 + 1] = largest(&b);
+        y[g * 4 + 2] = mix(&a, &r);
+        y[g * 4 + 3] = a[0]
+            .wrapping_mul(7)
+            .wrapping_add(b[0])
+            .wrapping_add(mix(&b, &a));
+    }
+    (y, z)
+}
+
+#[test]
+fn helpers_generic_over_lengths_take_each_calls_length() {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(0x1e9);
+    let mut rt = common::rt();
+    for groups in [1usize, 3, 7] {
+        // Large values, so that the sums wrap.
+        let x: Vec<u32> = (0..groups * 100).map(|_| rng.gen()).collect();
+        let want = by_length_reference(&x, groups);
+        let g = groups as u32;
+        assert_eq!(
+            lengths::by_length::cpu(&x, g).unwrap(),
+            want,
+            "oracle at {groups} groups"
+        );
+        assert_eq!(
+            lengths::by_length::run(&mut rt, &x, g).unwrap(),
+            want,
+            "GPU at {groups} groups"
+        );
+    }
+}

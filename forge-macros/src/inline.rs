@@ -52,7 +52,32 @@ pub fn helper(cx: &Ctxt, helpers: &[HelperFn], h: &mut HelperFn) {
     called.sort();
     called.dedup();
     h.calls = called;
-    h.inline = kernel_only || h.refs.iter().any(Option::is_some);
+    // A length parameter has a value only at a call, so the body exists only inlined.
+    h.inline = kernel_only || h.refs.iter().any(Option::is_some) || !h.lens.is_empty();
+    settle_used(h);
+}
+
+/// Whether each of `h`'s length parameters is used where a call must give it a length
+/// known at compile time: as a value, or in the type of a local, the result or a
+/// parameter taken by value. Its reference parameters' types alone need none: a binding
+/// given to one keeps its own length.
+fn settle_used(h: &mut HelperFn) {
+    for i in 0..h.lens.len() {
+        let p = h.lens[i].local;
+        let mut used = h.ret.as_ref().is_some_and(|t| t.mentions(p));
+        used |= h.locals.iter().enumerate().any(|(id, l)| {
+            let by_ref = h
+                .params
+                .iter()
+                .zip(&h.refs)
+                .any(|(q, r)| *q == id && r.is_some());
+            !by_ref && l.ty.mentions(p)
+        });
+        walk_exprs(&h.body, &mut |x| {
+            used |= matches!(x.kind, ExprKind::Local(id) if id == p)
+        });
+        h.lens[i].used = used;
+    }
 }
 
 /// Inlines every call of an inline helper in `body`.
@@ -217,6 +242,21 @@ impl Inliner<'_, '_, '_> {
         let mut subst: Vec<Option<Expr>> = vec![None; helper.locals.len()];
         // Reference parameters given a binding: their accesses become the binding's.
         let mut bind: Vec<Option<usize>> = vec![None; helper.locals.len()];
+        // The lengths the arguments give the length parameters, which are their value.
+        let mut lens = Vec::new();
+        for (p, arg) in helper.params.iter().zip(&args) {
+            if !matches!(arg.kind, ExprKind::BindingRef(_)) {
+                // A disagreement was refused where the call was lowered.
+                let _ = bind_lens(&helper.locals[*p].ty, &arg.ty, &mut lens);
+            }
+        }
+        for lp in &helper.lens {
+            subst[lp.local] = Some(match lens.iter().find(|(p, _)| *p == lp.local) {
+                Some((_, len)) => len_value(len, span),
+                // Given only bindings, and read nowhere (`settle_used`).
+                None => made(ExprKind::IntLit(0), Ty::Scalar(Scalar::U32), span),
+            });
+        }
         for ((p, by_ref), arg) in helper.params.iter().zip(&helper.refs).zip(&args) {
             let l = &helper.locals[*p];
             if by_ref.is_some() {
@@ -235,7 +275,7 @@ impl Inliner<'_, '_, '_> {
                 // its accesses become the binding's, so it holds no array.
                 let ty = match (&l.ty, bind[i]) {
                     (Ty::Array(e, _), Some(_)) => (**e).clone(),
-                    (t, _) => t.clone(),
+                    (t, _) => t.subst(&lens),
                 };
                 map[i] = self.local(Local {
                     by_ref: None,
@@ -252,6 +292,7 @@ impl Inliner<'_, '_, '_> {
             map: &map,
             subst: &subst,
             bind: &bind,
+            lens: &lens,
             whole: None,
             loops,
             ops,
@@ -273,7 +314,8 @@ impl Inliner<'_, '_, '_> {
                 return Some(value);
             }
         }
-        let ret = helper.ret.clone().map(|t| {
+        let ret = helper.ret.as_ref().map(|t| t.subst(&lens));
+        let ret = ret.map(|t| {
             let r = self.hidden("fg_ret", format!("the value of `{}`", helper.name), t, span);
             out.push(Stmt::Let {
                 local: r,
@@ -293,7 +335,7 @@ impl Inliner<'_, '_, '_> {
         }
         out.extend(body);
         self.whole_binding(h, remap.whole);
-        let ty = self.helpers[h].ret.clone()?;
+        let ty = self.helpers[h].ret.as_ref()?.subst(&lens);
         ret.map(|r| made(ExprKind::Local(r), ty, span))
     }
 
@@ -556,6 +598,33 @@ fn reads_no_memory(e: &Expr) -> bool {
     pure
 }
 
+/// A length as a `u32` value: a literal, or the expression over the schedule's constants
+/// (and, inlined into a helper, its own length parameters' values).
+fn len_value(len: &ConstLen, span: Span) -> Expr {
+    fn go(c: &CExpr, span: Span) -> Expr {
+        let kind = match c {
+            CExpr::Lit(v) => ExprKind::IntLit(*v as i64),
+            CExpr::Sched(s) => ExprKind::Sched(*s),
+            CExpr::Param(l, _) => ExprKind::Local(*l),
+            CExpr::Bin(op, a, b) => {
+                let op = match op {
+                    LenOp::Add => BinOp::Add,
+                    LenOp::Sub => BinOp::Sub,
+                    LenOp::Mul => BinOp::Mul,
+                    LenOp::Div => BinOp::Div,
+                    LenOp::Rem => BinOp::Rem,
+                };
+                ExprKind::Binary(op, Box::new(go(a, span)), Box::new(go(b, span)))
+            }
+        };
+        made(kind, Ty::Scalar(Scalar::U32), span)
+    }
+    match len {
+        ConstLen::Lit(v) => made(ExprKind::IntLit(*v as i64), Ty::Scalar(Scalar::U32), span),
+        ConstLen::Sched(c) => go(c, span),
+    }
+}
+
 /// `done = true; break;` out of loop `id`.
 fn exit(done: LocalId, id: usize, span: Span) -> [Stmt; 2] {
     [
@@ -610,6 +679,8 @@ struct Remap<'m> {
     subst: &'m [Option<Expr>],
     /// The reference parameters given a binding.
     bind: &'m [Option<usize>],
+    /// The lengths the call gives the helper's length parameters, for the types.
+    lens: &'m [(LocalId, ConstLen)],
     /// A parameter given a binding and used otherwise than indexed once.
     whole: Option<LocalId>,
     loops: usize,
@@ -681,6 +752,9 @@ impl Fold for Remap<'_> {
     }
 
     fn fold_expr(&mut self, mut e: Expr, out: &mut Block) -> Expr {
+        if !self.lens.is_empty() {
+            e.ty = e.ty.subst(self.lens);
+        }
         if let ExprKind::Local(id) = e.kind {
             if let Some(arg) = &self.subst[id] {
                 return arg.clone();

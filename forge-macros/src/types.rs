@@ -224,6 +224,8 @@ pub fn len_of(len: &ConstLen, knobs: &[Knob]) -> String {
                 let _ = write!(out, "{v}u");
             }
             CExpr::Sched(s) => out.push_str(&sched_name(*s, knobs)),
+            // Inlining replaces every length parameter before a kernel is emitted.
+            CExpr::Param(_, name) => out.push_str(name),
             CExpr::Bin(op, a, b) => {
                 let sym = op.symbol();
                 out.push('(');
@@ -244,11 +246,9 @@ pub fn len_of(len: &ConstLen, knobs: &[Knob]) -> String {
     }
 }
 
-/// A type as the user writes it, for messages: `[f32; 256]`, `Vec4`, `[u32; WG]`.
-pub fn ty_text(t: &Ty, knobs: &[Knob]) -> String {
-    let len = |c: &CExpr| len_text(c, knobs);
-    fn len_text(c: &CExpr, knobs: &[Knob]) -> String {
-        let len = |c: &CExpr| len_text(c, knobs);
+/// An array length as the user writes it, for messages: `256`, `WG * 2`, `N`.
+pub fn len_text(len: &ConstLen, knobs: &[Knob]) -> String {
+    fn go(c: &CExpr, knobs: &[Knob]) -> String {
         match c {
             CExpr::Lit(v) => v.to_string(),
             CExpr::Sched(SchedConst::Wg) => "WG".into(),
@@ -258,12 +258,21 @@ pub fn ty_text(t: &Ty, knobs: &[Knob]) -> String {
             CExpr::Sched(SchedConst::Knob(i)) => {
                 knobs.get(*i).map(|k| k.name.clone()).unwrap_or_default()
             }
+            CExpr::Param(_, name) => name.clone(),
             CExpr::Bin(op, a, b) => {
                 let sym = op.symbol();
-                format!("{} {sym} {}", len(a), len(b))
+                format!("{} {sym} {}", go(a, knobs), go(b, knobs))
             }
         }
     }
+    match len {
+        ConstLen::Lit(n) => n.to_string(),
+        ConstLen::Sched(c) => go(c, knobs),
+    }
+}
+
+/// A type as the user writes it, for messages: `[f32; 256]`, `Vec4`, `[u32; WG]`.
+pub fn ty_text(t: &Ty, knobs: &[Knob]) -> String {
     match t {
         Ty::Scalar(s) => s.wgsl().to_string(),
         Ty::Vector(s, n) => {
@@ -277,8 +286,7 @@ pub fn ty_text(t: &Ty, knobs: &[Knob]) -> String {
             };
             format!("{p}Vec{n}")
         }
-        Ty::Array(e, ConstLen::Lit(n)) => format!("[{}; {n}]", ty_text(e, knobs)),
-        Ty::Array(e, ConstLen::Sched(c)) => format!("[{}; {}]", ty_text(e, knobs), len(c)),
+        Ty::Array(e, len) => format!("[{}; {}]", ty_text(e, knobs), len_text(len, knobs)),
         Ty::Struct(_) => "a struct".to_string(),
         Ty::Coop(s, r) => format!("{}<{}>", r.type_name(), s.wgsl()),
     }

@@ -89,6 +89,8 @@ fn cexpr_rust(c: &CExpr) -> TokenStream {
             let v = sched_value(*s);
             quote!((#v as usize))
         }
+        // Inlining replaces every length parameter before a kernel is emitted.
+        CExpr::Param(..) => quote!(0usize),
         CExpr::Bin(op, a, b) => {
             let (a, b) = (cexpr_rust(a), cexpr_rust(b));
             match op {

@@ -55,7 +55,7 @@ impl Lowerer<'_, '_> {
             fn lit(c: &CExpr) -> bool {
                 match c {
                     CExpr::Lit(_) => true,
-                    CExpr::Sched(_) => false,
+                    CExpr::Sched(_) | CExpr::Param(..) => false,
                     CExpr::Bin(_, a, b) => lit(a) && lit(b),
                 }
             }
@@ -88,9 +88,16 @@ impl Lowerer<'_, '_> {
                     .get_ident()
                     .map(|i| i.to_string())
                     .unwrap_or_default();
-                if let Some(Named::Const(v)) = self.resolve(&name) {
-                    let v = v.clone();
-                    return const_cexpr(&v).ok_or(p.span());
+                match self.resolve(&name) {
+                    Some(Named::Const(v)) => {
+                        let v = v.clone();
+                        return const_cexpr(&v).ok_or(p.span());
+                    }
+                    // A helper's `const N: usize`, which each call fixes (`lens`).
+                    Some(Named::Local(id)) if self.len_params.contains(&id) => {
+                        return Ok(CExpr::Param(id, name));
+                    }
+                    _ => {}
                 }
                 match crate::names::sched_const(&name, self.knobs, self.grid_dims > 1) {
                     Some(c) => CExpr::Sched(c),

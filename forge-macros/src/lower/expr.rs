@@ -528,9 +528,21 @@ impl Lowerer<'_, '_> {
             let refs = helper.refs.clone();
             let ret = helper.ret.clone();
             let mut args = Vec::new();
+            // The lengths this call gives the helper's length parameters, and the
+            // parameters given a binding, whose length is known only at run time.
+            let mut lens: Vec<(LocalId, ConstLen)> = Vec::new();
+            let mut bound: Vec<(LocalId, String)> = Vec::new();
             for (((a, t), by_ref), atomic) in c.args.iter().zip(&param_tys).zip(refs).zip(atomics) {
                 let e = match by_ref {
-                    Some(mutable) => self.ref_arg(&name, a, t, mutable, atomic)?,
+                    Some(mutable) => {
+                        let e = self.ref_arg(h, a, t, mutable, atomic, &mut lens)?;
+                        if let (ExprKind::BindingRef(b), Ty::Array(_, len)) = (&e.kind, t) {
+                            if let Some(p) = len.param() {
+                                bound.push((p, self.bindings[*b].name.clone()));
+                            }
+                        }
+                        e
+                    }
                     None => {
                         if let syn::Expr::Reference(r) = a {
                             return self.err(
@@ -542,15 +554,17 @@ impl Lowerer<'_, '_> {
                             );
                         }
                         let e = self.expr(a)?;
-                        let tv = self.ty_var(t);
+                        let t = self.fix_lens(h, t, e.tv, a, &mut lens)?;
+                        let tv = self.ty_var(&t);
                         self.unify_at(e.span, tv, e.tv);
                         e
                     }
                 };
                 args.push(e);
             }
+            self.unfixed_lens(h, &lens, &bound, span)?;
             let tv = match ret {
-                Some(ret) => self.ty_var(&ret),
+                Some(ret) => self.ty_var(&ret.subst(&lens)),
                 // A statement: `inline` replaces it with the helper's body.
                 None if self.helpers[h].inline && statement => self.inf.of_scalar(Scalar::Bool),
                 None => {
@@ -769,12 +783,15 @@ impl Lowerer<'_, '_> {
     /// place.
     pub(super) fn ref_arg(
         &mut self,
-        helper: &str,
+        h: usize,
         a: &syn::Expr,
         t: &Ty,
         mutable: bool,
         atomic: bool,
+        lens: &mut Vec<(LocalId, ConstLen)>,
     ) -> R<Expr> {
+        let helper = &self.helpers[h].name.clone();
+        let t = &t.subst(lens);
         let text = ty_text(t, self.knobs);
         // The parameter as an array of atomics, as written or as suggested.
         let atomic_text = match t {
@@ -870,6 +887,7 @@ impl Lowerer<'_, '_> {
             self.locals[id].atomic = true;
         }
         let tv = self.local_tv[id];
+        let t = &self.fix_lens(h, t, tv, inner, lens)?;
         let want_tv = self.ty_var(t);
         if self.inf.unify(want_tv, tv).is_err() {
             let found = self

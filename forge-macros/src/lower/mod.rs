@@ -13,6 +13,7 @@ mod atomic;
 mod coop;
 mod expr;
 mod infer;
+mod lens;
 mod print;
 mod stmt;
 mod subgroup;
@@ -74,6 +75,8 @@ pub struct Lowerer<'k, 'a> {
     /// Set where an `if` value cannot be computed ahead of its statement, since the
     /// expression there is evaluated conditionally or repeatedly: where, for the message.
     no_hoist: Option<&'static str>,
+    /// While lowering a helper: the locals that hold its length parameters (`lens`).
+    len_params: Vec<LocalId>,
 }
 
 type R<T> = Result<T, ()>;
@@ -148,6 +151,7 @@ impl<'k, 'a> Lowerer<'k, 'a> {
             prints: Vec::new(),
             pending: Vec::new(),
             no_hoist: None,
+            len_params: Vec::new(),
             failed_consts: consts
                 .iter()
                 .filter(|c| c.failed)
@@ -261,9 +265,7 @@ impl<'k, 'a> Lowerer<'k, 'a> {
     pub fn helper(cx: &'k Ctxt, f: &syn::ItemFn, shared: &'k Shared) -> Option<HelperFn> {
         let errors = cx.error_count();
         let mut l = Lowerer::new(cx, &[], &[], &[], shared.module());
-        if let Some(g) = f.sig.generics.params.first() {
-            cx.error(g.span(), "generic helpers are not supported");
-        }
+        l.length_params(&f.sig.generics);
         let mut params = Vec::new();
         let mut refs = Vec::new();
         for arg in &f.sig.inputs {
@@ -373,6 +375,7 @@ impl<'k, 'a> Lowerer<'k, 'a> {
         }
         l.finish(&mut body);
         let ret = ret_tv.and_then(|r| l.inf.resolve(r));
+        let lens = l.settle_length_params(&params);
         let locals = std::mem::take(&mut l.locals);
         Some(HelperFn {
             name: f.sig.ident.to_string(),
@@ -387,6 +390,7 @@ impl<'k, 'a> Lowerer<'k, 'a> {
             locals,
             body,
             calls: Vec::new(),
+            lens,
         })
     }
 

@@ -302,6 +302,21 @@ pub struct HelperFn {
     pub body: Block,
     /// Helpers it calls, by index (always earlier ones, so there is no recursion).
     pub calls: Vec<usize>,
+    /// Its length parameters (`fn scan<const N: usize>(t: &mut [u32; N])`), in order.
+    pub lens: Vec<LenParam>,
+}
+
+/// A length parameter of a helper: the length of the arrays that a call gives the
+/// parameters whose type has it as a whole length (`t: &mut [u32; N]`). Calls are
+/// inlined, and each replaces it, in types and as a value, by its length there.
+#[derive(Clone, Debug)]
+pub struct LenParam {
+    /// The local that holds its value in the body (a `u32`, as `WG` is), and whose id
+    /// `CExpr::Param` names in types.
+    pub local: LocalId,
+    /// Whether the body uses it as a value or in a type other than its parameters': a
+    /// call must then give it a length known at compile time, not only a binding's.
+    pub used: bool,
 }
 
 impl Kernel<'_> {

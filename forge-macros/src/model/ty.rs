@@ -2,6 +2,7 @@
 //!
 //! Part of `model` (layer 1).
 
+use super::expr::LocalId;
 use super::sched::{SchedConst, SchedPoint};
 
 /// A scalar type of the kernel language.
@@ -72,6 +73,10 @@ pub enum CExpr {
     Lit(u32),
     Sched(SchedConst),
     Bin(LenOp, Box<CExpr>, Box<CExpr>),
+    /// A length parameter of a `#[forge_fn]` helper (`const N: usize`), by the helper's
+    /// local that holds its value, and its name for messages. Only a helper's own types
+    /// hold one: inlining a call replaces it by the length the call gives it.
+    Param(LocalId, String),
 }
 
 impl CExpr {
@@ -91,7 +96,63 @@ impl CExpr {
                     LenOp::Rem => a.checked_rem(b)?,
                 }
             }
+            CExpr::Param(..) => return None,
         })
+    }
+
+    /// Whether it is literals alone, which `ConstLen::Lit` holds evaluated.
+    fn is_lit(&self) -> bool {
+        match self {
+            CExpr::Lit(_) => true,
+            CExpr::Sched(_) | CExpr::Param(..) => false,
+            CExpr::Bin(_, a, b) => a.is_lit() && b.is_lit(),
+        }
+    }
+
+    fn mentions(&self, p: LocalId) -> bool {
+        match self {
+            CExpr::Param(l, _) => *l == p,
+            CExpr::Bin(_, a, b) => a.mentions(p) || b.mentions(p),
+            CExpr::Lit(_) | CExpr::Sched(_) => false,
+        }
+    }
+
+    fn subst(&self, lens: &[(LocalId, ConstLen)]) -> CExpr {
+        match self {
+            CExpr::Param(l, _) => match lens.iter().find(|(p, _)| p == l) {
+                Some((_, ConstLen::Lit(v))) => CExpr::Lit(*v),
+                Some((_, ConstLen::Sched(c))) => c.clone(),
+                None => self.clone(),
+            },
+            CExpr::Bin(op, a, b) => {
+                CExpr::Bin(*op, Box::new(a.subst(lens)), Box::new(b.subst(lens)))
+            }
+            other => other.clone(),
+        }
+    }
+}
+
+impl ConstLen {
+    /// The length parameter this length is, when it is one alone (`[T; N]`).
+    pub fn param(&self) -> Option<LocalId> {
+        match self {
+            ConstLen::Sched(CExpr::Param(l, _)) => Some(*l),
+            _ => None,
+        }
+    }
+
+    /// The length with each length parameter that `lens` gives replaced by its length; a
+    /// length of literals alone is evaluated, as `[T; 4 * 2]` is where it is written.
+    pub fn subst(&self, lens: &[(LocalId, ConstLen)]) -> ConstLen {
+        let ConstLen::Sched(c) = self else {
+            return self.clone();
+        };
+        let c = c.subst(lens);
+        let none = SchedPoint::new(&[0], 0, 0);
+        match c.eval(&none) {
+            Some(v) if c.is_lit() && v > 0 => ConstLen::Lit(v),
+            _ => ConstLen::Sched(c),
+        }
     }
 }
 
@@ -171,6 +232,24 @@ impl Ty {
         matches!(self, Ty::Vector(..))
     }
 
+    /// The type with the length parameters that `lens` gives replaced (see
+    /// `ConstLen::subst`).
+    pub fn subst(&self, lens: &[(LocalId, ConstLen)]) -> Ty {
+        match self {
+            Ty::Array(e, len) => Ty::Array(Box::new(e.subst(lens)), len.subst(lens)),
+            t => t.clone(),
+        }
+    }
+
+    /// Whether an array length of the type uses length parameter `p`.
+    pub fn mentions(&self, p: LocalId) -> bool {
+        match self {
+            Ty::Array(e, ConstLen::Sched(c)) => c.mentions(p) || e.mentions(p),
+            Ty::Array(e, ConstLen::Lit(_)) => e.mentions(p),
+            _ => false,
+        }
+    }
+
     /// Whether this is a cooperative matrix, or an array of them.
     pub fn is_coop(&self) -> bool {
         match self {
@@ -201,4 +280,26 @@ impl LenOp {
             LenOp::Rem => "%",
         }
     }
+}
+
+/// Fixes the length parameters of a helper's parameter type `param` (`&mut [u32; N]`)
+/// from the type of the argument a call gives it, adding each to `lens`: a parameter that
+/// is an array's whole length takes the argument's length there. On a disagreement with
+/// a length fixed before: the parameter, the length before and this one.
+pub fn bind_lens(
+    param: &Ty,
+    arg: &Ty,
+    lens: &mut Vec<(LocalId, ConstLen)>,
+) -> Result<(), (LocalId, ConstLen, ConstLen)> {
+    let (Ty::Array(pe, plen), Ty::Array(ae, alen)) = (param, arg) else {
+        return Ok(());
+    };
+    if let Some(p) = plen.param() {
+        match lens.iter().find(|(l, _)| *l == p) {
+            None => lens.push((p, alen.clone())),
+            Some((_, before)) if before != alen => return Err((p, before.clone(), alen.clone())),
+            Some(_) => {}
+        }
+    }
+    bind_lens(pe, ae, lens)
 }

@@ -277,9 +277,10 @@ mod kernels {
         }
     }
 
-    /// The inclusive prefix sum of `sums[0..WG]` in place, one entry per invocation.
+    /// The inclusive prefix sum of `sums[0..WG]` in place, one entry per invocation; the
+    /// array may be longer (`topk_radix_sort` scans in its sort keys).
     #[forge_fn]
-    fn inclusive_scan(sums: &mut [u32; WG], lid: u32) {
+    fn inclusive_scan<const N: usize>(sums: &mut [u32; N], lid: u32) {
         let mut off = 1u32;
         while off < WG {
             let mut add = 0u32;
@@ -1210,17 +1211,7 @@ mod kernels {
         workgroup_barrier();
         skey[lid] = own;
         workgroup_barrier();
-        let mut off = 1u32;
-        while off < WG {
-            let mut add = 0u32;
-            if lid >= off {
-                add = skey[lid - off];
-            }
-            workgroup_barrier();
-            skey[lid] += add;
-            workgroup_barrier();
-            off *= 2;
-        }
+        inclusive_scan(&mut skey, lid);
         let mut at = skey[lid] - own;
         workgroup_barrier();
         skey[lid] = 0;
