@@ -18,7 +18,14 @@ pub const PORTABLE_WORKGROUP_SIZE: u32 = 256;
 /// D3D12 devices stop at 1024).
 pub const MAX_WORKGROUP_SIZE: u32 = 1024;
 
-pub fn check(cx: &Ctxt, k: &Kernel<'_>) {
+/// What the checks found that the emitters need.
+pub struct Checked {
+    /// A cooperative-matrix operation stands under a subgroup's vote: uniform over its
+    /// subgroup, as SPIR-V and CUDA ask, though not over the workgroup, as naga asks.
+    pub coop_under_vote: bool,
+}
+
+pub fn check(cx: &Ctxt, k: &Kernel<'_>) -> Checked {
     read_only_not_written(cx, k);
     outputs_written(cx, k);
     storage_binding_limit(cx, k);
@@ -44,7 +51,9 @@ pub fn check(cx: &Ctxt, k: &Kernel<'_>) {
     prints(cx, k);
     coop_not_shared(cx, k);
     hvec8_whole_values(cx, k);
-    uniformity::barriers_uniform(cx, k);
+    Checked {
+        coop_under_vote: uniformity::barriers_uniform(cx, k),
+    }
 }
 
 /// A cooperative matrix is a subgroup's value, held in its registers: it has no place in
@@ -1165,6 +1174,9 @@ pub mod uniformity {
         /// subgroup-uniform value, in control flow uniform over subgroups at least.
         /// Recomputed on every pass.
         subgroup_uniform: Vec<bool>,
+        /// Whether a cooperative-matrix operation stands under a subgroup's vote: set on
+        /// the final pass, where the rule that allows it is applied.
+        coop_under_vote: bool,
     }
 
     impl<'k> State<'k> {
@@ -1482,6 +1494,7 @@ pub mod uniformity {
             let Some(why) = why else {
                 return;
             };
+            let mut under_vote = false;
             stmt_exprs(s, &mut |e| {
                 walk_expr(e, &mut |x| {
                     match x.kind {
@@ -1489,15 +1502,18 @@ pub mod uniformity {
                         // A zero matrix is a constant; the loads, stores and products
                         // are the subgroup's collective operations, over their subgroup
                         // only: a condition the same within each subgroup keeps them whole.
-                        ExprKind::Coop { op, .. }
-                            if op != CoopOp::Zero && !matches!(why, Cause::SubgroupCond(_)) =>
-                        {
-                            errors.push((x.span, op.name(), why))
+                        ExprKind::Coop { op, .. } if op != CoopOp::Zero => {
+                            if matches!(why, Cause::SubgroupCond(_)) {
+                                under_vote = true;
+                            } else {
+                                errors.push((x.span, op.name(), why))
+                            }
                         }
                         _ => {}
                     }
                 })
             });
+            self.coop_under_vote |= under_vote;
         }
 
         /// The barrier's error, then a second one at its cause: stable proc macros cannot
@@ -1581,6 +1597,7 @@ pub mod uniformity {
             returned_divergently: None,
             errors: None,
             subgroup_uniform: vec![false; k.locals.len()],
+            coop_under_vote: false,
         };
         while st.changed {
             st.changed = false;
@@ -1589,8 +1606,9 @@ pub mod uniformity {
         st
     }
 
-    /// A barrier in non-uniform control flow.
-    pub fn barriers_uniform(cx: &Ctxt, k: &Kernel<'_>) {
+    /// A barrier in non-uniform control flow. Returns whether a cooperative-matrix
+    /// operation stands under a subgroup's vote, which the rule allows.
+    pub fn barriers_uniform(cx: &Ctxt, k: &Kernel<'_>) -> bool {
         let mut st = fixpoint(k, vec![false; k.locals.len()]);
         st.errors = Some(Vec::new());
         st.pass();
@@ -1601,6 +1619,7 @@ pub mod uniformity {
                 st.report(cx, span, name, why);
             }
         }
+        st.coop_under_vote
     }
 
     /// A local's name for a message: in backticks, unless the local is one the compiler made,

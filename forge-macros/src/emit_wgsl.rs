@@ -238,7 +238,7 @@ pub fn emit<'k>(k: &'k Kernel<'k>, x: &'k Expanded) -> Wgsl {
     if k.uses_coop() {
         directives.push_str("enable wgpu_cooperative_matrix;\n");
     }
-    if k.coop_under_vote() {
+    if k.coop_under_vote {
         // A cooperative-matrix operation under a subgroup's vote: uniform over its
         // subgroup, which is what SPIR-V asks of it, and `check` has made sure of that.
         // naga asks for workgroup uniformity and files the check under this rule.

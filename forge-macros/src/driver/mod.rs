@@ -289,7 +289,7 @@ fn compile(
         },
         &mut body,
     );
-    let kernel = crate::model::Kernel {
+    let mut kernel = crate::model::Kernel {
         func,
         name: name.unwrap_or_else(|| func.sig.ident.to_string()),
         options,
@@ -302,6 +302,7 @@ fn compile(
         helpers,
         structs,
         prints,
+        coop_under_vote: false,
     };
     let fail = |cx: &crate::ctxt::Ctxt, kernel: &crate::model::Kernel<'_>| Failed {
         stub: Some(crate::emit_rust::fallback(kernel, cx.to_compile_errors())),
@@ -315,7 +316,7 @@ fn compile(
     // errors about what the first one left out.
     let lowered = !cx.has_errors();
     if lowered {
-        crate::check::check(&cx, &kernel);
+        kernel.coop_under_vote = crate::check::check(&cx, &kernel).coop_under_vote;
     }
     // Each schedule of the tuning space, default first: unrolled, checked, emitted, and
     // validated by naga, since `WG`, `ITEMS`, `VEC` and the knobs are WGSL constants and

@@ -277,6 +277,9 @@ pub struct Kernel<'a> {
     /// Its `debug_print!` formats, by format id (in source order); empty for a kernel that
     /// does not print, which gets no print buffer.
     pub prints: Vec<PrintFmt>,
+    /// A cooperative-matrix operation stands under a subgroup's vote (`check` found it, and
+    /// made sure of it): the WGSL turns naga's workgroup-wide rule for it off.
+    pub coop_under_vote: bool,
 }
 
 /// A device function declared with `#[forge_fn]`, over scalars, vectors and arrays, which it
@@ -377,51 +380,6 @@ impl Kernel<'_> {
         let mut found = self.locals.iter().any(|l| l.ty.is_coop());
         walk_exprs(&self.body, &mut |x| {
             found |= matches!(x.kind, ExprKind::Coop { .. })
-        });
-        found
-    }
-
-    /// Whether a cooperative-matrix operation sits under an `if` whose condition reads a
-    /// subgroup vote (`subgroup_all`, `subgroup_any`, `subgroup_broadcast_first`, directly
-    /// or through the locals it is computed from). `check` accepts such an operation, which
-    /// is collective over its subgroup only; naga asks for workgroup uniformity, so the
-    /// WGSL turns naga's check off (`emit_wgsl`), `check` having made the exact one.
-    pub fn coop_under_vote(&self) -> bool {
-        // Each local's initialiser, to follow a condition through the locals it reads.
-        let mut inits: Vec<Option<&Expr>> = vec![None; self.locals.len()];
-        walk_stmts(&self.body, &mut |s| {
-            if let Stmt::Let {
-                local,
-                init: Some(e),
-            } = s
-            {
-                inits[*local] = Some(e);
-            }
-        });
-        fn reads_vote(e: &Expr, inits: &[Option<&Expr>], depth: u32) -> bool {
-            let mut found = false;
-            walk_expr(e, &mut |x| match &x.kind {
-                ExprKind::Subgroup { op, .. } => found |= op.is_vote(),
-                // A local is declared before it is read: the chain ends (the depth only
-                // bounds the search).
-                ExprKind::Local(id) if depth < 16 => {
-                    if let Some(init) = inits[*id] {
-                        found |= reads_vote(init, inits, depth + 1)
-                    }
-                }
-                _ => {}
-            });
-            found
-        }
-        let mut found = false;
-        walk_stmts(&self.body, &mut |s| {
-            if let Stmt::If { cond, .. } = s {
-                if !found && reads_vote(cond, &inits, 0) {
-                    s.each_block(|b| {
-                        walk_exprs(b, &mut |x| found |= matches!(x.kind, ExprKind::Coop { .. }))
-                    });
-                }
-            }
         });
         found
     }
