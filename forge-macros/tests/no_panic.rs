@@ -1764,6 +1764,27 @@ fn module_kernel() -> impl Strategy<Value = String> {
         "t: &mut [Atomic<f32>; 4], v: &mut [Atomic<f32>; 4], lid: u32",
         "t: &mut [Atomic<u32>; 4], v: &[f32; 4], lid: u32",
         "t: &mut [Atomic<Vec4>; 4], v: &[f32; 4], lid: u32",
+        // Lengths that each call fixes (with `<const N: usize>` from GENERICS), and
+        // lengths no call can fix.
+        "t: &mut [f32; N], v: &[f32; 4], lid: u32",
+        "t: &mut [f32; N], v: &[f32; N], lid: u32",
+        "t: &mut [f32; N], v: &[f32; M], lid: u32",
+        "t: &mut [f32; N + 1], v: &[f32; 4], lid: u32",
+        "t: [f32; N], v: &[f32; 4], lid: u32",
+        "t: &mut [[f32; N]; 2], v: &[f32; 4], lid: u32",
+    ];
+    // Generic forms: length parameters, and the refused ones.
+    const GENERICS: &[&str] = &[
+        "",
+        "<const N: usize>",
+        "<const N: usize, const M: usize>",
+        "<const N: u32>",
+        "<const N: usize = 4>",
+        "<const WG: usize>",
+        "<const N: usize, const N: usize>",
+        "<T>",
+        "<'a>",
+        "<const N: usize>",
     ];
     const HELPER_STMTS: &[&str] = &[
         "t[lid % 4] = v[0];",
@@ -1783,6 +1804,10 @@ fn module_kernel() -> impl Strategy<Value = String> {
         "let o = t[0].load();\nt[1].store(o);",
         "v[0].fetch_max(1.0);",
         "async_copy(&mut t[lid % 4], &v[lid % 4]);",
+        // A length parameter as a value and in a local's type.
+        "for k in 0..N {\nt[k] += 1.0;\n}",
+        "let mut w = [0.0f32; N];\nw[N - 1] = t[0];",
+        "let m = N as u32 + M;",
     ];
     const TAILS: &[&str] = &["t[0]", "v[lid % 4]", "t[0] + v[3]", "0.0", ""];
     const SHARED: &[&str] = &[
@@ -1815,9 +1840,13 @@ fn module_kernel() -> impl Strategy<Value = String> {
         "let r = h(&mut y, x, lid);",
         "let r = h(&mut tile, y, lid);",
         "h(&mut acc, &a, lid);",
+        // Other lengths, for the length parameters: workgroup, local and binding arrays.
+        "let r = h(&mut tile, &tile, lid);",
+        "let mut b = [0.0f32; 7];\nlet r = h(&mut b, &a, lid);",
+        "let r = h(&mut a, &tile, lid);",
     ];
     (
-        select(CONSTS),
+        (select(CONSTS), select(GENERICS)),
         select(HELPER_PARAMS),
         prop::collection::vec(select(HELPER_STMTS), 0..5),
         select(TAILS),
@@ -1825,10 +1854,10 @@ fn module_kernel() -> impl Strategy<Value = String> {
         prop::collection::vec(select(CALLS), 1..4),
         select(&["threads = n", "threads = n, workgroup = 256", "threads = n, tune(workgroup = [32, 64])", "threads = n, knobs(K2 = 2), tune(K2 = [1, 2])", "threads = n.div_ceil(K2) * WG, knobs(K2 = 2), tune(K2 = [1, 2], workgroup = [32, 64])"][..]),
     )
-        .prop_map(|(konst, params, hs, tail, shared, calls, o)| {
+        .prop_map(|((konst, generics), params, hs, tail, shared, calls, o)| {
             let ret = if tail.is_empty() { "" } else { " -> f32" };
             format!(
-                "#[forge_module]\nmod m {{\nuse wgsl_forge::prelude::*;\n{konst}\n#[forge_fn]\nfn h({params}){ret} {{\n{}\n{tail}\n}}\n#[forge_kernel({o})]\npub fn kernel({SANE_SIGNATURE}) {{\n{shared}\nlet i = global_index();\nlet lid = local_index();\nlet mut t = 0.0f32;\nlet mut c = 0u32;\nlet mut a = [1.0f32; 4];\n{}\nif i < n {{\ny[i] = t + a[0];\n}}\n}}\n}}",
+                "#[forge_module]\nmod m {{\nuse wgsl_forge::prelude::*;\n{konst}\n#[forge_fn]\nfn h{generics}({params}){ret} {{\n{}\n{tail}\n}}\n#[forge_kernel({o})]\npub fn kernel({SANE_SIGNATURE}) {{\n{shared}\nlet i = global_index();\nlet lid = local_index();\nlet mut t = 0.0f32;\nlet mut c = 0u32;\nlet mut a = [1.0f32; 4];\n{}\nif i < n {{\ny[i] = t + a[0];\n}}\n}}\n}}",
                 hs.join("\n"),
                 calls.join("\n")
             )

@@ -791,7 +791,6 @@ impl Lowerer<'_, '_> {
         lens: &mut Vec<(LocalId, ConstLen)>,
     ) -> R<Expr> {
         let helper = &self.helpers[h].name.clone();
-        let t = &t.subst(lens);
         let text = ty_text(t, self.knobs);
         // The parameter as an array of atomics, as written or as suggested.
         let atomic_text = match t {
@@ -832,6 +831,7 @@ impl Lowerer<'_, '_> {
         let Some(id) = self.lookup(&name) else {
             if let Some(b) = self.bindings.iter().position(|b| b.name == name) {
                 let wants = (want.as_str(), want_atomic.as_str());
+                let t = &t.subst(lens);
                 return self.binding_arg(helper, b, inner, given_mut, t, (mutable, atomic), wants);
             }
             return self.err(

@@ -69,7 +69,9 @@ impl Lowerer<'_, '_> {
     /// The helper's length parameters, once its parameters' types are solved: each must be
     /// the whole length of an array that a parameter takes (`t: &mut [u32; N]`), where a
     /// call can fix it.
-    pub(super) fn settle_length_params(&self, params: &[LocalId]) -> Vec<LenParam> {
+    /// `checked` is false where the helper's signature had errors already, which may
+    /// leave a parameter's type unknown.
+    pub(super) fn settle_length_params(&self, params: &[LocalId], checked: bool) -> Vec<LenParam> {
         let mut lens = Vec::new();
         for &id in &self.len_params {
             fn whole(t: &Ty, p: LocalId) -> bool {
@@ -78,7 +80,7 @@ impl Lowerer<'_, '_> {
                     _ => false,
                 }
             }
-            if !params.iter().any(|q| whole(&self.locals[*q].ty, id)) {
+            if checked && !params.iter().any(|q| whole(&self.locals[*q].ty, id)) {
                 let name = &self.locals[id].name;
                 self.cx.error(
                     self.locals[id].span,
@@ -106,23 +108,22 @@ impl Lowerer<'_, '_> {
         arg: &syn::Expr,
         lens: &mut Vec<(LocalId, ConstLen)>,
     ) -> R<Ty> {
-        let t = t.subst(lens);
-        if !has_param(&t) {
-            return Ok(t);
+        if !has_param(t) {
+            return Ok(t.clone());
         }
         let helper = &self.helpers[h];
-        let want = ty_text(&t, self.knobs);
+        let want = ty_text(&t.subst(lens), self.knobs);
         let Some(have) = self.inf.resolve(tv).filter(|h| matches!(h, Ty::Array(..))) else {
             return self.err_spanned(
                 arg,
                 format!("`{}` takes `{want}` here, whose length this argument gives, but its length is not known here; pass an array declared with its length", helper.name),
             );
         };
-        if let Err((p, before, now)) = bind_lens(&t, &have, lens) {
+        if let Err((p, before, now)) = bind_lens(t, &have, lens) {
             return self.err_spanned(
                 arg,
                 format!(
-                    "mismatched array lengths: `{}` takes its arrays of length `{}` at one length, which an argument before gives as `{}`, and this one as `{}`",
+                    "mismatched array lengths: `{}` takes one length `{}` for these arrays, which an argument before gives as `{}` and this one as `{}`; pass arrays of one length",
                     helper.name,
                     helper.locals[p].name,
                     len_text(&before, self.knobs),
@@ -144,6 +145,9 @@ impl Lowerer<'_, '_> {
         span: proc_macro2::Span,
     ) -> R<()> {
         let helper = &self.helpers[h];
+        if helper.failed {
+            return Ok(());
+        }
         for lp in &helper.lens {
             if !lp.used || lens.iter().any(|(p, _)| *p == lp.local) {
                 continue;
@@ -152,11 +156,11 @@ impl Lowerer<'_, '_> {
             let by = bound
                 .iter()
                 .find(|(p, _)| *p == lp.local)
-                .map(|(_, b)| format!("binding `{b}`, whose length is known only at run time"))
-                .unwrap_or_else(|| "no argument".into());
+                .map(|(_, b)| format!("only binding `{b}`, whose length is known at run time"))
+                .unwrap_or_else(|| "no array".into());
             return self.err(
                 span,
-                format!("`{}` uses its length parameter `{name}`, which this call gives only {by}; pass a local or `#[shared]` array for it, whose length is known at compile time", helper.name),
+                format!("`{}` uses its length parameter `{name}`, to which this call gives {by}; pass a local or `#[shared]` array for it, whose length is known at compile time", helper.name),
             );
         }
         Ok(())

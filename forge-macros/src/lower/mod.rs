@@ -348,6 +348,7 @@ impl<'k, 'a> Lowerer<'k, 'a> {
             params.push(id);
             refs.push(by_ref);
         }
+        let signature_ok = cx.error_count() == errors;
         let ret_tv = match &f.sig.output {
             syn::ReturnType::Default => None,
             syn::ReturnType::Type(_, t) => l.type_annotation(t).ok(),
@@ -375,7 +376,7 @@ impl<'k, 'a> Lowerer<'k, 'a> {
         }
         l.finish(&mut body);
         let ret = ret_tv.and_then(|r| l.inf.resolve(r));
-        let lens = l.settle_length_params(&params);
+        let lens = l.settle_length_params(&params, signature_ok);
         let locals = std::mem::take(&mut l.locals);
         Some(HelperFn {
             name: f.sig.ident.to_string(),
