@@ -989,3 +989,147 @@ fn helpers_generic_over_lengths_take_each_calls_length() {
         );
     }
 }
+
+// ---- indirect launches: a count of invocations that an earlier launch wrote ----
+
+/// Counts the positive elements of `x`, for the launch after it.
+#[forge_kernel(workgroup = 64, threads = n)]
+pub fn count_positive(x: &[f32; n], count: &mut [Atomic<u32>; 1], n: u32) {
+    let i = global_index();
+    if i < n && x[i] > 0.0 {
+        count[0].fetch_add(1);
+    }
+}
+
+/// Squares the first `count[0]` elements of `y` in place: `count[0]` invocations, read on
+/// the device when the launch runs, at most `n`.
+#[forge_kernel(workgroup = 64, threads = n, indirect = count[0], tune(workgroup = [64, 128, 256]))]
+pub fn square_head(count: &[u32; 1], y: &mut [f32; n], n: u32) {
+    let i = global_index();
+    if i < count[0] {
+        y[i] = y[i] * y[i];
+    }
+}
+
+/// What `square_head` computes, written here.
+fn square_head_reference(count: u32, y: &[f32]) -> Vec<f32> {
+    y.iter()
+        .enumerate()
+        .map(|(i, v)| if (i as u32) < count { v * v } else { *v })
+        .collect()
+}
+
+fn signed_values(n: u32, seed: u32) -> Vec<f32> {
+    (0..n)
+        .map(|i| ((i.wrapping_mul(2654435761).wrapping_add(seed) >> 7) % 19) as f32 - 9.0)
+        .collect()
+}
+
+#[test]
+fn an_indirect_launch_runs_the_count_it_is_given() {
+    let mut rt = common::rt();
+    for (n, counts) in [
+        (1u32, vec![0u32, 1]),
+        (63, vec![0, 1, 62, 63]),
+        (1000, vec![0, 7, 999, 1000]),
+        (70_001, vec![70_001, 65_536, 3]),
+    ] {
+        let y = signed_values(n, n);
+        // Past 65,535 workgroups with one invocation each: the launch folds.
+        let s = if n > 65535 {
+            common::one_per_group(square_head::DEFAULT_SCHEDULE)
+        } else {
+            square_head::DEFAULT_SCHEDULE
+        };
+        for count in counts {
+            let want = square_head_reference(count, &y);
+            let (mut gpu, mut cpu) = (y.clone(), y.clone());
+            square_head::run_with(&mut rt, &s, &[count], &mut gpu, n).unwrap();
+            square_head::cpu_with(&s, &[count], &mut cpu, n).unwrap();
+            assert_eq!(gpu, want, "GPU, n = {n}, count = {count}");
+            assert_eq!(cpu, want, "oracle, n = {n}, count = {count}");
+        }
+    }
+}
+
+#[test]
+fn a_count_past_its_bound_is_an_error_on_host_data() {
+    let mut rt = common::rt();
+    let y = signed_values(100, 1);
+    let (mut gpu, mut cpu) = (y.clone(), y.clone());
+    for result in [
+        square_head::run(&mut rt, &[101], &mut gpu, 100),
+        square_head::cpu(&[101], &mut cpu, 100),
+    ] {
+        match result {
+            Err(ForgeError::IndirectCount {
+                kernel,
+                count,
+                bound,
+                ..
+            }) => assert_eq!((kernel, count, bound), ("square_head", 101, 100)),
+            other => panic!("expected IndirectCount, got {other:?}"),
+        }
+    }
+    // Nothing ran.
+    assert_eq!((gpu, cpu), (y.clone(), y));
+}
+
+#[test]
+fn a_chain_of_launches_reads_the_count_on_the_device() {
+    let mut rt = common::rt();
+    for n in [1u32, 200, 70_001] {
+        let x = signed_values(n, 3);
+        let y = signed_values(n, 5);
+        let positives = x.iter().filter(|v| **v > 0.0).count() as u32;
+        let (xt, yt) = (rt.upload(&x).unwrap(), rt.upload(&y).unwrap());
+        let count = rt.zeros::<u32>(1).unwrap();
+        count_positive::launch(&mut rt, &xt, &count, n).unwrap();
+        square_head::launch(&mut rt, &count, &yt, n).unwrap();
+        // The second launch's grid came from the first's count, without a readback.
+        assert_eq!(
+            rt.download(&yt).unwrap(),
+            square_head_reference(positives, &y),
+            "n = {n}"
+        );
+        assert_eq!(rt.download(&count).unwrap(), vec![positives]);
+    }
+}
+
+#[test]
+fn a_count_past_its_bound_on_the_device_fails_the_next_readback() {
+    let mut rt = common::rt();
+    let y = signed_values(300, 7);
+    let yt = rt.upload(&y).unwrap();
+    let count = rt.upload(&[1000u32]).unwrap();
+    square_head::launch(&mut rt, &count, &yt, 300).unwrap();
+    match rt.download(&yt) {
+        Err(ForgeError::IndirectCount {
+            kernel,
+            count,
+            bound,
+            ..
+        }) => assert_eq!((kernel, count, bound), ("square_head", 1000, 300)),
+        other => panic!("expected IndirectCount, got {other:?}"),
+    }
+    // Reported once; the launch ran its bound, and later work is checked afresh.
+    assert_eq!(rt.download(&yt).unwrap(), square_head_reference(300, &y));
+    rt.write(&count, &[10]).unwrap();
+    square_head::launch(&mut rt, &count, &yt, 300).unwrap();
+    let squared = square_head_reference(300, &y);
+    assert_eq!(
+        rt.download(&yt).unwrap(),
+        square_head_reference(10, &squared)
+    );
+}
+
+#[test]
+fn indirect_kernels_certify_at_every_schedule() {
+    use wgsl_forge::certify::{certify, CertOptions};
+    let mut rt = common::rt();
+    let k = square_head::Kernel;
+    for s in std::iter::once(k.default_schedule()).chain(k.tune_space().candidates()) {
+        let report = certify(&mut rt, &k, &s, &CertOptions::default()).unwrap();
+        assert!(report.passed(), "square_head at {s}: {:?}", report.failures);
+    }
+}

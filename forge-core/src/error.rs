@@ -378,6 +378,24 @@ pub enum ForgeError {
         limit: u32,
     },
 
+    /// A launch of a kernel with `#[forge_kernel(indirect = count[0])]` was given a count
+    /// past its bound (`threads`). On host data this is found before anything runs; on
+    /// tensors, where the count is on the device, the launch ran the bound and this is
+    /// reported by the next readback, which returns no results.
+    #[error("kernel `{kernel}` was launched with `{count_at}` = {count} invocations, past its bound `threads` = {bound}{ran}; the count comes from an earlier launch, which is where to look")]
+    IndirectCount {
+        /// The kernel.
+        kernel: &'static str,
+        /// Where the count was read: `count[0]`.
+        count_at: String,
+        /// The count.
+        count: u32,
+        /// The bound, the kernel's `threads` for the launch's scalars.
+        bound: u64,
+        /// What ran: empty before a run, or `: it ran ...` after one.
+        ran: &'static str,
+    },
+
     /// A wait for the device outlived the runtime's timeout (`RuntimeBuilder::timeout`,
     /// `FORGE_TIMEOUT`). The device may still be running the kernels, so the runtime
     /// refuses every later call with this same error, at once: create a new runtime.

@@ -864,6 +864,11 @@ pub trait Kernel: Sync {
     }
     /// Scalar values of the certification cases, each in the order of [`Kernel::scalars`].
     fn cert_cases(&self) -> Vec<Vec<ScalarValue>>;
+    /// Where a launch reads its number of invocations (`#[forge_kernel(indirect =
+    /// count[0])]`): `None` (the default) for a kernel whose `threads` the host knows.
+    fn indirect(&self) -> Option<Indirect> {
+        None
+    }
     /// The scalar parameter the kernel is batched along, if it declares one: the `u32`
     /// size that every output, and every input that is not shared by all, grows in
     /// proportion to, with that dimension outermost (rows of a row-major matrix, the
@@ -985,6 +990,18 @@ impl std::fmt::Debug for dyn Kernel {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "Kernel({})", self.name())
     }
+}
+
+/// `#[forge_kernel(indirect = count[0])]`: a launch of the kernel runs `count[0]`
+/// invocations, read on the device when it runs (an earlier launch wrote them), and at most
+/// the kernel's `threads`, its bound. A count past the bound runs the bound and is reported
+/// ([`ForgeError::IndirectCount`]); results are not returned past it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Indirect {
+    /// The binding, by index into [`Kernel::layout`]: a read-only `u32` binding.
+    pub binding: usize,
+    /// The element of it that holds the count.
+    pub element: u32,
 }
 
 /// `name=value, ...` for a call's scalars, as reports name a case or a problem.

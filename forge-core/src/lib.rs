@@ -106,8 +106,8 @@ pub mod __private {
     pub use crate::blocking::{block_on, can_block};
     pub use crate::error::{ForgeError, Result};
     pub use crate::kernel::{
-        check_scalar_count, Access, Binding, DynArgs, ElemType, Feature, HostBuffer, Input,
-        InputCase, Kernel, KernelId, OracleOptions, ScalarParam, ScalarType, ScalarValue,
+        check_scalar_count, Access, Binding, DynArgs, ElemType, Feature, HostBuffer, Indirect,
+        Input, InputCase, Kernel, KernelId, OracleOptions, ScalarParam, ScalarType, ScalarValue,
         StructField, StructLayout, Tolerance,
     };
     /// What generated code names as `oracle::…`: the oracle's support, and beside it what
@@ -117,7 +117,7 @@ pub mod __private {
     pub mod oracle {
         pub use crate::kernel::{cached_id, cases, lens_u64, source};
         pub use crate::oracle::*;
-        pub use crate::plan::logical_grid as grid;
+        pub use crate::plan::{indirect_grid, logical_grid as grid};
         pub use crate::runtime::call::{into_vec, launch_threads, total};
         pub use crate::sizes::{
             check_grid, check_len, check_lens, check_out_len, finish_cost, finish_len,

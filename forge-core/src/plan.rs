@@ -521,6 +521,42 @@ pub fn logical_grid(
     Ok(grid(kernel, schedule, Threads(threads.map(u64::from)), &limits)?.logical)
 }
 
+/// [`logical_grid`] of an indirect kernel (`indirect = count[0]`), as the oracle runs it:
+/// `ext` is the grid of its bound (`threads`), checked as every launch's is, and the grid
+/// run is that of `count[element]` invocations, which must be within the bound
+/// ([`ForgeError::IndirectCount`], as a host call's launch says). Returns the logical
+/// extent and workgroups run; a count of 0 runs none.
+pub fn indirect_grid(
+    kernel: &'static str,
+    schedule: &Schedule,
+    (count, element, count_at): (&[u32], u32, &'static str),
+    ext: [u32; 3],
+) -> Result<([u32; 3], [u64; 3])> {
+    logical_grid(kernel, schedule, ext, 1)?;
+    let Some(&n) = count.get(element as usize) else {
+        return Err(ForgeError::InvalidArgument {
+            kernel,
+            message: format!(
+                "the launch reads its count of invocations from `{count_at}`, past the binding's {} elements",
+                count.len()
+            ),
+        });
+    };
+    if n > ext[0] {
+        return Err(ForgeError::IndirectCount {
+            kernel,
+            count_at: count_at.to_string(),
+            count: n,
+            bound: u64::from(ext[0]),
+            ran: "",
+        });
+    }
+    if n == 0 {
+        return Ok(([0, 1, 1], [0, 1, 1]));
+    }
+    Ok(([n, 1, 1], logical_grid(kernel, schedule, [n, 1, 1], 1)?))
+}
+
 /// Checks one storage binding's size in bytes; returns it padded to whole words.
 /// An empty binding is [`ForgeError::EmptyWork`]; one past the adapter's per-binding (or
 /// per-buffer) limit is [`ForgeError::BindingTooLarge`].

@@ -39,6 +39,7 @@ pub fn check(cx: &Ctxt, k: &Kernel<'_>) -> Checked {
     writes_something(cx, k);
     len_sched_names(cx, k);
     inputs_valid(cx, k);
+    indirect_valid(cx, k);
     cases_valid(cx, k);
     array_values_only_in_let(cx, k);
     atomic_store_is_a_statement(cx, k);
@@ -727,6 +728,35 @@ fn cases_valid(cx: &Ctxt, k: &Kernel<'_>) {
 
 /// `inputs(b = ..)` names inputs: bindings the kernel reads, of `u32` or `i32`, each once,
 /// structured after bindings that exist.
+/// `indirect = count[0]` reads a `u32` the kernel only reads (an earlier launch wrote it),
+/// and sizes a one-dimensional grid, which `threads` bounds.
+fn indirect_valid(cx: &Ctxt, k: &Kernel<'_>) {
+    let Some((name, _, span)) = &k.options.indirect else {
+        return;
+    };
+    match k.bindings.iter().find(|b| b.name == *name) {
+        None => {
+            let names: Vec<String> = k.bindings.iter().map(|b| format!("`{}`", b.name)).collect();
+            cx.error(*span, format!("`indirect` names `{name}`, which is no binding of this kernel; its bindings are {}", names.join(", ")));
+        }
+        Some(b) if b.access != Access::Read || b.atomic => cx.error(
+            *span,
+            format!("`{name}` is a binding the kernel writes: the count of invocations is read before any of them runs, so it comes from a read-only binding (`{name}: &[u32; LEN]`) that an earlier launch wrote"),
+        ),
+        Some(b) if b.width != 1 || b.strukt.is_some() || b.elem != Scalar::U32 => cx.error(
+            *span,
+            format!("`{name}` holds `{}`: the count of invocations is a `u32`", b.elem_text),
+        ),
+        Some(_) => {}
+    }
+    if k.dims() > 1 {
+        cx.error(
+            *span,
+            "`indirect` sizes a one-dimensional grid (`threads = n`, its bound): a 2-D or 3-D grid's extents are known on the host",
+        );
+    }
+}
+
 fn inputs_valid(cx: &Ctxt, k: &Kernel<'_>) {
     let names: Vec<String> = k.bindings.iter().map(|b| format!("`{}`", b.name)).collect();
     for (i, (name, kind, span)) in k.options.inputs.iter().enumerate() {

@@ -268,7 +268,20 @@ fn grid_prologue(k: &Kernel<'_>) -> String {
             .first()
             .map(|(t, _)| len_wgsl(t, k))
             .unwrap_or_else(|| "1u".into());
-        let _ = writeln!(s, "    let fg_threads: u32 = {threads};");
+        match k.indirect() {
+            // The count an earlier launch wrote, at most `threads` (the runtime reports a
+            // count past it).
+            Some((b, element)) => {
+                let count = wgsl_name(&k.bindings[b].name);
+                let _ = writeln!(
+                    s,
+                    "    let fg_threads: u32 = min({count}[{element}u], {threads});"
+                );
+            }
+            None => {
+                let _ = writeln!(s, "    let fg_threads: u32 = {threads};");
+            }
+        }
         s.push_str("    let fg_per_group = WG * ITEMS;\n");
         s.push_str(
             "    // Folding may launch a few workgroups more than needed: they leave at once.\n",

@@ -36,6 +36,7 @@ const OPTIONS: &[(&str, &str)] = &[
         "`inputs(dst = permutation, row_ptr = offsets(col_idx), col_idx = indices(x))` or `inputs = my_inputs`",
     ),
     ("debug", "`debug`"),
+    ("indirect", "`indirect = count[0]`"),
 ];
 
 /// The most knobs a kernel declares, and the longest knob name: `forge_core::Schedule`'s
@@ -264,6 +265,34 @@ fn number_literal(e: &syn::Expr) -> Option<f64> {
     }
 }
 
+/// `indirect = count[0]`: a binding's name and a constant element of it, where the launch
+/// reads its number of invocations on the device.
+fn indirect_source(cx: &Ctxt, e: &syn::Expr) -> Option<(String, u32, Span)> {
+    const FORM: &str = "`indirect` names one element of a `u32` binding, at a constant index: `indirect = count[0]` launches `min(count[0], threads)` invocations, read on the device when the launch runs";
+    let syn::Expr::Index(ix) = e else {
+        cx.error_spanned(e, FORM);
+        return None;
+    };
+    let name = match &*ix.expr {
+        syn::Expr::Path(p) if p.qself.is_none() => p.path.get_ident().map(|i| i.to_string()),
+        _ => None,
+    };
+    let index = match &*ix.index {
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(i),
+            ..
+        }) => i.base10_parse::<u32>().ok(),
+        _ => None,
+    };
+    match (name, index) {
+        (Some(name), Some(index)) => Some((name, index, e.span())),
+        _ => {
+            cx.error_spanned(e, FORM);
+            None
+        }
+    }
+}
+
 /// Parses `#[forge_kernel(...)]`'s arguments. Each malformed option is an error that names
 /// the form it takes; parsing goes on with the next option, so every mistake shows at once.
 pub fn options(cx: &Ctxt, attr: TokenStream) -> Options {
@@ -291,6 +320,7 @@ pub fn options(cx: &Ctxt, attr: TokenStream) -> Options {
         inputs_fn: None,
         terms_syn: None,
         terms: None,
+        indirect: None,
     };
     let mut threads_expr: Option<syn::Expr> = None;
     let mut seen: Vec<String> = Vec::new();
@@ -384,6 +414,11 @@ pub fn options(cx: &Ctxt, attr: TokenStream) -> Options {
                 }
             }
             "inputs" => inputs_option(cx, &meta, &mut o)?,
+            "indirect" => {
+                if let Some(e) = option_value(cx, &meta, "indirect")? {
+                    o.indirect = indirect_source(cx, &e);
+                }
+            }
             "special_values" => {
                 if let Some(e) = option_value(cx, &meta, "special_values")? {
                     match e {

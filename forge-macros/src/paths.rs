@@ -87,6 +87,9 @@ impl Paths {
     pub fn input(&self) -> TokenStream {
         self.p(quote!(Input))
     }
+    pub fn indirect(&self) -> TokenStream {
+        self.p(quote!(Indirect))
+    }
     pub fn input_case(&self) -> TokenStream {
         self.p(quote!(InputCase))
     }

@@ -38,12 +38,17 @@ pub enum Command<'a> {
         /// How many bytes.
         bytes: u64,
     },
-    /// Copies the first `bytes` (a multiple of 4) of `from` to the start of `to`.
+    /// Copies `bytes` (a multiple of 4) of `from`, from byte `from_offset`, into `to` at
+    /// byte `to_offset` (both multiples of 4).
     Copy {
         /// The source.
         from: &'a Memory,
+        /// Where the bytes start in `from`.
+        from_offset: u64,
         /// The destination.
         to: &'a Memory,
+        /// Where they go in `to`.
+        to_offset: u64,
         /// How many bytes.
         bytes: u64,
     },

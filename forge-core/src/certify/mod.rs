@@ -947,7 +947,9 @@ fn case_args(
         scalars,
         lens: &lens,
     };
-    let buffers = match kernel.make_inputs(&case) {
+    let made = kernel.make_inputs(&case);
+    let own = made.is_some();
+    let mut buffers = match made {
         Some(buffers) => own_inputs(kernel, buffers, &lens)?,
         None => layout
             .iter()
@@ -965,11 +967,56 @@ fn case_args(
             })
             .collect(),
     };
+    if !own {
+        indirect_count(kernel, ci, &threads, opts, &mut buffers);
+    }
     let args = DynArgs {
         scalars: scalars.to_vec(),
         buffers,
     };
     Ok((args, lens, threads))
+}
+
+/// An indirect kernel (`indirect = count[0]`) is certified at counts within its bound, as
+/// an earlier launch would write them: the count is drawn from `0..=threads`, with the
+/// bound itself and zero among the cases. Where the kernel's own inputs (not drawn here) or
+/// the options give the binding, their count stands, and one past the bound fails.
+fn indirect_count(
+    kernel: &dyn Kernel,
+    ci: usize,
+    threads: &crate::schedule::Threads,
+    opts: &CertOptions,
+    buffers: &mut [Option<HostBuffer>],
+) {
+    let Some(at) = kernel.indirect() else {
+        return;
+    };
+    let Some(b) = kernel.layout().get(at.binding) else {
+        return;
+    };
+    let name = kernel.name();
+    let given = opts
+        .overrides
+        .iter()
+        .any(|o| o.kernel == name && o.binding == b.name);
+    let bound = u32::try_from(threads.total()).unwrap_or(u32::MAX);
+    let Some(Some(buf)) = buffers.get_mut(at.binding) else {
+        return;
+    };
+    let Some(word) = buf.words_mut().get_mut(at.element as usize) else {
+        return;
+    };
+    if given {
+        return;
+    }
+    *word = match ci % 4 {
+        0 => bound,
+        1 => 0,
+        _ => {
+            let mut rng = case_rng(opts.seed, name, ci, "indirect count");
+            rng.gen_range(0..=bound)
+        }
+    };
 }
 
 /// Each writable binding's per-component allowance where the kernel's tolerance scales

@@ -449,13 +449,26 @@ impl CudaGpu {
     }
 
     /// Copies the first `bytes` of `src` to `dst`, on the device, in order.
-    pub fn copy(&mut self, src: &DeviceMem, dst: &DeviceMem, bytes: u64) -> Result<()> {
-        check_fits("copying", src, bytes as usize)?;
-        check_fits("copying", dst, bytes as usize)?;
+    pub fn copy(
+        &mut self,
+        (src, src_offset): (&DeviceMem, u64),
+        (dst, dst_offset): (&DeviceMem, u64),
+        bytes: u64,
+    ) -> Result<()> {
+        let end = |offset: u64| offset.checked_add(bytes).map_or(usize::MAX, |e| e as usize);
+        check_fits("copying", src, end(src_offset))?;
+        check_fits("copying", dst, end(dst_offset))?;
         self.bind("copying on the device")?;
-        // SAFETY: both ranges are inside their allocations.
-        unsafe { result::memcpy_dtod_async(dst.ptr, src.ptr, bytes as usize, STREAM) }
-            .map_err(|e| self.failed("copying on the device", e))
+        // SAFETY: both ranges are inside their allocations (checked above).
+        unsafe {
+            result::memcpy_dtod_async(
+                dst.ptr + dst_offset,
+                src.ptr + src_offset,
+                bytes as usize,
+                STREAM,
+            )
+        }
+        .map_err(|e| self.failed("copying on the device", e))
     }
 
     /// Copies the start of `mem` into `out`, once the work enqueued before has finished
@@ -728,9 +741,15 @@ impl CudaGpu {
                 let to = self.mem(to)?;
                 self.zero(to, bytes)
             }
-            Command::Copy { from, to, bytes } => {
+            Command::Copy {
+                from,
+                from_offset,
+                to,
+                to_offset,
+                bytes,
+            } => {
                 let (from, to) = (self.mem(from)?, self.mem(to)?);
-                self.copy(from, to, bytes)
+                self.copy((from, from_offset), (to, to_offset), bytes)
             }
             Command::Launch(ref launch) => self.enqueue_launch(launch),
             Command::Dispatch {

@@ -165,9 +165,16 @@ impl Gpu {
                 need_usage("clear", target, wgpu::BufferUsages::COPY_DST, "COPY_DST")?;
                 self.pending().clear_buffer(target, 0, Some(bytes));
             }
-            Command::Copy { from, to, bytes } => {
+            Command::Copy {
+                from,
+                from_offset,
+                to,
+                to_offset,
+                bytes,
+            } => {
                 let (from, to) = (self.buffer(from)?, self.buffer(to)?);
-                self.pending().copy_buffer_to_buffer(from, 0, to, 0, bytes);
+                self.pending()
+                    .copy_buffer_to_buffer(from, from_offset, to, to_offset, bytes);
             }
             Command::Launch(ref launch) => self.record_launch(launch, traced)?,
             Command::Dispatch {

@@ -149,6 +149,7 @@ impl ForgeRuntime {
         let name = kernel.name();
         let layout = kernel.layout();
         let plan = self.host_plan(kernel, schedule, params, threads, args)?;
+        self.check_indirect_host(kernel, &threads, args)?;
         // A kernel that prints binds its print buffer too, read back with the results.
         let prints = kernel
             .prints()
@@ -263,7 +264,7 @@ impl ForgeRuntime {
             from.push(lease);
             into.push(bytemuck::cast_slice_mut(&mut print_words));
         }
-        self.device.read(&from, &mut into).await?;
+        self.read_checked(&from, &mut into).await?;
         drop(into);
         Ok((outputs, print_words))
     }
@@ -315,29 +316,42 @@ impl ForgeRuntime {
             None => None,
         };
         let bindings: Vec<&Memory> = tensors.iter().map(|t| t.memory()).collect();
-        let launch = Command::Launch(Launch {
+        // An indirect kernel's count goes to the log as the launch runs (`indirect`).
+        let logged = match self.log_indirect(kernel, &threads, tensors) {
+            Ok(logged) => logged,
+            Err(e) => {
+                if let Some(lease) = print_lease {
+                    self.device.release(lease);
+                }
+                return Err(e);
+            }
+        };
+        let was_logged = logged.is_some();
+        let mut commands = Vec::with_capacity(3);
+        if let Some(lease) = &print_lease {
+            // The cursor starts at zero.
+            commands.push(Command::Clear {
+                to: lease,
+                bytes: lease.bytes(),
+            });
+        }
+        if let Some(copy) = logged {
+            commands.push(self.indirect.copy(copy));
+        }
+        commands.push(Command::Launch(Launch {
             compiled: &compiled,
             plan: &plan,
             bindings: &bindings,
             prints: prints
                 .zip(print_lease.as_ref())
                 .map(|((t, _), l)| (t.binding, l)),
-        });
-        let recorded = match &print_lease {
-            // The cursor starts at zero.
-            Some(lease) => self.device.record(
-                "recording a launch",
-                &[
-                    Command::Clear {
-                        to: lease,
-                        bytes: lease.bytes(),
-                    },
-                    launch,
-                ],
-            ),
-            None => self.device.record("recording a launch", &[launch]),
-        };
+        }));
+        let recorded = self.device.record("recording a launch", &commands);
+        drop(commands);
         if let Err(e) = recorded {
+            if was_logged {
+                self.unlog_indirect();
+            }
             if let Some(lease) = print_lease {
                 self.device.release(lease);
             }

@@ -27,6 +27,7 @@
 
 pub mod builder;
 pub mod call;
+mod indirect;
 pub mod launch;
 pub mod prints;
 pub mod tensors;
@@ -89,6 +90,9 @@ pub struct ForgeRuntime {
     prints: prints::Prints,
     /// The trace's recorder, where the runtime keeps one.
     recorder: Option<Arc<crate::trace::Recorder>>,
+    /// The counts of indirect launches on tensors, checked at the next readback
+    /// ([`indirect`]).
+    indirect: indirect::IndirectLog,
 }
 
 impl fmt::Debug for ForgeRuntime {
@@ -199,6 +203,7 @@ impl ForgeRuntime {
             bundle,
             prints: prints::Prints::new(print_capacity),
             recorder,
+            indirect: indirect::IndirectLog::default(),
         }
     }
 

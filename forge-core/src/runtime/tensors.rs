@@ -252,7 +252,7 @@ impl ForgeRuntime {
     /// their submission, and one readback.
     async fn read_tensor(&mut self, tensor: &RawTensor, into: &mut [u8]) -> Result<()> {
         self.device.check_lost()?;
-        self.device.read(&[tensor.memory()], &mut [into]).await
+        self.read_checked(&[tensor.memory()], &mut [into]).await
     }
 
     /// Adds a host event for a transfer of `tensor` that began at `start` (`None`

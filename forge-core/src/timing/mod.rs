@@ -247,7 +247,9 @@ impl Rig {
         for &(from, to, bytes) in &self.resets {
             commands.push(Command::Copy {
                 from: &self.memory[from],
+                from_offset: 0,
                 to: &self.memory[to],
+                to_offset: 0,
                 bytes,
             });
         }
@@ -593,7 +595,9 @@ impl ForgeRuntime {
         // The copies run behind the uploads, in the warm-up's submission.
         commands.extend(set_copies.iter().map(|&(from, to, bytes)| Command::Copy {
             from: &memory[from],
+            from_offset: 0,
             to: &memory[to],
+            to_offset: 0,
             bytes,
         }));
         self.device.record("preparing a timing", &commands)?;

@@ -254,7 +254,21 @@ fn grid_prologue(k: &Kernel<'_>) -> String {
             .first()
             .map(|(t, _)| len(t))
             .unwrap_or_else(|| "1u".into());
-        let _ = writeln!(s, "    const unsigned fg_threads = {threads};");
+        match k.indirect() {
+            // The count an earlier launch wrote, at most `threads` (the runtime reports a
+            // count past it).
+            Some((b, element)) => {
+                let count = cuda_name(&k.bindings[b].name);
+                let _ = writeln!(s, "    const unsigned fg_count = {count}[{element}u];");
+                let _ = writeln!(s, "    const unsigned fg_bound = {threads};");
+                s.push_str(
+                    "    const unsigned fg_threads = fg_count < fg_bound ? fg_count : fg_bound;\n",
+                );
+            }
+            None => {
+                let _ = writeln!(s, "    const unsigned fg_threads = {threads};");
+            }
+        }
         s.push_str("    const unsigned fg_per_group = WG * ITEMS;\n");
         s.push_str(
             "    // Folding may launch a few workgroups more than needed: they leave at once.\n",

@@ -953,7 +953,7 @@ impl<'k> Items<'k> {
     /// `Kernel::cost`, where the kernel declares `cost(..)`: each term evaluated in checked
     /// LEN arithmetic over the scalars.
     /// `inputs()` and `make_inputs()`: the structure of the kernel's certification inputs,
-    /// or its own function for them.
+    /// or its own function for them; and `indirect()`, where a launch reads its count.
     fn inputs_fn(&self) -> TokenStream {
         let k = self.k;
         if self.stub {
@@ -962,6 +962,14 @@ impl<'k> Items<'k> {
         let (input, input_case, host_buffer) =
             (self.p.input(), self.p.input_case(), self.p.host_buffer());
         let mut out = TokenStream::new();
+        if let Some((binding, element)) = k.indirect() {
+            let indirect = self.p.indirect();
+            out.extend(quote! {
+                fn indirect(&self) -> ::core::option::Option<#indirect> {
+                    ::core::option::Option::Some(#indirect { binding: #binding, element: #element })
+                }
+            });
+        }
         if !k.options.inputs.is_empty() {
             let items = k.options.inputs.iter().map(|(name, kind, _)| {
                 let v = match kind {

@@ -414,6 +414,20 @@ impl<'k> Oracle<'k> {
             let (name, default) = (&knob.name, knob.default);
             quote!(let #id: u32 = __fg_sched.knob(#name).unwrap_or(#default);)
         });
+        let grid = match k.indirect() {
+            // The count the launch reads, within the bound `threads` gives.
+            Some((b, element)) => {
+                let count = format_ident!("{}", k.bindings[b].name);
+                let at = format!("{}[{element}]", k.bindings[b].name);
+                quote! {
+                    let (__fg_ext, __fg_ngr): ([u32; 3], [u64; 3]) = #oracle::indirect_grid(NAME, __fg_sched, (&#count[..], #element, #at), __threads(__fg_sched, #(#scalar_names),*)?)?;
+                }
+            }
+            None => quote! {
+                let __fg_ext: [u32; 3] = __threads(__fg_sched, #(#scalar_names),*)?;
+                let __fg_ngr: [u64; 3] = #oracle::grid(NAME, __fg_sched, __fg_ext, #dims)?;
+            },
+        };
         quote! {
             #[allow(unused_mut, unused_variables, unused_assignments, unused_labels, unused_parens, unreachable_code, non_snake_case, clippy::all)]
             fn __oracle(__fg_races: bool, __fg_sched: &#schedule, __fg_rd: &mut #oracle::RaceDetector, __fg_budget: &mut #oracle::LoopBudget, #(#params),*) -> ::core::result::Result<(), #err> {
@@ -424,8 +438,7 @@ impl<'k> Oracle<'k> {
                 #(#knobs)*
                 let __fg_sg: u32 = #oracle::subgroup::subgroup_size();
                 // The logical grid, as the GPU's ids show it whatever the folding.
-                let __fg_ext: [u32; 3] = __threads(__fg_sched, #(#scalar_names),*)?;
-                let __fg_ngr: [u64; 3] = #oracle::grid(NAME, __fg_sched, __fg_ext, #dims)?;
+                #grid
                 let __fg_groups: u64 = __fg_ngr[0] * __fg_ngr[1] * __fg_ngr[2];
                 // Written out, not `__fg_ngr.map(..)`: an array `map` is a generic instance per
                 // kernel, compiled again for each.

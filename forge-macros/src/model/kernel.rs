@@ -214,6 +214,9 @@ pub struct Options {
     /// The terms each output sums, a LEN over the scalars, with its text: the certifier
     /// allows each output `2·terms·u·Σ|terms|` beside the fixed tolerance.
     pub terms: Option<(LenExpr, String)>,
+    /// `indirect = count[0]`: the binding and element the launch reads its number of
+    /// invocations from, on the device (at most `threads`), with the option's span.
+    pub indirect: Option<(String, u32, Span)>,
 }
 
 /// A structure of certification inputs (`forge_core::Input`).
@@ -442,6 +445,15 @@ impl Kernel<'_> {
     /// The LEN expression of a 1-D kernel's `threads` (the first dimension's of a grid).
     pub fn threads_len(&self) -> Option<&LenExpr> {
         self.threads_dims().first().map(|(e, _)| *e)
+    }
+
+    /// `indirect = count[0]`: the binding (by index) and the element the launch reads its
+    /// number of invocations from; `None` for a kernel launched on a count known on the
+    /// host, or where `check` refuses the option.
+    pub fn indirect(&self) -> Option<(usize, u32)> {
+        let (name, element, _) = self.options.indirect.as_ref()?;
+        let b = self.bindings.iter().position(|b| b.name == *name)?;
+        Some((b, *element))
     }
 
     pub fn threads_text(&self) -> String {
