@@ -529,9 +529,19 @@ pub fn scale<T>(x: &[T; n], #[out] y: &mut [T; n], a: f32, n: u32) {
     }
 }
 
+/// An indirect launch: the count of invocations read in the grid's prologue.
+#[forge_kernel(workgroup = 64, threads = n, indirect = count[0])]
+pub fn square_head(count: &[u32; 1], y: &mut [f32; n], n: u32) {
+    let i = global_index();
+    if i < count[0] {
+        y[i] = y[i] * y[i];
+    }
+}
+
 #[test]
 fn every_construct_compiles() {
-    let kernels: [&dyn Kernel; 13] = [
+    let kernels: [&dyn Kernel; 14] = [
+        &square_head::Kernel,
         &wgsl_builtins::Kernel,
         &staged::k::Kernel,
         &third_edition::Kernel,
