@@ -1078,14 +1078,19 @@ fn a_count_past_its_bound_is_an_error_on_host_data() {
 #[test]
 fn a_chain_of_launches_reads_the_count_on_the_device() {
     let mut rt = common::rt();
-    for n in [1u32, 200, 70_001] {
+    // At 150,000 with one invocation a workgroup, the count's 70,000-odd workgroups
+    // fold past 65,535.
+    for (n, wg) in [(1u32, 64), (200, 64), (70_001, 128), (150_000, 1)] {
         let x = signed_values(n, 3);
         let y = signed_values(n, 5);
         let positives = x.iter().filter(|v| **v > 0.0).count() as u32;
         let (xt, yt) = (rt.upload(&x).unwrap(), rt.upload(&y).unwrap());
         let count = rt.zeros::<u32>(1).unwrap();
         count_positive::launch(&mut rt, &xt, &count, n).unwrap();
-        square_head::launch(&mut rt, &count, &yt, n).unwrap();
+        let s = square_head::DEFAULT_SCHEDULE
+            .with_settings(&format!("wg={wg}"))
+            .unwrap();
+        square_head::launch_with(&mut rt, &s, &count, &yt, n).unwrap();
         // The second launch's grid came from the first's count, without a readback.
         assert_eq!(
             rt.download(&yt).unwrap(),
@@ -1093,6 +1098,7 @@ fn a_chain_of_launches_reads_the_count_on_the_device() {
             "n = {n}"
         );
         assert_eq!(rt.download(&count).unwrap(), vec![positives]);
+        assert!(n < 150_000 || positives > 65_535, "the count folds");
     }
 }
 

@@ -90,4 +90,20 @@ pub struct Launch<'a> {
     pub bindings: &'a [&'a Memory],
     /// The print buffer and its binding number, for a kernel that prints.
     pub prints: Option<(u32, &'a Memory)>,
+    /// Where an indirect kernel's launch reads its count (`None`: the plan's grid is the
+    /// launch's). The plan's grid is then the bound's, which always covers the count; a
+    /// device may dispatch fewer workgroups from the count (wgpu), or the bound's grid,
+    /// whose surplus workgroups leave at once (CUDA).
+    pub indirect: Option<IndirectSource<'a>>,
+}
+
+/// An indirect launch's count: element `element` of `count`, at most `bound` invocations.
+#[derive(Clone, Copy, Debug)]
+pub struct IndirectSource<'a> {
+    /// The binding's memory.
+    pub count: &'a Memory,
+    /// The element.
+    pub element: u32,
+    /// The bound, the kernel's `threads`.
+    pub bound: u32,
 }

@@ -36,7 +36,7 @@ pub mod wait;
 
 pub use budget::{MemoryBudget, Reservation, RuntimeStats};
 pub use collective::{Collectives, ReduceOp};
-pub use command::{Command, Launch};
+pub use command::{Command, IndirectSource, Launch};
 pub use handles::{
     foreign, Compiled, Handle, Memory, Object, Prepared, RawMemory, Stamps, WgpuParts,
 };

@@ -34,6 +34,7 @@ pub mod buffers;
 pub mod cuda;
 pub mod disk_cache;
 pub mod guard;
+mod indirect;
 #[cfg_attr(not(feature = "nccl"), path = "nccl_absent.rs")]
 pub mod nccl;
 pub mod pipeline;
@@ -317,6 +318,8 @@ pub struct Gpu {
     /// The guard those kernels count in, made at the first launch of one (so that a
     /// runtime that runs no loop makes no buffer for it).
     loop_guard: Option<LoopGuard>,
+    /// The pass that sizes indirect launches, made at the first one.
+    indirect_prep: Option<indirect::IndirectPrep>,
     /// The bound of every blocking wait ([`crate::backend::Device::set_timeout`]).
     timeout: Option<std::time::Duration>,
     /// Kernels launched since the last wait that finished: what a timeout names.
@@ -449,6 +452,7 @@ impl Gpu {
             disk_cache: None,
             limits_loops,
             loop_guard: None,
+            indirect_prep: None,
             timeout: None,
             in_flight: Vec::new(),
             timed_out: None,

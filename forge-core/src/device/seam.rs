@@ -20,14 +20,15 @@
 
 use super::buffers::{Lease, STAGING_ALIGN};
 use super::guard::LoopGuard;
+use super::indirect::{IndirectPrep, ARGS_USAGE, PREP_PARAMS_BYTES};
 use super::pipeline::{Bound, CompiledPipeline};
 use super::trace::launch_args;
 use super::{
     error_text, write_padded, ErrorScope, Gpu, STAGING_USAGE, STORAGE_USAGE, UNIFORM_USAGE,
 };
 use crate::backend::{
-    foreign, Command, Compiled, Device, Identity, Launch, Memory, MemoryBudget, Prepared,
-    RawMemory, Reservation, RuntimeStats, Stamps, Wait, WgpuParts, What,
+    foreign, Command, Compiled, Device, Identity, IndirectSource, Launch, Memory, MemoryBudget,
+    Prepared, RawMemory, Reservation, RuntimeStats, Stamps, Wait, WgpuParts, What,
 };
 use crate::error::{ForgeError, Result};
 use crate::kernel::Kernel;
@@ -95,12 +96,14 @@ fn need_usage(
 
 /// Records a launch's dispatch in a compute pass of its own, which writes its timestamps
 /// to `queries` where the trace times it on the GPU.
+/// An indirect launch dispatches the workgroup counts in `indirect`, which its prep wrote.
 fn record_pass(
     encoder: &mut wgpu::CommandEncoder,
     plan: &LaunchPlan,
     compiled: &CompiledPipeline,
     bind_group: &wgpu::BindGroup,
     queries: Option<&(wgpu::QuerySet, u32)>,
+    indirect: Option<&wgpu::Buffer>,
 ) {
     let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
         label: Some(plan.kernel),
@@ -112,7 +115,10 @@ fn record_pass(
     });
     pass.set_pipeline(&compiled.pipeline);
     pass.set_bind_group(0, bind_group, &[]);
-    compiled.dispatch(&mut pass, plan.grid.dispatch);
+    match indirect {
+        Some(args) => pass.dispatch_workgroups_indirect(args, 0),
+        None => compiled.dispatch(&mut pass, plan.grid.dispatch),
+    }
 }
 
 impl Gpu {
@@ -255,6 +261,23 @@ impl Gpu {
                 return Err(e);
             }
         };
+        // An indirect launch's workgroup counts, written by a pass of its own before it.
+        // Where the kernel takes its workgroup counts as immediates (HLSL), only the host's
+        // dispatch can give them: the bound's grid then runs, its surplus leaving at once.
+        let indirect = match launch.indirect {
+            Some(source) if !compiled.workgroup_counts_as_immediates => {
+                match self.record_indirect_prep(plan, source) {
+                    Ok(args) => Some(args),
+                    Err(e) => {
+                        if let Some(u) = uniform {
+                            self.pool.release(u);
+                        }
+                        return Err(e);
+                    }
+                }
+            }
+            _ => None,
+        };
         let queries = self.pass_queries(plan.kernel, || {
             launch_args(&plan.schedule, plan.grid.dispatch)
         });
@@ -267,10 +290,14 @@ impl Gpu {
             compiled,
             &bind_group,
             queries.as_ref(),
+            indirect.as_ref().map(|args| args.buffer()),
         );
         if let Some(u) = uniform {
             // Read at submission: it must not be reused before.
             self.retain(u);
+        }
+        if let Some(args) = indirect {
+            self.retain(args);
         }
         if let (Some(_), Some(g)) = (compiled.guard_binding, self.loop_guard.as_mut()) {
             g.note(plan.kernel);
@@ -278,6 +305,74 @@ impl Gpu {
         self.note_in_flight(plan.kernel);
         self.dispatches += 1;
         Ok(())
+    }
+
+    /// Records an indirect launch's prep: a pass of one invocation that writes the workgroup
+    /// counts for `source`'s count into the returned buffer ([`super::indirect`]).
+    fn record_indirect_prep(
+        &mut self,
+        plan: &LaunchPlan,
+        source: IndirectSource<'_>,
+    ) -> Result<Box<Lease>> {
+        let pipeline = self
+            .indirect_prep
+            .get_or_insert_with(|| IndirectPrep::new(&self.device))
+            .pipeline
+            .clone();
+        let count = self.buffer(source.count)?.clone();
+        let what = || format!("kernel `{}`: its workgroup counts", plan.kernel);
+        let args = self.acquire(16, ARGS_USAGE, &what)?;
+        let mut uniform = match self.acquire(PREP_PARAMS_BYTES, UNIFORM_USAGE, &what) {
+            Ok(u) => u,
+            Err(e) => {
+                self.pool.release(args);
+                return Err(e);
+            }
+        };
+        let per_group = plan.schedule.workgroup_shape()[0] * plan.schedule.items;
+        let params =
+            IndirectPrep::params(source.element, source.bound, per_group, plan.grid.dispatch);
+        uniform.write_tracked(&self.queue, &params);
+        let group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("forge indirect prep"),
+            layout: &pipeline.get_bind_group_layout(0),
+            entries: &[
+                wgpu::BindGroupEntry {
+                    binding: 0,
+                    resource: count.as_entire_binding(),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 1,
+                    resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                        buffer: args.buffer(),
+                        offset: 0,
+                        size: wgpu::BufferSize::new(16),
+                    }),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 2,
+                    resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                        buffer: uniform.buffer(),
+                        offset: 0,
+                        size: wgpu::BufferSize::new(PREP_PARAMS_BYTES),
+                    }),
+                },
+            ],
+        });
+        {
+            let mut pass = self
+                .pending()
+                .begin_compute_pass(&wgpu::ComputePassDescriptor {
+                    label: Some("forge indirect prep"),
+                    timestamp_writes: None,
+                });
+            pass.set_pipeline(&pipeline);
+            pass.set_bind_group(0, &group, &[]);
+            pass.dispatch_workgroups(1, 1, 1);
+        }
+        // Read at submission: neither may be reused before.
+        self.retain(uniform);
+        Ok(args)
     }
 
     /// Records `count` prepared dispatches in one pass, on the sets in turn from `set`.
@@ -537,6 +632,7 @@ impl Device for Gpu {
             plan,
             bindings,
             prints,
+            ..
         } = *launch;
         let pipeline = self.pipeline_of(compiled)?;
         if pipeline.guard_binding.is_some() {

@@ -26,7 +26,7 @@
 //!   [`ForgeRuntime::clear`] it between launches; two launches without a clear accumulate
 //!   twice.
 
-use crate::backend::{Command, Launch, Memory};
+use crate::backend::{Command, IndirectSource, Launch, Memory};
 use crate::error::{ForgeError, Result};
 use crate::kernel::{check_arity, Access, Binding, DynArgs, HostBuffer, Kernel};
 use crate::plan::LaunchPlan;
@@ -227,6 +227,9 @@ impl ForgeRuntime {
                 plan,
                 bindings: &storage,
                 prints: prints.zip(print_lease).map(|((t, _), l)| (t.binding, l)),
+                // The count is on the host and within the bound: the bound's grid, whose
+                // surplus workgroups leave at once.
+                indirect: None,
             }));
             self.device.record("recording a dispatch", &commands)?;
         }
@@ -345,6 +348,14 @@ impl ForgeRuntime {
             prints: prints
                 .zip(print_lease.as_ref())
                 .map(|((t, _), l)| (t.binding, l)),
+            indirect: kernel.indirect().and_then(|at| {
+                Some(IndirectSource {
+                    count: bindings.get(at.binding)?,
+                    element: at.element,
+                    // The plan's grid numbers every invocation with a `u32`.
+                    bound: u32::try_from(threads.total()).unwrap_or(u32::MAX),
+                })
+            }),
         }));
         let recorded = self.device.record("recording a launch", &commands);
         drop(commands);

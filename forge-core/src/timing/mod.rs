@@ -611,6 +611,8 @@ impl ForgeRuntime {
             plan,
             bindings: &sets[0],
             prints: print_slot.map(|(binding, slot)| (binding, &memory[slot])),
+            // Timed at the bound's grid.
+            indirect: None,
         };
         let prepared = self.device.prepare(&launch, &more)?;
         rig.prepared = Some(prepared);
