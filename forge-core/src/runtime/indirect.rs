@@ -190,7 +190,7 @@ impl ForgeRuntime {
             all_into.extend(
                 counts
                     .chunks_mut(SLOTS as usize)
-                    .map(|c| bytemuck::cast_slice_mut::<u32, u8>(c)),
+                    .map(bytemuck::cast_slice_mut::<u32, u8>),
             );
             self.device.read(&all_from, &mut all_into).await?;
         }
