@@ -1139,3 +1139,36 @@ fn indirect_kernels_certify_at_every_schedule() {
         assert!(report.passed(), "square_head at {s}: {:?}", report.failures);
     }
 }
+
+#[test]
+fn indirect_kernels_tune_at_their_bound() {
+    use wgsl_forge::certify::CertOptions;
+    use wgsl_forge::timing::TimingOptions;
+    use wgsl_forge::tune::{self, TuneOptions};
+    // The tuner's problem runs the whole bound: its count is the bound, not a random word
+    // (which a host call would refuse as past it).
+    let scalars = [wgsl_forge::ScalarValue::U32(5000)];
+    let args = tune::problem_args(&square_head::Kernel, &scalars, &CertOptions::new(9)).unwrap();
+    let count = args.buffers[0].as_ref().expect("the count is drawn");
+    assert_eq!(count.words()[0], 5000);
+    let mut rt = common::rt();
+    let opts = TuneOptions {
+        timing: TimingOptions {
+            warmup: 1,
+            warmup_ns: 0.0,
+            passes: 3,
+            target_pass_ns: 2.0e5,
+            max_repeats: 16,
+            ..TimingOptions::default()
+        },
+        rounds: 1,
+        store: false,
+        ..TuneOptions::default()
+    };
+    let report = tune::tune(&mut rt, &square_head::Kernel, &opts).unwrap();
+    let winner = report.winner().expect("a certified winner");
+    assert!(square_head::Kernel
+        .tune_space()
+        .candidates()
+        .contains(&winner));
+}

@@ -978,15 +978,31 @@ fn case_args(
 }
 
 /// An indirect kernel (`indirect = count[0]`) is certified at counts within its bound, as
-/// an earlier launch would write them: the count is drawn from `0..=threads`, with the
-/// bound itself and zero among the cases. Where the kernel's own inputs (not drawn here) or
-/// the options give the binding, their count stands, and one past the bound fails.
+/// an earlier launch would write them: the bound itself, zero, and values between, by case.
 fn indirect_count(
     kernel: &dyn Kernel,
     ci: usize,
     threads: &crate::schedule::Threads,
     opts: &CertOptions,
     buffers: &mut [Option<HostBuffer>],
+) {
+    let bound = u32::try_from(threads.total()).unwrap_or(u32::MAX);
+    let count = match ci % 4 {
+        0 => bound,
+        1 => 0,
+        _ => case_rng(opts.seed, kernel.name(), ci, "indirect count").gen_range(0..=bound),
+    };
+    put_indirect_count(kernel, opts, buffers, count);
+}
+
+/// Writes `count` into the drawn data of an indirect kernel's count (nothing for another
+/// kernel): drawn at random, a count would run past the bound, which a host call refuses.
+/// A distribution the options give for that binding stands, and so does its count.
+pub(crate) fn put_indirect_count(
+    kernel: &dyn Kernel,
+    opts: &CertOptions,
+    buffers: &mut [Option<HostBuffer>],
+    count: u32,
 ) {
     let Some(at) = kernel.indirect() else {
         return;
@@ -995,28 +1011,20 @@ fn indirect_count(
         return;
     };
     let name = kernel.name();
-    let given = opts
+    if opts
         .overrides
         .iter()
-        .any(|o| o.kernel == name && o.binding == b.name);
-    let bound = u32::try_from(threads.total()).unwrap_or(u32::MAX);
-    let Some(Some(buf)) = buffers.get_mut(at.binding) else {
-        return;
-    };
-    let Some(word) = buf.words_mut().get_mut(at.element as usize) else {
-        return;
-    };
-    if given {
+        .any(|o| o.kernel == name && o.binding == b.name)
+    {
         return;
     }
-    *word = match ci % 4 {
-        0 => bound,
-        1 => 0,
-        _ => {
-            let mut rng = case_rng(opts.seed, name, ci, "indirect count");
-            rng.gen_range(0..=bound)
-        }
-    };
+    if let Some(word) = buffers
+        .get_mut(at.binding)
+        .and_then(Option::as_mut)
+        .and_then(|buf| buf.words_mut().get_mut(at.element as usize))
+    {
+        *word = count;
+    }
 }
 
 /// Each writable binding's per-component allowance where the kernel's tolerance scales

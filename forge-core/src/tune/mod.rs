@@ -305,7 +305,7 @@ pub fn problem_args_at(
     cert: &CertOptions,
 ) -> Result<DynArgs> {
     let lens = kernel.binding_lens_at(schedule, scalars)?;
-    let buffers = kernel
+    let mut buffers: Vec<_> = kernel
         .layout()
         .iter()
         .zip(&lens)
@@ -322,6 +322,12 @@ pub fn problem_args_at(
             }
         })
         .collect();
+    // An indirect kernel runs its whole bound, the most work a launch of it does.
+    if kernel.indirect().is_some() {
+        let bound = kernel.grid_threads_at(schedule, scalars)?.total();
+        let bound = u32::try_from(bound).unwrap_or(u32::MAX);
+        crate::certify::put_indirect_count(kernel, cert, &mut buffers, bound);
+    }
     Ok(DynArgs {
         scalars: scalars.to_vec(),
         buffers,
