@@ -3,11 +3,8 @@
 //! Part of `model` (layer 1).
 
 use super::sched::SchedConst;
-use super::ty::{Scalar, Ty};
+use super::ty::{LocalId, Scalar, Ty};
 use proc_macro2::Span;
-
-/// Index of a local variable in [`Kernel::locals`](super::Kernel::locals).
-pub type LocalId = usize;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Builtin {

@@ -3,10 +3,11 @@
 //!
 //! Part of `model` (layer 1).
 
-use super::expr::{Builtin, Expr, ExprKind, LocalId};
+use super::expr::{Builtin, Expr, ExprKind};
 use super::keep::Keep;
 use super::sched::{Knob, SchedPoint};
 use super::stmt::{Block, Place, PrintFmt, Stmt};
+use super::ty::LocalId;
 use super::ty::{ConstLen, LenOp, Scalar, Ty};
 use super::walk::{stmt_exprs, walk_expr, walk_exprs, walk_stmts};
 use proc_macro2::Span;

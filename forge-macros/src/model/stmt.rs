@@ -2,7 +2,8 @@
 //!
 //! Part of `model` (layer 1).
 
-use super::expr::{AtomicTarget, BinOp, Expr, LocalId};
+use super::expr::{AtomicTarget, BinOp, Expr};
+use super::ty::LocalId;
 use proc_macro2::Span;
 
 /// Something that can be assigned to.

@@ -2,8 +2,10 @@
 //!
 //! Part of `model` (layer 1).
 
-use super::expr::LocalId;
 use super::sched::{SchedConst, SchedPoint};
+
+/// Index of a local variable in [`Kernel::locals`](super::Kernel::locals).
+pub type LocalId = usize;
 
 /// A scalar type of the kernel language.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -11,8 +11,9 @@
 //!
 //! Part of `model` (layer 1).
 
-use super::expr::{AtomicTarget, Expr, ExprKind, LocalId};
+use super::expr::{AtomicTarget, Expr, ExprKind};
 use super::stmt::{Block, ForLoop, Place, Stmt};
+use super::ty::LocalId;
 use super::ty::Ty;
 
 /// The one list of an expression's direct children, in evaluation order, for `&` and for
