@@ -374,6 +374,7 @@ fn launch<'a>(
         plan,
         bindings,
         prints: None,
+        indirect: None,
     }
 }
 
@@ -400,13 +401,22 @@ fn memory_through_the_seam(backend: Backend) {
     )
     .unwrap();
     assert_eq!(read(dev, &m, 16), [&data[..], &[0, 0, 0]].concat());
-    // A copy on the device and a clear, then a write behind them.
+    // Copies on the device (one between offsets) and a clear, then a write behind them.
     let c = dev.create(16, Some(&[7u8; 16]), &|| "c".into()).unwrap();
     let copy_then_clear = [
         Command::Copy {
             from: &m,
+            from_offset: 0,
             to: &c,
+            to_offset: 0,
             bytes: 8,
+        },
+        Command::Copy {
+            from: &m,
+            from_offset: 8,
+            to: &c,
+            to_offset: 12,
+            bytes: 4,
         },
         Command::Clear { to: &m, bytes: 16 },
     ];
@@ -422,6 +432,7 @@ fn memory_through_the_seam(backend: Backend) {
     .unwrap();
     let mut want = [7u8; 16];
     want[..8].copy_from_slice(&data[..8]);
+    want[12..].copy_from_slice(&data[8..12]);
     want[..4].copy_from_slice(&[9; 4]);
     assert_eq!(read(dev, &c, 16), want);
     // Created memory holds its bytes of the budget until it drops.
