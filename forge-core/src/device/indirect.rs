@@ -1,7 +1,7 @@
 //! The wgpu side of indirect launches (`#[forge_kernel(indirect = count[0])]`): a pass of
 //! one invocation turns the count an earlier launch wrote into the workgroup counts of
 //! `dispatch_workgroups_indirect`, so that the launch dispatches only the workgroups its
-//! count needs, without a readback. Layer 2.
+//! count needs, without a readback. Part of the wgpu device (layer 4).
 //!
 //! The kernel's own prologue takes `min(count, threads)` and leaves past it, as it does for
 //! the workgroups that folding adds, so any dispatch that covers the count is correct: the

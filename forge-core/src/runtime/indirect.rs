@@ -1,6 +1,6 @@
 //! Launches whose number of invocations is read on the device
 //! (`#[forge_kernel(indirect = count[0])]`): the checks of the count against its bound.
-//! Layer 3, over the backend seam: the same on wgpu and CUDA.
+//! Part of the runtime (layer 5), over the backend seam: the same on wgpu and CUDA.
 //!
 //! The generated kernel runs `min(count[0], threads)` invocations, so a count past its
 //! bound never reaches past the bindings. What it must not do is pass unseen, since a launch
