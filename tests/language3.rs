@@ -1052,6 +1052,23 @@ fn an_indirect_launch_runs_the_count_it_is_given() {
     }
 }
 
+/// `result` is `square_head`'s count past its bound.
+fn assert_indirect_count<T: std::fmt::Debug>(
+    result: Result<T, ForgeError>,
+    count: u32,
+    bound: u64,
+) {
+    match result {
+        Err(ForgeError::IndirectCount {
+            kernel,
+            count: c,
+            bound: b,
+            ..
+        }) => assert_eq!((kernel, c, b), ("square_head", count, bound)),
+        other => panic!("expected IndirectCount, got {other:?}"),
+    }
+}
+
 #[test]
 fn a_count_past_its_bound_is_an_error_on_host_data() {
     let mut rt = common::rt();
@@ -1061,15 +1078,7 @@ fn a_count_past_its_bound_is_an_error_on_host_data() {
         square_head::run(&mut rt, &[101], &mut gpu, 100),
         square_head::cpu(&[101], &mut cpu, 100),
     ] {
-        match result {
-            Err(ForgeError::IndirectCount {
-                kernel,
-                count,
-                bound,
-                ..
-            }) => assert_eq!((kernel, count, bound), ("square_head", 101, 100)),
-            other => panic!("expected IndirectCount, got {other:?}"),
-        }
+        assert_indirect_count(result, 101, 100);
     }
     // Nothing ran.
     assert_eq!((gpu, cpu), (y.clone(), y));
@@ -1109,15 +1118,7 @@ fn a_count_past_its_bound_on_the_device_fails_the_next_readback() {
     let yt = rt.upload(&y).unwrap();
     let count = rt.upload(&[1000u32]).unwrap();
     square_head::launch(&mut rt, &count, &yt, 300).unwrap();
-    match rt.download(&yt) {
-        Err(ForgeError::IndirectCount {
-            kernel,
-            count,
-            bound,
-            ..
-        }) => assert_eq!((kernel, count, bound), ("square_head", 1000, 300)),
-        other => panic!("expected IndirectCount, got {other:?}"),
-    }
+    assert_indirect_count(rt.download(&yt), 1000, 300);
     // Reported once; the launch ran its bound, and later work is checked afresh.
     assert_eq!(rt.download(&yt).unwrap(), square_head_reference(300, &y));
     rt.write(&count, &[10]).unwrap();
@@ -1143,8 +1144,7 @@ fn indirect_kernels_certify_at_every_schedule() {
 #[test]
 fn indirect_kernels_tune_at_their_bound() {
     use wgsl_forge::certify::CertOptions;
-    use wgsl_forge::timing::TimingOptions;
-    use wgsl_forge::tune::{self, TuneOptions};
+    use wgsl_forge::tune;
     // The tuner's problem runs the whole bound: its count is the bound, not a random word
     // (which a host call would refuse as past it).
     let scalars = [wgsl_forge::ScalarValue::U32(5000)];
@@ -1152,20 +1152,7 @@ fn indirect_kernels_tune_at_their_bound() {
     let count = args.buffers[0].as_ref().expect("the count is drawn");
     assert_eq!(count.words()[0], 5000);
     let mut rt = common::rt();
-    let opts = TuneOptions {
-        timing: TimingOptions {
-            warmup: 1,
-            warmup_ns: 0.0,
-            passes: 3,
-            target_pass_ns: 2.0e5,
-            max_repeats: 16,
-            ..TimingOptions::default()
-        },
-        rounds: 1,
-        store: false,
-        ..TuneOptions::default()
-    };
-    let report = tune::tune(&mut rt, &square_head::Kernel, &opts).unwrap();
+    let report = tune::tune(&mut rt, &square_head::Kernel, &common::quick_tune()).unwrap();
     let winner = report.winner().expect("a certified winner");
     assert!(square_head::Kernel
         .tune_space()

@@ -231,23 +231,9 @@ fn shapes_print_and_parse_as_wg_x_by_y() {
 
 #[test]
 fn the_tuner_certifies_and_times_every_shape_and_runs_the_winner() {
-    use wgsl_forge::timing::TimingOptions;
-    use wgsl_forge::tune::{self, TuneOptions};
+    use wgsl_forge::tune;
     let mut rt = rt();
-    let opts = TuneOptions {
-        timing: TimingOptions {
-            warmup: 1,
-            warmup_ns: 0.0,
-            passes: 3,
-            target_pass_ns: 2.0e5,
-            max_repeats: 64,
-            ..TimingOptions::default()
-        },
-        rounds: 1,
-        store: false,
-        ..TuneOptions::default()
-    };
-    let report = tune::tune(&mut rt, &transpose2::Kernel, &opts).unwrap();
+    let report = tune::tune(&mut rt, &transpose2::Kernel, &common::quick_tune()).unwrap();
     let shapes = transpose2::Kernel.tune_space().candidates();
     assert_eq!(report.bucket.candidates.len(), shapes.len());
     for s in &shapes {

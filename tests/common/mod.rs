@@ -5,6 +5,23 @@
 
 use wgsl_forge::prelude::*;
 
+/// Tuning options for tests: one round of short timings, nothing stored.
+pub fn quick_tune() -> wgsl_forge::tune::TuneOptions {
+    wgsl_forge::tune::TuneOptions {
+        timing: wgsl_forge::timing::TimingOptions {
+            warmup: 1,
+            warmup_ns: 0.0,
+            passes: 3,
+            target_pass_ns: 2.0e5,
+            max_repeats: 64,
+            ..Default::default()
+        },
+        rounds: 1,
+        store: false,
+        ..Default::default()
+    }
+}
+
 pub fn rt() -> ForgeRuntime {
     // A missing adapter fails the test: GPU tests never skip.
     ForgeRuntime::new(1 << 30, None).expect("a GPU adapter (lavapipe in CI) is required")
