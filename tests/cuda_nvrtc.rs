@@ -585,7 +585,7 @@ fn a_cubin_is_machine_code_for_the_device() {
 
 /// Cooperative matrices assemble for the tensor cores of sm_80 (A100) and sm_90 (H100,
 /// H200): ptxas accepts the prelude's `ldmatrix` and `mma.sync`, at every schedule of
-/// `gemm_f16` and in the test kernels that take every layout.
+/// `gemm_f16` and in the test kernels that take every layout and every row operation.
 #[test]
 fn cooperative_matrices_assemble_for_tensor_cores() {
     let gemm = &wgsl_forge::kernels::gemm_f16::gemm_f16::Kernel;
@@ -596,6 +596,7 @@ fn cooperative_matrices_assemble_for_tensor_cores() {
     for k in [
         &coop_kernels::coop_tile::Kernel as &dyn Kernel,
         &coop_kernels::coop_layouts::Kernel,
+        &coop_kernels::coop_rows::Kernel,
     ] {
         sources.push((k.name(), k.cuda(&k.default_schedule()).unwrap()));
     }

@@ -267,6 +267,7 @@ fn cooperative_matrices_run_on_tensor_cores() {
             &coop_kernels::coop_tile::Kernel,
             &coop_kernels::coop_layouts::Kernel,
             &coop_kernels::coop_vote::Kernel,
+            &coop_kernels::coop_rows::Kernel,
         ],
     );
     let mut rng = ChaCha8Rng::seed_from_u64(16);

@@ -261,3 +261,107 @@ fn cooperative_matrices_run_under_a_subgroups_vote() {
     assert!(coop_vote::WGSL.contains("diagnostic(off, derivative_uniformity);"));
     assert!(!coop_tile::WGSL.contains("diagnostic("));
 }
+
+/// Random scores for `coop_rows`, in `[-8, 8)`, and `v` in `f16`.
+fn rows_inputs(rng: &mut ChaCha8Rng, tiles: usize) -> (Vec<f32>, Vec<f16>) {
+    let x = (0..tiles * 512)
+        .map(|_| rng.gen_range(-8.0f32..8.0))
+        .collect();
+    (x, random_f16(rng, 512))
+}
+
+fn assert_rows_near(got: &[f32], want: &[f32], what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}");
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        assert!(
+            (g - w).abs() <= 2e-3 + 2e-3 * w.abs(),
+            "{what}[{i}] (tile {}, row {}): {g} vs {w}",
+            i / 512,
+            i % 512 / 32
+        );
+    }
+}
+
+/// An accumulator's rows (`c.row_max()`, `c.exp2_rows(..)`, `c.to_a()`, `CoopRow`'s
+/// arithmetic, ...) in a masked softmax and its product with `v`: the oracle (race checker
+/// on) against an `f64` reference at masks that cut rows at different columns, and the
+/// GPU against the oracle where the adapter has cooperative matrices.
+#[test]
+fn an_accumulators_rows_make_a_softmax() {
+    let mut rng = ChaCha8Rng::seed_from_u64(23);
+    let mut rt = rt();
+    let opts = OracleOptions::default().with_race_detection(true);
+    let sch = coop_rows::DEFAULT_SCHEDULE;
+    for (tiles, first, step, scale) in [
+        (1usize, 5, 1, 0.5f32),
+        (2, 20, -1, 0.25),
+        (3, 40, 0, 1.5),
+        (5, 1, 2, 1.0),
+    ] {
+        let (x, v) = rows_inputs(&mut rng, tiles);
+        let t = tiles as u32;
+        let want = coop_rows_reference(&x, &v, t, first, step, scale).unwrap();
+        let got = coop_rows::cpu_with_options(&sch, &opts, &x, &v, t, first, step, scale).unwrap();
+        let what = format!("oracle, {tiles} tiles, first {first}, step {step}");
+        assert_rows_near(&got.0, &want.0, &format!("{what}: probs"));
+        assert_rows_near(&got.1, &want.1, &format!("{what}: pv"));
+        assert_rows_near(&got.2, &want.2, &format!("{what}: rows"));
+        let gpu = coop_rows::run(&mut rt, &x, &v, t, first, step, scale);
+        if rt.supports(Feature::CooperativeMatrix) {
+            let gpu = gpu.unwrap();
+            assert_rows_near(&gpu.0, &got.0, &format!("gpu {what}: probs"));
+            assert_rows_near(&gpu.1, &got.1, &format!("gpu {what}: pv"));
+            assert_rows_near(&gpu.2, &got.2, &format!("gpu {what}: rows"));
+        } else {
+            assert!(
+                matches!(gpu, Err(ForgeError::MissingFeature { .. })),
+                "{gpu:?}"
+            );
+        }
+    }
+}
+
+/// The forms of the row operations: WGSL's through each subgroup's scratch of workgroup
+/// memory (a `f16` one for `to_a`), with the subgroup's builtins read; CUDA's in the
+/// registers of `mma.sync`'s fragments, with no workgroup memory of their own.
+#[test]
+fn row_operations_have_their_forms_on_each_backend() {
+    let wgsl = coop_rows::WGSL;
+    for needle in [
+        "var<workgroup> fg_rows: array<f32, (WG + 31u) / 32u * 256u>;",
+        "var<workgroup> fg_rows_h: array<f16, (WG + 31u) / 32u * 256u>;",
+        "fn fg_row_max(",
+        "fn fg_row_sum(",
+        "fn fg_mask_from(",
+        "fn fg_exp2_rows(",
+        "fn fg_scale_rows(",
+        "fn fg_to_a(",
+        "@builtin(subgroup_id)",
+        "@builtin(subgroup_invocation_id)",
+        "subgroupShuffle(m, r)",
+    ] {
+        assert!(wgsl.contains(needle), "{needle} in\n{wgsl}");
+    }
+    let cuda = coop_rows::Kernel
+        .cuda(&coop_rows::DEFAULT_SCHEDULE)
+        .unwrap();
+    for needle in [
+        "fg_coop_row_reduce(",
+        "fg_coop_mask_from(",
+        "fg_coop_exp2_rows(",
+        "fg_coop_scale_rows(",
+        "fg_coop_to_a(",
+        "fg_coop_row_zip(",
+        "fg_coop_r m = ",
+    ] {
+        assert!(cuda.contains(needle), "{needle} in\n{cuda}");
+    }
+    assert!(!cuda.contains("fg_rows"), "{cuda}");
+    // naga's SPIR-V writer takes the row functions' stores and loads.
+    let spirv = wgsl_forge::emit::emit(
+        &coop_rows::Kernel,
+        &coop_rows::DEFAULT_SCHEDULE,
+        wgsl_forge::emit::Target::Spirv,
+    );
+    assert!(spirv.is_ok(), "{spirv:?}");
+}

@@ -538,6 +538,17 @@ fn grid_shapes(cx: &Ctxt, k: &Kernel<'_>) {
 }
 
 /// The names of the cooperative-matrix operations, as `report` sees them.
+/// The row operations that WGSL takes through workgroup memory, by name
+/// (`RowOp::through_memory`).
+const ROW_MEMORY_OPS: [&str; 6] = [
+    "row_max",
+    "row_sum",
+    "mask_from",
+    "exp2_rows",
+    "scale_rows",
+    "to_a",
+];
+
 const COOP_OPS: [&str; 5] = [
     "load_row_major",
     "load_col_major",
@@ -563,7 +574,8 @@ fn workgroup_memory_limit(cx: &Ctxt, k: &Kernel<'_>) {
         } else {
             (MAX_WORKGROUP_BYTES, "the most any adapter offers")
         };
-        let mut total = 0u64;
+        // WGSL's row operations take theirs first (`Kernel::row_scratch_bytes`).
+        let mut total = k.row_scratch_bytes(&s);
         for l in k.locals.iter().filter(|l| l.shared) {
             let Some(bytes) = l.ty.workgroup_bytes(&k.structs, &s) else {
                 cx.error(
@@ -1532,6 +1544,12 @@ pub mod uniformity {
                         // A zero matrix is a constant; the loads, stores and products
                         // are the subgroup's collective operations, over their subgroup
                         // only: a condition the same within each subgroup keeps them whole.
+                        // An accumulator's row operation goes through workgroup memory
+                        // in WGSL, between barriers: it needs the whole workgroup.
+                        ExprKind::Coop {
+                            op: CoopOp::Rows(r),
+                            ..
+                        } if r.through_memory() => errors.push((x.span, r.name(), why)),
                         ExprKind::Coop { op, .. } if op != CoopOp::Zero => {
                             if matches!(why, Cause::SubgroupCond(_)) {
                                 under_vote = true;
@@ -1570,6 +1588,8 @@ pub mod uniformity {
             };
             let collective = if name.starts_with("subgroup_") {
                 " (a subgroup operation is collective, like a barrier)"
+            } else if ROW_MEMORY_OPS.contains(&name) {
+                " (an accumulator's row operation is collective over the workgroup: WGSL takes it through workgroup memory, between barriers)"
             } else if COOP_OPS.contains(&name) {
                 " (a cooperative-matrix operation is collective over the subgroup: a condition the same within each subgroup, such as a `subgroup_any(..)` result, would do)"
             } else {

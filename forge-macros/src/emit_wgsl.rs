@@ -170,6 +170,7 @@ pub fn emit<'k>(k: &'k Kernel<'k>, x: &'k Expanded) -> Wgsl {
         };
         let _ = writeln!(s, "var<workgroup> {name}: {t};");
     }
+    s.push_str(&row_functions(k));
     for h in e.x.helpers.values() {
         s.push('\n');
         s.push_str(h);
@@ -1052,6 +1053,29 @@ impl Exprs for Emitter<'_> {
                 let a: Vec<String> = args.iter().map(|a| self.expr(a)).collect();
                 format!("coopMultiplyAdd({}, {}, {})", a[0], a[1], a[2])
             }
+            (CoopOp::Rows(r), _) => {
+                let a: Vec<String> = args.iter().map(|a| self.expr(a)).collect();
+                if r.through_memory() {
+                    // `row_functions`' signatures: the operands, then the subgroup's
+                    // scratch and the lane.
+                    let (sg, lane) = (
+                        builtin_var(Builtin::SubgroupId),
+                        builtin_var(Builtin::SubgroupInvocationId),
+                    );
+                    return format!("fg_{}({}, {sg} * 256u, {lane})", r.name(), a.join(", "));
+                }
+                // A `CoopRow` is an `f32` of each lane, its row's.
+                match r {
+                    RowOp::Bin(RowBin::Max) => format!("max({}, {})", a[0], a[1]),
+                    RowOp::Bin(RowBin::Min) => format!("min({}, {})", a[0], a[1]),
+                    RowOp::Bin(RowBin::Add) => format!("({} + {})", a[0], a[1]),
+                    RowOp::Bin(RowBin::Sub) => format!("({} - {})", a[0], a[1]),
+                    RowOp::Bin(RowBin::Mul) | RowOp::Scale => format!("({} * {})", a[0], a[1]),
+                    RowOp::Exp2 => format!("exp2({})", a[0]),
+                    RowOp::Recip => format!("(1.0f / {})", a[0]),
+                    _ => format!("f32({})", a[0]),
+                }
+            }
             // `Zero`; a store is a statement (`Stmts::eval`).
             _ => format!("{t}()"),
         }
@@ -1366,4 +1390,102 @@ pub(crate) fn print_record_words(k: &Kernel<'_>) -> u32 {
         }
     });
     3 + widest.into_iter().max().unwrap_or(0)
+}
+
+/// The WGSL functions of the row operations the kernel uses (`lower::coop`'s module docs),
+/// and their scratch: each subgroup's 16×16 `f32`s (`f16`s too for `to_a`) at
+/// `subgroup_id·256`. Lane `l` holds row `l % 16` of a `CoopRow`. An operation stores its
+/// accumulator row-major, between barriers (the first keeps the last operation's readers
+/// ahead of the store), works on the floats, and loads the result after a third barrier.
+fn row_functions(k: &Kernel<'_>) -> String {
+    let used = k.row_ops_through_memory();
+    if used.is_empty() {
+        return String::new();
+    }
+    let wg = if k.dims() > 1 {
+        "WG_X * WG_Y * WG_Z"
+    } else {
+        "WG"
+    };
+    let size = format!("({wg} + 31u) / 32u * 256u");
+    let mut s = format!("\nvar<workgroup> fg_rows: array<f32, {size}>;\n");
+    if used.contains(&RowOp::ToA) {
+        let _ = writeln!(s, "var<workgroup> fg_rows_h: array<f16, {size}>;");
+    }
+    // naga's SPIR-V writer wants a `coopStore`'s index and stride bound by `let` (see
+    // `Stmts::eval`).
+    s.push_str(
+        "fn fg_rows_put(c: coop_mat16x16<f32, C>, at: u32) {
+    let stride: u32 = 16u;
+    workgroupBarrier();
+    coopStoreT(c, &fg_rows[at], stride);
+    workgroupBarrier();
+}
+",
+    );
+    let reduce = |name: &str, fold: &str| {
+        format!(
+            "fn fg_{name}(c: coop_mat16x16<f32, C>, at: u32, lane: u32) -> f32 {{
+    fg_rows_put(c, at);
+    let row = at + (lane & 15u) * 16u;
+    var x = fg_rows[row];
+    for (var j = 1u; j < 16u; j++) {{
+        x = {fold};
+    }}
+    return x;
+}}
+"
+        )
+    };
+    // Element `e = lane + 32·i` of the scratch, row `e / 16`, for `i` in `0..8`; `body`
+    // rewrites `fg_rows[at + e]` with `r`, `j` and the row's values (by shuffle) at hand.
+    let map = |name: &str, params: &str, body: &str| {
+        format!(
+            "fn fg_{name}(c: coop_mat16x16<f32, C>, {params}at: u32, lane: u32) -> coop_mat16x16<f32, C> {{
+    fg_rows_put(c, at);
+    for (var i = 0u; i < 8u; i++) {{
+        let e = lane + 32u * i;
+        let r = e / 16u;
+        let j = e % 16u;
+        {body}
+    }}
+    workgroupBarrier();
+    return coopLoadT<coop_mat16x16<f32, C>>(&fg_rows[at], 16u);
+}}
+"
+        )
+    };
+    for r in used {
+        s.push_str(&match r {
+            RowOp::Max => reduce("row_max", "max(x, fg_rows[row + j])"),
+            RowOp::Sum => reduce("row_sum", "x + fg_rows[row + j]"),
+            RowOp::MaskFrom => map(
+                "mask_from",
+                "first: i32, step: i32, fill: f32, ",
+                "if (i32(j) >= first + step * i32(r)) { fg_rows[at + e] = fill; }",
+            ),
+            RowOp::Exp2Rows => map(
+                "exp2_rows",
+                "scale: f32, m: f32, ",
+                "let mr = subgroupShuffle(m, r);\n        fg_rows[at + e] = exp2(fg_rows[at + e] * scale - mr);",
+            ),
+            RowOp::ScaleRows => map(
+                "scale_rows",
+                "f: f32, ",
+                "let fr = subgroupShuffle(f, r);\n        fg_rows[at + e] = fg_rows[at + e] * fr;",
+            ),
+            _ => "fn fg_to_a(c: coop_mat16x16<f32, C>, at: u32, lane: u32) -> coop_mat16x16<f16, A> {
+    fg_rows_put(c, at);
+    for (var i = 0u; i < 8u; i++) {
+        let e = lane + 32u * i;
+        fg_rows_h[at + e] = f16(fg_rows[at + e]);
+    }
+    workgroupBarrier();
+    return coopLoadT<coop_mat16x16<f16, A>>(&fg_rows_h[at], 16u);
+}
+"
+            .to_string(),
+        });
+    }
+    s
 }

@@ -74,9 +74,9 @@ pub fn vector_name(name: &str) -> Option<(Scalar, u8)> {
     }
 }
 
-/// The role of a cooperative-matrix type name: `CoopA`, `CoopB`, `CoopC`.
+/// The role of a cooperative-matrix type name: `CoopA`, `CoopB`, `CoopC`, `CoopRow`.
 pub fn coop_role(name: &str) -> Option<CoopRole> {
-    [CoopRole::A, CoopRole::B, CoopRole::C]
+    [CoopRole::A, CoopRole::B, CoopRole::C, CoopRole::Row]
         .into_iter()
         .find(|r| r.type_name() == name)
 }
@@ -90,6 +90,13 @@ pub fn coop_type(ty: &syn::Type) -> Option<Result<(Scalar, CoopRole), String>> {
     let seg = p.path.segments.last()?;
     let role = coop_role(&seg.ident.to_string())?;
     let want = role.elem();
+    // `CoopRow` has one element type, and names none.
+    if role == CoopRole::Row {
+        return Some(match seg.arguments {
+            syn::PathArguments::None => Ok((want, role)),
+            _ => Err("`CoopRow` holds `f32`s and takes no type arguments: write `CoopRow`".into()),
+        });
+    }
     let usage = format!("`{}<{}>`", role.type_name(), want.wgsl());
     let syn::PathArguments::AngleBracketed(args) = &seg.arguments else {
         return Some(Err(format!(
@@ -211,6 +218,8 @@ pub fn wgsl(t: &Ty, structs: &[StructDef], knobs: &[Knob]) -> String {
         Ty::Vector(Scalar::F16, 8) => HVEC8_WGSL.to_string(),
         Ty::Vector(s, n) => format!("vec{n}<{}>", s.wgsl()),
         Ty::Array(e, len) => format!("array<{}, {}>", wgsl(e, structs, knobs), len_of(len, knobs)),
+        // A row's value is with the lanes that compute with it (`lower::coop`).
+        Ty::Coop(s, CoopRole::Row) => s.wgsl().to_string(),
         Ty::Coop(s, r) => format!("coop_mat16x16<{}, {}>", s.wgsl(), r.wgsl()),
     }
 }
@@ -288,6 +297,7 @@ pub fn ty_text(t: &Ty, knobs: &[Knob]) -> String {
         }
         Ty::Array(e, len) => format!("[{}; {}]", ty_text(e, knobs), len_text(len, knobs)),
         Ty::Struct(_) => "a struct".to_string(),
+        Ty::Coop(_, CoopRole::Row) => "CoopRow".to_string(),
         Ty::Coop(s, r) => format!("{}<{}>", r.type_name(), s.wgsl()),
     }
 }

@@ -235,3 +235,117 @@ pub fn coop_vote_reference(c: &[f32], flags: &[u32], tiles: u32) -> Result<Vec<f
         })
         .collect())
 }
+
+/// Every operation on an accumulator's rows, in a softmax over 16×32 tiles of scores and a
+/// product with `v`, one tile a 32-lane subgroup, two in a workgroup of 64 (so that WGSL's
+/// scratch is a subgroup's own). Tile `t` of `x` is two 16×16 blocks side by side
+/// (row-major, stride 32); in row `r`, the columns from `first + step·r` are masked, the
+/// rows' maxima `m` scaled by `scale`, `p = 2^(x·scale − m)`, and the rows' sums `l`. Then
+/// `probs` gets `p / l`; `pv` gets `p·v / l` with `p` rounded to `f16` as a left operand
+/// (`v`, 32×16, row-major); `rows` gets, broadcast along each row, `min(m, 0.5) − l / l`
+/// in the first block and `2^(l / 8)` in the second. With an odd count of tiles, the last
+/// subgroup computes the last tile again and stores nothing.
+#[forge_kernel(workgroup = 64, threads = tiles.div_ceil(2) * 64, reference = coop_rows_reference,
+    tolerance(abs = 2e-3, rel = 2e-3),
+    case(tiles = 1, first = 5, step = 1, scale = 0.5),
+    case(tiles = 3, first = 40, step = 0, scale = 1.5),
+    case(tiles = 2, first = 20, step = -1, scale = 0.25),
+    case(tiles = 5, first = 1, step = 2, scale = 1.0))]
+pub fn coop_rows(
+    x: &[f32; tiles * 512],
+    v: &[f16; 512],
+    #[out] probs: &mut [f32; tiles * 512],
+    #[out] pv: &mut [f32; tiles * 256],
+    #[out] rows: &mut [f32; tiles * 512],
+    tiles: u32,
+    first: i32,
+    step: i32,
+    scale: f32,
+) {
+    let t = workgroup_index() * 2 + subgroup_id();
+    let own = subgroup_all(t < tiles);
+    let base = t.min(tiles - 1) * 512;
+    // The second block's columns are 16 on: its mask starts 16 earlier.
+    let s0 = CoopC::load_row_major(&x[base], 32).mask_from(first, step, f32::NEG_INFINITY);
+    let s1 =
+        CoopC::load_row_major(&x[base + 16], 32).mask_from(first - 16, step, f32::NEG_INFINITY);
+    let m = s0.row_max().max(s1.row_max()).scale(scale);
+    let p0 = s0.exp2_rows(scale, m);
+    let p1 = s1.exp2_rows(scale, m);
+    let l = p0.row_sum().add(p1.row_sum());
+    let inv = l.recip();
+    let b0 = CoopB::load_row_major(&v[0], 16);
+    let b1 = CoopB::load_row_major(&v[256], 16);
+    let o = p1
+        .to_a()
+        .mul_add(b1, p0.to_a().mul_add(b0, CoopC::zeroed()))
+        .scale_rows(inv);
+    let q0 = p0.scale_rows(inv);
+    let q1 = p1.scale_rows(inv);
+    // All ones (every column is past 0), to show rows as matrices.
+    let ones = CoopC::zeroed().mask_from(0, 0, 1.0);
+    let r0 = ones.scale_rows(m.min(CoopRow::splat(0.5)).sub(l.mul(inv)));
+    let r1 = ones.scale_rows(l.scale(0.125).exp2());
+    if own {
+        q0.store_row_major(&mut probs[base], 32);
+        q1.store_row_major(&mut probs[base + 16], 32);
+        o.store_row_major(&mut pv[t * 256], 16);
+        r0.store_row_major(&mut rows[base], 32);
+        r1.store_row_major(&mut rows[base + 16], 32);
+    }
+}
+
+/// `coop_rows` from its definition, in `f64` (but `p`, rounded to `f16` before `p·v`).
+#[allow(clippy::type_complexity)]
+pub fn coop_rows_reference(
+    x: &[f32],
+    v: &[f16],
+    tiles: u32,
+    first: i32,
+    step: i32,
+    scale: f32,
+) -> Result<(Vec<f32>, Vec<f32>, Vec<f32>), ForgeError> {
+    let (tiles, scale) = (tiles as usize, scale as f64);
+    let mut probs = vec![0.0f32; tiles * 512];
+    let mut pv = vec![0.0f32; tiles * 256];
+    let mut rows = vec![0.0f32; tiles * 512];
+    for t in 0..tiles {
+        for r in 0..16 {
+            let at = |j: usize| t * 512 + r * 32 + j;
+            // Column j of the tile is column j % 16 of block j / 16.
+            let live = |j: usize| {
+                ((j % 16) as i64) < first as i64 - 16 * (j / 16) as i64 + step as i64 * r as i64
+            };
+            let m = (0..32)
+                .filter(|&j| live(j))
+                .map(|j| x[at(j)] as f64)
+                .fold(f64::MIN, f64::max)
+                * scale;
+            let p: Vec<f64> = (0..32)
+                .map(|j| {
+                    if live(j) {
+                        (x[at(j)] as f64 * scale - m).exp2()
+                    } else {
+                        0.0
+                    }
+                })
+                .collect();
+            let l: f64 = p.iter().sum();
+            for j in 0..32 {
+                probs[at(j)] = (p[j] / l) as f32;
+                rows[at(j)] = if j < 16 {
+                    m.min(0.5) - 1.0
+                } else {
+                    (l / 8.0).exp2()
+                } as f32;
+            }
+            for c in 0..16 {
+                let s: f64 = (0..32)
+                    .map(|j| f16::from_f64(p[j]).to_f64() * v[j * 16 + c].to_f64())
+                    .sum();
+                pv[t * 256 + r * 16 + c] = (s / l) as f32;
+            }
+        }
+    }
+    Ok((probs, pv, rows))
+}

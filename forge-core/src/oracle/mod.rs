@@ -6,7 +6,8 @@
 //!   float-to-integer conversions, clamps, vector maths, packed dot products;
 //! - **the interpreter's support**: the invocation ids of a workgroup, the oracle's
 //!   outputs and loop budget, its type-erased arguments (`cpu_dyn`), the uniformity checks
-//!   around barriers, subgroups ([`subgroup`]), cooperative matrices ([`coop`]) and prints
+//!   around barriers, subgroups ([`subgroup`]), cooperative matrices ([`coop`]) and their
+//!   rows ([`rows`]), and prints
 //!   ([`prints`]);
 //! - **the checks**: indexing that reports the kernel, the invocation, the binding, the
 //!   index and the length ([`ix`]), and data-race detection ([`race`]).
@@ -25,6 +26,7 @@ use crate::kernel::{DynArgs, ElemType, HostBuffer, ScalarValue};
 pub mod coop;
 pub mod prints;
 pub mod race;
+pub mod rows;
 pub mod subgroup;
 pub mod wgsl;
 pub use race::{Memory, RaceDetector};

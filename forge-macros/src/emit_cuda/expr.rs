@@ -341,6 +341,25 @@ impl Exprs for Emitter<'_> {
                 let a: Vec<String> = args.iter().map(|x| self.expr(x)).collect();
                 format!("fg_coop_mul_add({}, {}, {})", a[0], a[1], a[2])
             }
+            (CoopOp::Rows(r), _) => {
+                let a: Vec<String> = args.iter().map(|x| self.expr(x)).collect();
+                let zip = |op: &str| format!("fg_coop_row_zip({}, {}, fg_op_{op}{{}})", a[0], a[1]);
+                match r {
+                    RowOp::Max => format!("fg_coop_row_reduce({}, fg_op_max{{}})", a[0]),
+                    RowOp::Sum => format!("fg_coop_row_reduce({}, fg_op_add{{}})", a[0]),
+                    RowOp::MaskFrom => {
+                        format!("fg_coop_mask_from({}, {}, {}, {})", a[0], a[1], a[2], a[3])
+                    }
+                    RowOp::Exp2Rows => format!("fg_coop_exp2_rows({}, {}, {})", a[0], a[1], a[2]),
+                    RowOp::ScaleRows => format!("fg_coop_scale_rows({}, {})", a[0], a[1]),
+                    RowOp::ToA => format!("fg_coop_to_a({})", a[0]),
+                    RowOp::Splat => format!("fg_coop_row_splat({})", a[0]),
+                    RowOp::Bin(b) => zip(b.name()),
+                    RowOp::Scale => format!("fg_coop_row_scale({}, {})", a[0], a[1]),
+                    RowOp::Exp2 => format!("fg_coop_row_exp2({})", a[0]),
+                    RowOp::Recip => format!("fg_coop_row_recip({})", a[0]),
+                }
+            }
             // `zeroed()`: C++ zero-initialises the fragment's registers.
             _ => format!("{}{{}}", self.ty(ty)),
         }

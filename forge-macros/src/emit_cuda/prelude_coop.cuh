@@ -144,3 +144,60 @@ FG_FN fg_coop_c fg_coop_mul_add(fg_coop_a a, fg_coop_b b, fg_coop_c c) {
     }
     return d;
 }
+
+// ---- an accumulator's rows (`CoopRow`, `c.row_max()`, `c.exp2_rows(scale, m)`, ...) ----
+// A row's value is held where the accumulator's row is: lane l holds rows g = l / 4 and
+// g + 8 in r[0] and r[1], the same in the row's four lanes (t = l % 4). C's element i is
+// in row g + 8 ((i & 3) >> 1), so row half h holds elements 2h, 2h + 1, 2h + 4, 2h + 5.
+// (`fg_coop_r`, as `fg_coop_a`, `_b` and `_c` are named by their role's letter.)
+struct fg_coop_r { float r[2]; };
+
+FG_FN unsigned fg_coop_c_half(unsigned i) { return (i & 3u) >> 1; }
+FG_FN fg_coop_r fg_coop_row_splat(float x) { return fg_coop_r{{x, x}}; }
+// Each row reduced by `op`: a lane's four elements, then the row's other three lanes.
+template <class Op> FG_FN fg_coop_r fg_coop_row_reduce(fg_coop_c c, Op op) {
+    fg_coop_r o;
+    for (unsigned h = 0; h < 2u; ++h) {
+        float x = op(op(c.r[2 * h], c.r[2 * h + 1]), op(c.r[2 * h + 4], c.r[2 * h + 5]));
+        x = op(x, __shfl_xor_sync(0xffffffffu, x, 1));
+        x = op(x, __shfl_xor_sync(0xffffffffu, x, 2));
+        o.r[h] = x;
+    }
+    return o;
+}
+template <class Op> FG_FN fg_coop_r fg_coop_row_zip(fg_coop_r a, fg_coop_r b, Op op) {
+    return fg_coop_r{{op(a.r[0], b.r[0]), op(a.r[1], b.r[1])}};
+}
+FG_FN fg_coop_r fg_coop_row_scale(fg_coop_r a, float x) { return fg_coop_r{{a.r[0] * x, a.r[1] * x}}; }
+FG_FN fg_coop_r fg_coop_row_exp2(fg_coop_r a) { return fg_coop_r{{fg_exp2(a.r[0]), fg_exp2(a.r[1])}}; }
+FG_FN fg_coop_r fg_coop_row_recip(fg_coop_r a) { return fg_coop_r{{fg_recip(a.r[0]), fg_recip(a.r[1])}}; }
+struct fg_op_sub { template <class T> FG_FN T operator()(T a, T b) const { return fg_sub(a, b); } };
+
+// Element (r, j) to `fill` where j >= first + step r, in i32 arithmetic that wraps, as
+// WGSL's does.
+FG_FN fg_coop_c fg_coop_mask_from(fg_coop_c c, int first, int step, float fill) {
+    unsigned l = fg_coop_lane();
+    for (unsigned i = 0; i < 8u; ++i) {
+        unsigned r = fg_coop_c_row(l, i);
+        int j = (int)fg_coop_c_col(l, i);
+        if (j >= (int)((unsigned)first + (unsigned)step * r)) c.r[i] = fill;
+    }
+    return c;
+}
+// 2^(x scale - m[r]): the exponentials of a softmax, in registers.
+FG_FN fg_coop_c fg_coop_exp2_rows(fg_coop_c c, float scale, fg_coop_r m) {
+    for (unsigned i = 0; i < 8u; ++i) c.r[i] = fg_exp2(c.r[i] * scale - m.r[fg_coop_c_half(i)]);
+    return c;
+}
+FG_FN fg_coop_c fg_coop_scale_rows(fg_coop_c c, fg_coop_r f) {
+    for (unsigned i = 0; i < 8u; ++i) c.r[i] *= f.r[fg_coop_c_half(i)];
+    return c;
+}
+// The accumulator as a left operand, rounded to f16: A's register k holds row
+// g + 8 (k & 1), columns 2t + 8 (k >> 1) and the next, which are C's elements 2k and
+// 2k + 1, so no value leaves its lane.
+FG_FN fg_coop_a fg_coop_to_a(fg_coop_c c) {
+    fg_coop_a a;
+    for (unsigned k = 0; k < 4u; ++k) a.r[k] = fg_coop_pack(__float2half_rn(c.r[2 * k]), __float2half_rn(c.r[2 * k + 1]));
+    return a;
+}

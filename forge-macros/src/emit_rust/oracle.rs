@@ -274,6 +274,10 @@ impl<'k> Oracle<'k> {
                 let name = format_ident!("{}", self.k.structs[*s].name);
                 quote!(#name)
             }
+            Ty::Coop(_, CoopRole::Row) => {
+                let oracle = self.p.oracle();
+                quote!(#oracle::rows::Row)
+            }
             Ty::Coop(s, _) => {
                 let (oracle, s) = (self.p.oracle(), rust_scalar(*s, self.p));
                 quote!(#oracle::coop::Mat<#s>)
@@ -1523,6 +1527,45 @@ impl<'k> Oracle<'k> {
             (CoopOp::MulAdd, _) => {
                 let (x, y, z) = (&a[0], &a[1], &a[2]);
                 quote!(#oracle::coop::mul_add(&#x, &#y, &#z))
+            }
+            (CoopOp::Rows(r), _) => {
+                let rows = quote!(#oracle::rows);
+                let x = &a[0];
+                match r {
+                    RowOp::Max => quote!(#rows::max(&#x)),
+                    RowOp::Sum => quote!(#rows::sum(&#x)),
+                    RowOp::MaskFrom => {
+                        let (first, step, fill) = (&a[1], &a[2], &a[3]);
+                        quote!(#rows::mask_from(&#x, #first, #step, #fill))
+                    }
+                    RowOp::Exp2Rows => {
+                        let (scale, m) = (&a[1], &a[2]);
+                        quote!(#rows::exp2_rows(&#x, #scale, &#m))
+                    }
+                    RowOp::ScaleRows => {
+                        let f = &a[1];
+                        quote!(#rows::scale_rows(&#x, &#f))
+                    }
+                    RowOp::ToA => quote!(#rows::to_a(&#x)),
+                    RowOp::Splat => quote!(#rows::splat(#x)),
+                    RowOp::Bin(b) => {
+                        let y = &a[1];
+                        let f = match b {
+                            RowBin::Max => quote!(f32::max),
+                            RowBin::Min => quote!(f32::min),
+                            RowBin::Add => quote!(|p: f32, q: f32| p + q),
+                            RowBin::Sub => quote!(|p: f32, q: f32| p - q),
+                            RowBin::Mul => quote!(|p: f32, q: f32| p * q),
+                        };
+                        quote!(#rows::zip(&#x, &#y, #f))
+                    }
+                    RowOp::Scale => {
+                        let k = &a[1];
+                        quote!({ let __fg_k: f32 = #k; #rows::each(&#x, |p: f32| p * __fg_k) })
+                    }
+                    RowOp::Exp2 => quote!(#rows::each(&#x, f32::exp2)),
+                    RowOp::Recip => quote!(#rows::each(&#x, f32::recip)),
+                }
             }
             (CoopOp::Load { row_major }, Some((place, name))) => {
                 let (i, st) = (&a[0], &a[1]);

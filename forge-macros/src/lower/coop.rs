@@ -1,5 +1,15 @@
 //! Cooperative matrices: `CoopA::load_row_major(&x[i], stride)`, `CoopC::zeroed()`,
-//! `a.mul_add(b, c)` and `m.store_row_major(&mut y[i], stride)`.
+//! `a.mul_add(b, c)` and `m.store_row_major(&mut y[i], stride)`; and an accumulator's
+//! rows: `c.row_max()`, `c.exp2_rows(scale, m)`, `c.to_a()` and `CoopRow`'s arithmetic.
+//!
+//! Rows are what a softmax over a matrix of scores asks for, and what opaque matrices
+//! cannot give: each backend keeps a `CoopRow` where its accumulator's rows are. CUDA
+//! knows the fragments' layout, so each lane holds the values of the two rows whose
+//! elements it holds, and a row's reduction is a few shuffles (`prelude_coop.cuh`). WGSL
+//! does not: lane `l` of a subgroup holds row `l % 16`, and an operation on an
+//! accumulator goes through a subgroup's 16×16 floats of workgroup memory, between
+//! barriers (`emit_wgsl`'s row functions). The oracle holds all 16 rows in every
+//! invocation, as it holds whole matrices.
 //!
 //! Part of `lower` (layer 3).
 
@@ -25,6 +35,9 @@ impl Lowerer<'_, '_> {
         let span = c.span();
         self.coop_allowed(span)?;
         let (ty, s) = (role.type_name(), role.elem());
+        if role == CoopRole::Row {
+            return self.row_splat(c, func);
+        }
         let (op, args, target) = match func {
             "zeroed" => {
                 if !c.args.is_empty() {
@@ -67,8 +80,21 @@ impl Lowerer<'_, '_> {
                 format!("`{name}` is a statement; write `m.{name}(&mut x[i], stride);` on its own"),
             );
         }
+        if role == CoopRole::Row {
+            return self.row_method(m, a);
+        }
+        if role == CoopRole::C && name != "mul_add" {
+            if let Some(op) = ACC_ROW_METHODS.iter().find(|o| o.name() == name) {
+                return self.acc_row_method(m, a, *op);
+            }
+        }
         if name != "mul_add" {
-            return self.err(m.method.span(), format!("`{ty}` has no method `{name}`; cooperative matrices have `a.mul_add(b, c)` (`a·b + c`), `store_row_major` and `store_col_major`"));
+            let rows = if role == CoopRole::C {
+                ", and on an accumulator's rows `row_max`, `row_sum`, `mask_from`, `exp2_rows`, `scale_rows` and `to_a`"
+            } else {
+                ""
+            };
+            return self.err(m.method.span(), format!("`{ty}` has no method `{name}`; cooperative matrices have `a.mul_add(b, c)` (`a·b + c`), `store_row_major` and `store_col_major`{rows}"));
         }
         if role != CoopRole::A {
             return self.err(a.span, format!("`mul_add` is called on the left operand, a `CoopA<f16>`, not on a `{ty}`: write `a.mul_add(b, c)` for `a·b + c`"));
@@ -112,6 +138,163 @@ impl Lowerer<'_, '_> {
         ))
     }
 
+    /// `CoopRow::splat(x)`: `x` in every row.
+    fn row_splat(&mut self, c: &syn::ExprCall, func: &str) -> R<Expr> {
+        let span = c.span();
+        if func != "splat" || c.args.len() != 1 {
+            return self.err(span, "a `CoopRow` is made with `CoopRow::splat(x)`, `x` an `f32` for every row, or by an accumulator's `row_max()` or `row_sum()`");
+        }
+        let x = self.expr(&c.args[0])?;
+        self.constrain_at(
+            x.span,
+            x.tv,
+            infer::S_F32,
+            "`CoopRow::splat` takes an `f32`",
+        );
+        let tv = self.inf.of_coop(Scalar::F32, CoopRole::Row);
+        Ok(self.expr_of(
+            ExprKind::Coop {
+                op: CoopOp::Rows(RowOp::Splat),
+                target: None,
+                args: vec![x],
+            },
+            tv,
+            span,
+        ))
+    }
+
+    /// An operand that must be a `CoopRow`.
+    fn row_operand(&mut self, e: &syn::Expr, what: &str) -> R<Expr> {
+        let x = self.expr(e)?;
+        match self.inf.coop(x.tv) {
+            Some((_, CoopRole::Row)) => Ok(x),
+            _ if self.inf.is_error(x.tv) => Ok(x),
+            _ => self.err(x.span, format!("{what} is a `CoopRow`, a value for each row (`CoopRow::splat(x)`, `c.row_max()`)")),
+        }
+    }
+
+    /// `r.max(o)`, `r.min(o)`, `r.add(o)`, `r.sub(o)`, `r.mul(o)`, `r.scale(x)`,
+    /// `r.exp2()` and `r.recip()` on a `CoopRow`, row by row.
+    fn row_method(&mut self, m: &syn::ExprMethodCall, r: Expr) -> R<Expr> {
+        let span = m.span();
+        let name = m.method.to_string();
+        let op = match name.as_str() {
+            "scale" => RowOp::Scale,
+            "exp2" => RowOp::Exp2,
+            "recip" => RowOp::Recip,
+            _ => match RowBin::ALL.iter().find(|b| b.name() == name) {
+                Some(b) => RowOp::Bin(*b),
+                None => return self.err(m.method.span(), format!("`CoopRow` has no method `{name}`; it has `max`, `min`, `add`, `sub` and `mul` with another `CoopRow`, `scale(x)` by an `f32`, `exp2()` and `recip()`")),
+            },
+        };
+        let arity = match op {
+            RowOp::Exp2 | RowOp::Recip => 0,
+            _ => 1,
+        };
+        if m.args.len() != arity {
+            let form = match op {
+                RowOp::Scale => {
+                    "`r.scale(x)` takes the `f32` that multiplies every row".to_string()
+                }
+                RowOp::Bin(_) => format!("`r.{name}(o)` takes another `CoopRow`"),
+                _ => format!("`r.{name}()` takes no arguments"),
+            };
+            return self.err(span, form);
+        }
+        let mut args = vec![r];
+        match op {
+            RowOp::Scale => {
+                let x = self.expr(&m.args[0])?;
+                self.constrain_at(x.span, x.tv, infer::S_F32, "`r.scale(x)` takes an `f32`");
+                args.push(x);
+            }
+            RowOp::Bin(_) => {
+                let what = format!("the operand of `{name}`");
+                args.push(self.row_operand(&m.args[0], &what)?);
+            }
+            _ => {}
+        }
+        let tv = self.inf.of_coop(Scalar::F32, CoopRole::Row);
+        Ok(self.expr_of(
+            ExprKind::Coop {
+                op: CoopOp::Rows(op),
+                target: None,
+                args,
+            },
+            tv,
+            span,
+        ))
+    }
+
+    /// An accumulator's row operations: `c.row_max()`, `c.row_sum()`,
+    /// `c.mask_from(first, step, fill)`, `c.exp2_rows(scale, m)`, `c.scale_rows(f)` and
+    /// `c.to_a()`.
+    fn acc_row_method(&mut self, m: &syn::ExprMethodCall, c: Expr, op: RowOp) -> R<Expr> {
+        let span = m.span();
+        let name = op.name();
+        let (form, n) = match op {
+            RowOp::Max | RowOp::Sum | RowOp::ToA => (format!("`c.{name}()` takes no arguments"), 0),
+            RowOp::MaskFrom => ("`c.mask_from(first, step, fill)` takes two `i32`s and an `f32`: element `(r, j)` becomes `fill` where `j >= first + step * r`".to_string(), 3),
+            RowOp::Exp2Rows => ("`c.exp2_rows(scale, m)` takes an `f32` and a `CoopRow`: element `(r, j)` becomes `2^(x * scale - m[r])`".to_string(), 2),
+            _ => ("`c.scale_rows(f)` takes a `CoopRow`: row `r` is multiplied by `f[r]`".to_string(), 1),
+        };
+        if m.args.len() != n {
+            return self.err(span, form);
+        }
+        let mut args = vec![c];
+        match op {
+            RowOp::MaskFrom => {
+                for (i, what) in [(0, "`first`"), (1, "`step`")] {
+                    let x = self.expr(&m.args[i])?;
+                    self.constrain_at(
+                        x.span,
+                        x.tv,
+                        infer::S_I32,
+                        &format!("{what} of `mask_from` is an `i32`"),
+                    );
+                    args.push(x);
+                }
+                let fill = self.expr(&m.args[2])?;
+                self.constrain_at(
+                    fill.span,
+                    fill.tv,
+                    infer::S_F32,
+                    "`fill` of `mask_from` is an `f32`",
+                );
+                args.push(fill);
+            }
+            RowOp::Exp2Rows => {
+                let x = self.expr(&m.args[0])?;
+                self.constrain_at(
+                    x.span,
+                    x.tv,
+                    infer::S_F32,
+                    "the scale of `exp2_rows` is an `f32`",
+                );
+                args.push(x);
+                args.push(self.row_operand(&m.args[1], "the second argument of `exp2_rows`")?);
+            }
+            RowOp::ScaleRows => {
+                args.push(self.row_operand(&m.args[0], "the argument of `scale_rows`")?);
+            }
+            _ => {}
+        }
+        let tv = match op {
+            RowOp::Max | RowOp::Sum => self.inf.of_coop(Scalar::F32, CoopRole::Row),
+            RowOp::ToA => self.inf.of_coop(Scalar::F16, CoopRole::A),
+            _ => self.inf.of_coop(Scalar::F32, CoopRole::C),
+        };
+        Ok(self.expr_of(
+            ExprKind::Coop {
+                op: CoopOp::Rows(op),
+                target: None,
+                args,
+            },
+            tv,
+            span,
+        ))
+    }
+
     /// `m.store_row_major(&mut x[i], stride);` and `store_col_major`.
     pub(super) fn coop_store(&mut self, m: &syn::ExprMethodCall) -> R<Expr> {
         let span = m.span();
@@ -121,11 +304,14 @@ impl Lowerer<'_, '_> {
         if self.inf.is_error(v.tv) {
             return Ok(self.poison(span));
         }
-        let Some((s, _)) = self.inf.coop(v.tv) else {
-            return self.err(
-                v.span,
-                format!("`{name}` stores a cooperative matrix (`CoopA`, `CoopB` or `CoopC`)"),
-            );
+        let s = match self.inf.coop(v.tv) {
+            Some((s, role)) if role != CoopRole::Row => s,
+            _ => {
+                return self.err(
+                    v.span,
+                    format!("`{name}` stores a cooperative matrix (`CoopA`, `CoopB` or `CoopC`); a `CoopRow` is a value for each row of one, kept by the subgroup: scale an accumulator's rows by it with `c.scale_rows(r)` and store that"),
+                )
+            }
         };
         if m.args.len() != 2 {
             return self.err(span, format!("`m.{name}(&mut x[i], stride)` takes a `&mut` reference to the first element and the stride, in elements of `x`"));
@@ -238,3 +424,13 @@ impl Lowerer<'_, '_> {
         Ok((target, index))
     }
 }
+
+/// The row operations of an accumulator, by method name.
+const ACC_ROW_METHODS: [RowOp; 6] = [
+    RowOp::Max,
+    RowOp::Sum,
+    RowOp::MaskFrom,
+    RowOp::Exp2Rows,
+    RowOp::ScaleRows,
+    RowOp::ToA,
+];

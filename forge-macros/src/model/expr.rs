@@ -209,6 +209,103 @@ pub enum CoopOp {
     Store { row_major: bool },
     /// `a.mul_add(b, c)`, `a·b + c`: the three matrices.
     MulAdd,
+    /// An accumulator's rows, through its layout (the module docs of `lower::coop`):
+    /// `c.row_max()`, `c.row_sum()` and the rest, `RowOp` lists them with their arguments.
+    Rows(RowOp),
+}
+
+/// The operations on an accumulator's rows and on `CoopRow`s. Those that read or make an
+/// accumulator ([`RowOp::through_memory`]) go through workgroup memory in WGSL, whose
+/// matrices are opaque: they meet the workgroup's barriers, so they sit where one may.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RowOp {
+    /// `c.row_max()`: `[c]`, each row's largest element.
+    Max,
+    /// `c.row_sum()`: `[c]`, each row's sum.
+    Sum,
+    /// `c.mask_from(first, step, fill)`: `[c, first, step, fill]`, element `(r, j)` set to
+    /// `fill` where `j ≥ first + step·r` (`i32`s, wrapping as WGSL's).
+    MaskFrom,
+    /// `c.exp2_rows(scale, m)`: `[c, scale, m]`, element `(r, j)` to `2^(x·scale − m[r])`.
+    Exp2Rows,
+    /// `c.scale_rows(f)`: `[c, f]`, row `r` times `f[r]`.
+    ScaleRows,
+    /// `c.to_a()`: `[c]`, the accumulator rounded to `f16`, as a left operand.
+    ToA,
+    /// `CoopRow::splat(x)`: `[x]`.
+    Splat,
+    /// `r.max(o)`, `r.min(o)`, `r.add(o)`, `r.sub(o)`, `r.mul(o)`: `[r, o]`, row by row.
+    Bin(RowBin),
+    /// `r.scale(x)`: `[r, x]`, every row times the `f32` `x`.
+    Scale,
+    /// `r.exp2()`: `[r]`.
+    Exp2,
+    /// `r.recip()`: `[r]`, `1 / r`.
+    Recip,
+}
+
+/// A binary operation of two `CoopRow`s, row by row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RowBin {
+    Max,
+    Min,
+    Add,
+    Sub,
+    Mul,
+}
+
+impl RowBin {
+    pub const ALL: [RowBin; 5] = [
+        RowBin::Max,
+        RowBin::Min,
+        RowBin::Add,
+        RowBin::Sub,
+        RowBin::Mul,
+    ];
+
+    /// The method's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            RowBin::Max => "max",
+            RowBin::Min => "min",
+            RowBin::Add => "add",
+            RowBin::Sub => "sub",
+            RowBin::Mul => "mul",
+        }
+    }
+}
+
+impl RowOp {
+    /// The kernel language's name, for messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            RowOp::Max => "row_max",
+            RowOp::Sum => "row_sum",
+            RowOp::MaskFrom => "mask_from",
+            RowOp::Exp2Rows => "exp2_rows",
+            RowOp::ScaleRows => "scale_rows",
+            RowOp::ToA => "to_a",
+            RowOp::Splat => "splat",
+            RowOp::Bin(b) => b.name(),
+            RowOp::Scale => "scale",
+            RowOp::Exp2 => "exp2",
+            RowOp::Recip => "recip",
+        }
+    }
+
+    /// Whether WGSL takes the operation through workgroup memory (an accumulator in or
+    /// out): it then holds barriers, and must sit in workgroup-uniform control flow.
+    pub fn through_memory(self) -> bool {
+        matches!(
+            self,
+            RowOp::Max
+                | RowOp::Sum
+                | RowOp::MaskFrom
+                | RowOp::Exp2Rows
+                | RowOp::ScaleRows
+                | RowOp::ToA
+        )
+    }
 }
 
 impl CoopOp {
@@ -221,6 +318,7 @@ impl CoopOp {
             CoopOp::Store { row_major: true } => "store_row_major",
             CoopOp::Store { row_major: false } => "store_col_major",
             CoopOp::MulAdd => "mul_add",
+            CoopOp::Rows(r) => r.name(),
         }
     }
 }

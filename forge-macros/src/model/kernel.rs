@@ -3,7 +3,7 @@
 //!
 //! Part of `model` (layer 1).
 
-use super::expr::{Builtin, Expr, ExprKind};
+use super::expr::{Builtin, CoopOp, Expr, ExprKind, RowOp};
 use super::keep::Keep;
 use super::sched::{Knob, SchedPoint};
 use super::stmt::{Block, Place, PrintFmt, Stmt};
@@ -355,14 +355,45 @@ impl Kernel<'_> {
 
     /// Whether the body calls a subgroup operation or reads a subgroup builtin, which
     /// needs the device's subgroup feature.
+    /// WGSL's row operations shuffle within the subgroup too (`emit_wgsl`'s row functions).
     pub fn uses_subgroups(&self) -> bool {
-        let mut found = false;
+        let mut found = !self.row_ops_through_memory().is_empty();
         walk_exprs(&self.body, &mut |x| match x.kind {
             ExprKind::Subgroup { .. } => found = true,
             ExprKind::Builtin(b) if b.is_subgroup() => found = true,
             _ => {}
         });
         found
+    }
+
+    /// The workgroup memory WGSL's row operations take with schedule `s`: a subgroup's
+    /// 16×16 `f32`s for each 32 invocations, and as many `f16`s where `to_a` is used.
+    pub fn row_scratch_bytes(&self, s: &SchedPoint) -> u64 {
+        let used = self.row_ops_through_memory();
+        if used.is_empty() {
+            return 0;
+        }
+        let per = if used.contains(&RowOp::ToA) { 6 } else { 4 };
+        (s.wg as u64).div_ceil(32) * 256 * per
+    }
+
+    /// The row operations the body uses that WGSL takes through workgroup memory
+    /// (`RowOp::through_memory`), each once, in a fixed order.
+    pub fn row_ops_through_memory(&self) -> Vec<RowOp> {
+        let mut used = Vec::new();
+        walk_exprs(&self.body, &mut |x| {
+            if let ExprKind::Coop {
+                op: CoopOp::Rows(r),
+                ..
+            } = x.kind
+            {
+                if r.through_memory() && !used.contains(&r) {
+                    used.push(r);
+                }
+            }
+        });
+        used.sort_by_key(|r| r.name());
+        used
     }
 
     /// Whether the kernel, or a helper it calls, calls one of WGSL's builtins that no Rust
@@ -580,9 +611,13 @@ impl Kernel<'_> {
         used
     }
 
-    /// The subgroup builtins the body reads, in a fixed order.
+    /// The subgroup builtins the body reads, in a fixed order; WGSL's row operations read
+    /// the subgroup's id and the lane's (their scratch and their row).
     pub fn used_subgroup_builtins(&self) -> Vec<Builtin> {
         let mut used = Vec::new();
+        if !self.row_ops_through_memory().is_empty() {
+            used.extend([Builtin::SubgroupInvocationId, Builtin::SubgroupId]);
+        }
         walk_exprs(&self.body, &mut |x| {
             if let ExprKind::Builtin(b) = x.kind {
                 if b.is_subgroup() && !used.contains(&b) {

@@ -169,17 +169,21 @@ pub enum Ty {
     /// A `#[forge_struct]`, by index into `Kernel::structs`.
     Struct(usize),
     /// A 16×16 cooperative matrix (`CoopA<f16>`, `CoopB<f16>`, `CoopC<f32>`): a value
-    /// that a subgroup holds together, WGSL's `coop_mat16x16<T, R>`.
+    /// that a subgroup holds together, WGSL's `coop_mat16x16<T, R>`; or `CoopRow`, a
+    /// value for each of such a matrix's 16 rows, which the subgroup holds in the layout
+    /// of its accumulators.
     Coop(Scalar, CoopRole),
 }
 
 /// The role of a cooperative matrix in `a.mul_add(b, c)`: `A` (16×16 left operand), `B`
-/// (right operand) or `C` (the accumulator and the result).
+/// (right operand) or `C` (the accumulator and the result); or `Row`, the `f32` values of
+/// an accumulator's 16 rows (`c.row_max()`), laid out as the accumulator is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CoopRole {
     A,
     B,
     C,
+    Row,
 }
 
 impl CoopRole {
@@ -189,6 +193,7 @@ impl CoopRole {
             CoopRole::A => "CoopA",
             CoopRole::B => "CoopB",
             CoopRole::C => "CoopC",
+            CoopRole::Row => "CoopRow",
         }
     }
 
@@ -198,6 +203,7 @@ impl CoopRole {
             CoopRole::A => "A",
             CoopRole::B => "B",
             CoopRole::C => "C",
+            CoopRole::Row => "R",
         }
     }
 
@@ -206,7 +212,7 @@ impl CoopRole {
     pub fn elem(self) -> Scalar {
         match self {
             CoopRole::A | CoopRole::B => Scalar::F16,
-            CoopRole::C => Scalar::F32,
+            CoopRole::C | CoopRole::Row => Scalar::F32,
         }
     }
 }
