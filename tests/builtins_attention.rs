@@ -1,5 +1,5 @@
-//! `attention` (cooperative matrices, `f16`) and `attention_f32` (the fallback): the oracle
-//! of the cooperative kernel and the GPU through `rt.attention` against an independent f64
+//! `attention` and `attention_rows` (cooperative matrices, `f16`) and `attention_f32` (the
+//! fallback): the oracles of the cooperative kernels and the GPU through `rt.attention` against an independent f64
 //! reference over random data, causal and not, at one key, at sequence lengths that are not
 //! multiples of any block, at every head dimension the kernels take, and with large logits
 //! (the online softmax must not overflow); certification at every schedule (the cooperative
@@ -8,8 +8,39 @@
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use wgsl_forge::certify::{certify, CertOptions};
-use wgsl_forge::kernels::attention::{attention, attention_f32, attention_reference};
+use wgsl_forge::kernels::attention::{
+    attention, attention_f32, attention_reference, attention_rows,
+};
 use wgsl_forge::prelude::*;
+
+/// A cooperative kernel's oracle at a schedule, with options: `cpu_with_options`.
+type CoopOracle = fn(
+    &Schedule,
+    &OracleOptions,
+    &[[f16; 4]],
+    &[[f16; 4]],
+    &[[f16; 4]],
+    u32,
+    u32,
+    u32,
+    u32,
+    f32,
+) -> Result<Vec<[f16; 4]>, ForgeError>;
+
+/// The two kernels on cooperative matrices, with their oracles.
+fn coop_kernels() -> [(&'static dyn Kernel, CoopOracle); 2] {
+    [
+        (&attention::Kernel, attention::cpu_with_options),
+        (&attention_rows::Kernel, attention_rows::cpu_with_options),
+    ]
+}
+
+/// A kernel's declared schedule and every schedule of its tuning space.
+fn every_schedule(kern: &dyn Kernel) -> Vec<Schedule> {
+    std::iter::once(kern.default_schedule())
+        .chain(kern.tune_space().candidates())
+        .collect()
+}
 
 fn runtime() -> ForgeRuntime {
     // A missing adapter fails the test: GPU tests never pass silently.
@@ -69,19 +100,24 @@ fn the_cooperative_oracle_matches_the_reference() {
         };
         let (qf, kf, vf) = (floats(&q), floats(&k), floats(&v));
         let want = attention_reference(&qf, &kf, &vf, bh, s, d, causal, scale).unwrap();
-        let kern = attention::Kernel;
-        for sch in std::iter::once(kern.default_schedule()).chain(kern.tune_space().candidates()) {
-            let (q4, k4, v4) = (quads(&q), quads(&k), quads(&v));
-            let got = attention::cpu_with(&sch, &q4, &k4, &v4, bh, s, d, causal, scale).unwrap();
-            let got: Vec<f16> = got.as_flattened().to_vec();
-            // f16 output and f16 probabilities: a few f16 ulps of |V|.
-            assert_close(
-                &format!("oracle {bh}x{s}x{d} causal={causal} at {sch}"),
-                &floats(&got),
-                &want,
-                &vf,
-                2e-3,
-            );
+        let opts = OracleOptions::default();
+        for (kern, cpu) in coop_kernels() {
+            for sch in every_schedule(kern) {
+                let (q4, k4, v4) = (quads(&q), quads(&k), quads(&v));
+                let got = cpu(&sch, &opts, &q4, &k4, &v4, bh, s, d, causal, scale).unwrap();
+                let got: Vec<f16> = got.as_flattened().to_vec();
+                // f16 output and f16 probabilities: a few f16 ulps of |V|.
+                assert_close(
+                    &format!(
+                        "{} oracle {bh}x{s}x{d} causal={causal} at {sch}",
+                        kern.name()
+                    ),
+                    &floats(&got),
+                    &want,
+                    &vf,
+                    2e-3,
+                );
+            }
         }
     }
 }
@@ -103,13 +139,12 @@ fn the_cooperative_kernel_has_no_race_at_any_schedule() {
                 .collect()
         };
         let (q, k, v) = (quad(&mut rng), quad(&mut rng), quad(&mut rng));
-        let kern = attention::Kernel;
-        for sch in std::iter::once(kern.default_schedule()).chain(kern.tune_space().candidates()) {
-            let scale = 1.0 / (d as f32).sqrt();
-            if let Err(e) =
-                attention::cpu_with_options(&sch, &opts, &q, &k, &v, bh, s, d, causal, scale)
-            {
-                panic!("{bh}x{s}x{d} causal={causal} at {sch}: {e}");
+        for (kern, cpu) in coop_kernels() {
+            for sch in every_schedule(kern) {
+                let scale = 1.0 / (d as f32).sqrt();
+                if let Err(e) = cpu(&sch, &opts, &q, &k, &v, bh, s, d, causal, scale) {
+                    panic!("{} {bh}x{s}x{d} causal={causal} at {sch}: {e}", kern.name());
+                }
             }
         }
     }
@@ -152,17 +187,22 @@ fn the_cooperative_oracle_matches_the_reference_when_the_maximum_moves() {
     for causal in [0, 1] {
         let scale = 1.0;
         let want = attention_reference(&qf, &kf, &vf, bh, s, d, causal, scale).unwrap();
-        let kern = attention::Kernel;
-        for sch in std::iter::once(kern.default_schedule()).chain(kern.tune_space().candidates()) {
-            let (q4, k4, v4) = (quads(&q), quads(&k), quads(&v));
-            let got = attention::cpu_with(&sch, &q4, &k4, &v4, bh, s, d, causal, scale).unwrap();
-            assert_close(
-                &format!("oracle, moving maximum, causal={causal} at {sch}"),
-                &floats(got.as_flattened()),
-                &want,
-                &vf,
-                2e-3,
-            );
+        let opts = OracleOptions::default();
+        for (kern, cpu) in coop_kernels() {
+            for sch in every_schedule(kern) {
+                let (q4, k4, v4) = (quads(&q), quads(&k), quads(&v));
+                let got = cpu(&sch, &opts, &q4, &k4, &v4, bh, s, d, causal, scale).unwrap();
+                assert_close(
+                    &format!(
+                        "{} oracle, moving maximum, causal={causal} at {sch}",
+                        kern.name()
+                    ),
+                    &floats(got.as_flattened()),
+                    &want,
+                    &vf,
+                    2e-3,
+                );
+            }
         }
     }
 }
@@ -221,9 +261,13 @@ fn the_fallback_on_the_gpu_matches_the_reference_in_f32() {
 #[test]
 fn every_schedule_certifies_or_names_the_missing_feature() {
     let mut rt = runtime();
-    for kernel in [&attention::Kernel as &dyn Kernel, &attention_f32::Kernel] {
+    for kernel in [
+        &attention::Kernel as &dyn Kernel,
+        &attention_rows::Kernel,
+        &attention_f32::Kernel,
+    ] {
         if let Some(why) = rt.cannot_run(kernel) {
-            assert_eq!(kernel.name(), "attention", "{why}");
+            assert_ne!(kernel.name(), "attention_f32", "{why}");
             assert!(why.contains("EXPERIMENTAL_COOPERATIVE_MATRIX"), "{why}");
             continue;
         }

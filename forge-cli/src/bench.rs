@@ -187,7 +187,7 @@ fn u(v: u32) -> ScalarValue {
 /// The cases: the target shapes, or small ones with `quick` (for lavapipe and CI).
 pub fn cases(quick: bool) -> Vec<Case> {
     use forge_kernels::{
-        attention::{attention, attention_f32},
+        attention::{attention, attention_f32, attention_rows},
         gemm::gemm,
         gemm_f16::{gemm_f16, gemm_f16_simt},
         gemv::gemv,
@@ -276,12 +276,13 @@ pub fn cases(quick: bool) -> Vec<Case> {
         &[(2, 16, 4096, 64), (2, 16, 4096, 128), (8, 16, 1024, 64)]
     };
     for &(b, h, sq, d) in attentions {
-        for causal in [0u32, 1] {
-            let kernel: &dyn Kernel = if quick {
-                &attention_f32::Kernel
-            } else {
-                &attention::Kernel
-            };
+        // The tensor-core kernels: through workgroup memory, and on the accumulators' rows.
+        let kernels: &[&dyn Kernel] = if quick {
+            &[&attention_f32::Kernel]
+        } else {
+            &[&attention::Kernel, &attention_rows::Kernel]
+        };
+        for (causal, &kernel) in [0u32, 1].into_iter().flat_map(|c| kernels.iter().map(move |k| (c, k))) {
             v.push(Case {
                 kernel,
                 shape: format!(

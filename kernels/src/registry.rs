@@ -11,6 +11,7 @@ pub fn builtin() -> Vec<&'static dyn Kernel> {
         &crate::gemm_f16::gemm_f16::Kernel,
         &crate::gemm_f16::gemm_f16_simt::Kernel,
         &crate::attention::attention::Kernel,
+        &crate::attention::attention_rows::Kernel,
         &crate::attention::attention_f32::Kernel,
         &crate::ternary_gemv::ternary_gemv::Kernel,
         &crate::ternary_w2a8::ternary_gemv_w2a8::Kernel,
