@@ -282,7 +282,10 @@ pub fn cases(quick: bool) -> Vec<Case> {
         } else {
             &[&attention::Kernel, &attention_rows::Kernel]
         };
-        for (causal, &kernel) in [0u32, 1].into_iter().flat_map(|c| kernels.iter().map(move |k| (c, k))) {
+        for (causal, &kernel) in [0u32, 1]
+            .into_iter()
+            .flat_map(|c| kernels.iter().map(move |k| (c, k)))
+        {
             v.push(Case {
                 kernel,
                 shape: format!(

@@ -237,6 +237,16 @@ mod bodies {
         }
     }
 }"#,
+    r#"#[forge_kernel(workgroup = 64, threads = t * 64)]
+pub fn softmax_rows(x: &[f32; t * 512], #[out] y: &mut [f32; t * 512], t: u32) {
+    let at = (workgroup_index() * 2 + subgroup_id()) * 256;
+    let s = CoopC::load_row_major(&x[at], 16).mask_from(3, 1, f32::NEG_INFINITY);
+    let m = s.row_max().max(CoopRow::splat(-100.0));
+    let p = s.exp2_rows(1.0, m);
+    let l = p.row_sum().add(CoopRow::splat(1.0)).scale(0.5);
+    let q = p.scale_rows(l.recip()).to_a().mul_add(CoopB::zeroed(), CoopC::zeroed());
+    q.store_row_major(&mut y[at], 16);
+}"#,
 ];
 
 // ---- the grammar ------------------------------------------------------------------------
@@ -396,6 +406,13 @@ const METHODS: &[&str] = &[
     "wrapping_add",
     "wrapping_sub",
     "wrapping_mul",
+    "row_max",
+    "row_sum",
+    "mask_from",
+    "exp2_rows",
+    "scale_rows",
+    "to_a",
+    "scale",
     "asin",
     "acos",
     "atan",
@@ -565,6 +582,9 @@ const TYPES_IN_BODY: &[&str] = &[
     "Vec<f32>",
     "[f32; TILE]",
     "[u32; K]",
+    "CoopRow",
+    "CoopRow<f32>",
+    "[CoopRow; 2]",
 ];
 
 fn place() -> impl Strategy<Value = String> {
@@ -590,6 +610,9 @@ fn simple_stmt() -> impl Strategy<Value = String> {
         6 => (place(), select(ASSIGN_OPS), expr()).prop_map(|(p, op, e)| format!("{p} {op} {e};")),
         2 => select(&["workgroup_barrier();", "storage_barrier();", "workgroup_barrier(1);", "let b = workgroup_barrier();"][..]).prop_map(String::from),
         1 => select(&["async_wait(0);", "async_wait(1);", "async_wait(9);", "async_wait(n);", "async_wait();", "let w = async_wait(0);", "async_copy(&mut tile[0], &x[i]);", "async_copy(&mut y[0], &x[0]);", "async_copy(&mut tile[i], &tile[0]);", "async_copy(tile[0], x[0]);", "async_copy(&mut tile[0]);", "async_copy(&mut v, &x[0]);", "let c = async_copy(&mut tile[0], &x[0]);", "#[shared]\nlet mut h8 = [HVec8::ZERO; 64];\nasync_copy(&mut h8[i], &x[i]);", "let mut h8 = HVec8::ZERO;\nh8 += h8;", "#[shared]\nlet mut h8 = [HVec8::ZERO; 64];\nlet c8 = CoopA::load_row_major(&h8[0], 2);"][..]).prop_map(String::from),
+        // An accumulator's rows: each operation, right and wrong, in uniform control flow,
+        // under a vote, and on values of other types.
+        1 => select(&["let c = CoopC::zeroed();\nlet m = c.row_max().max(c.row_sum()).scale(2.0);\nlet p = c.exp2_rows(1.0, m).mask_from(1, 1, 0.0);\np.scale_rows(m.recip()).store_row_major(&mut y[0], 16);\nlet a = p.to_a();", "let m = CoopRow::splat(x[i]);\nlet r = m.add(m).sub(m).mul(m).min(m).exp2();", "let sv = subgroup_any(true);\nif sv { let m = CoopC::zeroed().row_max(); }", "let r = CoopRow::splat(1.0);\nr.store_row_major(&mut y[0], 16);", "let r = CoopRow::splat();\nlet q = CoopRow::zeroed();", "let c = CoopC::zeroed().mask_from(1.0, 2, 3);\nlet d = c.exp2_rows(c, c);", "let a = CoopA::zeroed().row_max();\nlet b = 1.0f32.row_sum();", "let r: CoopRow = CoopC::zeroed().row_sum();\nlet t: CoopRow<f32> = r;\nlet u = r + r;", "if i < n { let r = CoopRow::splat(1.0).exp2(); }", "let c = CoopC::zeroed().scale_rows(CoopRow::splat(1.0), 2);\nlet d = CoopRow::splat(1.0).scale(CoopRow::splat(2.0));"][..]).prop_map(String::from),
         // Cooperative-matrix operations under a vote of the subgroup, and what may not sit there.
         1 => select(&["let sv = subgroup_any(x[i] > 0.0);\nif sv { let m = CoopA::load_row_major(&x[0], 16); }", "if subgroup_all(i < n) { workgroup_barrier(); }", "let sv = !subgroup_all(true);\nif sv && i < 3 { CoopC::zeroed().store_row_major(&mut y[0], 16); }", "if subgroup_broadcast_first(i) == 0 { let c = subgroup_add(1u32); }", "let sv = subgroup_any(true);\nif sv { for u in 0..4 { if u < n { let c = CoopC::zeroed(); } } }", "let mut sv = subgroup_any(true);\nsv = false;\nif sv { let c = CoopB::load_col_major(&x[0], 16); }"][..]).prop_map(String::from),
         2 => select(&["break;", "continue;", "return;", "break 'a;", "return 1;", "return x[0];"][..]).prop_map(String::from),

@@ -1036,6 +1036,11 @@ impl Lowerer<'_, '_> {
             );
         }
         let recv = self.expr(&m.receiver)?;
+        // A value already reported (a `let` whose initializer was refused) agrees with
+        // every method: one mistake, one error.
+        if self.inf.is_error(recv.tv) {
+            return Ok(self.poison(span));
+        }
         if let Some((s, role)) = self.inf.coop(recv.tv) {
             return self.coop_method(m, recv, s, role);
         }
