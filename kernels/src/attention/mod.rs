@@ -13,18 +13,16 @@
 //!
 //! [`AttentionExt::attention`] takes a tensor-core kernel where the device has cooperative
 //! matrices, else converts to `f32` on the host and takes the fallback. Each kernel lives in
-//! its own module ([`staged`], [`rows`], [`fallback`]) with the note of how it is written;
+//! its module ([`tensor_cores`], [`fallback`]) with the note of how it is written;
 //! [`reference`](mod@reference) holds the `f64` definition they are certified against.
 
 pub mod fallback;
 pub mod reference;
-pub mod rows;
-pub mod staged;
+pub mod tensor_cores;
 
 pub use fallback::attention_f32;
 pub use reference::{attention_reference, attention_reference_f16, attention_reference_vec};
-pub use rows::attention_rows;
-pub use staged::attention;
+pub use tensor_cores::{attention, attention_rows};
 
 use crate::dims::{check_len, dims};
 use forge_core::vectors::HVec4;

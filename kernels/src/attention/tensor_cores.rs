@@ -1,0 +1,570 @@
+//! The kernels on tensor cores, [`attention`] and [`attention_rows`], and the staging they
+//! share: `Q`'s rows into workgroup memory, each block of `K` and `V` by asynchronous
+//! copies, and `O`'s rows back out. Part of [`super`].
+//!
+//! # How `attention` is written
+//! A workgroup of `WG` invocations (`WG / 32` subgroups) owns `WG / 2` consecutive query
+//! rows of one head, 16 a subgroup. `Q`, `K`, `V` and `O` are read and written as `HVec4`s
+//! (four halves, one 8-byte access; `d` is a multiple of 16). The workgroup's rows of `Q` are
+//! staged once through workgroup memory into registers, as `d / 16` fragments `CoopA` a
+//! subgroup. Then, for each block of `BC` keys (up to the diagonal when causal):
+//! 1. the block's rows of `K` and `V` are copied into `skv` by `async_copy` (`cp.async` on
+//!    CUDA, both in flight together; rows `PAD` halves longer than `d`'s largest, 128, so
+//!    that a fragment's rows fall on different banks), zero past `s`;
+//! 2. `S = Q·Kᵀ` for the block, `BC / 16` fragments, each the sum over `d / 16` products
+//!    (`Kᵀ` is `K` read column-major), stored to the subgroup's part of `sx`;
+//! 3. the online softmax, on plain values: two lanes a row, each over half the block, find
+//!    the block's maximum (masked keys count as absent). The row's reference maximum `m`
+//!    moves to it only when it exceeds `m` by more than `SLACK` (8, in log2 units), as in
+//!    FlashAttention-4: then the factor for what came before is `α = 2^(m − m')`, else 1.
+//!    The probabilities `p = 2^(s·scale·log2 e − m)` (below `2^8`, well inside `f16`) are
+//!    stored as `f16` in `sp`; the row sum becomes `l·α + Σp`;
+//! 4. the accumulators `O` (`d / 16` fragments `CoopC`) are scaled by `α` row by row: as
+//!    fragments are opaque, they go through `so`, the subgroup's `16 × 16·OF` floats (rows
+//!    padded by 4), and come back. The first `OF` fragments are stored beside the scores in
+//!    step 2, under their barrier; after step 3 each lane scales one column of every row,
+//!    the row's `α` fetched by `subgroup_shuffle` from the lanes that computed it, so that
+//!    the round trip takes one barrier (at `OF = 8`, all of `d = 128`); further fragments
+//!    go round `OF` at a time. Where every `α` of the subgroup is 1 (most blocks after the
+//!    first few), the subgroup skips the scaling; with the knob `LAZY = 1`, the loads and
+//!    the further stores too: a vote of the subgroup (`subgroup_all`) decides, and
+//!    cooperative-matrix operations, collective over their subgroup only, may sit under
+//!    it. The barriers stay, as the whole workgroup must reach them (a workgroup-wide vote
+//!    to skip them too miscompiled through NVIDIA's Vulkan driver: see the book's attention
+//!    page). `LAZY = 0` is declared: matrices under a vote have not yet run on a GPU, and
+//!    the tuner takes a schedule only once it certifies on the adapter;
+//! 5. `O += P·V`, `P` read from `sp` as `CoopA`, `V` from `skv` as `CoopB`.
+//!
+//! Last, `O / l` is written as `f16`, through `sx` in the same chunks.
+//!
+//! `BC` is `KB` keys for each 64 invocations (`KB` is a knob, 16 or 32), so that `skv`,
+//! `2·BC` rows, also holds the `WG / 2` rows of `Q` at the start. Workgroup memory: `skv`,
+//! `2·BC` rows of `128 + PAD` halves; `sx`, a subgroup's `16 × (BC + XPAD)` floats; `sp`,
+//! its `16 × (BC + 2·XPAD)` halves (`XPAD = 4` pads both by 16 bytes a row, against bank
+//! conflicts); `so`, its `16 × (16·OF + 4)` floats. The declared schedule (`WG = 64`,
+//! `KB = 16`, `PAD = 8`, `OF = 2`, `XPAD = 0`, `LAZY = 0`) takes the portable 16 KiB
+//! exactly; the tuned ones take 16 to 64 KiB, and each adapter runs those it holds. `keep`
+//! holds blocks to 32 keys: 64-key blocks (`WG = 128`, `KB = 32`) never won on an H100, on
+//! either backend, and took CUDA 2.2 s to compile cold.
+//!
+//! Rounding: `P` is rounded to `f16` before `P·V`, as flash attention does; the oracle
+//! rounds it the same way, so the GPU and the oracle differ by the exponentials' last bits
+//! and the tensor cores' rounding inside a step.
+
+use super::reference::attention_reference_vec;
+use forge_macros::forge_module;
+
+pub use kernels::{attention, attention_rows};
+
+#[forge_module]
+mod kernels {
+    use super::*;
+
+    /// Rows `row0..row0 + rows` of a head of `x` (rows of `d4` `HVec4`s, the head at `at`)
+    /// into the first `rows` rows of `dst` (`stride` `HVec4`s apart), zeros past row `s`: the
+    /// workgroup's invocations take an element each, `WG` apart.
+    #[allow(clippy::too_many_arguments)]
+    #[forge_fn]
+    fn stage_rows<const N: usize, const M: usize>(
+        dst: &mut [HVec4; N],
+        x: &[HVec4; M],
+        at: u32,
+        row0: u32,
+        rows: u32,
+        s: u32,
+        d4: u32,
+        stride: u32,
+    ) {
+        let mut e = local_index();
+        while e < rows * d4 {
+            let (r, c) = (e / d4, e % d4);
+            dst[r * stride + c] = if row0 + r < s {
+                x[at + (row0 + r) * d4 + c]
+            } else {
+                HVec4::ZERO
+            };
+            e += WG;
+        }
+    }
+
+    /// The rows of `src` below row `s`, back: [`stage_rows`]' inverse.
+    #[allow(clippy::too_many_arguments)]
+    #[forge_fn]
+    fn unstage_rows<const N: usize, const M: usize>(
+        x: &mut [HVec4; M],
+        src: &[HVec4; N],
+        at: u32,
+        row0: u32,
+        rows: u32,
+        s: u32,
+        d4: u32,
+        stride: u32,
+    ) {
+        let mut e = local_index();
+        while e < rows * d4 {
+            let (r, c) = (e / d4, e % d4);
+            if row0 + r < s {
+                x[at + (row0 + r) * d4 + c] = src[r * stride + c];
+            }
+            e += WG;
+        }
+    }
+
+    /// Keys `k0..k0 + kb` of a head (at `at`) of `K` and `V` into rows `0..kb` and `kb..2·kb`
+    /// of `skv` (`stride` `HVec4`s apart) by `async_copy` (on CUDA the copies of `K` and `V`
+    /// are in flight together), zeros past `s`. Each invocation steps through its `HVec4`s,
+    /// `WG` apart, without a division; the caller waits.
+    #[allow(clippy::too_many_arguments)]
+    #[forge_fn]
+    fn copy_kv<const N: usize, const M: usize>(
+        skv: &mut [HVec4; N],
+        k: &[HVec4; M],
+        v: &[HVec4; M],
+        at: u32,
+        k0: u32,
+        kb: u32,
+        s: u32,
+        d4: u32,
+        stride: u32,
+    ) {
+        let lid = local_index();
+        let (mut r, mut c) = (lid / d4, lid % d4);
+        let (dr, dc) = (WG / d4, WG % d4);
+        while r < kb {
+            let (ak, av) = (r * stride + c, (kb + r) * stride + c);
+            if k0 + r < s {
+                let from = at + (k0 + r) * d4 + c;
+                async_copy(&mut skv[ak], &k[from]);
+                async_copy(&mut skv[av], &v[from]);
+            } else {
+                skv[ak] = HVec4::ZERO;
+                skv[av] = HVec4::ZERO;
+            }
+            r += dr;
+            c += dc;
+            if c >= d4 {
+                c -= d4;
+                r += 1;
+            }
+        }
+    }
+
+    /// Flash attention on cooperative matrices: `f16` `Q`, `K`, `V` (`bh × s × d`, as rows of
+    /// `HVec4`s), `O` in `f16`. `causal` is 0 or 1; `scale` multiplies `Q·Kᵀ` (the typed method
+    /// passes `1/√d`).
+    #[forge_kernel(crate = ::forge_core, workgroup = 64,
+        threads = bh * s.div_ceil(64) * 128, ext = false,
+        knobs(KB = 16, PAD = 8, OF = 2, XPAD = 0, LAZY = 0),
+        tune(workgroup = [64, 128], KB = [16, 32], PAD = [8], OF = [2, 4, 8], XPAD = [0, 4],
+            LAZY = [0, 1],
+            keep = KB * WG <= 2048),
+        reference = attention_reference_vec, tolerance(abs = 2e-3, rel = 2e-3, terms = s + d),
+        case(bh = 1, s = 16, d = 16, causal = 0, scale = 0.25),
+        case(bh = 2, s = 37, d = 64, causal = 0, scale = 0.125),
+        case(bh = 2, s = 37, d = 64, causal = 1, scale = 0.125),
+        case(bh = 1, s = 70, d = 128, causal = 1, scale = 0.088388),
+        case(bh = 3, s = 5, d = 32, causal = 0, scale = 0.17677),
+        cost(bytes = 8 * bh * s * d, flops = 4 * bh * s * s * d / (causal + 1)))]
+    pub fn attention(
+        q: &[HVec4; bh * s * d / 4],
+        k: &[HVec4; bh * s * d / 4],
+        v: &[HVec4; bh * s * d / 4],
+        #[out] o: &mut [HVec4; bh * s * d / 4],
+        bh: u32,
+        s: u32,
+        d: u32,
+        causal: u32,
+        scale: f32,
+    ) {
+        // `BC` keys a step (16 or 32 for 64 invocations, twice that for 128: `skv` then holds
+        // the `WG / 2` rows of `Q` too). `skv`'s rows are `SKV` `HVec4`s: 128 halves and `PAD`.
+        // The accumulators are rescaled `OF` fragments at a time through `so`, a subgroup's
+        // 16 rows of `16·OF` floats and a pad (all of `d = 128` at `OF = 8`, in one round
+        // trip); `O / l` is
+        // written through the scores' part of `sx`, `OC` fragments at a time, which fill it.
+        const BC: u32 = KB * (WG / 64);
+        const OC: u32 = BC / 16;
+        const SKV: u32 = (128 + PAD) / 4;
+        const SO: u32 = 16 * OF;
+        // `so`'s rows are 4 floats longer than they hold, so that a fragment's 16 rows, and
+        // the lanes that scale a row, fall on different banks (16 bytes keep CUDA's `wmma`
+        // stride rule).
+        const SOP: u32 = SO + 4;
+        // The rows of `sx` (floats) and `sp` (halves) are `XPAD` floats longer than a block:
+        // 16 bytes more spread a fragment's rows over the banks, where `BC` floats or halves
+        // put 4 or 8 of them on the same ones.
+        const SXS: u32 = BC + XPAD;
+        const SPS: u32 = BC + 2 * XPAD;
+        // The reference maximum moves only when a block's exceeds it by more than `SLACK`
+        // (log2 units): until then `α` is 1 and the rescale is skipped, and `p` stays below
+        // `2^SLACK`, well inside `f16`.
+        const SLACK: f32 = 8.0;
+        #[shared]
+        let mut skv = [HVec4::ZERO; 2 * BC * SKV];
+        #[shared]
+        let mut sx = [0.0f32; WG / 32 * 16 * SXS];
+        #[shared]
+        let mut sp = [0.0f16; WG / 32 * 16 * SPS];
+        #[shared]
+        let mut so = [0.0f32; WG / 32 * 16 * SOP];
+        let rows = WG / 2;
+        let nqb = s.div_ceil(rows);
+        // One workgroup a block of rows (`threads` launches enough for any `WG` of the space;
+        // the rest leave).
+        let w = workgroup_index();
+        if w < bh * nqb {
+            let d4 = d / 4;
+            let base = (w / nqb) * s * d4;
+            let q0 = (w % nqb) * rows;
+            let fd = d / 16;
+            let lid = local_index();
+            let sid = subgroup_id();
+            let lane = subgroup_invocation_id();
+            // This lane's share of the softmax: half `hf` of row `rr` of its subgroup's 16.
+            let rr = lane / 2;
+            let hf = lane % 2;
+            let row = q0 + sid * 16 + rr;
+            let xs = sid * 16 * SXS;
+            let ps = sid * 16 * SPS;
+            let os = sid * 16 * SOP;
+            // Q, zero past `s`, staged in `skv` and kept as fragments.
+            stage_rows(&mut skv, q, base, q0, rows, s, d4, SKV);
+            workgroup_barrier();
+            let mut qf = [CoopA::zeroed(); 8];
+            #[unroll]
+            for f in 0..8 {
+                if f < fd {
+                    qf[f] = CoopA::load_row_major(&skv[sid * 16 * SKV + 4 * f], SKV);
+                }
+            }
+            let mut of = [CoopC::zeroed(); 8];
+            let c2 = scale * 1.442_695_f32;
+            let mut m = f32::NEG_INFINITY;
+            let mut l = 0.0f32;
+            // Keys up to the block's last row when causal: later blocks are masked whole.
+            let kend = if causal != 0 { (q0 + rows).min(s) } else { s };
+            for kb in 0..kend.div_ceil(BC) {
+                let k0 = kb * BC;
+                // Everyone is done with the last block (and with `Q`) before it is replaced.
+                workgroup_barrier();
+                // The block's `K` and `V`, copied asynchronously (on CUDA both in flight
+                // together).
+                copy_kv(&mut skv, k, v, base, k0, BC, s, d4, SKV);
+                // The block has landed: a wait is a barrier too.
+                async_wait(0);
+                // S = Q·Kᵀ: Kᵀ(p, j) = K(j, p), column-major.
+                #[unroll]
+                for j in 0..BC / 16 {
+                    let mut sc = CoopC::zeroed();
+                    #[unroll]
+                    for f in 0..8 {
+                        if f < fd {
+                            let kt = CoopB::load_col_major(&skv[16 * j * SKV + 4 * f], SKV);
+                            sc = qf[f].mul_add(kt, sc);
+                        }
+                    }
+                    sc.store_row_major(&mut sx[xs + 16 * j], SXS);
+                }
+                // O's first `OF` fragments go out now, to be rescaled with the softmax, under
+                // the same barrier as the scores.
+                #[unroll]
+                for u in 0..OF {
+                    if u < fd {
+                        of[u].store_row_major(&mut so[os + 16 * u], SOP);
+                    }
+                }
+                workgroup_barrier();
+                // The online softmax of row `rr` over this block, half a block a lane. The
+                // scores are read once, into registers (scaled to log2 units; masked keys
+                // `-∞`, absent). A lane's `j`-th is column `(j + rr + 16·hf) % (BC / 2)` of its
+                // half: with rows `BC` floats apart, the lanes then spread over 16 banks at
+                // each `j` (32 for `BC` ≥ 32), where column `j` for all would put 8 on one.
+                let mut sv = [0.0f32; BC / 2];
+                let mut mx = f32::NEG_INFINITY;
+                #[unroll]
+                for j in 0..BC / 2 {
+                    let col = hf * (BC / 2) + (j + rr + 16 * hf) % (BC / 2);
+                    let key = k0 + col;
+                    sv[j] = if key < s && (causal == 0 || key <= row) {
+                        sx[xs + rr * SXS + col] * c2
+                    } else {
+                        f32::NEG_INFINITY
+                    };
+                    mx = mx.max(sv[j]);
+                }
+                mx = mx.max(subgroup_shuffle_xor(mx, 1));
+                // Key 0 is in every row's first block: `mn` is finite from the first block on.
+                let mn = if mx > m + SLACK { mx } else { m };
+                let alpha = (m - mn).exp2();
+                let mut sum = 0.0f32;
+                #[unroll]
+                for j in 0..BC / 2 {
+                    let col = hf * (BC / 2) + (j + rr + 16 * hf) % (BC / 2);
+                    // `2^(-∞)` is 0: a masked key weighs nothing.
+                    let ph = (sv[j] - mn).exp2() as f16;
+                    sp[ps + rr * SPS + col] = ph;
+                    // The sum takes what `P·V` multiplies: the rounded value.
+                    sum += ph as f32;
+                }
+                sum += subgroup_shuffle_xor(sum, 1);
+                l = l * alpha + sum;
+                m = mn;
+                // O·α, row by row: row `r`'s factor is with lanes `2r` and `2r + 1`, and each
+                // lane scales one column of every row (a row's 32 consecutive floats at a time:
+                // no bank is hit twice), the columns below `d` only; then the fragments come
+                // back. The first `OF` went out with the scores; where `d` has more, the rest go
+                // round the same way, `OF` at a time. A subgroup whose factors are all 1 (most
+                // blocks after the first few) skips the scaling, and with `LAZY = 1` the round
+                // trip too, but for that first store; the barriers stay, as the whole workgroup
+                // must reach them.
+                let mut ar = [0.0f32; 16];
+                #[unroll]
+                for r in 0..16 {
+                    ar[r] = subgroup_shuffle(alpha, 2 * r);
+                }
+                // Votes of the subgroup, so the same in all its lanes: the fragments, which are
+                // the subgroup's, may be loaded and stored under them.
+                let rescale = !subgroup_all(alpha == 1.0);
+                let trip = LAZY == 0 || rescale;
+                #[unroll]
+                for ch in 0..8 / OF {
+                    if ch * OF < fd {
+                        if ch > 0 {
+                            workgroup_barrier();
+                            if trip {
+                                #[unroll]
+                                for u in 0..OF {
+                                    if ch * OF + u < fd {
+                                        of[ch * OF + u].store_row_major(&mut so[os + 16 * u], SOP);
+                                    }
+                                }
+                            }
+                            workgroup_barrier();
+                        }
+                        if rescale {
+                            #[unroll]
+                            for r in 0..16 {
+                                #[unroll]
+                                for c in 0..OF / 2 {
+                                    if ch * SO + 32 * c + lane < d {
+                                        let at = os + r * SOP + 32 * c + lane;
+                                        so[at] = so[at] * ar[r];
+                                    }
+                                }
+                            }
+                        }
+                        workgroup_barrier();
+                        if trip {
+                            #[unroll]
+                            for u in 0..OF {
+                                if ch * OF + u < fd {
+                                    of[ch * OF + u] = CoopC::load_row_major(&so[os + 16 * u], SOP);
+                                }
+                            }
+                        }
+                    }
+                }
+                // O += P·V.
+                #[unroll]
+                for j in 0..BC / 16 {
+                    let pa = CoopA::load_row_major(&sp[ps + 16 * j], SPS);
+                    #[unroll]
+                    for f in 0..8 {
+                        if f < fd {
+                            let vb = CoopB::load_row_major(&skv[(BC + 16 * j) * SKV + 4 * f], SKV);
+                            of[f] = pa.mul_add(vb, of[f]);
+                        }
+                    }
+                }
+            }
+            // O / l, as f16, through `sx` in the same chunks: a lane writes `BC / 8` `HVec4`s
+            // of its row.
+            let inv = 1.0 / l;
+            #[unroll]
+            for ch in 0..8 / OC {
+                if ch * OC < fd {
+                    workgroup_barrier();
+                    #[unroll]
+                    for u in 0..OC {
+                        if ch * OC + u < fd {
+                            of[ch * OC + u].store_row_major(&mut sx[xs + 16 * u], SXS);
+                        }
+                    }
+                    workgroup_barrier();
+                    #[unroll]
+                    for j in 0..BC / 8 {
+                        let cc = hf * (BC / 2) + 4 * j;
+                        let col = ch * BC + cc;
+                        if row < s && col < d {
+                            let at = xs + rr * SXS + cc;
+                            o[base + row * d4 + col / 4] = HVec4::new(
+                                (sx[at] * inv) as f16,
+                                (sx[at + 1] * inv) as f16,
+                                (sx[at + 2] * inv) as f16,
+                                (sx[at + 3] * inv) as f16,
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Flash attention with the softmax on the accumulators' rows: `attention`'s inputs, output
+    /// and meaning, and the layout of a block's keys and values in workgroup memory, but the
+    /// scores, the probabilities and the rescaling never leave the subgroup's accumulators
+    /// (`c.row_max()`, `c.exp2_rows(..)`, `c.scale_rows(..)`, `c.to_a()`). On CUDA, which
+    /// knows the fragments' layout, that is registers and shuffles, as FlashAttention-2 does:
+    /// each block of keys takes the one barrier that hands over its `K` and `V`. WGSL's
+    /// matrices are opaque, so each row operation goes through workgroup memory there, and
+    /// [`attention`](super::attention), written for that, stays the kernel of WGSL backends.
+    ///
+    /// A workgroup of `WG` invocations owns `WG / 2` query rows of one head, 16 a subgroup,
+    /// and steps through the keys `KB` at a time:
+    /// 1. `K` and `V`'s rows of the block are copied into `skv` by `async_copy`, zero past `s`;
+    /// 2. `S = Q·Kᵀ`, scaled to log2 units, `KB / 16` accumulators; keys past `s`, and when
+    ///    causal past each row's own, are masked to `-∞` (only in the blocks that reach them);
+    /// 3. the rows' new maximum `m'`, the factor `α = 2^(m − m')` for what came before, the
+    ///    probabilities `P = 2^(S − m')` and the sums `l = α·l + ΣP`, all on the rows of the
+    ///    accumulators;
+    /// 4. `O = α·O + P·V`, `P` rounded to `f16` as the left operand.
+    ///
+    /// Last, `O / l` goes out as `f16` through `skv`. Workgroup memory: `skv`, `2·KB` rows of
+    /// `128 + PAD` halves, which also stage `Q` at the start and `O` at the end (`keep` makes
+    /// `2·KB` at least the `WG / 2` rows).
+    #[forge_kernel(crate = ::forge_core, workgroup = 64,
+        threads = bh * s.div_ceil(WG / 2) * WG, ext = false,
+        knobs(KB = 16, PAD = 8),
+        tune(workgroup = [64, 128], KB = [16, 32, 64], PAD = [8], keep = 4 * KB >= WG),
+        reference = attention_reference_vec, tolerance(abs = 2e-3, rel = 2e-3, terms = s + d),
+        case(bh = 1, s = 16, d = 16, causal = 0, scale = 0.25),
+        case(bh = 2, s = 37, d = 64, causal = 0, scale = 0.125),
+        case(bh = 2, s = 37, d = 64, causal = 1, scale = 0.125),
+        case(bh = 1, s = 70, d = 128, causal = 1, scale = 0.088388),
+        case(bh = 3, s = 5, d = 32, causal = 0, scale = 0.17677),
+        case(bh = 1, s = 100, d = 64, causal = 1, scale = -0.3),
+        cost(bytes = 8 * bh * s * d, flops = 4 * bh * s * s * d / (causal + 1)))]
+    pub fn attention_rows(
+        q: &[HVec4; bh * s * d / 4],
+        k: &[HVec4; bh * s * d / 4],
+        v: &[HVec4; bh * s * d / 4],
+        #[out] o: &mut [HVec4; bh * s * d / 4],
+        bh: u32,
+        s: u32,
+        d: u32,
+        causal: u32,
+        scale: f32,
+    ) {
+        // `skv`'s rows are `SKV` `HVec4`s: 128 halves and `PAD`, which put a fragment's rows
+        // on different banks.
+        const SKV: u32 = (128 + PAD) / 4;
+        #[shared]
+        let mut skv = [HVec4::ZERO; 2 * KB * SKV];
+        let rows = WG / 2;
+        let nqb = s.div_ceil(rows);
+        let w = workgroup_index();
+        if w < bh * nqb {
+            let d4 = d / 4;
+            let base = (w / nqb) * s * d4;
+            let q0 = (w % nqb) * rows;
+            let fd = d / 16;
+            let lid = local_index();
+            let sid = subgroup_id();
+            // Q, zero past `s`, staged in `skv` and kept as fragments.
+            stage_rows(&mut skv, q, base, q0, rows, s, d4, SKV);
+            workgroup_barrier();
+            let mut qf = [CoopA::zeroed(); 8];
+            #[unroll]
+            for f in 0..8 {
+                if f < fd {
+                    qf[f] = CoopA::load_row_major(&skv[sid * 16 * SKV + 4 * f], SKV);
+                }
+            }
+            let mut of = [CoopC::zeroed(); 8];
+            let c2 = CoopRow::splat(scale * 1.442_695_f32);
+            let mut m = CoopRow::splat(f32::NEG_INFINITY);
+            let mut l = CoopRow::splat(0.0);
+            // Keys up to the block's last row when causal: later blocks are masked whole.
+            let kend = if causal != 0 { (q0 + rows).min(s) } else { s };
+            for kb in 0..kend.div_ceil(KB) {
+                let k0 = kb * KB;
+                // Everyone is done with the last block (and with `Q`) before it is replaced.
+                workgroup_barrier();
+                copy_kv(&mut skv, k, v, base, k0, KB, s, d4, SKV);
+                async_wait(0);
+                // S = Q·Kᵀ in log2 units: Kᵀ(p, j) = K(j, p), column-major.
+                let mut sc = [CoopC::zeroed(); KB / 16];
+                #[unroll]
+                for j in 0..KB / 16 {
+                    #[unroll]
+                    for f in 0..8 {
+                        if f < fd {
+                            let kt = CoopB::load_col_major(&skv[16 * j * SKV + 4 * f], SKV);
+                            sc[j] = qf[f].mul_add(kt, sc[j]);
+                        }
+                    }
+                    sc[j] = sc[j].scale_rows(c2);
+                }
+                // Element (r, c) of fragment j is key `k0 + 16·j + c`: masked from `s` on,
+                // and, when causal, past row `q0 + 16·sid + r`.
+                if k0 + KB > s {
+                    #[unroll]
+                    for j in 0..KB / 16 {
+                        sc[j] =
+                            sc[j].mask_from(s as i32 - (k0 + 16 * j) as i32, 0, f32::NEG_INFINITY);
+                    }
+                }
+                if causal != 0 && k0 + KB > q0 + 1 {
+                    let first = (q0 + 16 * sid + 1) as i32 - k0 as i32;
+                    #[unroll]
+                    for j in 0..KB / 16 {
+                        sc[j] = sc[j].mask_from(first - (16 * j) as i32, 1, f32::NEG_INFINITY);
+                    }
+                }
+                // The online softmax. Key 0 is in every row's first block, so `m'` is finite
+                // from there on, and `α = 2^(-∞)` = 0 clears nothing that was not zero.
+                let mut mx = sc[0].row_max();
+                #[unroll]
+                for j in 1..KB / 16 {
+                    mx = mx.max(sc[j].row_max());
+                }
+                let mn = m.max(mx);
+                let alpha = m.sub(mn).exp2();
+                m = mn;
+                l = l.mul(alpha);
+                #[unroll]
+                for f in 0..8 {
+                    if f < fd {
+                        of[f] = of[f].scale_rows(alpha);
+                    }
+                }
+                // O += P·V, a block of 16 keys at a time.
+                #[unroll]
+                for j in 0..KB / 16 {
+                    let p = sc[j].exp2_rows(1.0, mn);
+                    l = l.add(p.row_sum());
+                    let pa = p.to_a();
+                    #[unroll]
+                    for f in 0..8 {
+                        if f < fd {
+                            let vb = CoopB::load_row_major(&skv[(KB + 16 * j) * SKV + 4 * f], SKV);
+                            of[f] = pa.mul_add(vb, of[f]);
+                        }
+                    }
+                }
+            }
+            // O / l, as f16, staged in the subgroup's rows of `skv`, then the rows below `s`.
+            let inv = l.recip();
+            workgroup_barrier();
+            #[unroll]
+            for f in 0..8 {
+                if f < fd {
+                    let out = of[f].scale_rows(inv).to_a();
+                    out.store_row_major(&mut skv[sid * 16 * SKV + 4 * f], SKV);
+                }
+            }
+            workgroup_barrier();
+            unstage_rows(&mut o, &skv, base, q0, rows, s, d4, SKV);
+        }
+    }
+}
