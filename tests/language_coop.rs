@@ -108,8 +108,14 @@ fn the_kernel_declares_the_feature_and_the_wgsl_form() {
 /// stride is a parameter keeps the test (1), and a load from a binding never takes it (0).
 #[test]
 fn the_cuda_emitter_proves_the_built_ins_fragment_rows_aligned() {
-    use wgsl_forge::kernels::{attention::attention, gemm_f16::gemm_f16};
-    let kernels: [&dyn Kernel; 2] = [&gemm_f16::Kernel, &attention::Kernel];
+    use wgsl_forge::kernels::{
+        attention::attention, attention::attention_rows, gemm_f16::gemm_f16,
+    };
+    let kernels: [&dyn Kernel; 3] = [
+        &gemm_f16::Kernel,
+        &attention::Kernel,
+        &attention_rows::Kernel,
+    ];
     for kernel in kernels {
         for schedule in kernel.tune_space().candidates() {
             let cuda = kernel.cuda(&schedule).unwrap();

@@ -111,9 +111,9 @@ mod kernels {
     }
 
     /// Keys `k0..k0 + kb` of a head (at `at`) of `K` and `V` into rows `0..kb` and `kb..2·kb`
-    /// of `skv` (`stride` `HVec4`s apart) by `async_copy` (on CUDA the copies of `K` and `V`
-    /// are in flight together), zeros past `s`. Each invocation steps through its `HVec4`s,
-    /// `WG` apart, without a division; the caller waits.
+    /// of `skv` from element `dst` (rows `stride` `HVec4`s apart) by `async_copy` (on CUDA
+    /// the copies of `K` and `V` are in flight together), zeros past `s`. Each invocation
+    /// steps through its `HVec4`s, `WG` apart, without a division; the caller waits.
     #[allow(clippy::too_many_arguments)]
     #[forge_fn]
     fn copy_kv<const N: usize, const M: usize>(
@@ -126,12 +126,13 @@ mod kernels {
         s: u32,
         d4: u32,
         stride: u32,
+        dst: u32,
     ) {
         let lid = local_index();
         let (mut r, mut c) = (lid / d4, lid % d4);
         let (dr, dc) = (WG / d4, WG % d4);
         while r < kb {
-            let (ak, av) = (r * stride + c, (kb + r) * stride + c);
+            let (ak, av) = (dst + r * stride + c, dst + (kb + r) * stride + c);
             if k0 + r < s {
                 let from = at + (k0 + r) * d4 + c;
                 async_copy(&mut skv[ak], &k[from]);
@@ -249,7 +250,7 @@ mod kernels {
                 workgroup_barrier();
                 // The block's `K` and `V`, copied asynchronously (on CUDA both in flight
                 // together).
-                copy_kv(&mut skv, k, v, base, k0, BC, s, d4, SKV);
+                copy_kv(&mut skv, k, v, base, k0, BC, s, d4, SKV, 0);
                 // The block has landed: a wait is a barrier too.
                 async_wait(0);
                 // S = Q·Kᵀ: Kᵀ(p, j) = K(j, p), column-major.
@@ -429,13 +430,15 @@ mod kernels {
     ///    accumulators;
     /// 4. `O = α·O + P·V`, `P` rounded to `f16` as the left operand.
     ///
-    /// Last, `O / l` goes out as `f16` through `skv`. Workgroup memory: `skv`, `2·KB` rows of
-    /// `128 + PAD` halves, which also stage `Q` at the start and `O` at the end (`keep` makes
-    /// `2·KB` at least the `WG / 2` rows).
+    /// Last, `O / l` goes out as `f16` through `skv`. Workgroup memory: `skv`, `ST` stages of
+    /// `2·KB` rows of `128 + PAD` halves; the first also stages `Q` at the start and `O` at
+    /// the end (`keep` makes `2·KB` at least the `WG / 2` rows). With `ST = 2` the copies of
+    /// the next block are in flight while the subgroups compute on this one.
     #[forge_kernel(crate = ::forge_core, workgroup = 64,
         threads = bh * s.div_ceil(WG / 2) * WG, ext = false,
-        knobs(KB = 16, PAD = 8),
-        tune(workgroup = [64, 128], KB = [16, 32, 64], PAD = [8], keep = 4 * KB >= WG),
+        knobs(KB = 16, PAD = 8, ST = 1),
+        tune(workgroup = [64, 128], KB = [16, 32, 64], PAD = [8], ST = [1, 2],
+            keep = 4 * KB >= WG && ST * KB <= 64),
         reference = attention_reference_vec, tolerance(abs = 2e-3, rel = 2e-3, terms = s + d),
         case(bh = 1, s = 16, d = 16, causal = 0, scale = 0.25),
         case(bh = 2, s = 37, d = 64, causal = 0, scale = 0.125),
@@ -458,8 +461,10 @@ mod kernels {
         // `skv`'s rows are `SKV` `HVec4`s: 128 halves and `PAD`, which put a fragment's rows
         // on different banks.
         const SKV: u32 = (128 + PAD) / 4;
+        // One stage: a block's keys, then its values.
+        const STAGE: u32 = 2 * KB * SKV;
         #[shared]
-        let mut skv = [HVec4::ZERO; 2 * KB * SKV];
+        let mut skv = [HVec4::ZERO; ST * STAGE];
         let rows = WG / 2;
         let nqb = s.div_ceil(rows);
         let w = workgroup_index();
@@ -486,12 +491,30 @@ mod kernels {
             let mut l = CoopRow::splat(0.0);
             // Keys up to the block's last row when causal: later blocks are masked whole.
             let kend = if causal != 0 { (q0 + rows).min(s) } else { s };
-            for kb in 0..kend.div_ceil(KB) {
-                let k0 = kb * KB;
-                // Everyone is done with the last block (and with `Q`) before it is replaced.
+            let nb = kend.div_ceil(KB);
+            if ST == 2 {
+                // Everyone has its `Q`: the first block goes out.
                 workgroup_barrier();
-                copy_kv(&mut skv, k, v, base, k0, KB, s, d4, SKV);
-                async_wait(0);
+                copy_kv(&mut skv, k, v, base, 0, KB, s, d4, SKV, 0);
+            }
+            for kb in 0..nb {
+                let k0 = kb * KB;
+                // The stage this block is in.
+                let at = (kb % ST) * STAGE;
+                if ST == 1 {
+                    // Everyone is done with the last block (and with `Q`) before it is
+                    // replaced.
+                    workgroup_barrier();
+                    copy_kv(&mut skv, k, v, base, k0, KB, s, d4, SKV, 0);
+                    async_wait(0);
+                } else if kb + 1 < nb {
+                    // The next block into the other stage (read last in the step before,
+                    // whose closing barrier everyone has passed), then this one landed.
+                    copy_kv(&mut skv, k, v, base, k0 + KB, KB, s, d4, SKV, STAGE - at);
+                    async_wait(1);
+                } else {
+                    async_wait(0);
+                }
                 // S = Q·Kᵀ in log2 units: Kᵀ(p, j) = K(j, p), column-major.
                 let mut sc = [CoopC::zeroed(); KB / 16];
                 #[unroll]
@@ -499,7 +522,7 @@ mod kernels {
                     #[unroll]
                     for f in 0..8 {
                         if f < fd {
-                            let kt = CoopB::load_col_major(&skv[16 * j * SKV + 4 * f], SKV);
+                            let kt = CoopB::load_col_major(&skv[at + 16 * j * SKV + 4 * f], SKV);
                             sc[j] = qf[f].mul_add(kt, sc[j]);
                         }
                     }
@@ -547,10 +570,15 @@ mod kernels {
                     #[unroll]
                     for f in 0..8 {
                         if f < fd {
-                            let vb = CoopB::load_row_major(&skv[(KB + 16 * j) * SKV + 4 * f], SKV);
+                            let vb =
+                                CoopB::load_row_major(&skv[at + (KB + 16 * j) * SKV + 4 * f], SKV);
                             of[f] = pa.mul_add(vb, of[f]);
                         }
                     }
+                }
+                if ST == 2 {
+                    // Everyone is done with this stage before the next step refills it.
+                    workgroup_barrier();
                 }
             }
             // O / l, as f16, staged in the subgroup's rows of `skv`, then the rows below `s`.
