@@ -76,7 +76,7 @@ def peer(r):
         n = int(shape.split("^")[0])
         a = next((a for a in anchors if a["what"] == "hgemm_f16_f32acc" and a["n"] == n), None)
         return ("cuBLAS HGEMM f16 (f32 acc)", a["TFLOPs"], r["tflops"]) if a else None
-    if k in ("attention", "attention_f32"):
+    if k in ("attention", "attention_rows", "attention_f32"):
         # `b2 h16 s4096 d64 causal` against torch SDPA's `attention_f16` line of that shape.
         t = shape.split()
         dims = {w[0]: int(w[1:]) for w in t if w[0] in "bhsd" and w[1:].isdigit()}

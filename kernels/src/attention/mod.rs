@@ -12,7 +12,8 @@
 //!   runs everywhere, lavapipe and the browser included.
 //!
 //! [`AttentionExt::attention`] takes a tensor-core kernel where the device has cooperative
-//! matrices, else converts to `f32` on the host and takes the fallback. Each kernel lives in
+//! matrices (`attention_rows` on CUDA, `attention` through wgpu), else converts to `f32` on
+//! the host and takes the fallback. Each kernel lives in
 //! its module ([`tensor_cores`], [`fallback`]) with the note of how it is written;
 //! [`reference`](mod@reference) holds the `f64` definition they are certified against.
 
@@ -76,8 +77,9 @@ pub trait AttentionExt: BorrowMut<ForgeRuntime> {
     /// Scaled-dot-product attention, forward, with the scale `1/√d`:
     /// `O = softmax(Q·Kᵀ/√d)·V` over each of the `b·h` heads, the keys after a query's own
     /// masked when `causal`. `q`, `k`, `v` and the result are `b × h × s × d`, row-major.
-    /// Runs [`attention`] on tensor cores where the device has cooperative matrices, else
-    /// [`attention_f32`] on the `f32` values (converted on the host both ways).
+    /// Runs on tensor cores where the device has cooperative matrices ([`attention_rows`] on
+    /// CUDA, [`attention`] through wgpu), else [`attention_f32`] on the `f32` values
+    /// (converted on the host both ways).
     ///
     /// Errors: `d` not a multiple of 16 up to 128, or a dimension past `u32`
     /// ([`ForgeError::InvalidArgument`]); a zero dimension ([`ForgeError::EmptyWork`]); a
@@ -141,7 +143,15 @@ pub trait AttentionExt: BorrowMut<ForgeRuntime> {
                 bytemuck::cast_slice(k),
                 bytemuck::cast_slice(v),
             );
-            let o = attention::run(rt, q4, k4, v4, bh, s, d, causal, scale)?;
+            // CUDA knows the fragments' layout, and keeps the softmax in registers there
+            // (1.5 to 1.7 times `attention`'s speed on an H100); through WGSL the row
+            // operations go through workgroup memory, and `attention`, written for that,
+            // is the faster (`docs/PERFORMANCE.md`).
+            let o = if rt.is_cuda() {
+                attention_rows::run(rt, q4, k4, v4, bh, s, d, causal, scale)?
+            } else {
+                attention::run(rt, q4, k4, v4, bh, s, d, causal, scale)?
+            };
             return Ok(o.as_flattened().to_vec());
         }
         let w = |x: &[f16]| x.iter().map(|y| y.to_f32()).collect::<Vec<_>>();
