@@ -607,14 +607,7 @@ fn len_value(len: &ConstLen, span: Span) -> Expr {
             CExpr::Sched(s) => ExprKind::Sched(*s),
             CExpr::Param(l, _) => ExprKind::Local(*l),
             CExpr::Bin(op, a, b) => {
-                let op = match op {
-                    LenOp::Add => BinOp::Add,
-                    LenOp::Sub => BinOp::Sub,
-                    LenOp::Mul => BinOp::Mul,
-                    LenOp::Div => BinOp::Div,
-                    LenOp::Rem => BinOp::Rem,
-                };
-                ExprKind::Binary(op, Box::new(go(a, span)), Box::new(go(b, span)))
+                ExprKind::Binary((*op).into(), Box::new(go(a, span)), Box::new(go(b, span)))
             }
         };
         made(kind, Ty::Scalar(Scalar::U32), span)

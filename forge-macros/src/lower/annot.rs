@@ -128,17 +128,11 @@ pub(super) fn const_cexpr(e: &Expr) -> Option<CExpr> {
         ExprKind::IntLit(v) => CExpr::Lit(u32::try_from(*v).ok()?),
         ExprKind::Sched(c) => CExpr::Sched(*c),
         ExprKind::Cast(a) => const_cexpr(a)?,
-        ExprKind::Binary(op, a, b) => {
-            let op = match op {
-                BinOp::Add => LenOp::Add,
-                BinOp::Sub => LenOp::Sub,
-                BinOp::Mul => LenOp::Mul,
-                BinOp::Div => LenOp::Div,
-                BinOp::Rem => LenOp::Rem,
-                _ => return None,
-            };
-            CExpr::Bin(op, Box::new(const_cexpr(a)?), Box::new(const_cexpr(b)?))
-        }
+        ExprKind::Binary(op, a, b) => CExpr::Bin(
+            op.len_op()?,
+            Box::new(const_cexpr(a)?),
+            Box::new(const_cexpr(b)?),
+        ),
         _ => return None,
     })
 }

@@ -3,7 +3,7 @@
 //! Part of `model` (layer 1).
 
 use super::sched::SchedConst;
-use super::ty::{LocalId, Scalar, Ty};
+use super::ty::{LenOp, LocalId, Scalar, Ty};
 use proc_macro2::Span;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -320,6 +320,34 @@ impl CoopOp {
             CoopOp::MulAdd => "mul_add",
             CoopOp::Rows(r) => r.name(),
         }
+    }
+}
+
+/// A length's operation as the body's: lengths (`[T; n * 4]`) and the values of
+/// expressions share their arithmetic.
+impl From<LenOp> for BinOp {
+    fn from(op: LenOp) -> BinOp {
+        match op {
+            LenOp::Add => BinOp::Add,
+            LenOp::Sub => BinOp::Sub,
+            LenOp::Mul => BinOp::Mul,
+            LenOp::Div => BinOp::Div,
+            LenOp::Rem => BinOp::Rem,
+        }
+    }
+}
+
+impl BinOp {
+    /// The operation of a length, where lengths have this one (`+ - * / %`).
+    pub fn len_op(self) -> Option<LenOp> {
+        Some(match self {
+            BinOp::Add => LenOp::Add,
+            BinOp::Sub => LenOp::Sub,
+            BinOp::Mul => LenOp::Mul,
+            BinOp::Div => LenOp::Div,
+            BinOp::Rem => LenOp::Rem,
+            _ => return None,
+        })
     }
 }
 
