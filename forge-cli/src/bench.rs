@@ -282,25 +282,24 @@ pub fn cases(quick: bool) -> Vec<Case> {
         } else {
             &[&attention::Kernel, &attention_rows::Kernel]
         };
-        for (causal, &kernel) in [0u32, 1]
-            .into_iter()
-            .flat_map(|c| kernels.iter().map(move |k| (c, k)))
-        {
-            v.push(Case {
-                kernel,
-                shape: format!(
-                    "b{b} h{h} s{sq} d{d}{}",
-                    if causal == 1 { " causal" } else { "" }
-                ),
-                scalars: vec![
-                    u(b * h),
-                    u(sq),
-                    u(d),
-                    u(causal),
-                    ScalarValue::F32(1.0 / (d as f32).sqrt()),
-                ],
-                peer: "attention_f16",
-            });
+        for causal in [0u32, 1] {
+            for &kernel in kernels {
+                v.push(Case {
+                    kernel,
+                    shape: format!(
+                        "b{b} h{h} s{sq} d{d}{}",
+                        if causal == 1 { " causal" } else { "" }
+                    ),
+                    scalars: vec![
+                        u(b * h),
+                        u(sq),
+                        u(d),
+                        u(causal),
+                        ScalarValue::F32(1.0 / (d as f32).sqrt()),
+                    ],
+                    peer: "attention_f16",
+                });
+            }
         }
     }
     let (tm, tk) = if quick { (512, 512) } else { (16384, 16384) };

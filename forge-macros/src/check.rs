@@ -538,17 +538,6 @@ fn grid_shapes(cx: &Ctxt, k: &Kernel<'_>) {
 }
 
 /// The names of the cooperative-matrix operations, as `report` sees them.
-/// The row operations that WGSL takes through workgroup memory, by name
-/// (`RowOp::through_memory`).
-const ROW_MEMORY_OPS: [&str; 6] = [
-    "row_max",
-    "row_sum",
-    "mask_from",
-    "exp2_rows",
-    "scale_rows",
-    "to_a",
-];
-
 const COOP_OPS: [&str; 5] = [
     "load_row_major",
     "load_col_major",
@@ -1588,7 +1577,7 @@ pub mod uniformity {
             };
             let collective = if name.starts_with("subgroup_") {
                 " (a subgroup operation is collective, like a barrier)"
-            } else if ROW_MEMORY_OPS.contains(&name) {
+            } else if RowOp::ON_ACCUMULATOR.iter().any(|r| r.name() == name) {
                 " (an accumulator's row operation is collective over the workgroup: WGSL takes it through workgroup memory, between barriers)"
             } else if COOP_OPS.contains(&name) {
                 " (a cooperative-matrix operation is collective over the subgroup: a condition the same within each subgroup, such as a `subgroup_any(..)` result, would do)"

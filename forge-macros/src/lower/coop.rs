@@ -84,7 +84,7 @@ impl Lowerer<'_, '_> {
             return self.row_method(m, a);
         }
         if role == CoopRole::C && name != "mul_add" {
-            if let Some(op) = ACC_ROW_METHODS.iter().find(|o| o.name() == name) {
+            if let Some(op) = RowOp::ON_ACCUMULATOR.iter().find(|o| o.name() == name) {
                 return self.acc_row_method(m, a, *op);
             }
         }
@@ -144,13 +144,7 @@ impl Lowerer<'_, '_> {
         if func != "splat" || c.args.len() != 1 {
             return self.err(span, "a `CoopRow` is made with `CoopRow::splat(x)`, `x` an `f32` for every row, or by an accumulator's `row_max()` or `row_sum()`");
         }
-        let x = self.expr(&c.args[0])?;
-        self.constrain_at(
-            x.span,
-            x.tv,
-            infer::S_F32,
-            "`CoopRow::splat` takes an `f32`",
-        );
+        let x = self.scalar_arg(&c.args[0], infer::S_F32, "`CoopRow::splat` takes an `f32`")?;
         let tv = self.inf.of_coop(Scalar::F32, CoopRole::Row);
         Ok(self.expr_of(
             ExprKind::Coop {
@@ -204,9 +198,11 @@ impl Lowerer<'_, '_> {
         let mut args = vec![r];
         match op {
             RowOp::Scale => {
-                let x = self.expr(&m.args[0])?;
-                self.constrain_at(x.span, x.tv, infer::S_F32, "`r.scale(x)` takes an `f32`");
-                args.push(x);
+                args.push(self.scalar_arg(
+                    &m.args[0],
+                    infer::S_F32,
+                    "`r.scale(x)` takes an `f32`",
+                )?);
             }
             RowOp::Bin(_) => {
                 let what = format!("the operand of `{name}`");
@@ -245,33 +241,15 @@ impl Lowerer<'_, '_> {
         match op {
             RowOp::MaskFrom => {
                 for (i, what) in [(0, "`first`"), (1, "`step`")] {
-                    let x = self.expr(&m.args[i])?;
-                    self.constrain_at(
-                        x.span,
-                        x.tv,
-                        infer::S_I32,
-                        &format!("{what} of `mask_from` is an `i32`"),
-                    );
-                    args.push(x);
+                    let msg = format!("{what} of `mask_from` is an `i32`");
+                    args.push(self.scalar_arg(&m.args[i], infer::S_I32, &msg)?);
                 }
-                let fill = self.expr(&m.args[2])?;
-                self.constrain_at(
-                    fill.span,
-                    fill.tv,
-                    infer::S_F32,
-                    "`fill` of `mask_from` is an `f32`",
-                );
-                args.push(fill);
+                let msg = "`fill` of `mask_from` is an `f32`";
+                args.push(self.scalar_arg(&m.args[2], infer::S_F32, msg)?);
             }
             RowOp::Exp2Rows => {
-                let x = self.expr(&m.args[0])?;
-                self.constrain_at(
-                    x.span,
-                    x.tv,
-                    infer::S_F32,
-                    "the scale of `exp2_rows` is an `f32`",
-                );
-                args.push(x);
+                let msg = "the scale of `exp2_rows` is an `f32`";
+                args.push(self.scalar_arg(&m.args[0], infer::S_F32, msg)?);
                 args.push(self.row_operand(&m.args[1], "the second argument of `exp2_rows`")?);
             }
             RowOp::ScaleRows => {
@@ -333,14 +311,15 @@ impl Lowerer<'_, '_> {
     }
 
     pub(super) fn coop_stride(&mut self, e: &syn::Expr, func: &str) -> R<Expr> {
-        let st = self.expr(e)?;
-        self.constrain_at(
-            st.span,
-            st.tv,
-            infer::S_U32,
-            &format!("the stride of `{func}` is a `u32`, in elements of the array"),
-        );
-        Ok(st)
+        let msg = format!("the stride of `{func}` is a `u32`, in elements of the array");
+        self.scalar_arg(e, infer::S_U32, &msg)
+    }
+
+    /// An argument lowered and held to `set`, with `msg` where it is not.
+    fn scalar_arg(&mut self, e: &syn::Expr, set: infer::Set, msg: &str) -> R<Expr> {
+        let x = self.expr(e)?;
+        self.constrain_at(x.span, x.tv, set, msg);
+        Ok(x)
     }
 
     /// The `&x[i]` (or `&mut x[i]`) of a load or store: a binding or a `#[shared]` array
@@ -424,13 +403,3 @@ impl Lowerer<'_, '_> {
         Ok((target, index))
     }
 }
-
-/// The row operations of an accumulator, by method name.
-const ACC_ROW_METHODS: [RowOp; 6] = [
-    RowOp::Max,
-    RowOp::Sum,
-    RowOp::MaskFrom,
-    RowOp::Exp2Rows,
-    RowOp::ScaleRows,
-    RowOp::ToA,
-];

@@ -293,18 +293,21 @@ impl RowOp {
         }
     }
 
-    /// Whether WGSL takes the operation through workgroup memory (an accumulator in or
-    /// out): it then holds barriers, and must sit in workgroup-uniform control flow.
+    /// The methods of an accumulator (`c.row_max()`, ...), the rest being `CoopRow`'s.
+    pub const ON_ACCUMULATOR: [RowOp; 6] = [
+        RowOp::Max,
+        RowOp::Sum,
+        RowOp::MaskFrom,
+        RowOp::Exp2Rows,
+        RowOp::ScaleRows,
+        RowOp::ToA,
+    ];
+
+    /// Whether WGSL takes the operation through workgroup memory: those of an accumulator
+    /// (one in or out). It then holds barriers, and must sit in workgroup-uniform control
+    /// flow.
     pub fn through_memory(self) -> bool {
-        matches!(
-            self,
-            RowOp::Max
-                | RowOp::Sum
-                | RowOp::MaskFrom
-                | RowOp::Exp2Rows
-                | RowOp::ScaleRows
-                | RowOp::ToA
-        )
+        Self::ON_ACCUMULATOR.contains(&self)
     }
 }
 

@@ -354,8 +354,8 @@ impl Kernel<'_> {
     }
 
     /// Whether the body calls a subgroup operation or reads a subgroup builtin, which
-    /// needs the device's subgroup feature.
-    /// WGSL's row operations shuffle within the subgroup too (`emit_wgsl`'s row functions).
+    /// needs the device's subgroup feature; WGSL's row operations shuffle within the
+    /// subgroup too (`emit_wgsl`'s row functions).
     pub fn uses_subgroups(&self) -> bool {
         let mut found = !self.row_ops_through_memory().is_empty();
         walk_exprs(&self.body, &mut |x| match x.kind {
