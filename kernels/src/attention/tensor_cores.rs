@@ -110,10 +110,19 @@ mod kernels {
         }
     }
 
+    /// Where this invocation's first `HVec4` of a block of rows of `d4` lies, and the step
+    /// to its next (`WG` elements on): [`copy_kv`]'s `walk`.
+    #[forge_fn]
+    fn kv_walk(d4: u32) -> UVec4 {
+        let lid = local_index();
+        UVec4::new(lid / d4, lid % d4, WG / d4, WG % d4)
+    }
+
     /// Keys `k0..k0 + kb` of a head (at `at`) of `K` and `V` into rows `0..kb` and `kb..2·kb`
     /// of `skv` from element `dst` (rows `stride` `HVec4`s apart) by `async_copy` (on CUDA
     /// the copies of `K` and `V` are in flight together), zeros past `s`. Each invocation
-    /// steps through its `HVec4`s, `WG` apart, without a division; the caller waits.
+    /// steps through its `HVec4`s, `WG` apart, without a division: `walk` is its first's
+    /// row and column and the step's (`kv_walk`, once a kernel). The caller waits.
     #[allow(clippy::too_many_arguments)]
     #[forge_fn]
     fn copy_kv<const N: usize, const M: usize>(
@@ -127,10 +136,10 @@ mod kernels {
         d4: u32,
         stride: u32,
         dst: u32,
+        walk: UVec4,
     ) {
-        let lid = local_index();
-        let (mut r, mut c) = (lid / d4, lid % d4);
-        let (dr, dc) = (WG / d4, WG % d4);
+        let (mut r, mut c) = (walk.x, walk.y);
+        let (dr, dc) = (walk.z, walk.w);
         while r < kb {
             let (ak, av) = (dst + r * stride + c, dst + (kb + r) * stride + c);
             if k0 + r < s {
@@ -218,7 +227,6 @@ mod kernels {
             let base = (w / nqb) * s * d4;
             let q0 = (w % nqb) * rows;
             let fd = d / 16;
-            let lid = local_index();
             let sid = subgroup_id();
             let lane = subgroup_invocation_id();
             // This lane's share of the softmax: half `hf` of row `rr` of its subgroup's 16.
@@ -244,13 +252,14 @@ mod kernels {
             let mut l = 0.0f32;
             // Keys up to the block's last row when causal: later blocks are masked whole.
             let kend = if causal != 0 { (q0 + rows).min(s) } else { s };
+            let walk = kv_walk(d4);
             for kb in 0..kend.div_ceil(BC) {
                 let k0 = kb * BC;
                 // Everyone is done with the last block (and with `Q`) before it is replaced.
                 workgroup_barrier();
                 // The block's `K` and `V`, copied asynchronously (on CUDA both in flight
                 // together).
-                copy_kv(&mut skv, k, v, base, k0, BC, s, d4, SKV, 0);
+                copy_kv(&mut skv, k, v, base, k0, BC, s, d4, SKV, 0, walk);
                 // The block has landed: a wait is a barrier too.
                 async_wait(0);
                 // S = Q·Kᵀ: Kᵀ(p, j) = K(j, p), column-major.
@@ -473,7 +482,6 @@ mod kernels {
             let base = (w / nqb) * s * d4;
             let q0 = (w % nqb) * rows;
             let fd = d / 16;
-            let lid = local_index();
             let sid = subgroup_id();
             // Q, zero past `s`, staged in `skv` and kept as fragments.
             stage_rows(&mut skv, q, base, q0, rows, s, d4, SKV);
@@ -491,11 +499,12 @@ mod kernels {
             let mut l = CoopRow::splat(0.0);
             // Keys up to the block's last row when causal: later blocks are masked whole.
             let kend = if causal != 0 { (q0 + rows).min(s) } else { s };
+            let walk = kv_walk(d4);
             let nb = kend.div_ceil(KB);
             if ST == 2 {
                 // Everyone has its `Q`: the first block goes out.
                 workgroup_barrier();
-                copy_kv(&mut skv, k, v, base, 0, KB, s, d4, SKV, 0);
+                copy_kv(&mut skv, k, v, base, 0, KB, s, d4, SKV, 0, walk);
             }
             for kb in 0..nb {
                 let k0 = kb * KB;
@@ -505,12 +514,24 @@ mod kernels {
                     // Everyone is done with the last block (and with `Q`) before it is
                     // replaced.
                     workgroup_barrier();
-                    copy_kv(&mut skv, k, v, base, k0, KB, s, d4, SKV, 0);
+                    copy_kv(&mut skv, k, v, base, k0, KB, s, d4, SKV, 0, walk);
                     async_wait(0);
                 } else if kb + 1 < nb {
                     // The next block into the other stage (read last in the step before,
                     // whose closing barrier everyone has passed), then this one landed.
-                    copy_kv(&mut skv, k, v, base, k0 + KB, KB, s, d4, SKV, STAGE - at);
+                    copy_kv(
+                        &mut skv,
+                        k,
+                        v,
+                        base,
+                        k0 + KB,
+                        KB,
+                        s,
+                        d4,
+                        SKV,
+                        STAGE - at,
+                        walk,
+                    );
                     async_wait(1);
                 } else {
                     async_wait(0);
