@@ -98,59 +98,26 @@ pub fn gemm_f16(
         let steps = k.div_ceil(KB);
         let inside = row0 + TM <= m && col0 + TN <= n;
         let mut acc = [CoopC::zeroed(); FM * FN];
-        // Step `t`'s slices go to stage `t % S` of the ring, copied asynchronously: `A`'s
-        // rows `row0..`, columns `t·KB..`; `B`'s rows `t·KB..`, columns `col0..`. Past `m`,
+        // Step `i`'s slices go to stage `i % S` of the ring, copied asynchronously: `A`'s
+        // rows `row0..`, columns `i·KB..`; `B`'s rows `i·KB..`, columns `col0..`. Past `m`,
         // `k` and `n` a zero is stored instead (whole `HVec8`s: `k` and `n` are multiples
         // of 8); a whole step of an interior tile, most of the work, copies with no test.
-        // Steps `0..S-1` start here, each its own batch: `S = 3` closes step 0's batch
-        // with a wait that returns at once, one batch being allowed in flight.
-        #[unroll]
-        for t in 0..S - 1 {
-            if t < steps {
-                let (ba, bb) = (t * SA, t * SB);
-                #[unroll]
-                for j in 0..LA {
-                    let e = lid + WG * j;
-                    if FA == 0 || e < NA {
-                        let (r, q) = (row0 + e / (KB / 8), t * (KB / 8) + e % (KB / 8));
-                        let at = ba + e / (KB / 8) * SAV + e % (KB / 8);
-                        if r < m && q < k8 {
-                            async_copy(&mut sa[at], &a[r * k8 + q]);
-                        } else {
-                            sa[at] = HVec8::ZERO;
-                        }
-                    }
-                }
-                #[unroll]
-                for j in 0..LB {
-                    let e = lid + WG * j;
-                    if FB == 0 || e < NB {
-                        let (p, q) = (t * KB + e / (TN / 8), col0 / 8 + e % (TN / 8));
-                        let at = bb + e / (TN / 8) * SBV + e % (TN / 8);
-                        if p < k && q < n8 {
-                            async_copy(&mut sb[at], &b[p * n8 + q]);
-                        } else {
-                            sb[at] = HVec8::ZERO;
-                        }
-                    }
-                }
-            }
-            if t + 2 < S {
-                async_wait(1);
-            }
-        }
-        for t in 0..steps {
-            // Closes step `t + S - 2`'s batch and waits for step `t`'s. The barrier also
-            // means every subgroup is done with step `t - 1`, whose stage is refilled next.
+        // Turn `i` stages step `i` and multiplies step `t = i - (S - 1)`, so that the copies
+        // of `S - 1` steps are in flight behind each multiply; the first `S - 1` turns only
+        // stage.
+        for i in 0..steps + S - 1 {
+            // Each wait closes the batch of the step staged last and, as a barrier, means
+            // every subgroup is done with step `t - 1`, whose stage is refilled next. With
+            // `S = 2` step `t` has landed after it; with `S = 3` one batch may stay in
+            // flight, step `t + 1`'s. (The first wait has nothing to close.)
             if S == 2 {
                 async_wait(0);
             } else {
                 async_wait(1);
             }
-            let u = t + S - 1;
-            if u < steps {
-                let (ba, bb) = ((u % S) * SA, (u % S) * SB);
-                let whole = inside && (u + 1) * KB <= k;
+            if i < steps {
+                let (ba, bb) = ((i % S) * SA, (i % S) * SB);
+                let whole = inside && (i + 1) * KB <= k;
                 // One body, unrolled twice: copy 0 stages a whole step of an interior tile
                 // with no test, copy 1 any other step, testing each copy.
                 #[unroll]
@@ -161,7 +128,7 @@ pub fn gemm_f16(
                         for j in 0..LA {
                             let e = lid + WG * j;
                             if FA == 0 || e < NA {
-                                let (r, q) = (row0 + e / (KB / 8), u * (KB / 8) + e % (KB / 8));
+                                let (r, q) = (row0 + e / (KB / 8), i * (KB / 8) + e % (KB / 8));
                                 let at = ba + e / (KB / 8) * SAV + e % (KB / 8);
                                 if !tested || (r < m && q < k8) {
                                     async_copy(&mut sa[at], &a[r * k8 + q]);
@@ -174,7 +141,7 @@ pub fn gemm_f16(
                         for j in 0..LB {
                             let e = lid + WG * j;
                             if FB == 0 || e < NB {
-                                let (p, q) = (u * KB + e / (TN / 8), col0 / 8 + e % (TN / 8));
+                                let (p, q) = (i * KB + e / (TN / 8), col0 / 8 + e % (TN / 8));
                                 let at = bb + e / (TN / 8) * SBV + e % (TN / 8);
                                 if !tested || (p < k && q < n8) {
                                     async_copy(&mut sb[at], &b[p * n8 + q]);
@@ -186,6 +153,10 @@ pub fn gemm_f16(
                     }
                 }
             }
+            if i + 1 < S {
+                continue;
+            }
+            let t = i + 1 - S;
             let (oa, ob) = ((t % S) * SA, (t % S) * SB);
             #[unroll]
             for kk in 0..KB / 16 {

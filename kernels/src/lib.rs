@@ -20,7 +20,7 @@ pub mod topk;
 
 /// The built-in kernels' runtime methods, and the types and helpers their arguments need.
 pub mod prelude {
-    pub use crate::attention::AttentionExt;
+    pub use crate::attention::{AttentionExt, AttentionShape};
     pub use crate::axpy::AxpyExt;
     pub use crate::fft::FftExt;
     pub use crate::gemm::GemmExt;

@@ -8,7 +8,7 @@
 //! |---|---|---|
 //! | [`ShardedExt::gemm_sharded`] | rows of `A` and `C` (`m`) | [`GemmExt::gemm`] |
 //! | [`ShardedExt::gemm_f16_sharded`] | rows of `A` and `C` (`m`) | [`GemmF16Ext::gemm_f16`] |
-//! | [`ShardedExt::attention_sharded`] | the `b·h` heads | [`AttentionExt::attention_scaled`] |
+//! | [`ShardedExt::attention_sharded`] | the `b·h` heads | [`AttentionExt::attention_with`] |
 //! | [`ShardedExt::fft_batched_sharded`] | the batch | [`FftExt::fft_batched`] |
 //!
 //! `B` (for the products) goes whole to every device. The whole call's shape is checked
@@ -22,7 +22,7 @@
 //! result bit for bit (`tests/group.rs` checks it, and the oracle; `DeviceGroup::certify_split`
 //! checks it for a kernel on its certification cases).
 
-use crate::attention::{shape, AttentionExt};
+use crate::attention::{heads, AttentionExt, AttentionShape};
 use crate::dims::{check_len, dims};
 use crate::fft::{check_data, FftExt};
 use crate::gemm::GemmExt;
@@ -140,15 +140,24 @@ pub trait ShardedExt: BorrowMut<DeviceGroup> {
         causal: bool,
     ) -> Result<Vec<f16>> {
         let name = crate::attention::attention::NAME;
-        let [bh, _, _] = shape(name, [q.len(), k.len(), v.len()], b, h, s, d)?;
-        let scale = 1.0 / (d as f32).sqrt();
+        let [bh, _, _] = heads(name, [q.len(), k.len(), v.len()], b, h, s, d)?;
+        let shape = AttentionShape::new(b, h, s, d, causal);
         let head = s * d;
         let parts =
             self.borrow_mut()
                 .map_shards("`attention` heads (b·h)", bh as usize, |rt, sh| {
                     let rows = sh.range.start * head..sh.range.end * head;
                     let (q, k, v) = (&q[rows.clone()], &k[rows.clone()], &v[rows]);
-                    rt.attention_scaled(q, k, v, 1, sh.len(), s, d, causal, scale)
+                    rt.attention_with(
+                        q,
+                        k,
+                        v,
+                        AttentionShape {
+                            b: 1,
+                            h: sh.len(),
+                            ..shape
+                        },
+                    )
                 })?;
         Ok(parts.concat())
     }

@@ -9,10 +9,10 @@ use forge_macros::forge_kernel;
 #[forge_kernel(crate = ::forge_core, workgroup = 64, threads = bh * s, ext = false,
     tune(workgroup = [64, 128]),
     reference = attention_reference, tolerance(abs = 1e-4, rel = 1e-4, terms = s + d),
-    case(bh = 1, s = 16, d = 16, causal = 0, scale = 0.25),
-    case(bh = 2, s = 37, d = 64, causal = 0, scale = 0.125),
-    case(bh = 2, s = 37, d = 64, causal = 1, scale = 0.125),
-    case(bh = 1, s = 19, d = 128, causal = 1, scale = 0.088388),
+    case(bh = 1, s = 16, d = 16, causal = 1, scale = 0.25),
+    case(bh = 3, s = 23, d = 32, causal = 0, scale = 0.17677),
+    case(bh = 2, s = 41, d = 64, causal = 1, scale = 0.125),
+    case(bh = 1, s = 19, d = 128, causal = 0, scale = -0.088388),
     cost(bytes = 16 * bh * s * d, flops = 4 * bh * s * s * d / (causal + 1)))]
 pub fn attention_f32(
     q: &[f32; bh * s * d],

@@ -36,7 +36,7 @@ pub const MAX_HEAD_DIM: u32 = 128;
 /// The shape checks of the typed methods: `d` a multiple of 16 up to [`MAX_HEAD_DIM`], every
 /// dimension at least 1 and in `u32`, each slice `b·h·s·d` long. The flattened `b·h` and
 /// `s`, `d` as `u32`.
-pub(crate) fn shape(
+pub(crate) fn heads(
     kernel: &'static str,
     lens: [usize; 3],
     b: usize,
@@ -70,6 +70,55 @@ pub(crate) fn shape(
         check_len(kernel, arg, "b * h * s * d", total, len)?;
     }
     Ok([bh, s32, d32])
+}
+
+/// One attention call's shape: `b·h` heads of `s` rows of `d`, whether the keys after a
+/// query's own are masked, and the scale of `Q·Kᵀ` (`1/√d` from [`AttentionShape::new`]).
+///
+/// ```
+/// use wgsl_forge::prelude::*;
+/// let mut rt = ForgeRuntime::new(1 << 26, None)?;
+/// // A scale of 0 weighs every key alike: each output row is the mean of V's rows.
+/// let one = vec![f16::ONE; 2 * 16];
+/// let v: Vec<f16> = (0..32).map(|i| f16::from_f32((i / 16) as f32)).collect();
+/// let o = rt.attention_with(&one, &one, &v, AttentionShape::new(1, 1, 2, 16, false).with_scale(0.0))?;
+/// assert_eq!(o[0].to_f32(), 0.5);
+/// # Ok::<(), ForgeError>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AttentionShape {
+    /// The batch.
+    pub b: usize,
+    /// Heads a batch element.
+    pub h: usize,
+    /// The sequence's length: rows of each head.
+    pub s: usize,
+    /// The head dimension: a multiple of 16 up to [`MAX_HEAD_DIM`].
+    pub d: usize,
+    /// Whether a query sees only the keys up to its own.
+    pub causal: bool,
+    /// What `Q·Kᵀ` is multiplied by before the softmax.
+    pub scale: f32,
+}
+
+impl AttentionShape {
+    /// The shape with the usual scale, `1/√d`.
+    pub fn new(b: usize, h: usize, s: usize, d: usize, causal: bool) -> Self {
+        let scale = 1.0 / (d as f32).sqrt();
+        Self {
+            b,
+            h,
+            s,
+            d,
+            causal,
+            scale,
+        }
+    }
+
+    /// The same shape with another scale.
+    pub fn with_scale(self, scale: f32) -> Self {
+        Self { scale, ..self }
+    }
 }
 
 /// `rt.attention(&q, &k, &v, b, h, s, d, causal)`.
@@ -115,25 +164,26 @@ pub trait AttentionExt: BorrowMut<ForgeRuntime> {
         d: usize,
         causal: bool,
     ) -> Result<Vec<f16>, ForgeError> {
-        let scale = 1.0 / (d as f32).sqrt();
-        self.attention_scaled(q, k, v, b, h, s, d, causal, scale)
+        self.attention_with(q, k, v, AttentionShape::new(b, h, s, d, causal))
     }
 
-    /// [`AttentionExt::attention`] with the scale of `Q·Kᵀ` given.
-    #[allow(clippy::too_many_arguments)]
-    fn attention_scaled(
+    /// [`AttentionExt::attention`] for a shape of any scale.
+    fn attention_with(
         &mut self,
         q: &[f16],
         k: &[f16],
         v: &[f16],
-        b: usize,
-        h: usize,
-        s: usize,
-        d: usize,
-        causal: bool,
-        scale: f32,
+        shape: AttentionShape,
     ) -> Result<Vec<f16>, ForgeError> {
-        let [bh, s, d] = shape(attention::NAME, [q.len(), k.len(), v.len()], b, h, s, d)?;
+        let AttentionShape {
+            b,
+            h,
+            s,
+            d,
+            causal,
+            scale,
+        } = shape;
+        let [bh, s, d] = heads(attention::NAME, [q.len(), k.len(), v.len()], b, h, s, d)?;
         let rt = self.borrow_mut();
         let causal = causal as u32;
         if rt.supports(Feature::CooperativeMatrix) && rt.supports(Feature::F16) {

@@ -60,26 +60,46 @@ pub use kernels::{attention, attention_rows};
 mod kernels {
     use super::*;
 
-    /// Rows `row0..row0 + rows` of a head of `x` (rows of `d4` `HVec4`s, the head at `at`)
-    /// into the first `rows` rows of `dst` (`stride` `HVec4`s apart), zeros past row `s`: the
-    /// workgroup's invocations take an element each, `WG` apart.
-    #[allow(clippy::too_many_arguments)]
+    /// Rows `row0..row0 + rows` of a head: its `HVec4`s start at `at` of a binding, its `s`
+    /// rows are `d4` `HVec4`s long, of which the first `width` move, and in workgroup memory
+    /// the rows are `stride` apart. What [`stage_rows`], [`unstage_rows`] and [`copy_kv`]
+    /// (whole rows) move.
+    #[forge_struct(crate = ::forge_core)]
+    #[repr(C)]
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    pub struct HeadRows {
+        pub at: u32,
+        pub row0: u32,
+        pub rows: u32,
+        pub s: u32,
+        pub d4: u32,
+        pub width: u32,
+        pub stride: u32,
+    }
+
+    /// Rows `row0..row0 + rows` of the head of `h`.
+    #[forge_fn]
+    fn block_of(h: HeadRows, row0: u32, rows: u32) -> HeadRows {
+        let mut b = h;
+        b.row0 = row0;
+        b.rows = rows;
+        b
+    }
+
+    /// The rows `h` of `x` (their first `h.width` `HVec4`s) into the first `h.rows` rows of
+    /// `dst`, zeros past row `h.s`: the workgroup's invocations take an element each, `WG`
+    /// apart.
     #[forge_fn]
     fn stage_rows<const N: usize, const M: usize>(
         dst: &mut [HVec4; N],
         x: &[HVec4; M],
-        at: u32,
-        row0: u32,
-        rows: u32,
-        s: u32,
-        d4: u32,
-        stride: u32,
+        h: HeadRows,
     ) {
         let mut e = local_index();
-        while e < rows * d4 {
-            let (r, c) = (e / d4, e % d4);
-            dst[r * stride + c] = if row0 + r < s {
-                x[at + (row0 + r) * d4 + c]
+        while e < h.rows * h.width {
+            let (r, c) = (e / h.width, e % h.width);
+            dst[r * h.stride + c] = if h.row0 + r < h.s {
+                x[h.at + (h.row0 + r) * h.d4 + c]
             } else {
                 HVec4::ZERO
             };
@@ -87,24 +107,18 @@ mod kernels {
         }
     }
 
-    /// The rows of `src` below row `s`, back: [`stage_rows`]' inverse.
-    #[allow(clippy::too_many_arguments)]
+    /// The rows of `src` below row `h.s`, back: [`stage_rows`]' inverse.
     #[forge_fn]
     fn unstage_rows<const N: usize, const M: usize>(
         x: &mut [HVec4; M],
         src: &[HVec4; N],
-        at: u32,
-        row0: u32,
-        rows: u32,
-        s: u32,
-        d4: u32,
-        stride: u32,
+        h: HeadRows,
     ) {
         let mut e = local_index();
-        while e < rows * d4 {
-            let (r, c) = (e / d4, e % d4);
-            if row0 + r < s {
-                x[at + (row0 + r) * d4 + c] = src[r * stride + c];
+        while e < h.rows * h.width {
+            let (r, c) = (e / h.width, e % h.width);
+            if h.row0 + r < h.s {
+                x[h.at + (h.row0 + r) * h.d4 + c] = src[r * h.stride + c];
             }
             e += WG;
         }
@@ -118,32 +132,26 @@ mod kernels {
         UVec4::new(lid / d4, lid % d4, WG / d4, WG % d4)
     }
 
-    /// Keys `k0..k0 + kb` of a head (at `at`) of `K` and `V` into rows `0..kb` and `kb..2·kb`
-    /// of `skv` from element `dst` (rows `stride` `HVec4`s apart) by `async_copy` (on CUDA
-    /// the copies of `K` and `V` are in flight together), zeros past `s`. Each invocation
-    /// steps through its `HVec4`s, `WG` apart, without a division: `walk` is its first's
-    /// row and column and the step's (`kv_walk`, once a kernel). The caller waits.
-    #[allow(clippy::too_many_arguments)]
+    /// Keys `h` (`h.row0..h.row0 + h.rows`) of `K` and `V` into rows `0..h.rows` and
+    /// `h.rows..2·h.rows` of `skv` from element `dst` by `async_copy` (on CUDA the copies of
+    /// `K` and `V` are in flight together), zeros past `h.s`. Each invocation steps through
+    /// its `HVec4`s, `WG` apart, without a division: `walk` is its first's row and column and
+    /// the step's (`kv_walk`, once a kernel). The caller waits.
     #[forge_fn]
     fn copy_kv<const N: usize, const M: usize>(
         skv: &mut [HVec4; N],
         k: &[HVec4; M],
         v: &[HVec4; M],
-        at: u32,
-        k0: u32,
-        kb: u32,
-        s: u32,
-        d4: u32,
-        stride: u32,
+        h: HeadRows,
         dst: u32,
         walk: UVec4,
     ) {
         let (mut r, mut c) = (walk.x, walk.y);
         let (dr, dc) = (walk.z, walk.w);
-        while r < kb {
-            let (ak, av) = (dst + r * stride + c, dst + (kb + r) * stride + c);
-            if k0 + r < s {
-                let from = at + (k0 + r) * d4 + c;
+        while r < h.rows {
+            let (ak, av) = (dst + r * h.stride + c, dst + (h.rows + r) * h.stride + c);
+            if h.row0 + r < h.s {
+                let from = h.at + (h.row0 + r) * h.d4 + c;
                 async_copy(&mut skv[ak], &k[from]);
                 async_copy(&mut skv[av], &v[from]);
             } else {
@@ -152,8 +160,8 @@ mod kernels {
             }
             r += dr;
             c += dc;
-            if c >= d4 {
-                c -= d4;
+            if c >= h.d4 {
+                c -= h.d4;
                 r += 1;
             }
         }
@@ -217,27 +225,28 @@ mod kernels {
         let mut sp = [0.0f16; WG / 32 * 16 * SPS];
         #[shared]
         let mut so = [0.0f32; WG / 32 * 16 * SOP];
-        let rows = WG / 2;
-        let nqb = s.div_ceil(rows);
         // One workgroup a block of rows (`threads` launches enough for any `WG` of the space;
         // the rest leave).
+        let rows = WG / 2;
+        let nqb = s.div_ceil(rows);
         let w = workgroup_index();
         if w < bh * nqb {
             let d4 = d / 4;
-            let base = (w / nqb) * s * d4;
             let q0 = (w % nqb) * rows;
+            // The workgroup's rows of the head, in `Q` and `O`.
+            let head = HeadRows {
+                at: (w / nqb) * s * d4,
+                row0: q0,
+                rows,
+                s,
+                d4,
+                width: d4,
+                stride: SKV,
+            };
             let fd = d / 16;
             let sid = subgroup_id();
-            let lane = subgroup_invocation_id();
-            // This lane's share of the softmax: half `hf` of row `rr` of its subgroup's 16.
-            let rr = lane / 2;
-            let hf = lane % 2;
-            let row = q0 + sid * 16 + rr;
-            let xs = sid * 16 * SXS;
-            let ps = sid * 16 * SPS;
-            let os = sid * 16 * SOP;
             // Q, zero past `s`, staged in `skv` and kept as fragments.
-            stage_rows(&mut skv, q, base, q0, rows, s, d4, SKV);
+            stage_rows(&mut skv, q, head);
             workgroup_barrier();
             let mut qf = [CoopA::zeroed(); 8];
             #[unroll]
@@ -246,6 +255,14 @@ mod kernels {
                     qf[f] = CoopA::load_row_major(&skv[sid * 16 * SKV + 4 * f], SKV);
                 }
             }
+            let lane = subgroup_invocation_id();
+            // This lane's share of the softmax: half `hf` of row `rr` of its subgroup's 16.
+            let rr = lane / 2;
+            let hf = lane % 2;
+            let row = q0 + sid * 16 + rr;
+            let xs = sid * 16 * SXS;
+            let ps = sid * 16 * SPS;
+            let os = sid * 16 * SOP;
             let mut of = [CoopC::zeroed(); 8];
             let c2 = scale * 1.442_695_f32;
             let mut m = f32::NEG_INFINITY;
@@ -259,7 +276,7 @@ mod kernels {
                 workgroup_barrier();
                 // The block's `K` and `V`, copied asynchronously (on CUDA both in flight
                 // together).
-                copy_kv(&mut skv, k, v, base, k0, BC, s, d4, SKV, 0, walk);
+                copy_kv(&mut skv, k, v, block_of(head, k0, BC), 0, walk);
                 // The block has landed: a wait is a barrier too.
                 async_wait(0);
                 // S = Q·Kᵀ: Kᵀ(p, j) = K(j, p), column-major.
@@ -407,7 +424,7 @@ mod kernels {
                         let col = ch * BC + cc;
                         if row < s && col < d {
                             let at = xs + rr * SXS + cc;
-                            o[base + row * d4 + col / 4] = HVec4::new(
+                            o[head.at + row * d4 + col / 4] = HVec4::new(
                                 (sx[at] * inv) as f16,
                                 (sx[at + 1] * inv) as f16,
                                 (sx[at + 2] * inv) as f16,
@@ -430,30 +447,40 @@ mod kernels {
     /// [`attention`](super::attention), written for that, stays the kernel of WGSL backends.
     ///
     /// A workgroup of `WG` invocations owns `WG / 2` query rows of one head, 16 a subgroup,
-    /// and steps through the keys `KB` at a time:
+    /// and `16·FD` columns of their output (a slice: `d / (16·FD)` workgroups share the rows
+    /// where `d` is wider), and steps through the keys `KB` at a time:
     /// 1. `K` and `V`'s rows of the block are copied into `skv` by `async_copy`, zero past `s`;
-    /// 2. `S = Q·Kᵀ`, scaled to log2 units, `KB / 16` accumulators; keys past `s`, and when
-    ///    causal past each row's own, are masked to `-∞` (only in the blocks that reach them);
+    /// 2. `S = Q·Kᵀ`, scaled to log2 units, `KB / 16` accumulators, each `Q` fragment read
+    ///    from `sq` once a block; keys past `s`, and when causal past each row's own, are
+    ///    masked to `-∞` (only in the blocks that reach them);
     /// 3. the rows' new maximum `m'`, the factor `α = 2^(m − m')` for what came before, the
     ///    probabilities `P = 2^(S − m')` and the sums `l = α·l + ΣP`, all on the rows of the
     ///    accumulators;
-    /// 4. `O = α·O + P·V`, `P` rounded to `f16` as the left operand.
+    /// 4. `O = α·O + P·V` for the slice's columns, `P` rounded to `f16` as the left operand.
     ///
-    /// Last, `O / l` goes out as `f16` through `skv`. Workgroup memory: `skv`, `ST` stages of
-    /// `2·KB` rows of `128 + PAD` halves; the first also stages `Q` at the start and `O` at
-    /// the end (`keep` makes `2·KB` at least the `WG / 2` rows). With `ST = 2` the copies of
-    /// the next block are in flight while the subgroups compute on this one.
+    /// Last, the slice of `O / l` goes out as `f16` through workgroup memory. Two knobs size
+    /// the registers a subgroup holds, which bound how many subgroups share a
+    /// multiprocessor: its `FD` accumulators of `O` (`FD = 4` holds all of `d = 64`;
+    /// `FD = 8` all of `d = 128`, computing `S` once for a wide head), and `Q`, whose `d / 16`
+    /// fragments are either loaded once into registers (`QS = 0`) or read from `sq` at each
+    /// block (`QS = 1`: one more `ldmatrix` for every `KB / 16` of `K`, and 32 fewer registers).
+    /// Workgroup memory: `skv`, `ST` stages of `2·KB` rows of `128 + PAD` halves, whose first
+    /// stages `Q` at the start (`QS = 0`; `keep` makes its `2·KB` rows at least the `WG / 2`
+    /// rows) and `O` at the end; with `QS = 1`, `sq`, the `WG / 2` rows of `Q`, which stage
+    /// `O` too. With `ST = 2` the copies of the next block are in flight while the subgroups
+    /// compute on this one; `ST = 1`, the declared schedule's, which keeps to the portable
+    /// 16 KiB, never won on an H100 (8 shapes, 2026-12-07), and the tuning space leaves it.
     #[forge_kernel(crate = ::forge_core, workgroup = 64,
-        threads = bh * s.div_ceil(WG / 2) * WG, ext = false,
-        knobs(KB = 16, PAD = 8, ST = 1),
-        tune(workgroup = [64, 128], KB = [16, 32, 64], PAD = [8], ST = [1, 2],
-            keep = 4 * KB >= WG && ST * KB <= 64),
+        threads = bh * s.div_ceil(WG / 2) * d.div_ceil(16 * FD) * WG, ext = false,
+        knobs(KB = 16, PAD = 8, ST = 1, FD = 8, QS = 0),
+        tune(workgroup = [64, 128], KB = [16, 32, 64], PAD = [8], ST = [2], FD = [4, 8],
+            QS = [0, 1], keep = QS == 1 || 4 * KB >= WG),
         reference = attention_reference_vec, tolerance(abs = 2e-3, rel = 2e-3, terms = s + d),
-        case(bh = 1, s = 16, d = 16, causal = 0, scale = 0.25),
-        case(bh = 2, s = 37, d = 64, causal = 0, scale = 0.125),
-        case(bh = 2, s = 37, d = 64, causal = 1, scale = 0.125),
-        case(bh = 1, s = 70, d = 128, causal = 1, scale = 0.088388),
-        case(bh = 3, s = 5, d = 32, causal = 0, scale = 0.17677),
+        case(bh = 1, s = 16, d = 16, causal = 1, scale = 0.25),
+        case(bh = 2, s = 45, d = 64, causal = 0, scale = 0.125),
+        case(bh = 3, s = 33, d = 64, causal = 1, scale = 0.125),
+        case(bh = 1, s = 70, d = 128, causal = 0, scale = 0.088388),
+        case(bh = 2, s = 9, d = 112, causal = 1, scale = 0.2),
         case(bh = 1, s = 100, d = 64, causal = 1, scale = -0.3),
         cost(bytes = 8 * bh * s * d, flops = 4 * bh * s * s * d / (causal + 1)))]
     pub fn attention_rows(
@@ -467,33 +494,56 @@ mod kernels {
         causal: u32,
         scale: f32,
     ) {
-        // `skv`'s rows are `SKV` `HVec4`s: 128 halves and `PAD`, which put a fragment's rows
-        // on different banks.
+        // Rows in workgroup memory are `SKV` `HVec4`s: 128 halves and `PAD`, which put a
+        // fragment's rows on different banks.
         const SKV: u32 = (128 + PAD) / 4;
         // One stage: a block's keys, then its values.
         const STAGE: u32 = 2 * KB * SKV;
+        // `Q`'s rows where `QS = 1`; a single element, unused, where `Q` goes through `skv`.
+        #[shared]
+        let mut sq = [HVec4::ZERO; QS * (WG / 2) * SKV + 1 - QS];
         #[shared]
         let mut skv = [HVec4::ZERO; ST * STAGE];
         let rows = WG / 2;
         let nqb = s.div_ceil(rows);
+        // Workgroup `w` takes the `w % nd`-th slice of `FD` fragments of the output columns
+        // of block `w / nd` of query rows.
+        let nd = d.div_ceil(16 * FD);
         let w = workgroup_index();
-        if w < bh * nqb {
+        if w < bh * nqb * nd {
+            let (blk, slice) = (w / nd, w % nd);
             let d4 = d / 4;
-            let base = (w / nqb) * s * d4;
-            let q0 = (w % nqb) * rows;
+            let q0 = (blk % nqb) * rows;
+            // The workgroup's rows of the head, in `Q` and `O`.
+            let head = HeadRows {
+                at: (blk / nqb) * s * d4,
+                row0: q0,
+                rows,
+                s,
+                d4,
+                width: d4,
+                stride: SKV,
+            };
             let fd = d / 16;
+            // The slice's first fragment.
+            let f0 = slice * FD;
             let sid = subgroup_id();
-            // Q, zero past `s`, staged in `skv` and kept as fragments.
-            stage_rows(&mut skv, q, base, q0, rows, s, d4, SKV);
-            workgroup_barrier();
+            let qs = sid * 16 * SKV;
+            // `Q`, zero past `s`: kept in `sq`, or staged in `skv` and kept as fragments.
             let mut qf = [CoopA::zeroed(); 8];
-            #[unroll]
-            for f in 0..8 {
-                if f < fd {
-                    qf[f] = CoopA::load_row_major(&skv[sid * 16 * SKV + 4 * f], SKV);
+            if QS == 1 {
+                stage_rows(&mut sq, q, head);
+            } else {
+                stage_rows(&mut skv, q, head);
+                workgroup_barrier();
+                #[unroll]
+                for f in 0..8 {
+                    if f < fd {
+                        qf[f] = CoopA::load_row_major(&skv[qs + 4 * f], SKV);
+                    }
                 }
             }
-            let mut of = [CoopC::zeroed(); 8];
+            let mut of = [CoopC::zeroed(); FD];
             let c2 = CoopRow::splat(scale * 1.442_695_f32);
             let mut m = CoopRow::splat(f32::NEG_INFINITY);
             let mut l = CoopRow::splat(0.0);
@@ -502,33 +552,31 @@ mod kernels {
             let walk = kv_walk(d4);
             let nb = kend.div_ceil(KB);
             if ST == 2 {
-                // Everyone has its `Q`: the first block goes out.
-                workgroup_barrier();
-                copy_kv(&mut skv, k, v, base, 0, KB, s, d4, SKV, 0, walk);
+                if QS == 0 {
+                    // Everyone has its `Q` before the first block replaces it.
+                    workgroup_barrier();
+                }
+                copy_kv(&mut skv, k, v, block_of(head, 0, KB), 0, walk);
             }
             for kb in 0..nb {
                 let k0 = kb * KB;
                 // The stage this block is in.
                 let at = (kb % ST) * STAGE;
                 if ST == 1 {
-                    // Everyone is done with the last block (and with `Q`) before it is
-                    // replaced.
+                    // Everyone is done with the last block before it is replaced (and, the
+                    // first time, has staged its `Q`).
                     workgroup_barrier();
-                    copy_kv(&mut skv, k, v, base, k0, KB, s, d4, SKV, 0, walk);
+                    copy_kv(&mut skv, k, v, block_of(head, k0, KB), 0, walk);
                     async_wait(0);
                 } else if kb + 1 < nb {
                     // The next block into the other stage (read last in the step before,
-                    // whose closing barrier everyone has passed), then this one landed.
+                    // whose closing barrier everyone has passed), then this one landed (and
+                    // `Q` staged: a wait is a barrier too).
                     copy_kv(
                         &mut skv,
                         k,
                         v,
-                        base,
-                        k0 + KB,
-                        KB,
-                        s,
-                        d4,
-                        SKV,
+                        block_of(head, k0 + KB, KB),
                         STAGE - at,
                         walk,
                     );
@@ -539,14 +587,21 @@ mod kernels {
                 // S = Q·Kᵀ in log2 units: Kᵀ(p, j) = K(j, p), column-major.
                 let mut sc = [CoopC::zeroed(); KB / 16];
                 #[unroll]
-                for j in 0..KB / 16 {
-                    #[unroll]
-                    for f in 0..8 {
-                        if f < fd {
+                for f in 0..8 {
+                    if f < fd {
+                        let mut qa = qf[f];
+                        if QS == 1 {
+                            qa = CoopA::load_row_major(&sq[qs + 4 * f], SKV);
+                        }
+                        #[unroll]
+                        for j in 0..KB / 16 {
                             let kt = CoopB::load_col_major(&skv[at + 16 * j * SKV + 4 * f], SKV);
-                            sc[j] = qf[f].mul_add(kt, sc[j]);
+                            sc[j] = qa.mul_add(kt, sc[j]);
                         }
                     }
+                }
+                #[unroll]
+                for j in 0..KB / 16 {
                     sc[j] = sc[j].scale_rows(c2);
                 }
                 // Element (r, c) of fragment j is key `k0 + 16·j + c`: masked from `s` on,
@@ -577,23 +632,25 @@ mod kernels {
                 m = mn;
                 l = l.mul(alpha);
                 #[unroll]
-                for f in 0..8 {
-                    if f < fd {
-                        of[f] = of[f].scale_rows(alpha);
+                for u in 0..FD {
+                    if f0 + u < fd {
+                        of[u] = of[u].scale_rows(alpha);
                     }
                 }
-                // O += P·V, a block of 16 keys at a time.
+                // O += P·V over the slice's columns, a block of 16 keys at a time.
                 #[unroll]
                 for j in 0..KB / 16 {
                     let p = sc[j].exp2_rows(1.0, mn);
                     l = l.add(p.row_sum());
                     let pa = p.to_a();
                     #[unroll]
-                    for f in 0..8 {
-                        if f < fd {
-                            let vb =
-                                CoopB::load_row_major(&skv[at + (KB + 16 * j) * SKV + 4 * f], SKV);
-                            of[f] = pa.mul_add(vb, of[f]);
+                    for u in 0..FD {
+                        if f0 + u < fd {
+                            let vb = CoopB::load_row_major(
+                                &skv[at + (KB + 16 * j) * SKV + 4 * (f0 + u)],
+                                SKV,
+                            );
+                            of[u] = pa.mul_add(vb, of[u]);
                         }
                     }
                 }
@@ -602,18 +659,31 @@ mod kernels {
                     workgroup_barrier();
                 }
             }
-            // O / l, as f16, staged in the subgroup's rows of `skv`, then the rows below `s`.
+            // The slice of O / l, as f16, staged in the subgroup's rows of `sq` or `skv` once
+            // everyone is done with `Q` and the last block (a subgroup's invocations are
+            // not ordered without a barrier either), then the rows below `s`.
             let inv = l.recip();
             workgroup_barrier();
             #[unroll]
-            for f in 0..8 {
-                if f < fd {
-                    let out = of[f].scale_rows(inv).to_a();
-                    out.store_row_major(&mut skv[sid * 16 * SKV + 4 * f], SKV);
+            for u in 0..FD {
+                if f0 + u < fd {
+                    let out = of[u].scale_rows(inv).to_a();
+                    if QS == 1 {
+                        out.store_row_major(&mut sq[qs + 4 * u], SKV);
+                    } else {
+                        out.store_row_major(&mut skv[qs + 4 * u], SKV);
+                    }
                 }
             }
             workgroup_barrier();
-            unstage_rows(&mut o, &skv, base, q0, rows, s, d4, SKV);
+            let mut cols = head;
+            cols.at += 4 * f0;
+            cols.width = (4 * FD).min(d4 - 4 * f0);
+            if QS == 1 {
+                unstage_rows(&mut o, &sq, cols);
+            } else {
+                unstage_rows(&mut o, &skv, cols);
+            }
         }
     }
 }
