@@ -1055,15 +1055,6 @@ impl Exprs for Emitter<'_> {
             }
             (CoopOp::Rows(r), _) => {
                 let a: Vec<String> = args.iter().map(|a| self.expr(a)).collect();
-                if r.through_memory() {
-                    // `row_functions`' signatures: the operands, then the subgroup's
-                    // scratch and the lane.
-                    let (sg, lane) = (
-                        builtin_var(Builtin::SubgroupId),
-                        builtin_var(Builtin::SubgroupInvocationId),
-                    );
-                    return format!("fg_{}({}, {sg} * 256u, {lane})", r.name(), a.join(", "));
-                }
                 // A `CoopRow` is an `f32` of each lane, its row's.
                 match r {
                     RowOp::Bin(RowBin::Max) => format!("max({}, {})", a[0], a[1]),
@@ -1073,7 +1064,22 @@ impl Exprs for Emitter<'_> {
                     RowOp::Bin(RowBin::Mul) | RowOp::Scale => format!("({} * {})", a[0], a[1]),
                     RowOp::Exp2 => format!("exp2({})", a[0]),
                     RowOp::Recip => format!("(1.0f / {})", a[0]),
-                    _ => format!("f32({})", a[0]),
+                    RowOp::Splat => format!("f32({})", a[0]),
+                    // The operations on an accumulator (`RowOp::ON_ACCUMULATOR`) go through
+                    // memory: `row_functions`' signatures take the operands, then the
+                    // subgroup's scratch and the lane.
+                    RowOp::Max
+                    | RowOp::Sum
+                    | RowOp::MaskFrom
+                    | RowOp::Exp2Rows
+                    | RowOp::ScaleRows
+                    | RowOp::ToA => {
+                        let (sg, lane) = (
+                            builtin_var(Builtin::SubgroupId),
+                            builtin_var(Builtin::SubgroupInvocationId),
+                        );
+                        format!("fg_{}({}, {sg} * 256u, {lane})", r.name(), a.join(", "))
+                    }
                 }
             }
             // `Zero`; a store is a statement (`Stmts::eval`).

@@ -29,7 +29,7 @@ const SLOTS: u64 = 1024;
 struct Logged {
     kernel: &'static str,
     count_at: String,
-    bound: u64,
+    bound: u32,
 }
 
 /// The counts of tensor launches since the last readback.
@@ -69,9 +69,11 @@ fn count_at(kernel: &dyn Kernel, at: Indirect) -> String {
     format!("{name}[{}]", at.element)
 }
 
-/// The bound of a one-dimensional grid: its `threads`.
-fn bound(threads: &Threads) -> u64 {
-    threads.total()
+/// The bound of a one-dimensional grid: its `threads`, which the plan's grid numbers with
+/// a `u32` (a count is a `u32` too, so a larger grid bounds nothing more). The host check,
+/// the log and the launch's clamp all use this one.
+pub(crate) fn bound(threads: &Threads) -> u32 {
+    u32::try_from(threads.total()).unwrap_or(u32::MAX)
 }
 
 /// The byte offset of the count in its binding of `bytes` bytes, or an error naming the
@@ -116,12 +118,12 @@ impl ForgeRuntime {
                 .try_into()
                 .expect("four bytes, checked"),
         );
-        if u64::from(count) > bound(threads) {
+        if count > bound(threads) {
             return Err(ForgeError::IndirectCount {
                 kernel: kernel.name(),
                 count_at: count_at(kernel, at),
                 count,
-                bound: bound(threads),
+                bound: bound(threads).into(),
                 ran: "",
             });
         }
@@ -197,13 +199,13 @@ impl ForgeRuntime {
         match logged
             .iter()
             .zip(&counts)
-            .find(|(l, &count)| u64::from(count) > l.bound)
+            .find(|(l, &count)| count > l.bound)
         {
             Some((l, &count)) => Err(ForgeError::IndirectCount {
                 kernel: l.kernel,
                 count_at: l.count_at.clone(),
                 count,
-                bound: l.bound,
+                bound: l.bound.into(),
                 ran: ": it ran the bound, and the results are not returned",
             }),
             None => Ok(()),

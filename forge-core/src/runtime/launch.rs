@@ -352,8 +352,7 @@ impl ForgeRuntime {
                 Some(IndirectSource {
                     count: bindings.get(at.binding)?,
                     element: at.element,
-                    // The plan's grid numbers every invocation with a `u32`.
-                    bound: u32::try_from(threads.total()).unwrap_or(u32::MAX),
+                    bound: super::indirect::bound(&threads),
                 })
             }),
         }));

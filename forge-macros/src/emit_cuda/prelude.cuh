@@ -433,6 +433,7 @@ FG_VEC_SHFL(fg_shfl_up)
 FG_VEC_SHFL(fg_shfl_down)
 FG_VEC_SHFL(fg_shfl_xor)
 struct fg_op_add { template <class T> FG_FN T operator()(T a, T b) const { return fg_add(a, b); } };
+struct fg_op_sub { template <class T> FG_FN T operator()(T a, T b) const { return fg_sub(a, b); } };
 struct fg_op_mul { template <class T> FG_FN T operator()(T a, T b) const { return fg_mul(a, b); } };
 struct fg_op_min { template <class T> FG_FN T operator()(T a, T b) const { return fg_min(a, b); } };
 struct fg_op_max { template <class T> FG_FN T operator()(T a, T b) const { return fg_max(a, b); } };

@@ -171,7 +171,6 @@ template <class Op> FG_FN fg_coop_r fg_coop_row_zip(fg_coop_r a, fg_coop_r b, Op
 FG_FN fg_coop_r fg_coop_row_scale(fg_coop_r a, float x) { return fg_coop_r{{a.r[0] * x, a.r[1] * x}}; }
 FG_FN fg_coop_r fg_coop_row_exp2(fg_coop_r a) { return fg_coop_r{{fg_exp2(a.r[0]), fg_exp2(a.r[1])}}; }
 FG_FN fg_coop_r fg_coop_row_recip(fg_coop_r a) { return fg_coop_r{{fg_recip(a.r[0]), fg_recip(a.r[1])}}; }
-struct fg_op_sub { template <class T> FG_FN T operator()(T a, T b) const { return fg_sub(a, b); } };
 
 // Element (r, j) to `fill` where j >= first + step r, in i32 arithmetic that wraps, as
 // WGSL's does.
