@@ -446,35 +446,40 @@ mod kernels {
     /// matrices are opaque, so each row operation goes through workgroup memory there, and
     /// [`attention`](super::attention), written for that, stays the kernel of WGSL backends.
     ///
-    /// A workgroup of `WG` invocations owns `WG / 2` query rows of one head, 16 a subgroup,
-    /// and `16·FD` columns of their output (a slice: `d / (16·FD)` workgroups share the rows
-    /// where `d` is wider), and steps through the keys `KB` at a time:
+    /// A workgroup of `WG` invocations owns `WG / 32` subgroups' query rows of one head,
+    /// `16·QB` a subgroup (`QB` blocks of 16), and `16·FD` columns of their output (a slice:
+    /// `d / (16·FD)` workgroups share the rows where `d` is wider), and steps through the
+    /// keys `KB` at a time:
     /// 1. `K` and `V`'s rows of the block are copied into `skv` by `async_copy`, zero past `s`;
-    /// 2. `S = Q·Kᵀ`, scaled to log2 units, `KB / 16` accumulators, each `Q` fragment read
-    ///    from `sq` once a block; keys past `s`, and when causal past each row's own, are
-    ///    masked to `-∞` (only in the blocks that reach them);
+    /// 2. `S = Q·Kᵀ`, scaled to log2 units, `KB / 16` accumulators a block of rows, each
+    ///    fragment of `K` loaded once for the `QB` blocks; keys past `s`, and when causal
+    ///    past each row's own, are masked to `-∞` (only in the blocks that reach them);
     /// 3. the rows' new maximum `m'`, the factor `α = 2^(m − m')` for what came before, the
     ///    probabilities `P = 2^(S − m')` and the sums `l = α·l + ΣP`, all on the rows of the
     ///    accumulators;
-    /// 4. `O = α·O + P·V` for the slice's columns, `P` rounded to `f16` as the left operand.
+    /// 4. `O = α·O + P·V` for the slice's columns, `P` rounded to `f16` as the left operand,
+    ///    each fragment of `V` loaded once for the `QB` blocks.
     ///
-    /// Last, the slice of `O / l` goes out as `f16` through workgroup memory. Two knobs size
-    /// the registers a subgroup holds, which bound how many subgroups share a
-    /// multiprocessor: its `FD` accumulators of `O` (`FD = 4` holds all of `d = 64`;
-    /// `FD = 8` all of `d = 128`, computing `S` once for a wide head), and `Q`, whose `d / 16`
-    /// fragments are either loaded once into registers (`QS = 0`) or read from `sq` at each
-    /// block (`QS = 1`: one more `ldmatrix` for every `KB / 16` of `K`, and 32 fewer registers).
-    /// Workgroup memory: `skv`, `ST` stages of `2·KB` rows of `128 + PAD` halves, whose first
-    /// stages `Q` at the start (`QS = 0`; `keep` makes its `2·KB` rows at least the `WG / 2`
-    /// rows) and `O` at the end; with `QS = 1`, `sq`, the `WG / 2` rows of `Q`, which stage
-    /// `O` too. With `ST = 2` the copies of the next block are in flight while the subgroups
-    /// compute on this one; `ST = 1`, the declared schedule's, which keeps to the portable
-    /// 16 KiB, never won on an H100 (8 shapes, 2026-12-07), and the tuning space leaves it.
+    /// Last, the slice of `O / l` goes out as `f16` through workgroup memory. The knobs size
+    /// what a subgroup holds in registers, which bounds how many subgroups share a
+    /// multiprocessor, against how often it reloads a fragment: `FD` accumulators of `O` a
+    /// block of rows (`FD = 4` holds all of `d = 64`; `FD = 8` all of `d = 128`, computing
+    /// `S` once for a wide head); `Q`'s `d / 16` fragments loaded once into registers
+    /// (`QS = 0`) or read from `sq` at each block (`QS = 1`: 32 fewer registers); and `QB`
+    /// blocks of 16 rows, over which each fragment of `K` and `V` is reused (`QB = 2` halves
+    /// the loads an `mma` takes, as FlashAttention-2's warps hold 32 rows; it needs
+    /// `QS = 1`). Workgroup memory: `skv`, `ST` stages of `2·KB` rows of `128 + PAD` halves,
+    /// whose first stages `Q` at the start where `QS = 0` (`keep` makes its `2·KB` rows at
+    /// least the `WG / 2` rows) and `O` at the end; with `QS = 1`, `sq`, the workgroup's rows
+    /// of `Q`, which stage `O` too. With `ST = 2` the copies of the next block are in flight
+    /// while the subgroups compute on this one; `ST = 1`, the declared schedule's, which
+    /// keeps to the portable 16 KiB, never won on an H100 (8 shapes, 2026-12-07), and the
+    /// tuning space leaves it.
     #[forge_kernel(crate = ::forge_core, workgroup = 64,
-        threads = bh * s.div_ceil(WG / 2) * d.div_ceil(16 * FD) * WG, ext = false,
-        knobs(KB = 16, PAD = 8, ST = 1, FD = 8, QS = 0),
+        threads = bh * s.div_ceil(WG / 2 * QB) * d.div_ceil(16 * FD) * WG, ext = false,
+        knobs(KB = 16, PAD = 8, ST = 1, FD = 8, QS = 0, QB = 1),
         tune(workgroup = [64, 128], KB = [16, 32, 64], PAD = [8], ST = [2], FD = [4, 8],
-            QS = [0, 1], keep = QS == 1 || 4 * KB >= WG),
+            QS = [0, 1], QB = [1, 2], keep = (QS == 1 || 4 * KB >= WG) && (QB == 1 || QS == 1)),
         reference = attention_reference_vec, tolerance(abs = 2e-3, rel = 2e-3, terms = s + d),
         case(bh = 1, s = 16, d = 16, causal = 1, scale = 0.25),
         case(bh = 2, s = 45, d = 64, causal = 0, scale = 0.125),
@@ -499,12 +504,15 @@ mod kernels {
         const SKV: u32 = (128 + PAD) / 4;
         // One stage: a block's keys, then its values.
         const STAGE: u32 = 2 * KB * SKV;
+        // A subgroup's query rows, and the score fragments of each of its blocks of 16.
+        const RB: u32 = 16 * QB;
+        const NJ: u32 = KB / 16;
         // `Q`'s rows where `QS = 1`; a single element, unused, where `Q` goes through `skv`.
         #[shared]
-        let mut sq = [HVec4::ZERO; QS * (WG / 2) * SKV + 1 - QS];
+        let mut sq = [HVec4::ZERO; QS * (WG / 32 * RB) * SKV + 1 - QS];
         #[shared]
         let mut skv = [HVec4::ZERO; ST * STAGE];
-        let rows = WG / 2;
+        let rows = WG / 32 * RB;
         let nqb = s.div_ceil(rows);
         // Workgroup `w` takes the `w % nd`-th slice of `FD` fragments of the output columns
         // of block `w / nd` of query rows.
@@ -528,7 +536,9 @@ mod kernels {
             // The slice's first fragment.
             let f0 = slice * FD;
             let sid = subgroup_id();
-            let qs = sid * 16 * SKV;
+            // The subgroup's first row, in `sq` or `skv` and in the head.
+            let qs = sid * RB * SKV;
+            let r0 = q0 + sid * RB;
             // `Q`, zero past `s`: kept in `sq`, or staged in `skv` and kept as fragments.
             let mut qf = [CoopA::zeroed(); 8];
             if QS == 1 {
@@ -543,10 +553,11 @@ mod kernels {
                     }
                 }
             }
-            let mut of = [CoopC::zeroed(); FD];
+            // Block `b`'s accumulators are `of[b·FD..]`, its scores `sc[b·NJ..]`.
+            let mut of = [CoopC::zeroed(); QB * FD];
             let c2 = CoopRow::splat(scale * 1.442_695_f32);
-            let mut m = CoopRow::splat(f32::NEG_INFINITY);
-            let mut l = CoopRow::splat(0.0);
+            let mut m = [CoopRow::splat(f32::NEG_INFINITY); QB];
+            let mut l = [CoopRow::splat(0.0); QB];
             // Keys up to the block's last row when causal: later blocks are masked whole.
             let kend = if causal != 0 { (q0 + rows).min(s) } else { s };
             let walk = kv_walk(d4);
@@ -585,64 +596,80 @@ mod kernels {
                     async_wait(0);
                 }
                 // S = Q·Kᵀ in log2 units: Kᵀ(p, j) = K(j, p), column-major.
-                let mut sc = [CoopC::zeroed(); KB / 16];
+                let mut sc = [CoopC::zeroed(); QB * NJ];
                 #[unroll]
                 for f in 0..8 {
                     if f < fd {
-                        let mut qa = qf[f];
-                        if QS == 1 {
-                            qa = CoopA::load_row_major(&sq[qs + 4 * f], SKV);
+                        let mut qa = [CoopA::zeroed(); QB];
+                        #[unroll]
+                        for b in 0..QB {
+                            if QS == 1 {
+                                qa[b] = CoopA::load_row_major(&sq[qs + 16 * b * SKV + 4 * f], SKV);
+                            } else {
+                                qa[b] = qf[f];
+                            }
                         }
                         #[unroll]
-                        for j in 0..KB / 16 {
+                        for j in 0..NJ {
                             let kt = CoopB::load_col_major(&skv[at + 16 * j * SKV + 4 * f], SKV);
-                            sc[j] = qa.mul_add(kt, sc[j]);
+                            #[unroll]
+                            for b in 0..QB {
+                                sc[b * NJ + j] = qa[b].mul_add(kt, sc[b * NJ + j]);
+                            }
                         }
                     }
                 }
                 #[unroll]
-                for j in 0..KB / 16 {
-                    sc[j] = sc[j].scale_rows(c2);
-                }
-                // Element (r, c) of fragment j is key `k0 + 16·j + c`: masked from `s` on,
-                // and, when causal, past row `q0 + 16·sid + r`.
-                if k0 + KB > s {
+                for b in 0..QB {
                     #[unroll]
-                    for j in 0..KB / 16 {
-                        sc[j] =
-                            sc[j].mask_from(s as i32 - (k0 + 16 * j) as i32, 0, f32::NEG_INFINITY);
+                    for j in 0..NJ {
+                        let x = b * NJ + j;
+                        sc[x] = sc[x].scale_rows(c2);
+                        // Element (r, c) is key `k0 + 16·j + c`: masked from `s` on, and,
+                        // when causal, past row `r0 + 16·b + r`.
+                        if k0 + KB > s {
+                            sc[x] = sc[x].mask_from(
+                                s as i32 - (k0 + 16 * j) as i32,
+                                0,
+                                f32::NEG_INFINITY,
+                            );
+                        }
+                        // (The test is the workgroup's, whose first row is `q0`: these
+                        // operations are collective over it.)
+                        if causal != 0 && k0 + KB > q0 + 1 {
+                            let first = (r0 + 16 * b + 1) as i32 - (k0 + 16 * j) as i32;
+                            sc[x] = sc[x].mask_from(first, 1, f32::NEG_INFINITY);
+                        }
                     }
-                }
-                if causal != 0 && k0 + KB > q0 + 1 {
-                    let first = (q0 + 16 * sid + 1) as i32 - k0 as i32;
+                    // The online softmax. Key 0 is in every row's first block, so `m'` is
+                    // finite from there on, and `α = 2^(-∞)` = 0 clears nothing that was not
+                    // zero.
+                    let mut mx = sc[b * NJ].row_max();
                     #[unroll]
-                    for j in 0..KB / 16 {
-                        sc[j] = sc[j].mask_from(first - (16 * j) as i32, 1, f32::NEG_INFINITY);
+                    for j in 1..NJ {
+                        mx = mx.max(sc[b * NJ + j].row_max());
                     }
-                }
-                // The online softmax. Key 0 is in every row's first block, so `m'` is finite
-                // from there on, and `α = 2^(-∞)` = 0 clears nothing that was not zero.
-                let mut mx = sc[0].row_max();
-                #[unroll]
-                for j in 1..KB / 16 {
-                    mx = mx.max(sc[j].row_max());
-                }
-                let mn = m.max(mx);
-                let alpha = m.sub(mn).exp2();
-                m = mn;
-                l = l.mul(alpha);
-                #[unroll]
-                for u in 0..FD {
-                    if f0 + u < fd {
-                        of[u] = of[u].scale_rows(alpha);
+                    let mn = m[b].max(mx);
+                    let alpha = m[b].sub(mn).exp2();
+                    m[b] = mn;
+                    l[b] = l[b].mul(alpha);
+                    #[unroll]
+                    for u in 0..FD {
+                        if f0 + u < fd {
+                            of[b * FD + u] = of[b * FD + u].scale_rows(alpha);
+                        }
                     }
                 }
                 // O += P·V over the slice's columns, a block of 16 keys at a time.
                 #[unroll]
-                for j in 0..KB / 16 {
-                    let p = sc[j].exp2_rows(1.0, mn);
-                    l = l.add(p.row_sum());
-                    let pa = p.to_a();
+                for j in 0..NJ {
+                    let mut pa = [CoopA::zeroed(); QB];
+                    #[unroll]
+                    for b in 0..QB {
+                        let p = sc[b * NJ + j].exp2_rows(1.0, m[b]);
+                        l[b] = l[b].add(p.row_sum());
+                        pa[b] = p.to_a();
+                    }
                     #[unroll]
                     for u in 0..FD {
                         if f0 + u < fd {
@@ -650,7 +677,10 @@ mod kernels {
                                 &skv[at + (KB + 16 * j) * SKV + 4 * (f0 + u)],
                                 SKV,
                             );
-                            of[u] = pa.mul_add(vb, of[u]);
+                            #[unroll]
+                            for b in 0..QB {
+                                of[b * FD + u] = pa[b].mul_add(vb, of[b * FD + u]);
+                            }
                         }
                     }
                 }
@@ -662,16 +692,20 @@ mod kernels {
             // The slice of O / l, as f16, staged in the subgroup's rows of `sq` or `skv` once
             // everyone is done with `Q` and the last block (a subgroup's invocations are
             // not ordered without a barrier either), then the rows below `s`.
-            let inv = l.recip();
             workgroup_barrier();
             #[unroll]
-            for u in 0..FD {
-                if f0 + u < fd {
-                    let out = of[u].scale_rows(inv).to_a();
-                    if QS == 1 {
-                        out.store_row_major(&mut sq[qs + 4 * u], SKV);
-                    } else {
-                        out.store_row_major(&mut skv[qs + 4 * u], SKV);
+            for b in 0..QB {
+                let inv = l[b].recip();
+                #[unroll]
+                for u in 0..FD {
+                    if f0 + u < fd {
+                        let out = of[b * FD + u].scale_rows(inv).to_a();
+                        let at = qs + 16 * b * SKV + 4 * u;
+                        if QS == 1 {
+                            out.store_row_major(&mut sq[at], SKV);
+                        } else {
+                            out.store_row_major(&mut skv[at], SKV);
+                        }
                     }
                 }
             }
