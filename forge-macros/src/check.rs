@@ -31,6 +31,7 @@ pub fn check(cx: &Ctxt, k: &Kernel<'_>) -> Checked {
     storage_binding_limit(cx, k);
     workgroup_size(cx, k);
     tune_keep_valid(cx, k);
+    coop_memory_is_shared_or_bound(cx, k);
     grid_shapes(cx, k);
     workgroup_memory_limit(cx, k);
     private_array_limit(cx, k);
@@ -1035,6 +1036,33 @@ fn async_copies_into_workgroup_memory(cx: &Ctxt, k: &Kernel<'_>) {
                 cx.error(
                     *span,
                     format!("{ASYNC_COPY_FORM}: {ASYNC_COPY_INTO_SHARED}"),
+                );
+            }
+        }
+    });
+}
+
+/// A cooperative matrix loads from and stores to a binding or workgroup memory. The kernel's
+/// own operations are held to it as they are lowered; a helper's, written on its reference
+/// parameters, once they are inlined with what the call gave them.
+fn coop_memory_is_shared_or_bound(cx: &Ctxt, k: &Kernel<'_>) {
+    walk_exprs(&k.body, &mut |x| {
+        if let ExprKind::Coop {
+            op,
+            target: Some(AtomicTarget::Shared(l)),
+            ..
+        } = &x.kind
+        {
+            if !k.locals[*l].shared {
+                cx.error_range(
+                    x.span,
+                    x.end,
+                    format!(
+                        "`{}` is given `{}`, a local array; a cooperative matrix's `{}` works on a binding or a `#[shared]` array",
+                        op.name(),
+                        k.locals[*l].name,
+                        op.name()
+                    ),
                 );
             }
         }

@@ -46,7 +46,10 @@ pub fn helper(cx: &Ctxt, helpers: &[HelperFn], h: &mut HelperFn) {
     let mut kernel_only = h.body.iter().any(contains_collective);
     walk_exprs(&h.body, &mut |x| match x.kind {
         ExprKind::Call(c, _) => called.push(c),
-        ExprKind::Builtin(_) | ExprKind::BuiltinComponent(..) => kernel_only = true,
+        // Builtins and cooperative matrices are the kernel's: the body exists only inlined.
+        ExprKind::Builtin(_) | ExprKind::BuiltinComponent(..) | ExprKind::Coop { .. } => {
+            kernel_only = true
+        }
         _ => {}
     });
     called.sort();
@@ -766,7 +769,12 @@ impl Fold for Remap<'_> {
                 }
             }
         }
-        if let ExprKind::Atomic { target, .. } = &mut e.kind {
+        if let ExprKind::Atomic { target, .. }
+        | ExprKind::Coop {
+            target: Some(target),
+            ..
+        } = &mut e.kind
+        {
             self.bound_target(target);
         }
         if let Some(id) = e.kind.local_mut() {

@@ -21,11 +21,10 @@ use syn::spanned::Spanned;
 
 impl Lowerer<'_, '_> {
     /// Cooperative matrices are collective values of a subgroup: the oracle runs them with
-    /// the kernel's lanes (`__fg_lane`), which helpers do not see.
-    pub(super) fn coop_allowed(&self, span: Span) -> R<()> {
-        if self.in_helper.is_some() {
-            return self.err(span, "cooperative matrices belong to the kernel body: a `#[forge_fn]` helper cannot hold one or call their operations (they are collective over the subgroup); compute indices in the helper and load, multiply and store in the kernel");
-        }
+    /// the kernel's lanes (`__fg_lane`). A helper may hold them, as it may hold barriers:
+    /// such a helper is inlined at each call (`inline`), so the matrices are the kernel's,
+    /// and `check` proves their control flow uniform at each call site.
+    pub(super) fn coop_allowed(&self, _span: Span) -> R<()> {
         Ok(())
     }
 
@@ -354,7 +353,9 @@ impl Lowerer<'_, '_> {
             s.wgsl()
         );
         let target = if let Some(id) = self.lookup(&base) {
-            if !self.locals[id].shared {
+            // A helper's reference parameter takes its array where the helper is called:
+            // `check` holds the inlined operation to a binding or a `#[shared]` array.
+            if !self.locals[id].shared && self.locals[id].by_ref.is_none() {
                 return self.err(
                     ix.expr.span(),
                     format!(

@@ -124,6 +124,26 @@ mod kernels {
         }
     }
 
+    /// The rows `h` of `Q` staged in `skv` (zero past `s`), and the subgroup's 16 from `at`
+    /// kept as the `d / 16` (`h.d4 / 4`) fragments of `qf`.
+    #[forge_fn]
+    fn q_fragments<const N: usize, const M: usize>(
+        qf: &mut [CoopA<f16>; 8],
+        skv: &mut [HVec4; N],
+        q: &[HVec4; M],
+        h: HeadRows,
+        at: u32,
+    ) {
+        stage_rows(skv, q, h);
+        workgroup_barrier();
+        #[unroll]
+        for f in 0..8 {
+            if 4 * f < h.d4 {
+                qf[f] = CoopA::load_row_major(&skv[at + 4 * f], h.stride);
+            }
+        }
+    }
+
     /// Where this invocation's first `HVec4` of a block of rows of `d4` lies, and the step
     /// to its next (`WG` elements on): [`copy_kv`]'s `walk`.
     #[forge_fn]
@@ -234,8 +254,9 @@ mod kernels {
             let d4 = d / 4;
             let q0 = (w % nqb) * rows;
             // The workgroup's rows of the head, in `Q` and `O`.
+            let base = (w / nqb) * s * d4;
             let head = HeadRows {
-                at: (w / nqb) * s * d4,
+                at: base,
                 row0: q0,
                 rows,
                 s,
@@ -246,15 +267,8 @@ mod kernels {
             let fd = d / 16;
             let sid = subgroup_id();
             // Q, zero past `s`, staged in `skv` and kept as fragments.
-            stage_rows(&mut skv, q, head);
-            workgroup_barrier();
             let mut qf = [CoopA::zeroed(); 8];
-            #[unroll]
-            for f in 0..8 {
-                if f < fd {
-                    qf[f] = CoopA::load_row_major(&skv[sid * 16 * SKV + 4 * f], SKV);
-                }
-            }
+            q_fragments(&mut qf, &mut skv, q, head, sid * 16 * SKV);
             let lane = subgroup_invocation_id();
             // This lane's share of the softmax: half `hf` of row `rr` of its subgroup's 16.
             let rr = lane / 2;
@@ -523,8 +537,9 @@ mod kernels {
             let d4 = d / 4;
             let q0 = (blk % nqb) * rows;
             // The workgroup's rows of the head, in `Q` and `O`.
+            let base = (blk / nqb) * s * d4;
             let head = HeadRows {
-                at: (blk / nqb) * s * d4,
+                at: base,
                 row0: q0,
                 rows,
                 s,
@@ -544,14 +559,7 @@ mod kernels {
             if QS == 1 {
                 stage_rows(&mut sq, q, head);
             } else {
-                stage_rows(&mut skv, q, head);
-                workgroup_barrier();
-                #[unroll]
-                for f in 0..8 {
-                    if f < fd {
-                        qf[f] = CoopA::load_row_major(&skv[qs + 4 * f], SKV);
-                    }
-                }
+                q_fragments(&mut qf, &mut skv, q, head, qs);
             }
             // Block `b`'s accumulators are `of[b·FD..]`, its scores `sc[b·NJ..]`.
             let mut of = [CoopC::zeroed(); QB * FD];
