@@ -1803,6 +1803,9 @@ fn module_kernel() -> impl Strategy<Value = String> {
         // Lengths that each call fixes (with `<const N: usize>` from GENERICS), and
         // lengths no call can fix.
         "t: &mut [f32; N], v: &[f32; 4], lid: u32",
+        "t: &mut [f16; 256], v: &[f32; 256], lid: u32",
+        "t: &mut [f16; 256], v: CoopC<f32>, lid: u32",
+        "t: &mut [CoopA<f16>; 4], v: &[f32; 4], lid: u32",
         "t: &mut [f32; N], v: &[f32; N], lid: u32",
         "t: &mut [f32; N], v: &[f32; M], lid: u32",
         "t: &mut [f32; N + 1], v: &[f32; 4], lid: u32",
@@ -1844,6 +1847,12 @@ fn module_kernel() -> impl Strategy<Value = String> {
         "for k in 0..N {\nt[k] += 1.0;\n}",
         "let mut w = [0.0f32; N];\nw[N - 1] = t[0];",
         "let m = N as u32 + M;",
+        // Cooperative matrices in a helper (inlined): through its reference parameters,
+        // under a condition, and as values.
+        "let c = CoopA::load_row_major(&t[0], 16).mul_add(CoopB::zeroed(), CoopC::zeroed());\nc.store_row_major(&mut t[0], 16);",
+        "if lid < 4 {\nCoopC::zeroed().store_row_major(&mut v[0], 16);\n}",
+        "let c: CoopC<f32> = CoopC::load_row_major(&v[0], 2);\nlet m = c.row_max().exp2();",
+        "let a = CoopA::zeroed();\nlet q = [a; 2];",
     ];
     const TAILS: &[&str] = &["t[0]", "v[lid % 4]", "t[0] + v[3]", "0.0", ""];
     const SHARED: &[&str] = &[
