@@ -125,7 +125,9 @@ mod kernels {
     }
 
     /// The rows `h` of `Q` staged in `skv` (zero past `s`), and the subgroup's 16 from `at`
-    /// kept as the `d / 16` (`h.d4 / 4`) fragments of `qf`.
+    /// kept as the `d / 16` (`h.d4 / 4`) fragments of `qf`. `stride` is `h.stride`, given
+    /// as the caller's constant: the CUDA emitter then proves every row on 16 bytes, and
+    /// each load takes `ldmatrix` with no test.
     #[forge_fn]
     fn q_fragments<const N: usize, const M: usize>(
         qf: &mut [CoopA<f16>; 8],
@@ -133,13 +135,14 @@ mod kernels {
         q: &[HVec4; M],
         h: HeadRows,
         at: u32,
+        stride: u32,
     ) {
         stage_rows(skv, q, h);
         workgroup_barrier();
         #[unroll]
         for f in 0..8 {
             if 4 * f < h.d4 {
-                qf[f] = CoopA::load_row_major(&skv[at + 4 * f], h.stride);
+                qf[f] = CoopA::load_row_major(&skv[at + 4 * f], stride);
             }
         }
     }
@@ -268,7 +271,7 @@ mod kernels {
             let sid = subgroup_id();
             // Q, zero past `s`, staged in `skv` and kept as fragments.
             let mut qf = [CoopA::zeroed(); 8];
-            q_fragments(&mut qf, &mut skv, q, head, sid * 16 * SKV);
+            q_fragments(&mut qf, &mut skv, q, head, sid * 16 * SKV, SKV);
             let lane = subgroup_invocation_id();
             // This lane's share of the softmax: half `hf` of row `rr` of its subgroup's 16.
             let rr = lane / 2;
@@ -559,7 +562,7 @@ mod kernels {
             if QS == 1 {
                 stage_rows(&mut sq, q, head);
             } else {
-                q_fragments(&mut qf, &mut skv, q, head, qs);
+                q_fragments(&mut qf, &mut skv, q, head, qs, SKV);
             }
             // Block `b`'s accumulators are `of[b·FD..]`, its scores `sc[b·NJ..]`.
             let mut of = [CoopC::zeroed(); QB * FD];
