@@ -69,13 +69,6 @@ fn count_at(kernel: &dyn Kernel, at: Indirect) -> String {
     format!("{name}[{}]", at.element)
 }
 
-/// The bound of a one-dimensional grid: its `threads`, which the plan's grid numbers with
-/// a `u32` (a count is a `u32` too, so a larger grid bounds nothing more). The host check,
-/// the log and the launch's clamp all use this one.
-pub(crate) fn bound(threads: &Threads) -> u32 {
-    u32::try_from(threads.total()).unwrap_or(u32::MAX)
-}
-
 /// The byte offset of the count in its binding of `bytes` bytes, or an error naming the
 /// element past it.
 fn count_offset(kernel: &dyn Kernel, at: Indirect, bytes: u64) -> Result<u64> {
@@ -118,12 +111,13 @@ impl ForgeRuntime {
                 .try_into()
                 .expect("four bytes, checked"),
         );
-        if count > bound(threads) {
+        let bound = threads.indirect_bound();
+        if count > bound {
             return Err(ForgeError::IndirectCount {
                 kernel: kernel.name(),
                 count_at: count_at(kernel, at),
                 count,
-                bound: bound(threads).into(),
+                bound: bound.into(),
                 ran: "",
             });
         }
@@ -156,7 +150,7 @@ impl ForgeRuntime {
         self.indirect.logged.push(Logged {
             kernel: kernel.name(),
             count_at: count_at(kernel, at),
-            bound: bound(threads),
+            bound: threads.indirect_bound(),
         });
         Ok(Some(LoggedCopy {
             from: tensor.memory(),

@@ -352,7 +352,7 @@ impl ForgeRuntime {
                 Some(IndirectSource {
                     count: bindings.get(at.binding)?,
                     element: at.element,
-                    bound: super::indirect::bound(&threads),
+                    bound: threads.indirect_bound(),
                 })
             }),
         }));

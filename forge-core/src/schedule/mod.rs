@@ -601,6 +601,14 @@ impl Threads {
     pub fn total(&self) -> u64 {
         self.0.iter().fold(1u64, |a, b| a.saturating_mul(*b))
     }
+
+    /// The bound of an indirect launch over this grid: its invocations, at most `u32::MAX`,
+    /// as a plan's grid numbers them with a `u32` (a count is a `u32` too, so a larger grid
+    /// bounds nothing more). The host check, the log of counts and the launch's clamp all
+    /// take this one.
+    pub fn indirect_bound(&self) -> u32 {
+        u32::try_from(self.total()).unwrap_or(u32::MAX)
+    }
 }
 
 impl From<u64> for Threads {
