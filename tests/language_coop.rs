@@ -4,7 +4,7 @@
 //! adapter has `EXPERIMENTAL_COOPERATIVE_MATRIX`, and the runtime's `MissingFeature`
 //! where it has not (lavapipe); the WGSL form naga 30 needs; the CUDA form (tensor-core
 //! `mma.sync`, which `tests/cuda_runtime.rs` runs on the H200). The kernels are in
-//! `tests/coop_kernels`.
+//! `tests/coop_kernels`; `coop_tile` holds its matrices in helpers too.
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -222,40 +222,6 @@ fn the_gpu_agrees_with_the_oracle_or_the_runtime_names_the_missing_feature() {
             other => panic!("expected MissingFeature, got {other:?}"),
         }
     }
-}
-
-/// Helpers may hold cooperative matrices (inlined at each call): `coop_tile_helped` loads,
-/// multiplies and stores through them, on bindings and on a `#[shared]` array, and computes
-/// what the definition says, in the oracle and on the GPU where the adapter has the feature
-/// (the runtime names it where not); its CUDA form is `mma.sync` as the kernel's own.
-#[test]
-fn helpers_holding_matrices_compute_the_product() {
-    use coop_kernels::helped::coop_tile_helped;
-    let mut rng = ChaCha8Rng::seed_from_u64(62);
-    let (m, k, n) = (48usize, 32usize, 32usize);
-    let a = random_f16(&mut rng, m * k);
-    let bt = random_f16(&mut rng, n * k);
-    let (rc, _) = reference(&a, &bt, m, k, n);
-    let (c, c2) = coop_tile_helped::cpu(&a, &bt, m as u32, k as u32, n as u32).unwrap();
-    assert_near(&c, &rc, k, "oracle c");
-    assert_near(&c2, &rc, k, "oracle c2");
-    let mut rt = rt();
-    let got = coop_tile_helped::run(&mut rt, &a, &bt, m as u32, k as u32, n as u32);
-    if rt.supports(Feature::CooperativeMatrix) {
-        let (gc, gc2) = got.unwrap();
-        assert_near(&gc, &rc, k, "gpu c");
-        assert_near(&gc2, &rc, k, "gpu c2");
-    } else {
-        assert!(
-            matches!(got, Err(ForgeError::MissingFeature { .. })),
-            "{got:?}"
-        );
-    }
-    let cuda = coop_tile_helped::Kernel
-        .cuda(&coop_tile_helped::DEFAULT_SCHEDULE)
-        .unwrap();
-    assert!(cuda.contains("fg_coop_mul_add("), "{cuda}");
-    assert!(coop_tile_helped::WGSL.contains("coopMultiplyAdd("));
 }
 
 /// Random tiles and flags for `coop_vote`: every third tile has no flag set, the others one

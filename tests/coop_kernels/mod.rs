@@ -8,41 +8,70 @@
 
 use wgsl_forge::prelude::*;
 
-/// `c = a·b` and `ct = (a·b)ᵀ` for row-major `a` (`m×k`) and `b` given transposed (`bt`,
-/// `n×k`), `m`, `n`, `k` multiples of 16: a workgroup of one 32-lane subgroup computes a
-/// 16×16 tile, loading `a` row-major and `b` column-major, storing row-major to `c` and
-/// column-major through workgroup memory for `ct`.
-#[forge_kernel(workgroup = 32, threads = (m / 16) * (n / 16) * 32,
-    case(m = 16, k = 16, n = 16), case(m = 32, k = 48, n = 16), case(m = 16, k = 32, n = 48))]
-pub fn coop_tile(
-    a: &[f16; m * k],
-    bt: &[f16; n * k],
-    #[out] c: &mut [f32; m * n],
-    #[out] ct: &mut [f32; m * n],
-    m: u32,
-    k: u32,
-    n: u32,
-) {
-    #[shared]
-    let mut stage = [0.0f32; 256];
-    let tile = workgroup_index();
-    let r0 = (tile / (n / 16)) * 16;
-    let c0 = (tile % (n / 16)) * 16;
-    let mut acc: CoopC<f32> = CoopC::zeroed();
-    for kk in 0..k / 16 {
-        let x = CoopA::load_row_major(&a[r0 * k + kk * 16], k);
-        // B(p, j) = bt[j·k + p]: column-major with stride k.
-        let y = CoopB::load_col_major(&bt[c0 * k + kk * 16], k);
-        acc = x.mul_add(y, acc);
+pub use tile::coop_tile;
+
+/// `coop_tile` and the helpers that hold its matrices (inlined at each call): loads and a
+/// multiply through reference parameters given bindings, a store through one.
+#[forge_module]
+pub mod tile {
+    use wgsl_forge::prelude::*;
+
+    /// `acc + A·B` for one 16-deep step: `A` row-major from `x` at `i`, `B` column-major from
+    /// `y` at `j`, both `k` apart.
+    #[forge_fn]
+    fn step<const N: usize, const M: usize>(
+        acc: CoopC<f32>,
+        x: &[f16; N],
+        y: &[f16; M],
+        i: u32,
+        j: u32,
+        k: u32,
+    ) -> CoopC<f32> {
+        let a = CoopA::load_row_major(&x[i], k);
+        let b = CoopB::load_col_major(&y[j], k);
+        a.mul_add(b, acc)
     }
-    acc.store_row_major(&mut c[r0 * n + c0], n);
-    acc.store_col_major(&mut stage[0], 16);
-    workgroup_barrier();
-    // `stage` holds element (r, j) at j·16 + r: row j of the transposed tile.
-    let l = local_index();
-    for e in 0..8 {
-        let i = l * 8 + e;
-        ct[(c0 + i / 16) * m + r0 + i % 16] = stage[i];
+
+    /// `t` row-major into `dst` from `at`, rows `stride` apart.
+    #[forge_fn]
+    fn put<const N: usize>(t: CoopC<f32>, dst: &mut [f32; N], at: u32, stride: u32) {
+        t.store_row_major(&mut dst[at], stride);
+    }
+
+    /// `c = a·b` and `ct = (a·b)ᵀ` for row-major `a` (`m×k`) and `b` given transposed (`bt`,
+    /// `n×k`), `m`, `n`, `k` multiples of 16: a workgroup of one 32-lane subgroup computes a
+    /// 16×16 tile, loading `a` row-major and `b` column-major (`step`), storing row-major to
+    /// `c` (`put`) and column-major through workgroup memory for `ct`.
+    #[forge_kernel(workgroup = 32, threads = (m / 16) * (n / 16) * 32,
+        case(m = 16, k = 16, n = 16), case(m = 32, k = 48, n = 16), case(m = 16, k = 32, n = 48))]
+    pub fn coop_tile(
+        a: &[f16; m * k],
+        bt: &[f16; n * k],
+        #[out] c: &mut [f32; m * n],
+        #[out] ct: &mut [f32; m * n],
+        m: u32,
+        k: u32,
+        n: u32,
+    ) {
+        #[shared]
+        let mut stage = [0.0f32; 256];
+        let tile = workgroup_index();
+        let r0 = (tile / (n / 16)) * 16;
+        let c0 = (tile % (n / 16)) * 16;
+        let mut acc: CoopC<f32> = CoopC::zeroed();
+        for kk in 0..k / 16 {
+            // B(p, j) = bt[j·k + p]: column-major with stride k.
+            acc = step(acc, a, bt, r0 * k + kk * 16, c0 * k + kk * 16, k);
+        }
+        put(acc, &mut c, r0 * n + c0, n);
+        acc.store_col_major(&mut stage[0], 16);
+        workgroup_barrier();
+        // `stage` holds element (r, j) at j·16 + r: row j of the transposed tile.
+        let l = local_index();
+        for e in 0..8 {
+            let i = l * 8 + e;
+            ct[(c0 + i / 16) * m + r0 + i % 16] = stage[i];
+        }
     }
 }
 
@@ -348,65 +377,4 @@ pub fn coop_rows_reference(
         }
     }
     Ok((probs, pv, rows))
-}
-
-/// Helpers that hold cooperative matrices, inlined at each call: `coop_tile`'s product (no
-/// transposed copy), its steps and stores written once, the loads and stores through
-/// reference parameters that one call gives bindings and another a `#[shared]` array.
-#[forge_module]
-pub mod helped {
-    use wgsl_forge::prelude::*;
-
-    /// `acc + A·B` for one 16-deep step: `A` row-major from `x` at `i`, `B` column-major from
-    /// `y` at `j`, both `k` apart.
-    #[forge_fn]
-    fn step<const N: usize, const M: usize>(
-        acc: CoopC<f32>,
-        x: &[f16; N],
-        y: &[f16; M],
-        i: u32,
-        j: u32,
-        k: u32,
-    ) -> CoopC<f32> {
-        let a = CoopA::load_row_major(&x[i], k);
-        let b = CoopB::load_col_major(&y[j], k);
-        a.mul_add(b, acc)
-    }
-
-    /// `t` row-major into `dst` from `at`, rows `stride` apart.
-    #[forge_fn]
-    fn put<const N: usize>(t: CoopC<f32>, dst: &mut [f32; N], at: u32, stride: u32) {
-        t.store_row_major(&mut dst[at], stride);
-    }
-
-    /// `c = a·b` as `coop_tile` computes it, and `c2` the same through workgroup memory.
-    #[forge_kernel(workgroup = 32, threads = (m / 16) * (n / 16) * 32,
-        case(m = 16, k = 16, n = 16), case(m = 32, k = 48, n = 16))]
-    pub fn coop_tile_helped(
-        a: &[f16; m * k],
-        bt: &[f16; n * k],
-        #[out] c: &mut [f32; m * n],
-        #[out] c2: &mut [f32; m * n],
-        m: u32,
-        k: u32,
-        n: u32,
-    ) {
-        #[shared]
-        let mut stage = [0.0f32; 256];
-        let tile = workgroup_index();
-        let r0 = (tile / (n / 16)) * 16;
-        let c0 = (tile % (n / 16)) * 16;
-        let mut acc: CoopC<f32> = CoopC::zeroed();
-        for kk in 0..k / 16 {
-            acc = step(acc, a, bt, r0 * k + kk * 16, c0 * k + kk * 16, k);
-        }
-        put(acc, &mut c, r0 * n + c0, n);
-        put(acc, &mut stage, 0, 16);
-        workgroup_barrier();
-        let l = local_index();
-        for e in 0..8 {
-            let i = l * 8 + e;
-            c2[(r0 + i / 16) * n + c0 + i % 16] = stage[i];
-        }
-    }
 }
