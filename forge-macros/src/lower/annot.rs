@@ -22,7 +22,6 @@ impl Lowerer<'_, '_> {
         }
         match types::coop_type(t) {
             Some(Ok((s, role))) => {
-                self.coop_allowed(t.span())?;
                 return Ok(self.inf.of_coop(s, role));
             }
             Some(Err(msg)) => return self.err(t.span(), msg),

@@ -16,23 +16,13 @@
 use super::infer;
 use super::{path_name_p, Lowerer, R};
 use crate::model::*;
-use proc_macro2::Span;
 use syn::spanned::Spanned;
 
 impl Lowerer<'_, '_> {
-    /// Cooperative matrices are collective values of a subgroup: the oracle runs them with
-    /// the kernel's lanes (`__fg_lane`). A helper may hold them, as it may hold barriers:
-    /// such a helper is inlined at each call (`inline`), so the matrices are the kernel's,
-    /// and `check` proves their control flow uniform at each call site.
-    pub(super) fn coop_allowed(&self, _span: Span) -> R<()> {
-        Ok(())
-    }
-
     /// `CoopA::zeroed()`, `CoopA::load_row_major(&x[i], stride)` and
     /// `CoopA::load_col_major(&x[i], stride)`, likewise for `CoopB` and `CoopC`.
     pub(super) fn coop_call(&mut self, c: &syn::ExprCall, role: CoopRole, func: &str) -> R<Expr> {
         let span = c.span();
-        self.coop_allowed(span)?;
         let (ty, s) = (role.type_name(), role.elem());
         if role == CoopRole::Row {
             return self.row_splat(c, func);
@@ -71,7 +61,6 @@ impl Lowerer<'_, '_> {
     ) -> R<Expr> {
         let span = m.span();
         let name = m.method.to_string();
-        self.coop_allowed(span)?;
         let ty = format!("{}<{}>", role.type_name(), s.wgsl());
         if name == "store_row_major" || name == "store_col_major" {
             return self.err(
@@ -276,7 +265,6 @@ impl Lowerer<'_, '_> {
     pub(super) fn coop_store(&mut self, m: &syn::ExprMethodCall) -> R<Expr> {
         let span = m.span();
         let name = m.method.to_string();
-        self.coop_allowed(span)?;
         let v = self.expr(&m.receiver)?;
         if self.inf.is_error(v.tv) {
             return Ok(self.poison(span));
