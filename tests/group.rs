@@ -130,7 +130,7 @@ fn attention_sharded_splits_batch_times_heads() {
             let len = b * h * s * d;
             let (q, k, v) = (halves(len, 5), halves(len, 6), halves(len, 7));
             let sharded = group
-                .attention_sharded(&q, &k, &v, b, h, s, d, causal)
+                .attention_sharded(&q, &k, &v, AttentionShape::new(b, h, s, d, causal))
                 .unwrap();
             let single = group
                 .runtime(0)
@@ -202,7 +202,7 @@ fn sharded_calls_check_the_whole_call_first() {
     assert!(matches!(err, ForgeError::EmptyWork { .. }), "{err}");
     let q = halves(2 * 8 * 2, 1);
     let err = group
-        .attention_sharded(&q, &q, &q, 1, 2, 2, 8, false)
+        .attention_sharded(&q, &q, &q, AttentionShape::new(1, 2, 2, 8, false))
         .unwrap_err();
     assert!(matches!(err, ForgeError::InvalidArgument { .. }), "{err}");
     let err = group.fft_batched_sharded(&[0.0; 12], 3, 2).unwrap_err();

@@ -69,7 +69,7 @@ fn rows_sharded<T: Sync>(
 /// // Attention over b·h = 2 heads, one per device: each output row is the mean of V's rows.
 /// let (q, k) = (h(&[0.0; 64]), h(&[1.0; 64]));
 /// let v = h(&(0..64).map(|i| i as f32).collect::<Vec<_>>());
-/// let o = group.attention_sharded(&q, &k, &v, 1, 2, 2, 16, false)?;
+/// let o = group.attention_sharded(&q, &k, &v, AttentionShape::new(1, 2, 2, 16, false))?;
 /// assert_eq!((o[0].to_f32(), o[32].to_f32()), (8.0, 40.0));
 /// # Ok::<(), ForgeError>(())
 /// ```
@@ -123,41 +123,32 @@ pub trait ShardedExt: BorrowMut<DeviceGroup> {
         )
     }
 
-    /// [`AttentionExt::attention`] with the `b·h` heads split across the devices: `q`, `k`,
-    /// `v` and the result are `b × h × s × d`, row-major; the scale is `1/√d`. Errors: those
-    /// of [`AttentionExt::attention`] for the whole call; a device that failed
-    /// ([`ForgeError::DeviceFailed`]).
-    #[allow(clippy::too_many_arguments)]
+    /// [`AttentionExt::attention_with`] with the `b·h` heads split across the devices: `q`,
+    /// `k`, `v` and the result are `b × h × s × d`, row-major, as `shape` gives them (its
+    /// scale included). Errors: those of [`AttentionExt::attention_with`] for the whole call;
+    /// a device that failed ([`ForgeError::DeviceFailed`]).
     fn attention_sharded(
         &mut self,
         q: &[f16],
         k: &[f16],
         v: &[f16],
-        b: usize,
-        h: usize,
-        s: usize,
-        d: usize,
-        causal: bool,
+        shape: AttentionShape,
     ) -> Result<Vec<f16>> {
         let name = crate::attention::attention::NAME;
+        let AttentionShape { b, h, s, d, .. } = shape;
         let [bh, _, _] = heads(name, [q.len(), k.len(), v.len()], b, h, s, d)?;
-        let shape = AttentionShape::new(b, h, s, d, causal);
         let head = s * d;
         let parts =
             self.borrow_mut()
                 .map_shards("`attention` heads (b·h)", bh as usize, |rt, sh| {
                     let rows = sh.range.start * head..sh.range.end * head;
                     let (q, k, v) = (&q[rows.clone()], &k[rows.clone()], &v[rows]);
-                    rt.attention_with(
-                        q,
-                        k,
-                        v,
-                        AttentionShape {
-                            b: 1,
-                            h: sh.len(),
-                            ..shape
-                        },
-                    )
+                    let part = AttentionShape {
+                        b: 1,
+                        h: sh.len(),
+                        ..shape
+                    };
+                    rt.attention_with(q, k, v, part)
                 })?;
         Ok(parts.concat())
     }

@@ -77,6 +77,28 @@ mod kernels {
         pub stride: u32,
     }
 
+    /// The rows of `Q` and `O` this workgroup owns, when `nd` consecutive workgroups share
+    /// each block of `rows` query rows: block `(w / nd) % nqb` of head `(w / nd) / nqb`
+    /// (`nqb` blocks a head of `s` rows), rows of `d4` `HVec4`s that move whole, `stride`
+    /// apart in workgroup memory. (It reads `workgroup_index()`, so it is inlined: naga takes
+    /// the result of a helper that is called as not uniform, and the caller's barriers and
+    /// matrices stand under conditions on it.)
+    #[forge_fn]
+    fn query_block(rows: u32, nd: u32, s: u32, d4: u32, stride: u32) -> HeadRows {
+        let nqb = s.div_ceil(rows);
+        let blk = workgroup_index() / nd;
+        let h = HeadRows {
+            at: (blk / nqb) * s * d4,
+            row0: (blk % nqb) * rows,
+            rows,
+            s,
+            d4,
+            width: d4,
+            stride,
+        };
+        h
+    }
+
     /// Rows `row0..row0 + rows` of the head of `h`.
     #[forge_fn]
     fn block_of(h: HeadRows, row0: u32, rows: u32) -> HeadRows {
@@ -255,18 +277,9 @@ mod kernels {
         let w = workgroup_index();
         if w < bh * nqb {
             let d4 = d / 4;
-            let q0 = (w % nqb) * rows;
             // The workgroup's rows of the head, in `Q` and `O`.
-            let base = (w / nqb) * s * d4;
-            let head = HeadRows {
-                at: base,
-                row0: q0,
-                rows,
-                s,
-                d4,
-                width: d4,
-                stride: SKV,
-            };
+            let head = query_block(rows, 1, s, d4, SKV);
+            let q0 = head.row0;
             let fd = d / 16;
             let sid = subgroup_id();
             // Q, zero past `s`, staged in `skv` and kept as fragments.
@@ -536,20 +549,11 @@ mod kernels {
         let nd = d.div_ceil(16 * FD);
         let w = workgroup_index();
         if w < bh * nqb * nd {
-            let (blk, slice) = (w / nd, w % nd);
+            let slice = w % nd;
             let d4 = d / 4;
-            let q0 = (blk % nqb) * rows;
             // The workgroup's rows of the head, in `Q` and `O`.
-            let base = (blk / nqb) * s * d4;
-            let head = HeadRows {
-                at: base,
-                row0: q0,
-                rows,
-                s,
-                d4,
-                width: d4,
-                stride: SKV,
-            };
+            let head = query_block(rows, nd, s, d4, SKV);
+            let q0 = head.row0;
             let fd = d / 16;
             // The slice's first fragment.
             let f0 = slice * FD;
