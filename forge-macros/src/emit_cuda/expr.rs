@@ -343,9 +343,9 @@ impl Exprs for Emitter<'_> {
             }
             (CoopOp::Rows(r), _) => {
                 let a: Vec<String> = args.iter().map(|x| self.expr(x)).collect();
-                let zip = |op: &str| format!("fg_coop_row_zip({}, {}, fg_op_{op}{{}})", a[0], a[1]);
+                let zip = |op: &str| format!("fg_coop_row_zip({}, {}, {op}{{}})", a[0], a[1]);
                 match r {
-                    RowOp::Max => format!("fg_coop_row_reduce({}, fg_op_max{{}})", a[0]),
+                    RowOp::Max => format!("fg_coop_row_reduce({}, fg_coop_op_max{{}})", a[0]),
                     RowOp::Sum => format!("fg_coop_row_reduce({}, fg_op_add{{}})", a[0]),
                     RowOp::MaskFrom => {
                         format!("fg_coop_mask_from({}, {}, {}, {})", a[0], a[1], a[2], a[3])
@@ -354,7 +354,13 @@ impl Exprs for Emitter<'_> {
                     RowOp::ScaleRows => format!("fg_coop_scale_rows({}, {})", a[0], a[1]),
                     RowOp::ToA => format!("fg_coop_to_a({})", a[0]),
                     RowOp::Splat => format!("fg_coop_row_splat({})", a[0]),
-                    RowOp::Bin(b) => zip(b.name()),
+                    RowOp::Bin(b) => zip(match b {
+                        RowBin::Max => "fg_coop_op_max",
+                        RowBin::Min => "fg_coop_op_min",
+                        RowBin::Add => "fg_op_add",
+                        RowBin::Sub => "fg_op_sub",
+                        RowBin::Mul => "fg_op_mul",
+                    }),
                     RowOp::Scale => format!("fg_coop_row_scale({}, {})", a[0], a[1]),
                     RowOp::Exp2 => format!("fg_coop_row_exp2({})", a[0]),
                     RowOp::Recip => format!("fg_coop_row_recip({})", a[0]),

@@ -155,6 +155,12 @@ struct fg_coop_r { float r[2]; };
 FG_FN unsigned fg_coop_c_half(unsigned i) { return (i & 3u) >> 1; }
 FG_FN fg_coop_r fg_coop_row_splat(float x) { return fg_coop_r{{x, x}}; }
 // Each row reduced by `op`: a lane's four elements, then the row's other three lanes.
+// A row's maximum and minimum take `fmaxf`/`fminf` (one `FMNMX`, which gives the other
+// operand where one is a NaN, as `fg_max` does), where `fg_max`'s tests for signalling NaNs
+// split every step of a reduction into branches: an accumulator's elements come from
+// arithmetic, whose NaNs are quiet.
+struct fg_coop_op_max { FG_FN float operator()(float a, float b) const { return fmaxf(a, b); } };
+struct fg_coop_op_min { FG_FN float operator()(float a, float b) const { return fminf(a, b); } };
 template <class Op> FG_FN fg_coop_r fg_coop_row_reduce(fg_coop_c c, Op op) {
     fg_coop_r o;
     for (unsigned h = 0; h < 2u; ++h) {
@@ -169,7 +175,14 @@ template <class Op> FG_FN fg_coop_r fg_coop_row_zip(fg_coop_r a, fg_coop_r b, Op
     return fg_coop_r{{op(a.r[0], b.r[0]), op(a.r[1], b.r[1])}};
 }
 FG_FN fg_coop_r fg_coop_row_scale(fg_coop_r a, float x) { return fg_coop_r{{a.r[0] * x, a.r[1] * x}}; }
-FG_FN fg_coop_r fg_coop_row_exp2(fg_coop_r a) { return fg_coop_r{{fg_exp2(a.r[0]), fg_exp2(a.r[1])}}; }
+// 2^x for a softmax: one `MUFU.EX2`, its results below 2^-126 flushed to zero (WGSL allows
+// it), where `exp2f` without `--ftz` tests for them and scales around the instruction.
+FG_FN float fg_coop_ex2(float x) {
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+}
+FG_FN fg_coop_r fg_coop_row_exp2(fg_coop_r a) { return fg_coop_r{{fg_coop_ex2(a.r[0]), fg_coop_ex2(a.r[1])}}; }
 FG_FN fg_coop_r fg_coop_row_recip(fg_coop_r a) { return fg_coop_r{{fg_recip(a.r[0]), fg_recip(a.r[1])}}; }
 
 // Element (r, j) to `fill` where j >= first + step r, in i32 arithmetic that wraps, as
@@ -185,10 +198,14 @@ FG_FN fg_coop_c fg_coop_mask_from(fg_coop_c c, int first, int step, float fill) 
 }
 // 2^(x scale - m[r]): the exponentials of a softmax, in registers.
 FG_FN fg_coop_c fg_coop_exp2_rows(fg_coop_c c, float scale, fg_coop_r m) {
-    for (unsigned i = 0; i < 8u; ++i) c.r[i] = fg_exp2(c.r[i] * scale - m.r[fg_coop_c_half(i)]);
+    for (unsigned i = 0; i < 8u; ++i) c.r[i] = fg_coop_ex2(c.r[i] * scale - m.r[fg_coop_c_half(i)]);
     return c;
 }
+// Factors of exactly 1 leave the lane's elements as they are (x·1 is x, NaNs included): an
+// online softmax whose reference maximum did not move (most blocks, where the kernel moves
+// it only by more than a slack) then skips its rescale.
 FG_FN fg_coop_c fg_coop_scale_rows(fg_coop_c c, fg_coop_r f) {
+    if (f.r[0] == 1.0f && f.r[1] == 1.0f) return c;
     for (unsigned i = 0; i < 8u; ++i) c.r[i] *= f.r[fg_coop_c_half(i)];
     return c;
 }

@@ -484,9 +484,10 @@ mod kernels {
     /// 2. `S = Q·Kᵀ`, scaled to log2 units, `KB / 16` accumulators a block of rows, each
     ///    fragment of `K` loaded once for the `QB` blocks; keys past `s`, and when causal
     ///    past each row's own, are masked to `-∞` (only in the blocks that reach them);
-    /// 3. the rows' new maximum `m'`, the factor `α = 2^(m − m')` for what came before, the
-    ///    probabilities `P = 2^(S − m')` and the sums `l = α·l + ΣP`, all on the rows of the
-    ///    accumulators;
+    /// 3. the rows' reference maximum `m'` (moved only where the block's passes it by more
+    ///    than `SLACK`, as `attention`'s), the factor `α = 2^(m − m')` for what came before,
+    ///    the probabilities `P = 2^(S − m')` and the sums `l = α·l + ΣP`, all on the rows of
+    ///    the accumulators;
     /// 4. `O = α·O + P·V` for the slice's columns, `P` rounded to `f16` as the left operand,
     ///    each fragment of `V` loaded once for the `QB` blocks.
     ///
@@ -537,6 +538,9 @@ mod kernels {
         // A subgroup's query rows, and the score fragments of each of its blocks of 16.
         const RB: u32 = 16 * QB;
         const NJ: u32 = KB / 16;
+        // How far (log2 units) a block's maximum may pass the reference before it moves: the
+        // probabilities stay below `2^SLACK`, well inside `f16`.
+        const SLACK: f32 = 8.0;
         // `Q`'s rows where `QS = 1`; a single element, unused, where `Q` goes through `skv`.
         #[shared]
         let mut sq = [HVec4::ZERO; QS * (WG / 32 * RB) * SKV + 1 - QS];
@@ -656,15 +660,17 @@ mod kernels {
                             sc[x] = sc[x].mask_from(first, 1, f32::NEG_INFINITY);
                         }
                     }
-                    // The online softmax. Key 0 is in every row's first block, so `m'` is
-                    // finite from there on, and `α = 2^(-∞)` = 0 clears nothing that was not
-                    // zero.
+                    // The online softmax. The reference maximum moves only where the block's
+                    // exceeds it by more than `SLACK`, to `SLACK` below it: elsewhere `α` is
+                    // exactly 1, and CUDA's `scale_rows` skips it (the factors of a lane all
+                    // 1). Key 0 is in every row's first block, so `m'` is finite from there
+                    // on, and `α = 2^(-∞)` = 0 clears nothing that was not zero.
                     let mut mx = sc[b * NJ].row_max();
                     #[unroll]
                     for j in 1..NJ {
                         mx = mx.max(sc[b * NJ + j].row_max());
                     }
-                    let mn = m[b].max(mx);
+                    let mn = m[b].max(mx.sub(CoopRow::splat(SLACK)));
                     let alpha = m[b].sub(mn).exp2();
                     m[b] = mn;
                     l[b] = l[b].mul(alpha);
