@@ -8,8 +8,8 @@
 #    (issue 32: <= 2 s a schedule). Then, here:
 #    scripts/before_after.py cuda-topk-forge_before.jsonl cuda-topk-forge.jsonl 0.02
 # b: attention_rows on CUDA against torch SDPA in the same call (certified at every
-#    schedule first, then timed, then `ncu` of the winner at d = 64), and attention_rows
-#    certified at every schedule on Vulkan.
+#    schedule first, then timed, then `ncu` of the winners at d = 64 and 128), attention_rows
+#    certified at every schedule on Vulkan, and its cold starts on CUDA where time is left.
 set -u
 source scripts/device_call.sh
 D=/tmp/fbin; mkdir -p $D; tar xJf .dev/bins.txz -C $D
@@ -46,19 +46,27 @@ PY
   tail -n 2 "$OUT/certify-rows-vk.txt"
   if [ $((SECONDS - t0)) -lt 540 ]; then
     left; stamp "ncu attention_rows"
-    best=$(python3 -c "
+    for shape in "b2 h16 s4096 d64:bh=32,s=4096,d=64" "b2 h16 s4096 d128:bh=32,s=4096,d=128"; do
+      name=${shape%%:*}; problem=${shape#*:}
+      best=$(python3 -c "
 import json
 for l in open('$OUT/bench-rows-cuda.jsonl'):
     if '\"kernel\"' in l:
         r=json.loads(l)
-        if r['shape']=='b2 h16 s4096 d64': print(r['schedule'].replace(' items=1 vec=1','').replace(' ',','))
+        if r['shape']=='$name': print(r['schedule'].replace(' items=1 vec=1','').replace(' ',','))
 ")
-    echo "best d64: $best"
-    ( cuda_env; FORGE_BACKEND=cuda timeout 40 ncu --clock-control none -k regex:fg_main --launch-skip 1 --launch-count 1 \
-      --section SpeedOfLight --section Occupancy --section WarpStateStats --section LaunchStats --section InstructionStats \
-      --metrics sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum,smsp__inst_executed_pipe_tensor.sum \
-      $D/forge --capacity-mib 8000 run attention_rows --problem bh=32,s=4096,d=64,causal=0,scale=0.125 --schedule "$best" --repeat 2 > "$OUT/ncu-rows.txt" 2>&1 ); stamp "rc=$?"
-    grep -E "Duration|Registers|Achieved Occupancy|Compute \(SM\) Throughput|hmma|inst_executed|Warp Cycles Per Issued|Executed Ipc" "$OUT/ncu-rows.txt" | head -14
+      echo "best $name: $best"
+      ( cuda_env; FORGE_BACKEND=cuda timeout 40 ncu --clock-control none -k regex:fg_main --launch-skip 1 --launch-count 1 \
+        --section SpeedOfLight --section Occupancy --section WarpStateStats --section LaunchStats --section InstructionStats \
+        --metrics sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum,smsp__inst_executed_pipe_tensor.sum \
+        $D/forge --capacity-mib 8000 run attention_rows --problem "$problem,causal=0,scale=0.125" --schedule "$best" --repeat 2 > "$OUT/ncu-rows-${name##* }.txt" 2>&1 ); stamp "rc=$?"
+      grep -E "Duration|Registers Per|Achieved Occupancy|hmma|inst_executed|Warp Cycles Per Issued|local" "$OUT/ncu-rows-${name##* }.txt" | head -10
+    done
+    if [ $((SECONDS - t0)) -lt 480 ]; then
+      left; stamp "cold start cuda attention_rows"
+      ( cuda_env; FORGE_BACKEND=cuda timeout 100 $D/forge first-call --all-schedules attention_rows > "$OUT/first-call-rows-cuda.txt" 2>&1 ); stamp "rc=$?"
+      tail -n 3 "$OUT/first-call-rows-cuda.txt"
+    fi
   fi
   ;;
 *) echo "usage: $0 a|b"; exit 2 ;;

@@ -169,6 +169,28 @@ mod kernels {
         }
     }
 
+    /// `sc[b·NJ + j] += qa[b]·Kᵀ` for the `NJ = N / M` fragments of 16 keys, over one
+    /// fragment of the head dimension: `K`'s rows from `skv[at]`, `stride` apart (the caller's
+    /// constant, as in [`q_fragments`]), each fragment of `K` loaded once for the `M` blocks
+    /// of 16 query rows.
+    #[forge_fn]
+    fn add_scores<const N: usize, const M: usize, const L: usize>(
+        sc: &mut [CoopC<f32>; N],
+        qa: &[CoopA<f16>; M],
+        skv: &[HVec4; L],
+        at: u32,
+        stride: u32,
+    ) {
+        #[unroll]
+        for j in 0..N / M {
+            let kt = CoopB::load_col_major(&skv[at + 16 * j * stride], stride);
+            #[unroll]
+            for b in 0..M {
+                sc[b * (N / M) + j] = qa[b].mul_add(kt, sc[b * (N / M) + j]);
+            }
+        }
+    }
+
     /// Where this invocation's first `HVec4` of a block of rows of `d4` lies, and the step
     /// to its next (`WG` elements on): [`copy_kv`]'s `walk`.
     #[forge_fn]
@@ -508,9 +530,10 @@ mod kernels {
     /// tuning space leaves it.
     #[forge_kernel(crate = ::forge_core, workgroup = 64,
         threads = bh * s.div_ceil(WG / 2 * QB) * d.div_ceil(16 * FD) * WG, ext = false,
-        knobs(KB = 16, PAD = 8, ST = 1, FD = 8, QS = 0, QB = 1),
-        tune(workgroup = [64, 128], KB = [16, 32, 64], PAD = [8], ST = [2], FD = [4, 8],
-            QS = [0, 1], QB = [1, 2], keep = (QS == 1 || 4 * KB >= WG) && (QB == 1 || QS == 1)),
+        knobs(KB = 16, ST = 1, FD = 8, QS = 0, QB = 1, LS = 0),
+        tune(workgroup = [64, 128], KB = [16, 32, 64], ST = [2], FD = [4, 8],
+            QS = [0, 1], QB = [1, 2], LS = [0, 1],
+            keep = (QS == 1 || 4 * KB >= WG) && (QB == 1 || QS == 1) && (LS == 0 || QB == 2)),
         reference = attention_reference_vec, tolerance(abs = 2e-3, rel = 2e-3, terms = s + d),
         case(bh = 1, s = 16, d = 16, causal = 1, scale = 0.25),
         case(bh = 2, s = 45, d = 64, causal = 0, scale = 0.125),
@@ -531,7 +554,8 @@ mod kernels {
         scale: f32,
     ) {
         // Rows in workgroup memory are `SKV` `HVec4`s: 128 halves and `PAD`, which put a
-        // fragment's rows on different banks.
+        // fragment's rows on different banks (a constant: other pads never won).
+        const PAD: u32 = 8;
         const SKV: u32 = (128 + PAD) / 4;
         // One stage: a block's keys, then its values.
         const STAGE: u32 = 2 * KB * SKV;
@@ -546,6 +570,9 @@ mod kernels {
         let mut sq = [HVec4::ZERO; QS * (WG / 32 * RB) * SKV + 1 - QS];
         #[shared]
         let mut skv = [HVec4::ZERO; ST * STAGE];
+        // A 16×16 matrix of ones where `LS = 1`: `P·1` sums `P`'s rows on the tensor cores.
+        #[shared]
+        let mut ones = [HVec4::ZERO; 64 * LS + 1 - LS];
         let rows = WG / 32 * RB;
         let nqb = s.div_ceil(rows);
         // Workgroup `w` takes the `w % nd`-th slice of `FD` fragments of the output columns
@@ -577,6 +604,16 @@ mod kernels {
             let c2 = CoopRow::splat(scale * 1.442_695_f32);
             let mut m = [CoopRow::splat(f32::NEG_INFINITY); QB];
             let mut l = [CoopRow::splat(0.0); QB];
+            // With `LS = 1`, the row sums as accumulators (every column of a row its sum),
+            // where a row sum of each block's `P` takes a lane's elements and two shuffles a
+            // half: the tensor pipe is three quarters idle, the issue slots are not.
+            let mut ls = [CoopC::zeroed(); QB];
+            if LS == 1 {
+                let one = 1.0f32 as f16;
+                if local_index() < 64 {
+                    ones[local_index()] = HVec4::new(one, one, one, one);
+                }
+            }
             // Keys up to the block's last row when causal: later blocks are masked whole.
             let kend = if causal != 0 { (q0 + rows).min(s) } else { s };
             let walk = kv_walk(d4);
@@ -616,25 +653,28 @@ mod kernels {
                 }
                 // S = Q·Kᵀ in log2 units: Kᵀ(p, j) = K(j, p), column-major.
                 let mut sc = [CoopC::zeroed(); QB * NJ];
-                #[unroll]
-                for f in 0..8 {
-                    if f < fd {
-                        let mut qa = [CoopA::zeroed(); QB];
+                let mut qa = [CoopA::zeroed(); QB];
+                if QS == 1 {
+                    // `Q` from `sq`, in a loop over `d`'s fragments that is not unrolled: its
+                    // addresses step, where each unrolled fragment sat under a test of
+                    // `f < fd` (`d` is a run-time value) and computed its addresses whole.
+                    for f in 0..fd {
                         #[unroll]
                         for b in 0..QB {
-                            if QS == 1 {
-                                qa[b] = CoopA::load_row_major(&sq[qs + 16 * b * SKV + 4 * f], SKV);
-                            } else {
-                                qa[b] = qf[f];
-                            }
+                            qa[b] = CoopA::load_row_major(&sq[qs + 16 * b * SKV + 4 * f], SKV);
                         }
-                        #[unroll]
-                        for j in 0..NJ {
-                            let kt = CoopB::load_col_major(&skv[at + 16 * j * SKV + 4 * f], SKV);
+                        add_scores(&mut sc, &qa, &skv, at + 4 * f, SKV);
+                    }
+                } else {
+                    // `Q`'s fragments in registers, indexed by constants only.
+                    #[unroll]
+                    for f in 0..8 {
+                        if f < fd {
                             #[unroll]
                             for b in 0..QB {
-                                sc[b * NJ + j] = qa[b].mul_add(kt, sc[b * NJ + j]);
+                                qa[b] = qf[f];
                             }
+                            add_scores(&mut sc, &qa, &skv, at + 4 * f, SKV);
                         }
                     }
                 }
@@ -673,35 +713,50 @@ mod kernels {
                     let mn = m[b].max(mx.sub(CoopRow::splat(SLACK)));
                     let alpha = m[b].sub(mn).exp2();
                     m[b] = mn;
-                    l[b] = l[b].mul(alpha);
+                    if LS == 1 {
+                        ls[b] = ls[b].scale_rows(alpha);
+                    } else {
+                        l[b] = l[b].mul(alpha);
+                    }
                     #[unroll]
                     for u in 0..FD {
-                        if f0 + u < fd {
-                            of[b * FD + u] = of[b * FD + u].scale_rows(alpha);
-                        }
+                        of[b * FD + u] = of[b * FD + u].scale_rows(alpha);
                     }
                 }
-                // O += P·V over the slice's columns, a block of 16 keys at a time.
+                // O += P·V over the slice's columns, a block of 16 keys at a time. All `FD`
+                // fragments, with no test of `f0 + u < fd`: a test around each split the
+                // step into branches, each computing its addresses whole. Past `d` (a slice
+                // wider than what is left of the head) they read columns of `skv`'s rows
+                // that hold no value of this block (`f0 + u < 8`: inside the rows), and the
+                // fragments they make are never stored.
+                // (The ones were written before the wait or barrier that began this step.)
+                let mut ob = CoopB::zeroed();
+                if LS == 1 {
+                    ob = CoopB::load_row_major(&ones[0], 4);
+                }
                 #[unroll]
                 for j in 0..NJ {
                     let mut pa = [CoopA::zeroed(); QB];
                     #[unroll]
                     for b in 0..QB {
                         let p = sc[b * NJ + j].exp2_rows(1.0, m[b]);
-                        l[b] = l[b].add(p.row_sum());
                         pa[b] = p.to_a();
+                        if LS == 1 {
+                            // The sum of what `P·V` multiplies: `P` rounded to `f16`.
+                            ls[b] = pa[b].mul_add(ob, ls[b]);
+                        } else {
+                            l[b] = l[b].add(p.row_sum());
+                        }
                     }
                     #[unroll]
                     for u in 0..FD {
-                        if f0 + u < fd {
-                            let vb = CoopB::load_row_major(
-                                &skv[at + (KB + 16 * j) * SKV + 4 * (f0 + u)],
-                                SKV,
-                            );
-                            #[unroll]
-                            for b in 0..QB {
-                                of[b * FD + u] = pa[b].mul_add(vb, of[b * FD + u]);
-                            }
+                        let vb = CoopB::load_row_major(
+                            &skv[at + (KB + 16 * j) * SKV + 4 * (f0 + u)],
+                            SKV,
+                        );
+                        #[unroll]
+                        for b in 0..QB {
+                            of[b * FD + u] = pa[b].mul_add(vb, of[b * FD + u]);
                         }
                     }
                 }
@@ -716,6 +771,9 @@ mod kernels {
             workgroup_barrier();
             #[unroll]
             for b in 0..QB {
+                if LS == 1 {
+                    l[b] = ls[b].row_max();
+                }
                 let inv = l[b].recip();
                 #[unroll]
                 for u in 0..FD {
