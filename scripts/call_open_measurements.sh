@@ -9,7 +9,8 @@
 #    scripts/before_after.py cuda-topk-forge_before.jsonl cuda-topk-forge.jsonl 0.02
 # b: attention_rows on CUDA against torch SDPA in the same call (certified at every
 #    schedule first, then timed, then `ncu` of the winners at d = 64 and 128), attention_rows
-#    certified at every schedule on Vulkan, and its cold starts on CUDA where time is left.
+#    certified at every schedule on Vulkan, `attention` timed on Vulkan (the same torch
+#    SDPA), and the cold starts of attention_rows on CUDA where time is left.
 set -u
 source scripts/device_call.sh
 D=/tmp/fbin; mkdir -p $D; tar xJf .dev/bins.txz -C $D
@@ -44,6 +45,9 @@ PY
   left; stamp "certify vulkan attention_rows"
   timeout 100 $D/forge $cap certify --all-schedules attention_rows > "$OUT/certify-rows-vk.txt" 2>&1; stamp "rc=$?"
   tail -n 2 "$OUT/certify-rows-vk.txt"
+  left; stamp "bench vulkan attention"
+  timeout 150 $D/forge $cap bench --json 'attention$' > "$OUT/bench-att-vk.jsonl" 2> "$OUT/bench-att-vk.err"; stamp "rc=$?"
+  grep -c '"kernel":"attention"' "$OUT/bench-att-vk.jsonl"
   if [ $((SECONDS - t0)) -lt 540 ]; then
     left; stamp "ncu attention_rows"
     for shape in "b2 h16 s4096 d64:bh=32,s=4096,d=64" "b2 h16 s4096 d128:bh=32,s=4096,d=128"; do

@@ -29,6 +29,16 @@ use forge_macros::forge_kernel;
 use serde::Serialize;
 use std::time::Instant;
 
+/// Whether `forge bench NAME` names the kernel `kernel`: a prefix of its name (`topk` names
+/// `topk_rows` and `topk_select`), or, ending in `$`, its whole name (`attention$` names
+/// `attention` and not `attention_rows`).
+pub fn names_kernel(name: &str, kernel: &str) -> bool {
+    match name.strip_suffix('$') {
+        Some(whole) => kernel == whole,
+        None => kernel.starts_with(name),
+    }
+}
+
 /// A device copy of `n` vec4s: the bandwidth every memory-bound kernel is measured against.
 #[forge_kernel(crate = ::forge_core, workgroup = 256, threads = n, ext = false,
     tune(workgroup = [64, 128, 256, 512]), cost(bytes = 32 * n))]
@@ -374,11 +384,7 @@ pub fn run(
         let name = case.kernel.name();
         let is_roof = name == copy_vec4::NAME || name == peak_fma::NAME;
         // Probes run with the kernel they probe (`gemv_rows_vec4` with `gemv`).
-        if !only.is_empty()
-            && !is_roof
-            && !only
-                .iter()
-                .any(|k| case.kernel.name().starts_with(k.as_str()))
+        if !only.is_empty() && !is_roof && !only.iter().any(|k| names_kernel(k, case.kernel.name()))
         {
             continue;
         }
@@ -632,11 +638,7 @@ pub fn compare_timers(
     }
     let mut out = Vec::new();
     for case in cases(quick) {
-        if !only.is_empty()
-            && !only
-                .iter()
-                .any(|k| case.kernel.name().starts_with(k.as_str()))
-        {
+        if !only.is_empty() && !only.iter().any(|k| names_kernel(k, case.kernel.name())) {
             continue;
         }
         let args = arguments(case.kernel, &case.scalars)?;

@@ -151,8 +151,9 @@ enum Command {
     /// Time the built-in kernels (GPU timestamps, median after warm-up, random data) at the
     /// shapes of the performance targets, with a device copy measured in the same run.
     Bench {
-        /// Kernels to time, and `overhead` for the typed call's host overhead; all when none
-        /// is named (the copy always runs).
+        /// Kernels to time, each by a prefix of its name (`topk`) or, ending in `$`, by its
+        /// whole name (`attention$`, not `attention_rows`), and `overhead` for the typed
+        /// call's host overhead; all when none is named (the copy always runs).
         kernels: Vec<String>,
         /// Print one JSON object per result instead of a table.
         #[arg(long)]
@@ -453,7 +454,27 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
                 .filter(|k| k.as_str() != forge_cli::bench::OVERHEAD)
                 .cloned()
                 .collect();
-            select(&named)?;
+            select(
+                &named
+                    .iter()
+                    .filter(|k| !k.ends_with('$'))
+                    .cloned()
+                    .collect::<Vec<_>>(),
+            )?;
+            // `NAME$` names the kernel whose whole name is `NAME`.
+            for k in named.iter().filter(|k| k.ends_with('$')) {
+                let whole = &k[..k.len() - 1];
+                let all = wgsl_forge::kernels::registry::builtin();
+                if !all.iter().any(|x| x.name() == whole) {
+                    let mut known: Vec<&str> = all.iter().map(|x| x.name()).collect();
+                    known.dedup();
+                    return Err(forge_cli::select::SelectError::Unknown {
+                        name: forge_core::shown::shown(k),
+                        known: known.join(", "),
+                    }
+                    .into());
+                }
+            }
             let mut rt = runtime(&cli.runtime)?;
             // The first write error of a progress line; the command fails with it after the
             // bench.

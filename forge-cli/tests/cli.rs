@@ -979,3 +979,36 @@ fn forge_certify_of_only_skipped_kernels_fails() {
         "stdout: {stdout}"
     );
 }
+
+/// `forge bench NAME$` names one kernel by its whole name, where `NAME` is a prefix:
+/// `gemm$` times `gemm` and none of `gemm_f16`'s kernels, `gemm` times `gemm_f16_simt` too.
+#[test]
+fn bench_takes_a_whole_name_with_a_dollar() {
+    let kernels = |name: &str| {
+        let out = forge(&["bench", "--quick", "--json", name]);
+        assert!(out.status.success(), "{name}: {}", stderr(&out));
+        let mut names: Vec<String> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| {
+                serde_json::from_str::<serde_json::Value>(l).expect("one JSON object per line")
+            })
+            .map(|r| r["kernel"].as_str().unwrap_or_default().to_string())
+            .filter(|k| k != "copy_vec4" && k != "peak_fma")
+            .collect();
+        names.sort();
+        names.dedup();
+        names
+    };
+    assert_eq!(kernels("gemm$"), ["gemm"]);
+    let prefix = kernels("gemm");
+    assert!(
+        prefix.iter().any(|k| k == "gemm") && prefix.iter().any(|k| k == "gemm_f16_simt"),
+        "{prefix:?}"
+    );
+    // A whole name that names no kernel is the unknown name's error, a family's name too.
+    for name in ["gem$", "topk$"] {
+        let out = forge(&["bench", "--quick", "--json", name]);
+        assert_eq!(out.status.code(), Some(2), "{name}: {}", stderr(&out));
+        assert!(stderr(&out).contains("unknown kernel"), "{name}: {}", stderr(&out));
+    }
+}

@@ -184,7 +184,7 @@ pub fn run(
     roof: &Roof,
     progress: &mut impl FnMut(&BenchResult),
 ) -> Result<Vec<BenchResult>, ForgeError> {
-    let wanted = |name: &str| only.is_empty() || only.iter().any(|k| name.starts_with(k.as_str()));
+    let wanted = |name: &str| only.is_empty() || only.iter().any(|k| super::names_kernel(k, name));
     let opts = TimingOptions {
         passes: if quick { 3 } else { 9 },
         ..TimingOptions::default()
