@@ -1009,6 +1009,10 @@ fn bench_takes_a_whole_name_with_a_dollar() {
     for name in ["gem$", "topk$"] {
         let out = forge(&["bench", "--quick", "--json", name]);
         assert_eq!(out.status.code(), Some(2), "{name}: {}", stderr(&out));
-        assert!(stderr(&out).contains("unknown kernel"), "{name}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("unknown kernel"),
+            "{name}: {}",
+            stderr(&out)
+        );
     }
 }
