@@ -11,6 +11,7 @@
 #    schedule first, then timed, then `ncu` of the winners at d = 64 and 128), attention_rows
 #    certified at every schedule on Vulkan, `attention` timed on Vulkan (the same torch
 #    SDPA), and the cold starts of attention_rows on CUDA where time is left.
+# c: the cold start of every schedule of attention_rows on CUDA, on a fresh machine.
 set -u
 source scripts/device_call.sh
 D=/tmp/fbin; mkdir -p $D; tar xJf .dev/bins.txz -C $D
@@ -73,6 +74,14 @@ for l in open('$OUT/bench-rows-cuda.jsonl'):
     fi
   fi
   ;;
-*) echo "usage: $0 a|b"; exit 2 ;;
+c)
+  # Cold: the first thing a fresh machine runs (in call b, after certify and bench had
+  # compiled the same kernels, the first calls took 60-114 ms: something kept them).
+  stamp "cold start cuda attention_rows"
+  ( cuda_env; FORGE_BACKEND=cuda timeout 150 $D/forge first-call --all-schedules attention_rows > "$OUT/first-call-rows-cuda.txt" 2>&1 ); stamp "rc=$?"
+  tail -n 3 "$OUT/first-call-rows-cuda.txt"
+  awk '$1 == "attention_rows" {print $(NF-1), $0}' "$OUT/first-call-rows-cuda.txt" | sort -n -r | head -4 | cut -c1-140
+  ;;
+*) echo "usage: $0 a|b|c"; exit 2 ;;
 esac
 pack
