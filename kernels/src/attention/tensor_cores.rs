@@ -521,7 +521,11 @@ mod kernels {
     /// (`QS = 0`) or read from `sq` at each block (`QS = 1`: 32 fewer registers); and `QB`
     /// blocks of 16 rows, over which each fragment of `K` and `V` is reused (`QB = 2` halves
     /// the loads an `mma` takes, as FlashAttention-2's warps hold 32 rows; it needs
-    /// `QS = 1`). Workgroup memory: `skv`, `ST` stages of `2·KB` rows of `128 + PAD` halves,
+    /// `QS = 1`). `LS = 1` (with `QB = 2`) sums `P`'s rows on the tensor cores, as `P·1` with
+    /// a matrix of ones in workgroup memory, into accumulators whose every column is the
+    /// sum: the row sums' shuffles leave the issue slots, which bound this kernel, for the
+    /// tensor pipe, which idles. Workgroup memory: `skv`, `ST` stages of `2·KB` rows of
+    /// `128 + PAD` halves (`PAD = 8`),
     /// whose first stages `Q` at the start where `QS = 0` (`keep` makes its `2·KB` rows at
     /// least the `WG / 2` rows) and `O` at the end; with `QS = 1`, `sq`, the workgroup's rows
     /// of `Q`, which stage `O` too. With `ST = 2` the copies of the next block are in flight
