@@ -122,23 +122,27 @@ fn gemm_f16_sharded_is_the_single_device_result_and_the_references() {
 fn attention_sharded_splits_batch_times_heads() {
     for n_dev in SIZES {
         let mut group = group(n_dev);
-        for (b, h, s, d, causal) in [
-            (1, 2, 5, 16, false),
-            (2, 3, 9, 16, true),
-            (1, 5, 3, 32, false),
+        // The last shape's scale is its own (`with_scale`), not `1/√d`.
+        for (b, h, s, d, causal, scale) in [
+            (1, 2, 5, 16, false, None),
+            (2, 3, 9, 16, true, None),
+            (1, 5, 3, 32, false, None),
+            (2, 2, 7, 16, true, Some(-0.7f32)),
         ] {
             let len = b * h * s * d;
             let (q, k, v) = (halves(len, 5), halves(len, 6), halves(len, 7));
-            let sharded = group
-                .attention_sharded(&q, &k, &v, AttentionShape::new(b, h, s, d, causal))
-                .unwrap();
+            let mut shape = AttentionShape::new(b, h, s, d, causal);
+            if let Some(x) = scale {
+                shape = shape.with_scale(x);
+            }
+            let sharded = group.attention_sharded(&q, &k, &v, shape).unwrap();
             let single = group
                 .runtime(0)
                 .unwrap()
-                .attention(&q, &k, &v, b, h, s, d, causal)
+                .attention_with(&q, &k, &v, shape)
                 .unwrap();
             assert_eq!(sharded, single, "{n_dev} devices, b·h = {b}·{h}");
-            let scale = 1.0 / (d as f32).sqrt();
+            let scale = scale.unwrap_or(1.0 / (d as f32).sqrt());
             let (bh, s32, d32) = ((b * h) as u32, s as u32, d as u32);
             let want =
                 attention_reference_f16(&q, &k, &v, bh, s32, d32, causal as u32, scale).unwrap();
