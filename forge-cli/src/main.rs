@@ -462,18 +462,9 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
                     .collect::<Vec<_>>(),
             )?;
             // `NAME$` names the kernel whose whole name is `NAME`.
+            let all = wgsl_forge::kernels::registry::builtin();
             for k in named.iter().filter(|k| k.ends_with('$')) {
-                let whole = &k[..k.len() - 1];
-                let all = wgsl_forge::kernels::registry::builtin();
-                if !all.iter().any(|x| x.name() == whole) {
-                    let mut known: Vec<&str> = all.iter().map(|x| x.name()).collect();
-                    known.dedup();
-                    return Err(forge_cli::select::SelectError::Unknown {
-                        name: forge_core::shown::shown(k),
-                        known: known.join(", "),
-                    }
-                    .into());
-                }
+                forge_cli::select::whole_name(&all, k)?;
             }
             let mut rt = runtime(&cli.runtime)?;
             // The first write error of a progress line; the command fails with it after the

@@ -65,16 +65,32 @@ pub fn select<'k>(
             exact
         };
         if found.is_empty() {
-            let mut known: Vec<&str> = all.iter().map(|k| k.name()).collect();
-            known.dedup();
-            return Err(SelectError::Unknown {
-                name: forge_core::shown::shown(name),
-                known: known.join(", "),
-            });
+            return Err(unknown(all, name));
         }
         out.extend(found);
     }
     Ok(out)
+}
+
+/// Checks `forge bench`'s `NAME$`: a kernel of `all` has the whole name `NAME`. Errors:
+/// [`SelectError::Unknown`] where none has (a family's name included).
+pub fn whole_name(all: &[&dyn Kernel], name: &str) -> Result<(), SelectError> {
+    let whole = name.strip_suffix('$').unwrap_or(name);
+    if all.iter().any(|k| k.name() == whole) {
+        Ok(())
+    } else {
+        Err(unknown(all, name))
+    }
+}
+
+/// The error for `name`, which names none of `all`: it lists the known names.
+fn unknown(all: &[&dyn Kernel], name: &str) -> SelectError {
+    let mut known: Vec<&str> = all.iter().map(|k| k.name()).collect();
+    known.dedup();
+    SelectError::Unknown {
+        name: forge_core::shown::shown(name),
+        known: known.join(", "),
+    }
 }
 
 /// How a table names `kernel`: its name, or its identity where another of `all` shares
