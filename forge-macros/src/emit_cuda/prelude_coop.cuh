@@ -154,13 +154,13 @@ struct fg_coop_r { float r[2]; };
 
 FG_FN unsigned fg_coop_c_half(unsigned i) { return (i & 3u) >> 1; }
 FG_FN fg_coop_r fg_coop_row_splat(float x) { return fg_coop_r{{x, x}}; }
-// Each row reduced by `op`: a lane's four elements, then the row's other three lanes.
 // A row's maximum and minimum take `fmaxf`/`fminf` (one `FMNMX`, which gives the other
 // operand where one is a NaN, as `fg_max` does), where `fg_max`'s tests for signalling NaNs
 // split every step of a reduction into branches: an accumulator's elements come from
 // arithmetic, whose NaNs are quiet.
 struct fg_coop_op_max { FG_FN float operator()(float a, float b) const { return fmaxf(a, b); } };
 struct fg_coop_op_min { FG_FN float operator()(float a, float b) const { return fminf(a, b); } };
+// Each row reduced by `op`: a lane's four elements, then the row's other three lanes.
 template <class Op> FG_FN fg_coop_r fg_coop_row_reduce(fg_coop_c c, Op op) {
     fg_coop_r o;
     for (unsigned h = 0; h < 2u; ++h) {
