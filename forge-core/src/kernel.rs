@@ -864,20 +864,6 @@ pub trait Kernel: Sync {
     }
     /// Scalar values of the certification cases, each in the order of [`Kernel::scalars`].
     fn cert_cases(&self) -> Vec<Vec<ScalarValue>>;
-    /// Where a launch reads its number of invocations (`#[forge_kernel(indirect =
-    /// count[0])]`): `None` (the default) for a kernel whose `threads` the host knows.
-    fn indirect(&self) -> Option<Indirect> {
-        None
-    }
-    /// The scalar parameter the kernel is batched along, if it declares one: the `u32`
-    /// size that every output, and every input that is not shared by all, grows in
-    /// proportion to, with that dimension outermost (rows of a row-major matrix, the
-    /// `b·h` heads of attention). A [`crate::group::DeviceGroup`] splits a launch along
-    /// it when no other dimension is named ([`crate::group::Split::declared`]). The default
-    /// is `None`: a split then names its dimension ([`crate::group::Split::along`]).
-    fn batch_axis(&self) -> Option<&'static str> {
-        None
-    }
     /// The tolerance policy.
     fn tolerance(&self) -> Tolerance {
         Tolerance::FLOAT
@@ -895,58 +881,22 @@ pub trait Kernel: Sync {
     fn special_values(&self) -> bool {
         false
     }
-    /// The length of every binding for these scalars, at the declared schedule.
-    fn binding_lens(&self, scalars: &[ScalarValue]) -> Result<Vec<u64>>;
-    /// The number of logical invocations for these scalars, at the declared schedule: for
-    /// a kernel with a 2-D or 3-D grid, all of them (the product of
-    /// [`Kernel::grid_threads`]).
-    fn threads(&self, scalars: &[ScalarValue]) -> Result<u64>;
-    /// The logical invocations per dimension for these scalars, at the declared schedule:
-    /// `threads = (w, h)` gives `[w, h, 1]`. A 1-D kernel's is `[threads, 1, 1]`, the
-    /// default.
-    fn grid_threads(&self, scalars: &[ScalarValue]) -> Result<Threads> {
-        self.threads(scalars).map(Threads::from)
+    /// What the kernel declares beyond its bindings, scalars and schedule: an indirect
+    /// launch, a batch axis, structured certification inputs, a tolerance that scales with
+    /// the work. One table, [`Declarations::NONE`] by default, so that each such
+    /// declaration costs a kernel no function of its own.
+    fn declarations(&self) -> &'static Declarations {
+        &Declarations::NONE
     }
-    /// How many terms each output sums for these scalars (`tolerance(.., terms = k)`), for a
-    /// tolerance that scales with the work: the certifier then also accepts an output within
-    /// `2·terms·u·M` of the other side, `u` the unit roundoff of its type and `M` what the
-    /// oracle gives on the absolute values of the inputs (`Σ|terms|` for a dot product, the
-    /// forward error bound of a reordered or fused sum). `None`: the fixed tolerance only.
-    fn tolerance_terms(&self, scalars: &[ScalarValue]) -> Option<Result<u64>> {
-        let _ = scalars;
-        None
-    }
-    /// The bindings whose certification inputs have a structure (`#[forge_kernel(inputs(
-    /// dst = permutation, row_ptr = offsets(col_idx), col_idx = indices(x)))]`), by name.
-    /// A distribution given in `CertOptions` still wins.
-    fn inputs(&self) -> &'static [(&'static str, Input)] {
-        &[]
-    }
-    /// The kernel's own certification inputs (`#[forge_kernel(inputs = path)]`): one entry
-    /// per binding in binding order, `None` for the `#[out]` ones (each of its case's
-    /// length). `None` where the kernel has no such function.
-    fn make_inputs(&self, case: &InputCase<'_>) -> Option<Vec<Option<HostBuffer>>> {
-        let _ = case;
-        None
-    }
-    /// [`Kernel::binding_lens`] at `schedule`: a LEN may name `WG`, `ITEMS`, `VEC` and
-    /// knobs (`&[f32; rows * WG]`), so the lengths can differ from one schedule to the next.
-    /// The default is the declared schedule's, for kernels whose lengths name none.
-    fn binding_lens_at(&self, schedule: &Schedule, scalars: &[ScalarValue]) -> Result<Vec<u64>> {
-        let _ = schedule;
-        self.binding_lens(scalars)
-    }
-    /// [`Kernel::grid_threads`] at `schedule`: `threads = rows * WG` launches one workgroup
-    /// per row at every workgroup size.
-    fn grid_threads_at(&self, schedule: &Schedule, scalars: &[ScalarValue]) -> Result<Threads> {
-        let _ = schedule;
-        self.grid_threads(scalars)
-    }
-    /// [`Kernel::threads`] at `schedule`.
-    fn threads_at(&self, schedule: &Schedule, scalars: &[ScalarValue]) -> Result<u64> {
-        let _ = schedule;
-        self.threads(scalars)
-    }
+    /// The length of every binding for these scalars at `schedule`: a LEN may name `WG`,
+    /// `ITEMS`, `VEC` and knobs (`&[f32; rows * WG]`), so the lengths can differ from one
+    /// schedule to the next. `binding_lens`, on `dyn Kernel`, gives the declared
+    /// schedule's.
+    fn binding_lens_at(&self, schedule: &Schedule, scalars: &[ScalarValue]) -> Result<Vec<u64>>;
+    /// The logical invocations per dimension for these scalars at `schedule`: `threads =
+    /// (w, h)` gives `[w, h, 1]`, a 1-D kernel's is `[threads, 1, 1]`; `threads = rows * WG`
+    /// launches one workgroup per row at every workgroup size.
+    fn grid_threads_at(&self, schedule: &Schedule, scalars: &[ScalarValue]) -> Result<Threads>;
     /// Runs the CPU oracle. Returns the final contents of every writable binding, in layout
     /// order, as the runtime's `ForgeRuntime::run_dyn` returns the GPU's.
     fn cpu_dyn(&self, schedule: &Schedule, args: &DynArgs) -> Result<Vec<HostBuffer>>;
@@ -983,6 +933,76 @@ pub trait Kernel: Sync {
     /// Runs the independent reference, where the kernel names one.
     fn reference_dyn(&self, _args: &DynArgs) -> Option<Result<Vec<HostBuffer>>> {
         None
+    }
+}
+
+/// What a kernel declares beyond its bindings, scalars and schedule ([`Kernel::declarations`]).
+/// `#[forge_kernel]` fills in what its options give; the rest is [`Declarations::NONE`]'s.
+#[derive(Clone, Copy, Debug)]
+pub struct Declarations {
+    /// Where a launch reads its number of invocations (`#[forge_kernel(indirect =
+    /// count[0])]`): `None` for a kernel whose `threads` the host knows.
+    pub indirect: Option<Indirect>,
+    /// The scalar parameter the kernel is batched along, if it declares one: the `u32`
+    /// size that every output, and every input that is not shared by all, grows in
+    /// proportion to, with that dimension outermost (rows of a row-major matrix, the
+    /// `b·h` heads of attention). A [`crate::group::DeviceGroup`] splits a launch along
+    /// it when no other dimension is named ([`crate::group::Split::declared`]); with
+    /// `None`, a split names its dimension ([`crate::group::Split::along`]).
+    pub batch_axis: Option<&'static str>,
+    /// The bindings whose certification inputs have a structure (`#[forge_kernel(inputs(
+    /// dst = permutation, row_ptr = offsets(col_idx), col_idx = indices(x)))]`), by name.
+    /// A distribution given in `CertOptions` still wins.
+    pub inputs: &'static [(&'static str, Input)],
+    /// The kernel's own certification inputs (`#[forge_kernel(inputs = path)]`): one entry
+    /// per binding in binding order, `None` for the `#[out]` ones (each of its case's
+    /// length).
+    pub make_inputs: Option<MakeInputs>,
+    /// How many terms each output sums for these scalars (`tolerance(.., terms = k)`), for
+    /// a tolerance that scales with the work: the certifier then also accepts an output
+    /// within `2·terms·u·M` of the other side, `u` the unit roundoff of its type and `M`
+    /// what the oracle gives on the absolute values of the inputs (`Σ|terms|` for a dot
+    /// product, the forward error bound of a reordered or fused sum). `None`: the fixed
+    /// tolerance only.
+    pub tolerance_terms: Option<ToleranceTerms>,
+}
+
+/// A kernel's own certification inputs for a case ([`Declarations::make_inputs`]).
+pub type MakeInputs = fn(&InputCase<'_>) -> Vec<Option<HostBuffer>>;
+
+/// How many terms each output of a call with these scalars sums
+/// ([`Declarations::tolerance_terms`]).
+pub type ToleranceTerms = fn(&[ScalarValue]) -> Result<u64>;
+
+impl Declarations {
+    /// Nothing declared.
+    pub const NONE: Declarations = Declarations {
+        indirect: None,
+        batch_axis: None,
+        inputs: &[],
+        make_inputs: None,
+        tolerance_terms: None,
+    };
+}
+
+impl dyn Kernel + '_ {
+    /// [`Kernel::binding_lens_at`] the declared schedule.
+    pub fn binding_lens(&self, scalars: &[ScalarValue]) -> Result<Vec<u64>> {
+        self.binding_lens_at(&self.default_schedule(), scalars)
+    }
+    /// The number of logical invocations for these scalars at `schedule`: for a kernel with
+    /// a 2-D or 3-D grid, all of them (the product of [`Kernel::grid_threads_at`],
+    /// saturating).
+    pub fn threads_at(&self, schedule: &Schedule, scalars: &[ScalarValue]) -> Result<u64> {
+        self.grid_threads_at(schedule, scalars).map(|t| t.total())
+    }
+    /// [`threads_at`](#method.threads_at) the declared schedule.
+    pub fn threads(&self, scalars: &[ScalarValue]) -> Result<u64> {
+        self.threads_at(&self.default_schedule(), scalars)
+    }
+    /// [`Kernel::grid_threads_at`] the declared schedule.
+    pub fn grid_threads(&self, scalars: &[ScalarValue]) -> Result<Threads> {
+        self.grid_threads_at(&self.default_schedule(), scalars)
     }
 }
 
@@ -1052,7 +1072,7 @@ pub fn check_scalar_count(kernel: &'static str, expected: usize, got: usize) -> 
 // instance of its own per kernel (a closure type is a type), which the user's crate
 // compiles and optimises again for every kernel; here it is compiled once, in this crate.
 
-/// The binding lengths, as [`Kernel::binding_lens`] gives them.
+/// The binding lengths, as [`Kernel::binding_lens_at`] gives them.
 pub fn lens_u64(lens: &[usize]) -> Vec<u64> {
     lens.iter().map(|l| *l as u64).collect()
 }

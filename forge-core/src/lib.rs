@@ -87,8 +87,9 @@ pub use wgpu;
 
 pub use error::{ForgeError, Result};
 pub use kernel::{
-    Access, Binding, DynArgs, ElemType, Feature, HostBuffer, Input, InputCase, Kernel, KernelId,
-    OracleOptions, ScalarParam, ScalarType, ScalarValue, StructField, StructLayout, Tolerance,
+    Access, Binding, Declarations, DynArgs, ElemType, Feature, HostBuffer, Input, InputCase,
+    Kernel, KernelId, OracleOptions, ScalarParam, ScalarType, ScalarValue, StructField,
+    StructLayout, Tolerance,
 };
 pub use manifest::{ManifestCache, TuningManifest};
 pub use roofline::Cost;
@@ -106,9 +107,9 @@ pub mod __private {
     pub use crate::blocking::{block_on, can_block};
     pub use crate::error::{ForgeError, Result};
     pub use crate::kernel::{
-        check_scalar_count, Access, Binding, DynArgs, ElemType, Feature, HostBuffer, Indirect,
-        Input, InputCase, Kernel, KernelId, OracleOptions, ScalarParam, ScalarType, ScalarValue,
-        StructField, StructLayout, Tolerance,
+        check_scalar_count, Access, Binding, Declarations, DynArgs, ElemType, Feature, HostBuffer,
+        Indirect, Input, InputCase, Kernel, KernelId, OracleOptions, ScalarParam, ScalarType,
+        ScalarValue, StructField, StructLayout, Tolerance,
     };
     /// What generated code names as `oracle::…`: the oracle's support, and beside it what
     /// the oracle and the typed call share (the sizes, the grid, the `Kernel` impl's

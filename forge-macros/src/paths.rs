@@ -90,6 +90,9 @@ impl Paths {
     pub fn indirect(&self) -> TokenStream {
         self.p(quote!(Indirect))
     }
+    pub fn declarations(&self) -> TokenStream {
+        self.p(quote!(Declarations))
+    }
     pub fn input_case(&self) -> TokenStream {
         self.p(quote!(InputCase))
     }

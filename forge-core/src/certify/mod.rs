@@ -378,7 +378,7 @@ pub fn compare_special(got: &HostBuffer, want: &HostBuffer, tol: Tolerance) -> C
     compare_with(got, want, tol, true, None)
 }
 
-/// `scaled`, where the kernel's tolerance scales with its work (`Kernel::tolerance_terms`):
+/// `scaled`, where the kernel's tolerance scales with its work (`Declarations::tolerance_terms`):
 /// each component's further allowance, beside `tol`.
 fn compare_with(
     got: &HostBuffer,
@@ -776,20 +776,8 @@ impl Kernel for PoisonView<'_> {
     fn special_values(&self) -> bool {
         self.inner.special_values()
     }
-    fn binding_lens(&self, scalars: &[ScalarValue]) -> Result<Vec<u64>> {
-        self.inner.binding_lens(scalars)
-    }
-    fn threads(&self, scalars: &[ScalarValue]) -> Result<u64> {
-        self.inner.threads(scalars)
-    }
-    fn grid_threads(&self, scalars: &[ScalarValue]) -> Result<crate::schedule::Threads> {
-        self.inner.grid_threads(scalars)
-    }
     fn binding_lens_at(&self, schedule: &Schedule, scalars: &[ScalarValue]) -> Result<Vec<u64>> {
         self.inner.binding_lens_at(schedule, scalars)
-    }
-    fn threads_at(&self, schedule: &Schedule, scalars: &[ScalarValue]) -> Result<u64> {
-        self.inner.threads_at(schedule, scalars)
     }
     fn grid_threads_at(
         &self,
@@ -947,7 +935,7 @@ fn case_args(
         scalars,
         lens: &lens,
     };
-    let made = kernel.make_inputs(&case);
+    let made = kernel.declarations().make_inputs.map(|make| make(&case));
     let own = made.is_some();
     let mut buffers = match made {
         Some(buffers) => own_inputs(kernel, buffers, &lens)?,
@@ -1004,7 +992,7 @@ pub(crate) fn put_indirect_count(
     buffers: &mut [Option<HostBuffer>],
     count: u32,
 ) {
-    let Some(at) = kernel.indirect() else {
+    let Some(at) = kernel.declarations().indirect else {
         return;
     };
     let Some(b) = kernel.layout().get(at.binding) else {
@@ -1028,7 +1016,7 @@ pub(crate) fn put_indirect_count(
 }
 
 /// Each writable binding's per-component allowance where the kernel's tolerance scales
-/// with its work (`Kernel::tolerance_terms`): `2·terms·u·M`, `M` the oracle's result on the
+/// with its work (`Declarations::tolerance_terms`): `2·terms·u·M`, `M` the oracle's result on the
 /// absolute values of the inputs (`Σ|a_k·b_k|` for a dot product: the forward error bound
 /// of a sum reordered, fused or split, `γ_n·Σ|terms|`, twice for the two sides compared).
 /// `None` where the tolerance is fixed.
@@ -1038,7 +1026,11 @@ fn scaled_allowances(
     scalars: &[ScalarValue],
     args: &DynArgs,
 ) -> Result<Option<Vec<Vec<f64>>>> {
-    let Some(terms) = kernel.tolerance_terms(scalars) else {
+    let Some(terms) = kernel
+        .declarations()
+        .tolerance_terms
+        .map(|terms| terms(scalars))
+    else {
         return Ok(None);
     };
     let terms = terms? as f64;
@@ -1114,7 +1106,12 @@ fn input_distribution(
             .and_then(|i| lens.get(i).copied())
             .unwrap_or(0)
     };
-    match kernel.inputs().iter().find(|(b, _)| *b == binding) {
+    match kernel
+        .declarations()
+        .inputs
+        .iter()
+        .find(|(b, _)| *b == binding)
+    {
         Some((_, crate::kernel::Input::Permutation)) => Distribution::Permutation,
         Some((_, crate::kernel::Input::OffsetsOf(of))) => {
             Distribution::SortedOffsets { total: len_of(of) }

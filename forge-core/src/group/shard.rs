@@ -137,8 +137,8 @@ impl DeviceGroup {
     /// #     fn default_schedule(&self) -> Schedule { Schedule::with_workgroup(64) }
     /// #     fn tune_space(&self) -> TuneSpace { TuneSpace::new(&[64], &[1], &[1]) }
     /// #     fn cert_cases(&self) -> Vec<Vec<ScalarValue>> { vec![vec![ScalarValue::U32(5)]] }
-    /// #     fn binding_lens(&self, s: &[ScalarValue]) -> Result<Vec<u64>> { Ok(vec![s[0].bits() as u64; 2]) }
-    /// #     fn threads(&self, s: &[ScalarValue]) -> Result<u64> { Ok(s[0].bits() as u64) }
+    /// #     fn binding_lens_at(&self, _: &Schedule, s: &[ScalarValue]) -> Result<Vec<u64>> { Ok(vec![s[0].bits() as u64; 2]) }
+    /// #     fn grid_threads_at(&self, _: &Schedule, s: &[ScalarValue]) -> Result<forge_core::Threads> { Ok(forge_core::Threads::from(s[0].bits() as u64)) }
     /// #     fn cpu_dyn(&self, _: &Schedule, a: &DynArgs) -> Result<Vec<HostBuffer>> {
     /// #         let x: &[f32] = bytemuck::cast_slice(a.buffers[0].as_ref().unwrap().bytes());
     /// #         let y: Vec<f32> = x.iter().map(|v| 2.0 * v).collect();
@@ -281,7 +281,7 @@ impl DeviceGroup {
 
 /// The dimension a type-erased call is split along: a `u32` scalar parameter of the
 /// kernel, named ([`Split::along`]) or the one the kernel declares
-/// ([`Split::declared`], [`Kernel::batch_axis`]).
+/// ([`Split::declared`], [`Declarations::batch_axis`](crate::kernel::Declarations::batch_axis)).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Split {
     axis: Option<String>,
@@ -295,7 +295,7 @@ impl Split {
         }
     }
 
-    /// Along the dimension the kernel declares as its batch axis ([`Kernel::batch_axis`]);
+    /// Along the dimension the kernel declares as its batch axis ([`Declarations::batch_axis`](crate::kernel::Declarations::batch_axis));
     /// a kernel that declares none is an error when the split is used.
     pub fn declared() -> Split {
         Split { axis: None }
@@ -310,7 +310,7 @@ impl Split {
             kernel: name,
             message,
         };
-        let axis = match (&self.axis, kernel.batch_axis()) {
+        let axis = match (&self.axis, kernel.declarations().batch_axis) {
             (Some(a), _) => a.as_str(),
             (None, Some(a)) => a,
             (None, None) => {

@@ -96,7 +96,7 @@ impl ForgeRuntime {
         threads: &Threads,
         args: &[HostArg<'_>],
     ) -> Result<()> {
-        let Some(at) = kernel.indirect() else {
+        let Some(at) = kernel.declarations().indirect else {
             return Ok(());
         };
         let data: &[u8] = match args.get(at.binding) {
@@ -132,7 +132,7 @@ impl ForgeRuntime {
         threads: &Threads,
         tensors: &[&'t RawTensor],
     ) -> Result<Option<LoggedCopy<'t>>> {
-        let Some(at) = kernel.indirect() else {
+        let Some(at) = kernel.declarations().indirect else {
             return Ok(None);
         };
         let Some(tensor) = tensors.get(at.binding) else {

@@ -348,7 +348,7 @@ impl ForgeRuntime {
             prints: prints
                 .zip(print_lease.as_ref())
                 .map(|((t, _), l)| (t.binding, l)),
-            indirect: kernel.indirect().and_then(|at| {
+            indirect: kernel.declarations().indirect.and_then(|at| {
                 Some(IndirectSource {
                     count: bindings.get(at.binding)?,
                     element: at.element,

@@ -495,8 +495,8 @@ impl ForgeRuntime {
     /// #     fn default_schedule(&self) -> Schedule { Schedule::with_workgroup(64) }
     /// #     fn tune_space(&self) -> TuneSpace { TuneSpace::new(&[64], &[1], &[1]) }
     /// #     fn cert_cases(&self) -> Vec<Vec<ScalarValue>> { vec![] }
-    /// #     fn binding_lens(&self, _: &[ScalarValue]) -> Result<Vec<u64>> { Ok(vec![]) }
-    /// #     fn threads(&self, _: &[ScalarValue]) -> Result<u64> { Ok(1) }
+    /// #     fn binding_lens_at(&self, _: &Schedule, _: &[ScalarValue]) -> Result<Vec<u64>> { Ok(vec![]) }
+    /// #     fn grid_threads_at(&self, _: &Schedule, _: &[ScalarValue]) -> Result<forge_core::Threads> { Ok(forge_core::Threads::from(1u64)) }
     /// #     fn cpu_dyn(&self, _: &Schedule, _: &DynArgs) -> Result<Vec<HostBuffer>> { Ok(vec![]) }
     /// # }
     /// // A fresh cache holds nothing: the declared schedule is used.

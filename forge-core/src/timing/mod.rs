@@ -333,8 +333,8 @@ impl ForgeRuntime {
     /// #     fn default_schedule(&self) -> Schedule { Schedule::with_workgroup(64) }
     /// #     fn tune_space(&self) -> TuneSpace { TuneSpace::new(&[64], &[1], &[1]) }
     /// #     fn cert_cases(&self) -> Vec<Vec<ScalarValue>> { vec![] }
-    /// #     fn binding_lens(&self, s: &[ScalarValue]) -> Result<Vec<u64>> { Ok(vec![s[0].bits() as u64]) }
-    /// #     fn threads(&self, s: &[ScalarValue]) -> Result<u64> { Ok(s[0].bits() as u64) }
+    /// #     fn binding_lens_at(&self, _: &Schedule, s: &[ScalarValue]) -> Result<Vec<u64>> { Ok(vec![s[0].bits() as u64]) }
+    /// #     fn grid_threads_at(&self, _: &Schedule, s: &[ScalarValue]) -> Result<forge_core::Threads> { Ok(forge_core::Threads::from(s[0].bits() as u64)) }
     /// #     fn cpu_dyn(&self, _: &Schedule, _: &DynArgs) -> Result<Vec<HostBuffer>> { unimplemented!() }
     /// # }
     /// let mut rt = ForgeRuntime::new(64 << 20, None)?;

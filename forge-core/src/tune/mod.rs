@@ -215,8 +215,8 @@ pub fn representative_problem(kernel: &dyn Kernel, max_bytes: u64) -> Option<Vec
 /// #     fn default_schedule(&self) -> Schedule { Schedule::with_workgroup(64) }
 /// #     fn tune_space(&self) -> TuneSpace { TuneSpace::new(&[64], &[1], &[1]) }
 /// #     fn cert_cases(&self) -> Vec<Vec<ScalarValue>> { vec![] }
-/// #     fn binding_lens(&self, _: &[ScalarValue]) -> Result<Vec<u64>> { Ok(vec![]) }
-/// #     fn threads(&self, _: &[ScalarValue]) -> Result<u64> { Ok(1) }
+/// #     fn binding_lens_at(&self, _: &Schedule, _: &[ScalarValue]) -> Result<Vec<u64>> { Ok(vec![]) }
+/// #     fn grid_threads_at(&self, _: &Schedule, _: &[ScalarValue]) -> Result<forge_core::Threads> { Ok(forge_core::Threads::from(1u64)) }
 /// #     fn cpu_dyn(&self, _: &Schedule, _: &DynArgs) -> Result<Vec<HostBuffer>> { Ok(vec![]) }
 /// # }
 /// use forge_core::tune::parse_problem;
@@ -323,7 +323,7 @@ pub fn problem_args_at(
         })
         .collect();
     // An indirect kernel runs its whole bound, the most work a launch of it does.
-    if kernel.indirect().is_some() {
+    if kernel.declarations().indirect.is_some() {
         let bound = kernel.grid_threads_at(schedule, scalars)?.total();
         let bound = u32::try_from(bound).unwrap_or(u32::MAX);
         crate::certify::put_indirect_count(kernel, cert, &mut buffers, bound);

@@ -5,7 +5,7 @@
 use forge_core::kernel::{
     Access, Binding, DynArgs, ElemType, HostBuffer, Kernel, ScalarParam, ScalarType, ScalarValue,
 };
-use forge_core::{ForgeError, ForgeRuntime, HostArg, Result, Schedule, TuneSpace};
+use forge_core::{ForgeError, ForgeRuntime, HostArg, Result, Schedule, Threads, TuneSpace};
 
 /// The linear, fold-aware workgroup index and the early return past the needed groups,
 /// as generated kernels compute them.
@@ -152,15 +152,15 @@ impl Kernel for Affine {
     fn cert_cases(&self) -> Vec<Vec<ScalarValue>> {
         vec![vec![ScalarValue::U32(1000), ScalarValue::F32(0.5)]]
     }
-    fn binding_lens(&self, scalars: &[ScalarValue]) -> Result<Vec<u64>> {
+    fn binding_lens_at(&self, _: &Schedule, scalars: &[ScalarValue]) -> Result<Vec<u64>> {
         let (n, _) = scalars_of(&DynArgs {
             scalars: scalars.to_vec(),
             buffers: vec![],
         })?;
         Ok(vec![n as u64, n as u64])
     }
-    fn threads(&self, scalars: &[ScalarValue]) -> Result<u64> {
-        Ok(self.binding_lens(scalars)?[0])
+    fn grid_threads_at(&self, schedule: &Schedule, scalars: &[ScalarValue]) -> Result<Threads> {
+        Ok(Threads::from(self.binding_lens_at(schedule, scalars)?[0]))
     }
     fn cpu_dyn(&self, _schedule: &Schedule, args: &DynArgs) -> Result<Vec<HostBuffer>> {
         let (_, b) = scalars_of(args)?;
@@ -246,7 +246,7 @@ impl Kernel for Bump {
     fn cert_cases(&self) -> Vec<Vec<ScalarValue>> {
         vec![]
     }
-    fn binding_lens(&self, scalars: &[ScalarValue]) -> Result<Vec<u64>> {
+    fn binding_lens_at(&self, _: &Schedule, scalars: &[ScalarValue]) -> Result<Vec<u64>> {
         match scalars {
             [ScalarValue::U32(n)] => Ok(vec![*n as u64]),
             _ => Err(ForgeError::InvalidArgument {
@@ -255,8 +255,8 @@ impl Kernel for Bump {
             }),
         }
     }
-    fn threads(&self, scalars: &[ScalarValue]) -> Result<u64> {
-        Ok(self.binding_lens(scalars)?[0])
+    fn grid_threads_at(&self, schedule: &Schedule, scalars: &[ScalarValue]) -> Result<Threads> {
+        Ok(Threads::from(self.binding_lens_at(schedule, scalars)?[0]))
     }
     fn cpu_dyn(&self, _schedule: &Schedule, args: &DynArgs) -> Result<Vec<HostBuffer>> {
         match args.buffers.first() {
@@ -316,11 +316,11 @@ impl Kernel for Broken {
     fn cert_cases(&self) -> Vec<Vec<ScalarValue>> {
         vec![]
     }
-    fn binding_lens(&self, _scalars: &[ScalarValue]) -> Result<Vec<u64>> {
+    fn binding_lens_at(&self, _: &Schedule, _scalars: &[ScalarValue]) -> Result<Vec<u64>> {
         Ok(vec![1])
     }
-    fn threads(&self, _scalars: &[ScalarValue]) -> Result<u64> {
-        Ok(1)
+    fn grid_threads_at(&self, _: &Schedule, _scalars: &[ScalarValue]) -> Result<Threads> {
+        Ok(Threads::from(1u64))
     }
     fn cpu_dyn(&self, _schedule: &Schedule, _args: &DynArgs) -> Result<Vec<HostBuffer>> {
         Err(ForgeError::InvalidArgument {

@@ -549,6 +549,24 @@ impl<'k> Items<'k> {
         }
     }
 
+    /// The `Params` uniform of a call as its words, `[u32; scalars]`, from the scalars in
+    /// scope: every field is a 4-byte scalar, so these are its bytes. A launch passes them
+    /// through `cast_slice::<u32, u8>`, which every kernel of a crate shares, where
+    /// `bytes_of(&Params)` was compiled again for each kernel's own `Params`.
+    fn params_words(&self) -> TokenStream {
+        let words = self
+            .k
+            .scalars
+            .iter()
+            .zip(&self.scalar_ids)
+            .map(|(s, id)| match s.ty {
+                Scalar::F32 => quote!(#id.to_bits()),
+                Scalar::I32 => quote!(#id as u32),
+                _ => quote!(#id),
+            });
+        quote!([#(#words),*])
+    }
+
     /// `LAYOUT` and `SCALARS`.
     fn layout(&self) -> TokenStream {
         let binding_ty = self.p.binding();
@@ -846,6 +864,7 @@ impl<'k> Items<'k> {
             })
             .collect();
         let nb = self.k.bindings.len();
+        let (params_words, ns) = (self.params_words(), self.k.scalars.len());
         let out_names: Vec<&String> = self
             .outs
             .iter()
@@ -864,11 +883,11 @@ impl<'k> Items<'k> {
         let run_with = self.body(quote! {
             #can_block("a blocking run")?;
             let (__fg_params, __fg_threads, mut __fg_host) = __host(__fg_sched, #(#method_names),*)?;
-            __outs(rt.launch_host(&Kernel, __fg_sched, #bytemuck::bytes_of(&__fg_params), #oracle_mod::launch_threads(__fg_threads), &mut __fg_host)?)
+            __outs(rt.launch_host(&Kernel, __fg_sched, #bytemuck::cast_slice::<u32, u8>(&__fg_params), #oracle_mod::launch_threads(__fg_threads), &mut __fg_host)?)
         });
         let run_with_async = self.body(quote! {
             let (__fg_params, __fg_threads, mut __fg_host) = __host(__fg_sched, #(#method_names),*)?;
-            __outs(rt.launch_host_async(&Kernel, __fg_sched, #bytemuck::bytes_of(&__fg_params), #oracle_mod::launch_threads(__fg_threads), &mut __fg_host).await?)
+            __outs(rt.launch_host_async(&Kernel, __fg_sched, #bytemuck::cast_slice::<u32, u8>(&__fg_params), #oracle_mod::launch_threads(__fg_threads), &mut __fg_host).await?)
         });
         // A stub's calls never get this far.
         let helpers = if self.stub {
@@ -878,10 +897,10 @@ impl<'k> Items<'k> {
                 /// A GPU call's checked arguments: the `Params` uniform, the grid, and the
                 /// host data of every binding, in binding order.
                 #[allow(unused_variables)]
-                fn __host<'__fg_a>(__fg_sched: &#schedule, #(#host_params),*) -> ::core::result::Result<(Params, [u32; 3], [#host_arg<'__fg_a>; #nb]), #err> {
+                fn __host<'__fg_a>(__fg_sched: &#schedule, #(#host_params),*) -> ::core::result::Result<([u32; #ns], [u32; 3], [#host_arg<'__fg_a>; #nb]), #err> {
                     let __fg_lens = __check(__fg_sched, #(#check_args,)* #(#scalar_ids),*)?;
                     let __fg_threads = __threads(__fg_sched, #(#scalar_ids),*)?;
-                    Ok((Params { #(#scalar_ids),* }, __fg_threads, [#(#host_args),*]))
+                    Ok((#params_words, __fg_threads, [#(#host_args),*]))
                 }
 
                 /// A GPU call's result: the outputs the runtime read back, typed.
@@ -924,6 +943,7 @@ impl<'k> Items<'k> {
         let (rt, schedule, bytemuck) = (self.p.runtime(), self.p.schedule(), self.p.bytemuck());
         let (tensor_args, tensor_names) = (&self.tensor_args, &self.tensor_names);
         let (scalar_ids, binding_ids) = (&self.scalar_ids, &self.binding_ids);
+        let (params_words, ns) = (self.params_words(), self.k.scalars.len());
         let launch = self.body(quote! {
             let __fg_sched = rt.schedule_for_threads(&Kernel, #oracle_mod::total(__threads(&DEFAULT_SCHEDULE, #(#scalar_ids),*)?));
             launch_with(rt, &__fg_sched, #(#tensor_names),*)
@@ -932,8 +952,8 @@ impl<'k> Items<'k> {
             let __fg_lens = __lens(__fg_sched, #(#scalar_ids),*)?;
             #oracle_mod::check_lens(NAME, LAYOUT, &__fg_lens, &[#(::core::option::Option::Some(#binding_ids.len())),*])?;
             let __fg_threads = __threads(__fg_sched, #(#scalar_ids),*)?;
-            let __fg_params = Params { #(#scalar_ids),* };
-            rt.launch_tensors(&Kernel, __fg_sched, #bytemuck::bytes_of(&__fg_params), #oracle_mod::launch_threads(__fg_threads), &[#(#binding_ids.raw()),*])
+            let __fg_params: [u32; #ns] = #params_words;
+            rt.launch_tensors(&Kernel, __fg_sched, #bytemuck::cast_slice::<u32, u8>(&__fg_params), #oracle_mod::launch_threads(__fg_threads), &[#(#binding_ids.raw()),*])
         });
         quote! {
             /// Records the kernel on device-resident tensors, without a readback; the work is
@@ -950,28 +970,26 @@ impl<'k> Items<'k> {
         }
     }
 
-    /// `Kernel::cost`, where the kernel declares `cost(..)`: each term evaluated in checked
-    /// LEN arithmetic over the scalars.
-    /// `inputs()` and `make_inputs()`: the structure of the kernel's certification inputs,
-    /// or its own function for them; and `indirect()`, where a launch reads its count.
-    fn inputs_fn(&self) -> TokenStream {
+    /// `declarations`: what the kernel's options declare beyond its bindings, scalars and
+    /// schedule, as one static table (an indirect launch, structured certification inputs,
+    /// its own inputs function, a tolerance that scales with the work); nothing where it
+    /// declares none, so the trait's default serves.
+    fn declarations_fn(&self) -> TokenStream {
         let k = self.k;
         if self.stub {
             return quote!();
         }
-        let (input, input_case, host_buffer) =
-            (self.p.input(), self.p.input_case(), self.p.host_buffer());
-        let mut out = TokenStream::new();
+        let p = &self.p;
+        let (declarations, input, input_case) = (p.declarations(), p.input(), p.input_case());
+        let (host_buffer, scalar_value, err) = (p.host_buffer(), p.scalar_value(), p.error());
+        let mut fields = Vec::new();
+        let mut items = TokenStream::new();
         if let Some((binding, element)) = k.indirect() {
-            let indirect = self.p.indirect();
-            out.extend(quote! {
-                fn indirect(&self) -> ::core::option::Option<#indirect> {
-                    ::core::option::Option::Some(#indirect { binding: #binding, element: #element })
-                }
-            });
+            let indirect = p.indirect();
+            fields.push(quote!(indirect: ::core::option::Option::Some(#indirect { binding: #binding, element: #element })));
         }
         if !k.options.inputs.is_empty() {
-            let items = k.options.inputs.iter().map(|(name, kind, _)| {
+            let inputs = k.options.inputs.iter().map(|(name, kind, _)| {
                 let v = match kind {
                     InputKind::Permutation => quote!(#input::Permutation),
                     InputKind::OffsetsOf(o) => quote!(#input::OffsetsOf(#o)),
@@ -979,54 +997,46 @@ impl<'k> Items<'k> {
                 };
                 quote!((#name, #v))
             });
-            out.extend(quote! {
-                fn inputs(&self) -> &'static [(&'static str, #input)] {
-                    &[#(#items),*]
-                }
-            });
+            fields.push(quote!(inputs: &[#(#inputs),*]));
         }
         if let Some(path) = &k.options.inputs_fn {
-            out.extend(quote! {
-                fn make_inputs(&self, __fg_case: &#input_case<'_>) -> ::core::option::Option<::std::vec::Vec<::core::option::Option<#host_buffer>>> {
-                    let __fg_f: fn(&#input_case<'_>) -> ::std::vec::Vec<::core::option::Option<#host_buffer>> = #path;
-                    ::core::option::Option::Some(__fg_f(__fg_case))
-                }
+            items.extend(quote! {
+                const __FG_MAKE_INPUTS: fn(&#input_case<'_>) -> ::std::vec::Vec<::core::option::Option<#host_buffer>> = #path;
             });
+            fields.push(quote!(make_inputs: ::core::option::Option::Some(__FG_MAKE_INPUTS)));
         }
-        out
-    }
-
-    /// `tolerance_terms`: how many terms each output sums, for the certifier's tolerance
-    /// that scales with them.
-    fn terms_fn(&self) -> TokenStream {
-        let k = self.k;
-        let Some((e, text)) = &k.options.terms else {
-            return quote!();
-        };
-        if self.stub {
-            return quote!();
-        }
-        let oracle_mod = &self.oracle_mod;
-        let (err, scalar_value, schedule) =
-            (self.p.error(), self.p.scalar_value(), self.p.schedule());
-        let len_module = quote!(#oracle_mod::len);
-        let e = len_rust(e, k, &len_module, false);
-        let scalar_getters = self.scalar_getters();
-        let check = self.p.check_scalar_count();
-        let n = k.scalars.len();
-        quote! {
-            #[allow(unused_variables)]
-            fn tolerance_terms(&self, __fg_s: &[#scalar_value]) -> ::core::option::Option<::core::result::Result<u64, #err>> {
-                ::core::option::Option::Some((|| {
+        if let Some((e, text)) = &k.options.terms {
+            let oracle_mod = &self.oracle_mod;
+            let (schedule, check) = (p.schedule(), p.check_scalar_count());
+            let e = len_rust(e, k, &quote!(#oracle_mod::len), false);
+            let scalar_getters = self.scalar_getters();
+            let n = k.scalars.len();
+            items.extend(quote! {
+                #[allow(unused_variables)]
+                fn __fg_tolerance_terms(__fg_s: &[#scalar_value]) -> ::core::result::Result<u64, #err> {
                     #check(NAME, #n, __fg_s.len())?;
                     let __fg_sched: &#schedule = &DEFAULT_SCHEDULE;
                     #(#scalar_getters)*
                     #oracle_mod::finish_cost(NAME, "terms", #text, #e)
-                })())
+                }
+            });
+            fields
+                .push(quote!(tolerance_terms: ::core::option::Option::Some(__fg_tolerance_terms)));
+        }
+        if fields.is_empty() {
+            return quote!();
+        }
+        quote! {
+            fn declarations(&self) -> &'static #declarations {
+                #items
+                static DECLARATIONS: #declarations = #declarations { #(#fields,)* ..#declarations::NONE };
+                &DECLARATIONS
             }
         }
     }
 
+    /// `Kernel::cost`, where the kernel declares `cost(..)`: each term evaluated in checked
+    /// LEN arithmetic over the scalars.
     fn cost_fn(&self) -> TokenStream {
         let k = self.k;
         if k.options.cost.is_empty() {
@@ -1247,8 +1257,7 @@ impl<'k> Items<'k> {
                 quote!()
             }
         };
-        let inputs_fn = self.inputs_fn();
-        let terms_fn = self.terms_fn();
+        let declarations_fn = self.declarations_fn();
         let workgroup_free_fn = flag(k.workgroup_free(), "workgroup_free");
         let special_values_fn = flag(k.options.special_values, "special_values");
         let (tolerance_fn, features_fn, reference_dyn) = if self.stub {
@@ -1309,28 +1318,15 @@ impl<'k> Items<'k> {
             #(#scalar_getters)*
             Ok(#oracle_mod::lens_u64(&__lens(__fg_sched, #(#scalar_ids),*)?))
         });
-        // `threads` and `grid_threads` share one function that takes the scalars apart.
-        let threads = self.body(quote!(Ok(#oracle_mod::total(__grid_dyn(__fg_sched, __fg_s)?))));
         let threads_ty = self.p.threads();
-        let grid_threads =
-            self.body(quote!(Ok(#oracle_mod::launch_threads(__grid_dyn(__fg_sched, __fg_s)?))));
-        let grid_dyn = if self.stub {
-            quote!()
-        } else {
-            quote! {
-                /// The grid of a type-erased call: its scalars, then `__threads`.
-                #[allow(unused_variables)]
-                fn __grid_dyn(__fg_sched: &#schedule, __fg_s: &[#scalar_value]) -> ::core::result::Result<[u32; 3], #err> {
-                    #(#scalar_getters)*
-                    __threads(__fg_sched, #(#scalar_ids),*)
-                }
-            }
-        };
+        // Scalars taken apart, then `__threads`, as a typed call does.
+        let grid_threads = self.body(quote! {
+            #(#scalar_getters)*
+            Ok(#oracle_mod::launch_threads(__threads(__fg_sched, #(#scalar_ids),*)?))
+        });
         let cpu_dyn = self.body(cpu_dyn);
         let cost_fn = self.cost_fn();
         quote! {
-            #grid_dyn
-
             /// The kernel as the certifier, the tuner and the CLI see it.
             #[derive(Clone, Copy, Debug, Default)]
             pub struct Kernel;
@@ -1355,28 +1351,16 @@ impl<'k> Items<'k> {
                     #cases
                 }
                 #tolerance_fn
-                #terms_fn
-                #inputs_fn
+                #declarations_fn
                 #features_fn
                 #workgroup_free_fn
                 #special_values_fn
                 #cost_fn
                 #prints_fn
-                fn binding_lens(&self, __fg_s: &[#scalar_value]) -> ::core::result::Result<::std::vec::Vec<u64>, #err> {
-                    #kernel_trait::binding_lens_at(self, &DEFAULT_SCHEDULE, __fg_s)
-                }
-                fn threads(&self, __fg_s: &[#scalar_value]) -> ::core::result::Result<u64, #err> {
-                    #kernel_trait::threads_at(self, &DEFAULT_SCHEDULE, __fg_s)
-                }
-                fn grid_threads(&self, __fg_s: &[#scalar_value]) -> ::core::result::Result<#threads_ty, #err> {
-                    #kernel_trait::grid_threads_at(self, &DEFAULT_SCHEDULE, __fg_s)
-                }
                 fn binding_lens_at(&self, __fg_sched: &#schedule, __fg_s: &[#scalar_value]) -> ::core::result::Result<::std::vec::Vec<u64>, #err> {
                     #lens
                 }
-                fn threads_at(&self, __fg_sched: &#schedule, __fg_s: &[#scalar_value]) -> ::core::result::Result<u64, #err> {
-                    #threads
-                }
+                #[allow(unused_variables)]
                 fn grid_threads_at(&self, __fg_sched: &#schedule, __fg_s: &[#scalar_value]) -> ::core::result::Result<#threads_ty, #err> {
                     #grid_threads
                 }
