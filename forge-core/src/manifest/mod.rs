@@ -20,7 +20,7 @@
 //!
 //! **Problem-size buckets.** The best schedule depends on the problem's size, so a winner
 //! belongs to a bucket: `floor(log2(threads))`, where `threads` is the kernel's logical
-//! invocation count ([`Kernel::threads`]) for the problem timed. Tuning another size adds or
+//! invocation count (`threads` of a `dyn Kernel`) for the problem timed. Tuning another size adds or
 //! replaces that size's bucket and keeps the others. [`TuningManifest::winner_for`] picks
 //! the nearest tuned bucket for a given size; [`TuningManifest::winner`] (what the runtime's
 //! `schedule_for` uses, since it does not know the size) is the winner of the largest
