@@ -1610,6 +1610,37 @@ pub fn len_expr(cx: &Ctxt, e: &syn::Expr, scalars: &[ScalarParam<'_>]) -> LenExp
 /// kernels need.
 pub const MAX_NESTING: usize = 128;
 
+/// Refuses an item whose brackets (`()`, `[]`, `{}`) nest more than [`MAX_NESTING`] deep,
+/// before `syn` parses it: syn's parser recurses on each level too, and 2000 nested
+/// parentheses took it past the 8 MiB stack rustc gives a macro (optimised, in a test), so
+/// the syntax tree's own check ([`syntax_limits`]) would come too late. Each bracket pair
+/// is at least one level of the tree, so an item this refuses, that check refuses too.
+/// The walk keeps its own stack, and stops at the first group past the limit.
+pub fn token_nesting(item: &proc_macro2::TokenStream) -> syn::Result<()> {
+    let mut open = vec![(item.clone().into_iter(), 0usize)];
+    while let Some((tokens, depth)) = open.last_mut() {
+        let depth = *depth;
+        match tokens.next() {
+            Some(proc_macro2::TokenTree::Group(g)) => {
+                if depth >= MAX_NESTING {
+                    return Err(syn::Error::new(
+                        g.span_open(),
+                        format!(
+                            "these brackets nest more than {MAX_NESTING} levels deep, the most a kernel may; compute a part first into a `let` binding and use that"
+                        ),
+                    ));
+                }
+                open.push((g.stream().into_iter(), depth + 1));
+            }
+            Some(_) => {}
+            None => {
+                open.pop();
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Checks the limits every later stage relies on, on the function as written: nesting no
 /// deeper than [`MAX_NESTING`], no raw identifiers (`r#fn`: WGSL has no such form, and the
 /// name would reach naga as written), and none of the names the generated code uses

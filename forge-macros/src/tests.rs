@@ -821,8 +821,9 @@ fn expressions_nested_past_the_limit_are_refused_before_they_recurse() {
     let nest = |depth: usize, open: &str, close: &str| {
         format!("{}i{}", open.repeat(depth), close.repeat(depth))
     };
-    for depth in [200, 300, 400, 2000] {
-        for (open, close) in [("(", ")"), ("(1u32 + ", ")"), ("!", ""), ("(i ^ ", ")")] {
+    let forms = [("(", ")"), ("(1u32 + ", ")"), ("!", ""), ("(i ^ ", ")")];
+    for depth in [200, 300, 400] {
+        for (open, close) in forms {
             let src = nest(depth, open, close);
             let e = on_rustc_stack(move || err(quote!(threads = n), kernel_with(&src)));
             assert!(
@@ -831,13 +832,36 @@ fn expressions_nested_past_the_limit_are_refused_before_they_recurse() {
             );
         }
     }
+    // Deeper, from tokens as rustc hands them over: brackets are refused before syn
+    // parses the item (2000 parentheses overflowed syn's parser on rustc's stack).
+    for (open, close) in forms {
+        let src = format!(
+            "pub fn deep(#[out] y: &mut [u32; n], n: u32) {{ let i = global_index(); if i < n {{ y[i] = {}; }} }}",
+            nest(2000, open, close)
+        );
+        let e = on_rustc_stack(move || {
+            let item: TokenStream = src.parse().expect("the tokens lex");
+            crate::driver::kernel(quote!(threads = n), item).to_string()
+        });
+        assert!(
+            e.contains("compile_error")
+                && (e.contains("nests more than 128 levels deep")
+                    || e.contains("nest more than 128 levels deep"))
+                && !e.contains("naga"),
+            "2000 x `{open}`: {e}"
+        );
+    }
     // Blocks and ifs nest too.
     let blocks = format!("{}i{}", "{ ".repeat(400), " }".repeat(400));
     let e = on_rustc_stack(move || err(quote!(threads = n), kernel_with(&blocks)));
     assert!(e.contains("nests more than 128 levels deep"), "{e}");
-    // Within the limit, the same forms compile, and naga takes what they become.
-    ok(quote!(threads = n), kernel_with(&nest(60, "(1u32 + ", ")")));
-    ok(quote!(threads = n), kernel_with(&nest(120, "!", "")));
+    // Within the limit, the same forms compile, and naga takes what they become, on the
+    // stack rustc gives a macro.
+    on_rustc_stack(move || {
+        ok(quote!(threads = n), kernel_with(&nest(60, "(1u32 + ", ")")));
+        ok(quote!(threads = n), kernel_with(&nest(120, "!", "")));
+        ok(quote!(threads = n), kernel_with(&nest(60, "(i ^ ", ")")));
+    });
 }
 
 #[test]

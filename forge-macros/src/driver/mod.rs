@@ -22,6 +22,9 @@ use proc_macro2::TokenStream;
 
 /// `#[forge_kernel]` on an item: a function, compiled as a kernel of its own.
 pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
+    if let Err(e) = crate::parse::token_nesting(&item) {
+        return e.to_compile_error();
+    }
     match syn::parse2::<syn::ItemFn>(item) {
         Ok(func) => expand(attr, func, Shared::default()),
         Err(e) => syn::Error::new(
@@ -34,7 +37,10 @@ pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
 
 /// `#[forge_struct]` outside a `#[forge_module]`: an error at the struct.
 pub fn lone_struct(item: TokenStream) -> TokenStream {
-    let span = syn::parse2::<syn::ItemStruct>(item)
+    // Past the nesting limit, syn's parse could overflow the stack: the call site then.
+    let parsed =
+        crate::parse::token_nesting(&item).and_then(|()| syn::parse2::<syn::ItemStruct>(item));
+    let span = parsed
         .map(|s| s.ident.span())
         .unwrap_or_else(|_| proc_macro2::Span::call_site());
     syn::Error::new(
@@ -46,7 +52,9 @@ pub fn lone_struct(item: TokenStream) -> TokenStream {
 
 /// `#[forge_fn]` outside a `#[forge_module]`: an error at the function.
 pub fn lone_fn(item: TokenStream) -> TokenStream {
-    let span = syn::parse2::<syn::ItemFn>(item)
+    // Past the nesting limit, syn's parse could overflow the stack: the call site then.
+    let parsed = crate::parse::token_nesting(&item).and_then(|()| syn::parse2::<syn::ItemFn>(item));
+    let span = parsed
         .map(|f| f.sig.ident.span())
         .unwrap_or_else(|_| proc_macro2::Span::call_site());
     syn::Error::new(
@@ -72,6 +80,9 @@ pub(crate) fn expand_module(attr: TokenStream, item: TokenStream) -> TokenStream
 }
 
 fn expand_module_items(attr: TokenStream, item: TokenStream) -> TokenStream {
+    if let Err(e) = crate::parse::token_nesting(&item) {
+        return e.to_compile_error();
+    }
     let mut module: syn::ItemMod = match syn::parse2(item) {
         Ok(m) => m,
         Err(e) => {
