@@ -1610,23 +1610,28 @@ pub fn len_expr(cx: &Ctxt, e: &syn::Expr, scalars: &[ScalarParam<'_>]) -> LenExp
 /// kernels need.
 pub const MAX_NESTING: usize = 128;
 
-/// Refuses an item whose brackets (`()`, `[]`, `{}`) nest more than [`MAX_NESTING`] deep,
-/// before `syn` parses it: syn's parser recurses on each level too, and 2000 nested
-/// parentheses took it past the 8 MiB stack rustc gives a macro (optimised, in a test), so
-/// the syntax tree's own check ([`syntax_limits`]) would come too late. Each bracket pair
-/// is at least one level of the tree, so an item this refuses, that check refuses too.
-/// The walk keeps its own stack, and stops at the first group past the limit.
+/// How deeply brackets (`()`, `[]`, `{}`) may nest in an item before `syn` parses it:
+/// twice [`MAX_NESTING`], so that an item deeper than a kernel may be, but not absurdly so,
+/// still gets the syntax tree's own error ([`syntax_limits`]), which names the expression.
+pub const MAX_TOKEN_NESTING: usize = 2 * MAX_NESTING;
+
+/// Refuses an item whose brackets nest more than [`MAX_TOKEN_NESTING`] deep, before `syn`
+/// parses it: syn's parser recurses on each level too, and 2000 nested parentheses took it
+/// past the 8 MiB stack rustc gives a macro (optimised, in a test), so the syntax tree's
+/// check would come too late. Each bracket pair is at least one level of the tree, so an
+/// item this refuses, that check would refuse too. The walk keeps its own stack, and stops
+/// at the first group past the limit.
 pub fn token_nesting(item: &proc_macro2::TokenStream) -> syn::Result<()> {
     let mut open = vec![(item.clone().into_iter(), 0usize)];
     while let Some((tokens, depth)) = open.last_mut() {
         let depth = *depth;
         match tokens.next() {
             Some(proc_macro2::TokenTree::Group(g)) => {
-                if depth >= MAX_NESTING {
+                if depth >= MAX_TOKEN_NESTING {
                     return Err(syn::Error::new(
                         g.span_open(),
                         format!(
-                            "these brackets nest more than {MAX_NESTING} levels deep, the most a kernel may; compute a part first into a `let` binding and use that"
+                            "these brackets nest more than {MAX_TOKEN_NESTING} levels deep, where a kernel may nest {MAX_NESTING}; compute a part first into a `let` binding and use that"
                         ),
                     ));
                 }

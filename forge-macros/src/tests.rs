@@ -846,7 +846,7 @@ fn expressions_nested_past_the_limit_are_refused_before_they_recurse() {
         assert!(
             e.contains("compile_error")
                 && (e.contains("nests more than 128 levels deep")
-                    || e.contains("nest more than 128 levels deep"))
+                    || e.contains("nest more than 256 levels deep, where a kernel may nest 128"))
                 && !e.contains("naga"),
             "2000 x `{open}`: {e}"
         );
