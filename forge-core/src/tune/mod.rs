@@ -324,8 +324,7 @@ pub fn problem_args_at(
         .collect();
     // An indirect kernel runs its whole bound, the most work a launch of it does.
     if kernel.declarations().indirect.is_some() {
-        let bound = kernel.grid_threads_at(schedule, scalars)?.total();
-        let bound = u32::try_from(bound).unwrap_or(u32::MAX);
+        let bound = kernel.grid_threads_at(schedule, scalars)?.indirect_bound();
         crate::certify::put_indirect_count(kernel, cert, &mut buffers, bound);
     }
     Ok(DynArgs {

@@ -894,8 +894,8 @@ impl<'k> Items<'k> {
             quote!()
         } else {
             quote! {
-                /// A GPU call's checked arguments: the `Params` uniform, the grid, and the
-                /// host data of every binding, in binding order.
+                /// A GPU call's checked arguments: the `Params` uniform as its words, the
+                /// grid, and the host data of every binding, in binding order.
                 #[allow(unused_variables)]
                 fn __host<'__fg_a>(__fg_sched: &#schedule, #(#host_params),*) -> ::core::result::Result<([u32; #ns], [u32; 3], [#host_arg<'__fg_a>; #nb]), #err> {
                     let __fg_lens = __check(__fg_sched, #(#check_args,)* #(#scalar_ids),*)?;
