@@ -17,15 +17,15 @@ use wgsl_forge::prelude::*;
 type CoopOracle = fn(
     &Schedule,
     &OracleOptions,
-    &[[f16; 4]],
-    &[[f16; 4]],
-    &[[f16; 4]],
+    &[[f16; 8]],
+    &[[f16; 8]],
+    &[[f16; 8]],
     u32,
     u32,
     u32,
     u32,
     f32,
-) -> Result<Vec<[f16; 4]>, ForgeError>;
+) -> Result<Vec<[f16; 8]>, ForgeError>;
 
 /// The two kernels on cooperative matrices, with their oracles.
 fn coop_kernels() -> [(&'static dyn Kernel, CoopOracle); 2] {
@@ -53,6 +53,11 @@ fn uniform(rng: &mut ChaCha8Rng, n: usize, r: f32) -> Vec<f32> {
 
 fn halves(v: &[f32]) -> Vec<f16> {
     v.iter().map(|x| f16::from_f32(*x)).collect()
+}
+
+/// Rows of halves as the cooperative kernels take them: `HVec8`s (`d` is a multiple of 16).
+fn octets(x: &[f16]) -> Vec<[f16; 8]> {
+    x.chunks(8).map(|c| std::array::from_fn(|i| c[i])).collect()
 }
 
 fn floats(v: &[f16]) -> Vec<f32> {
@@ -95,16 +100,13 @@ fn the_cooperative_oracle_matches_the_reference() {
             halves(&uniform(&mut rng, n, r)),
         );
         let scale = 1.0 / (d as f32).sqrt();
-        let quads = |x: &[f16]| -> Vec<[f16; 4]> {
-            x.chunks(4).map(|c| [c[0], c[1], c[2], c[3]]).collect()
-        };
         let (qf, kf, vf) = (floats(&q), floats(&k), floats(&v));
         let want = attention_reference(&qf, &kf, &vf, bh, s, d, causal, scale).unwrap();
         let opts = OracleOptions::default();
         for (kern, cpu) in coop_kernels() {
             for sch in every_schedule(kern) {
-                let (q4, k4, v4) = (quads(&q), quads(&k), quads(&v));
-                let got = cpu(&sch, &opts, &q4, &k4, &v4, bh, s, d, causal, scale).unwrap();
+                let (q8, k8, v8) = (octets(&q), octets(&k), octets(&v));
+                let got = cpu(&sch, &opts, &q8, &k8, &v8, bh, s, d, causal, scale).unwrap();
                 let got: Vec<f16> = got.as_flattened().to_vec();
                 // f16 output and f16 probabilities: a few f16 ulps of |V|.
                 assert_close(
@@ -132,13 +134,8 @@ fn the_cooperative_kernel_has_no_race_at_any_schedule() {
     let opts = OracleOptions::default().with_race_detection(true);
     for (bh, s, d, causal) in [(2u32, 37u32, 32u32, 1u32), (1, 40, 128, 0)] {
         let n = (bh * s * d) as usize;
-        let quad = |rng: &mut ChaCha8Rng| -> Vec<[f16; 4]> {
-            halves(&uniform(rng, n, 1.0))
-                .chunks(4)
-                .map(|c| [c[0], c[1], c[2], c[3]])
-                .collect()
-        };
-        let (q, k, v) = (quad(&mut rng), quad(&mut rng), quad(&mut rng));
+        let octets_of = |rng: &mut ChaCha8Rng| octets(&halves(&uniform(rng, n, 1.0)));
+        let (q, k, v) = (octets_of(&mut rng), octets_of(&mut rng), octets_of(&mut rng));
         for (kern, cpu) in coop_kernels() {
             for sch in every_schedule(kern) {
                 let scale = 1.0 / (d as f32).sqrt();
@@ -181,8 +178,6 @@ fn the_cooperative_oracle_matches_the_reference_when_the_maximum_moves() {
     }
     let v = uniform(&mut rng, n, 1.0);
     let (q, k, v) = (halves(&q), halves(&k), halves(&v));
-    let quads =
-        |x: &[f16]| -> Vec<[f16; 4]> { x.chunks(4).map(|c| [c[0], c[1], c[2], c[3]]).collect() };
     let (qf, kf, vf) = (floats(&q), floats(&k), floats(&v));
     for causal in [0, 1] {
         let scale = 1.0;
@@ -190,8 +185,8 @@ fn the_cooperative_oracle_matches_the_reference_when_the_maximum_moves() {
         let opts = OracleOptions::default();
         for (kern, cpu) in coop_kernels() {
             for sch in every_schedule(kern) {
-                let (q4, k4, v4) = (quads(&q), quads(&k), quads(&v));
-                let got = cpu(&sch, &opts, &q4, &k4, &v4, bh, s, d, causal, scale).unwrap();
+                let (q8, k8, v8) = (octets(&q), octets(&k), octets(&v));
+                let got = cpu(&sch, &opts, &q8, &k8, &v8, bh, s, d, causal, scale).unwrap();
                 assert_close(
                     &format!(
                         "{} oracle, moving maximum, causal={causal} at {sch}",
@@ -202,6 +197,42 @@ fn the_cooperative_oracle_matches_the_reference_when_the_maximum_moves() {
                     &vf,
                     2e-3,
                 );
+            }
+        }
+    }
+}
+
+/// Scales of either sign, zero and a NaN: `attention_rows` folds the scale into its
+/// exponentials and negates `Q` where the scale is negative (its row maxima are of raw
+/// scores), and takes a zero scale as the least normal float; the results must be the
+/// definition's at every schedule, and a NaN scale must give NaNs, not a finite result.
+#[test]
+fn the_cooperative_oracle_matches_the_reference_at_any_scale() {
+    let mut rng = ChaCha8Rng::seed_from_u64(35);
+    let (bh, s, d) = (2u32, 40u32, 32u32);
+    let n = (bh * s * d) as usize;
+    let (q, k, v) = (
+        halves(&uniform(&mut rng, n, 2.0)),
+        halves(&uniform(&mut rng, n, 2.0)),
+        halves(&uniform(&mut rng, n, 1.0)),
+    );
+    let (qf, kf, vf) = (floats(&q), floats(&k), floats(&v));
+    let (q8, k8, v8) = (octets(&q), octets(&k), octets(&v));
+    let opts = OracleOptions::default();
+    for scale in [-0.7f32, -0.0, 0.0, 0.3, 2.5, f32::NAN] {
+        for causal in [0, 1] {
+            let want = attention_reference(&qf, &kf, &vf, bh, s, d, causal, scale).unwrap();
+            for (kern, cpu) in coop_kernels() {
+                for sch in every_schedule(kern) {
+                    let got = cpu(&sch, &opts, &q8, &k8, &v8, bh, s, d, causal, scale).unwrap();
+                    let got = floats(got.as_flattened());
+                    let what = format!("{} scale={scale} causal={causal} at {sch}", kern.name());
+                    if scale.is_nan() {
+                        assert!(got.iter().all(|x| x.is_nan()), "{what}: not all NaN");
+                    } else {
+                        assert_close(&what, &got, &want, &vf, 2e-3);
+                    }
+                }
             }
         }
     }

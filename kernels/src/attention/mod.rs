@@ -26,7 +26,7 @@ pub use reference::{attention_reference, attention_reference_f16, attention_refe
 pub use tensor_cores::{attention, attention_rows};
 
 use crate::dims::{check_len, dims};
-use forge_core::vectors::HVec4;
+use forge_core::vectors::HVec8;
 use forge_core::{f16, Feature, ForgeError, ForgeRuntime};
 use std::borrow::BorrowMut;
 
@@ -187,8 +187,8 @@ pub trait AttentionExt: BorrowMut<ForgeRuntime> {
         let rt = self.borrow_mut();
         let causal = causal as u32;
         if rt.supports(Feature::CooperativeMatrix) && rt.supports(Feature::F16) {
-            // Rows of `d` halves are rows of `d / 4` `HVec4`s (`d` is a multiple of 16).
-            let (q4, k4, v4): (&[HVec4], &[HVec4], &[HVec4]) = (
+            // Rows of `d` halves are rows of `d / 8` `HVec8`s (`d` is a multiple of 16).
+            let (q8, k8, v8): (&[HVec8], &[HVec8], &[HVec8]) = (
                 bytemuck::cast_slice(q),
                 bytemuck::cast_slice(k),
                 bytemuck::cast_slice(v),
@@ -198,9 +198,9 @@ pub trait AttentionExt: BorrowMut<ForgeRuntime> {
             // operations go through workgroup memory, and `attention`, written for that,
             // is the faster (`docs/PERFORMANCE.md`).
             let o = if rt.is_cuda() {
-                attention_rows::run(rt, q4, k4, v4, bh, s, d, causal, scale)?
+                attention_rows::run(rt, q8, k8, v8, bh, s, d, causal, scale)?
             } else {
-                attention::run(rt, q4, k4, v4, bh, s, d, causal, scale)?
+                attention::run(rt, q8, k8, v8, bh, s, d, causal, scale)?
             };
             return Ok(o.as_flattened().to_vec());
         }

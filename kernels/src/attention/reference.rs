@@ -1,7 +1,7 @@
 //! The independent references of the attention kernels: the definition in `f64`.
 //! Part of [`super`].
 
-use forge_core::vectors::HVec4;
+use forge_core::vectors::HVec8;
 use forge_core::{f16, ForgeError};
 
 /// The independent reference: each row's scores, softmax and product in f64, from the
@@ -60,21 +60,23 @@ pub fn attention_reference(
     Ok(o.into_iter().map(|x| x as f32).collect())
 }
 
-/// [`attention`](super::attention)'s reference: [`attention_reference_f16`] on the halves of the `HVec4`s.
+/// [`attention`](super::attention)'s reference: [`attention_reference_f16`] on the halves of the `HVec8`s.
 #[allow(clippy::too_many_arguments)]
 pub fn attention_reference_vec(
-    q: &[HVec4],
-    k: &[HVec4],
-    v: &[HVec4],
+    q: &[HVec8],
+    k: &[HVec8],
+    v: &[HVec8],
     bh: u32,
     s: u32,
     d: u32,
     causal: u32,
     scale: f32,
-) -> Result<Vec<HVec4>, ForgeError> {
-    let flat = |x: &[HVec4]| x.as_flattened().to_vec();
+) -> Result<Vec<HVec8>, ForgeError> {
+    let flat = |x: &[HVec8]| x.as_flattened().to_vec();
     let o = attention_reference_f16(&flat(q), &flat(k), &flat(v), bh, s, d, causal, scale)?;
-    Ok(o.chunks(4).map(|c| [c[0], c[1], c[2], c[3]]).collect())
+    Ok(o.chunks(8)
+        .map(|c| std::array::from_fn(|i| c[i]))
+        .collect())
 }
 
 /// [`attention`](super::attention)'s halves: the f64 reference, rounded to `f16`.

@@ -60,8 +60,8 @@ pub use kernels::{attention, attention_rows};
 mod kernels {
     use super::*;
 
-    /// Rows `row0..row0 + rows` of a head: its `HVec4`s start at `at` of a binding, its `s`
-    /// rows are `d4` `HVec4`s long, of which the first `width` move, and in workgroup memory
+    /// Rows `row0..row0 + rows` of a head: its `HVec8`s start at `at` of a binding, its `s`
+    /// rows are `dv` `HVec8`s long, of which the first `width` move, and in workgroup memory
     /// the rows are `stride` apart. What [`stage_rows`], [`unstage_rows`] and [`copy_kv`]
     /// (whole rows) move.
     #[forge_struct(crate = ::forge_core)]
@@ -72,28 +72,28 @@ mod kernels {
         pub row0: u32,
         pub rows: u32,
         pub s: u32,
-        pub d4: u32,
+        pub dv: u32,
         pub width: u32,
         pub stride: u32,
     }
 
     /// The rows of `Q` and `O` this workgroup owns, when `nd` consecutive workgroups share
     /// each block of `rows` query rows: block `(w / nd) % nqb` of head `(w / nd) / nqb`
-    /// (`nqb` blocks a head of `s` rows), rows of `d4` `HVec4`s that move whole, `stride`
+    /// (`nqb` blocks a head of `s` rows), rows of `dv` `HVec8`s that move whole, `stride`
     /// apart in workgroup memory. (It reads `workgroup_index()`, so it is inlined: naga takes
     /// the result of a helper that is called as not uniform, and the caller's barriers and
     /// matrices stand under conditions on it.)
     #[forge_fn]
-    fn query_block(rows: u32, nd: u32, s: u32, d4: u32, stride: u32) -> HeadRows {
+    fn query_block(rows: u32, nd: u32, s: u32, dv: u32, stride: u32) -> HeadRows {
         let nqb = s.div_ceil(rows);
         let blk = workgroup_index() / nd;
         let h = HeadRows {
-            at: (blk / nqb) * s * d4,
+            at: (blk / nqb) * s * dv,
             row0: (blk % nqb) * rows,
             rows,
             s,
-            d4,
-            width: d4,
+            dv,
+            width: dv,
             stride,
         };
         h
@@ -108,22 +108,24 @@ mod kernels {
         b
     }
 
-    /// The rows `h` of `x` (their first `h.width` `HVec4`s) into the first `h.rows` rows of
-    /// `dst`, zeros past row `h.s`: the workgroup's invocations take an element each, `WG`
-    /// apart.
+    /// The rows `h` of `x` (their first `h.width` `HVec8`s) times `sign` (1 or -1: exact)
+    /// into the first `h.rows` rows of `dst`, zeros past row `h.s`: the workgroup's
+    /// invocations take an element each, `WG` apart.
     #[forge_fn]
     fn stage_rows<const N: usize, const M: usize>(
-        dst: &mut [HVec4; N],
-        x: &[HVec4; M],
+        dst: &mut [HVec8; N],
+        x: &[HVec8; M],
         h: HeadRows,
+        sign: f16,
     ) {
         let mut e = local_index();
         while e < h.rows * h.width {
             let (r, c) = (e / h.width, e % h.width);
             dst[r * h.stride + c] = if h.row0 + r < h.s {
-                x[h.at + (h.row0 + r) * h.d4 + c]
+                let y = x[h.at + (h.row0 + r) * h.dv + c];
+                HVec8::join(y.lo() * sign, y.hi() * sign)
             } else {
-                HVec4::ZERO
+                HVec8::ZERO
             };
             e += WG;
         }
@@ -132,39 +134,40 @@ mod kernels {
     /// The rows of `src` below row `h.s`, back: [`stage_rows`]' inverse.
     #[forge_fn]
     fn unstage_rows<const N: usize, const M: usize>(
-        x: &mut [HVec4; M],
-        src: &[HVec4; N],
+        x: &mut [HVec8; M],
+        src: &[HVec8; N],
         h: HeadRows,
     ) {
         let mut e = local_index();
         while e < h.rows * h.width {
             let (r, c) = (e / h.width, e % h.width);
             if h.row0 + r < h.s {
-                x[h.at + (h.row0 + r) * h.d4 + c] = src[r * h.stride + c];
+                x[h.at + (h.row0 + r) * h.dv + c] = src[r * h.stride + c];
             }
             e += WG;
         }
     }
 
-    /// The rows `h` of `Q` staged in `skv` (zero past `s`), and the subgroup's 16 from `at`
-    /// kept as the `d / 16` (`h.d4 / 4`) fragments of `qf`. `stride` is `h.stride`, given
+    /// The rows `h` of `Q` times `sign` staged in `skv` (zero past `s`), and the subgroup's 16 from `at`
+    /// kept as the `d / 16` (`h.dv / 2`) fragments of `qf`. `stride` is `h.stride`, given
     /// as the caller's constant: the CUDA emitter then proves every row on 16 bytes, and
     /// each load takes `ldmatrix` with no test.
     #[forge_fn]
     fn q_fragments<const N: usize, const M: usize>(
         qf: &mut [CoopA<f16>; 8],
-        skv: &mut [HVec4; N],
-        q: &[HVec4; M],
+        skv: &mut [HVec8; N],
+        q: &[HVec8; M],
         h: HeadRows,
         at: u32,
         stride: u32,
+        sign: f16,
     ) {
-        stage_rows(skv, q, h);
+        stage_rows(skv, q, h, sign);
         workgroup_barrier();
         #[unroll]
         for f in 0..8 {
-            if 4 * f < h.d4 {
-                qf[f] = CoopA::load_row_major(&skv[at + 4 * f], stride);
+            if 2 * f < h.dv {
+                qf[f] = CoopA::load_row_major(&skv[at + 2 * f], stride);
             }
         }
     }
@@ -177,7 +180,7 @@ mod kernels {
     fn add_scores<const N: usize, const M: usize, const L: usize>(
         sc: &mut [CoopC<f32>; N],
         qa: &[CoopA<f16>; M],
-        skv: &[HVec4; L],
+        skv: &[HVec8; L],
         at: u32,
         stride: u32,
     ) {
@@ -191,45 +194,81 @@ mod kernels {
         }
     }
 
-    /// Where this invocation's first `HVec4` of a block of rows of `d4` lies, and the step
+    /// Four floats of `x` from `at`, times `f`, as halves: half of an `HVec8` of `O`.
+    #[forge_fn]
+    fn halves_times<const N: usize>(x: &[f32; N], at: u32, f: f32) -> HVec4 {
+        HVec4::new(
+            (x[at] * f) as f16,
+            (x[at + 1] * f) as f16,
+            (x[at + 2] * f) as f16,
+            (x[at + 3] * f) as f16,
+        )
+    }
+
+    /// Where this invocation's first `HVec8` of a block of rows of `dv` lies, and the step
     /// to its next (`WG` elements on): [`copy_kv`]'s `walk`.
     #[forge_fn]
-    fn kv_walk(d4: u32) -> UVec4 {
+    fn kv_walk(dv: u32) -> UVec4 {
         let lid = local_index();
-        UVec4::new(lid / d4, lid % d4, WG / d4, WG % d4)
+        UVec4::new(lid / dv, lid % dv, WG / dv, WG % dv)
     }
 
     /// Keys `h` (`h.row0..h.row0 + h.rows`) of `K` and `V` into rows `0..h.rows` and
     /// `h.rows..2·h.rows` of `skv` from element `dst` by `async_copy` (on CUDA the copies of
     /// `K` and `V` are in flight together), zeros past `h.s`. Each invocation steps through
-    /// its `HVec4`s, `WG` apart, without a division: `walk` is its first's row and column and
+    /// its `HVec8`s, `WG` apart, without a division: `walk` is its first's row and column and
     /// the step's (`kv_walk`, once a kernel). The caller waits.
     #[forge_fn]
     fn copy_kv<const N: usize, const M: usize>(
-        skv: &mut [HVec4; N],
-        k: &[HVec4; M],
-        v: &[HVec4; M],
+        skv: &mut [HVec8; N],
+        k: &[HVec8; M],
+        v: &[HVec8; M],
         h: HeadRows,
         dst: u32,
         walk: UVec4,
     ) {
         let (mut r, mut c) = (walk.x, walk.y);
         let (dr, dc) = (walk.z, walk.w);
-        while r < h.rows {
-            let (ak, av) = (dst + r * h.stride + c, dst + (h.rows + r) * h.stride + c);
-            if h.row0 + r < h.s {
-                let from = h.at + (h.row0 + r) * h.d4 + c;
-                async_copy(&mut skv[ak], &k[from]);
-                async_copy(&mut skv[av], &v[from]);
-            } else {
-                skv[ak] = HVec4::ZERO;
-                skv[av] = HVec4::ZERO;
+        // `V`'s rows follow `K`'s.
+        let vo = h.rows * h.stride;
+        if dc == 0 {
+            // `WG` is a multiple of a row's `HVec8`s (every `d` but 112 and 80): each
+            // invocation keeps its column, and its addresses step by constants, a few
+            // instructions a copy where the general loop below takes about 28. The rows
+            // that hold keys come first, then the zeros past `s`.
+            let keys = if h.row0 < h.s { (h.s - h.row0).min(h.rows) } else { 0 };
+            let mut to = dst + r * h.stride + c;
+            let mut from = h.at + (h.row0 + r) * h.dv + c;
+            while r < keys {
+                async_copy(&mut skv[to], &k[from]);
+                async_copy(&mut skv[to + vo], &v[from]);
+                r += dr;
+                to += dr * h.stride;
+                from += dr * h.dv;
             }
-            r += dr;
-            c += dc;
-            if c >= h.d4 {
-                c -= h.d4;
-                r += 1;
+            while r < h.rows {
+                skv[to] = HVec8::ZERO;
+                skv[to + vo] = HVec8::ZERO;
+                r += dr;
+                to += dr * h.stride;
+            }
+        } else {
+            while r < h.rows {
+                let to = dst + r * h.stride + c;
+                if h.row0 + r < h.s {
+                    let from = h.at + (h.row0 + r) * h.dv + c;
+                    async_copy(&mut skv[to], &k[from]);
+                    async_copy(&mut skv[to + vo], &v[from]);
+                } else {
+                    skv[to] = HVec8::ZERO;
+                    skv[to + vo] = HVec8::ZERO;
+                }
+                r += dr;
+                c += dc;
+                if c >= h.dv {
+                    c -= h.dv;
+                    r += 1;
+                }
             }
         }
     }
@@ -251,10 +290,10 @@ mod kernels {
         case(bh = 3, s = 5, d = 32, causal = 0, scale = 0.17677),
         cost(bytes = 8 * bh * s * d, flops = 4 * bh * s * s * d / (causal + 1)))]
     pub fn attention(
-        q: &[HVec4; bh * s * d / 4],
-        k: &[HVec4; bh * s * d / 4],
-        v: &[HVec4; bh * s * d / 4],
-        #[out] o: &mut [HVec4; bh * s * d / 4],
+        q: &[HVec8; bh * s * d / 8],
+        k: &[HVec8; bh * s * d / 8],
+        v: &[HVec8; bh * s * d / 8],
+        #[out] o: &mut [HVec8; bh * s * d / 8],
         bh: u32,
         s: u32,
         d: u32,
@@ -262,14 +301,14 @@ mod kernels {
         scale: f32,
     ) {
         // `BC` keys a step (16 or 32 for 64 invocations, twice that for 128: `skv` then holds
-        // the `WG / 2` rows of `Q` too). `skv`'s rows are `SKV` `HVec4`s: 128 halves and `PAD`.
+        // the `WG / 2` rows of `Q` too). `skv`'s rows are `SKV` `HVec8`s: 128 halves and `PAD`.
         // The accumulators are rescaled `OF` fragments at a time through `so`, a subgroup's
         // 16 rows of `16·OF` floats and a pad (all of `d = 128` at `OF = 8`, in one round
         // trip); `O / l` is
         // written through the scores' part of `sx`, `OC` fragments at a time, which fill it.
         const BC: u32 = KB * (WG / 64);
         const OC: u32 = BC / 16;
-        const SKV: u32 = (128 + PAD) / 4;
+        const SKV: u32 = (128 + PAD) / 8;
         const SO: u32 = 16 * OF;
         // `so`'s rows are 4 floats longer than they hold, so that a fragment's 16 rows, and
         // the lanes that scale a row, fall on different banks (16 bytes keep CUDA's `wmma`
@@ -285,7 +324,7 @@ mod kernels {
         // `2^SLACK`, well inside `f16`.
         const SLACK: f32 = 8.0;
         #[shared]
-        let mut skv = [HVec4::ZERO; 2 * BC * SKV];
+        let mut skv = [HVec8::ZERO; 2 * BC * SKV];
         #[shared]
         let mut sx = [0.0f32; WG / 32 * 16 * SXS];
         #[shared]
@@ -298,15 +337,15 @@ mod kernels {
         let nqb = s.div_ceil(rows);
         let w = workgroup_index();
         if w < bh * nqb {
-            let d4 = d / 4;
+            let dv = d / 8;
             // The workgroup's rows of the head, in `Q` and `O`.
-            let head = query_block(rows, 1, s, d4, SKV);
+            let head = query_block(rows, 1, s, dv, SKV);
             let q0 = head.row0;
             let fd = d / 16;
             let sid = subgroup_id();
             // Q, zero past `s`, staged in `skv` and kept as fragments.
             let mut qf = [CoopA::zeroed(); 8];
-            q_fragments(&mut qf, &mut skv, q, head, sid * 16 * SKV, SKV);
+            q_fragments(&mut qf, &mut skv, q, head, sid * 16 * SKV, SKV, 1.0f32 as f16);
             let lane = subgroup_invocation_id();
             // This lane's share of the softmax: half `hf` of row `rr` of its subgroup's 16.
             let rr = lane / 2;
@@ -321,7 +360,7 @@ mod kernels {
             let mut l = 0.0f32;
             // Keys up to the block's last row when causal: later blocks are masked whole.
             let kend = if causal != 0 { (q0 + rows).min(s) } else { s };
-            let walk = kv_walk(d4);
+            let walk = kv_walk(dv);
             for kb in 0..kend.div_ceil(BC) {
                 let k0 = kb * BC;
                 // Everyone is done with the last block (and with `Q`) before it is replaced.
@@ -338,7 +377,7 @@ mod kernels {
                     #[unroll]
                     for f in 0..8 {
                         if f < fd {
-                            let kt = CoopB::load_col_major(&skv[16 * j * SKV + 4 * f], SKV);
+                            let kt = CoopB::load_col_major(&skv[16 * j * SKV + 2 * f], SKV);
                             sc = qf[f].mul_add(kt, sc);
                         }
                     }
@@ -450,13 +489,13 @@ mod kernels {
                     #[unroll]
                     for f in 0..8 {
                         if f < fd {
-                            let vb = CoopB::load_row_major(&skv[(BC + 16 * j) * SKV + 4 * f], SKV);
+                            let vb = CoopB::load_row_major(&skv[(BC + 16 * j) * SKV + 2 * f], SKV);
                             of[f] = pa.mul_add(vb, of[f]);
                         }
                     }
                 }
             }
-            // O / l, as f16, through `sx` in the same chunks: a lane writes `BC / 8` `HVec4`s
+            // O / l, as f16, through `sx` in the same chunks: a lane writes `BC / 16` `HVec8`s
             // of its row.
             let inv = 1.0 / l;
             #[unroll]
@@ -471,17 +510,13 @@ mod kernels {
                     }
                     workgroup_barrier();
                     #[unroll]
-                    for j in 0..BC / 8 {
-                        let cc = hf * (BC / 2) + 4 * j;
+                    for j in 0..BC / 16 {
+                        let cc = hf * (BC / 2) + 8 * j;
                         let col = ch * BC + cc;
                         if row < s && col < d {
                             let at = xs + rr * SXS + cc;
-                            o[head.at + row * d4 + col / 4] = HVec4::new(
-                                (sx[at] * inv) as f16,
-                                (sx[at + 1] * inv) as f16,
-                                (sx[at + 2] * inv) as f16,
-                                (sx[at + 3] * inv) as f16,
-                            );
+                            o[head.at + row * dv + col / 8] =
+                                HVec8::join(halves_times(&sx, at, inv), halves_times(&sx, at + 4, inv));
                         }
                     }
                 }
@@ -547,20 +582,20 @@ mod kernels {
         case(bh = 1, s = 100, d = 64, causal = 1, scale = -0.3),
         cost(bytes = 8 * bh * s * d, flops = 4 * bh * s * s * d / (causal + 1)))]
     pub fn attention_rows(
-        q: &[HVec4; bh * s * d / 4],
-        k: &[HVec4; bh * s * d / 4],
-        v: &[HVec4; bh * s * d / 4],
-        #[out] o: &mut [HVec4; bh * s * d / 4],
+        q: &[HVec8; bh * s * d / 8],
+        k: &[HVec8; bh * s * d / 8],
+        v: &[HVec8; bh * s * d / 8],
+        #[out] o: &mut [HVec8; bh * s * d / 8],
         bh: u32,
         s: u32,
         d: u32,
         causal: u32,
         scale: f32,
     ) {
-        // Rows in workgroup memory are `SKV` `HVec4`s: 128 halves and `PAD`, which put a
+        // Rows in workgroup memory are `SKV` `HVec8`s: 128 halves and `PAD`, which put a
         // fragment's rows on different banks (a constant: other pads never won).
         const PAD: u32 = 8;
-        const SKV: u32 = (128 + PAD) / 4;
+        const SKV: u32 = (128 + PAD) / 8;
         // One stage: a block's keys, then its values.
         const STAGE: u32 = 2 * KB * SKV;
         // A subgroup's query rows, and the score fragments of each of its blocks of 16.
@@ -571,12 +606,12 @@ mod kernels {
         const SLACK: f32 = 8.0;
         // `Q`'s rows where `QS = 1`; a single element, unused, where `Q` goes through `skv`.
         #[shared]
-        let mut sq = [HVec4::ZERO; QS * (WG / 32 * RB) * SKV + 1 - QS];
+        let mut sq = [HVec8::ZERO; QS * (WG / 32 * RB) * SKV + 1 - QS];
         #[shared]
-        let mut skv = [HVec4::ZERO; ST * STAGE];
+        let mut skv = [HVec8::ZERO; ST * STAGE];
         // A 16×16 matrix of ones where `LS = 1`: `P·1` sums `P`'s rows on the tensor cores.
         #[shared]
-        let mut ones = [HVec4::ZERO; 64 * LS + 1 - LS];
+        let mut ones = [HVec8::ZERO; 32 * LS + 1 - LS];
         let rows = WG / 32 * RB;
         let nqb = s.div_ceil(rows);
         // Workgroup `w` takes the `w % nd`-th slice of `FD` fragments of the output columns
@@ -585,9 +620,9 @@ mod kernels {
         let w = workgroup_index();
         if w < bh * nqb * nd {
             let slice = w % nd;
-            let d4 = d / 4;
+            let dv = d / 8;
             // The workgroup's rows of the head, in `Q` and `O`.
-            let head = query_block(rows, nd, s, d4, SKV);
+            let head = query_block(rows, nd, s, dv, SKV);
             let q0 = head.row0;
             let fd = d / 16;
             // The slice's first fragment.
@@ -596,16 +631,25 @@ mod kernels {
             // The subgroup's first row, in `sq` or `skv` and in the head.
             let qs = sid * RB * SKV;
             let r0 = q0 + sid * RB;
+            // The scale, in log2 units, is folded into the exponentials (`2^(s·c2 − m)`, one
+            // `FFMA` an element where scaling the scores first took an `FMUL` more): the
+            // scores stay raw, and a row's largest raw score must be its largest scaled one,
+            // so `c2` is the scale's magnitude and `Q` is negated where the scale is
+            // negative (exact in `f16`). A zero scale becomes the least normal `f32`: every
+            // `s·c2` then rounds `2^(s·c2 − m)` as 0 would (|s| < 2^40 from `f16` inputs),
+            // and a masked `-∞` stays `-∞` where `-∞·0` is a NaN. A NaN scale stays NaN.
+            let log2_scale = scale * 1.442_695_f32;
+            let c2 = if log2_scale == 0.0 { f32::MIN_POSITIVE } else { log2_scale.abs() };
+            let sign = if scale < 0.0 { -1.0f32 } else { 1.0f32 } as f16;
             // `Q`, zero past `s`: kept in `sq`, or staged in `skv` and kept as fragments.
             let mut qf = [CoopA::zeroed(); 8];
             if QS == 1 {
-                stage_rows(&mut sq, q, head);
+                stage_rows(&mut sq, q, head, sign);
             } else {
-                q_fragments(&mut qf, &mut skv, q, head, qs, SKV);
+                q_fragments(&mut qf, &mut skv, q, head, qs, SKV, sign);
             }
             // Block `b`'s accumulators are `of[b·FD..]`, its scores `sc[b·NJ..]`.
             let mut of = [CoopC::zeroed(); QB * FD];
-            let c2 = CoopRow::splat(scale * 1.442_695_f32);
             let mut m = [CoopRow::splat(f32::NEG_INFINITY); QB];
             let mut l = [CoopRow::splat(0.0); QB];
             // With `LS = 1`, the row sums as accumulators (every column of a row its sum),
@@ -614,13 +658,14 @@ mod kernels {
             let mut ls = [CoopC::zeroed(); QB];
             if LS == 1 {
                 let one = 1.0f32 as f16;
-                if local_index() < 64 {
-                    ones[local_index()] = HVec4::new(one, one, one, one);
+                if local_index() < 32 {
+                    let four = HVec4::new(one, one, one, one);
+                    ones[local_index()] = HVec8::join(four, four);
                 }
             }
             // Keys up to the block's last row when causal: later blocks are masked whole.
             let kend = if causal != 0 { (q0 + rows).min(s) } else { s };
-            let walk = kv_walk(d4);
+            let walk = kv_walk(dv);
             let nb = kend.div_ceil(KB);
             if ST == 2 {
                 if QS == 0 {
@@ -655,7 +700,8 @@ mod kernels {
                 } else {
                     async_wait(0);
                 }
-                // S = Q·Kᵀ in log2 units: Kᵀ(p, j) = K(j, p), column-major.
+                // S = ±Q·Kᵀ (raw: `c2` scales it in the exponentials): Kᵀ(p, j) = K(j, p),
+                // column-major.
                 let mut sc = [CoopC::zeroed(); QB * NJ];
                 let mut qa = [CoopA::zeroed(); QB];
                 if QS == 1 {
@@ -665,9 +711,9 @@ mod kernels {
                     for f in 0..fd {
                         #[unroll]
                         for b in 0..QB {
-                            qa[b] = CoopA::load_row_major(&sq[qs + 16 * b * SKV + 4 * f], SKV);
+                            qa[b] = CoopA::load_row_major(&sq[qs + 16 * b * SKV + 2 * f], SKV);
                         }
-                        add_scores(&mut sc, &qa, &skv, at + 4 * f, SKV);
+                        add_scores(&mut sc, &qa, &skv, at + 2 * f, SKV);
                     }
                 } else {
                     // `Q`'s fragments in registers, indexed by constants only.
@@ -678,7 +724,7 @@ mod kernels {
                             for b in 0..QB {
                                 qa[b] = qf[f];
                             }
-                            add_scores(&mut sc, &qa, &skv, at + 4 * f, SKV);
+                            add_scores(&mut sc, &qa, &skv, at + 2 * f, SKV);
                         }
                     }
                 }
@@ -687,7 +733,6 @@ mod kernels {
                     #[unroll]
                     for j in 0..NJ {
                         let x = b * NJ + j;
-                        sc[x] = sc[x].scale_rows(c2);
                         // Element (r, c) is key `k0 + 16·j + c`: masked from `s` on, and,
                         // when causal, past row `r0 + 16·b + r`.
                         if k0 + KB > s {
@@ -714,7 +759,7 @@ mod kernels {
                     for j in 1..NJ {
                         mx = mx.max(sc[b * NJ + j].row_max());
                     }
-                    let mn = m[b].max(mx.sub(CoopRow::splat(SLACK)));
+                    let mn = m[b].max(mx.scale(c2).sub(CoopRow::splat(SLACK)));
                     let alpha = m[b].sub(mn).exp2();
                     m[b] = mn;
                     if LS == 1 {
@@ -736,14 +781,14 @@ mod kernels {
                 // (The ones were written before the wait or barrier that began this step.)
                 let mut ob = CoopB::zeroed();
                 if LS == 1 {
-                    ob = CoopB::load_row_major(&ones[0], 4);
+                    ob = CoopB::load_row_major(&ones[0], 2);
                 }
                 #[unroll]
                 for j in 0..NJ {
                     let mut pa = [CoopA::zeroed(); QB];
                     #[unroll]
                     for b in 0..QB {
-                        let p = sc[b * NJ + j].exp2_rows(1.0, m[b]);
+                        let p = sc[b * NJ + j].exp2_rows(c2, m[b]);
                         pa[b] = p.to_a();
                         if LS == 1 {
                             // The sum of what `P·V` multiplies: `P` rounded to `f16`.
@@ -755,7 +800,7 @@ mod kernels {
                     #[unroll]
                     for u in 0..FD {
                         let vb = CoopB::load_row_major(
-                            &skv[at + (KB + 16 * j) * SKV + 4 * (f0 + u)],
+                            &skv[at + (KB + 16 * j) * SKV + 2 * (f0 + u)],
                             SKV,
                         );
                         #[unroll]
@@ -783,7 +828,7 @@ mod kernels {
                 for u in 0..FD {
                     if f0 + u < fd {
                         let out = of[b * FD + u].scale_rows(inv).to_a();
-                        let at = qs + 16 * b * SKV + 4 * u;
+                        let at = qs + 16 * b * SKV + 2 * u;
                         if QS == 1 {
                             out.store_row_major(&mut sq[at], SKV);
                         } else {
@@ -794,8 +839,8 @@ mod kernels {
             }
             workgroup_barrier();
             let mut cols = head;
-            cols.at += 4 * f0;
-            cols.width = (4 * FD).min(d4 - 4 * f0);
+            cols.at += 2 * f0;
+            cols.width = (2 * FD).min(dv - 2 * f0);
             if QS == 1 {
                 unstage_rows(&mut o, &sq, cols);
             } else {
