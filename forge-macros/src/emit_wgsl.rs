@@ -1073,12 +1073,13 @@ impl Exprs for Emitter<'_> {
                     | RowOp::MaskFrom
                     | RowOp::Exp2Rows
                     | RowOp::ScaleRows
-                    | RowOp::ToA => {
+                    | RowOp::ToA
+                    | RowOp::MaxWith => {
                         let (sg, lane) = (
                             builtin_var(Builtin::SubgroupId),
                             builtin_var(Builtin::SubgroupInvocationId),
                         );
-                        format!("fg_{}({}, {sg} * 256u, {lane})", r.name(), a.join(", "))
+                        format!("{}({}, {sg} * 256u, {lane})", r.wgsl_function(), a.join(", "))
                     }
                 }
             }
@@ -1480,6 +1481,24 @@ fn row_functions(k: &Kernel<'_>) -> String {
                 "f: f32, ",
                 "let fr = subgroupShuffle(f, r);\n        fg_rows[at + e] = fg_rows[at + e] * fr;",
             ),
+            // `o` goes through the scratch first, each lane keeping the elements it will
+            // write (`fg_rows_put`'s first barrier keeps those reads ahead of `c`'s store).
+            RowOp::MaxWith => "fn fg_max_with(c: coop_mat16x16<f32, C>, o: coop_mat16x16<f32, C>, at: u32, lane: u32) -> coop_mat16x16<f32, C> {
+    fg_rows_put(o, at);
+    var theirs: array<f32, 8>;
+    for (var i = 0u; i < 8u; i++) {
+        theirs[i] = fg_rows[at + lane + 32u * i];
+    }
+    fg_rows_put(c, at);
+    for (var i = 0u; i < 8u; i++) {
+        let e = lane + 32u * i;
+        fg_rows[at + e] = max(fg_rows[at + e], theirs[i]);
+    }
+    workgroupBarrier();
+    return coopLoadT<coop_mat16x16<f32, C>>(&fg_rows[at], 16u);
+}
+"
+            .to_string(),
             _ => "fn fg_to_a(c: coop_mat16x16<f32, C>, at: u32, lane: u32) -> coop_mat16x16<f16, A> {
     fg_rows_put(c, at);
     for (var i = 0u; i < 8u; i++) {

@@ -298,7 +298,9 @@ pub fn coop_rows(
     let s0 = CoopC::load_row_major(&x[base], 32).mask_from(first, step, f32::NEG_INFINITY);
     let s1 =
         CoopC::load_row_major(&x[base + 16], 32).mask_from(first - 16, step, f32::NEG_INFINITY);
-    let m = s0.row_max().max(s1.row_max()).scale(scale);
+    // The rows' maxima of the blocks' elementwise larger (`c.max(o)`), and again with the
+    // first block's own (`r.max(o)`), which changes nothing: both forms run.
+    let m = s0.max(s1).row_max().max(s0.row_max()).scale(scale);
     let p0 = s0.exp2_rows(scale, m);
     let p1 = s1.exp2_rows(scale, m);
     let l = p0.row_sum().add(p1.row_sum());

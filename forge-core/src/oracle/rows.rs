@@ -77,6 +77,12 @@ pub fn scale_rows(c: &Mat<f32>, f: &Row) -> Mat<f32> {
     map(c, |x, r, _| x * f.e[r])
 }
 
+/// `c.max(o)`: element by element the larger, `f32::max` (which skips a NaN, as WGSL's
+/// `max` may).
+pub fn max_with(c: &Mat<f32>, o: &Mat<f32>) -> Mat<f32> {
+    map(c, |x, r, j| x.max(o.e[r * DIM + j]))
+}
+
 /// `c.to_a()`: each element rounded to the nearest `f16`, ties to even.
 pub fn to_a(c: &Mat<f32>) -> Mat<half::f16> {
     Mat {

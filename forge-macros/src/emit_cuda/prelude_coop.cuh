@@ -196,6 +196,12 @@ FG_FN fg_coop_c fg_coop_mask_from(fg_coop_c c, int first, int step, float fill) 
     }
     return c;
 }
+// Element by element the larger of two accumulators (`fmaxf`, as a row's maximum): a row's
+// maximum over several accumulators takes one reduction, not one each.
+FG_FN fg_coop_c fg_coop_max_with(fg_coop_c c, fg_coop_c o) {
+    for (unsigned i = 0; i < 8u; ++i) c.r[i] = fmaxf(c.r[i], o.r[i]);
+    return c;
+}
 // 2^(x scale - m[r]): the exponentials of a softmax, in registers.
 FG_FN fg_coop_c fg_coop_exp2_rows(fg_coop_c c, float scale, fg_coop_r m) {
     for (unsigned i = 0; i < 8u; ++i) c.r[i] = fg_coop_ex2(c.r[i] * scale - m.r[fg_coop_c_half(i)]);

@@ -1547,6 +1547,10 @@ impl<'k> Oracle<'k> {
                         quote!(#rows::scale_rows(&#x, &#f))
                     }
                     RowOp::ToA => quote!(#rows::to_a(&#x)),
+                    RowOp::MaxWith => {
+                        let y = &a[1];
+                        quote!(#rows::max_with(&#x, &#y))
+                    }
                     RowOp::Splat => quote!(#rows::splat(#x)),
                     RowOp::Bin(b) => {
                         let y = &a[1];

@@ -232,6 +232,9 @@ pub enum RowOp {
     ScaleRows,
     /// `c.to_a()`: `[c]`, the accumulator rounded to `f16`, as a left operand.
     ToA,
+    /// `c.max(o)`: `[c, o]`, element by element the larger of two accumulators (a row's
+    /// maximum over several of them then takes one reduction, not one each).
+    MaxWith,
     /// `CoopRow::splat(x)`: `[x]`.
     Splat,
     /// `r.max(o)`, `r.min(o)`, `r.add(o)`, `r.sub(o)`, `r.mul(o)`: `[r, o]`, row by row.
@@ -285,6 +288,7 @@ impl RowOp {
             RowOp::Exp2Rows => "exp2_rows",
             RowOp::ScaleRows => "scale_rows",
             RowOp::ToA => "to_a",
+            RowOp::MaxWith => "max",
             RowOp::Splat => "splat",
             RowOp::Bin(b) => b.name(),
             RowOp::Scale => "scale",
@@ -294,13 +298,14 @@ impl RowOp {
     }
 
     /// The methods of an accumulator (`c.row_max()`, ...), the rest being `CoopRow`'s.
-    pub const ON_ACCUMULATOR: [RowOp; 6] = [
+    pub const ON_ACCUMULATOR: [RowOp; 7] = [
         RowOp::Max,
         RowOp::Sum,
         RowOp::MaskFrom,
         RowOp::Exp2Rows,
         RowOp::ScaleRows,
         RowOp::ToA,
+        RowOp::MaxWith,
     ];
 
     /// Whether WGSL takes the operation through workgroup memory: those of an accumulator
@@ -308,6 +313,16 @@ impl RowOp {
     /// flow.
     pub fn through_memory(self) -> bool {
         Self::ON_ACCUMULATOR.contains(&self)
+    }
+
+    /// The WGSL function that takes an accumulator's operation through workgroup memory
+    /// (`emit_wgsl::row_functions`): `fg_` and its name, but for `c.max(o)`, whose name
+    /// is the language's `max`.
+    pub fn wgsl_function(self) -> String {
+        match self {
+            RowOp::MaxWith => "fg_max_with".to_string(),
+            _ => format!("fg_{}", self.name()),
+        }
     }
 }
 

@@ -754,11 +754,15 @@ mod kernels {
                     // exactly 1, and CUDA's `scale_rows` skips it (the factors of a lane all
                     // 1). Key 0 is in every row's first block, so `m'` is finite from there
                     // on, and `α = 2^(-∞)` = 0 clears nothing that was not zero.
-                    let mut mx = sc[b * NJ].row_max();
+                    // The rows' maxima of the block: its fragments' elementwise larger first,
+                    // then one reduction (a lane's elements and two shuffles), where one for
+                    // each fragment took its shuffles each.
+                    let mut big = sc[b * NJ];
                     #[unroll]
                     for j in 1..NJ {
-                        mx = mx.max(sc[b * NJ + j].row_max());
+                        big = big.max(sc[b * NJ + j]);
                     }
+                    let mx = big.row_max();
                     let mn = m[b].max(mx.scale(c2).sub(CoopRow::splat(SLACK)));
                     let alpha = m[b].sub(mn).exp2();
                     m[b] = mn;
