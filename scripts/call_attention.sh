@@ -6,19 +6,22 @@
 #   ../shared/device/prepare && tar cJf .dev/bins.txz -C DIR forge forge_before
 # In order, each step under its own time cap, the later ones only while time is left:
 # 1. torch SDPA and cuBLAS HGEMM (scripts/tensor_anchors.py), the peers of the same call;
-# 2. `forge certify --all-schedules attention_rows` on CUDA, then its every schedule timed
-#    at the bench's shapes (`forge bench`), and the winners under `ncu` at d = 64 and 128;
-# 3. `attention_rows` and `attention` certified at every schedule on Vulkan, then
-#    `attention` timed there;
+# 2. `forge certify --all-schedules attention_rows` on CUDA (47 schedules: 71 s at 0401d75,
+#    past 110 s at d6b160f, whose call lost it), then `attention` and `attention_rows` at
+#    every schedule on Vulkan;
+# 3. `attention_rows`' every schedule timed on CUDA at the bench's shapes (`forge bench`),
+#    and, with NCU=1, the winners under `ncu` at d = 64 and 128; `attention` timed on
+#    Vulkan;
 # 4. `forge_before`'s `attention_rows` timed on CUDA (the same shapes, every schedule), for
-#    `scripts/before_after.py`.
+#    `scripts/before_after.py`, where it was carried.
 set -u
 source scripts/device_call.sh
 D=/tmp/fbin; mkdir -p $D; tar xJf .dev/bins.txz -C $D
 cap="--capacity-mib 60000"
-left() { echo "[left $((590 - (SECONDS - t0)))s]"; }
-# Whether `$1` seconds are left of the call's 590.
-has() { [ $((590 - (SECONDS - t0))) -gt "$1" ]; }
+LIMIT=${LIMIT:-590}  # the seconds this call may take
+left() { echo "[left $((LIMIT - (SECONDS - t0)))s]"; }
+# Whether `$1` seconds are left of the call's LIMIT.
+has() { [ $((LIMIT - (SECONDS - t0))) -gt "$1" ]; }
 winners() { # the fastest schedule a shape of a bench's JSON lines, one line each
   python3 - "$1" <<'PY'
 import json, sys
@@ -34,14 +37,20 @@ timeout 60 python3 scripts/tensor_anchors.py > "$OUT/anchors.jsonl" 2> "$OUT/anc
 grep attention "$OUT/anchors.jsonl" | cut -c1-160
 
 left; stamp "certify cuda attention_rows"
-( cuda_env; FORGE_BACKEND=cuda timeout 110 $D/forge $cap certify --all-schedules attention_rows > "$OUT/certify-rows-cuda.txt" 2>&1 ); stamp "rc=$?"
+( cuda_env; FORGE_BACKEND=cuda timeout 250 $D/forge $cap certify --all-schedules attention_rows > "$OUT/certify-rows-cuda.txt" 2>&1 ); stamp "rc=$?"
 tail -n 2 "$OUT/certify-rows-cuda.txt"; grep -h "FAIL" "$OUT/certify-rows-cuda.txt" | cut -c1-300 | head -5
+
+if has 100; then
+  left; stamp "certify vulkan attention attention_rows"
+  timeout 90 $D/forge $cap certify --all-schedules attention attention_rows > "$OUT/certify-vk.txt" 2>&1; stamp "rc=$?"
+  tail -n 2 "$OUT/certify-vk.txt"; grep -h "FAIL" "$OUT/certify-vk.txt" | cut -c1-300 | head -5
+fi
 
 left; stamp "bench cuda attention_rows"
 ( cuda_env; FORGE_BACKEND=cuda timeout 180 $D/forge $cap bench --json attention_rows > "$OUT/bench-rows-cuda.jsonl" 2> "$OUT/bench-rows-cuda.err" ); stamp "rc=$?"
 winners "$OUT/bench-rows-cuda.jsonl"
 
-if has 30; then
+if [ "${NCU:-0}" = 1 ] && has 30; then
   left; stamp "ncu attention_rows"
   for shape in "b2 h16 s4096 d64:bh=32,s=4096,d=64" "b2 h16 s4096 d128:bh=32,s=4096,d=128"; do
     name=${shape%%:*}; problem=${shape#*:}
@@ -63,17 +72,14 @@ for l in open('$OUT/bench-rows-cuda.jsonl'):
 fi
 
 if has 150; then
-  left; stamp "certify vulkan attention attention_rows"
-  timeout 90 $D/forge $cap certify --all-schedules 'attention$' attention_rows > "$OUT/certify-vk.txt" 2>&1; stamp "rc=$?"
-  tail -n 2 "$OUT/certify-vk.txt"; grep -h "FAIL" "$OUT/certify-vk.txt" | cut -c1-300 | head -5
   left; stamp "bench vulkan attention"
-  timeout $((590 - (SECONDS - t0) - 10 < 150 ? 590 - (SECONDS - t0) - 10 : 150)) $D/forge $cap bench --json 'attention$' > "$OUT/bench-att-vk.jsonl" 2> "$OUT/bench-att-vk.err"; stamp "rc=$?"
+  timeout $((LIMIT - (SECONDS - t0) - 10 < 150 ? LIMIT - (SECONDS - t0) - 10 : 150)) $D/forge $cap bench --json 'attention$' > "$OUT/bench-att-vk.jsonl" 2> "$OUT/bench-att-vk.err"; stamp "rc=$?"
   winners "$OUT/bench-att-vk.jsonl"
 fi
 
 if [ -x $D/forge_before ] && has 100; then
   left; stamp "bench cuda attention_rows, forge_before"
-  ( cuda_env; FORGE_BACKEND=cuda timeout $((590 - (SECONDS - t0) - 8)) $D/forge_before $cap bench --json attention_rows > "$OUT/bench-rows-cuda-before.jsonl" 2> /dev/null ); stamp "rc=$?"
+  ( cuda_env; FORGE_BACKEND=cuda timeout $((LIMIT - (SECONDS - t0) - 8)) $D/forge_before $cap bench --json attention_rows > "$OUT/bench-rows-cuda-before.jsonl" 2> /dev/null ); stamp "rc=$?"
   winners "$OUT/bench-rows-cuda-before.jsonl"
 fi
 pack
