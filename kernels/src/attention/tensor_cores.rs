@@ -4,8 +4,8 @@
 //!
 //! # How `attention` is written
 //! A workgroup of `WG` invocations (`WG / 32` subgroups) owns `WG / 2` consecutive query
-//! rows of one head, 16 a subgroup. `Q`, `K`, `V` and `O` are read and written as `HVec4`s
-//! (four halves, one 8-byte access; `d` is a multiple of 16). The workgroup's rows of `Q` are
+//! rows of one head, 16 a subgroup. `Q`, `K`, `V` and `O` are read and written as `HVec8`s
+//! (eight halves, one 16-byte access; `d` is a multiple of 16). The workgroup's rows of `Q` are
 //! staged once through workgroup memory into registers, as `d / 16` fragments `CoopA` a
 //! subgroup. Then, for each block of `BC` keys (up to the diagonal when causal):
 //! 1. the block's rows of `K` and `V` are copied into `skv` by `async_copy` (`cp.async` on
@@ -232,7 +232,7 @@ mod kernels {
         // `V`'s rows follow `K`'s.
         let vo = h.rows * h.stride;
         if dc == 0 {
-            // `WG` is a multiple of a row's `HVec8`s (every `d` but 112 and 80): each
+            // `WG` is a multiple of a row's `HVec8`s (`d` a power of two): each
             // invocation keeps its column, and its addresses step by constants, a few
             // instructions a copy where the general loop below takes about 28. The rows
             // that hold keys come first, then the zeros past `s`.
@@ -274,7 +274,7 @@ mod kernels {
     }
 
     /// Flash attention on cooperative matrices: `f16` `Q`, `K`, `V` (`bh × s × d`, as rows of
-    /// `HVec4`s), `O` in `f16`. `causal` is 0 or 1; `scale` multiplies `Q·Kᵀ` (the typed method
+    /// `HVec8`s), `O` in `f16`. `causal` is 0 or 1; `scale` multiplies `Q·Kᵀ` (the typed method
     /// passes `1/√d`).
     #[forge_kernel(crate = ::forge_core, workgroup = 64,
         threads = bh * s.div_ceil(64) * 128, ext = false,
@@ -538,13 +538,16 @@ mod kernels {
     /// `d / (16·FD)` workgroups share the rows where `d` is wider), and steps through the
     /// keys `KB` at a time:
     /// 1. `K` and `V`'s rows of the block are copied into `skv` by `async_copy`, zero past `s`;
-    /// 2. `S = Q·Kᵀ`, scaled to log2 units, `KB / 16` accumulators a block of rows, each
-    ///    fragment of `K` loaded once for the `QB` blocks; keys past `s`, and when causal
-    ///    past each row's own, are masked to `-∞` (only in the blocks that reach them);
-    /// 3. the rows' reference maximum `m'` (moved only where the block's passes it by more
-    ///    than `SLACK`, as `attention`'s), the factor `α = 2^(m − m')` for what came before,
-    ///    the probabilities `P = 2^(S − m')` and the sums `l = α·l + ΣP`, all on the rows of
-    ///    the accumulators;
+    /// 2. `S = Q·Kᵀ`, raw (`Q` negated where the scale is negative), `KB / 16` accumulators
+    ///    a block of rows, each fragment of `K` loaded once for the `QB` blocks; keys past
+    ///    `s`, and when causal past each row's own, are masked to `-∞` (only in the blocks
+    ///    that reach them);
+    /// 3. the rows' maxima (the fragments' elementwise larger, `c.max(o)`, then one
+    ///    reduction), the reference maximum `m'` in log2 units (moved only where the
+    ///    block's passes it by more than `SLACK`, as `attention`'s), the factor
+    ///    `α = 2^(m − m')` for what came before, the probabilities `P = 2^(S·c2 − m')` (the
+    ///    scale `c2 = |scale|·log2 e` folded into the exponentials) and the sums
+    ///    `l = α·l + ΣP`, all on the rows of the accumulators;
     /// 4. `O = α·O + P·V` for the slice's columns, `P` rounded to `f16` as the left operand,
     ///    each fragment of `V` loaded once for the `QB` blocks.
     ///
