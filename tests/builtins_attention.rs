@@ -135,7 +135,11 @@ fn the_cooperative_kernel_has_no_race_at_any_schedule() {
     for (bh, s, d, causal) in [(2u32, 37u32, 32u32, 1u32), (1, 40, 128, 0)] {
         let n = (bh * s * d) as usize;
         let octets_of = |rng: &mut ChaCha8Rng| octets(&halves(&uniform(rng, n, 1.0)));
-        let (q, k, v) = (octets_of(&mut rng), octets_of(&mut rng), octets_of(&mut rng));
+        let (q, k, v) = (
+            octets_of(&mut rng),
+            octets_of(&mut rng),
+            octets_of(&mut rng),
+        );
         for (kern, cpu) in coop_kernels() {
             for sch in every_schedule(kern) {
                 let scale = 1.0 / (d as f32).sqrt();

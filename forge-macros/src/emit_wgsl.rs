@@ -1079,7 +1079,11 @@ impl Exprs for Emitter<'_> {
                             builtin_var(Builtin::SubgroupId),
                             builtin_var(Builtin::SubgroupInvocationId),
                         );
-                        format!("{}({}, {sg} * 256u, {lane})", r.wgsl_function(), a.join(", "))
+                        format!(
+                            "{}({}, {sg} * 256u, {lane})",
+                            r.wgsl_function(),
+                            a.join(", ")
+                        )
                     }
                 }
             }

@@ -249,7 +249,12 @@ impl Lowerer<'_, '_> {
                 match self.inf.coop(o.tv) {
                     Some((Scalar::F32, CoopRole::C)) => args.push(o),
                     _ if self.inf.is_error(o.tv) => args.push(o),
-                    _ => return self.err(o.span, "the operand of `c.max(o)` is another accumulator, a `CoopC<f32>`"),
+                    _ => {
+                        return self.err(
+                            o.span,
+                            "the operand of `c.max(o)` is another accumulator, a `CoopC<f32>`",
+                        )
+                    }
                 }
             }
             _ => {}

@@ -74,9 +74,7 @@ pub fn attention_reference_vec(
 ) -> Result<Vec<HVec8>, ForgeError> {
     let flat = |x: &[HVec8]| x.as_flattened().to_vec();
     let o = attention_reference_f16(&flat(q), &flat(k), &flat(v), bh, s, d, causal, scale)?;
-    Ok(o.chunks(8)
-        .map(|c| std::array::from_fn(|i| c[i]))
-        .collect())
+    Ok(o.chunks(8).map(|c| std::array::from_fn(|i| c[i])).collect())
 }
 
 /// [`attention`](super::attention)'s halves: the f64 reference, rounded to `f16`.

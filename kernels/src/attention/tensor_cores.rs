@@ -236,7 +236,11 @@ mod kernels {
             // invocation keeps its column, and its addresses step by constants, a few
             // instructions a copy where the general loop below takes about 28. The rows
             // that hold keys come first, then the zeros past `s`.
-            let keys = if h.row0 < h.s { (h.s - h.row0).min(h.rows) } else { 0 };
+            let keys = if h.row0 < h.s {
+                (h.s - h.row0).min(h.rows)
+            } else {
+                0
+            };
             let mut to = dst + r * h.stride + c;
             let mut from = h.at + (h.row0 + r) * h.dv + c;
             while r < keys {
@@ -345,7 +349,15 @@ mod kernels {
             let sid = subgroup_id();
             // Q, zero past `s`, staged in `skv` and kept as fragments.
             let mut qf = [CoopA::zeroed(); 8];
-            q_fragments(&mut qf, &mut skv, q, head, sid * 16 * SKV, SKV, 1.0f32 as f16);
+            q_fragments(
+                &mut qf,
+                &mut skv,
+                q,
+                head,
+                sid * 16 * SKV,
+                SKV,
+                1.0f32 as f16,
+            );
             let lane = subgroup_invocation_id();
             // This lane's share of the softmax: half `hf` of row `rr` of its subgroup's 16.
             let rr = lane / 2;
@@ -515,8 +527,10 @@ mod kernels {
                         let col = ch * BC + cc;
                         if row < s && col < d {
                             let at = xs + rr * SXS + cc;
-                            o[head.at + row * dv + col / 8] =
-                                HVec8::join(halves_times(&sx, at, inv), halves_times(&sx, at + 4, inv));
+                            o[head.at + row * dv + col / 8] = HVec8::join(
+                                halves_times(&sx, at, inv),
+                                halves_times(&sx, at + 4, inv),
+                            );
                         }
                     }
                 }
@@ -642,7 +656,11 @@ mod kernels {
             // `s·c2` then rounds `2^(s·c2 − m)` as 0 would (|s| < 2^40 from `f16` inputs),
             // and a masked `-∞` stays `-∞` where `-∞·0` is a NaN. A NaN scale stays NaN.
             let log2_scale = scale * 1.442_695_f32;
-            let c2 = if log2_scale == 0.0 { f32::MIN_POSITIVE } else { log2_scale.abs() };
+            let c2 = if log2_scale == 0.0 {
+                f32::MIN_POSITIVE
+            } else {
+                log2_scale.abs()
+            };
             let sign = if scale < 0.0 { -1.0f32 } else { 1.0f32 } as f16;
             // `Q`, zero past `s`: kept in `sq`, or staged in `skv` and kept as fragments.
             let mut qf = [CoopA::zeroed(); 8];
