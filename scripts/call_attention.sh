@@ -16,12 +16,7 @@
 #    `scripts/before_after.py`, where it was carried.
 set -u
 source scripts/device_call.sh
-D=/tmp/fbin; mkdir -p $D; tar xJf .dev/bins.txz -C $D
 cap="--capacity-mib 60000"
-LIMIT=${LIMIT:-590}  # the seconds this call may take
-left() { echo "[left $((LIMIT - (SECONDS - t0)))s]"; }
-# Whether `$1` seconds are left of the call's LIMIT.
-has() { [ $((LIMIT - (SECONDS - t0))) -gt "$1" ]; }
 winners() { # the fastest schedule a shape of a bench's JSON lines, one line each
   python3 - "$1" <<'PY'
 import json, sys

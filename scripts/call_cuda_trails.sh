@@ -8,10 +8,7 @@
 # own, which `forge run` does not know): DRAM throughput, occupancy, the stall reasons.
 set -u
 source scripts/device_call.sh
-D=/tmp/fbin; mkdir -p $D; tar xJf .dev/bins.txz -C $D
 cap="--capacity-mib 60000"
-left() { echo "[left $((590 - (SECONDS - t0)))s]"; }
-has() { [ $((590 - (SECONDS - t0))) -gt "$1" ]; }
 best() { # the fastest schedule of kernel $2 in bench lines $1, as `forge run` takes it
   python3 - "$1" "$2" <<'PY'
 import json, sys

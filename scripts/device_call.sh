@@ -21,3 +21,10 @@ cuda_env() {
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu --format=csv > "$OUT/gpu.txt" 2>&1
 # Everything written under $OUT goes back as one archive (the tool brings back 8 files).
 pack() { (cd "$OUT" && tar czf /tmp/all.tgz . && find . -type f -delete && mv /tmp/all.tgz all.tgz); }
+# The call's time: `LIMIT` seconds (590 unless the caller sets less, for a session with
+# little device time left); `left` prints what remains, `has N` says whether N seconds do.
+LIMIT=${LIMIT:-590}
+left() { echo "[left $((LIMIT - (SECONDS - t0)))s]"; }
+has() { [ $((LIMIT - (SECONDS - t0))) -gt "$1" ]; }
+# The binaries carried in `.dev/bins.txz`, where there are, unpacked into $D.
+if [ -f .dev/bins.txz ]; then D=/tmp/fbin; mkdir -p $D; tar xJf .dev/bins.txz -C $D; fi
