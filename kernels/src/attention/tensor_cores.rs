@@ -583,13 +583,18 @@ mod kernels {
     /// of `Q`, which stage `O` too. With `ST = 2` the copies of the next block are in flight
     /// while the subgroups compute on this one; `ST = 1`, the declared schedule's, which
     /// keeps to the portable 16 KiB, never won on an H100 (8 shapes, 2026-12-07), and the
-    /// tuning space leaves it.
+    /// tuning space leaves it. Nor does it hold 64-key blocks for two subgroups (`WG = 64`,
+    /// `KB = 64`): each invocation then stages twice the keys for half the subgroups that
+    /// read them, and those 8 schedules ran 1.49–1.84× slower than the best at every shape
+    /// on an H100 (d6b160f's call), the slowest of the space to compile besides (2.28 s
+    /// cold at 27cc770).
     #[forge_kernel(crate = ::forge_core, workgroup = 64,
         threads = bh * s.div_ceil(WG / 2 * QB) * d.div_ceil(16 * FD) * WG, ext = false,
         knobs(KB = 16, ST = 1, FD = 8, QS = 0, QB = 1, LS = 0),
         tune(workgroup = [64, 128], KB = [16, 32, 64], ST = [2], FD = [4, 8],
             QS = [0, 1], QB = [1, 2], LS = [0, 1],
-            keep = (QS == 1 || 4 * KB >= WG) && (QB == 1 || QS == 1) && (LS == 0 || QB == 2)),
+            keep = (QS == 1 || 4 * KB >= WG) && (QB == 1 || QS == 1) && (LS == 0 || QB == 2)
+                && (WG == 128 || KB <= 32)),
         reference = attention_reference_vec, tolerance(abs = 2e-3, rel = 2e-3, terms = s + d),
         case(bh = 1, s = 16, d = 16, causal = 1, scale = 0.25),
         case(bh = 2, s = 45, d = 64, causal = 0, scale = 0.125),
