@@ -130,7 +130,8 @@ enum Command {
     /// Certify kernels: GPU against the CPU oracle, the oracle against the reference, and
     /// every output element written. Exits 1 if any kernel fails.
     Certify {
-        /// Kernels to certify; all registered kernels when none is named.
+        /// Kernels to certify, each by its name, a family's (`topk`) or, ending in `$`, its
+        /// whole name only (`attention$`); all registered kernels when none is named.
         kernels: Vec<String>,
         /// The seed the test vectors derive from.
         #[arg(long, default_value_t = DEFAULT_SEED)]

@@ -3,7 +3,8 @@
 //! A name on the command line is a kernel's name (`gemv`), a kernel's identity
 //! (`step@1a2b3c4d`: the name, `@`, and at least four hex digits that start the hash of its
 //! source, as [`KernelId`] prints it), or a family's name (`topk` for `topk_select`,
-//! `topk_rows`, …). Where two kernels share a name, the bare name is ambiguous and the error
+//! `topk_rows`, …); ending in `$`, a whole name and never a family (`attention$`, as
+//! `forge bench` takes it). Where two kernels share a name, the bare name is ambiguous and the error
 //! lists each one's identity; every table prints such kernels by identity
 //! ([`label`]).
 
@@ -40,7 +41,12 @@ pub fn select<'k>(
         return Ok(all.to_vec());
     }
     let mut out = Vec::new();
-    for name in names {
+    for given in names {
+        // `NAME$`: the whole name only, as `forge bench` reads it.
+        let (name, whole) = match given.strip_suffix('$') {
+            Some(n) => (n, true),
+            None => (given.as_str(), false),
+        };
         let exact: Vec<&dyn Kernel> = all
             .iter()
             .copied()
@@ -52,12 +58,12 @@ pub fn select<'k>(
                 choices: exact.iter().map(|k| k.id().to_string()).collect(),
             });
         }
-        let found = if exact.is_empty() {
+        let found = if exact.is_empty() && !whole {
             all.iter()
                 .copied()
                 .filter(|k| {
                     k.name()
-                        .strip_prefix(name.as_str())
+                        .strip_prefix(name)
                         .is_some_and(|r| r.starts_with('_'))
                 })
                 .collect()
@@ -65,7 +71,7 @@ pub fn select<'k>(
             exact
         };
         if found.is_empty() {
-            return Err(unknown(all, name));
+            return Err(unknown(all, given));
         }
         out.extend(found);
     }
@@ -165,6 +171,22 @@ mod tests {
             select(&all, &names(&["step@ffffffff"])),
             Err(SelectError::Unknown { .. })
         ));
+        // `NAME$` is the whole name: a family's name so written names nothing.
+        assert_eq!(select(&all, &names(&["gemv$"])).unwrap()[0].id(), gemv.id());
+        assert!(matches!(
+            select(&all, &names(&["ste$"])),
+            Err(SelectError::Unknown { .. })
+        ));
+        let builtin = wgsl_forge::kernels::registry::builtin();
+        let family = select(&builtin, &names(&["topk"])).unwrap();
+        assert!(family.len() > 1, "{}", family.len());
+        assert!(matches!(
+            select(&builtin, &names(&["topk$"])),
+            Err(SelectError::Unknown { .. })
+        ));
+        let one = select(&builtin, &names(&["attention$"])).unwrap();
+        assert_eq!(one.len(), 1);
+        assert_eq!(one[0].name(), "attention");
         // Tables name the shared ones by identity, the others by name.
         assert_eq!(label(&a::step::Kernel, &all), ia.to_string());
         assert_eq!(label(gemv, &all), "gemv");
