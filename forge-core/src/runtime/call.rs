@@ -11,9 +11,11 @@ use crate::error::{ForgeError, Result};
 use crate::kernel::HostBuffer;
 use crate::schedule::Threads;
 
-/// Every logical invocation of a grid (`x·y·z`), as the tuned problem sizes count them.
+/// Every logical invocation of a grid (`x·y·z`), as the tuned problem sizes count them:
+/// saturating at `u64::MAX`, as [`Threads::total`] does (three `u32`s can pass `u64`, where
+/// a plain product would panic in a debug build and wrap in a release one).
 pub fn total(threads: [u32; 3]) -> u64 {
-    threads.iter().map(|v| *v as u64).product()
+    launch_threads(threads).total()
 }
 
 /// A grid's logical invocations as the launches take them.
@@ -42,4 +44,22 @@ pub fn into_vec<T: bytemuck::Pod>(
         });
     }
     Ok(bytemuck::pod_collect_to_vec(bytes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_grid_past_u64_saturates() {
+        assert_eq!(total([3, 5, 7]), 105);
+        assert_eq!(total([u32::MAX, 1, 1]), u32::MAX as u64);
+        assert_eq!(
+            total([u32::MAX, u32::MAX, 1]),
+            (u32::MAX as u64) * (u32::MAX as u64)
+        );
+        assert_eq!(total([u32::MAX, u32::MAX, 2]), u64::MAX);
+        assert_eq!(total([u32::MAX; 3]), u64::MAX);
+        assert_eq!(total([0, u32::MAX, u32::MAX]), 0);
+    }
 }
