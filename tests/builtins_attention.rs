@@ -103,9 +103,9 @@ fn the_cooperative_oracle_matches_the_reference() {
         let (qf, kf, vf) = (floats(&q), floats(&k), floats(&v));
         let want = attention_reference(&qf, &kf, &vf, bh, s, d, causal, scale).unwrap();
         let opts = OracleOptions::default();
+        let (q8, k8, v8) = (octets(&q), octets(&k), octets(&v));
         for (kern, cpu) in coop_kernels() {
             for sch in every_schedule(kern) {
-                let (q8, k8, v8) = (octets(&q), octets(&k), octets(&v));
                 let got = cpu(&sch, &opts, &q8, &k8, &v8, bh, s, d, causal, scale).unwrap();
                 let got: Vec<f16> = got.as_flattened().to_vec();
                 // f16 output and f16 probabilities: a few f16 ulps of |V|.
@@ -187,9 +187,9 @@ fn the_cooperative_oracle_matches_the_reference_when_the_maximum_moves() {
         let scale = 1.0;
         let want = attention_reference(&qf, &kf, &vf, bh, s, d, causal, scale).unwrap();
         let opts = OracleOptions::default();
+        let (q8, k8, v8) = (octets(&q), octets(&k), octets(&v));
         for (kern, cpu) in coop_kernels() {
             for sch in every_schedule(kern) {
-                let (q8, k8, v8) = (octets(&q), octets(&k), octets(&v));
                 let got = cpu(&sch, &opts, &q8, &k8, &v8, bh, s, d, causal, scale).unwrap();
                 assert_close(
                     &format!(

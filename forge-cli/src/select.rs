@@ -4,8 +4,8 @@
 //! (`step@1a2b3c4d`: the name, `@`, and at least four hex digits that start the hash of its
 //! source, as [`KernelId`] prints it), or a family's name (`topk` for `topk_select`,
 //! `topk_rows`, …); ending in `$`, a whole name and never a family (`attention$`, as
-//! `forge bench` takes it). Where two kernels share a name, the bare name is ambiguous and the error
-//! lists each one's identity; every table prints such kernels by identity
+//! `forge bench` takes it). Where two kernels share a name, the bare name is ambiguous and
+//! the error lists each one's identity; every table prints such kernels by identity
 //! ([`label`]).
 
 use wgsl_forge::{Kernel, KernelId};

@@ -148,9 +148,9 @@ mod kernels {
         }
     }
 
-    /// The rows `h` of `Q` times `sign` staged in `skv` (zero past `s`), and the subgroup's 16 from `at`
-    /// kept as the `d / 16` (`h.dv / 2`) fragments of `qf`. `stride` is `h.stride`, given
-    /// as the caller's constant: the CUDA emitter then proves every row on 16 bytes, and
+    /// The rows `h` of `Q` times `sign` staged in `skv` (zero past `s`), and the subgroup's
+    /// 16 from `at` kept as the `d / 16` (`h.dv / 2`) fragments of `qf`. `stride` is
+    /// `h.stride`, given as the caller's constant: the CUDA emitter then proves every row on 16 bytes, and
     /// each load takes `ldmatrix` with no test.
     #[forge_fn]
     fn q_fragments<const N: usize, const M: usize>(
