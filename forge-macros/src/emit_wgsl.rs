@@ -1074,7 +1074,8 @@ impl Exprs for Emitter<'_> {
                     | RowOp::Exp2Rows
                     | RowOp::ScaleRows
                     | RowOp::ToA
-                    | RowOp::MaxWith => {
+                    | RowOp::MaxWith
+                    | RowOp::AddWith => {
                         let (sg, lane) = (
                             builtin_var(Builtin::SubgroupId),
                             builtin_var(Builtin::SubgroupInvocationId),
@@ -1466,6 +1467,28 @@ fn row_functions(k: &Kernel<'_>) -> String {
 "
         )
     };
+    // Element by element with another accumulator `o`, `combine` of the two (`fg_rows[at + e]`
+    // and `theirs[i]`). `o` goes through the scratch first, each lane keeping the elements it
+    // will write (`fg_rows_put`'s first barrier keeps those reads ahead of `c`'s store).
+    let with = |name: &str, combine: &str| {
+        format!(
+            "fn fg_{name}(c: coop_mat16x16<f32, C>, o: coop_mat16x16<f32, C>, at: u32, lane: u32) -> coop_mat16x16<f32, C> {{
+    fg_rows_put(o, at);
+    var theirs: array<f32, 8>;
+    for (var i = 0u; i < 8u; i++) {{
+        theirs[i] = fg_rows[at + lane + 32u * i];
+    }}
+    fg_rows_put(c, at);
+    for (var i = 0u; i < 8u; i++) {{
+        let e = lane + 32u * i;
+        fg_rows[at + e] = {combine};
+    }}
+    workgroupBarrier();
+    return coopLoadT<coop_mat16x16<f32, C>>(&fg_rows[at], 16u);
+}}
+"
+        )
+    };
     for r in used {
         s.push_str(&match r {
             RowOp::Max => reduce("row_max", "max(x, fg_rows[row + j])"),
@@ -1485,24 +1508,8 @@ fn row_functions(k: &Kernel<'_>) -> String {
                 "f: f32, ",
                 "let fr = subgroupShuffle(f, r);\n        fg_rows[at + e] = fg_rows[at + e] * fr;",
             ),
-            // `o` goes through the scratch first, each lane keeping the elements it will
-            // write (`fg_rows_put`'s first barrier keeps those reads ahead of `c`'s store).
-            RowOp::MaxWith => "fn fg_max_with(c: coop_mat16x16<f32, C>, o: coop_mat16x16<f32, C>, at: u32, lane: u32) -> coop_mat16x16<f32, C> {
-    fg_rows_put(o, at);
-    var theirs: array<f32, 8>;
-    for (var i = 0u; i < 8u; i++) {
-        theirs[i] = fg_rows[at + lane + 32u * i];
-    }
-    fg_rows_put(c, at);
-    for (var i = 0u; i < 8u; i++) {
-        let e = lane + 32u * i;
-        fg_rows[at + e] = max(fg_rows[at + e], theirs[i]);
-    }
-    workgroupBarrier();
-    return coopLoadT<coop_mat16x16<f32, C>>(&fg_rows[at], 16u);
-}
-"
-            .to_string(),
+            RowOp::MaxWith => with("max_with", "max(fg_rows[at + e], theirs[i])"),
+            RowOp::AddWith => with("add_with", "fg_rows[at + e] + theirs[i]"),
             _ => "fn fg_to_a(c: coop_mat16x16<f32, C>, at: u32, lane: u32) -> coop_mat16x16<f16, A> {
     fg_rows_put(c, at);
     for (var i = 0u; i < 8u; i++) {

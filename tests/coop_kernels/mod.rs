@@ -303,7 +303,9 @@ pub fn coop_rows(
     let m = s0.max(s1).row_max().max(s0.row_max()).scale(scale);
     let p0 = s0.exp2_rows(scale, m);
     let p1 = s1.exp2_rows(scale, m);
-    let l = p0.row_sum().add(p1.row_sum());
+    // The rows' sums of the blocks' elementwise sum (`c.add(o)`) and of each block's
+    // (`r.add(o)`), equal but for rounding: both forms run.
+    let l = p0.add(p1).row_sum().max(p0.row_sum().add(p1.row_sum()));
     let inv = l.recip();
     let b0 = CoopB::load_row_major(&v[0], 16);
     let b1 = CoopB::load_row_major(&v[256], 16);

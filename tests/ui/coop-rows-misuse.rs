@@ -32,6 +32,7 @@ mod m {
         let s = CoopRow::new(1.0);
         let t = c.row_median();
         let w = c.max(CoopRow::splat(0.0));
+        let z = c.add(CoopRow::splat(0.0));
         let u: CoopRow<f32> = c.row_max();
         a.scale_rows(r).store_row_major(&mut y[0], 16);
     }

@@ -83,6 +83,11 @@ pub fn max_with(c: &Mat<f32>, o: &Mat<f32>) -> Mat<f32> {
     map(c, |x, r, j| x.max(o.e[r * DIM + j]))
 }
 
+/// `c.add(o)`: element by element the sum.
+pub fn add_with(c: &Mat<f32>, o: &Mat<f32>) -> Mat<f32> {
+    map(c, |x, r, j| x + o.e[r * DIM + j])
+}
+
 /// `c.to_a()`: each element rounded to the nearest `f16`, ties to even.
 pub fn to_a(c: &Mat<f32>) -> Mat<half::f16> {
     Mat {

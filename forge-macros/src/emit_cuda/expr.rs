@@ -354,6 +354,7 @@ impl Exprs for Emitter<'_> {
                     RowOp::ScaleRows => format!("fg_coop_scale_rows({}, {})", a[0], a[1]),
                     RowOp::ToA => format!("fg_coop_to_a({})", a[0]),
                     RowOp::MaxWith => format!("fg_coop_max_with({}, {})", a[0], a[1]),
+                    RowOp::AddWith => format!("fg_coop_add_with({}, {})", a[0], a[1]),
                     RowOp::Splat => format!("fg_coop_row_splat({})", a[0]),
                     RowOp::Bin(b) => zip(match b {
                         RowBin::Max => "fg_coop_op_max",

@@ -202,6 +202,12 @@ FG_FN fg_coop_c fg_coop_max_with(fg_coop_c c, fg_coop_c o) {
     for (unsigned i = 0; i < 8u; ++i) c.r[i] = fmaxf(c.r[i], o.r[i]);
     return c;
 }
+// Element by element the sum of two accumulators: a row's sum over several accumulators
+// takes one reduction, not one each.
+FG_FN fg_coop_c fg_coop_add_with(fg_coop_c c, fg_coop_c o) {
+    for (unsigned i = 0; i < 8u; ++i) c.r[i] = fg_add(c.r[i], o.r[i]);
+    return c;
+}
 // 2^(x scale - m[r]): the exponentials of a softmax, in registers.
 FG_FN fg_coop_c fg_coop_exp2_rows(fg_coop_c c, float scale, fg_coop_r m) {
     for (unsigned i = 0; i < 8u; ++i) c.r[i] = fg_coop_ex2(c.r[i] * scale - m.r[fg_coop_c_half(i)]);
@@ -209,9 +215,12 @@ FG_FN fg_coop_c fg_coop_exp2_rows(fg_coop_c c, float scale, fg_coop_r m) {
 }
 // Factors of exactly 1 leave the lane's elements as they are (x·1 is x, NaNs included): an
 // online softmax whose reference maximum did not move (most blocks, where the kernel moves
-// it only by more than a slack) then skips its rescale.
+// it only by more than a slack) then skips its rescale. The test is the warp's vote (an
+// accumulator is the whole warp's, so every lane is here), a branch the warp takes or skips
+// whole: a test of the lane's own factors was made eight predicated multiplies, issued
+// whether they ran or not (128 a block of keys in attention_rows at d = 128).
 FG_FN fg_coop_c fg_coop_scale_rows(fg_coop_c c, fg_coop_r f) {
-    if (f.r[0] == 1.0f && f.r[1] == 1.0f) return c;
+    if (__all_sync(0xffffffffu, f.r[0] == 1.0f && f.r[1] == 1.0f)) return c;
     for (unsigned i = 0; i < 8u; ++i) c.r[i] *= f.r[fg_coop_c_half(i)];
     return c;
 }

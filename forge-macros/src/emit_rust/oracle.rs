@@ -1551,6 +1551,10 @@ impl<'k> Oracle<'k> {
                         let y = &a[1];
                         quote!(#rows::max_with(&#x, &#y))
                     }
+                    RowOp::AddWith => {
+                        let y = &a[1];
+                        quote!(#rows::add_with(&#x, &#y))
+                    }
                     RowOp::Splat => quote!(#rows::splat(#x)),
                     RowOp::Bin(b) => {
                         let y = &a[1];

@@ -78,7 +78,7 @@ impl Lowerer<'_, '_> {
         }
         if name != "mul_add" {
             let rows = if role == CoopRole::C {
-                ", and on an accumulator's rows `row_max`, `row_sum`, `mask_from`, `exp2_rows`, `scale_rows` and `to_a`, and `max(o)` element by element with another accumulator"
+                ", and on an accumulator's rows `row_max`, `row_sum`, `mask_from`, `exp2_rows`, `scale_rows` and `to_a`, and `max(o)` and `add(o)` element by element with another accumulator"
             } else {
                 ""
             };
@@ -212,7 +212,7 @@ impl Lowerer<'_, '_> {
 
     /// An accumulator's row operations: `c.row_max()`, `c.row_sum()`,
     /// `c.mask_from(first, step, fill)`, `c.exp2_rows(scale, m)`, `c.scale_rows(f)`,
-    /// `c.to_a()`, and `c.max(o)` (element by element).
+    /// `c.to_a()`, and `c.max(o)` and `c.add(o)` (element by element).
     fn acc_row_method(&mut self, m: &syn::ExprMethodCall, c: Expr, op: RowOp) -> R<Expr> {
         let span = m.span();
         let name = op.name();
@@ -220,6 +220,7 @@ impl Lowerer<'_, '_> {
             RowOp::Max | RowOp::Sum | RowOp::ToA => (format!("`c.{name}()` takes no arguments"), 0),
             RowOp::MaskFrom => ("`c.mask_from(first, step, fill)` takes two `i32`s and an `f32`: element `(r, j)` becomes `fill` where `j >= first + step * r`".to_string(), 3),
             RowOp::MaxWith => ("`c.max(o)` takes another accumulator (`CoopC<f32>`): element by element, the larger".to_string(), 1),
+            RowOp::AddWith => ("`c.add(o)` takes another accumulator (`CoopC<f32>`): element by element, the sum".to_string(), 1),
             RowOp::Exp2Rows => ("`c.exp2_rows(scale, m)` takes an `f32` and a `CoopRow`: element `(r, j)` becomes `2^(x * scale - m[r])`".to_string(), 2),
             _ => ("`c.scale_rows(f)` takes a `CoopRow`: row `r` is multiplied by `f[r]`".to_string(), 1),
         };
@@ -244,17 +245,17 @@ impl Lowerer<'_, '_> {
             RowOp::ScaleRows => {
                 args.push(self.row_operand(&m.args[0], "the argument of `scale_rows`")?);
             }
-            RowOp::MaxWith => {
+            RowOp::MaxWith | RowOp::AddWith => {
                 let o = self.expr(&m.args[0])?;
                 match self.inf.coop(o.tv) {
                     Some((Scalar::F32, CoopRole::C)) => args.push(o),
                     _ if self.inf.is_error(o.tv) => args.push(o),
-                    _ => {
-                        return self.err(
-                            o.span,
-                            "the operand of `c.max(o)` is another accumulator, a `CoopC<f32>`",
-                        )
-                    }
+                    _ => return self.err(
+                        o.span,
+                        format!(
+                            "the operand of `c.{name}(o)` is another accumulator, a `CoopC<f32>`"
+                        ),
+                    ),
                 }
             }
             _ => {}

@@ -235,6 +235,9 @@ pub enum RowOp {
     /// `c.max(o)`: `[c, o]`, element by element the larger of two accumulators (a row's
     /// maximum over several of them then takes one reduction, not one each).
     MaxWith,
+    /// `c.add(o)`: `[c, o]`, element by element the sum of two accumulators (a row's sum
+    /// over several of them then takes one reduction, not one each).
+    AddWith,
     /// `CoopRow::splat(x)`: `[x]`.
     Splat,
     /// `r.max(o)`, `r.min(o)`, `r.add(o)`, `r.sub(o)`, `r.mul(o)`: `[r, o]`, row by row.
@@ -289,6 +292,7 @@ impl RowOp {
             RowOp::ScaleRows => "scale_rows",
             RowOp::ToA => "to_a",
             RowOp::MaxWith => "max",
+            RowOp::AddWith => "add",
             RowOp::Splat => "splat",
             RowOp::Bin(b) => b.name(),
             RowOp::Scale => "scale",
@@ -298,7 +302,7 @@ impl RowOp {
     }
 
     /// The methods of an accumulator (`c.row_max()`, ...), the rest being `CoopRow`'s.
-    pub const ON_ACCUMULATOR: [RowOp; 7] = [
+    pub const ON_ACCUMULATOR: [RowOp; 8] = [
         RowOp::Max,
         RowOp::Sum,
         RowOp::MaskFrom,
@@ -306,6 +310,7 @@ impl RowOp {
         RowOp::ScaleRows,
         RowOp::ToA,
         RowOp::MaxWith,
+        RowOp::AddWith,
     ];
 
     /// Whether WGSL takes the operation through workgroup memory: those of an accumulator
@@ -316,11 +321,12 @@ impl RowOp {
     }
 
     /// The WGSL function that takes an accumulator's operation through workgroup memory
-    /// (`emit_wgsl::row_functions`): `fg_` and its name, but for `c.max(o)`, whose name
-    /// is the language's `max`.
+    /// (`emit_wgsl::row_functions`): `fg_` and its name, but for `c.max(o)` and `c.add(o)`,
+    /// whose names are the language's `max` and `add`.
     pub fn wgsl_function(self) -> String {
         match self {
             RowOp::MaxWith => "fg_max_with".to_string(),
+            RowOp::AddWith => "fg_add_with".to_string(),
             _ => format!("fg_{}", self.name()),
         }
     }

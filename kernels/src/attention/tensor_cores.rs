@@ -194,6 +194,27 @@ mod kernels {
         }
     }
 
+    /// [`add_scores`] for fragment `f` of `d`, with `Q`'s rows from `sq` (the subgroup's
+    /// from `qs`, [`attention_rows`]' `QS = 1`) and `K`'s from the stage at `at` of `skv`,
+    /// rows `stride` apart in both (the caller's constant, as in [`q_fragments`]).
+    #[forge_fn]
+    fn add_q_scores<const N: usize, const M: usize, const L: usize, const Z: usize>(
+        sc: &mut [CoopC<f32>; N],
+        qa: &mut [CoopA<f16>; M],
+        sq: &[HVec8; L],
+        skv: &[HVec8; Z],
+        qs: u32,
+        at: u32,
+        stride: u32,
+        f: u32,
+    ) {
+        #[unroll]
+        for b in 0..M {
+            qa[b] = CoopA::load_row_major(&sq[qs + 16 * b * stride + 2 * f], stride);
+        }
+        add_scores(sc, qa, skv, at + 2 * f, stride);
+    }
+
     /// Four floats of `x` from `at`, times `f`, as halves: half of an `HVec8` of `O`.
     #[forge_fn]
     fn halves_times<const N: usize>(x: &[f32; N], at: u32, f: f32) -> HVec4 {
@@ -734,12 +755,15 @@ mod kernels {
                     // `Q` from `sq`, in a loop over `d`'s fragments that is not unrolled: its
                     // addresses step, where each unrolled fragment sat under a test of
                     // `f < fd` (`d` is a run-time value) and computed its addresses whole.
-                    for f in 0..fd {
-                        #[unroll]
-                        for b in 0..QB {
-                            qa[b] = CoopA::load_row_major(&sq[qs + 16 * b * SKV + 2 * f], SKV);
-                        }
-                        add_scores(&mut sc, &qa, &skv, at + 2 * f, SKV);
+                    // The first fragment comes before the loop, so that its products start
+                    // from the zeroed accumulators: CUDA's compiler folds the zeros into
+                    // them, where the loop's first turn took 32 register zeroings a block
+                    // (`d` = 128, `QB` = 2).
+                    if fd > 0 {
+                        add_q_scores(&mut sc, &mut qa, &sq, &skv, qs, at, SKV, 0);
+                    }
+                    for f in 1..fd {
+                        add_q_scores(&mut sc, &mut qa, &sq, &skv, qs, at, SKV, f);
                     }
                 } else {
                     // `Q`'s fragments in registers, indexed by constants only.
@@ -754,27 +778,33 @@ mod kernels {
                         }
                     }
                 }
-                #[unroll]
-                for b in 0..QB {
+                // The tests are the workgroup's, whose first row is `q0`: these operations
+                // are collective over it. One test of the block first, so that the blocks
+                // that mask nothing (all but the last, or those below the diagonal) take one
+                // branch, where a test of each fragment took three instructions each.
+                let past_s = k0 + KB > s;
+                let past_diagonal = causal != 0 && k0 + KB > q0 + 1;
+                if past_s || past_diagonal {
                     #[unroll]
-                    for j in 0..NJ {
-                        let x = b * NJ + j;
+                    for x in 0..QB * NJ {
                         // Element (r, c) is key `k0 + 16·j + c`: masked from `s` on, and,
                         // when causal, past row `r0 + 16·b + r`.
-                        if k0 + KB > s {
+                        let (b, j) = (x / NJ, x % NJ);
+                        if past_s {
                             sc[x] = sc[x].mask_from(
                                 s as i32 - (k0 + 16 * j) as i32,
                                 0,
                                 f32::NEG_INFINITY,
                             );
                         }
-                        // (The test is the workgroup's, whose first row is `q0`: these
-                        // operations are collective over it.)
-                        if causal != 0 && k0 + KB > q0 + 1 {
+                        if past_diagonal {
                             let first = (r0 + 16 * b + 1) as i32 - (k0 + 16 * j) as i32;
                             sc[x] = sc[x].mask_from(first, 1, f32::NEG_INFINITY);
                         }
                     }
+                }
+                #[unroll]
+                for b in 0..QB {
                     // The online softmax. The reference maximum moves only where the block's
                     // exceeds it by more than `SLACK`, to `SLACK` below it: elsewhere `α` is
                     // exactly 1, and CUDA's `scale_rows` skips it (the factors of a lane all
@@ -813,18 +843,33 @@ mod kernels {
                 if LS == 1 {
                     ob = CoopB::load_row_major(&ones[0], 2);
                 }
+                // P = 2^(S·c2 − m'), in place of the scores.
+                #[unroll]
+                for x in 0..QB * NJ {
+                    sc[x] = sc[x].exp2_rows(c2, m[x / NJ]);
+                }
+                if LS == 0 {
+                    // The rows' sums of the block: its fragments' elementwise sum first, then
+                    // one reduction, where one for each fragment took its shuffles each.
+                    #[unroll]
+                    for b in 0..QB {
+                        let mut sum = sc[b * NJ];
+                        #[unroll]
+                        for j in 1..NJ {
+                            sum = sum.add(sc[b * NJ + j]);
+                        }
+                        l[b] = l[b].add(sum.row_sum());
+                    }
+                }
                 #[unroll]
                 for j in 0..NJ {
                     let mut pa = [CoopA::zeroed(); QB];
                     #[unroll]
                     for b in 0..QB {
-                        let p = sc[b * NJ + j].exp2_rows(c2, m[b]);
-                        pa[b] = p.to_a();
+                        pa[b] = sc[b * NJ + j].to_a();
                         if LS == 1 {
                             // The sum of what `P·V` multiplies: `P` rounded to `f16`.
                             ls[b] = pa[b].mul_add(ob, ls[b]);
-                        } else {
-                            l[b] = l[b].add(p.row_sum());
                         }
                     }
                     #[unroll]
