@@ -27,6 +27,25 @@ for l in open(sys.argv[1]):
 PY
 }
 
+# COLD=1: instead, the cold start of every schedule (`forge first-call --all-schedules`),
+# as the first thing a fresh machine runs: `attention_rows` on CUDA, then `attention` and
+# `attention_rows` on Vulkan (issue 32: at most 2 s a schedule). A warm machine keeps
+# compiled kernels in the driver's caches (in session 10's call b, after certify and bench
+# had compiled the same kernels, first calls took 60-114 ms).
+if [ "${COLD:-0}" = 1 ]; then
+  stamp "cold start cuda attention_rows"
+  ( cuda_env; FORGE_BACKEND=cuda timeout 240 $D/forge first-call --all-schedules attention_rows > "$OUT/first-call-rows-cuda.txt" 2>&1 ); stamp "rc=$?"
+  tail -n 3 "$OUT/first-call-rows-cuda.txt"
+  left; stamp "cold start vulkan attention attention_rows"
+  timeout $((LIMIT - (SECONDS - t0) - 5)) $D/forge first-call --all-schedules attention attention_rows > "$OUT/first-call-vk.txt" 2>&1; stamp "rc=$?"
+  tail -n 3 "$OUT/first-call-vk.txt"
+  for f in "$OUT"/first-call-*.txt; do
+    echo "slowest in ${f##*/}:"
+    awk '$1 ~ /^attention/ {print $(NF-1), $0}' "$f" | sort -g -r | head -3 | cut -c1-150
+  done
+  pack; exit 0
+fi
+
 # CERTIFY_ONLY=1: the certifications alone (step 2), for a call with little time.
 only=${CERTIFY_ONLY:-0}
 # Certify logs each schedule's verdict as it goes (RUST_LOG=info), so a cap cut short
