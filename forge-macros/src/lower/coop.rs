@@ -250,12 +250,14 @@ impl Lowerer<'_, '_> {
                 match self.inf.coop(o.tv) {
                     Some((Scalar::F32, CoopRole::C)) => args.push(o),
                     _ if self.inf.is_error(o.tv) => args.push(o),
-                    _ => return self.err(
-                        o.span,
-                        format!(
+                    _ => {
+                        return self.err(
+                            o.span,
+                            format!(
                             "the operand of `c.{name}(o)` is another accumulator, a `CoopC<f32>`"
                         ),
-                    ),
+                        )
+                    }
                 }
             }
             _ => {}
