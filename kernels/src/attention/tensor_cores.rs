@@ -778,29 +778,26 @@ mod kernels {
                         }
                     }
                 }
-                // The tests are the workgroup's, whose first row is `q0`: these operations
-                // are collective over it. One test of the block first, so that the blocks
-                // that mask nothing (all but the last, or those below the diagonal) take one
-                // branch, where a test of each fragment took three instructions each.
-                let past_s = k0 + KB > s;
-                let past_diagonal = causal != 0 && k0 + KB > q0 + 1;
-                if past_s || past_diagonal {
+                // Keys from `s` on are masked to `-∞`, and, when causal, those past each row's
+                // own, which masks those from `s` on in every row below `s` (the rows past it
+                // are computed and never stored): one mask a fragment, the causal one or the
+                // other. One test of the block first, so that the blocks that mask nothing
+                // (all but the last, or those below the diagonal) take one branch. (The tests
+                // are the workgroup's, whose first row is `q0`: these operations are
+                // collective over it.)
+                if k0 + KB > s || (causal != 0 && k0 + KB > q0 + 1) {
                     #[unroll]
                     for x in 0..QB * NJ {
-                        // Element (r, c) is key `k0 + 16·j + c`: masked from `s` on, and,
-                        // when causal, past row `r0 + 16·b + r`.
+                        // Element (r, c) is key `k0 + 16·j + c` of row `r0 + 16·b + r`.
                         let (b, j) = (x / NJ, x % NJ);
-                        if past_s {
-                            sc[x] = sc[x].mask_from(
-                                s as i32 - (k0 + 16 * j) as i32,
-                                0,
-                                f32::NEG_INFINITY,
-                            );
-                        }
-                        if past_diagonal {
-                            let first = (r0 + 16 * b + 1) as i32 - (k0 + 16 * j) as i32;
-                            sc[x] = sc[x].mask_from(first, 1, f32::NEG_INFINITY);
-                        }
+                        let key0 = (k0 + 16 * j) as i32;
+                        let first = if causal != 0 {
+                            (r0 + 16 * b + 1) as i32 - key0
+                        } else {
+                            s as i32 - key0
+                        };
+                        let step = if causal != 0 { 1 } else { 0 };
+                        sc[x] = sc[x].mask_from(first, step, f32::NEG_INFINITY);
                     }
                 }
                 #[unroll]
