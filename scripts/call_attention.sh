@@ -32,10 +32,20 @@ PY
 # `attention_rows` on Vulkan (issue 32: at most 2 s a schedule). A warm machine keeps
 # compiled kernels in the driver's caches (in session 10's call b, after certify and bench
 # had compiled the same kernels, first calls took 60-114 ms).
+# On a machine that has run them already, the caches are turned off: NVIDIA's shader disk
+# cache (`__GL_SHADER_DISK_CACHE=0`) and the runtime's pipeline cache (CUDA's cubins have
+# none: NVRTC compiles each, every time). With `forge_before` carried, its CUDA cold start
+# is timed too, for the same schedules on the same machine.
 if [ "${COLD:-0}" = 1 ]; then
+  export __GL_SHADER_DISK_CACHE=0 FORGE_PIPELINE_CACHE=0
   stamp "cold start cuda attention_rows"
   ( cuda_env; FORGE_BACKEND=cuda timeout 240 $D/forge first-call --all-schedules attention_rows > "$OUT/first-call-rows-cuda.txt" 2>&1 ); stamp "rc=$?"
   tail -n 3 "$OUT/first-call-rows-cuda.txt"
+  if [ -x $D/forge_before ] && has 150; then
+    stamp "cold start cuda attention_rows, forge_before"
+    ( cuda_env; FORGE_BACKEND=cuda timeout 100 $D/forge_before first-call --all-schedules attention_rows > "$OUT/first-call-rows-cuda-before.txt" 2>&1 ); stamp "rc=$?"
+    tail -n 3 "$OUT/first-call-rows-cuda-before.txt"
+  fi
   left; stamp "cold start vulkan attention attention_rows"
   timeout $((LIMIT - (SECONDS - t0) - 5)) $D/forge first-call --all-schedules attention attention_rows > "$OUT/first-call-vk.txt" 2>&1; stamp "rc=$?"
   tail -n 3 "$OUT/first-call-vk.txt"
