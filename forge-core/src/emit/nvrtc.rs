@@ -127,12 +127,6 @@ fn compile(kernel: &'static str, source: &str, arch: &str, output: Output) -> Re
         "--prec-div=true".to_string(),
         "--prec-sqrt=true".to_string(),
     ];
-    // What the emitted CUDA never uses (textures, the device runtime, launches from the
-    // device, the runtime API's types), left out from NVRTC 12.4 on: about a tenth of the
-    // compile, which is most of a kernel's cold start.
-    if (major, minor) >= (12, 4) {
-        options.push("--minimal".to_string());
-    }
     if source.contains("#include <cuda_fp16.h>") {
         let dir = fp16_include(major, minor).map_err(|m| fail(m.to_string()))?;
         options.push(format!("--include-path={}", dir.display()));
