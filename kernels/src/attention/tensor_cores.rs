@@ -807,9 +807,10 @@ mod kernels {
                 for b in 0..QB {
                     // The online softmax. The reference maximum moves only where the block's
                     // exceeds it by more than `SLACK`, to `SLACK` below it: elsewhere `α` is
-                    // exactly 1, and CUDA's `scale_rows` skips it (the factors of a lane all
-                    // 1). Key 0 is in every row's first block, so `m'` is finite from there
-                    // on, and `α = 2^(-∞)` = 0 clears nothing that was not zero.
+                    // exactly 1, and CUDA's `scale_rows` skips it (where the factors of the
+                    // whole warp are 1: a vote). Key 0 is in every row's first block, so `m'`
+                    // is finite from there on, and `α = 2^(-∞)` = 0 clears nothing that was
+                    // not zero.
                     // The rows' maxima of the block: its fragments' elementwise larger first,
                     // then one reduction (a lane's elements and two shuffles), where one for
                     // each fragment took its shuffles each.
