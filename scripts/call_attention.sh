@@ -46,6 +46,16 @@ if [ "${COLD:-0}" = 1 ]; then
     ( cuda_env; FORGE_BACKEND=cuda timeout 100 $D/forge_before first-call --all-schedules attention_rows > "$OUT/first-call-rows-cuda-before.txt" 2>&1 ); stamp "rc=$?"
     tail -n 3 "$OUT/first-call-rows-cuda-before.txt"
   fi
+  # With `.dev/nvrtc.txz` carried (a libnvrtc other than the toolkit's, say PyPI's
+  # nvidia-cuda-nvrtc: `tar cJf .dev/nvrtc.txz -C ~/.cache/forge-nvrtc/nvidia/cu13/lib
+  # libnvrtc.so.13 libnvrtc-builtins.so.13.5`), the same cold start through it: the CUDA
+  # cold start is NVRTC's compile, and the toolkit's NVRTC may not be the fastest.
+  if [ -f .dev/nvrtc.txz ] && has 150; then
+    mkdir -p /tmp/nvrtc-alt && tar xJf .dev/nvrtc.txz -C /tmp/nvrtc-alt
+    stamp "cold start cuda attention_rows, NVRTC from .dev/nvrtc.txz"
+    ( cuda_env; export LD_LIBRARY_PATH=/tmp/nvrtc-alt:$LD_LIBRARY_PATH; FORGE_BACKEND=cuda timeout 100 $D/forge first-call --all-schedules attention_rows > "$OUT/first-call-rows-cuda-nvrtc-alt.txt" 2>&1 ); stamp "rc=$?"
+    tail -n 3 "$OUT/first-call-rows-cuda-nvrtc-alt.txt"
+  fi
   left; stamp "cold start vulkan attention attention_rows"
   timeout $((LIMIT - (SECONDS - t0) - 5)) $D/forge first-call --all-schedules attention attention_rows > "$OUT/first-call-vk.txt" 2>&1; stamp "rc=$?"
   tail -n 3 "$OUT/first-call-vk.txt"
