@@ -52,6 +52,11 @@ if [ "${COLD:-0}" = 1 ]; then
   # cold start is NVRTC's compile, and the toolkit's NVRTC may not be the fastest.
   if [ -f .dev/nvrtc.txz ] && has 150; then
     mkdir -p /tmp/nvrtc-alt && tar xJf .dev/nvrtc.txz -C /tmp/nvrtc-alt
+    ln -sf libnvrtc.so.13 /tmp/nvrtc-alt/libnvrtc.so
+    # Which NVRTC each run loads: the release in the PTX it writes.
+    for alt in "" /tmp/nvrtc-alt; do
+      ( cuda_env; export LD_LIBRARY_PATH=$alt${alt:+:}$LD_LIBRARY_PATH; $D/forge emit attention_rows --backend ptx -o /tmp/v.ptx > /dev/null 2>&1; echo "NVRTC ${alt:-toolkit}: $(grep -m1 -i 'compilation tools' /tmp/v.ptx)" )
+    done
     stamp "cold start cuda attention_rows, NVRTC from .dev/nvrtc.txz"
     ( cuda_env; export LD_LIBRARY_PATH=/tmp/nvrtc-alt:$LD_LIBRARY_PATH; FORGE_BACKEND=cuda timeout 100 $D/forge first-call --all-schedules attention_rows > "$OUT/first-call-rows-cuda-nvrtc-alt.txt" 2>&1 ); stamp "rc=$?"
     tail -n 3 "$OUT/first-call-rows-cuda-nvrtc-alt.txt"
