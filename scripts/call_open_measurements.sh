@@ -9,7 +9,8 @@
 #    scripts/before_after.py cuda-topk-forge_before.jsonl cuda-topk-forge.jsonl 0.02
 # b: (attention_rows and attention certified, timed against torch SDPA and profiled) is
 #    now scripts/call_attention.sh.
-# c: the cold start of every schedule of attention_rows on CUDA, on a fresh machine.
+# c: (the cold start of every schedule, first thing on a fresh machine) is now
+#    `COLD=1 bash scripts/call_attention.sh`, on both backends and with the caches off.
 set -u
 source scripts/device_call.sh
 cap="--capacity-mib 60000"
@@ -23,14 +24,6 @@ a)
   ( cuda_env; FORGE_BACKEND=cuda timeout 120 $D/forge first-call --all-schedules attention_rows > "$OUT/first-call-rows-cuda.txt" 2>&1 ); stamp "rc=$?"
   tail -n 4 "$OUT/first-call-rows-cuda.txt"
   ;;
-c)
-  # Cold: the first thing a fresh machine runs (in call b, after certify and bench had
-  # compiled the same kernels, the first calls took 60-114 ms: something kept them).
-  stamp "cold start cuda attention_rows"
-  ( cuda_env; FORGE_BACKEND=cuda timeout 150 $D/forge first-call --all-schedules attention_rows > "$OUT/first-call-rows-cuda.txt" 2>&1 ); stamp "rc=$?"
-  tail -n 3 "$OUT/first-call-rows-cuda.txt"
-  awk '$1 == "attention_rows" {print $(NF-1), $0}' "$OUT/first-call-rows-cuda.txt" | sort -n -r | head -4 | cut -c1-140
-  ;;
-*) echo "usage: $0 a|c (b is scripts/call_attention.sh)"; exit 2 ;;
+*) echo "usage: $0 a (b and c are scripts/call_attention.sh)"; exit 2 ;;
 esac
 pack

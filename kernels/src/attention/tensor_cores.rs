@@ -789,6 +789,7 @@ mod kernels {
                 // are the workgroup's, whose first row is `q0`: these operations are
                 // collective over it.)
                 if k0 + KB > s || (causal != 0 && k0 + KB > q0 + 1) {
+                    let step = if causal != 0 { 1 } else { 0 };
                     #[unroll]
                     for x in 0..QB * NJ {
                         // Element (r, c) is key `k0 + 16·j + c` of row `r0 + 16·b + r`.
@@ -799,7 +800,6 @@ mod kernels {
                         } else {
                             s as i32 - key0
                         };
-                        let step = if causal != 0 { 1 } else { 0 };
                         sc[x] = sc[x].mask_from(first, step, f32::NEG_INFINITY);
                     }
                 }
