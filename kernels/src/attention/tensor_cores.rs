@@ -78,9 +78,14 @@ mod kernels {
     }
 
     /// The rows of `Q` and `O` this workgroup owns, when `nd` consecutive workgroups share
-    /// each block of `rows` query rows: block `(w / nd) % nqb` of head `(w / nd) / nqb`
-    /// (`nqb` blocks a head of `s` rows), rows of `dv` `HVec8`s that move whole, `stride`
-    /// apart in workgroup memory. (It reads `workgroup_index()`, so it is inlined: naga takes
+    /// each block of `rows` query rows: block `nqb − 1 − (w / nd) % nqb` of head
+    /// `(w / nd) / nqb` (`nqb` blocks a head of `s` rows), rows of `dv` `HVec8`s that move
+    /// whole, `stride` apart in workgroup memory. A head's last rows come first: when causal
+    /// they see the most keys, and the GPU hands out workgroups in order of index as others
+    /// finish, so the heaviest start early and the grid ends on light ones (in row order,
+    /// the last head's heaviest blocks started last and ran on alone). Without the mask the
+    /// blocks cost the same, and the heads still go in order, which keeps the `K` and `V`
+    /// that the running workgroups read to a few heads, in L2. (It reads `workgroup_index()`, so it is inlined: naga takes
     /// the result of a helper that is called as not uniform, and the caller's barriers and
     /// matrices stand under conditions on it.)
     #[forge_fn]
@@ -89,7 +94,7 @@ mod kernels {
         let blk = workgroup_index() / nd;
         let h = HeadRows {
             at: (blk / nqb) * s * dv,
-            row0: (blk % nqb) * rows,
+            row0: (nqb - 1 - blk % nqb) * rows,
             rows,
             s,
             dv,
@@ -661,7 +666,7 @@ mod kernels {
         let rows = WG / 32 * RB;
         let nqb = s.div_ceil(rows);
         // Workgroup `w` takes the `w % nd`-th slice of `FD` fragments of the output columns
-        // of block `w / nd` of query rows.
+        // of the `w / nd`-th block of query rows (a head's last first: `query_block`).
         let nd = d.div_ceil(16 * FD);
         let w = workgroup_index();
         if w < bh * nqb * nd {
