@@ -11,7 +11,7 @@
 #    every schedule on Vulkan;
 # 3. `attention_rows`' every schedule timed on CUDA at the bench's shapes (`forge bench`),
 #    and, with NCU=1, the winners under `ncu` at d = 64 and 128; `attention` timed on
-#    Vulkan;
+#    Vulkan (`VK_BENCH=0` skips it, for a call with little time);
 # 4. `forge_before`'s `attention_rows` timed on CUDA (the same shapes, every schedule), for
 #    `scripts/before_after.py`, where it was carried.
 set -u
@@ -120,7 +120,7 @@ for l in open('$OUT/bench-rows-cuda.jsonl'):
   done
 fi
 
-if has 150; then
+if [ "${VK_BENCH:-1}" = 1 ] && has 150; then
   left; stamp "bench vulkan attention"
   timeout $((LIMIT - (SECONDS - t0) - 10 < 150 ? LIMIT - (SECONDS - t0) - 10 : 150)) $D/forge $cap bench --json 'attention$' > "$OUT/bench-att-vk.jsonl" 2> "$OUT/bench-att-vk.err"; stamp "rc=$?"
   winners "$OUT/bench-att-vk.jsonl"
