@@ -6,7 +6,7 @@
 #   ../shared/device/prepare && tar cJf .dev/bins.txz -C DIR forge forge_before
 # In order, each step under its own time cap, the later ones only while time is left:
 # 1. torch SDPA and cuBLAS HGEMM (scripts/tensor_anchors.py), the peers of the same call;
-# 2. `forge certify --all-schedules attention_rows` on CUDA (33 schedules and the declared one; 47 took 71 s at 0401d75,
+# 2. `forge certify --all-schedules attention_rows` on CUDA (36 schedules and the declared one; 47 took 71 s at 0401d75,
 #    past 110 s at d6b160f, whose call lost it), then `attention` and `attention_rows` at
 #    every schedule on Vulkan (`VK_CERTIFY=0` leaves it out);
 # 3. `attention_rows`' every schedule timed on CUDA at the bench's shapes (`forge bench`),

@@ -617,13 +617,20 @@ mod kernels {
     /// the ones and the sums' accumulators cost registers it lacks, and those schedules
     /// never won (1.06–1.34× slower than the best at every shape in that call); the one with
     /// 64-key blocks and `QB = 2` took 2.31 s to start cold (37cdbcf), the slowest of all.
+    /// Workgroups of 256 (eight subgroups, 256 rows) are tried only in the winners' form,
+    /// 64-key blocks, `QS = 1`, `QB = 2`: a block's copies are then split over twice the
+    /// invocations (four turns of the copy loop where `WG = 128` takes eight, about 60
+    /// instructions a block and warp fewer at d = 128) and each block of `K` and `V` crosses
+    /// from L2 once for 256 rows, against one workgroup a multiprocessor (139 KiB of
+    /// workgroup memory at d = 128) where two of 128 overlap each other's barriers.
     #[forge_kernel(crate = ::forge_core, workgroup = 64,
         threads = bh * s.div_ceil(WG / 2 * QB) * d.div_ceil(16 * FD) * WG, ext = false,
         knobs(KB = 16, ST = 1, FD = 8, QS = 0, QB = 1, LS = 0),
-        tune(workgroup = [64, 128], KB = [16, 32, 64], ST = [2], FD = [4, 8],
+        tune(workgroup = [64, 128, 256], KB = [16, 32, 64], ST = [2], FD = [4, 8],
             QS = [0, 1], QB = [1, 2], LS = [0, 1],
             keep = (QS == 1 || 4 * KB >= WG) && (QB == 1 || QS == 1) && (LS == 0 || QB == 2)
-                && (WG == 128 || KB <= 32) && (LS == 0 || FD == 4)),
+                && (WG >= 128 || KB <= 32) && (LS == 0 || FD == 4)
+                && (WG < 256 || (KB == 64 && QS == 1 && QB == 2))),
         reference = attention_reference_vec, tolerance(abs = 2e-3, rel = 2e-3, terms = s + d),
         case(bh = 1, s = 16, d = 16, causal = 1, scale = 0.25),
         case(bh = 2, s = 45, d = 64, causal = 0, scale = 0.125),
