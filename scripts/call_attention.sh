@@ -36,11 +36,19 @@ PY
 # cache (`__GL_SHADER_DISK_CACHE=0`) and the runtime's pipeline cache (CUDA's cubins have
 # none: NVRTC compiles each, every time). With `forge_before` carried, its CUDA cold start
 # is timed too, for the same schedules on the same machine.
+# A warm machine's CUDA first calls have not been cold either: at 34b11d6 (call-b) they
+# took 70-150 ms through the toolkit's NVRTC after a call that had compiled the same
+# kernels, where a fresh machine took up to 2.11 s; forge keeps no cubins. So the driver's
+# JIT cache is off too (`CUDA_CACHE_DISABLE=1`), and the files the first CUDA run writes
+# under $HOME, /tmp and /var/tmp are listed, to find what keeps them.
 if [ "${COLD:-0}" = 1 ]; then
-  export __GL_SHADER_DISK_CACHE=0 FORGE_PIPELINE_CACHE=0
+  export __GL_SHADER_DISK_CACHE=0 FORGE_PIPELINE_CACHE=0 CUDA_CACHE_DISABLE=1
+  touch /tmp/cold-mark; sleep 1
   stamp "cold start cuda attention_rows"
   ( cuda_env; FORGE_BACKEND=cuda timeout 240 $D/forge first-call --all-schedules attention_rows > "$OUT/first-call-rows-cuda.txt" 2>&1 ); stamp "rc=$?"
   tail -n 3 "$OUT/first-call-rows-cuda.txt"
+  echo "files written by it:"
+  timeout 20 find "$HOME" /tmp /var/tmp -newer /tmp/cold-mark -type f -not -path "$OUT/*" 2>/dev/null | head -12
   if [ -x $D/forge_before ] && has 150; then
     stamp "cold start cuda attention_rows, forge_before"
     ( cuda_env; FORGE_BACKEND=cuda timeout 100 $D/forge_before first-call --all-schedules attention_rows > "$OUT/first-call-rows-cuda-before.txt" 2>&1 ); stamp "rc=$?"
