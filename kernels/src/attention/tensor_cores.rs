@@ -85,9 +85,9 @@ mod kernels {
     /// finish, so the heaviest start early and the grid ends on light ones (in row order,
     /// the last head's heaviest blocks started last and ran on alone). Without the mask the
     /// blocks cost the same, and the heads still go in order, which keeps the `K` and `V`
-    /// that the running workgroups read to a few heads, in L2. (It reads `workgroup_index()`, so it is inlined: naga takes
-    /// the result of a helper that is called as not uniform, and the caller's barriers and
-    /// matrices stand under conditions on it.)
+    /// that the running workgroups read to a few heads, in L2. (It reads `workgroup_index()`,
+    /// so it is inlined: naga takes the result of a helper that is called as not uniform,
+    /// and the caller's barriers and matrices stand under conditions on it.)
     #[forge_fn]
     fn query_block(rows: u32, nd: u32, s: u32, dv: u32, stride: u32) -> HeadRows {
         let nqb = s.div_ceil(rows);
