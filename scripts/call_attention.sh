@@ -33,14 +33,13 @@ PY
 # compiled kernels in the driver's caches (in session 10's call b, after certify and bench
 # had compiled the same kernels, first calls took 60-114 ms).
 # On a machine that has run them already, the caches are turned off: NVIDIA's shader disk
-# cache (`__GL_SHADER_DISK_CACHE=0`) and the runtime's pipeline cache (CUDA's cubins have
-# none: NVRTC compiles each, every time). With `forge_before` carried, its CUDA cold start
-# is timed too, for the same schedules on the same machine.
-# A warm machine's CUDA first calls have not been cold either: at 34b11d6 (call-b) they
-# took 70-150 ms through the toolkit's NVRTC after a call that had compiled the same
-# kernels, where a fresh machine took up to 2.11 s; forge keeps no cubins. So the driver's
-# JIT cache is off too (`CUDA_CACHE_DISABLE=1`), and the files the first CUDA run writes
-# under $HOME, /tmp and /var/tmp are listed, to find what keeps them.
+# cache (`__GL_SHADER_DISK_CACHE=0`), the runtime's pipeline cache, and the CUDA driver's
+# JIT cache (`CUDA_CACHE_DISABLE=1`). forge keeps no cubins (NVRTC compiles each, every
+# time), yet at 34b11d6 (call-b) a warm machine's CUDA first calls through the toolkit's
+# NVRTC took 70-150 ms after a call that had compiled the same kernels, where a fresh
+# machine took up to 2.11 s: the files the first CUDA run writes under $HOME, /tmp and
+# /var/tmp are listed, to find what keeps them. With `forge_before` carried, its CUDA cold
+# start is timed too, for the same schedules on the same machine.
 if [ "${COLD:-0}" = 1 ]; then
   export __GL_SHADER_DISK_CACHE=0 FORGE_PIPELINE_CACHE=0 CUDA_CACHE_DISABLE=1
   touch /tmp/cold-mark; sleep 1

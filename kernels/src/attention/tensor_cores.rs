@@ -83,7 +83,7 @@ mod kernels {
     /// whole, `stride` apart in workgroup memory. A head's last rows come first: when causal
     /// they see the most keys, and the GPU hands out workgroups in order of index as others
     /// finish, so the heaviest start early and the grid ends on light ones (in row order,
-    /// the last head's heaviest blocks started last and ran on alone). Without the mask the
+    /// the last head's heaviest blocks start last and may run on alone). Without the mask the
     /// blocks cost the same, and the heads still go in order, which keeps the `K` and `V`
     /// that the running workgroups read to a few heads, in L2. (It reads `workgroup_index()`,
     /// so it is inlined: naga takes the result of a helper that is called as not uniform,
